@@ -1,0 +1,134 @@
+"""Repository rules that make pjrtkit build offline.
+
+`pjrtkit_venv` exposes what the build needs from the project virtualenv (`.venv` at the workspace
+root, made by `tools/setup.sh`): the PJRT C API header shipped by `xla-cpu-pjrt`, the XLA FFI
+headers shipped by jaxlib, pybind11 and the Python headers, the XLA:CPU plugin binary, and a Python
+toolchain whose interpreter is the venv's python, so that `py_test` runs with jax installed.
+
+`pjrtkit_system_gtest` exposes Debian's googletest (package libgtest-dev).
+"""
+
+_VENV_BUILD = """
+load("@bazel_tools//tools/python:toolchain.bzl", "py_runtime_pair")
+
+package(default_visibility = ["//visibility:public"])
+
+cc_library(
+    name = "pjrt_c_api",
+    hdrs = ["include/xla/pjrt/c/pjrt_c_api.h"],
+    includes = ["include"],
+)
+
+cc_library(
+    name = "xla_ffi_api",
+    hdrs = glob(["include/xla/ffi/api/*.h"]),
+    includes = ["include"],
+)
+
+cc_library(
+    name = "python_headers",
+    hdrs = glob(["python_include/**/*.h"]),
+    includes = ["python_include"],
+)
+
+cc_library(
+    name = "pybind11",
+    hdrs = glob(["pybind11_include/**/*.h"]),
+    includes = ["pybind11_include"],
+    deps = [":python_headers"],
+)
+
+filegroup(
+    name = "xla_cpu_plugin",
+    srcs = ["xla_cpu_pjrt.so"],
+)
+
+py_runtime(
+    name = "python3_runtime",
+    interpreter_path = "{python}",
+    python_version = "PY3",
+    stub_shebang = "#!{python}",
+)
+
+py_runtime_pair(
+    name = "runtime_pair",
+    py3_runtime = ":python3_runtime",
+)
+
+toolchain(
+    name = "python_toolchain",
+    toolchain = ":runtime_pair",
+    toolchain_type = "@bazel_tools//tools/python:toolchain_type",
+)
+"""
+
+def _venv_impl(rctx):
+    root = rctx.path(Label("@//:WORKSPACE")).dirname
+    venv = root.get_child(".venv")
+    python = venv.get_child("bin").get_child("python")
+    if not python.exists:
+        fail("pjrtkit: %s is missing; run tools/setup.sh first (README command 1 or 2 does)." % python)
+    result = rctx.execute([str(python), "-c", "\n".join([
+        "import sysconfig, pybind11, jaxlib, os, xla_plugins.xla_cpu_pjrt as x",
+        "print(sysconfig.get_paths()['include'])",
+        "print(pybind11.get_include())",
+        "print(os.path.join(os.path.dirname(jaxlib.__file__), 'include'))",
+        "print(os.path.dirname(x.__file__))",
+    ])])
+    if result.return_code != 0:
+        fail("pjrtkit: the venv lacks a build dependency:\n" + result.stderr)
+    py_include, pybind_include, jaxlib_include, xla_cpu_dir = result.stdout.strip().split("\n")
+    rctx.symlink(xla_cpu_dir + "/include/pjrt_c_api.h", "include/xla/pjrt/c/pjrt_c_api.h")
+    rctx.symlink(jaxlib_include + "/xla/ffi", "include/xla/ffi")
+    rctx.symlink(py_include, "python_include")
+    rctx.symlink(pybind_include, "pybind11_include")
+    rctx.symlink(xla_cpu_dir + "/xla_cpu_pjrt.so", "xla_cpu_pjrt.so")
+    rctx.file("WORKSPACE", "workspace(name = \"%s\")\n" % rctx.name)
+    rctx.file("BUILD", _VENV_BUILD.replace("{python}", str(python)))
+
+pjrtkit_venv = repository_rule(
+    implementation = _venv_impl,
+    local = True,
+    doc = "Headers, the XLA:CPU plugin and a Python toolchain from the project venv.",
+)
+
+_GTEST_BUILD = """
+package(default_visibility = ["//visibility:public"])
+
+cc_library(
+    name = "gtest",
+    srcs = ["lib/libgtest.a"],
+    hdrs = glob(["include/gtest/**/*.h"]),
+    includes = ["include"],
+    linkopts = ["-pthread"],
+)
+
+cc_library(
+    name = "gtest_main",
+    srcs = ["lib/libgtest_main.a"],
+    deps = [":gtest"],
+)
+"""
+
+def _system_gtest_impl(rctx):
+    header = rctx.path("/usr/include/gtest/gtest.h")
+    if not header.exists:
+        fail("pjrtkit: googletest is missing; `apt-get install libgtest-dev` (tools/setup.sh does).")
+    lib = None
+    for candidate in ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib"]:
+        if rctx.path(candidate + "/libgtest.a").exists:
+            lib = candidate
+            break
+    if lib == None:
+        fail("pjrtkit: libgtest.a not found; `apt-get install libgtest-dev`.")
+    rctx.symlink("/usr/include/gtest", "include/gtest")
+    rctx.symlink(lib + "/libgtest.a", "lib/libgtest.a")
+    rctx.symlink(lib + "/libgtest_main.a", "lib/libgtest_main.a")
+    rctx.file("WORKSPACE", "workspace(name = \"%s\")\n" % rctx.name)
+    rctx.file("BUILD", _GTEST_BUILD)
+
+pjrtkit_system_gtest = repository_rule(
+    implementation = _system_gtest_impl,
+    local = True,
+    doc = "Debian's googletest (libgtest-dev) as @gtest//:gtest and @gtest//:gtest_main.",
+)

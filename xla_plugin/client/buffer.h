@@ -1,0 +1,77 @@
+// Buffer: an array living in one memory of one device.
+#ifndef PJRTKIT_XLA_PLUGIN_CLIENT_BUFFER_H_
+#define PJRTKIT_XLA_PLUGIN_CLIENT_BUFFER_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "xla_plugin/client/event.h"
+#include "xla_plugin/client/status.h"
+#include "xla_plugin/client/status_or.h"
+#include "xla_plugin/client/types.h"
+
+namespace pjrtkit {
+
+class Device;
+class Memory;
+
+// A device array. Destroying the object releases it (PJRT_Buffer_Destroy); Delete() releases the
+// device memory early while the object stays queryable (IsDeleted() then returns true).
+class Buffer {
+ public:
+  virtual ~Buffer() = default;
+
+  // Element type.
+  virtual ElementType element_type() const = 0;
+  // Dimensions (static shapes only).
+  virtual const std::vector<int64_t>& dimensions() const = 0;
+  // On-device layout; dense row-major unless the device says otherwise.
+  virtual StatusOr<MemoryLayout> layout() const;
+  // The device holding the buffer.
+  virtual Device* device() const = 0;
+  // The memory holding the buffer.
+  virtual Memory* memory() const = 0;
+  // Bytes the buffer occupies on the device.
+  virtual StatusOr<size_t> OnDeviceSizeInBytes() const = 0;
+  // Becomes ready when the buffer's contents are (an error if producing them failed).
+  virtual std::shared_ptr<Event> ReadyEvent() = 0;
+  // Releases the device memory; later uses are FAILED_PRECONDITION errors.
+  virtual void Delete() = 0;
+  // True after Delete() (or after the buffer was donated to an execution).
+  virtual bool IsDeleted() const = 0;
+  // True when the data lives in host-addressable memory.
+  virtual bool IsOnCpu() const = 0;
+  // Bytes ToHostBuffer needs for `host_layout` (nullptr: dense row-major).
+  virtual StatusOr<size_t> HostBufferSize(const MemoryLayout* host_layout) const;
+  // Copies the contents into `dst` (`dst_size` bytes, laid out as `host_layout`, nullptr meaning
+  // dense row-major). The returned event is ready when `dst` holds the data.
+  virtual StatusOr<std::shared_ptr<Event>> ToHostBuffer(void* dst, size_t dst_size,
+                                                        const MemoryLayout* host_layout) = 0;
+  // Copies the buffer to `dst_device`'s default memory.
+  virtual StatusOr<std::unique_ptr<Buffer>> CopyToDevice(Device* dst_device) = 0;
+  // Copies the buffer to `dst_memory`.
+  virtual StatusOr<std::unique_ptr<Buffer>> CopyToMemory(Memory* dst_memory) = 0;
+  // Copies `size` raw bytes from byte `offset` of the on-device data into `dst`.
+  virtual StatusOr<std::shared_ptr<Event>> CopyRawToHost(void* dst, int64_t offset, int64_t size);
+  // Address of the data for frameworks that alias it (UNIMPLEMENTED unless the device allows it).
+  virtual StatusOr<uintptr_t> UnsafePointer();
+  // Opaque device pointer to the data (UNIMPLEMENTED unless the device allows it).
+  virtual StatusOr<void*> OpaqueDeviceMemoryDataPointer();
+
+  // Records that a framework holds a raw reference to the device memory.
+  Status IncreaseExternalReferenceCount();
+  // Drops one such reference; FAILED_PRECONDITION when there is none.
+  Status DecreaseExternalReferenceCount();
+  // Number of external references held now.
+  int external_reference_count() const { return external_references_.load(); }
+
+ private:
+  std::atomic<int> external_references_{0};  // Held raw references (see above).
+};
+
+}  // namespace pjrtkit
+
+#endif  // PJRTKIT_XLA_PLUGIN_CLIENT_BUFFER_H_

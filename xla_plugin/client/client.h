@@ -1,0 +1,85 @@
+// Client: the entry object of a device; owns its devices, memories and topology.
+#ifndef PJRTKIT_XLA_PLUGIN_CLIENT_CLIENT_H_
+#define PJRTKIT_XLA_PLUGIN_CLIENT_CLIENT_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "xla_plugin/client/buffer.h"
+#include "xla_plugin/client/device.h"
+#include "xla_plugin/client/event.h"
+#include "xla_plugin/client/loaded_executable.h"
+#include "xla_plugin/client/memory.h"
+#include "xla_plugin/client/status.h"
+#include "xla_plugin/client/status_or.h"
+#include "xla_plugin/client/topology.h"
+#include "xla_plugin/client/types.h"
+
+namespace pjrtkit {
+
+// Arguments of Client::BufferFromHostBuffer.
+struct HostBufferArgs {
+  const void* data = nullptr;                         // Host data.
+  ElementType type = ElementType::kInvalid;            // Element type.
+  std::vector<int64_t> dims;                           // Dimensions.
+  std::optional<std::vector<int64_t>> byte_strides;    // Strides in bytes; unset is dense.
+  HostBufferSemantics semantics = HostBufferSemantics::kImmutableOnlyDuringCall;  // Data lifetime.
+  Device* device = nullptr;                            // Destination device (or memory's).
+  Memory* memory = nullptr;                            // Destination memory; nullptr: default.
+  std::optional<MemoryLayout> device_layout;           // Requested on-device layout.
+};
+
+// What BufferFromHostBuffer produced.
+struct HostBufferResult {
+  std::unique_ptr<Buffer> buffer;               // The new buffer.
+  std::shared_ptr<Event> done_with_host_buffer;  // Ready when the host data may be reused.
+};
+
+// A device platform's client. Device teams subclass it (see devices/xla_cpu for the reference).
+class Client {
+ public:
+  virtual ~Client() = default;
+
+  // Platform name as JAX sees it ("pjrtkit").
+  virtual const std::string& platform_name() const = 0;
+  // Platform version string.
+  virtual const std::string& platform_version() const = 0;
+  // Index of this process.
+  virtual int process_index() const { return 0; }
+  // All devices, including those of other processes.
+  virtual const std::vector<Device*>& devices() const = 0;
+  // The devices this process can use.
+  virtual const std::vector<Device*>& addressable_devices() const = 0;
+  // Memories addressable by this process.
+  virtual const std::vector<Memory*>& memories() const = 0;
+  // The device with global id `id`; INVALID_ARGUMENT naming the valid ids otherwise.
+  virtual StatusOr<Device*> LookupDevice(int id) const;
+  // The addressable device with `local_hardware_id`; INVALID_ARGUMENT otherwise.
+  virtual StatusOr<Device*> LookupAddressableDevice(int local_hardware_id) const;
+  // Device ids for `num_replicas` x `num_partitions`, replica-major; INVALID_ARGUMENT when there
+  // are not enough devices.
+  virtual StatusOr<std::vector<int>> DefaultDeviceAssignment(int num_replicas,
+                                                             int num_partitions) const;
+  // Copies (or aliases, per `args.semantics`) host data into a new device buffer.
+  virtual StatusOr<HostBufferResult> BufferFromHostBuffer(const HostBufferArgs& args) = 0;
+  // Compiles `program` with `compile_options` (a serialized xla.CompileOptionsProto).
+  virtual StatusOr<std::unique_ptr<LoadedExecutable>> Compile(
+      const Program& program, const std::string& compile_options) = 0;
+  // Loads bytes made by Executable::Serialize; `compile_options`, when set, overrides the
+  // serialized options.
+  virtual StatusOr<std::unique_ptr<LoadedExecutable>> DeserializeAndLoad(
+      const std::string& serialized, const std::optional<std::string>& compile_options) = 0;
+  // The client's topology.
+  virtual StatusOr<const Topology*> topology() const = 0;
+  // A buffer of `type` and `dims` in `memory` with undefined contents.
+  virtual StatusOr<std::unique_ptr<Buffer>> CreateUninitializedBuffer(
+      ElementType type, const std::vector<int64_t>& dims, Memory* memory) {
+    return Unimplemented("Client::CreateUninitializedBuffer is not implemented by this device");
+  }
+};
+
+}  // namespace pjrtkit
+
+#endif  // PJRTKIT_XLA_PLUGIN_CLIENT_CLIENT_H_

@@ -1,0 +1,39 @@
+// Device: one device of a Client.
+#ifndef PJRTKIT_XLA_PLUGIN_CLIENT_DEVICE_H_
+#define PJRTKIT_XLA_PLUGIN_CLIENT_DEVICE_H_
+
+#include <vector>
+
+#include "xla_plugin/client/device_description.h"
+#include "xla_plugin/client/status.h"
+#include "xla_plugin/client/status_or.h"
+#include "xla_plugin/client/types.h"
+
+namespace pjrtkit {
+
+class Memory;
+
+// A device. Owned by its Client; lives as long as the Client.
+class Device {
+ public:
+  virtual ~Device() = default;
+
+  // The device's description (id, kind, attributes, ...).
+  virtual const DeviceDescription& description() const = 0;
+  // True when this process can put buffers on and run programs on the device.
+  virtual bool IsAddressable() const = 0;
+  // Hardware id local to this process; -1 when not addressable.
+  virtual int local_hardware_id() const = 0;
+  // The memories the device can address, default first.
+  virtual const std::vector<Memory*>& memories() const = 0;
+  // The memory buffers go to when no memory is named.
+  virtual Memory* default_memory() const = 0;
+  // Memory statistics; UNIMPLEMENTED unless the device tracks them.
+  virtual StatusOr<MemoryStats> GetMemoryStats() const {
+    return Unimplemented("Device::GetMemoryStats is not implemented by this device");
+  }
+};
+
+}  // namespace pjrtkit
+
+#endif  // PJRTKIT_XLA_PLUGIN_CLIENT_DEVICE_H_

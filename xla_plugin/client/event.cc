@@ -1,0 +1,88 @@
+#include "xla_plugin/client/event.h"
+
+#include <atomic>
+#include <utility>
+
+namespace pjrtkit {
+
+std::shared_ptr<Event> Event::Create() { return std::shared_ptr<Event>(new Event()); }
+
+std::shared_ptr<Event> Event::CreateReady(Status status) {
+  std::shared_ptr<Event> event = Create();
+  event->Set(std::move(status));
+  return event;
+}
+
+std::shared_ptr<Event> Event::AfterAll(const std::vector<std::shared_ptr<Event>>& events) {
+  if (events.empty()) return CreateReady();
+  if (events.size() == 1) return events[0];
+  // Shared countdown state; the result event holds the first error seen.
+  struct Join {
+    std::shared_ptr<Event> result = Event::Create();
+    std::atomic<size_t> pending;
+    std::mutex mu;
+    Status first_error;
+  };
+  auto join = std::make_shared<Join>();
+  join->pending = events.size();
+  for (const std::shared_ptr<Event>& event : events) {
+    event->OnReady([join](Status status) {
+      if (!status.ok()) {
+        std::lock_guard<std::mutex> lock(join->mu);
+        if (join->first_error.ok()) join->first_error = status;
+      }
+      if (--join->pending == 0) {
+        Status final_status;
+        {
+          std::lock_guard<std::mutex> lock(join->mu);
+          final_status = join->first_error;
+        }
+        join->result->Set(final_status);
+      }
+    });
+  }
+  return join->result;
+}
+
+bool Event::Set(Status status) {
+  std::vector<std::function<void(Status)>> callbacks;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (ready_) return false;
+    ready_ = true;
+    status_ = std::move(status);
+    callbacks.swap(callbacks_);
+  }
+  cv_.notify_all();
+  for (auto& callback : callbacks) callback(status_);
+  return true;
+}
+
+bool Event::IsReady() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ready_;
+}
+
+Status Event::Await() const {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return ready_; });
+  return status_;
+}
+
+Status Event::status() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_;
+}
+
+void Event::OnReady(std::function<void(Status)> callback) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!ready_) {
+      callbacks_.push_back(std::move(callback));
+      return;
+    }
+  }
+  callback(status_);
+}
+
+}  // namespace pjrtkit

@@ -1,0 +1,55 @@
+// Executable: a compiled program, not bound to devices (what PJRT_Executable wraps).
+#ifndef PJRTKIT_XLA_PLUGIN_CLIENT_EXECUTABLE_H_
+#define PJRTKIT_XLA_PLUGIN_CLIENT_EXECUTABLE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "xla_plugin/client/status.h"
+#include "xla_plugin/client/status_or.h"
+#include "xla_plugin/client/types.h"
+
+namespace pjrtkit {
+
+// The device-independent view of a compiled program. Shared (std::shared_ptr) between its
+// LoadedExecutable and every PJRT_Executable handle the framework asked for.
+class Executable {
+ public:
+  virtual ~Executable() = default;
+
+  // Program name (the module name).
+  virtual const std::string& name() const = 0;
+  // Number of replicas it was compiled for.
+  virtual int num_replicas() const = 0;
+  // Number of partitions it was compiled for.
+  virtual int num_partitions() const = 0;
+  // Number of outputs per device.
+  virtual size_t num_outputs() const = 0;
+  // Element type of each output.
+  virtual StatusOr<std::vector<ElementType>> output_element_types() const = 0;
+  // Dimensions of each output.
+  virtual StatusOr<std::vector<std::vector<int64_t>>> output_dimensions() const = 0;
+  // Memory kind of each output ("device", "pinned_host", ...).
+  virtual StatusOr<std::vector<std::string>> output_memory_kinds() const = 0;
+  // A string identifying the compiled program (equal for equal programs and options).
+  virtual StatusOr<std::string> fingerprint() const = 0;
+  // The optimized program, as a Program with its format (e.g. "hlo" for an HloModuleProto).
+  virtual StatusOr<Program> optimized_program() const = 0;
+  // Bytes that DeserializeAndLoad of the same client turns back into this executable.
+  virtual StatusOr<std::string> Serialize() const = 0;
+  // Size of the generated code; -1 when unknown.
+  virtual int64_t SizeOfGeneratedCodeInBytes() const { return -1; }
+  // Memory statistics of the compiled program.
+  virtual StatusOr<CompiledMemoryStats> GetCompiledMemoryStats() const {
+    return Unimplemented("Executable::GetCompiledMemoryStats is not implemented by this device");
+  }
+  // Cost analysis properties ("flops", "bytes accessed", ...).
+  virtual StatusOr<AttributeMap> GetCostAnalysis() const {
+    return Unimplemented("Executable::GetCostAnalysis is not implemented by this device");
+  }
+};
+
+}  // namespace pjrtkit
+
+#endif  // PJRTKIT_XLA_PLUGIN_CLIENT_EXECUTABLE_H_

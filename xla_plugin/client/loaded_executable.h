@@ -1,0 +1,67 @@
+// LoadedExecutable: a compiled program loaded onto devices, ready to run.
+#ifndef PJRTKIT_XLA_PLUGIN_CLIENT_LOADED_EXECUTABLE_H_
+#define PJRTKIT_XLA_PLUGIN_CLIENT_LOADED_EXECUTABLE_H_
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "xla_plugin/client/buffer.h"
+#include "xla_plugin/client/event.h"
+#include "xla_plugin/client/executable.h"
+#include "xla_plugin/client/status.h"
+#include "xla_plugin/client/status_or.h"
+
+namespace pjrtkit {
+
+class Device;
+
+// How to run a LoadedExecutable.
+struct ExecuteOptions {
+  // Identifies one launch across the devices of a multi-device program.
+  int launch_id = 0;
+  // Argument indices that must not be donated even if the program allows it.
+  std::set<int64_t> non_donatable_input_indices;
+  // For a single-device ("portable") program: the device to run on; nullptr means the devices
+  // the program was loaded on.
+  Device* execute_device = nullptr;
+  // When true, the caller wants one completion event per device.
+  bool want_completion_events = false;
+};
+
+// What an execution produced.
+struct ExecuteResult {
+  // outputs[d][i]: output i on device d (the order of the argument lists).
+  std::vector<std::vector<std::unique_ptr<Buffer>>> outputs;
+  // completion[d]: ready when device d has finished (filled when asked for).
+  std::vector<std::shared_ptr<Event>> completion;
+};
+
+// A program bound to devices.
+class LoadedExecutable {
+ public:
+  virtual ~LoadedExecutable() = default;
+
+  // The device-independent executable.
+  virtual std::shared_ptr<Executable> executable() const = 0;
+  // The devices the program runs on, in argument-list order.
+  virtual const std::vector<Device*>& addressable_devices() const = 0;
+  // Releases the loaded program; executing it afterwards is an error.
+  virtual void Delete() = 0;
+  // True after Delete().
+  virtual bool IsDeleted() const = 0;
+  // Runs the program: `arguments[d]` are the argument buffers for device d.
+  virtual StatusOr<ExecuteResult> Execute(const std::vector<std::vector<Buffer*>>& arguments,
+                                          const ExecuteOptions& options) = 0;
+  // The device assignment as a serialized xla.DeviceAssignmentProto.
+  virtual StatusOr<std::string> SerializedDeviceAssignment() const {
+    return Unimplemented(
+        "LoadedExecutable::SerializedDeviceAssignment is not implemented by this device");
+  }
+};
+
+}  // namespace pjrtkit
+
+#endif  // PJRTKIT_XLA_PLUGIN_CLIENT_LOADED_EXECUTABLE_H_

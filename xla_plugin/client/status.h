@@ -1,0 +1,87 @@
+// Status: the error type of the pjrtkit client layer (an absl::Status look-alike with no absl).
+#ifndef PJRTKIT_XLA_PLUGIN_CLIENT_STATUS_H_
+#define PJRTKIT_XLA_PLUGIN_CLIENT_STATUS_H_
+
+#include <string>
+#include <utility>
+
+namespace pjrtkit {
+
+// Canonical error codes. The numeric values equal PJRT_Error_Code (and absl::StatusCode), which the
+// C-API layer checks with static_asserts.
+enum class StatusCode : int {
+  kOk = 0,
+  kCancelled = 1,
+  kUnknown = 2,
+  kInvalidArgument = 3,
+  kDeadlineExceeded = 4,
+  kNotFound = 5,
+  kAlreadyExists = 6,
+  kPermissionDenied = 7,
+  kResourceExhausted = 8,
+  kFailedPrecondition = 9,
+  kAborted = 10,
+  kOutOfRange = 11,
+  kUnimplemented = 12,
+  kInternal = 13,
+  kUnavailable = 14,
+  kDataLoss = 15,
+  kUnauthenticated = 16,
+};
+
+// Returns the canonical upper-case name of `code` ("INVALID_ARGUMENT", ...).
+const char* StatusCodeName(StatusCode code);
+
+// An error code with a message; the default-constructed Status is OK.
+class Status {
+ public:
+  // Creates an OK status.
+  Status() = default;
+  // Creates a status with `code` and `message`; a kOk code drops the message.
+  Status(StatusCode code, std::string message);
+
+  // True when the code is kOk.
+  bool ok() const { return code_ == StatusCode::kOk; }
+  // The error code.
+  StatusCode code() const { return code_; }
+  // The error text (empty for OK).
+  const std::string& message() const { return message_; }
+  // "OK" or "<CODE_NAME>: <message>".
+  std::string ToString() const;
+
+ private:
+  StatusCode code_ = StatusCode::kOk;  // The error code.
+  std::string message_;                // The error text.
+};
+
+// Shorthands for the codes pjrtkit uses.
+Status OkStatus();
+Status InvalidArgument(std::string message);
+Status NotFound(std::string message);
+Status FailedPrecondition(std::string message);
+Status Unimplemented(std::string message);
+Status Internal(std::string message);
+Status OutOfRange(std::string message);
+Status ResourceExhausted(std::string message);
+
+}  // namespace pjrtkit
+
+// Returns early from the enclosing function when `expr` (a Status) is not OK.
+#define PJRTKIT_RETURN_IF_ERROR(expr)                \
+  do {                                               \
+    ::pjrtkit::Status pjrtkit_status_ = (expr);      \
+    if (!pjrtkit_status_.ok()) return pjrtkit_status_; \
+  } while (0)
+
+#define PJRTKIT_CONCAT_INNER_(a, b) a##b
+#define PJRTKIT_CONCAT_(a, b) PJRTKIT_CONCAT_INNER_(a, b)
+
+// `PJRTKIT_ASSIGN_OR_RETURN(auto x, StatusOrExpr());` declares x or returns the error.
+#define PJRTKIT_ASSIGN_OR_RETURN(lhs, expr) \
+  PJRTKIT_ASSIGN_OR_RETURN_IMPL_(PJRTKIT_CONCAT_(pjrtkit_status_or_, __LINE__), lhs, expr)
+#define PJRTKIT_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
+  auto tmp = (expr);                                   \
+  if (!tmp.ok()) return tmp.status();                  \
+  lhs = std::move(tmp).value()
+
+#endif  // PJRTKIT_XLA_PLUGIN_CLIENT_STATUS_H_

@@ -1,0 +1,42 @@
+// Topology: the devices a platform would have, known without creating a client.
+#ifndef PJRTKIT_XLA_PLUGIN_CLIENT_TOPOLOGY_H_
+#define PJRTKIT_XLA_PLUGIN_CLIENT_TOPOLOGY_H_
+
+#include <string>
+#include <vector>
+
+#include "xla_plugin/client/device_description.h"
+#include "xla_plugin/client/status_or.h"
+#include "xla_plugin/client/types.h"
+
+namespace pjrtkit {
+
+// A platform's device set: platform name and version, device descriptions and attributes.
+class Topology {
+ public:
+  // A topology of `devices` on platform `platform_name` at `platform_version`.
+  Topology(std::string platform_name, std::string platform_version,
+           std::vector<DeviceDescription> devices, AttributeMap attributes);
+  virtual ~Topology() = default;
+
+  // Platform name ("pjrtkit").
+  const std::string& platform_name() const { return platform_name_; }
+  // Platform version string.
+  const std::string& platform_version() const { return platform_version_; }
+  // The devices, by id order.
+  const std::vector<DeviceDescription>& devices() const { return devices_; }
+  // Platform attributes.
+  const AttributeMap& attributes() const { return attributes_; }
+  // A byte string describing the topology (stable text; see topology.cc).
+  virtual StatusOr<std::string> Serialize() const;
+
+ private:
+  std::string platform_name_;               // Platform name.
+  std::string platform_version_;            // Platform version.
+  std::vector<DeviceDescription> devices_;  // Device descriptions.
+  AttributeMap attributes_;                 // Platform attributes.
+};
+
+}  // namespace pjrtkit
+
+#endif  // PJRTKIT_XLA_PLUGIN_CLIENT_TOPOLOGY_H_
