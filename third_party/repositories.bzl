@@ -39,6 +39,11 @@ cc_library(
 )
 
 filegroup(
+    name = "pjrt_c_api_header",
+    srcs = ["include/xla/pjrt/c/pjrt_c_api.h"],
+)
+
+filegroup(
     name = "xla_cpu_plugin",
     srcs = ["xla_cpu_pjrt.so"],
 )

@@ -13,9 +13,38 @@ std::string DescribeOptionSpecs(const std::vector<OptionSpec>& accepted) {
   return out.empty() ? "none" : out;
 }
 
-StatusOr<Options> Options::Parse(const AttributeMap& given,
+namespace {
+
+// JAX's string form of `jax_pjrt_client_create_options` ("key:value;...") can only pass strings,
+// so a string holding a decimal integer (or "true"/"false") is accepted for an int64 (bool)
+// option. Returns false when `text` is not such a string.
+bool CoerceFromString(const std::string& text, const AttributeValue& type_tag,
+                      AttributeValue* out) {
+  if (std::holds_alternative<int64_t>(type_tag)) {
+    if (text.empty()) return false;
+    size_t start = (text[0] == '-' || text[0] == '+') ? 1 : 0;
+    if (start == text.size() || text.size() > 19 + start) return false;
+    for (size_t i = start; i < text.size(); ++i) {
+      if (text[i] < '0' || text[i] > '9') return false;
+    }
+    *out = static_cast<int64_t>(std::stoll(text));
+    return true;
+  }
+  if (std::holds_alternative<bool>(type_tag)) {
+    if (text == "true" || text == "True" || text == "1") *out = true;
+    else if (text == "false" || text == "False" || text == "0") *out = false;
+    else return false;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+StatusOr<Options> Options::Parse(const AttributeMap& given_in,
                                  const std::vector<OptionSpec>& accepted) {
-  for (const auto& [name, value] : given) {
+  AttributeMap given = given_in;
+  for (auto& [name, value] : given) {
     const OptionSpec* spec = nullptr;
     for (const OptionSpec& s : accepted) {
       if (s.name == name) spec = &s;
@@ -23,6 +52,12 @@ StatusOr<Options> Options::Parse(const AttributeMap& given,
     if (spec == nullptr) {
       return InvalidArgument("unknown create option '" + name +
                              "'; accepted options: " + DescribeOptionSpecs(accepted));
+    }
+    if (spec->type_tag.index() != value.index() && std::holds_alternative<std::string>(value)) {
+      AttributeValue coerced;
+      if (CoerceFromString(std::get<std::string>(value), spec->type_tag, &coerced)) {
+        value = coerced;
+      }
     }
     if (spec->type_tag.index() != value.index()) {
       return InvalidArgument("create option '" + name + "' must be " +

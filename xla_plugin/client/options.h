@@ -23,7 +23,9 @@ struct OptionSpec {
 class Options {
  public:
   // Checks `given` against `accepted`: an unknown name or a value of the wrong type is
-  // INVALID_ARGUMENT naming the option and listing the accepted options with their types.
+  // INVALID_ARGUMENT naming the option and listing the accepted options with their types. A
+  // string holding a decimal integer (or true/false) is accepted for an int64 (bool) option,
+  // because JAX's "key:value;..." form of jax_pjrt_client_create_options only passes strings.
   static StatusOr<Options> Parse(const AttributeMap& given, const std::vector<OptionSpec>& accepted);
 
   // The int64 option `name`, or its default.

@@ -1,0 +1,42 @@
+"""Where pjrtkit's files are: the plugin library, its build record, the XLA:CPU plugin."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+LIBRARY_ENV = "PJRTKIT_PLUGIN_LIBRARY"
+"""Environment variable that overrides the plugin library path (tests use it for Bazel builds)."""
+
+_HERE = Path(__file__).resolve().parent
+
+
+def plugin_library_path() -> Path:
+  """Path of the pjrtkit plugin `.so`: ``$PJRTKIT_PLUGIN_LIBRARY`` or the one next to this file."""
+  override = os.environ.get(LIBRARY_ENV)
+  return Path(override) if override else _HERE / "pjrtkit_plugin.so"
+
+
+def build_info_path() -> Path:
+  """Path of ``build_info.json``, recorded by the Bazel build next to the library."""
+  override = os.environ.get(LIBRARY_ENV)
+  if override:
+    candidate = Path(override).with_name("build_info.json")
+    if candidate.exists():
+      return candidate
+  return _HERE / "build_info.json"
+
+
+def xla_cpu_plugin_path() -> Path:
+  """Path of OpenXLA's XLA:CPU PJRT plugin from the ``xla-cpu-pjrt`` package.
+
+  Raises:
+    ModuleNotFoundError: when ``xla-cpu-pjrt`` is not installed.
+  """
+  spec = importlib.util.find_spec("xla_plugins.xla_cpu_pjrt")
+  if spec is None or not spec.submodule_search_locations:
+    raise ModuleNotFoundError(
+        "pjrtkit's reference device needs the 'xla-cpu-pjrt' package (pip install "
+        "xla-cpu-pjrt==0.0.1)")
+  return Path(list(spec.submodule_search_locations)[0]) / "xla_cpu_pjrt.so"
