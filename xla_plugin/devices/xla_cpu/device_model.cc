@@ -1,0 +1,38 @@
+#include "xla_plugin/devices/xla_cpu/device_model.h"
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace pjrtkit {
+namespace xla_cpu {
+
+std::string PlatformVersion(const std::string& inner_version) {
+  std::string out = std::string(kPlatformName) + " " + kPjrtkitVersion + " (" + kBackendName;
+  if (!inner_version.empty()) out += " " + inner_version;
+  return out + ")";
+}
+
+DeviceDescription MakeDeviceDescription(int id) {
+  const std::string ids = std::to_string(id);
+  AttributeMap attributes;
+  attributes["backend"] = std::string(kBackendName);
+  attributes["core_count"] = int64_t{1};
+  return DeviceDescription(id, /*process_index=*/0, kDeviceKind, "PJRTKIT_" + ids,
+                           "PjrtkitDevice(id=" + ids + ", process_index=0, kind=" + kDeviceKind +
+                               ")",
+                           std::move(attributes));
+}
+
+std::unique_ptr<Topology> MakeTopology(int device_count, const std::string& platform_version) {
+  std::vector<DeviceDescription> devices;
+  devices.reserve(device_count);
+  for (int id = 0; id < device_count; ++id) devices.push_back(MakeDeviceDescription(id));
+  AttributeMap attributes;
+  attributes["device_count"] = int64_t{device_count};
+  return std::make_unique<Topology>(kPlatformName, platform_version, std::move(devices),
+                                    std::move(attributes));
+}
+
+}  // namespace xla_cpu
+}  // namespace pjrtkit

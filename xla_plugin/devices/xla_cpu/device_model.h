@@ -1,0 +1,44 @@
+// pjrtkit's own device model for the reference device: names, versions, device descriptions and
+// the topology. Needs no inner plugin, so CreateTopology works without loading XLA:CPU.
+#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_DEVICE_MODEL_H_
+#define PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_DEVICE_MODEL_H_
+
+#include <memory>
+#include <string>
+
+#include "xla_plugin/client/device_description.h"
+#include "xla_plugin/client/topology.h"
+
+namespace pjrtkit {
+namespace xla_cpu {
+
+// Platform name JAX sees.
+inline constexpr char kPlatformName[] = "pjrtkit";
+// pjrtkit's version.
+inline constexpr char kPjrtkitVersion[] = "0.1.0";
+// Device kind of every reference device.
+inline constexpr char kDeviceKind[] = "pjrtkit_cpu";
+// Value of the "backend" device attribute.
+inline constexpr char kBackendName[] = "xla_cpu";
+// Device count limits and default (create option "device_count").
+inline constexpr int kMinDeviceCount = 1;
+inline constexpr int kMaxDeviceCount = 256;
+inline constexpr int kDefaultDeviceCount = 4;
+
+// "pjrtkit 0.1.0 (xla_cpu <inner_version>)", or "pjrtkit 0.1.0 (xla_cpu)" when `inner_version` is
+// empty (a topology made without the inner plugin).
+std::string PlatformVersion(const std::string& inner_version);
+
+// Description of device `id` of process 0: kind "pjrtkit_cpu", debug string "PJRTKIT_<id>",
+// to_string "PjrtkitDevice(id=<id>, process_index=0, kind=pjrtkit_cpu)", attributes
+// {"backend": "xla_cpu", "core_count": 1} (each pjrtkit device is one XLA:CPU device).
+DeviceDescription MakeDeviceDescription(int id);
+
+// A topology of `device_count` devices, ids 0..device_count-1, platform "pjrtkit", with the
+// attribute {"device_count": device_count}.
+std::unique_ptr<Topology> MakeTopology(int device_count, const std::string& platform_version);
+
+}  // namespace xla_cpu
+}  // namespace pjrtkit
+
+#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_DEVICE_MODEL_H_

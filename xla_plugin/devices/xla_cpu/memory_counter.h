@@ -1,0 +1,36 @@
+// MemoryCounter: pjrtkit's own accounting of the bytes live buffers hold on one device.
+#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_MEMORY_COUNTER_H_
+#define PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_MEMORY_COUNTER_H_
+
+#include <cstdint>
+#include <mutex>
+
+#include "xla_plugin/client/types.h"
+
+namespace pjrtkit {
+namespace xla_cpu {
+
+// Counts allocations of one device (thread-safe). XLA:CPU reports no memory statistics
+// (PJRT_Device_MemoryStats is UNIMPLEMENTED there), so buffers report themselves here when they
+// are created and when their memory goes (Delete, donation, destruction).
+class MemoryCounter {
+ public:
+  // Records a new buffer of `bytes`.
+  void Allocate(int64_t bytes);
+  // Records that a buffer of `bytes` released its memory.
+  void Free(int64_t bytes);
+  // bytes_in_use, peak_bytes_in_use, num_allocs (allocations ever made) and largest_alloc_size.
+  MemoryStats Snapshot() const;
+
+ private:
+  mutable std::mutex mu_;       // Guards the counters.
+  int64_t bytes_in_use_ = 0;    // Bytes held by live buffers.
+  int64_t peak_bytes_ = 0;      // Largest bytes_in_use_ seen.
+  int64_t num_allocs_ = 0;      // Buffers ever counted.
+  int64_t largest_alloc_ = 0;   // Largest single buffer.
+};
+
+}  // namespace xla_cpu
+}  // namespace pjrtkit
+
+#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_MEMORY_COUNTER_H_

@@ -1,0 +1,326 @@
+#include "xla_plugin/devices/xla_cpu/xla_cpu_client.h"
+
+#include <cstring>
+#include <map>
+#include <utility>
+
+#include "xla_plugin/devices/xla_cpu/compile_options.h"
+#include "xla_plugin/devices/xla_cpu/device_model.h"
+#include "xla_plugin/devices/xla_cpu/inner_layout.h"
+#include "xla_plugin/devices/xla_cpu/xla_cpu_buffer.h"
+#include "xla_plugin/devices/xla_cpu/xla_cpu_loaded_executable.h"
+
+namespace pjrtkit {
+namespace xla_cpu {
+namespace {
+
+// The inner create option that sets XLA:CPU's device count.
+constexpr char kInnerDeviceCountOption[] = "cpu_device_count";
+
+// Checks an element type and dimensions given by the framework.
+Status CheckShape(const char* what, ElementType type, const std::vector<int64_t>& dims) {
+  const int value = static_cast<int>(type);
+  if (value <= 0 || value > kMaxElementType) {
+    return InvalidArgument(std::string(what) + ": invalid element type " + std::to_string(value));
+  }
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] < 0) {
+      return InvalidArgument(std::string(what) + ": dimension " + std::to_string(i) + " is " +
+                             std::to_string(dims[i]) + "; dimensions must be >= 0");
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<XlaCpuClient>> XlaCpuClient::Create(std::shared_ptr<InnerApi> inner,
+                                                             int device_count) {
+  PJRT_NamedValue option{};
+  option.struct_size = PJRT_NamedValue_STRUCT_SIZE;
+  option.name = kInnerDeviceCountOption;
+  option.name_size = std::strlen(kInnerDeviceCountOption);
+  option.type = PJRT_NamedValue_kInt64;
+  option.int64_value = device_count;
+  option.value_size = 1;
+  PJRTKIT_INNER_ARGS(PJRT_Client_Create, args);
+  args.create_options = &option;
+  args.num_options = 1;
+  PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*inner, PJRT_Client_Create, &args));
+  if (args.client == nullptr) return Internal("XLA:CPU PJRT_Client_Create returned no client");
+  std::unique_ptr<XlaCpuClient> client(new XlaCpuClient(std::move(inner), args.client));
+  PJRTKIT_RETURN_IF_ERROR(client->Init(device_count));
+  return client;
+}
+
+XlaCpuClient::XlaCpuClient(std::shared_ptr<InnerApi> inner, PJRT_Client* inner_client)
+    : inner_(std::move(inner)), inner_client_(inner_client) {}
+
+XlaCpuClient::~XlaCpuClient() { inner_->DestroyClient(inner_client_); }
+
+Status XlaCpuClient::Init(int device_count) {
+  PJRTKIT_INNER_ARGS(PJRT_Client_PlatformVersion, version_args);
+  version_args.client = inner_client_;
+  PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*inner_, PJRT_Client_PlatformVersion, &version_args));
+  platform_name_ = kPlatformName;
+  platform_version_ = PlatformVersion(
+      std::string(version_args.platform_version, version_args.platform_version_size));
+
+  // Our device ids equal the inner ones, so check that those are exactly 0..device_count-1.
+  PJRTKIT_INNER_ARGS(PJRT_Client_Devices, devices_args);
+  devices_args.client = inner_client_;
+  PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*inner_, PJRT_Client_Devices, &devices_args));
+  if (devices_args.num_devices != static_cast<size_t>(device_count)) {
+    return Internal("XLA:CPU created " + std::to_string(devices_args.num_devices) +
+                    " devices for cpu_device_count=" + std::to_string(device_count));
+  }
+  std::vector<PJRT_Device*> by_id(device_count, nullptr);
+  for (size_t i = 0; i < devices_args.num_devices; ++i) {
+    PJRT_Device* device = devices_args.devices[i];
+    PJRTKIT_INNER_ARGS(PJRT_Device_GetDescription, description_args);
+    description_args.device = device;
+    PJRTKIT_RETURN_IF_ERROR(
+        PJRTKIT_INNER_CALL(*inner_, PJRT_Device_GetDescription, &description_args));
+    PJRTKIT_INNER_ARGS(PJRT_DeviceDescription_Id, id_args);
+    id_args.device_description = description_args.device_description;
+    PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*inner_, PJRT_DeviceDescription_Id, &id_args));
+    if (id_args.id < 0 || id_args.id >= device_count || by_id[id_args.id] != nullptr) {
+      return Internal("XLA:CPU device ids are not 0.." + std::to_string(device_count - 1) +
+                      " (saw id " + std::to_string(id_args.id) + "); pjrtkit maps devices by id");
+    }
+    PJRTKIT_INNER_ARGS(PJRT_Device_IsAddressable, addressable_args);
+    addressable_args.device = device;
+    PJRTKIT_RETURN_IF_ERROR(
+        PJRTKIT_INNER_CALL(*inner_, PJRT_Device_IsAddressable, &addressable_args));
+    if (!addressable_args.is_addressable) {
+      return Internal("XLA:CPU device " + std::to_string(id_args.id) + " is not addressable");
+    }
+    by_id[id_args.id] = device;
+  }
+  for (int id = 0; id < device_count; ++id) {
+    devices_.push_back(std::make_unique<XlaCpuDevice>(MakeDeviceDescription(id), by_id[id]));
+    device_ptrs_.push_back(devices_.back().get());
+    device_of_inner_[by_id[id]] = devices_.back().get();
+  }
+  PJRTKIT_RETURN_IF_ERROR(InitMemories());
+  topology_ = MakeTopology(device_count, platform_version_);
+  return OkStatus();
+}
+
+Status XlaCpuClient::InitMemories() {
+  // pjrtkit's kind ids; kinds XLA:CPU may add later get the next numbers.
+  std::map<std::string, int> kind_ids = {{"device", 0}, {"pinned_host", 1}, {"unpinned_host", 2}};
+  for (const std::unique_ptr<XlaCpuDevice>& device : devices_) {
+    PJRTKIT_INNER_ARGS(PJRT_Device_DefaultMemory, default_args);
+    default_args.device = device->inner();
+    PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*inner_, PJRT_Device_DefaultMemory, &default_args));
+    PJRTKIT_INNER_ARGS(PJRT_Device_AddressableMemories, memories_args);
+    memories_args.device = device->inner();
+    PJRTKIT_RETURN_IF_ERROR(
+        PJRTKIT_INNER_CALL(*inner_, PJRT_Device_AddressableMemories, &memories_args));
+    std::vector<PJRT_Memory*> ordered = {default_args.memory};  // Default first.
+    for (size_t i = 0; i < memories_args.num_memories; ++i) {
+      if (memories_args.memories[i] != default_args.memory) {
+        ordered.push_back(memories_args.memories[i]);
+      }
+    }
+    std::vector<Memory*> ours;
+    for (PJRT_Memory* inner_memory : ordered) {
+      XlaCpuMemory* memory = FromInner(inner_memory);
+      if (memory == nullptr) {
+        PJRTKIT_INNER_ARGS(PJRT_Memory_Kind, kind_args);
+        kind_args.memory = inner_memory;
+        PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*inner_, PJRT_Memory_Kind, &kind_args));
+        std::string kind(kind_args.kind, kind_args.kind_size);
+        auto it = kind_ids.emplace(kind, static_cast<int>(kind_ids.size())).first;
+        memories_.push_back(std::make_unique<XlaCpuMemory>(static_cast<int>(memories_.size()),
+                                                           kind, it->second, inner_memory));
+        memory = memories_.back().get();
+        memory_ptrs_.push_back(memory);
+        memory_of_inner_[inner_memory] = memory;
+      }
+      ours.push_back(memory);
+    }
+    device->SetMemories(std::move(ours));
+  }
+  for (const std::unique_ptr<XlaCpuMemory>& memory : memories_) {
+    PJRTKIT_INNER_ARGS(PJRT_Memory_AddressableByDevices, by_args);
+    by_args.memory = memory->inner();
+    PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*inner_, PJRT_Memory_AddressableByDevices, &by_args));
+    std::vector<Device*> devices;
+    for (size_t i = 0; i < by_args.num_devices; ++i) {
+      XlaCpuDevice* device = FromInner(by_args.devices[i]);
+      if (device == nullptr) return Internal("XLA:CPU memory is addressable by an unknown device");
+      devices.push_back(device);
+    }
+    memory->SetDevices(std::move(devices));
+  }
+  return OkStatus();
+}
+
+XlaCpuDevice* XlaCpuClient::FromInner(PJRT_Device* inner) const {
+  auto it = device_of_inner_.find(inner);
+  return it == device_of_inner_.end() ? nullptr : it->second;
+}
+
+XlaCpuMemory* XlaCpuClient::FromInner(PJRT_Memory* inner) const {
+  auto it = memory_of_inner_.find(inner);
+  return it == memory_of_inner_.end() ? nullptr : it->second;
+}
+
+StatusOr<XlaCpuDevice*> XlaCpuClient::OwnDevice(const Device* device, const char* what) const {
+  if (device == nullptr) return InvalidArgument(std::string(what) + " is null");
+  for (const std::unique_ptr<XlaCpuDevice>& own : devices_) {
+    if (own.get() == device) return own.get();
+  }
+  return InvalidArgument(std::string(what) + " is not a device of this pjrtkit client");
+}
+
+StatusOr<XlaCpuMemory*> XlaCpuClient::OwnMemory(const Memory* memory, const char* what) const {
+  if (memory == nullptr) return InvalidArgument(std::string(what) + " is null");
+  for (const std::unique_ptr<XlaCpuMemory>& own : memories_) {
+    if (own.get() == memory) return own.get();
+  }
+  return InvalidArgument(std::string(what) + " is not a memory of this pjrtkit client");
+}
+
+StatusOr<XlaCpuBuffer*> XlaCpuClient::OwnBuffer(Buffer* buffer, const std::string& what) const {
+  if (buffer == nullptr) return InvalidArgument(what + " is null");
+  auto* own = dynamic_cast<XlaCpuBuffer*>(buffer);
+  if (own == nullptr || own->client() != this) {
+    return InvalidArgument(what + " is not a buffer of this pjrtkit client");
+  }
+  return own;
+}
+
+StatusOr<HostBufferResult> XlaCpuClient::BufferFromHostBuffer(const HostBufferArgs& args) {
+  constexpr const char* kWhat = "BufferFromHostBuffer";
+  PJRTKIT_RETURN_IF_ERROR(CheckShape(kWhat, args.type, args.dims));
+  if (args.data == nullptr && DenseByteSize(args.type, args.dims) > 0) {
+    return InvalidArgument("BufferFromHostBuffer: data is null");
+  }
+  if (args.byte_strides.has_value() && args.byte_strides->size() != args.dims.size()) {
+    return InvalidArgument("BufferFromHostBuffer: " + std::to_string(args.byte_strides->size()) +
+                           " byte strides for " + std::to_string(args.dims.size()) +
+                           " dimensions");
+  }
+  XlaCpuDevice* device = nullptr;
+  XlaCpuMemory* memory = nullptr;
+  if (args.device != nullptr) {
+    PJRTKIT_ASSIGN_OR_RETURN(device, OwnDevice(args.device, "BufferFromHostBuffer device"));
+  }
+  if (args.memory != nullptr) {
+    PJRTKIT_ASSIGN_OR_RETURN(memory, OwnMemory(args.memory, "BufferFromHostBuffer memory"));
+    const std::vector<Device*>& by = memory->addressable_by_devices();
+    if (device == nullptr && !by.empty()) device = static_cast<XlaCpuDevice*>(by[0]);
+    bool addressable = false;
+    for (Device* d : by) addressable = addressable || d == device;
+    if (device != nullptr && !addressable) {
+      return InvalidArgument("BufferFromHostBuffer: memory " + memory->debug_string() +
+                             " is not addressable by device " +
+                             device->description().debug_string());
+    }
+  }
+  if (device == nullptr) {
+    return InvalidArgument("BufferFromHostBuffer needs a destination device or memory");
+  }
+  std::optional<InnerLayout> layout;
+  if (args.device_layout.has_value()) layout.emplace(*args.device_layout);
+
+  PJRTKIT_INNER_ARGS(PJRT_Client_BufferFromHostBuffer, inner_args);
+  inner_args.client = inner_client_;
+  inner_args.data = args.data;
+  inner_args.type = ToInnerType(args.type);
+  inner_args.dims = args.dims.data();
+  inner_args.num_dims = args.dims.size();
+  if (args.byte_strides.has_value()) {
+    inner_args.byte_strides = args.byte_strides->data();
+    inner_args.num_byte_strides = args.byte_strides->size();
+  }
+  inner_args.host_buffer_semantics = static_cast<PJRT_HostBufferSemantics>(args.semantics);
+  inner_args.device = device->inner();
+  inner_args.memory = memory != nullptr ? memory->inner() : nullptr;
+  inner_args.device_layout = layout ? layout->get() : nullptr;
+  PJRTKIT_RETURN_IF_ERROR(
+      PJRTKIT_INNER_CALL(*inner_, PJRT_Client_BufferFromHostBuffer, &inner_args));
+  HostBufferResult result;
+  result.done_with_host_buffer =
+      inner_->WrapEvent(inner_args.done_with_host_buffer, "PJRT_Client_BufferFromHostBuffer");
+  PJRTKIT_ASSIGN_OR_RETURN(result.buffer, XlaCpuBuffer::Wrap(this, inner_args.buffer));
+  return result;
+}
+
+StatusOr<std::unique_ptr<Buffer>> XlaCpuClient::CreateUninitializedBuffer(
+    ElementType type, const std::vector<int64_t>& dims, Memory* memory) {
+  PJRTKIT_RETURN_IF_ERROR(CheckShape("CreateUninitializedBuffer", type, dims));
+  PJRTKIT_ASSIGN_OR_RETURN(XlaCpuMemory * own,
+                           OwnMemory(memory, "CreateUninitializedBuffer memory"));
+  if (own->addressable_by_devices().empty()) {
+    return InvalidArgument("CreateUninitializedBuffer: memory " + own->debug_string() +
+                           " is addressable by no device");
+  }
+  PJRTKIT_INNER_ARGS(PJRT_Client_CreateUninitializedBuffer, args);
+  args.client = inner_client_;
+  args.shape_dims = dims.data();
+  args.shape_num_dims = dims.size();
+  args.shape_element_type = ToInnerType(type);
+  args.device = static_cast<XlaCpuDevice*>(own->addressable_by_devices()[0])->inner();
+  args.memory = own->inner();
+  PJRTKIT_RETURN_IF_ERROR(
+      PJRTKIT_INNER_CALL(*inner_, PJRT_Client_CreateUninitializedBuffer, &args));
+  PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<XlaCpuBuffer> buffer,
+                           XlaCpuBuffer::Wrap(this, args.buffer));
+  return std::unique_ptr<Buffer>(std::move(buffer));
+}
+
+StatusOr<std::unique_ptr<LoadedExecutable>> XlaCpuClient::Compile(
+    const Program& program, const std::string& compile_options) {
+  if (program.format.empty()) {
+    return InvalidArgument("Compile: the program has no format (\"mlir\" or \"hlo\")");
+  }
+  PJRTKIT_ASSIGN_OR_RETURN(
+      std::string options,
+      NormalizeCompileOptions(compile_options, static_cast<int>(devices_.size())));
+  PJRT_Program inner_program{};
+  inner_program.struct_size = PJRT_Program_STRUCT_SIZE;
+  inner_program.code = const_cast<char*>(program.code.data());  // The inner plugin only reads.
+  inner_program.code_size = program.code.size();
+  inner_program.format = program.format.data();
+  inner_program.format_size = program.format.size();
+  PJRTKIT_INNER_ARGS(PJRT_Client_Compile, args);
+  args.client = inner_client_;
+  args.program = &inner_program;
+  args.compile_options = options.data();
+  args.compile_options_size = options.size();
+  PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*inner_, PJRT_Client_Compile, &args));
+  return WrapExecutable(args.executable);
+}
+
+StatusOr<std::unique_ptr<LoadedExecutable>> XlaCpuClient::DeserializeAndLoad(
+    const std::string& serialized, const std::optional<std::string>& compile_options) {
+  std::string options;
+  if (compile_options.has_value()) {
+    PJRTKIT_ASSIGN_OR_RETURN(
+        options, NormalizeCompileOptions(*compile_options, static_cast<int>(devices_.size())));
+  }
+  PJRTKIT_INNER_ARGS(PJRT_Executable_DeserializeAndLoad, args);
+  args.client = inner_client_;
+  args.serialized_executable = serialized.data();
+  args.serialized_executable_size = serialized.size();
+  if (compile_options.has_value()) {
+    args.overridden_serialized_compile_options = options.data();
+    args.overridden_serialized_compile_options_size = options.size();
+  }
+  PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*inner_, PJRT_Executable_DeserializeAndLoad, &args));
+  return WrapExecutable(args.loaded_executable);
+}
+
+StatusOr<std::unique_ptr<LoadedExecutable>> XlaCpuClient::WrapExecutable(
+    PJRT_LoadedExecutable* inner) {
+  PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<XlaCpuLoadedExecutable> loaded,
+                           XlaCpuLoadedExecutable::Wrap(this, inner));
+  return std::unique_ptr<LoadedExecutable>(std::move(loaded));
+}
+
+}  // namespace xla_cpu
+}  // namespace pjrtkit

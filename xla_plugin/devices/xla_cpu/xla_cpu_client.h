@@ -1,0 +1,90 @@
+// XlaCpuClient: the reference device's Client, running everything through XLA:CPU's PJRT plugin.
+#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_XLA_CPU_CLIENT_H_
+#define PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_XLA_CPU_CLIENT_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "xla/pjrt/c/pjrt_c_api.h"
+#include "xla_plugin/client/client.h"
+#include "xla_plugin/devices/xla_cpu/inner_api.h"
+#include "xla_plugin/devices/xla_cpu/xla_cpu_device.h"
+#include "xla_plugin/devices/xla_cpu/xla_cpu_memory.h"
+
+namespace pjrtkit {
+namespace xla_cpu {
+
+class XlaCpuBuffer;
+
+// Owns an inner PJRT_Client created with cpu_device_count = device_count, and pjrtkit's devices
+// and memories wrapping the inner ones. Buffers and executables point at the client: the
+// framework destroys them before the client (as PJRT requires).
+class XlaCpuClient : public Client {
+ public:
+  // Creates the inner client on `inner` with `device_count` devices and wraps it. INTERNAL when
+  // the inner device ids are not exactly 0..device_count-1.
+  static StatusOr<std::unique_ptr<XlaCpuClient>> Create(std::shared_ptr<InnerApi> inner,
+                                                        int device_count);
+  ~XlaCpuClient() override;
+
+  const std::string& platform_name() const override { return platform_name_; }
+  const std::string& platform_version() const override { return platform_version_; }
+  const std::vector<Device*>& devices() const override { return device_ptrs_; }
+  const std::vector<Device*>& addressable_devices() const override { return device_ptrs_; }
+  const std::vector<Memory*>& memories() const override { return memory_ptrs_; }
+  StatusOr<HostBufferResult> BufferFromHostBuffer(const HostBufferArgs& args) override;
+  StatusOr<std::unique_ptr<LoadedExecutable>> Compile(const Program& program,
+                                                      const std::string& compile_options) override;
+  StatusOr<std::unique_ptr<LoadedExecutable>> DeserializeAndLoad(
+      const std::string& serialized, const std::optional<std::string>& compile_options) override;
+  StatusOr<const Topology*> topology() const override { return topology_.get(); }
+  StatusOr<std::unique_ptr<Buffer>> CreateUninitializedBuffer(ElementType type,
+                                                              const std::vector<int64_t>& dims,
+                                                              Memory* memory) override;
+
+  // The inner plugin.
+  const InnerApi& inner() const { return *inner_; }
+  // The inner plugin, shared.
+  std::shared_ptr<InnerApi> shared_inner() const { return inner_; }
+  // The inner client.
+  PJRT_Client* inner_client() const { return inner_client_; }
+  // Our device wrapping `inner`; nullptr if unknown.
+  XlaCpuDevice* FromInner(PJRT_Device* inner) const;
+  // Our memory wrapping `inner`; nullptr if unknown.
+  XlaCpuMemory* FromInner(PJRT_Memory* inner) const;
+  // `device` as one of this client's devices; INVALID_ARGUMENT naming `what` otherwise.
+  StatusOr<XlaCpuDevice*> OwnDevice(const Device* device, const char* what) const;
+  // `memory` as one of this client's memories; INVALID_ARGUMENT naming `what` otherwise.
+  StatusOr<XlaCpuMemory*> OwnMemory(const Memory* memory, const char* what) const;
+  // `buffer` as one of this client's buffers; INVALID_ARGUMENT naming `what` otherwise.
+  StatusOr<XlaCpuBuffer*> OwnBuffer(Buffer* buffer, const std::string& what) const;
+
+ private:
+  XlaCpuClient(std::shared_ptr<InnerApi> inner, PJRT_Client* inner_client);
+  // Builds devices, memories and topology from the inner client.
+  Status Init(int device_count);
+  // Builds the memories of every device (called by Init).
+  Status InitMemories();
+  // Wraps an inner loaded executable made by Compile or DeserializeAndLoad.
+  StatusOr<std::unique_ptr<LoadedExecutable>> WrapExecutable(PJRT_LoadedExecutable* inner);
+
+  std::shared_ptr<InnerApi> inner_;                     // The inner plugin.
+  PJRT_Client* inner_client_;                           // Owned; destroyed last.
+  std::string platform_name_;                           // "pjrtkit".
+  std::string platform_version_;                        // See device_model.h.
+  std::vector<std::unique_ptr<XlaCpuDevice>> devices_;  // By id.
+  std::vector<Device*> device_ptrs_;                    // Views of devices_.
+  std::vector<std::unique_ptr<XlaCpuMemory>> memories_; // By id.
+  std::vector<Memory*> memory_ptrs_;                    // Views of memories_.
+  std::unique_ptr<Topology> topology_;                  // pjrtkit's topology.
+  std::unordered_map<PJRT_Device*, XlaCpuDevice*> device_of_inner_;  // Inner -> ours.
+  std::unordered_map<PJRT_Memory*, XlaCpuMemory*> memory_of_inner_;  // Inner -> ours.
+};
+
+}  // namespace xla_cpu
+}  // namespace pjrtkit
+
+#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_XLA_CPU_CLIENT_H_

@@ -1,0 +1,55 @@
+// XlaCpuFactory: how the C-API layer creates the reference device (see client/plugin_factory.h).
+#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_XLA_CPU_FACTORY_H_
+#define PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_XLA_CPU_FACTORY_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "xla_plugin/client/client.h"
+#include "xla_plugin/client/options.h"
+#include "xla_plugin/client/plugin_factory.h"
+#include "xla_plugin/client/topology.h"
+#include "xla_plugin/client/types.h"
+
+namespace pjrtkit {
+namespace xla_cpu {
+
+// Create options (PJRT_Client_Create / PJRT_TopologyDescription_Create):
+//   device_count (int64, default 4, 1..256): number of devices; XLA:CPU gets it as
+//       cpu_device_count.
+//   xla_cpu_plugin_path (string): absolute path of OpenXLA's xla_cpu_pjrt.so; required by
+//       CreateClient, ignored by CreateTopology.
+struct XlaCpuFactory {
+  // Nothing to do: XLA:CPU is loaded and initialized by CreateClient.
+  static Status Initialize();
+  // pjrtkit_version plus the XLA:CPU plugin's own attributes (constants below; a test checks
+  // them against the loaded plugin).
+  static AttributeMap PluginAttributes();
+  // Loads XLA:CPU from xla_cpu_plugin_path and creates a client of device_count devices.
+  static StatusOr<std::unique_ptr<Client>> CreateClient(const AttributeMap& options);
+  // pjrtkit's topology of device_count devices; loads nothing. `name` is not used.
+  static StatusOr<std::unique_ptr<Topology>> CreateTopology(const std::string& name,
+                                                            const AttributeMap& options);
+  // The accepted create options.
+  static std::vector<OptionSpec> OptionSpecs();
+};
+
+// Attributes of the XLA:CPU plugin this reference device is built against (xla-cpu-pjrt 0.0.1,
+// PJRT C API 0.81), read once from its PJRT_Plugin_Attributes: xla_version 2, StableHLO current
+// 1.13.3, minimum 0.9.0. Upgrading the wheel means updating them (xla_cpu_factory_test says so).
+inline constexpr int64_t kXlaCpuXlaVersion = 2;
+inline constexpr int64_t kXlaCpuStablehloCurrentVersion[] = {1, 13, 3};
+inline constexpr int64_t kXlaCpuStablehloMinimumVersion[] = {0, 9, 0};
+
+// Option names.
+inline constexpr char kDeviceCountOption[] = "device_count";
+inline constexpr char kPluginPathOption[] = "xla_cpu_plugin_path";
+
+static_assert(CheckPluginFactory<XlaCpuFactory>(), "XlaCpuFactory");
+
+}  // namespace xla_cpu
+}  // namespace pjrtkit
+
+#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_XLA_CPU_FACTORY_H_

@@ -1,0 +1,256 @@
+// XlaCpuFactory: create options, plugin attributes, topology and the device model, against the
+// real XLA:CPU plugin.
+#include "xla_plugin/devices/xla_cpu/xla_cpu_factory.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "xla_plugin/devices/xla_cpu/inner_api.h"
+#include "xla_plugin/devices/xla_cpu/test_util.h"
+
+namespace pjrtkit {
+namespace xla_cpu {
+namespace {
+
+using ::pjrtkit::xla_cpu::testing::ClientOptions;
+using ::pjrtkit::xla_cpu::testing::CreateTestClient;
+using ::pjrtkit::xla_cpu::testing::XlaCpuPluginPath;
+
+// Expects `status` to have `code` and a message containing every one of `parts`.
+void ExpectError(const Status& status, StatusCode code, const std::vector<std::string>& parts) {
+  EXPECT_EQ(status.code(), code) << status.ToString();
+  for (const std::string& part : parts) {
+    EXPECT_NE(status.message().find(part), std::string::npos)
+        << "'" << part << "' not in: " << status.message();
+  }
+}
+
+TEST(XlaCpuFactoryTest, PluginPathIsInRunfiles) { EXPECT_FALSE(XlaCpuPluginPath().empty()); }
+
+TEST(XlaCpuFactoryTest, InitializeIsOk) {
+  EXPECT_TRUE(XlaCpuFactory::Initialize().ok());
+  EXPECT_TRUE(XlaCpuFactory::Initialize().ok());
+}
+
+TEST(XlaCpuFactoryTest, OptionSpecs) {
+  std::vector<OptionSpec> specs = XlaCpuFactory::OptionSpecs();
+  ASSERT_EQ(specs.size(), 2u);
+  EXPECT_EQ(specs[0].name, "device_count");
+  EXPECT_EQ(std::get<int64_t>(specs[0].type_tag), 4);
+  EXPECT_EQ(specs[1].name, "xla_cpu_plugin_path");
+  EXPECT_EQ(std::get<std::string>(specs[1].type_tag), "");
+}
+
+TEST(XlaCpuFactoryTest, UnknownOptionIsInvalidArgument) {
+  AttributeMap options = ClientOptions();
+  options["cpu_device_count"] = int64_t{2};
+  ExpectError(XlaCpuFactory::CreateClient(options).status(), StatusCode::kInvalidArgument,
+              {"unknown create option 'cpu_device_count'", "device_count (int64)",
+               "xla_cpu_plugin_path (string)"});
+  ExpectError(XlaCpuFactory::CreateTopology("", options).status(), StatusCode::kInvalidArgument,
+              {"'cpu_device_count'"});
+}
+
+TEST(XlaCpuFactoryTest, WrongTypeIsInvalidArgument) {
+  AttributeMap options = ClientOptions();
+  options["device_count"] = std::string("four");
+  ExpectError(XlaCpuFactory::CreateClient(options).status(), StatusCode::kInvalidArgument,
+              {"create option 'device_count' must be int64, got string"});
+  options["device_count"] = true;
+  ExpectError(XlaCpuFactory::CreateClient(options).status(), StatusCode::kInvalidArgument,
+              {"create option 'device_count' must be int64, got bool"});
+  options = ClientOptions();
+  options["xla_cpu_plugin_path"] = int64_t{1};
+  ExpectError(XlaCpuFactory::CreateClient(options).status(), StatusCode::kInvalidArgument,
+              {"create option 'xla_cpu_plugin_path' must be string, got int64"});
+}
+
+TEST(XlaCpuFactoryTest, DeviceCountOutOfRangeIsInvalidArgument) {
+  for (int64_t count : {int64_t{0}, int64_t{-1}, int64_t{257}}) {
+    AttributeMap options = ClientOptions();
+    options["device_count"] = count;
+    const std::string expected =
+        "create option 'device_count' must be in [1, 256], got " + std::to_string(count);
+    ExpectError(XlaCpuFactory::CreateClient(options).status(), StatusCode::kInvalidArgument,
+                {expected});
+    ExpectError(XlaCpuFactory::CreateTopology("", options).status(), StatusCode::kInvalidArgument,
+                {expected});
+  }
+}
+
+TEST(XlaCpuFactoryTest, MissingPluginPathIsFailedPrecondition) {
+  ExpectError(XlaCpuFactory::CreateClient({}).status(), StatusCode::kFailedPrecondition,
+              {"create option 'xla_cpu_plugin_path' is required", "xla_cpu_pjrt.so"});
+  AttributeMap options;
+  options["xla_cpu_plugin_path"] = std::string();
+  ExpectError(XlaCpuFactory::CreateClient(options).status(), StatusCode::kFailedPrecondition,
+              {"'xla_cpu_plugin_path' is required"});
+}
+
+TEST(XlaCpuFactoryTest, UnloadablePluginPathIsFailedPrecondition) {
+  AttributeMap options;
+  options["xla_cpu_plugin_path"] = std::string("/nonexistent/xla_cpu_pjrt.so");
+  ExpectError(XlaCpuFactory::CreateClient(options).status(), StatusCode::kFailedPrecondition,
+              {"create option 'xla_cpu_plugin_path' ('/nonexistent/xla_cpu_pjrt.so')",
+               "cannot load the XLA:CPU plugin",
+               "/nonexistent/xla_cpu_pjrt.so: cannot open shared object file: No such file or "
+               "directory"});
+}
+
+TEST(XlaCpuFactoryTest, RelativePluginPathIsInvalidArgument) {
+  AttributeMap options;
+  options["xla_cpu_plugin_path"] = std::string("xla_cpu_pjrt.so");
+  ExpectError(XlaCpuFactory::CreateClient(options).status(), StatusCode::kInvalidArgument,
+              {"create option 'xla_cpu_plugin_path' ('xla_cpu_pjrt.so') must be the absolute path"});
+}
+
+TEST(XlaCpuFactoryTest, PluginAttributesAreOurConstants) {
+  AttributeMap attributes = XlaCpuFactory::PluginAttributes();
+  ASSERT_EQ(attributes.size(), 4u);
+  EXPECT_EQ(std::get<int64_t>(attributes.at("xla_version")), 2);
+  EXPECT_EQ(std::get<std::vector<int64_t>>(attributes.at("stablehlo_current_version")),
+            (std::vector<int64_t>{1, 13, 3}));
+  EXPECT_EQ(std::get<std::vector<int64_t>>(attributes.at("stablehlo_minimum_version")),
+            (std::vector<int64_t>{0, 9, 0}));
+  EXPECT_EQ(std::get<std::string>(attributes.at("pjrtkit_version")), "0.1.0");
+}
+
+// If this fails after upgrading xla-cpu-pjrt, update the constants in xla_cpu_factory.h.
+TEST(XlaCpuFactoryTest, PluginAttributesEqualTheInnerPlugins) {
+  StatusOr<std::shared_ptr<InnerApi>> inner = InnerApi::Load(XlaCpuPluginPath(), "test");
+  ASSERT_TRUE(inner.ok()) << inner.status().ToString();
+  EXPECT_EQ((*inner)->ApiVersionString(), "0.81");
+  StatusOr<AttributeMap> inner_attributes = (*inner)->PluginAttributes();
+  ASSERT_TRUE(inner_attributes.ok()) << inner_attributes.status().ToString();
+  AttributeMap ours = XlaCpuFactory::PluginAttributes();
+  ours.erase("pjrtkit_version");
+  EXPECT_EQ(*inner_attributes, ours);
+}
+
+TEST(XlaCpuFactoryTest, TopologyNeedsNoPlugin) {
+  StatusOr<std::unique_ptr<Topology>> topology = XlaCpuFactory::CreateTopology("any", {});
+  ASSERT_TRUE(topology.ok()) << topology.status().ToString();
+  EXPECT_EQ((*topology)->platform_name(), "pjrtkit");
+  EXPECT_EQ((*topology)->platform_version(), "pjrtkit 0.1.0 (xla_cpu)");
+  ASSERT_EQ((*topology)->devices().size(), 4u);
+  for (int id = 0; id < 4; ++id) {
+    const DeviceDescription& d = (*topology)->devices()[id];
+    EXPECT_EQ(d.id(), id);
+    EXPECT_EQ(d.process_index(), 0);
+    EXPECT_EQ(d.kind(), "pjrtkit_cpu");
+    EXPECT_EQ(d.debug_string(), "PJRTKIT_" + std::to_string(id));
+    EXPECT_EQ(d.to_string(),
+              "PjrtkitDevice(id=" + std::to_string(id) + ", process_index=0, kind=pjrtkit_cpu)");
+  }
+  EXPECT_EQ(std::get<int64_t>((*topology)->attributes().at("device_count")), 4);
+  StatusOr<std::string> serialized = (*topology)->Serialize();
+  ASSERT_TRUE(serialized.ok());
+  EXPECT_EQ(*serialized,
+            "pjrtkit-topology 1\nplatform pjrtkit\nversion pjrtkit 0.1.0 (xla_cpu)\n"
+            "device 0 0 pjrtkit_cpu\ndevice 1 0 pjrtkit_cpu\ndevice 2 0 pjrtkit_cpu\n"
+            "device 3 0 pjrtkit_cpu\n");
+}
+
+TEST(XlaCpuFactoryTest, TopologyDeviceCountAndPluginPath) {
+  AttributeMap options;
+  options["device_count"] = int64_t{7};
+  options["xla_cpu_plugin_path"] = std::string("/not/loaded.so");  // Accepted, not used.
+  StatusOr<std::unique_ptr<Topology>> topology = XlaCpuFactory::CreateTopology("", options);
+  ASSERT_TRUE(topology.ok()) << topology.status().ToString();
+  ASSERT_EQ((*topology)->devices().size(), 7u);
+  EXPECT_EQ((*topology)->devices()[6].id(), 6);
+  // JAX's "key:value" option form passes strings; a decimal string works for device_count.
+  options["device_count"] = std::string("3");
+  topology = XlaCpuFactory::CreateTopology("", options);
+  ASSERT_TRUE(topology.ok()) << topology.status().ToString();
+  EXPECT_EQ((*topology)->devices().size(), 3u);
+}
+
+// Checks the whole device model of a client of `count` devices.
+void ExpectDeviceModel(Client* client, int count) {
+  EXPECT_EQ(client->platform_name(), "pjrtkit");
+  EXPECT_EQ(client->platform_version(), "pjrtkit 0.1.0 (xla_cpu cpu)");
+  EXPECT_EQ(client->process_index(), 0);
+  ASSERT_EQ(client->devices().size(), static_cast<size_t>(count));
+  EXPECT_EQ(client->addressable_devices(), client->devices());
+  ASSERT_EQ(client->memories().size(), static_cast<size_t>(3 * count));
+  const std::vector<std::string> kinds = {"device", "pinned_host", "unpinned_host"};
+  for (int id = 0; id < count; ++id) {
+    SCOPED_TRACE("device " + std::to_string(id));
+    Device* device = client->devices()[id];
+    const std::string ids = std::to_string(id);
+    EXPECT_EQ(device->description().id(), id);
+    EXPECT_EQ(device->description().process_index(), 0);
+    EXPECT_EQ(device->description().kind(), "pjrtkit_cpu");
+    EXPECT_EQ(device->description().debug_string(), "PJRTKIT_" + ids);
+    EXPECT_EQ(device->description().to_string(),
+              "PjrtkitDevice(id=" + ids + ", process_index=0, kind=pjrtkit_cpu)");
+    const AttributeMap& attributes = device->description().attributes();
+    ASSERT_EQ(attributes.size(), 2u);
+    EXPECT_EQ(std::get<std::string>(attributes.at("backend")), "xla_cpu");
+    EXPECT_EQ(std::get<int64_t>(attributes.at("core_count")), 1);
+    EXPECT_TRUE(device->IsAddressable());
+    EXPECT_EQ(device->local_hardware_id(), id);
+    StatusOr<Device*> looked_up = client->LookupDevice(id);
+    ASSERT_TRUE(looked_up.ok());
+    EXPECT_EQ(*looked_up, device);
+    looked_up = client->LookupAddressableDevice(id);
+    ASSERT_TRUE(looked_up.ok());
+    EXPECT_EQ(*looked_up, device);
+    ASSERT_EQ(device->memories().size(), 3u);
+    EXPECT_EQ(device->default_memory(), device->memories()[0]);
+    for (int k = 0; k < 3; ++k) {
+      Memory* memory = device->memories()[k];
+      const int memory_id = 3 * id + k;
+      EXPECT_EQ(client->memories()[memory_id], memory);
+      EXPECT_EQ(memory->id(), memory_id);
+      EXPECT_EQ(memory->kind(), kinds[k]);
+      EXPECT_EQ(memory->kind_id(), k);
+      EXPECT_EQ(memory->debug_string(), "PJRTKIT_" + ids + ":" + kinds[k]);
+      EXPECT_EQ(memory->to_string(), "PjrtkitMemory(id=" + std::to_string(memory_id) +
+                                         ", kind=" + kinds[k] + ", device=" + ids + ")");
+      EXPECT_EQ(memory->addressable_by_devices(), std::vector<Device*>{device});
+    }
+    StatusOr<MemoryStats> stats = device->GetMemoryStats();
+    ASSERT_TRUE(stats.ok());
+    EXPECT_EQ(stats->bytes_in_use, 0);
+    EXPECT_EQ(stats->peak_bytes_in_use, 0);
+    EXPECT_EQ(stats->num_allocs, 0);
+  }
+  Status missing = client->LookupDevice(count).status();
+  EXPECT_EQ(missing.code(), StatusCode::kInvalidArgument);
+  StatusOr<const Topology*> topology = client->topology();
+  ASSERT_TRUE(topology.ok());
+  EXPECT_EQ((*topology)->platform_name(), "pjrtkit");
+  EXPECT_EQ((*topology)->platform_version(), "pjrtkit 0.1.0 (xla_cpu cpu)");
+  ASSERT_EQ((*topology)->devices().size(), static_cast<size_t>(count));
+  EXPECT_EQ((*topology)->devices()[count - 1].debug_string(), "PJRTKIT_" + std::to_string(count - 1));
+}
+
+TEST(XlaCpuFactoryTest, DefaultClientHasFourDevices) {
+  std::unique_ptr<Client> client = CreateTestClient();
+  ASSERT_NE(client, nullptr);
+  ExpectDeviceModel(client.get(), 4);
+  StatusOr<std::vector<int>> assignment = client->DefaultDeviceAssignment(2, 2);
+  ASSERT_TRUE(assignment.ok());
+  EXPECT_EQ(*assignment, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(client->DefaultDeviceAssignment(5, 1).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(XlaCpuFactoryTest, OneDevice) {
+  std::unique_ptr<Client> client = CreateTestClient(1);
+  ASSERT_NE(client, nullptr);
+  ExpectDeviceModel(client.get(), 1);
+}
+
+TEST(XlaCpuFactoryTest, TwoDevices) {
+  std::unique_ptr<Client> client = CreateTestClient(2);
+  ASSERT_NE(client, nullptr);
+  ExpectDeviceModel(client.get(), 2);
+}
+
+}  // namespace
+}  // namespace xla_cpu
+}  // namespace pjrtkit

@@ -1,0 +1,59 @@
+// XlaCpuLoadedExecutable: a program compiled by XLA:CPU and loaded on the reference devices.
+#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_XLA_CPU_LOADED_EXECUTABLE_H_
+#define PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_XLA_CPU_LOADED_EXECUTABLE_H_
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "xla/pjrt/c/pjrt_c_api.h"
+#include "xla_plugin/client/loaded_executable.h"
+#include "xla_plugin/devices/xla_cpu/xla_cpu_executable.h"
+
+namespace pjrtkit {
+namespace xla_cpu {
+
+class XlaCpuClient;
+
+// Owns an inner PJRT_LoadedExecutable. Execute checks the arguments itself (ours, live, on the
+// right device) before the inner plugin sees them, maps them to inner buffers, and wraps the
+// outputs and completion events; inputs the inner plugin donated read as deleted afterwards.
+class XlaCpuLoadedExecutable : public LoadedExecutable {
+ public:
+  // Wraps `inner` (taking ownership; destroyed on error) for `client`.
+  static StatusOr<std::unique_ptr<XlaCpuLoadedExecutable>> Wrap(XlaCpuClient* client,
+                                                               PJRT_LoadedExecutable* inner);
+  ~XlaCpuLoadedExecutable() override;
+
+  std::shared_ptr<Executable> executable() const override { return executable_; }
+  // The devices of the inner device assignment; empty for a portable executable (which runs on
+  // ExecuteOptions::execute_device).
+  const std::vector<Device*>& addressable_devices() const override { return devices_; }
+  void Delete() override;
+  bool IsDeleted() const override;
+  StatusOr<ExecuteResult> Execute(const std::vector<std::vector<Buffer*>>& arguments,
+                                  const ExecuteOptions& options) override;
+  // The inner serialized xla.DeviceAssignmentProto (empty for a portable executable).
+  StatusOr<std::string> SerializedDeviceAssignment() const override;
+
+ private:
+  XlaCpuLoadedExecutable(XlaCpuClient* client, PJRT_LoadedExecutable* inner);
+  // Reads the executable and the devices.
+  Status Init();
+  // The inner argument lists for `arguments` run on `devices`; checks every buffer.
+  StatusOr<std::vector<std::vector<PJRT_Buffer*>>> InnerArguments(
+      const std::vector<std::vector<Buffer*>>& arguments,
+      const std::vector<Device*>& devices) const;
+
+  XlaCpuClient* client_;                         // Owning client.
+  PJRT_LoadedExecutable* inner_;                 // Owned inner executable.
+  std::shared_ptr<XlaCpuExecutable> executable_;  // Device-independent view.
+  std::vector<Device*> devices_;                 // Addressable devices, argument-list order.
+  std::atomic<bool> deleted_{false};             // Delete() was called (XLA:CPU's is a no-op).
+};
+
+}  // namespace xla_cpu
+}  // namespace pjrtkit
+
+#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_XLA_CPU_LOADED_EXECUTABLE_H_
