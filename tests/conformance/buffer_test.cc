@@ -1,0 +1,291 @@
+// PJRT_Buffer_*: metadata, readiness, deletion, copies, external references, pointers.
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/conformance/test_base.h"
+
+namespace pjrt_conformance {
+namespace {
+
+class BufferTest : public ClientTestBase {
+ protected:
+  void SetUp() override {
+    ClientTestBase::SetUp();
+    if (HasFatalFailure()) return;
+    PJRT_ASSERT_OK(FromVector(values_, PJRT_Buffer_Type_F32, {2, 3}, FirstDevice(), &buffer_));
+  }
+
+  // A device other than the buffer's, or NULL when there is only one.
+  PJRT_Device* OtherDevice() {
+    const std::vector<PJRT_Device*> devices = AddressableDevices();
+    return devices.size() < 2 ? nullptr : devices[1];
+  }
+
+  Status Delete(PJRT_Buffer* buffer) {
+    PJRT_ARGS(PJRT_Buffer_Delete_Args, args);
+    args.buffer = buffer;
+    return PJRT_CALL(api()->PJRT_Buffer_Delete(&args));
+  }
+
+  Status ExternalRef(bool increase) {
+    if (increase) {
+      PJRT_ARGS(PJRT_Buffer_IncreaseExternalReferenceCount_Args, args);
+      args.buffer = buffer_.get();
+      return PJRT_CALL(api()->PJRT_Buffer_IncreaseExternalReferenceCount(&args));
+    }
+    PJRT_ARGS(PJRT_Buffer_DecreaseExternalReferenceCount_Args, args);
+    args.buffer = buffer_.get();
+    return PJRT_CALL(api()->PJRT_Buffer_DecreaseExternalReferenceCount(&args));
+  }
+
+  const std::vector<float> values_ = {1.5f, -2.0f, 3.25f, 0.0f, 1e6f, -7.5f};  // f32[2,3].
+  BufferPtr buffer_;                                                              // Of values_.
+};
+
+TEST_F(BufferTest, ElementTypeAndDimensions) {
+  PJRT_ARGS(PJRT_Buffer_ElementType_Args, type);
+  type.buffer = buffer_.get();
+  PJRT_ASSERT_OK(PJRT_CALL(api()->PJRT_Buffer_ElementType(&type)));
+  EXPECT_EQ(type.type, PJRT_Buffer_Type_F32);
+  PJRT_ARGS(PJRT_Buffer_Dimensions_Args, dims);
+  dims.buffer = buffer_.get();
+  PJRT_ASSERT_OK(PJRT_CALL(api()->PJRT_Buffer_Dimensions(&dims)));
+  EXPECT_EQ(std::vector<int64_t>(dims.dims, dims.dims + dims.num_dims),
+            (std::vector<int64_t>{2, 3}));
+}
+
+TEST_F(BufferTest, UnpaddedDimensionsEqualDimensions) {
+  PJRT_ARGS(PJRT_Buffer_UnpaddedDimensions_Args, args);
+  args.buffer = buffer_.get();
+  PJRT_SKIP_IF_UNIMPLEMENTED(PJRT_CALL(api()->PJRT_Buffer_UnpaddedDimensions(&args)),
+                             "PJRT_Buffer_UnpaddedDimensions");
+  EXPECT_EQ(std::vector<int64_t>(args.unpadded_dims, args.unpadded_dims + args.num_dims),
+            (std::vector<int64_t>{2, 3}));
+}
+
+TEST_F(BufferTest, StaticShapeHasNoDynamicDimensions) {
+  PJRT_ARGS(PJRT_Buffer_DynamicDimensionIndices_Args, args);
+  args.buffer = buffer_.get();
+  PJRT_SKIP_IF_UNIMPLEMENTED(PJRT_CALL(api()->PJRT_Buffer_DynamicDimensionIndices(&args)),
+                             "PJRT_Buffer_DynamicDimensionIndices");
+  EXPECT_EQ(args.num_dynamic_dims, 0u);
+}
+
+TEST_F(BufferTest, OnDeviceSizeCoversTheData) {
+  PJRT_ARGS(PJRT_Buffer_OnDeviceSizeInBytes_Args, args);
+  args.buffer = buffer_.get();
+  PJRT_ASSERT_OK(PJRT_CALL(api()->PJRT_Buffer_OnDeviceSizeInBytes(&args)));
+  EXPECT_GE(args.on_device_size_in_bytes, values_.size() * sizeof(float));
+  EXPECT_LE(args.on_device_size_in_bytes, 1u << 20) << "implausible for 24 bytes of data";
+  Report("on_device_size_in_bytes_f32_2x3", std::to_string(args.on_device_size_in_bytes));
+}
+
+TEST_F(BufferTest, LivesOnTheRequestedDeviceAndItsDefaultMemory) {
+  for (PJRT_Device* device : AddressableDevices()) {
+    BufferPtr buffer;
+    PJRT_ASSERT_OK(FromVector(values_, PJRT_Buffer_Type_F32, {2, 3}, device, &buffer));
+    PJRT_Device* placed = nullptr;
+    PJRT_ASSERT_OK(BufferDevice(buffer.get(), &placed));
+    EXPECT_EQ(placed, device);
+    PJRT_Memory* memory = nullptr;
+    PJRT_ASSERT_OK(BufferMemory(buffer.get(), &memory));
+    EXPECT_EQ(memory, DefaultMemory(device));
+  }
+}
+
+TEST_F(BufferTest, ReadyEventBecomesReadyWithoutError) {
+  PJRT_ARGS(PJRT_Buffer_ReadyEvent_Args, args);
+  args.buffer = buffer_.get();
+  PJRT_ASSERT_OK(PJRT_CALL(api()->PJRT_Buffer_ReadyEvent(&args)));
+  EventPtr event(api(), args.event);
+  ASSERT_TRUE(event);
+  PJRT_ASSERT_OK(Await(event.get()));
+  EXPECT_TRUE(IsReady(event.get()));
+  PJRT_ARGS(PJRT_Event_Error_Args, error);
+  error.event = event.get();
+  PJRT_EXPECT_OK(PJRT_CALL(api()->PJRT_Event_Error(&error)));
+}
+
+TEST_F(BufferTest, IsOnCpuAnswers) {
+  PJRT_ARGS(PJRT_Buffer_IsOnCpu_Args, args);
+  args.buffer = buffer_.get();
+  PJRT_ASSERT_OK(PJRT_CALL(api()->PJRT_Buffer_IsOnCpu(&args)));
+  Report("is_on_cpu", args.is_on_cpu ? "true" : "false");
+}
+
+TEST_F(BufferTest, DeleteMarksTheBufferDeleted) {
+  bool deleted = true;
+  PJRT_ASSERT_OK(IsDeleted(buffer_.get(), &deleted));
+  EXPECT_FALSE(deleted);
+  PJRT_ASSERT_OK(Delete(buffer_.get()));
+  PJRT_ASSERT_OK(IsDeleted(buffer_.get(), &deleted));
+  EXPECT_TRUE(deleted);
+}
+
+TEST_F(BufferTest, DeleteTwiceIsHarmless) {
+  PJRT_ASSERT_OK(Delete(buffer_.get()));
+  PJRT_EXPECT_OK(Delete(buffer_.get()));
+  bool deleted = false;
+  PJRT_ASSERT_OK(IsDeleted(buffer_.get(), &deleted));
+  EXPECT_TRUE(deleted);
+}
+
+TEST_F(BufferTest, ToHostAfterDeleteIsAnError) {
+  PJRT_ASSERT_OK(Delete(buffer_.get()));
+  std::vector<char> back;
+  PJRT_ASSERT_ERROR(ToHost(buffer_.get(), &back));
+}
+
+TEST_F(BufferTest, CopyAfterDeleteIsAnError) {
+  PJRT_ASSERT_OK(Delete(buffer_.get()));
+  PJRT_ARGS(PJRT_Buffer_CopyToDevice_Args, args);
+  args.buffer = buffer_.get();
+  args.dst_device = OtherDevice() != nullptr ? OtherDevice() : FirstDevice();
+  const Status status = PJRT_CALL(api()->PJRT_Buffer_CopyToDevice(&args));
+  BufferPtr copy(api(), args.dst_buffer);
+  if (status.ok()) {
+    // Some plugins report the error through the copy instead of the call.
+    ASSERT_TRUE(copy);
+    PJRT_ASSERT_ERROR(AwaitReady(copy.get()));
+  } else {
+    EXPECT_FALSE(status.message.empty());
+  }
+}
+
+TEST_F(BufferTest, CopyToAnotherDeviceKeepsTheData) {
+  PJRT_Device* other = OtherDevice();
+  if (other == nullptr) GTEST_SKIP() << "needs 2 addressable devices";
+  PJRT_ARGS(PJRT_Buffer_CopyToDevice_Args, args);
+  args.buffer = buffer_.get();
+  args.dst_device = other;
+  PJRT_ASSERT_OK(PJRT_CALL(api()->PJRT_Buffer_CopyToDevice(&args)));
+  BufferPtr copy(api(), args.dst_buffer);
+  PJRT_Device* placed = nullptr;
+  PJRT_ASSERT_OK(BufferDevice(copy.get(), &placed));
+  EXPECT_EQ(placed, other);
+  std::vector<float> back;
+  PJRT_ASSERT_OK(ReadVector(copy.get(), &back));
+  EXPECT_EQ(back, values_);
+  PJRT_ASSERT_OK(ReadVector(buffer_.get(), &back));
+  EXPECT_EQ(back, values_) << "the source changed";
+}
+
+TEST_F(BufferTest, CopyToAnotherMemoryKeepsTheData) {
+  PJRT_Device* other = OtherDevice() != nullptr ? OtherDevice() : FirstDevice();
+  PJRT_Memory* memory = DefaultMemory(other);
+  PJRT_ARGS(PJRT_Buffer_CopyToMemory_Args, args);
+  args.buffer = buffer_.get();
+  args.dst_memory = memory;
+  PJRT_SKIP_IF_UNIMPLEMENTED(PJRT_CALL(api()->PJRT_Buffer_CopyToMemory(&args)),
+                             "PJRT_Buffer_CopyToMemory");
+  BufferPtr copy(api(), args.dst_buffer);
+  PJRT_Memory* placed = nullptr;
+  PJRT_ASSERT_OK(BufferMemory(copy.get(), &placed));
+  EXPECT_EQ(placed, memory);
+  std::vector<float> back;
+  PJRT_ASSERT_OK(ReadVector(copy.get(), &back));
+  EXPECT_EQ(back, values_);
+}
+
+TEST_F(BufferTest, ExternalReferencesBalance) {
+  Status status = ExternalRef(true);
+  PJRT_SKIP_IF_UNIMPLEMENTED(status, "PJRT_Buffer_IncreaseExternalReferenceCount");
+  PJRT_ASSERT_OK(ExternalRef(true));
+  PJRT_ASSERT_OK(ExternalRef(false));
+  PJRT_ASSERT_OK(ExternalRef(false));
+  std::vector<float> back;
+  PJRT_ASSERT_OK(ReadVector(buffer_.get(), &back));
+  EXPECT_EQ(back, values_);
+}
+
+TEST_F(BufferTest, DecreasingExternalReferencesAtZeroIsAnError) {
+  const Status status = ExternalRef(false);
+  if (status.unimplemented()) GTEST_SKIP() << "external references: " << status.message;
+  PJRT_ASSERT_ERROR(status);
+}
+
+TEST_F(BufferTest, UnsafePointerOrUnimplemented) {
+  PJRT_ASSERT_OK(AwaitReady(buffer_.get()));
+  PJRT_ARGS(PJRT_Buffer_UnsafePointer_Args, args);
+  args.buffer = buffer_.get();
+  PJRT_SKIP_IF_UNIMPLEMENTED(PJRT_CALL(api()->PJRT_Buffer_UnsafePointer(&args)),
+                             "PJRT_Buffer_UnsafePointer");
+  EXPECT_NE(args.buffer_pointer, 0u);
+  PJRT_ARGS(PJRT_Buffer_IsOnCpu_Args, cpu);
+  cpu.buffer = buffer_.get();
+  PJRT_ASSERT_OK(PJRT_CALL(api()->PJRT_Buffer_IsOnCpu(&cpu)));
+  if (cpu.is_on_cpu && args.buffer_pointer != 0) {
+    // Host-resident and dense: the pointer must show the data.
+    EXPECT_EQ(std::memcmp(reinterpret_cast<const void*>(args.buffer_pointer), values_.data(),
+                          values_.size() * sizeof(float)),
+              0);
+  }
+}
+
+TEST_F(BufferTest, OpaqueDeviceMemoryPointerOrUnimplemented) {
+  PJRT_ASSERT_OK(AwaitReady(buffer_.get()));
+  PJRT_ASSERT_OK(ExternalRef(true));  // Keeps the pointer valid while we look.
+  PJRT_ARGS(PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args, args);
+  args.buffer = buffer_.get();
+  const Status status = PJRT_CALL(api()->PJRT_Buffer_OpaqueDeviceMemoryDataPointer(&args));
+  PJRT_ASSERT_OK(ExternalRef(false));
+  PJRT_SKIP_IF_UNIMPLEMENTED(status, "PJRT_Buffer_OpaqueDeviceMemoryDataPointer");
+  EXPECT_NE(args.device_memory_ptr, nullptr);
+}
+
+TEST_F(BufferTest, MemoryLayoutIsMajorToMinorOrUnimplemented) {
+  PJRT_REQUIRE_SLOT(PJRT_Buffer_GetMemoryLayout);
+  PJRT_ARGS(PJRT_Buffer_GetMemoryLayout_Args, args);
+  args.buffer = buffer_.get();
+  PJRT_SKIP_IF_UNIMPLEMENTED(PJRT_CALL(api()->PJRT_Buffer_GetMemoryLayout(&args)),
+                             "PJRT_Buffer_GetMemoryLayout");
+  ASSERT_EQ(args.layout.type, PJRT_Buffer_MemoryLayout_Type_Tiled);
+  const PJRT_Buffer_MemoryLayout_Tiled& tiled = args.layout.tiled;
+  EXPECT_EQ(std::vector<int64_t>(tiled.minor_to_major,
+                                 tiled.minor_to_major + tiled.minor_to_major_size),
+            (std::vector<int64_t>{1, 0}));
+}
+
+TEST_F(BufferTest, CopyRawToHostOrUnimplemented) {
+  PJRT_REQUIRE_SLOT(PJRT_Buffer_CopyRawToHost);
+  std::vector<float> back(values_.size(), 0.0f);
+  PJRT_ARGS(PJRT_Buffer_CopyRawToHost_Args, args);
+  args.buffer = buffer_.get();
+  args.dst = back.data();
+  args.offset = 0;
+  args.transfer_size = static_cast<int64_t>(back.size() * sizeof(float));
+  PJRT_SKIP_IF_UNIMPLEMENTED(PJRT_CALL(api()->PJRT_Buffer_CopyRawToHost(&args)),
+                             "PJRT_Buffer_CopyRawToHost");
+  EventPtr event(api(), args.event);
+  if (event) PJRT_ASSERT_OK(Await(event.get()));
+  EXPECT_EQ(back, values_);
+}
+
+TEST_F(BufferTest, UninitializedBufferHasTheRequestedShapeOrUnimplemented) {
+  PJRT_REQUIRE_SLOT(PJRT_Client_CreateUninitializedBuffer);
+  const std::vector<int64_t> dims = {4, 5};
+  PJRT_ARGS(PJRT_Client_CreateUninitializedBuffer_Args, args);
+  args.client = client();
+  args.shape_dims = dims.data();
+  args.shape_num_dims = dims.size();
+  args.shape_element_type = PJRT_Buffer_Type_S32;
+  args.device = FirstDevice();
+  args.memory = DefaultMemory(FirstDevice());
+  PJRT_SKIP_IF_UNIMPLEMENTED(PJRT_CALL(api()->PJRT_Client_CreateUninitializedBuffer(&args)),
+                             "PJRT_Client_CreateUninitializedBuffer");
+  BufferPtr buffer(api(), args.buffer);
+  PJRT_ARGS(PJRT_Buffer_Dimensions_Args, dim_args);
+  dim_args.buffer = buffer.get();
+  PJRT_ASSERT_OK(PJRT_CALL(api()->PJRT_Buffer_Dimensions(&dim_args)));
+  EXPECT_EQ(std::vector<int64_t>(dim_args.dims, dim_args.dims + dim_args.num_dims), dims);
+  PJRT_ARGS(PJRT_Buffer_ElementType_Args, type_args);
+  type_args.buffer = buffer.get();
+  PJRT_ASSERT_OK(PJRT_CALL(api()->PJRT_Buffer_ElementType(&type_args)));
+  EXPECT_EQ(type_args.type, PJRT_Buffer_Type_S32);
+}
+
+}  // namespace
+}  // namespace pjrt_conformance
