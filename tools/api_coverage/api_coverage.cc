@@ -1,0 +1,238 @@
+// api_coverage: prints, as a markdown table, which PJRT_Api slots a PJRT plugin implements.
+//
+//   api_coverage path/to/plugin.so
+//
+// It dlopens the plugin, calls GetPjrtApi(), and classifies every slot of pjrt_c_api.h (the list
+// is tools/api_coverage/pjrt_api_slots.inc, generated from the header):
+//   NULL           the slot is a null pointer;
+//   absent         the slot lies beyond the plugin's PJRT_Api struct_size (an older plugin);
+//   UNIMPLEMENTED  called with a zero-filled Args struct whose struct_size is 0, it returned an
+//                  UNIMPLEMENTED error;
+//   implemented    it returned any other error (an implemented entry rejects struct_size 0), or
+//                  (noted) accepted the zeroed args or crashed on them. PJRT_Error_* slots are
+//                  reported implemented when non-NULL without being called.
+// Each probe runs in a forked child, so a plugin that crashes on zeroed args cannot take the
+// report down. The extension chain (PJRT_Api.extension_start) is listed after the table.
+
+// C standard library / POSIX.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+// C++ standard library.
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+// PJRT C API.
+#include "xla/pjrt/c/pjrt_c_api.h"
+
+namespace {
+
+// How a slot was classified.
+enum class Verdict : char {
+  kImplemented = 'I',       // Rejected struct_size 0 with a non-UNIMPLEMENTED error.
+  kAcceptedZeroArgs = 'A',  // Returned no error for zeroed args.
+  kUnimplemented = 'U',     // Returned UNIMPLEMENTED.
+  kCrashed = 'C',           // The probe died.
+  kNull = 'N',              // Null pointer.
+  kAbsent = 'X',            // Beyond the plugin's struct_size.
+  kNotProbed = 'E',         // PJRT_Error_*: non-NULL, not called.
+};
+
+// The text of a verdict for the table.
+const char* VerdictText(Verdict v) {
+  switch (v) {
+    case Verdict::kImplemented:
+      return "implemented";
+    case Verdict::kAcceptedZeroArgs:
+      return "implemented (accepted zeroed args)";
+    case Verdict::kUnimplemented:
+      return "UNIMPLEMENTED";
+    case Verdict::kCrashed:
+      return "implemented (crashed on zeroed args)";
+    case Verdict::kNull:
+      return "NULL";
+    case Verdict::kAbsent:
+      return "absent (older plugin)";
+    case Verdict::kNotProbed:
+      return "implemented";
+  }
+  return "?";
+}
+
+// Name of a PJRT_Extension_Type value.
+const char* ExtensionName(int type) {
+  static const char* const kNames[] = {"Gpu_Custom_Call",
+                                       "Profiler",
+                                       "Custom_Partitioner",
+                                       "Stream",
+                                       "Layouts",
+                                       "FFI",
+                                       "MemoryDescriptions",
+                                       "Triton",
+                                       "RawBuffer",
+                                       "PhaseCompile",
+                                       "Example",
+                                       "Unknown",
+                                       "CrossHostTransfers",
+                                       "ExecutableMetadata",
+                                       "Callback",
+                                       "HostAllocator"};
+  if (type >= 0 && type < static_cast<int>(sizeof(kNames) / sizeof(kNames[0]))) {
+    return kNames[type];
+  }
+  return "(unknown to this header)";
+}
+
+// Calls `fn` with a zero-filled Args struct (struct_size 0) and classifies the result. Runs in
+// the probe child.
+template <typename Args, typename Result>
+Verdict CallWithZeroArgs(const PJRT_Api* api, Result (*fn)(Args*)) {
+  if constexpr (std::is_void_v<Result>) {
+    return Verdict::kNotProbed;  // Only PJRT_Error_Destroy / _Message return void.
+  } else {
+    alignas(16) unsigned char zeroed[4096];
+    std::memset(zeroed, 0, sizeof(zeroed));
+    PJRT_Error* error = fn(reinterpret_cast<Args*>(zeroed));
+    if (error == nullptr) return Verdict::kAcceptedZeroArgs;
+    if (api->PJRT_Error_GetCode == nullptr) return Verdict::kImplemented;
+    PJRT_Error_GetCode_Args code;
+    std::memset(&code, 0, sizeof(code));
+    code.struct_size = PJRT_Error_GetCode_Args_STRUCT_SIZE;
+    code.error = error;
+    if (api->PJRT_Error_GetCode(&code) != nullptr) return Verdict::kImplemented;
+    return code.code == PJRT_Error_Code_UNIMPLEMENTED ? Verdict::kUnimplemented
+                                                      : Verdict::kImplemented;
+  }
+}
+
+// Probes `fn` in a forked child so that a crash is reported, not suffered.
+template <typename Args, typename Result>
+Verdict Probe(const PJRT_Api* api, Result (*fn)(Args*)) {
+  int fds[2];
+  if (pipe(fds) != 0) return CallWithZeroArgs(api, fn);
+  std::fflush(stdout);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return CallWithZeroArgs(api, fn);
+  }
+  if (pid == 0) {  // Child: a crashing plugin's own diagnostics would only clutter the report.
+    close(fds[0]);
+    const int dev_null = open("/dev/null", O_WRONLY);
+    if (dev_null >= 0) dup2(dev_null, STDERR_FILENO);
+    const char verdict = static_cast<char>(CallWithZeroArgs(api, fn));
+    ssize_t ignored = write(fds[1], &verdict, 1);
+    (void)ignored;
+    _exit(0);
+  }
+  close(fds[1]);
+  char verdict = 0;
+  const ssize_t got = read(fds[0], &verdict, 1);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (got != 1) return Verdict::kCrashed;
+  return static_cast<Verdict>(verdict);
+}
+
+// Counts of each verdict.
+struct Summary {
+  int implemented = 0;
+  int unimplemented = 0;
+  int null = 0;
+  int absent = 0;
+};
+
+// Classifies one slot at `offset` in the PJRT_Api.
+template <typename Args, typename Result>
+Verdict Classify(const PJRT_Api* api, const char* name, size_t offset, Result (*fn)(Args*)) {
+  if (offset + sizeof(fn) > api->struct_size) return Verdict::kAbsent;
+  if (fn == nullptr) return Verdict::kNull;
+  if (std::strncmp(name, "PJRT_Error_", 11) == 0) return Verdict::kNotProbed;
+  return Probe(api, fn);
+}
+
+// Prints the table and returns the counts.
+Summary PrintSlots(const PJRT_Api* api) {
+  Summary summary;
+  std::printf("| # | slot | status |\n| --- | --- | --- |\n");
+  int index = 0;
+  auto report = [&](const char* name, Verdict v) {
+    std::printf("| %d | %s | %s |\n", ++index, name, VerdictText(v));
+    switch (v) {
+      case Verdict::kUnimplemented:
+        ++summary.unimplemented;
+        break;
+      case Verdict::kNull:
+        ++summary.null;
+        break;
+      case Verdict::kAbsent:
+        ++summary.absent;
+        break;
+      default:
+        ++summary.implemented;
+        break;
+    }
+  };
+#define PJRT_API_SLOT(name) \
+  report(#name, Classify(api, #name, offsetof(PJRT_Api, name), api->name));
+#include "tools/api_coverage/pjrt_api_slots.inc"
+  return summary;
+}
+
+// Prints the extension chain.
+void PrintExtensions(const PJRT_Api* api) {
+  std::printf("\n## Extensions\n\n");
+  const PJRT_Extension_Base* ext = api->extension_start;
+  if (ext == nullptr) {
+    std::printf("none (PJRT_Api.extension_start is NULL)\n");
+    return;
+  }
+  std::printf("| # | type | struct_size |\n| --- | --- | --- |\n");
+  for (int i = 1; ext != nullptr && i <= 64; ++i, ext = ext->next) {
+    std::printf("| %d | PJRT_Extension_Type_%s (%d) | %zu |\n", i, ExtensionName(ext->type),
+                static_cast<int>(ext->type), ext->struct_size);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s path/to/pjrt_plugin.so\n", argv[0]);
+    return 2;
+  }
+  void* library = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    std::fprintf(stderr, "api_coverage: cannot load %s: %s\n", argv[1], dlerror());
+    return 1;
+  }
+  using GetPjrtApiFn = const PJRT_Api* (*)();
+  auto get_api = reinterpret_cast<GetPjrtApiFn>(dlsym(library, "GetPjrtApi"));
+  if (get_api == nullptr) {
+    std::fprintf(stderr, "api_coverage: %s does not export GetPjrtApi\n", argv[1]);
+    return 1;
+  }
+  const PJRT_Api* api = get_api();
+  if (api == nullptr) {
+    std::fprintf(stderr, "api_coverage: GetPjrtApi() returned NULL\n");
+    return 1;
+  }
+  std::printf("# PJRT API coverage of %s\n\n", argv[1]);
+  std::printf(
+      "Plugin PJRT C API %d.%d, PJRT_Api struct_size %zu; this report knows %d.%d "
+      "(struct_size %zu).\n\n",
+      api->pjrt_api_version.major_version, api->pjrt_api_version.minor_version, api->struct_size,
+      PJRT_API_MAJOR, PJRT_API_MINOR, static_cast<size_t>(PJRT_Api_STRUCT_SIZE));
+  Summary summary = PrintSlots(api);
+  std::printf("\nSummary: %d implemented, %d UNIMPLEMENTED, %d NULL, %d absent.\n",
+              summary.implemented, summary.unimplemented, summary.null, summary.absent);
+  PrintExtensions(api);
+  return 0;
+}

@@ -1,0 +1,48 @@
+#!/bin/bash
+# Runs api_coverage on the fake pjrtkit plugin and on a deliberately partial plugin, and checks
+# exact lines of the reports.
+set -u
+tool="$1"
+fake="$2"
+partial="$3"
+failures=0
+
+# expect REPORT LINE: fails unless LINE is a whole line of REPORT.
+expect() {
+  if ! grep -qxF -- "$2" <<<"$1"; then
+    echo "FAIL: missing line: $2"
+    failures=$((failures + 1))
+  fi
+}
+
+report="$("$tool" "$fake")" || { echo "FAIL: api_coverage exited $? on the fake plugin"; exit 1; }
+expect "$report" "| 1 | PJRT_Error_Destroy | implemented |"
+expect "$report" "| 11 | PJRT_Client_Create | implemented |"
+expect "$report" "| 71 | PJRT_Buffer_ToHostBuffer | implemented |"
+expect "$report" "| 78 | PJRT_CopyToDeviceStream_Destroy | UNIMPLEMENTED |"
+expect "$report" "| 90 | PJRT_Compile | UNIMPLEMENTED |"
+expect "$report" "| 111 | PJRT_Client_DmaMap | UNIMPLEMENTED |"
+expect "$report" "| 118 | PJRT_LoadedExecutable_GetDeviceAssignment | implemented |"
+expect "$report" "Summary: 94 implemented, 24 UNIMPLEMENTED, 0 NULL, 0 absent."
+expect "$report" "none (PJRT_Api.extension_start is NULL)"
+
+report="$("$tool" "$partial")" || { echo "FAIL: api_coverage exited $? on the partial plugin"; exit 1; }
+expect "$report" "| 3 | PJRT_Error_GetCode | implemented |"
+expect "$report" "| 4 | PJRT_Plugin_Initialize | implemented |"
+expect "$report" "| 5 | PJRT_Plugin_Attributes | NULL |"
+expect "$report" "| 13 | PJRT_Client_PlatformName | implemented (crashed on zeroed args) |"
+expect "$report" "| 14 | PJRT_Client_ProcessIndex | implemented (accepted zeroed args) |"
+expect "$report" "| 111 | PJRT_Client_DmaMap | UNIMPLEMENTED |"
+expect "$report" "Summary: 5 implemented, 1 UNIMPLEMENTED, 112 NULL, 0 absent."
+expect "$report" "| 1 | PJRT_Extension_Type_Layouts (4) | 24 |"
+
+if "$tool" /nonexistent.so 2>/dev/null; then
+  echo "FAIL: a missing plugin must be an error"
+  failures=$((failures + 1))
+fi
+
+if [[ $failures -ne 0 ]]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "api_coverage_test: all checks passed"

@@ -1,0 +1,111 @@
+// CreatePjrtApi<Factory>(): the PJRT_Api table of a pjrtkit device.
+//
+// A device's plugin.cc is one line:
+//
+//   extern "C" const PJRT_Api* GetPjrtApi() { return pjrtkit::CreatePjrtApi<MyFactory>(); }
+//
+// Only the four entry points that need the Factory (PJRT_Plugin_Initialize,
+// PJRT_Plugin_Attributes, PJRT_Client_Create, PJRT_TopologyDescription_Create) are templates
+// here, and each is a one-line forward to non-template code; every other slot is plain code in
+// this folder's .cc files, working through the client layer's virtual methods.
+#ifndef PJRTKIT_XLA_PLUGIN_C_API_API_H_
+#define PJRTKIT_XLA_PLUGIN_C_API_API_H_
+
+// C++ standard library.
+#include <memory>
+#include <string>
+
+// PJRT C API.
+#include "xla/pjrt/c/pjrt_c_api.h"
+
+// pjrtkit.
+#include "xla_plugin/c_api/client.h"
+#include "xla_plugin/c_api/convert.h"
+#include "xla_plugin/c_api/plugin.h"
+#include "xla_plugin/c_api/topology.h"
+#include "xla_plugin/client/client.h"
+#include "xla_plugin/client/plugin_factory.h"
+#include "xla_plugin/client/status.h"
+#include "xla_plugin/client/status_or.h"
+#include "xla_plugin/client/topology.h"
+#include "xla_plugin/client/types.h"
+
+namespace pjrtkit {
+namespace capi {
+
+// The slots that depend on the Factory, plus the head of the extension chain.
+struct FactoryEntryPoints {
+  PJRT_Plugin_Initialize* plugin_initialize = nullptr;         // PJRT_Plugin_Initialize.
+  PJRT_Plugin_Attributes* plugin_attributes = nullptr;         // PJRT_Plugin_Attributes.
+  PJRT_Client_Create* client_create = nullptr;                 // PJRT_Client_Create.
+  PJRT_TopologyDescription_Create* topology_create = nullptr;  // TopologyDescription_Create.
+  // First PJRT_Extension_Base of the chain PJRT_Api.extension_start points to. Extensions are
+  // statics linked through `next`; pjrtkit ships none yet, so this is nullptr.
+  PJRT_Extension_Base* extension_start = nullptr;
+};
+
+// Builds the complete table: every slot non-NULL (unsupported ones return UNIMPLEMENTED), the
+// version set to the PJRT_API_MAJOR / PJRT_API_MINOR this was compiled with.
+PJRT_Api MakePjrtApi(const FactoryEntryPoints& entry_points);
+
+// The head of pjrtkit's extension chain (nullptr while pjrtkit has no extensions).
+PJRT_Extension_Base* ExtensionChain();
+
+// The factory's plugin attributes as a PJRT_NamedValue array that lives for the whole process
+// (as PJRT_Plugin_Attributes requires): computed once, never freed.
+template <typename Factory>
+const NamedValueList& FactoryPluginAttributes() {
+  static const NamedValueList* const attributes = new NamedValueList(Factory::PluginAttributes());
+  return *attributes;
+}
+
+// PJRT_Plugin_Initialize for Factory.
+template <typename Factory>
+PJRT_Error* PluginInitialize(PJRT_Plugin_Initialize_Args* args) {
+  return PluginInitializeWith(args, [] { return Factory::Initialize(); });
+}
+
+// PJRT_Plugin_Attributes for Factory.
+template <typename Factory>
+PJRT_Error* PluginAttributes(PJRT_Plugin_Attributes_Args* args) {
+  return PluginAttributesFrom(args, &FactoryPluginAttributes<Factory>);
+}
+
+// PJRT_Client_Create for Factory.
+template <typename Factory>
+PJRT_Error* ClientCreate(PJRT_Client_Create_Args* args) {
+  return ClientCreateWith(args, [](const AttributeMap& options) {
+    return StatusOr<std::unique_ptr<Client>>(Factory::CreateClient(options));
+  });
+}
+
+// PJRT_TopologyDescription_Create for Factory.
+template <typename Factory>
+PJRT_Error* TopologyCreate(PJRT_TopologyDescription_Create_Args* args) {
+  return TopologyCreateWith(args, [](const std::string& name, const AttributeMap& options) {
+    return StatusOr<std::unique_ptr<Topology>>(Factory::CreateTopology(name, options));
+  });
+}
+
+}  // namespace capi
+
+// The PJRT_Api of the device built by `Factory` (see xla_plugin/client/plugin_factory.h). The
+// table is a function-local static const: built once, thread-safely, never modified.
+template <typename Factory>
+const PJRT_Api* CreatePjrtApi() {
+  static_assert(CheckPluginFactory<Factory>(), "Factory does not satisfy the plugin contract");
+  static const PJRT_Api api = [] {
+    capi::FactoryEntryPoints entry_points;
+    entry_points.plugin_initialize = &capi::PluginInitialize<Factory>;
+    entry_points.plugin_attributes = &capi::PluginAttributes<Factory>;
+    entry_points.client_create = &capi::ClientCreate<Factory>;
+    entry_points.topology_create = &capi::TopologyCreate<Factory>;
+    entry_points.extension_start = capi::ExtensionChain();
+    return capi::MakePjrtApi(entry_points);
+  }();
+  return &api;
+}
+
+}  // namespace pjrtkit
+
+#endif  // PJRTKIT_XLA_PLUGIN_C_API_API_H_

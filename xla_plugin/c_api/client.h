@@ -1,0 +1,70 @@
+// PJRT_Client_* entry points. PJRT_Client_Create needs the Factory: the template in api.h passes
+// the factory's CreateClient to ClientCreateWith.
+#ifndef PJRTKIT_XLA_PLUGIN_C_API_CLIENT_H_
+#define PJRTKIT_XLA_PLUGIN_C_API_CLIENT_H_
+
+// C++ standard library.
+#include <memory>
+
+// PJRT C API.
+#include "xla/pjrt/c/pjrt_c_api.h"
+
+// pjrtkit client layer.
+#include "xla_plugin/client/client.h"
+#include "xla_plugin/client/status.h"
+#include "xla_plugin/client/status_or.h"
+#include "xla_plugin/client/types.h"
+
+namespace pjrtkit {
+namespace capi {
+
+// The factory function PJRT_Client_Create calls.
+using CreateClientFn = StatusOr<std::unique_ptr<Client>> (*)(const AttributeMap& options);
+
+// Wraps `client` in a new handle: builds the PJRT_Device / PJRT_Memory / PJRT_DeviceDescription
+// wrappers of every device and memory once, and the wrapper of the client's topology. INTERNAL
+// (naming `fn`) when the client's device/memory graph is inconsistent.
+StatusOr<std::unique_ptr<PJRT_Client>> WrapClient(const char* fn, std::unique_ptr<Client> client);
+
+// INVALID_ARGUMENT naming `fn` and `what` unless `actual` is `expected` (a handle of another
+// client was passed).
+Status CheckSameClient(const char* fn, const char* what, const PJRT_Client* expected,
+                       const PJRT_Client* actual);
+
+// PJRT_Client_Create: converts the create options, calls `create`, wraps the client.
+PJRT_Error* ClientCreateWith(PJRT_Client_Create_Args* args, CreateClientFn create);
+// PJRT_Client_Destroy: frees the client (nullptr is fine) and every device/memory wrapper.
+PJRT_Error* ClientDestroy(PJRT_Client_Destroy_Args* args);
+// PJRT_Client_PlatformName: the platform name.
+PJRT_Error* ClientPlatformName(PJRT_Client_PlatformName_Args* args);
+// PJRT_Client_ProcessIndex: this process's index.
+PJRT_Error* ClientProcessIndex(PJRT_Client_ProcessIndex_Args* args);
+// PJRT_Client_PlatformVersion: the platform version.
+PJRT_Error* ClientPlatformVersion(PJRT_Client_PlatformVersion_Args* args);
+// PJRT_Client_Devices: all devices.
+PJRT_Error* ClientDevices(PJRT_Client_Devices_Args* args);
+// PJRT_Client_AddressableDevices: the devices this process can use.
+PJRT_Error* ClientAddressableDevices(PJRT_Client_AddressableDevices_Args* args);
+// PJRT_Client_LookupDevice: the device with a global id.
+PJRT_Error* ClientLookupDevice(PJRT_Client_LookupDevice_Args* args);
+// PJRT_Client_LookupAddressableDevice: the addressable device with a local hardware id.
+PJRT_Error* ClientLookupAddressableDevice(PJRT_Client_LookupAddressableDevice_Args* args);
+// PJRT_Client_AddressableMemories: the memories this process can use.
+PJRT_Error* ClientAddressableMemories(PJRT_Client_AddressableMemories_Args* args);
+// PJRT_Client_Compile: compiles a program into a loaded executable.
+PJRT_Error* ClientCompile(PJRT_Client_Compile_Args* args);
+// PJRT_Client_DefaultDeviceAssignment: device ids for replicas x partitions. INVALID_ARGUMENT
+// when `default_assignment_size` is smaller than num_replicas * num_partitions.
+PJRT_Error* ClientDefaultDeviceAssignment(PJRT_Client_DefaultDeviceAssignment_Args* args);
+// PJRT_Client_TopologyDescription: the client's topology (owned by the client).
+PJRT_Error* ClientTopologyDescription(PJRT_Client_TopologyDescription_Args* args);
+// PJRT_Client_BufferFromHostBuffer: copies (or aliases) host data into a new buffer on a device
+// or memory; returns the buffer and the done_with_host_buffer event.
+PJRT_Error* ClientBufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Args* args);
+// PJRT_Client_CreateUninitializedBuffer: a buffer with undefined contents.
+PJRT_Error* ClientCreateUninitializedBuffer(PJRT_Client_CreateUninitializedBuffer_Args* args);
+
+}  // namespace capi
+}  // namespace pjrtkit
+
+#endif  // PJRTKIT_XLA_PLUGIN_C_API_CLIENT_H_

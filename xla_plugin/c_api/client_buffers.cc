@@ -1,0 +1,153 @@
+// The PJRT_Client_* entry points that create buffers (declared in client.h).
+
+// C++ standard library.
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+// pjrtkit.
+#include "xla_plugin/c_api/buffer.h"
+#include "xla_plugin/c_api/client.h"
+#include "xla_plugin/c_api/convert.h"
+#include "xla_plugin/c_api/entry_point.h"
+#include "xla_plugin/c_api/event.h"
+#include "xla_plugin/c_api/handles.h"
+
+namespace pjrtkit {
+namespace capi {
+namespace {
+
+// Reads `num_dims` dimensions at `dims`; INVALID_ARGUMENT for a null array or a negative size.
+StatusOr<std::vector<int64_t>> ReadDims(const char* fn, const int64_t* dims, size_t num_dims) {
+  if (num_dims > 0 && dims == nullptr) {
+    return InvalidArgument(std::string(fn) + ": dims is null but num_dims is " +
+                           std::to_string(num_dims));
+  }
+  std::vector<int64_t> out(dims, dims + num_dims);
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] < 0) {
+      return InvalidArgument(std::string(fn) + ": dimension " + std::to_string(i) + " is " +
+                             std::to_string(out[i]) + "; dimensions must be >= 0");
+    }
+  }
+  return out;
+}
+
+// Where a new buffer goes: a device and (optionally) a memory of `client`.
+struct Destination {
+  Device* device = nullptr;  // Never null once resolved.
+  Memory* memory = nullptr;  // nullptr: the device's default memory.
+};
+
+// Resolves the `device` / `memory` pair of a buffer-creating call: the memory wins when both are
+// given; a memory alone places the buffer on the first device that can address it.
+StatusOr<Destination> ResolveDestination(const char* fn, PJRT_Client* client, PJRT_Device* device,
+                                         PJRT_Memory* memory) {
+  Destination out;
+  if (device != nullptr) {
+    PJRTKIT_RETURN_IF_ERROR(CheckSameClient(fn, "args->device", client, device->client));
+    out.device = device->device;
+  }
+  if (memory != nullptr) {
+    PJRTKIT_RETURN_IF_ERROR(CheckSameClient(fn, "args->memory", client, memory->client));
+    out.memory = memory->memory;
+    if (out.device == nullptr) {
+      if (memory->devices.empty()) {
+        return InvalidArgument(std::string(fn) + ": memory " + memory->memory->debug_string() +
+                               " is addressable by no device");
+      }
+      out.device = memory->devices.front()->device;
+    }
+  }
+  if (out.device == nullptr) {
+    return InvalidArgument(std::string(fn) + ": args->device and args->memory are both null");
+  }
+  return out;
+}
+
+}  // namespace
+
+PJRT_Error* ClientBufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Args* args) {
+  return Guard("PJRT_Client_BufferFromHostBuffer", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(
+        CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Client_BufferFromHostBuffer_Args, buffer)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "client", args->client));
+    HostBufferArgs host;
+    PJRTKIT_ASSIGN_OR_RETURN(host.type, FromPjrtBufferType(fn, args->type));
+    PJRTKIT_ASSIGN_OR_RETURN(host.dims, ReadDims(fn, args->dims, args->num_dims));
+    if (args->num_byte_strides != 0) {
+      if (args->num_byte_strides != args->num_dims) {
+        return InvalidArgument(std::string(fn) + ": num_byte_strides is " +
+                               std::to_string(args->num_byte_strides) + " but num_dims is " +
+                               std::to_string(args->num_dims) +
+                               " (give one stride per dimension"
+                               " or none for a dense array)");
+      }
+      PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "byte_strides", args->byte_strides));
+      host.byte_strides.emplace(args->byte_strides, args->byte_strides + args->num_byte_strides);
+    }
+    if (args->data == nullptr && DenseByteSize(host.type, host.dims) > 0) {
+      return InvalidArgument(std::string(fn) + ": args->data is null");
+    }
+    host.data = args->data;
+    const int semantics = static_cast<int>(args->host_buffer_semantics);
+    if (semantics < 0 || semantics > static_cast<int>(HostBufferSemantics::kMutableZeroCopy)) {
+      return InvalidArgument(std::string(fn) + ": unknown host_buffer_semantics " +
+                             std::to_string(semantics));
+    }
+    host.semantics = static_cast<HostBufferSemantics>(semantics);
+    PJRTKIT_ASSIGN_OR_RETURN(Destination destination,
+                             ResolveDestination(fn, args->client, args->device, args->memory));
+    host.device = destination.device;
+    host.memory = destination.memory;
+    if (args->device_layout != nullptr) {
+      PJRTKIT_ASSIGN_OR_RETURN(host.device_layout,
+                               FromPjrtLayout(fn, *args->device_layout, host.type, host.dims));
+    }
+    PJRTKIT_ASSIGN_OR_RETURN(HostBufferResult result,
+                             args->client->client->BufferFromHostBuffer(host));
+    if (result.buffer == nullptr) {
+      return Internal(std::string(fn) + ": the client returned a null buffer");
+    }
+    std::unique_ptr<PJRT_Event> done(WrapEvent(std::move(result.done_with_host_buffer)));
+    args->buffer = WrapBuffer(args->client, std::move(result.buffer));
+    args->done_with_host_buffer = done.release();
+    return OkStatus();
+  });
+}
+
+PJRT_Error* ClientCreateUninitializedBuffer(PJRT_Client_CreateUninitializedBuffer_Args* args) {
+  return Guard("PJRT_Client_CreateUninitializedBuffer", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(
+        CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Client_CreateUninitializedBuffer_Args, buffer)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "client", args->client));
+    PJRTKIT_ASSIGN_OR_RETURN(ElementType type, FromPjrtBufferType(fn, args->shape_element_type));
+    PJRTKIT_ASSIGN_OR_RETURN(std::vector<int64_t> dims,
+                             ReadDims(fn, args->shape_dims, args->shape_num_dims));
+    if (args->shape_layout != nullptr) {
+      PJRTKIT_ASSIGN_OR_RETURN(MemoryLayout layout,
+                               FromPjrtLayout(fn, *args->shape_layout, type, dims));
+      if (!IsRowMajor(layout)) {
+        return Unimplemented(std::string(fn) +
+                             ": layouts other than dense row-major are not supported by pjrtkit "
+                             "for uninitialized buffers");
+      }
+    }
+    PJRTKIT_ASSIGN_OR_RETURN(Destination destination,
+                             ResolveDestination(fn, args->client, args->device, args->memory));
+    Memory* memory = destination.memory;
+    if (memory == nullptr) memory = destination.device->default_memory();
+    if (memory == nullptr) {
+      return InvalidArgument(std::string(fn) + ": the device has no default memory");
+    }
+    PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<Buffer> buffer,
+                             args->client->client->CreateUninitializedBuffer(type, dims, memory));
+    if (buffer == nullptr) return Internal(std::string(fn) + ": the client returned a null buffer");
+    args->buffer = WrapBuffer(args->client, std::move(buffer));
+    return OkStatus();
+  });
+}
+
+}  // namespace capi
+}  // namespace pjrtkit

@@ -1,0 +1,78 @@
+#include "xla_plugin/c_api/event.h"
+
+// C++ standard library.
+#include <utility>
+
+// pjrtkit.
+#include "xla_plugin/c_api/convert.h"
+#include "xla_plugin/c_api/entry_point.h"
+#include "xla_plugin/c_api/handles.h"
+
+namespace pjrtkit {
+namespace capi {
+
+PJRT_Event* WrapEvent(std::shared_ptr<Event> event) {
+  if (event == nullptr) event = Event::CreateReady();
+  return new PJRT_Event{std::move(event)};
+}
+
+PJRT_Error* EventDestroy(PJRT_Event_Destroy_Args* args) {
+  return Guard("PJRT_Event_Destroy", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Event_Destroy_Args, event)));
+    delete args->event;
+    return OkStatus();
+  });
+}
+
+PJRT_Error* EventIsReady(PJRT_Event_IsReady_Args* args) {
+  return Guard("PJRT_Event_IsReady", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(
+        CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Event_IsReady_Args, is_ready)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "event", args->event));
+    args->is_ready = args->event->event->IsReady();
+    return OkStatus();
+  });
+}
+
+PJRT_Error* EventError(PJRT_Event_Error_Args* args) {
+  return Guard("PJRT_Event_Error", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Event_Error_Args, event)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "event", args->event));
+    return args->event->event->Await();
+  });
+}
+
+PJRT_Error* EventAwait(PJRT_Event_Await_Args* args) {
+  return Guard("PJRT_Event_Await", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Event_Await_Args, event)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "event", args->event));
+    return args->event->event->Await();
+  });
+}
+
+PJRT_Error* EventOnReady(PJRT_Event_OnReady_Args* args) {
+  return Guard("PJRT_Event_OnReady", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(
+        CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Event_OnReady_Args, user_arg)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "event", args->event));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "callback", reinterpret_cast<void*>(args->callback)));
+    // The lambda keeps the event alive: the framework may destroy its handle right after this
+    // call returns, before the event is ready. The Event drops the lambda once it has run it.
+    std::shared_ptr<Event> keep_alive = args->event->event;
+    PJRT_Event_OnReadyCallback callback = args->callback;
+    void* user_arg = args->user_arg;
+    keep_alive->OnReady([keep_alive, callback, user_arg](Status status) {
+      PJRT_Error* error = nullptr;
+      try {
+        error = ToPjrtError(std::move(status));
+      } catch (...) {
+        error = EmergencyError();
+      }
+      callback(error, user_arg);  // The callback owns `error`.
+    });
+    return OkStatus();
+  });
+}
+
+}  // namespace capi
+}  // namespace pjrtkit

@@ -1,0 +1,186 @@
+// The PJRT handle structs (opaque in pjrt_c_api.h, defined here): each wraps a pjrtkit client-layer
+// object and owns the caches that the pointers returned through the C API point into, so returned
+// strings and arrays live exactly as long as the handle.
+//
+// Ownership:
+//   PJRT_Client            owns the pjrtkit::Client, every PJRT_Device / PJRT_Memory /
+//                          PJRT_DeviceDescription wrapper (made once, at PJRT_Client_Create) and
+//                          the wrapper of its topology.
+//   PJRT_Buffer            owns its pjrtkit::Buffer; points back to its PJRT_Client.
+//   PJRT_Executable        shares the pjrtkit::Executable (std::shared_ptr), so it outlives the
+//                          PJRT_LoadedExecutable it came from.
+//   PJRT_LoadedExecutable  owns its pjrtkit::LoadedExecutable.
+//   PJRT_Event             shares the pjrtkit::Event.
+//   PJRT_Error             holds a non-OK pjrtkit::Status.
+//   PJRT_TopologyDescription owns its pjrtkit::Topology (PJRT_TopologyDescription_Create) or
+//                          borrows the client's (PJRT_Client_TopologyDescription).
+#ifndef PJRTKIT_XLA_PLUGIN_C_API_HANDLES_H_
+#define PJRTKIT_XLA_PLUGIN_C_API_HANDLES_H_
+
+// C++ standard library.
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+// PJRT C API.
+#include "xla/pjrt/c/pjrt_c_api.h"
+
+// pjrtkit.
+#include "xla_plugin/c_api/convert.h"
+#include "xla_plugin/c_api/once_cache.h"
+#include "xla_plugin/client/buffer.h"
+#include "xla_plugin/client/client.h"
+#include "xla_plugin/client/device.h"
+#include "xla_plugin/client/device_description.h"
+#include "xla_plugin/client/event.h"
+#include "xla_plugin/client/executable.h"
+#include "xla_plugin/client/loaded_executable.h"
+#include "xla_plugin/client/memory.h"
+#include "xla_plugin/client/status.h"
+#include "xla_plugin/client/topology.h"
+#include "xla_plugin/client/types.h"
+
+namespace pjrtkit {
+namespace capi {
+
+// Output dimensions of an executable, in the layout PJRT_Executable_OutputDimensions returns.
+struct ExecutableDims {
+  std::vector<int64_t> dims;      // All outputs' dimensions, concatenated.
+  std::vector<size_t> dim_sizes;  // Rank of each output.
+};
+
+// Memory kinds of an executable's outputs, as C strings.
+struct ExecutableMemoryKinds {
+  std::vector<std::string> kinds;      // The strings.
+  std::vector<const char*> kind_ptrs;  // Pointers into `kinds`.
+  std::vector<size_t> kind_sizes;      // Sizes of `kinds`.
+};
+
+}  // namespace capi
+}  // namespace pjrtkit
+
+// An error returned to the framework; freed with PJRT_Error_Destroy.
+struct PJRT_Error {
+  pjrtkit::Status status;  // Never OK.
+};
+
+// A future of a Status. The pjrtkit::Event is shared, so callbacks registered with
+// PJRT_Event_OnReady keep it alive after the framework destroys this handle.
+struct PJRT_Event {
+  std::shared_ptr<pjrtkit::Event> event;  // The event; never null.
+};
+
+// A device description, of a client's device or of a topology.
+struct PJRT_DeviceDescription {
+  // Wraps `description`, which must outlive this handle.
+  explicit PJRT_DeviceDescription(const pjrtkit::DeviceDescription* description)
+      : description(description), attributes(description->attributes()) {}
+
+  const pjrtkit::DeviceDescription* description;   // Owned by the device or the topology.
+  const pjrtkit::capi::NamedValueList attributes;  // PJRT_DeviceDescription_Attributes output.
+};
+
+// A device of a client. Owned by its PJRT_Client.
+struct PJRT_Device {
+  // Wraps `device` of `client`.
+  PJRT_Device(pjrtkit::Device* device, PJRT_Client* client)
+      : device(device), client(client), description(&device->description()) {}
+
+  pjrtkit::Device* device;                // Owned by the pjrtkit::Client.
+  PJRT_Client* client;                    // The owning client handle.
+  PJRT_DeviceDescription description;     // PJRT_Device_GetDescription output.
+  std::vector<PJRT_Memory*> memories;     // PJRT_Device_AddressableMemories output.
+  PJRT_Memory* default_memory = nullptr;  // PJRT_Device_DefaultMemory output (may be null).
+};
+
+// A memory of a client. Owned by its PJRT_Client.
+struct PJRT_Memory {
+  pjrtkit::Memory* memory;            // Owned by the pjrtkit::Client.
+  PJRT_Client* client;                // The owning client handle.
+  std::vector<PJRT_Device*> devices;  // PJRT_Memory_AddressableByDevices output.
+};
+
+// A topology: owned (PJRT_TopologyDescription_Create) or borrowed from a client.
+struct PJRT_TopologyDescription {
+  // Wraps `topology`; `owned` is either null (borrowed from `owner_client`) or owns `topology`.
+  PJRT_TopologyDescription(const pjrtkit::Topology* topology,
+                           std::unique_ptr<pjrtkit::Topology> owned, PJRT_Client* owner_client);
+
+  std::unique_ptr<pjrtkit::Topology> owned;  // Set when this handle owns the topology.
+  const pjrtkit::Topology* topology;         // The topology (owned or the client's).
+  PJRT_Client* owner_client;                 // Set when borrowed: the client that owns it.
+  std::vector<std::unique_ptr<PJRT_DeviceDescription>> descriptions;  // One per device.
+  std::vector<PJRT_DeviceDescription*> description_ptrs;  // GetDeviceDescriptions output.
+  const pjrtkit::capi::NamedValueList attributes;         // PJRT_TopologyDescription_Attributes.
+};
+
+// A client and every device/memory wrapper of it.
+struct PJRT_Client {
+  // The handle of `device`, or nullptr when it is not one of this client's devices.
+  PJRT_Device* FindDevice(const pjrtkit::Device* device) const {
+    auto it = device_handles.find(device);
+    return it == device_handles.end() ? nullptr : it->second;
+  }
+  // The handle of `memory`, or nullptr when it is not one of this client's memories.
+  PJRT_Memory* FindMemory(const pjrtkit::Memory* memory) const {
+    auto it = memory_handles.find(memory);
+    return it == memory_handles.end() ? nullptr : it->second;
+  }
+
+  std::unique_ptr<pjrtkit::Client> client;                   // Destroyed last (declared first).
+  std::vector<std::unique_ptr<PJRT_Device>> owned_devices;   // Every device wrapper.
+  std::vector<std::unique_ptr<PJRT_Memory>> owned_memories;  // Every memory wrapper.
+  std::unordered_map<const pjrtkit::Device*, PJRT_Device*> device_handles;  // C++ -> handle.
+  std::unordered_map<const pjrtkit::Memory*, PJRT_Memory*> memory_handles;  // C++ -> handle.
+  std::vector<PJRT_Device*> devices;                   // PJRT_Client_Devices output.
+  std::vector<PJRT_Device*> addressable_devices;       // PJRT_Client_AddressableDevices output.
+  std::vector<PJRT_Memory*> addressable_memories;      // PJRT_Client_AddressableMemories output.
+  std::unique_ptr<PJRT_TopologyDescription> topology;  // Borrowed wrapper; null on error.
+  pjrtkit::Status topology_status;                     // Why `topology` is null.
+};
+
+// A device buffer. Owns its pjrtkit::Buffer.
+struct PJRT_Buffer {
+  std::unique_ptr<pjrtkit::Buffer> buffer;                          // The buffer; never null.
+  PJRT_Client* client;                                              // The client it belongs to.
+  pjrtkit::capi::OnceCache<pjrtkit::capi::TiledLayoutView> layout;  // GetMemoryLayout output.
+};
+
+// A compiled program, not bound to devices. Shares the pjrtkit::Executable, so it outlives the
+// PJRT_LoadedExecutable it came from.
+struct PJRT_Executable {
+  std::shared_ptr<pjrtkit::Executable> executable;  // Never null.
+  // Caches of what the entry points return (each filled on first use).
+  pjrtkit::capi::OnceCache<std::string> fingerprint;                      // Fingerprint.
+  pjrtkit::capi::OnceCache<std::vector<PJRT_Buffer_Type>> element_types;  // OutputElementTypes.
+  pjrtkit::capi::OnceCache<pjrtkit::capi::ExecutableDims> dims;           // OutputDimensions.
+  pjrtkit::capi::OnceCache<pjrtkit::capi::ExecutableMemoryKinds> memory_kinds;  // MemoryKinds.
+  pjrtkit::capi::OnceCache<pjrtkit::capi::NamedValueList> cost_analysis;        // GetCostAnalysis.
+  pjrtkit::capi::OnceCache<pjrtkit::Program> optimized_program;                 // OptimizedProgram.
+};
+
+// A program loaded onto devices. Owns its pjrtkit::LoadedExecutable.
+struct PJRT_LoadedExecutable {
+  std::unique_ptr<pjrtkit::LoadedExecutable> loaded;  // Never null.
+  PJRT_Client* client;                                // The client it was loaded by.
+  std::vector<PJRT_Device*> addressable_devices;      // AddressableDevices output.
+  pjrtkit::capi::OnceCache<std::string> fingerprint;  // LoadedExecutable_Fingerprint output.
+};
+
+// Bytes handed out with a deleter (PJRT_Executable_Serialize).
+struct PJRT_SerializedExecutable {
+  std::string bytes;  // The serialized executable.
+};
+
+// Bytes handed out with a deleter (PJRT_TopologyDescription_Serialize).
+struct PJRT_SerializedTopology {
+  std::string bytes;  // The serialized topology.
+};
+
+// Bytes handed out with a deleter (PJRT_LoadedExecutable_GetDeviceAssignment).
+struct PJRT_DeviceAssignmentSerialized {
+  std::string bytes;  // The serialized xla.DeviceAssignmentProto.
+};
+
+#endif  // PJRTKIT_XLA_PLUGIN_C_API_HANDLES_H_

@@ -1,0 +1,309 @@
+#include "xla_plugin/c_api/loaded_executable.h"
+
+// C++ standard library.
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+// pjrtkit.
+#include "xla_plugin/c_api/buffer.h"
+#include "xla_plugin/c_api/client.h"
+#include "xla_plugin/c_api/entry_point.h"
+#include "xla_plugin/c_api/event.h"
+#include "xla_plugin/c_api/executable.h"
+#include "xla_plugin/c_api/handles.h"
+
+namespace pjrtkit {
+namespace capi {
+namespace {
+
+// Frees what PJRT_LoadedExecutable_GetDeviceAssignment returned.
+void DeleteDeviceAssignment(PJRT_DeviceAssignmentSerialized* serialized) { delete serialized; }
+
+// "argument_lists[d][i]" for messages.
+std::string ArgName(size_t d, size_t i) {
+  return "argument_lists[" + std::to_string(d) + "][" + std::to_string(i) + "]";
+}
+
+// Converts PJRT_ExecuteOptions into ExecuteOptions (execute_device is set by the caller).
+StatusOr<ExecuteOptions> ConvertOptions(const char* fn, const PJRT_ExecuteOptions& options) {
+  // Fields after num_non_donatable_input_indices (context, call_location, task incarnations) are
+  // newer and not read, so they are not required.
+  if (options.struct_size <
+      PJRTKIT_ARGS_SIZE(PJRT_ExecuteOptions, num_non_donatable_input_indices)) {
+    return InvalidArgument(
+        std::string(fn) + ": PJRT_ExecuteOptions struct_size is " +
+        std::to_string(options.struct_size) + ", expected at least " +
+        std::to_string(PJRTKIT_ARGS_SIZE(PJRT_ExecuteOptions, num_non_donatable_input_indices)));
+  }
+  if (options.num_send_ops > 0 || options.num_recv_ops > 0) {
+    return Unimplemented(std::string(fn) +
+                         ": send/recv callbacks (host send/recv ops) are not supported by pjrtkit");
+  }
+  ExecuteOptions out;
+  out.launch_id = options.launch_id;
+  if (options.num_non_donatable_input_indices > 0) {
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "options->non_donatable_input_indices",
+                                        options.non_donatable_input_indices));
+    out.non_donatable_input_indices.insert(
+        options.non_donatable_input_indices,
+        options.non_donatable_input_indices + options.num_non_donatable_input_indices);
+  }
+  return out;
+}
+
+// Collects the argument buffers [num_devices][num_args], checking each handle.
+StatusOr<std::vector<std::vector<Buffer*>>> CollectArguments(
+    const char* fn, const PJRT_LoadedExecutable_Execute_Args& args, const PJRT_Client* client) {
+  std::vector<std::vector<Buffer*>> out(args.num_devices);
+  if (args.num_args == 0) return out;
+  if (args.num_devices > 0)
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "argument_lists", args.argument_lists));
+  for (size_t d = 0; d < args.num_devices; ++d) {
+    PJRT_Buffer* const* list = args.argument_lists[d];
+    if (list == nullptr) {
+      return InvalidArgument(std::string(fn) + ": argument_lists[" + std::to_string(d) +
+                             "] is null");
+    }
+    for (size_t i = 0; i < args.num_args; ++i) {
+      const PJRT_Buffer* buffer = list[i];
+      if (buffer == nullptr)
+        return InvalidArgument(std::string(fn) + ": " + ArgName(d, i) + " is null");
+      PJRTKIT_RETURN_IF_ERROR(CheckSameClient(fn, ArgName(d, i).c_str(), client, buffer->client));
+      if (buffer->buffer->IsDeleted()) {
+        return FailedPrecondition(std::string(fn) + ": " + ArgName(d, i) +
+                                  " has been deleted or donated");
+      }
+      out[d].push_back(buffer->buffer.get());
+    }
+  }
+  return out;
+}
+
+// Checks that `result` has num_devices x num_outputs non-null buffers.
+Status CheckResult(const char* fn, const ExecuteResult& result, size_t num_devices,
+                   size_t num_outputs) {
+  if (result.outputs.size() != num_devices) {
+    return Internal(std::string(fn) + ": the executable returned outputs for " +
+                    std::to_string(result.outputs.size()) + " devices, expected " +
+                    std::to_string(num_devices));
+  }
+  for (const std::vector<std::unique_ptr<Buffer>>& outputs : result.outputs) {
+    if (outputs.size() != num_outputs) {
+      return Internal(std::string(fn) + ": the executable returned " +
+                      std::to_string(outputs.size()) + " outputs, but NumOutputs is " +
+                      std::to_string(num_outputs));
+    }
+    for (const std::unique_ptr<Buffer>& buffer : outputs) {
+      if (buffer == nullptr)
+        return Internal(std::string(fn) + ": the executable returned a null output");
+    }
+  }
+  return OkStatus();
+}
+
+// The completion event of device `d`: the device's own, or else "all outputs ready".
+std::shared_ptr<Event> CompletionEvent(ExecuteResult& result, size_t d) {
+  if (d < result.completion.size() && result.completion[d] != nullptr) return result.completion[d];
+  std::vector<std::shared_ptr<Event>> ready;
+  for (std::unique_ptr<Buffer>& buffer : result.outputs[d]) ready.push_back(buffer->ReadyEvent());
+  return Event::AfterAll(ready);
+}
+
+}  // namespace
+
+StatusOr<PJRT_LoadedExecutable*> WrapLoadedExecutable(const char* fn, PJRT_Client* client,
+                                                      std::unique_ptr<LoadedExecutable> loaded) {
+  if (loaded == nullptr) return Internal(std::string(fn) + ": the client returned null");
+  if (loaded->executable() == nullptr) {
+    return Internal(std::string(fn) + ": the loaded executable has no executable");
+  }
+  auto handle = std::make_unique<PJRT_LoadedExecutable>();
+  for (Device* device : loaded->addressable_devices()) {
+    PJRT_Device* found = client->FindDevice(device);
+    if (found == nullptr) {
+      return Internal(std::string(fn) +
+                      ": the executable runs on a device the client does not list");
+    }
+    handle->addressable_devices.push_back(found);
+  }
+  handle->loaded = std::move(loaded);
+  handle->client = client;
+  return handle.release();
+}
+
+PJRT_Error* LoadedExecutableDestroy(PJRT_LoadedExecutable_Destroy_Args* args) {
+  return Guard("PJRT_LoadedExecutable_Destroy", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(
+        CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_LoadedExecutable_Destroy_Args, executable)));
+    if (args->executable == nullptr) return OkStatus();
+    if (!args->executable->loaded->IsDeleted()) args->executable->loaded->Delete();
+    delete args->executable;
+    return OkStatus();
+  });
+}
+
+PJRT_Error* LoadedExecutableGetExecutable(PJRT_LoadedExecutable_GetExecutable_Args* args) {
+  return Guard("PJRT_LoadedExecutable_GetExecutable", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(CheckArgs(
+        fn, args, PJRTKIT_ARGS_SIZE(PJRT_LoadedExecutable_GetExecutable_Args, executable)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "loaded_executable", args->loaded_executable));
+    std::shared_ptr<Executable> executable = args->loaded_executable->loaded->executable();
+    if (executable == nullptr) return Internal(std::string(fn) + ": the executable is gone");
+    args->executable = WrapExecutable(std::move(executable));
+    return OkStatus();
+  });
+}
+
+PJRT_Error* LoadedExecutableAddressableDevices(
+    PJRT_LoadedExecutable_AddressableDevices_Args* args) {
+  return Guard("PJRT_LoadedExecutable_AddressableDevices", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(CheckArgs(
+        fn, args,
+        PJRTKIT_ARGS_SIZE(PJRT_LoadedExecutable_AddressableDevices_Args, num_addressable_devices)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "executable", args->executable));
+    const std::vector<PJRT_Device*>& devices = args->executable->addressable_devices;
+    args->addressable_devices = devices.empty() ? nullptr : devices.data();
+    args->num_addressable_devices = devices.size();
+    return OkStatus();
+  });
+}
+
+PJRT_Error* LoadedExecutableDelete(PJRT_LoadedExecutable_Delete_Args* args) {
+  return Guard("PJRT_LoadedExecutable_Delete", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(
+        CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_LoadedExecutable_Delete_Args, executable)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "executable", args->executable));
+    args->executable->loaded->Delete();
+    return OkStatus();
+  });
+}
+
+PJRT_Error* LoadedExecutableIsDeleted(PJRT_LoadedExecutable_IsDeleted_Args* args) {
+  return Guard("PJRT_LoadedExecutable_IsDeleted", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(
+        CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_LoadedExecutable_IsDeleted_Args, is_deleted)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "executable", args->executable));
+    args->is_deleted = args->executable->loaded->IsDeleted();
+    return OkStatus();
+  });
+}
+
+PJRT_Error* LoadedExecutableExecute(PJRT_LoadedExecutable_Execute_Args* args) {
+  return Guard("PJRT_LoadedExecutable_Execute", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(
+        CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_LoadedExecutable_Execute_Args, execute_device)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "executable", args->executable));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "options", args->options));
+    PJRT_LoadedExecutable& loaded = *args->executable;
+    if (loaded.loaded->IsDeleted()) {
+      return FailedPrecondition(std::string(fn) + ": the executable has been deleted");
+    }
+    PJRTKIT_ASSIGN_OR_RETURN(ExecuteOptions options, ConvertOptions(fn, *args->options));
+    size_t expected_devices = loaded.addressable_devices.size();
+    if (args->execute_device != nullptr) {
+      PJRTKIT_RETURN_IF_ERROR(
+          CheckSameClient(fn, "args->execute_device", loaded.client, args->execute_device->client));
+      if (!args->execute_device->device->IsAddressable()) {
+        return InvalidArgument(std::string(fn) + ": execute_device is not addressable");
+      }
+      options.execute_device = args->execute_device->device;
+      expected_devices = 1;
+    }
+    if (args->num_devices != expected_devices) {
+      return InvalidArgument(std::string(fn) + ": num_devices is " +
+                             std::to_string(args->num_devices) + " but the executable runs on " +
+                             std::to_string(expected_devices) + " device(s)");
+    }
+    const size_t num_outputs = loaded.loaded->executable()->num_outputs();
+    if (args->num_devices > 0)
+      PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "output_lists", args->output_lists));
+    for (size_t d = 0; num_outputs > 0 && d < args->num_devices; ++d) {
+      if (args->output_lists[d] == nullptr) {
+        return InvalidArgument(std::string(fn) + ": output_lists[" + std::to_string(d) +
+                               "] is null");
+      }
+    }
+    PJRTKIT_ASSIGN_OR_RETURN(std::vector<std::vector<Buffer*>> arguments,
+                             CollectArguments(fn, *args, loaded.client));
+    options.want_completion_events = args->device_complete_events != nullptr;
+    PJRTKIT_ASSIGN_OR_RETURN(ExecuteResult result, loaded.loaded->Execute(arguments, options));
+    PJRTKIT_RETURN_IF_ERROR(CheckResult(fn, result, args->num_devices, num_outputs));
+    // Nothing below fails: fill the caller's arrays.
+    for (size_t d = 0; d < args->num_devices; ++d) {
+      if (args->device_complete_events != nullptr) {
+        args->device_complete_events[d] = WrapEvent(CompletionEvent(result, d));
+      }
+      for (size_t i = 0; i < num_outputs; ++i) {
+        args->output_lists[d][i] = WrapBuffer(loaded.client, std::move(result.outputs[d][i]));
+      }
+    }
+    return OkStatus();
+  });
+}
+
+PJRT_Error* ExecutableDeserializeAndLoad(PJRT_Executable_DeserializeAndLoad_Args* args) {
+  return Guard("PJRT_Executable_DeserializeAndLoad", [&](const char* fn) -> Status {
+    // The overridden_serialized_compile_options fields are newer: read only when present.
+    PJRTKIT_RETURN_IF_ERROR(CheckArgs(
+        fn, args, PJRTKIT_ARGS_SIZE(PJRT_Executable_DeserializeAndLoad_Args, loaded_executable)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "client", args->client));
+    PJRTKIT_ASSIGN_OR_RETURN(std::string serialized,
+                             ToString(fn, "serialized_executable", args->serialized_executable,
+                                      args->serialized_executable_size));
+    std::optional<std::string> options;
+    if (args->struct_size >= PJRTKIT_ARGS_SIZE(PJRT_Executable_DeserializeAndLoad_Args,
+                                               overridden_serialized_compile_options_size) &&
+        args->overridden_serialized_compile_options != nullptr) {
+      options.emplace(args->overridden_serialized_compile_options,
+                      args->overridden_serialized_compile_options_size);
+    }
+    PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<LoadedExecutable> loaded,
+                             args->client->client->DeserializeAndLoad(serialized, options));
+    PJRTKIT_ASSIGN_OR_RETURN(args->loaded_executable,
+                             WrapLoadedExecutable(fn, args->client, std::move(loaded)));
+    return OkStatus();
+  });
+}
+
+PJRT_Error* LoadedExecutableFingerprint(PJRT_LoadedExecutable_Fingerprint_Args* args) {
+  return Guard("PJRT_LoadedExecutable_Fingerprint", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(CheckArgs(
+        fn, args,
+        PJRTKIT_ARGS_SIZE(PJRT_LoadedExecutable_Fingerprint_Args, executable_fingerprint_size)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "executable", args->executable));
+    const LoadedExecutable& loaded = *args->executable->loaded;
+    PJRTKIT_ASSIGN_OR_RETURN(
+        const std::string* fingerprint,
+        args->executable->fingerprint.Get([&]() -> StatusOr<std::unique_ptr<std::string>> {
+          PJRTKIT_ASSIGN_OR_RETURN(std::string f, loaded.executable()->fingerprint());
+          return std::make_unique<std::string>(std::move(f));
+        }));
+    args->executable_fingerprint = fingerprint->c_str();
+    args->executable_fingerprint_size = fingerprint->size();
+    return OkStatus();
+  });
+}
+
+PJRT_Error* LoadedExecutableGetDeviceAssignment(
+    PJRT_LoadedExecutable_GetDeviceAssignment_Args* args) {
+  return Guard("PJRT_LoadedExecutable_GetDeviceAssignment", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(
+        CheckArgs(fn, args,
+                  PJRTKIT_ARGS_SIZE(PJRT_LoadedExecutable_GetDeviceAssignment_Args,
+                                    serialized_device_assignment_deleter)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "executable", args->executable));
+    PJRTKIT_ASSIGN_OR_RETURN(std::string bytes,
+                             args->executable->loaded->SerializedDeviceAssignment());
+    auto* serialized = new PJRT_DeviceAssignmentSerialized{std::move(bytes)};
+    args->serialized_bytes = serialized->bytes.data();
+    args->serialized_bytes_size = serialized->bytes.size();
+    args->serialized_device_assignment = serialized;
+    args->serialized_device_assignment_deleter = &DeleteDeviceAssignment;
+    return OkStatus();
+  });
+}
+
+}  // namespace capi
+}  // namespace pjrtkit

@@ -1,0 +1,161 @@
+// An in-memory fake device for the C-API tests: FakeFactory builds a FakeClient whose devices
+// keep buffers in host memory and whose compiler turns any program signature into an identity
+// executable (see fake_executable.h).
+//
+// Create options (all optional):
+//   device_count        int64   addressable devices (default 2)
+//   remote_device_count int64   extra non-addressable devices of process 1 (default 0)
+//   platform_version    string  PJRT_Client_PlatformVersion (default "fake 1.0")
+//   delay_ready         bool    buffers from BufferFromHostBuffer become ready only at
+//                               FakeClient::ReleasePendingEvents() (default false)
+//   scale               float   unused; echoed (default 1.0)
+//   shape               int64 list  unused; echoed (default empty)
+// Every given option is echoed into each device's attributes (with the device's own "index"), so
+// tests can check the PJRT_NamedValue conversion both ways.
+#ifndef PJRTKIT_XLA_PLUGIN_C_API_TESTING_FAKE_CLIENT_H_
+#define PJRTKIT_XLA_PLUGIN_C_API_TESTING_FAKE_CLIENT_H_
+
+// C++ standard library.
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+// pjrtkit client layer.
+#include "xla_plugin/client/client.h"
+#include "xla_plugin/client/device.h"
+#include "xla_plugin/client/memory.h"
+#include "xla_plugin/client/topology.h"
+
+namespace pjrtkit {
+namespace testing {
+
+class FakeDevice;
+
+// A memory: per-device "device" memory (kind id 0) or the shared "pinned_host" (kind id 1).
+class FakeMemory : public Memory {
+ public:
+  // A memory `id` of `kind`.
+  FakeMemory(int id, std::string kind, int kind_id, std::string debug_string);
+
+  // Adds a device that can address this memory.
+  void AddDevice(Device* device) { devices_.push_back(device); }
+
+  int id() const override { return id_; }
+  const std::string& kind() const override { return kind_; }
+  int kind_id() const override { return kind_id_; }
+  const std::string& debug_string() const override { return debug_string_; }
+  const std::string& to_string() const override { return to_string_; }
+  const std::vector<Device*>& addressable_by_devices() const override { return devices_; }
+
+ private:
+  int id_;                        // Id.
+  std::string kind_;              // "device" or "pinned_host".
+  int kind_id_;                   // 0 or 1.
+  std::string debug_string_;      // Short name.
+  std::string to_string_;         // Long name.
+  std::vector<Device*> devices_;  // Devices that can address it.
+};
+
+// A device with memory accounting (bytes in use, peak, number of allocations).
+class FakeDevice : public Device {
+ public:
+  // Device `id` of `process_index`; addressable devices have local_hardware_id == id.
+  FakeDevice(int id, int process_index, bool addressable, AttributeMap attributes);
+
+  // Adds a memory; the first one added is the default.
+  void AddMemory(Memory* memory) { memories_.push_back(memory); }
+  // Accounts an allocation / a release of `bytes`.
+  void Allocate(size_t bytes);
+  void Free(size_t bytes);
+
+  const DeviceDescription& description() const override { return description_; }
+  bool IsAddressable() const override { return addressable_; }
+  int local_hardware_id() const override { return addressable_ ? description_.id() : -1; }
+  const std::vector<Memory*>& memories() const override { return memories_; }
+  Memory* default_memory() const override { return memories_.empty() ? nullptr : memories_[0]; }
+  StatusOr<MemoryStats> GetMemoryStats() const override;
+
+ private:
+  DeviceDescription description_;  // Id, kind "fake", attributes.
+  bool addressable_;               // Owned by this process.
+  std::vector<Memory*> memories_;  // Default first.
+  mutable std::mutex mu_;          // Guards the counters.
+  int64_t bytes_in_use_ = 0;       // Live bytes.
+  int64_t peak_bytes_in_use_ = 0;  // Highest bytes_in_use_.
+  int64_t num_allocs_ = 0;         // Allocations so far.
+};
+
+// The fake client.
+class FakeClient : public Client {
+ public:
+  // Parses `options` (see the file comment) and builds the devices.
+  static StatusOr<std::unique_ptr<Client>> Create(const AttributeMap& options);
+  // The topology of `device_count` devices, as FakeFactory::CreateTopology returns it.
+  static std::unique_ptr<Topology> MakeTopology(const std::string& platform_version,
+                                                const std::vector<DeviceDescription>& devices);
+
+  // Makes every buffer created with delay_ready ready (test hook).
+  void ReleasePendingEvents();
+  // Launch id and non-donatable indices of the last Execute (test hooks).
+  int last_launch_id() const { return last_launch_id_.load(); }
+  std::vector<int64_t> last_non_donatable() const;
+  // Records an Execute's options (called by FakeLoadedExecutable).
+  void RecordExecute(int launch_id, const std::set<int64_t>& non_donatable);
+
+  // Client:
+  const std::string& platform_name() const override { return platform_name_; }
+  const std::string& platform_version() const override { return platform_version_; }
+  const std::vector<Device*>& devices() const override { return devices_; }
+  const std::vector<Device*>& addressable_devices() const override { return addressable_; }
+  const std::vector<Memory*>& memories() const override { return memories_; }
+  StatusOr<HostBufferResult> BufferFromHostBuffer(const HostBufferArgs& args) override;
+  StatusOr<std::unique_ptr<LoadedExecutable>> Compile(const Program& program,
+                                                      const std::string& compile_options) override;
+  StatusOr<std::unique_ptr<LoadedExecutable>> DeserializeAndLoad(
+      const std::string& serialized, const std::optional<std::string>& compile_options) override;
+  StatusOr<const Topology*> topology() const override { return topology_.get(); }
+  StatusOr<std::unique_ptr<Buffer>> CreateUninitializedBuffer(ElementType type,
+                                                              const std::vector<int64_t>& dims,
+                                                              Memory* memory) override;
+
+ private:
+  FakeClient() = default;
+
+  std::string platform_name_ = "fake";                       // Platform name.
+  std::string platform_version_;                             // Platform version.
+  bool delay_ready_ = false;                                 // See the file comment.
+  std::vector<std::unique_ptr<FakeDevice>> owned_devices_;   // All devices.
+  std::vector<std::unique_ptr<FakeMemory>> owned_memories_;  // All memories.
+  std::vector<Device*> devices_;                             // All devices.
+  std::vector<Device*> addressable_;                         // Addressable devices.
+  std::vector<Memory*> memories_;                            // All memories.
+  std::unique_ptr<Topology> topology_;                       // The topology.
+  mutable std::mutex mu_;                                    // Guards pending_ and the records.
+  std::vector<std::shared_ptr<Event>> pending_;              // Ready events held back.
+  std::atomic<int> last_launch_id_{-1};                      // Last Execute's launch id.
+  std::vector<int64_t> last_non_donatable_;                  // Last Execute's non-donatable set.
+};
+
+// The Factory of the fake device (see xla_plugin/client/plugin_factory.h).
+struct FakeFactory {
+  // Always OK.
+  static Status Initialize();
+  // xla_version (int64), stablehlo_current_version (int64 list), fake_plugin (bool),
+  // fake_scale (float), fake_name (string).
+  static AttributeMap PluginAttributes();
+  // FakeClient::Create.
+  static StatusOr<std::unique_ptr<Client>> CreateClient(const AttributeMap& options);
+  // A topology named "fake" (or ""), with options device_count and platform_version; any other
+  // name is NOT_FOUND.
+  static StatusOr<std::unique_ptr<Topology>> CreateTopology(const std::string& name,
+                                                            const AttributeMap& options);
+};
+
+}  // namespace testing
+}  // namespace pjrtkit
+
+#endif  // PJRTKIT_XLA_PLUGIN_C_API_TESTING_FAKE_CLIENT_H_

@@ -1,0 +1,105 @@
+// The fake compiler: a "program" is a signature such as "f32[2,3] s32[] pred[4]", and the
+// executable it compiles to returns copies of its arguments (which must match the signature).
+//
+// Compile options are "key=value" pairs separated by ';':
+//   replicas=N   run on the first N addressable devices (default 1)
+//   donate=1     donate every argument not listed in non_donatable_input_indices
+//   name=S       the executable's name (default "fake_identity")
+#ifndef PJRTKIT_XLA_PLUGIN_C_API_TESTING_FAKE_EXECUTABLE_H_
+#define PJRTKIT_XLA_PLUGIN_C_API_TESTING_FAKE_EXECUTABLE_H_
+
+// C++ standard library.
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+// pjrtkit client layer.
+#include "xla_plugin/client/executable.h"
+#include "xla_plugin/client/loaded_executable.h"
+#include "xla_plugin/client/types.h"
+
+namespace pjrtkit {
+namespace testing {
+
+class FakeClient;
+
+// One array of a signature.
+struct FakeShape {
+  ElementType type = ElementType::kInvalid;  // Element type.
+  std::vector<int64_t> dims;                 // Dimensions.
+};
+
+// Parses "f32[2,3] s32[]" (element type names as ElementTypeName prints them).
+StatusOr<std::vector<FakeShape>> ParseSignature(const std::string& text);
+
+// The compiled identity program.
+class FakeExecutable : public Executable {
+ public:
+  // Compiles `program` with `options` (see the file comment).
+  static StatusOr<std::shared_ptr<FakeExecutable>> Compile(const Program& program,
+                                                           const std::string& options);
+  // Reverses Serialize(); `options_override`, when given, replaces the serialized options.
+  static StatusOr<std::shared_ptr<FakeExecutable>> Deserialize(
+      const std::string& bytes, const std::optional<std::string>& options_override);
+
+  // The signature (inputs == outputs).
+  const std::vector<FakeShape>& signature() const { return signature_; }
+  // Whether arguments are donated.
+  bool donate() const { return donate_; }
+
+  // Executable:
+  const std::string& name() const override { return name_; }
+  int num_replicas() const override { return replicas_; }
+  int num_partitions() const override { return 1; }
+  size_t num_outputs() const override { return signature_.size(); }
+  StatusOr<std::vector<ElementType>> output_element_types() const override;
+  StatusOr<std::vector<std::vector<int64_t>>> output_dimensions() const override;
+  StatusOr<std::vector<std::string>> output_memory_kinds() const override;
+  StatusOr<std::string> fingerprint() const override;
+  StatusOr<Program> optimized_program() const override;
+  StatusOr<std::string> Serialize() const override;
+  int64_t SizeOfGeneratedCodeInBytes() const override;
+  StatusOr<CompiledMemoryStats> GetCompiledMemoryStats() const override;
+  StatusOr<AttributeMap> GetCostAnalysis() const override;
+
+ private:
+  FakeExecutable() = default;
+
+  Program program_;                     // The source.
+  std::string options_;                 // The compile options text.
+  std::string name_ = "fake_identity";  // Name.
+  int replicas_ = 1;                    // Replica count.
+  bool donate_ = false;                 // Donate arguments.
+  std::vector<FakeShape> signature_;    // Inputs == outputs.
+};
+
+// The identity program loaded on devices of a FakeClient.
+class FakeLoadedExecutable : public LoadedExecutable {
+ public:
+  // Loads `executable` on the first num_replicas addressable devices of `client`.
+  static StatusOr<std::unique_ptr<LoadedExecutable>> Load(
+      FakeClient* client, std::shared_ptr<FakeExecutable> executable);
+
+  std::shared_ptr<Executable> executable() const override { return executable_; }
+  const std::vector<Device*>& addressable_devices() const override { return devices_; }
+  void Delete() override { deleted_ = true; }
+  bool IsDeleted() const override { return deleted_.load(); }
+  StatusOr<ExecuteResult> Execute(const std::vector<std::vector<Buffer*>>& arguments,
+                                  const ExecuteOptions& options) override;
+  StatusOr<std::string> SerializedDeviceAssignment() const override;
+
+ private:
+  FakeLoadedExecutable() = default;
+
+  FakeClient* client_ = nullptr;                // The client (for its test records).
+  std::shared_ptr<FakeExecutable> executable_;  // The program.
+  std::vector<Device*> devices_;                // Where it runs.
+  std::atomic<bool> deleted_{false};            // Delete() was called.
+};
+
+}  // namespace testing
+}  // namespace pjrtkit
+
+#endif  // PJRTKIT_XLA_PLUGIN_C_API_TESTING_FAKE_EXECUTABLE_H_

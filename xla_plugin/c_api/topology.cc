@@ -1,0 +1,134 @@
+#include "xla_plugin/c_api/topology.h"
+
+// C++ standard library.
+#include <utility>
+
+// pjrtkit.
+#include "xla_plugin/c_api/convert.h"
+#include "xla_plugin/c_api/entry_point.h"
+#include "xla_plugin/c_api/handles.h"
+
+PJRT_TopologyDescription::PJRT_TopologyDescription(const pjrtkit::Topology* topology,
+                                                   std::unique_ptr<pjrtkit::Topology> owned,
+                                                   PJRT_Client* owner_client)
+    : owned(std::move(owned)),
+      topology(topology),
+      owner_client(owner_client),
+      attributes(topology->attributes()) {
+  for (const pjrtkit::DeviceDescription& d : topology->devices()) {
+    descriptions.push_back(std::make_unique<PJRT_DeviceDescription>(&d));
+    description_ptrs.push_back(descriptions.back().get());
+  }
+}
+
+namespace pjrtkit {
+namespace capi {
+namespace {
+
+// Frees what PJRT_TopologyDescription_Serialize returned.
+void DeleteSerializedTopology(PJRT_SerializedTopology* serialized) { delete serialized; }
+
+}  // namespace
+
+PJRT_Error* TopologyCreateWith(PJRT_TopologyDescription_Create_Args* args,
+                               CreateTopologyFn create) {
+  return Guard("PJRT_TopologyDescription_Create", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(
+        CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_TopologyDescription_Create_Args, topology)));
+    PJRTKIT_ASSIGN_OR_RETURN(std::string name, ToString(fn, "topology_name", args->topology_name,
+                                                        args->topology_name_size));
+    PJRTKIT_ASSIGN_OR_RETURN(AttributeMap options,
+                             ToAttributeMap(fn, args->create_options, args->num_options));
+    PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<Topology> topology, create(name, options));
+    if (topology == nullptr) return Internal(std::string(fn) + ": the factory returned null");
+    const Topology* raw = topology.get();
+    args->topology = new PJRT_TopologyDescription(raw, std::move(topology), nullptr);
+    return OkStatus();
+  });
+}
+
+PJRT_Error* TopologyDestroy(PJRT_TopologyDescription_Destroy_Args* args) {
+  return Guard("PJRT_TopologyDescription_Destroy", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(
+        CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_TopologyDescription_Destroy_Args, topology)));
+    if (args->topology == nullptr) return OkStatus();
+    if (args->topology->owner_client != nullptr) {
+      return InvalidArgument(std::string(fn) +
+                             ": this topology belongs to its PJRT_Client (from "
+                             "PJRT_Client_TopologyDescription) and is freed with the client");
+    }
+    delete args->topology;
+    return OkStatus();
+  });
+}
+
+PJRT_Error* TopologyPlatformName(PJRT_TopologyDescription_PlatformName_Args* args) {
+  return Guard("PJRT_TopologyDescription_PlatformName", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(CheckArgs(
+        fn, args,
+        PJRTKIT_ARGS_SIZE(PJRT_TopologyDescription_PlatformName_Args, platform_name_size)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "topology", args->topology));
+    const std::string& name = args->topology->topology->platform_name();
+    args->platform_name = name.c_str();
+    args->platform_name_size = name.size();
+    return OkStatus();
+  });
+}
+
+PJRT_Error* TopologyPlatformVersion(PJRT_TopologyDescription_PlatformVersion_Args* args) {
+  return Guard("PJRT_TopologyDescription_PlatformVersion", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(CheckArgs(
+        fn, args,
+        PJRTKIT_ARGS_SIZE(PJRT_TopologyDescription_PlatformVersion_Args, platform_version_size)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "topology", args->topology));
+    const std::string& version = args->topology->topology->platform_version();
+    args->platform_version = version.c_str();
+    args->platform_version_size = version.size();
+    return OkStatus();
+  });
+}
+
+PJRT_Error* TopologyGetDeviceDescriptions(
+    PJRT_TopologyDescription_GetDeviceDescriptions_Args* args) {
+  return Guard("PJRT_TopologyDescription_GetDeviceDescriptions", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(CheckArgs(
+        fn, args,
+        PJRTKIT_ARGS_SIZE(PJRT_TopologyDescription_GetDeviceDescriptions_Args, num_descriptions)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "topology", args->topology));
+    const std::vector<PJRT_DeviceDescription*>& ptrs = args->topology->description_ptrs;
+    args->descriptions = ptrs.empty() ? nullptr : ptrs.data();
+    args->num_descriptions = ptrs.size();
+    return OkStatus();
+  });
+}
+
+PJRT_Error* TopologySerialize(PJRT_TopologyDescription_Serialize_Args* args) {
+  return Guard("PJRT_TopologyDescription_Serialize", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(CheckArgs(
+        fn, args,
+        PJRTKIT_ARGS_SIZE(PJRT_TopologyDescription_Serialize_Args, serialized_topology_deleter)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "topology", args->topology));
+    PJRTKIT_ASSIGN_OR_RETURN(std::string bytes, args->topology->topology->Serialize());
+    auto* serialized = new PJRT_SerializedTopology{std::move(bytes)};
+    args->serialized_bytes = serialized->bytes.data();
+    args->serialized_bytes_size = serialized->bytes.size();
+    args->serialized_topology = serialized;
+    args->serialized_topology_deleter = &DeleteSerializedTopology;
+    return OkStatus();
+  });
+}
+
+PJRT_Error* TopologyAttributes(PJRT_TopologyDescription_Attributes_Args* args) {
+  return Guard("PJRT_TopologyDescription_Attributes", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(CheckArgs(
+        fn, args, PJRTKIT_ARGS_SIZE(PJRT_TopologyDescription_Attributes_Args, num_attributes)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "topology", args->topology));
+    const NamedValueList& attributes = args->topology->attributes;
+    args->attributes = attributes.data();
+    args->num_attributes = attributes.size();
+    return OkStatus();
+  });
+}
+
+}  // namespace capi
+}  // namespace pjrtkit

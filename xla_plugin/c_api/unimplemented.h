@@ -1,0 +1,78 @@
+// The PJRT_Api slots the client layer cannot serve. Each returns UNIMPLEMENTED naming itself
+// ("PJRT_Client_DmaMap is not implemented by pjrtkit"); unimplemented.cc gives the reason for each.
+#ifndef PJRTKIT_XLA_PLUGIN_C_API_UNIMPLEMENTED_H_
+#define PJRTKIT_XLA_PLUGIN_C_API_UNIMPLEMENTED_H_
+
+#include "xla/pjrt/c/pjrt_c_api.h"
+
+namespace pjrtkit {
+namespace capi {
+
+// ---- CopyToDeviceStream --------------------------------------------------------------------
+// PJRT_CopyToDeviceStream_Destroy: UNIMPLEMENTED.
+PJRT_Error* CopyToDeviceStreamDestroy(PJRT_CopyToDeviceStream_Destroy_Args* args);
+// PJRT_CopyToDeviceStream_AddChunk: UNIMPLEMENTED.
+PJRT_Error* CopyToDeviceStreamAddChunk(PJRT_CopyToDeviceStream_AddChunk_Args* args);
+// PJRT_CopyToDeviceStream_TotalBytes: UNIMPLEMENTED.
+PJRT_Error* CopyToDeviceStreamTotalBytes(PJRT_CopyToDeviceStream_TotalBytes_Args* args);
+// PJRT_CopyToDeviceStream_GranuleSize: UNIMPLEMENTED.
+PJRT_Error* CopyToDeviceStreamGranuleSize(PJRT_CopyToDeviceStream_GranuleSize_Args* args);
+// PJRT_CopyToDeviceStream_CurrentBytes: UNIMPLEMENTED.
+PJRT_Error* CopyToDeviceStreamCurrentBytes(PJRT_CopyToDeviceStream_CurrentBytes_Args* args);
+
+// ---- Ahead-of-time compilation -------------------------------------------------------------
+// PJRT_Compile: UNIMPLEMENTED.
+PJRT_Error* TopologyCompile(PJRT_Compile_Args* args);
+
+// ---- Execute contexts ----------------------------------------------------------------------
+// PJRT_ExecuteContext_Create: UNIMPLEMENTED.
+PJRT_Error* ExecuteContextCreate(PJRT_ExecuteContext_Create_Args* args);
+// PJRT_ExecuteContext_Destroy: UNIMPLEMENTED.
+PJRT_Error* ExecuteContextDestroy(PJRT_ExecuteContext_Destroy_Args* args);
+
+// ---- Asynchronous host-to-device transfers -------------------------------------------------
+// PJRT_AsyncHostToDeviceTransferManager_Destroy: UNIMPLEMENTED.
+PJRT_Error* TransferManagerDestroy(PJRT_AsyncHostToDeviceTransferManager_Destroy_Args* args);
+// PJRT_AsyncHostToDeviceTransferManager_TransferData: UNIMPLEMENTED.
+PJRT_Error* TransferManagerTransferData(
+    PJRT_AsyncHostToDeviceTransferManager_TransferData_Args* args);
+// PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer: UNIMPLEMENTED.
+PJRT_Error* TransferManagerRetrieveBuffer(
+    PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer_Args* args);
+// PJRT_AsyncHostToDeviceTransferManager_Device: UNIMPLEMENTED.
+PJRT_Error* TransferManagerDevice(PJRT_AsyncHostToDeviceTransferManager_Device_Args* args);
+// PJRT_AsyncHostToDeviceTransferManager_BufferCount: UNIMPLEMENTED.
+PJRT_Error* TransferManagerBufferCount(
+    PJRT_AsyncHostToDeviceTransferManager_BufferCount_Args* args);
+// PJRT_AsyncHostToDeviceTransferManager_BufferSize: UNIMPLEMENTED.
+PJRT_Error* TransferManagerBufferSize(PJRT_AsyncHostToDeviceTransferManager_BufferSize_Args* args);
+// PJRT_AsyncHostToDeviceTransferManager_SetBufferError: UNIMPLEMENTED.
+PJRT_Error* TransferManagerSetBufferError(
+    PJRT_AsyncHostToDeviceTransferManager_SetBufferError_Args* args);
+// PJRT_AsyncHostToDeviceTransferManager_AddMetadata: UNIMPLEMENTED.
+PJRT_Error* TransferManagerAddMetadata(
+    PJRT_AsyncHostToDeviceTransferManager_AddMetadata_Args* args);
+// PJRT_Client_CreateBuffersForAsyncHostToDevice: UNIMPLEMENTED.
+PJRT_Error* ClientCreateBuffersForAsyncHostToDevice(
+    PJRT_Client_CreateBuffersForAsyncHostToDevice_Args* args);
+
+// ---- Client extras -------------------------------------------------------------------------
+// PJRT_Client_DmaMap: UNIMPLEMENTED.
+PJRT_Error* ClientDmaMap(PJRT_Client_DmaMap_Args* args);
+// PJRT_Client_DmaUnmap: UNIMPLEMENTED.
+PJRT_Error* ClientDmaUnmap(PJRT_Client_DmaUnmap_Args* args);
+// PJRT_Client_UpdateGlobalProcessInfo: UNIMPLEMENTED.
+PJRT_Error* ClientUpdateGlobalProcessInfo(PJRT_Client_UpdateGlobalProcessInfo_Args* args);
+// PJRT_TopologyDescription_Deserialize: UNIMPLEMENTED.
+PJRT_Error* TopologyDeserialize(PJRT_TopologyDescription_Deserialize_Args* args);
+// PJRT_Client_CreateAliasBuffer: UNIMPLEMENTED.
+PJRT_Error* ClientCreateAliasBuffer(PJRT_Client_CreateAliasBuffer_Args* args);
+// PJRT_Client_FulfillAliasBuffer: UNIMPLEMENTED.
+PJRT_Error* ClientFulfillAliasBuffer(PJRT_Client_FulfillAliasBuffer_Args* args);
+// PJRT_Client_CreateViewOfDeviceBuffer: UNIMPLEMENTED.
+PJRT_Error* ClientCreateViewOfDeviceBuffer(PJRT_Client_CreateViewOfDeviceBuffer_Args* args);
+
+}  // namespace capi
+}  // namespace pjrtkit
+
+#endif  // PJRTKIT_XLA_PLUGIN_C_API_UNIMPLEMENTED_H_
