@@ -174,6 +174,15 @@ bool ParseNamedOption(const std::string& spec, NamedOption* out, std::string* er
   char* end = nullptr;
   if (type == "str") {
     *out = NamedOption::Str(name, value);
+  } else if (type == "path") {
+    // A file path made absolute (Bazel hands tests runfiles-relative paths).
+    char* resolved = realpath(value.c_str(), nullptr);
+    if (resolved == nullptr) {
+      *error = "path does not exist: '" + value + "'";
+      return false;
+    }
+    *out = NamedOption::Str(name, resolved);
+    free(resolved);
   } else if (type == "int") {
     const long long parsed = std::strtoll(value.c_str(), &end, 10);
     if (value.empty() || *end != '\0') {
@@ -212,7 +221,7 @@ bool ParseNamedOption(const std::string& spec, NamedOption* out, std::string* er
     }
     *out = NamedOption::IntList(name, std::move(list));
   } else {
-    *error = "unknown option type '" + type + "' (int, str, bool, float, ints)";
+    *error = "unknown option type '" + type + "' (int, str, path, bool, float, ints)";
     return false;
   }
   return true;

@@ -5,7 +5,7 @@
 //          [--expect_device_kind=...] [--expect_api_minor=81] [--expect_all_api_slots]
 //          [--known_deviation=NAME]... [gtest flags]
 //
-// Option values: int:N, str:TEXT, bool:true|false, float:X, ints:1,2,3.
+// Option values: int:N, str:TEXT, path:FILE (made absolute), bool:true|false, float:X, ints:1,2,3.
 #include <dlfcn.h>
 
 #include <cstdio>
@@ -31,7 +31,8 @@ constexpr char kUsage[] =
     "              [--expect_devices=N] [--expect_addressable_devices=N]\n"
     "              [--expect_device_kind=KIND] [--expect_api_minor=N] [--expect_all_api_slots]\n"
     "              [--known_deviation=NAME]...\n"
-    "  TYPE is int, str, bool, float or ints (comma-separated int64 list).\n";
+    "  TYPE is int, str, path (a file, made absolute), bool, float or ints (comma-separated\n"
+    "  int64 list).\n";
 
 // If `arg` is "--name=value" sets *value and returns true.
 bool Match(const std::string& arg, const char* name, std::string* value) {

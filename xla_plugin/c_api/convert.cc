@@ -106,7 +106,10 @@ Status CheckPermutation(const char* fn, const std::vector<int64_t>& minor_to_maj
 // Converts a tiled C layout.
 StatusOr<MemoryLayout> FromTiled(const char* fn, const PJRT_Buffer_MemoryLayout_Tiled& tiled,
                                  size_t rank) {
-  if (tiled.struct_size < PJRTKIT_ARGS_SIZE(PJRT_Buffer_MemoryLayout_Tiled, num_tiles)) {
+  // jaxlib (0.12) leaves the nested struct's struct_size at 0 and sets only the outer
+  // PJRT_Buffer_MemoryLayout's, which the caller checked; 0 therefore means "as the outer".
+  if (tiled.struct_size != 0 &&
+      tiled.struct_size < PJRTKIT_ARGS_SIZE(PJRT_Buffer_MemoryLayout_Tiled, num_tiles)) {
     return Invalid(fn, "PJRT_Buffer_MemoryLayout_Tiled struct_size is " +
                            std::to_string(tiled.struct_size) + ", expected at least " +
                            std::to_string(PJRT_Buffer_MemoryLayout_Tiled_STRUCT_SIZE));
@@ -134,7 +137,10 @@ StatusOr<MemoryLayout> FromTiled(const char* fn, const PJRT_Buffer_MemoryLayout_
 // Converts byte strides into the minor_to_major of a compact array, when they describe one.
 StatusOr<MemoryLayout> FromStrides(const char* fn, const PJRT_Buffer_MemoryLayout_Strides& strides,
                                    ElementType type, const std::vector<int64_t>& dims) {
-  if (strides.struct_size < PJRTKIT_ARGS_SIZE(PJRT_Buffer_MemoryLayout_Strides, num_byte_strides)) {
+  // jaxlib (0.12) leaves the nested struct's struct_size at 0 and sets only the outer
+  // PJRT_Buffer_MemoryLayout's, which the caller checked; 0 therefore means "as the outer".
+  if (strides.struct_size != 0 &&
+      strides.struct_size < PJRTKIT_ARGS_SIZE(PJRT_Buffer_MemoryLayout_Strides, num_byte_strides)) {
     return Invalid(fn, "PJRT_Buffer_MemoryLayout_Strides struct_size is " +
                            std::to_string(strides.struct_size) + ", expected at least " +
                            std::to_string(PJRT_Buffer_MemoryLayout_Strides_STRUCT_SIZE));
