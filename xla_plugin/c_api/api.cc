@@ -7,9 +7,12 @@
 #include "xla_plugin/c_api/error.h"
 #include "xla_plugin/c_api/event.h"
 #include "xla_plugin/c_api/executable.h"
+#include "xla_plugin/c_api/execute_context.h"
+#include "xla_plugin/c_api/ffi_extension.h"
 #include "xla_plugin/c_api/loaded_executable.h"
 #include "xla_plugin/c_api/memory.h"
 #include "xla_plugin/c_api/topology.h"
+#include "xla_plugin/c_api/transfer_manager.h"
 #include "xla_plugin/c_api/unimplemented.h"
 
 namespace pjrtkit {
@@ -19,7 +22,8 @@ PJRT_Extension_Base* ExtensionChain() {
   // Add extensions here as function-local statics linked through `next`, e.g.
   //   static PJRT_Layouts_Extension layouts = {...};  layouts.base.next = nullptr;
   //   return &layouts.base;
-  return nullptr;
+  // FFI (ffi_extension.h): handler/type registration, kept process-wide in FfiRegistry.
+  return FfiExtensionBase(/*next=*/nullptr);
 }
 
 PJRT_Api MakePjrtApi(const FactoryEntryPoints& entry_points) {
@@ -64,9 +68,8 @@ PJRT_Api MakePjrtApi(const FactoryEntryPoints& entry_points) {
   api.PJRT_Client_BufferFromHostBuffer = ClientBufferFromHostBuffer;
   api.PJRT_Client_TopologyDescription = ClientTopologyDescription;
   api.PJRT_Client_CreateUninitializedBuffer = ClientCreateUninitializedBuffer;
-  api.PJRT_Client_CreateViewOfDeviceBuffer = ClientCreateViewOfDeviceBuffer;  // UNIMPLEMENTED.
-  api.PJRT_Client_CreateBuffersForAsyncHostToDevice =
-      ClientCreateBuffersForAsyncHostToDevice;                              // UNIMPLEMENTED.
+  api.PJRT_Client_CreateViewOfDeviceBuffer = ClientCreateViewOfDeviceBuffer;
+  api.PJRT_Client_CreateBuffersForAsyncHostToDevice = ClientCreateBuffersForAsyncHostToDevice;
   api.PJRT_Client_DmaMap = ClientDmaMap;                                    // UNIMPLEMENTED.
   api.PJRT_Client_DmaUnmap = ClientDmaUnmap;                                // UNIMPLEMENTED.
   api.PJRT_Client_UpdateGlobalProcessInfo = ClientUpdateGlobalProcessInfo;  // UNIMPLEMENTED.
@@ -124,7 +127,7 @@ PJRT_Api MakePjrtApi(const FactoryEntryPoints& entry_points) {
   api.PJRT_LoadedExecutable_Fingerprint = LoadedExecutableFingerprint;
   api.PJRT_LoadedExecutable_GetDeviceAssignment = LoadedExecutableGetDeviceAssignment;
 
-  // Execute contexts (UNIMPLEMENTED).
+  // Execute contexts.
   api.PJRT_ExecuteContext_Create = ExecuteContextCreate;
   api.PJRT_ExecuteContext_Destroy = ExecuteContextDestroy;
 
@@ -158,7 +161,7 @@ PJRT_Api MakePjrtApi(const FactoryEntryPoints& entry_points) {
   api.PJRT_CopyToDeviceStream_GranuleSize = CopyToDeviceStreamGranuleSize;
   api.PJRT_CopyToDeviceStream_CurrentBytes = CopyToDeviceStreamCurrentBytes;
 
-  // Asynchronous host-to-device transfer managers (UNIMPLEMENTED).
+  // Asynchronous host-to-device transfer managers.
   api.PJRT_AsyncHostToDeviceTransferManager_Destroy = TransferManagerDestroy;
   api.PJRT_AsyncHostToDeviceTransferManager_TransferData = TransferManagerTransferData;
   api.PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer = TransferManagerRetrieveBuffer;
@@ -176,8 +179,8 @@ PJRT_Api MakePjrtApi(const FactoryEntryPoints& entry_points) {
   api.PJRT_TopologyDescription_GetDeviceDescriptions = TopologyGetDeviceDescriptions;
   api.PJRT_TopologyDescription_Serialize = TopologySerialize;
   api.PJRT_TopologyDescription_Attributes = TopologyAttributes;
-  api.PJRT_TopologyDescription_Deserialize = TopologyDeserialize;  // UNIMPLEMENTED.
-  api.PJRT_Compile = TopologyCompile;                              // UNIMPLEMENTED (AOT).
+  api.PJRT_TopologyDescription_Deserialize = TopologyDeserialize;
+  api.PJRT_Compile = TopologyCompile;  // UNIMPLEMENTED (AOT).
   return api;
 }
 

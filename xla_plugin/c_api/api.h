@@ -40,7 +40,7 @@ struct FactoryEntryPoints {
   PJRT_Client_Create* client_create = nullptr;                 // PJRT_Client_Create.
   PJRT_TopologyDescription_Create* topology_create = nullptr;  // TopologyDescription_Create.
   // First PJRT_Extension_Base of the chain PJRT_Api.extension_start points to. Extensions are
-  // statics linked through `next`; pjrtkit ships none yet, so this is nullptr.
+  // statics linked through `next` (see ExtensionChain()).
   PJRT_Extension_Base* extension_start = nullptr;
 };
 
@@ -48,7 +48,7 @@ struct FactoryEntryPoints {
 // version set to the PJRT_API_MAJOR / PJRT_API_MINOR this was compiled with.
 PJRT_Api MakePjrtApi(const FactoryEntryPoints& entry_points);
 
-// The head of pjrtkit's extension chain (nullptr while pjrtkit has no extensions).
+// The head of pjrtkit's extension chain (today: the FFI extension, ffi_extension.h).
 PJRT_Extension_Base* ExtensionChain();
 
 // The factory's plugin attributes as a PJRT_NamedValue array that lives for the whole process

@@ -24,6 +24,7 @@ Status CheckNotDeleted(const char* fn, const PJRT_Buffer* buffer) {
 
 // The handle of the buffer's device.
 StatusOr<PJRT_Device*> DeviceHandle(const char* fn, const PJRT_Buffer* buffer) {
+  if (buffer->device_handle != nullptr) return buffer->device_handle;
   PJRT_Device* device = buffer->client->FindDevice(buffer->buffer->device());
   if (device == nullptr) {
     return Internal(std::string(fn) + ": the buffer's device is not one of its client's devices");
@@ -33,6 +34,7 @@ StatusOr<PJRT_Device*> DeviceHandle(const char* fn, const PJRT_Buffer* buffer) {
 
 // The handle of the buffer's memory.
 StatusOr<PJRT_Memory*> MemoryHandle(const char* fn, const PJRT_Buffer* buffer) {
+  if (buffer->memory_handle != nullptr) return buffer->memory_handle;
   PJRT_Memory* memory = buffer->client->FindMemory(buffer->buffer->memory());
   if (memory == nullptr) {
     return Internal(std::string(fn) + ": the buffer's memory is not one of its client's memories");

@@ -8,6 +8,7 @@
 // pjrtkit.
 #include "xla_plugin/c_api/convert.h"
 #include "xla_plugin/c_api/entry_point.h"
+#include "xla_plugin/c_api/ffi_registry.h"
 #include "xla_plugin/c_api/handles.h"
 #include "xla_plugin/c_api/loaded_executable.h"
 
@@ -114,6 +115,8 @@ PJRT_Error* ClientCreateWith(PJRT_Client_Create_Args* args, CreateClientFn creat
     PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<Client> client, create(options));
     PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<PJRT_Client> handle,
                              WrapClient(fn, std::move(client)));
+    // FFI handlers/types registered so far (often before any client existed) reach it now.
+    PJRTKIT_RETURN_IF_ERROR(FfiRegistry::Global().Attach(handle->client.get()));
     args->client = handle.release();
     return OkStatus();
   });
@@ -123,6 +126,7 @@ PJRT_Error* ClientDestroy(PJRT_Client_Destroy_Args* args) {
   return Guard("PJRT_Client_Destroy", [&](const char* fn) -> Status {
     PJRTKIT_RETURN_IF_ERROR(
         CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Client_Destroy_Args, client)));
+    if (args->client != nullptr) FfiRegistry::Global().Detach(args->client->client.get());
     delete args->client;
     return OkStatus();
   });

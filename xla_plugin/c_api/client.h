@@ -63,6 +63,14 @@ PJRT_Error* ClientTopologyDescription(PJRT_Client_TopologyDescription_Args* args
 PJRT_Error* ClientBufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Args* args);
 // PJRT_Client_CreateUninitializedBuffer: a buffer with undefined contents.
 PJRT_Error* ClientCreateUninitializedBuffer(PJRT_Client_CreateUninitializedBuffer_Args* args);
+// PJRT_Client_CreateViewOfDeviceBuffer: a buffer aliasing device memory it does not own
+// (DLPack import); `on_delete_callback` runs when the buffer lets go of it. A non-zero `stream`
+// is UNIMPLEMENTED.
+PJRT_Error* ClientCreateViewOfDeviceBuffer(PJRT_Client_CreateViewOfDeviceBuffer_Args* args);
+// PJRT_Client_CreateBuffersForAsyncHostToDevice: empty buffers in `memory`, filled through the
+// returned transfer manager (transfer_manager.h).
+PJRT_Error* ClientCreateBuffersForAsyncHostToDevice(
+    PJRT_Client_CreateBuffersForAsyncHostToDevice_Args* args);
 
 }  // namespace capi
 }  // namespace pjrtkit

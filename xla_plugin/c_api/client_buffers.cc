@@ -1,7 +1,9 @@
-// The PJRT_Client_* entry points that create buffers (declared in client.h).
+// The PJRT_Client_* entry points that create buffers (declared in client.h): from host data,
+// uninitialized, views of foreign device memory, and the buffers of asynchronous transfers.
 
 // C++ standard library.
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -145,6 +147,110 @@ PJRT_Error* ClientCreateUninitializedBuffer(PJRT_Client_CreateUninitializedBuffe
                              args->client->client->CreateUninitializedBuffer(type, dims, memory));
     if (buffer == nullptr) return Internal(std::string(fn) + ": the client returned a null buffer");
     args->buffer = WrapBuffer(args->client, std::move(buffer));
+    return OkStatus();
+  });
+}
+
+PJRT_Error* ClientCreateViewOfDeviceBuffer(PJRT_Client_CreateViewOfDeviceBuffer_Args* args) {
+  return Guard("PJRT_Client_CreateViewOfDeviceBuffer", [&](const char* fn) -> Status {
+    // `memory` is newer than `buffer`: read only when the caller's struct has it.
+    PJRTKIT_RETURN_IF_ERROR(
+        CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Client_CreateViewOfDeviceBuffer_Args, buffer)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "client", args->client));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "device_buffer_ptr", args->device_buffer_ptr));
+    if (args->stream != 0) {
+      return Unimplemented(std::string(fn) +
+                           ": a stream is not supported by pjrtkit (pass 0: the memory is ready)");
+    }
+    DeviceBufferViewArgs view;
+    view.data = args->device_buffer_ptr;
+    PJRTKIT_ASSIGN_OR_RETURN(view.type, FromPjrtBufferType(fn, args->element_type));
+    PJRTKIT_ASSIGN_OR_RETURN(view.dims, ReadDims(fn, args->dims, args->num_dims));
+    if (args->layout != nullptr) {
+      PJRTKIT_ASSIGN_OR_RETURN(view.layout,
+                               FromPjrtLayout(fn, *args->layout, view.type, view.dims));
+    }
+    PJRT_Memory* memory = nullptr;
+    if (args->struct_size >= PJRTKIT_ARGS_SIZE(PJRT_Client_CreateViewOfDeviceBuffer_Args, memory)) {
+      memory = args->memory;
+    }
+    PJRTKIT_ASSIGN_OR_RETURN(Destination destination,
+                             ResolveDestination(fn, args->client, args->device, memory));
+    view.device = destination.device;
+    view.memory = destination.memory;
+    if (args->on_delete_callback != nullptr) {
+      void (*callback)(void*, void*) = args->on_delete_callback;
+      void* pointer = args->device_buffer_ptr;
+      void* user_arg = args->on_delete_callback_arg;
+      view.on_delete = [callback, pointer, user_arg] { callback(pointer, user_arg); };
+    }
+    PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<Buffer> buffer,
+                             args->client->client->CreateViewOfDeviceBuffer(view));
+    if (buffer == nullptr) return Internal(std::string(fn) + ": the client returned a null buffer");
+    args->buffer = WrapBuffer(args->client, std::move(buffer));
+    return OkStatus();
+  });
+}
+
+PJRT_Error* ClientCreateBuffersForAsyncHostToDevice(
+    PJRT_Client_CreateBuffersForAsyncHostToDevice_Args* args) {
+  return Guard("PJRT_Client_CreateBuffersForAsyncHostToDevice", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(CheckArgs(
+        fn, args,
+        PJRTKIT_ARGS_SIZE(PJRT_Client_CreateBuffersForAsyncHostToDevice_Args, transfer_manager)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "client", args->client));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "memory", args->memory));
+    PJRTKIT_RETURN_IF_ERROR(
+        CheckSameClient(fn, "args->memory", args->client, args->memory->client));
+    if (args->num_shape_specs == 0) {
+      return InvalidArgument(std::string(fn) + ": num_shape_specs is 0 (give at least one)");
+    }
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "shape_specs", args->shape_specs));
+    if (args->num_device_layouts != 0 && args->num_device_layouts != args->num_shape_specs) {
+      return InvalidArgument(std::string(fn) + ": num_device_layouts is " +
+                             std::to_string(args->num_device_layouts) + " but num_shape_specs is " +
+                             std::to_string(args->num_shape_specs) +
+                             " (give one per spec or none)");
+    }
+    if (args->num_device_layouts != 0) {
+      PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "device_layouts", args->device_layouts));
+    }
+    std::vector<BufferShape> shapes;
+    std::vector<std::optional<MemoryLayout>> layouts;
+    for (size_t i = 0; i < args->num_shape_specs; ++i) {
+      const PJRT_ShapeSpec& spec = args->shape_specs[i];
+      const std::string what = "shape_specs[" + std::to_string(i) + "]";
+      if (spec.struct_size < PJRTKIT_ARGS_SIZE(PJRT_ShapeSpec, element_type)) {
+        return InvalidArgument(std::string(fn) + ": " + what + ".struct_size is " +
+                               std::to_string(spec.struct_size) + ", expected at least " +
+                               std::to_string(PJRTKIT_ARGS_SIZE(PJRT_ShapeSpec, element_type)));
+      }
+      BufferShape shape;
+      PJRTKIT_ASSIGN_OR_RETURN(shape.type, FromPjrtBufferType(fn, spec.element_type));
+      PJRTKIT_ASSIGN_OR_RETURN(shape.dims, ReadDims(fn, spec.dims, spec.num_dims));
+      if (args->num_device_layouts != 0 && args->device_layouts[i] != nullptr) {
+        PJRTKIT_ASSIGN_OR_RETURN(
+            MemoryLayout layout,
+            FromPjrtLayout(fn, *args->device_layouts[i], shape.type, shape.dims));
+        layouts.emplace_back(std::move(layout));
+      } else if (args->num_device_layouts != 0) {
+        layouts.emplace_back(std::nullopt);
+      }
+      shapes.push_back(std::move(shape));
+    }
+    PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<AsyncHostToDeviceTransferManager> manager,
+                             args->client->client->CreateBuffersForAsyncHostToDevice(
+                                 shapes, layouts, args->memory->memory));
+    if (manager == nullptr) {
+      return Internal(std::string(fn) + ": the client returned a null transfer manager");
+    }
+    if (manager->buffer_count() != shapes.size()) {
+      return Internal(std::string(fn) + ": the client's transfer manager has " +
+                      std::to_string(manager->buffer_count()) + " buffers for " +
+                      std::to_string(shapes.size()) + " shape specs");
+    }
+    args->transfer_manager =
+        new PJRT_AsyncHostToDeviceTransferManager{std::move(manager), args->client};
     return OkStatus();
   });
 }

@@ -364,8 +364,10 @@ TEST_F(ClientTest, ClientTopologyIsOwnedByTheClient) {
   serialize.topology = args.topology;
   EXPECT_PJRT_OK(api_->PJRT_TopologyDescription_Serialize(&serialize));
   EXPECT_EQ(Str(serialize.serialized_bytes, serialize.serialized_bytes_size),
-            "pjrtkit-topology 1\nplatform fake\nversion fake 1.0\ndevice 0 0 fake\n"
-            "device 1 0 fake\n");
+            "pjrtkit-topology 2\nplatform 4:fake\nversion 8:fake 1.0\nattributes 2\n"
+            "attr 11:num_devices i 2\nattr 13:topology_kind s 4:fake\ndevices 2\n"
+            "device 0 0 4:fake 6:FAKE_0 16:FakeDevice(id=0) 1\nattr 5:index i 0\n"
+            "device 1 0 4:fake 6:FAKE_1 16:FakeDevice(id=1) 1\nattr 5:index i 1\n");
   ASSERT_NE(serialize.serialized_topology_deleter, nullptr);
   serialize.serialized_topology_deleter(serialize.serialized_topology);
 

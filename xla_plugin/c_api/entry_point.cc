@@ -17,8 +17,7 @@ Status CheckArgsStruct(const char* fn, const void* args, size_t struct_size, siz
   return OkStatus();
 }
 
-Status CheckHandle(const char* fn, const char* what, const void* pointer) {
-  if (pointer != nullptr) return OkStatus();
+Status NullHandleError(const char* fn, const char* what) {
   return InvalidArgument(std::string(fn) + ": args->" + what + " is null");
 }
 

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <exception>
 #include <string>
+#include <utility>
 
 // PJRT C API.
 #include "xla/pjrt/c/pjrt_c_api.h"
@@ -37,21 +38,30 @@ namespace capi {
 // `fn` and its Args struct ("PJRT_Foo: PJRT_Foo_Args struct_size is 0, expected at least 24").
 Status CheckArgsStruct(const char* fn, const void* args, size_t struct_size, size_t min_size);
 
-// CheckArgsStruct for a typed Args pointer.
+// CheckArgsStruct for a typed Args pointer. The passing case is inline: every call pays it.
 template <typename Args>
-Status CheckArgs(const char* fn, const Args* args, size_t min_size) {
+inline Status CheckArgs(const char* fn, const Args* args, size_t min_size) {
+  if (args != nullptr && args->struct_size >= min_size) return Status();
   return CheckArgsStruct(fn, args, args == nullptr ? 0 : args->struct_size, min_size);
 }
 
-// INVALID_ARGUMENT "PJRT_Foo: args-><what> is null" when `pointer` is null.
-Status CheckHandle(const char* fn, const char* what, const void* pointer);
+// INVALID_ARGUMENT "PJRT_Foo: args-><what> is null".
+Status NullHandleError(const char* fn, const char* what);
+
+// NullHandleError when `pointer` is null (inline: the passing case is on every call's path).
+inline Status CheckHandle(const char* fn, const char* what, const void* pointer) {
+  if (pointer != nullptr) return Status();
+  return NullHandleError(fn, what);
+}
 
 // Runs `body(fn)` (which returns a Status) and converts its result to a PJRT_Error. Exceptions
 // never cross the C boundary: they become INTERNAL errors naming `fn`.
 template <typename Body>
 PJRT_Error* Guard(const char* fn, Body&& body) noexcept {
   try {
-    return ToPjrtError(body(fn));
+    Status status = body(fn);
+    if (status.ok()) return nullptr;  // The common case, without a call.
+    return ToPjrtError(std::move(status));
   } catch (const std::exception& e) {
     try {
       return ToPjrtError(Internal(std::string(fn) + ": unexpected exception: " + e.what()));

@@ -56,6 +56,17 @@ PJRT_Error* EventOnReady(PJRT_Event_OnReady_Args* args) {
         CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Event_OnReady_Args, user_arg)));
     PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "event", args->event));
     PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "callback", reinterpret_cast<void*>(args->callback)));
+    if (args->event->event->IsReady()) {
+      // Ready already (the common case on CPU): call back now, without building a closure.
+      PJRT_Error* error = nullptr;
+      try {
+        error = ToPjrtError(args->event->event->status());
+      } catch (...) {
+        error = EmergencyError();
+      }
+      args->callback(error, args->user_arg);  // The callback owns `error`.
+      return OkStatus();
+    }
     // The lambda keeps the event alive: the framework may destroy its handle right after this
     // call returns, before the event is ready. The Event drops the lambda once it has run it.
     std::shared_ptr<Event> keep_alive = args->event->event;

@@ -29,6 +29,7 @@ Status CheckOutputCount(const char* fn, const char* what, size_t got, size_t num
 
 PJRT_Executable* WrapExecutable(std::shared_ptr<Executable> executable) {
   auto* handle = new PJRT_Executable();
+  handle->num_outputs = executable->num_outputs();  // Asked on every execution by jaxlib.
   handle->executable = std::move(executable);
   return handle;
 }
@@ -79,7 +80,7 @@ PJRT_Error* ExecutableNumOutputs(PJRT_Executable_NumOutputs_Args* args) {
     PJRTKIT_RETURN_IF_ERROR(
         CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Executable_NumOutputs_Args, num_outputs)));
     PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "executable", args->executable));
-    args->num_outputs = args->executable->executable->num_outputs();
+    args->num_outputs = args->executable->num_outputs;
     return OkStatus();
   });
 }

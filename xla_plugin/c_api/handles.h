@@ -12,12 +12,16 @@
 //   PJRT_LoadedExecutable  owns its pjrtkit::LoadedExecutable.
 //   PJRT_Event             shares the pjrtkit::Event.
 //   PJRT_Error             holds a non-OK pjrtkit::Status.
-//   PJRT_TopologyDescription owns its pjrtkit::Topology (PJRT_TopologyDescription_Create) or
-//                          borrows the client's (PJRT_Client_TopologyDescription).
+//   PJRT_TopologyDescription owns its pjrtkit::Topology (PJRT_TopologyDescription_Create or
+//                          _Deserialize) or borrows the client's (PJRT_Client_TopologyDescription).
+//   PJRT_AsyncHostToDeviceTransferManager owns its pjrtkit::AsyncHostToDeviceTransferManager;
+//                          points back to its PJRT_Client (retrieved buffers belong to it).
+//   PJRT_ExecuteContext    owns its pjrtkit::ExecuteContext (created without a client).
 #ifndef PJRTKIT_XLA_PLUGIN_C_API_HANDLES_H_
 #define PJRTKIT_XLA_PLUGIN_C_API_HANDLES_H_
 
 // C++ standard library.
+#include <atomic>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -29,12 +33,14 @@
 // pjrtkit.
 #include "xla_plugin/c_api/convert.h"
 #include "xla_plugin/c_api/once_cache.h"
+#include "xla_plugin/client/async_host_to_device_transfer.h"
 #include "xla_plugin/client/buffer.h"
 #include "xla_plugin/client/client.h"
 #include "xla_plugin/client/device.h"
 #include "xla_plugin/client/device_description.h"
 #include "xla_plugin/client/event.h"
 #include "xla_plugin/client/executable.h"
+#include "xla_plugin/client/execute_context.h"
 #include "xla_plugin/client/loaded_executable.h"
 #include "xla_plugin/client/memory.h"
 #include "xla_plugin/client/status.h"
@@ -145,12 +151,17 @@ struct PJRT_Buffer {
   std::unique_ptr<pjrtkit::Buffer> buffer;                          // The buffer; never null.
   PJRT_Client* client;                                              // The client it belongs to.
   pjrtkit::capi::OnceCache<pjrtkit::capi::TiledLayoutView> layout;  // GetMemoryLayout output.
+  // The handles of the buffer's device and memory when known at creation (outputs of an
+  // execution), so PJRT_Buffer_Device/_Memory need no lookup; null means look them up.
+  PJRT_Device* device_handle = nullptr;
+  PJRT_Memory* memory_handle = nullptr;
 };
 
 // A compiled program, not bound to devices. Shares the pjrtkit::Executable, so it outlives the
 // PJRT_LoadedExecutable it came from.
 struct PJRT_Executable {
   std::shared_ptr<pjrtkit::Executable> executable;  // Never null.
+  size_t num_outputs = 0;                           // executable->num_outputs(), read once.
   // Caches of what the entry points return (each filled on first use).
   pjrtkit::capi::OnceCache<std::string> fingerprint;                      // Fingerprint.
   pjrtkit::capi::OnceCache<std::vector<PJRT_Buffer_Type>> element_types;  // OutputElementTypes.
@@ -165,7 +176,24 @@ struct PJRT_LoadedExecutable {
   std::unique_ptr<pjrtkit::LoadedExecutable> loaded;  // Never null.
   PJRT_Client* client;                                // The client it was loaded by.
   std::vector<PJRT_Device*> addressable_devices;      // AddressableDevices output.
+  size_t num_outputs = 0;                             // The executable's, read once.
   pjrtkit::capi::OnceCache<std::string> fingerprint;  // LoadedExecutable_Fingerprint output.
+  // Argument lists and result reused by PJRT_LoadedExecutable_Execute (no allocation for them
+  // once warm) while `scratch_busy` is held; a concurrent or re-entrant Execute uses its own.
+  std::vector<std::vector<pjrtkit::Buffer*>> scratch_arguments;
+  pjrtkit::ExecuteResult scratch_result;
+  std::atomic<bool> scratch_busy{false};
+};
+
+// The buffers of one asynchronous host-to-device transfer. Owns the manager.
+struct PJRT_AsyncHostToDeviceTransferManager {
+  std::unique_ptr<pjrtkit::AsyncHostToDeviceTransferManager> manager;  // Never null.
+  PJRT_Client* client;  // The client it was created by (and its buffers belong to).
+};
+
+// Per-execution data passed in PJRT_ExecuteOptions::context. Owns the pjrtkit::ExecuteContext.
+struct PJRT_ExecuteContext {
+  std::unique_ptr<pjrtkit::ExecuteContext> context;  // Never null.
 };
 
 // Bytes handed out with a deleter (PJRT_Executable_Serialize).

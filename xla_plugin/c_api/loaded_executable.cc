@@ -1,6 +1,8 @@
 #include "xla_plugin/c_api/loaded_executable.h"
 
 // C++ standard library.
+#include <atomic>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -28,8 +30,8 @@ std::string ArgName(size_t d, size_t i) {
 
 // Converts PJRT_ExecuteOptions into ExecuteOptions (execute_device is set by the caller).
 StatusOr<ExecuteOptions> ConvertOptions(const char* fn, const PJRT_ExecuteOptions& options) {
-  // Fields after num_non_donatable_input_indices (context, call_location, task incarnations) are
-  // newer and not read, so they are not required.
+  // Fields after num_non_donatable_input_indices are newer: `context` is read when present;
+  // call_location and the task incarnations are not read.
   if (options.struct_size <
       PJRTKIT_ARGS_SIZE(PJRT_ExecuteOptions, num_non_donatable_input_indices)) {
     return InvalidArgument(
@@ -43,6 +45,10 @@ StatusOr<ExecuteOptions> ConvertOptions(const char* fn, const PJRT_ExecuteOption
   }
   ExecuteOptions out;
   out.launch_id = options.launch_id;
+  if (options.struct_size >= PJRTKIT_ARGS_SIZE(PJRT_ExecuteOptions, context) &&
+      options.context != nullptr) {
+    out.context = options.context->context.get();
+  }
   if (options.num_non_donatable_input_indices > 0) {
     PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "options->non_donatable_input_indices",
                                         options.non_donatable_input_indices));
@@ -53,11 +59,14 @@ StatusOr<ExecuteOptions> ConvertOptions(const char* fn, const PJRT_ExecuteOption
   return out;
 }
 
-// Collects the argument buffers [num_devices][num_args], checking each handle.
-StatusOr<std::vector<std::vector<Buffer*>>> CollectArguments(
-    const char* fn, const PJRT_LoadedExecutable_Execute_Args& args, const PJRT_Client* client) {
-  std::vector<std::vector<Buffer*>> out(args.num_devices);
-  if (args.num_args == 0) return out;
+// Collects the argument buffers [num_devices][num_args] into `out` (reusing its capacity),
+// checking each handle.
+Status CollectArguments(const char* fn, const PJRT_LoadedExecutable_Execute_Args& args,
+                        const PJRT_Client* client, std::vector<std::vector<Buffer*>>* out_lists) {
+  std::vector<std::vector<Buffer*>>& out = *out_lists;
+  out.resize(args.num_devices);
+  for (std::vector<Buffer*>& list : out) list.clear();
+  if (args.num_args == 0) return OkStatus();
   if (args.num_devices > 0)
     PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "argument_lists", args.argument_lists));
   for (size_t d = 0; d < args.num_devices; ++d) {
@@ -66,11 +75,15 @@ StatusOr<std::vector<std::vector<Buffer*>>> CollectArguments(
       return InvalidArgument(std::string(fn) + ": argument_lists[" + std::to_string(d) +
                              "] is null");
     }
+    out[d].reserve(args.num_args);
     for (size_t i = 0; i < args.num_args; ++i) {
       const PJRT_Buffer* buffer = list[i];
       if (buffer == nullptr)
         return InvalidArgument(std::string(fn) + ": " + ArgName(d, i) + " is null");
-      PJRTKIT_RETURN_IF_ERROR(CheckSameClient(fn, ArgName(d, i).c_str(), client, buffer->client));
+      if (buffer->client != client) {  // ArgName only on error: this loop is on every Execute.
+        PJRTKIT_RETURN_IF_ERROR(
+            CheckSameClient(fn, ArgName(d, i).c_str(), client, buffer->client));
+      }
       if (buffer->buffer->IsDeleted()) {
         return FailedPrecondition(std::string(fn) + ": " + ArgName(d, i) +
                                   " has been deleted or donated");
@@ -78,8 +91,37 @@ StatusOr<std::vector<std::vector<Buffer*>>> CollectArguments(
       out[d].push_back(buffer->buffer.get());
     }
   }
-  return out;
+  return OkStatus();
 }
+
+// Lends a PJRT_LoadedExecutable's scratch argument lists and result when no other Execute
+// holds them (else its own), and empties them, keeping their storage, when done.
+class ExecuteScratch {
+ public:
+  explicit ExecuteScratch(PJRT_LoadedExecutable& loaded) : loaded_(loaded) {
+    bool expected = false;
+    borrowed_ = loaded_.scratch_busy.compare_exchange_strong(expected, true);
+  }
+  ExecuteScratch(const ExecuteScratch&) = delete;
+  ExecuteScratch& operator=(const ExecuteScratch&) = delete;
+  ~ExecuteScratch() {
+    for (std::vector<std::unique_ptr<Buffer>>& outputs : result()->outputs) outputs.clear();
+    result()->completion.clear();
+    if (borrowed_) loaded_.scratch_busy.store(false, std::memory_order_release);
+  }
+  // The argument lists to fill.
+  std::vector<std::vector<Buffer*>>* arguments() {
+    return borrowed_ ? &loaded_.scratch_arguments : &own_arguments_;
+  }
+  // The result to fill.
+  ExecuteResult* result() { return borrowed_ ? &loaded_.scratch_result : &own_result_; }
+
+ private:
+  PJRT_LoadedExecutable& loaded_;                    // Owner of the scratch lists.
+  bool borrowed_ = false;                            // Its scratch is ours until destruction.
+  std::vector<std::vector<Buffer*>> own_arguments_;  // Used when the scratch is busy.
+  ExecuteResult own_result_;                         // Used when the scratch is busy.
+};
 
 // Checks that `result` has num_devices x num_outputs non-null buffers.
 Status CheckResult(const char* fn, const ExecuteResult& result, size_t num_devices,
@@ -103,9 +145,12 @@ Status CheckResult(const char* fn, const ExecuteResult& result, size_t num_devic
   return OkStatus();
 }
 
-// The completion event of device `d`: the device's own, or else "all outputs ready".
+// The completion event of device `d` (taken out of `result`): the device's own, or else "all
+// outputs ready".
 std::shared_ptr<Event> CompletionEvent(ExecuteResult& result, size_t d) {
-  if (d < result.completion.size() && result.completion[d] != nullptr) return result.completion[d];
+  if (d < result.completion.size() && result.completion[d] != nullptr) {
+    return std::move(result.completion[d]);
+  }
   std::vector<std::shared_ptr<Event>> ready;
   for (std::unique_ptr<Buffer>& buffer : result.outputs[d]) ready.push_back(buffer->ReadyEvent());
   return Event::AfterAll(ready);
@@ -128,6 +173,7 @@ StatusOr<PJRT_LoadedExecutable*> WrapLoadedExecutable(const char* fn, PJRT_Clien
     }
     handle->addressable_devices.push_back(found);
   }
+  handle->num_outputs = loaded->executable()->num_outputs();
   handle->loaded = std::move(loaded);
   handle->client = client;
   return handle.release();
@@ -216,7 +262,7 @@ PJRT_Error* LoadedExecutableExecute(PJRT_LoadedExecutable_Execute_Args* args) {
                              std::to_string(args->num_devices) + " but the executable runs on " +
                              std::to_string(expected_devices) + " device(s)");
     }
-    const size_t num_outputs = loaded.loaded->executable()->num_outputs();
+    const size_t num_outputs = loaded.num_outputs;
     if (args->num_devices > 0)
       PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "output_lists", args->output_lists));
     for (size_t d = 0; num_outputs > 0 && d < args->num_devices; ++d) {
@@ -225,18 +271,28 @@ PJRT_Error* LoadedExecutableExecute(PJRT_LoadedExecutable_Execute_Args* args) {
                                "] is null");
       }
     }
-    PJRTKIT_ASSIGN_OR_RETURN(std::vector<std::vector<Buffer*>> arguments,
-                             CollectArguments(fn, *args, loaded.client));
+    ExecuteScratch scratch(loaded);
+    PJRTKIT_RETURN_IF_ERROR(CollectArguments(fn, *args, loaded.client, scratch.arguments()));
     options.want_completion_events = args->device_complete_events != nullptr;
-    PJRTKIT_ASSIGN_OR_RETURN(ExecuteResult result, loaded.loaded->Execute(arguments, options));
+    ExecuteResult& result = *scratch.result();
+    PJRTKIT_RETURN_IF_ERROR(loaded.loaded->ExecuteInto(*scratch.arguments(), options, &result));
     PJRTKIT_RETURN_IF_ERROR(CheckResult(fn, result, args->num_devices, num_outputs));
     // Nothing below fails: fill the caller's arrays.
     for (size_t d = 0; d < args->num_devices; ++d) {
       if (args->device_complete_events != nullptr) {
         args->device_complete_events[d] = WrapEvent(CompletionEvent(result, d));
       }
+      // The handles of device d and of its default memory, where outputs normally live.
+      PJRT_Device* device = args->execute_device != nullptr ? args->execute_device
+                                                            : loaded.addressable_devices[d];
+      PJRT_Memory* memory = device->default_memory;
       for (size_t i = 0; i < num_outputs; ++i) {
-        args->output_lists[d][i] = WrapBuffer(loaded.client, std::move(result.outputs[d][i]));
+        PJRT_Buffer* output = WrapBuffer(loaded.client, std::move(result.outputs[d][i]));
+        if (output->buffer->device() == device->device) output->device_handle = device;
+        if (memory != nullptr && output->buffer->memory() == memory->memory) {
+          output->memory_handle = memory;
+        }
+        args->output_lists[d][i] = output;
       }
     }
     return OkStatus();

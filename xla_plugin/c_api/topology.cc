@@ -130,5 +130,20 @@ PJRT_Error* TopologyAttributes(PJRT_TopologyDescription_Attributes_Args* args) {
   });
 }
 
+PJRT_Error* TopologyDeserialize(PJRT_TopologyDescription_Deserialize_Args* args) {
+  return Guard("PJRT_TopologyDescription_Deserialize", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(CheckArgs(
+        fn, args, PJRTKIT_ARGS_SIZE(PJRT_TopologyDescription_Deserialize_Args, topology)));
+    PJRTKIT_ASSIGN_OR_RETURN(std::string bytes,
+                             ToString(fn, "serialized_topology", args->serialized_topology,
+                                      args->serialized_topology_size));
+    PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<Topology> topology, Topology::Deserialize(bytes));
+    if (topology == nullptr) return Internal(std::string(fn) + ": no topology was made");
+    const Topology* raw = topology.get();
+    args->topology = new PJRT_TopologyDescription(raw, std::move(topology), nullptr);
+    return OkStatus();
+  });
+}
+
 }  // namespace capi
 }  // namespace pjrtkit

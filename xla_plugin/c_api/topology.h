@@ -39,6 +39,9 @@ PJRT_Error* TopologyGetDeviceDescriptions(
 PJRT_Error* TopologySerialize(PJRT_TopologyDescription_Serialize_Args* args);
 // PJRT_TopologyDescription_Attributes: the platform attributes.
 PJRT_Error* TopologyAttributes(PJRT_TopologyDescription_Attributes_Args* args);
+// PJRT_TopologyDescription_Deserialize: an owned topology from bytes PJRT_TopologyDescription_
+// Serialize made (Topology::Deserialize); INVALID_ARGUMENT for other bytes.
+PJRT_Error* TopologyDeserialize(PJRT_TopologyDescription_Deserialize_Args* args);
 
 }  // namespace capi
 }  // namespace pjrtkit

@@ -26,39 +26,6 @@ PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_CopyToDeviceStream_CurrentBytes, CopyToDeviceStr
 // The client layer compiles through a Client only; it has no topology-only (AOT) compiler.
 PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_Compile, TopologyCompile)
 
-// ---- Execute contexts ----------------------------------------------------------------------
-// ExecuteOptions has no per-execution context (FFI user data) to carry.
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_ExecuteContext_Create, ExecuteContextCreate)
-// As above: no context can be created.
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_ExecuteContext_Destroy, ExecuteContextDestroy)
-
-// ---- Asynchronous host-to-device transfers -------------------------------------------------
-// No transfer manager can be created (see CreateBuffersForAsyncHostToDevice).
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_AsyncHostToDeviceTransferManager_Destroy, TransferManagerDestroy)
-// As above: no transfer manager can exist.
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_AsyncHostToDeviceTransferManager_TransferData,
-                           TransferManagerTransferData)
-// As above: no transfer manager can exist.
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer,
-                           TransferManagerRetrieveBuffer)
-// As above: no transfer manager can exist.
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_AsyncHostToDeviceTransferManager_Device, TransferManagerDevice)
-// As above: no transfer manager can exist.
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_AsyncHostToDeviceTransferManager_BufferCount,
-                           TransferManagerBufferCount)
-// As above: no transfer manager can exist.
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_AsyncHostToDeviceTransferManager_BufferSize,
-                           TransferManagerBufferSize)
-// As above: no transfer manager can exist.
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_AsyncHostToDeviceTransferManager_SetBufferError,
-                           TransferManagerSetBufferError)
-// As above: no transfer manager can exist.
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_AsyncHostToDeviceTransferManager_AddMetadata,
-                           TransferManagerAddMetadata)
-// Client has no chunked/asynchronous transfer API; BufferFromHostBuffer covers uploads.
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_Client_CreateBuffersForAsyncHostToDevice,
-                           ClientCreateBuffersForAsyncHostToDevice)
-
 // ---- Client extras -------------------------------------------------------------------------
 // Client has no DMA registration of host memory.
 PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_Client_DmaMap, ClientDmaMap)
@@ -66,14 +33,10 @@ PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_Client_DmaMap, ClientDmaMap)
 PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_Client_DmaUnmap, ClientDmaUnmap)
 // pjrtkit clients are single-process; there is no coordination service to update.
 PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_Client_UpdateGlobalProcessInfo, ClientUpdateGlobalProcessInfo)
-// Topology::Serialize is a cache key, not a format the client layer can parse back.
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_TopologyDescription_Deserialize, TopologyDeserialize)
 // Client has no buffers whose memory is provided later (alias/fulfill).
 PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_Client_CreateAliasBuffer, ClientCreateAliasBuffer)
 // As above: no alias buffer can exist.
 PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_Client_FulfillAliasBuffer, ClientFulfillAliasBuffer)
-// Client cannot wrap foreign device memory (DLPack import) without owning it.
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_Client_CreateViewOfDeviceBuffer, ClientCreateViewOfDeviceBuffer)
 
 #undef PJRTKIT_UNIMPLEMENTED_SLOT
 

@@ -24,38 +24,6 @@ PJRT_Error* CopyToDeviceStreamCurrentBytes(PJRT_CopyToDeviceStream_CurrentBytes_
 // PJRT_Compile: UNIMPLEMENTED.
 PJRT_Error* TopologyCompile(PJRT_Compile_Args* args);
 
-// ---- Execute contexts ----------------------------------------------------------------------
-// PJRT_ExecuteContext_Create: UNIMPLEMENTED.
-PJRT_Error* ExecuteContextCreate(PJRT_ExecuteContext_Create_Args* args);
-// PJRT_ExecuteContext_Destroy: UNIMPLEMENTED.
-PJRT_Error* ExecuteContextDestroy(PJRT_ExecuteContext_Destroy_Args* args);
-
-// ---- Asynchronous host-to-device transfers -------------------------------------------------
-// PJRT_AsyncHostToDeviceTransferManager_Destroy: UNIMPLEMENTED.
-PJRT_Error* TransferManagerDestroy(PJRT_AsyncHostToDeviceTransferManager_Destroy_Args* args);
-// PJRT_AsyncHostToDeviceTransferManager_TransferData: UNIMPLEMENTED.
-PJRT_Error* TransferManagerTransferData(
-    PJRT_AsyncHostToDeviceTransferManager_TransferData_Args* args);
-// PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer: UNIMPLEMENTED.
-PJRT_Error* TransferManagerRetrieveBuffer(
-    PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer_Args* args);
-// PJRT_AsyncHostToDeviceTransferManager_Device: UNIMPLEMENTED.
-PJRT_Error* TransferManagerDevice(PJRT_AsyncHostToDeviceTransferManager_Device_Args* args);
-// PJRT_AsyncHostToDeviceTransferManager_BufferCount: UNIMPLEMENTED.
-PJRT_Error* TransferManagerBufferCount(
-    PJRT_AsyncHostToDeviceTransferManager_BufferCount_Args* args);
-// PJRT_AsyncHostToDeviceTransferManager_BufferSize: UNIMPLEMENTED.
-PJRT_Error* TransferManagerBufferSize(PJRT_AsyncHostToDeviceTransferManager_BufferSize_Args* args);
-// PJRT_AsyncHostToDeviceTransferManager_SetBufferError: UNIMPLEMENTED.
-PJRT_Error* TransferManagerSetBufferError(
-    PJRT_AsyncHostToDeviceTransferManager_SetBufferError_Args* args);
-// PJRT_AsyncHostToDeviceTransferManager_AddMetadata: UNIMPLEMENTED.
-PJRT_Error* TransferManagerAddMetadata(
-    PJRT_AsyncHostToDeviceTransferManager_AddMetadata_Args* args);
-// PJRT_Client_CreateBuffersForAsyncHostToDevice: UNIMPLEMENTED.
-PJRT_Error* ClientCreateBuffersForAsyncHostToDevice(
-    PJRT_Client_CreateBuffersForAsyncHostToDevice_Args* args);
-
 // ---- Client extras -------------------------------------------------------------------------
 // PJRT_Client_DmaMap: UNIMPLEMENTED.
 PJRT_Error* ClientDmaMap(PJRT_Client_DmaMap_Args* args);
@@ -63,14 +31,10 @@ PJRT_Error* ClientDmaMap(PJRT_Client_DmaMap_Args* args);
 PJRT_Error* ClientDmaUnmap(PJRT_Client_DmaUnmap_Args* args);
 // PJRT_Client_UpdateGlobalProcessInfo: UNIMPLEMENTED.
 PJRT_Error* ClientUpdateGlobalProcessInfo(PJRT_Client_UpdateGlobalProcessInfo_Args* args);
-// PJRT_TopologyDescription_Deserialize: UNIMPLEMENTED.
-PJRT_Error* TopologyDeserialize(PJRT_TopologyDescription_Deserialize_Args* args);
 // PJRT_Client_CreateAliasBuffer: UNIMPLEMENTED.
 PJRT_Error* ClientCreateAliasBuffer(PJRT_Client_CreateAliasBuffer_Args* args);
 // PJRT_Client_FulfillAliasBuffer: UNIMPLEMENTED.
 PJRT_Error* ClientFulfillAliasBuffer(PJRT_Client_FulfillAliasBuffer_Args* args);
-// PJRT_Client_CreateViewOfDeviceBuffer: UNIMPLEMENTED.
-PJRT_Error* ClientCreateViewOfDeviceBuffer(PJRT_Client_CreateViewOfDeviceBuffer_Args* args);
 
 }  // namespace capi
 }  // namespace pjrtkit

@@ -2,14 +2,17 @@
 #ifndef PJRTKIT_XLA_PLUGIN_CLIENT_CLIENT_H_
 #define PJRTKIT_XLA_PLUGIN_CLIENT_CLIENT_H_
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "xla_plugin/client/async_host_to_device_transfer.h"
 #include "xla_plugin/client/buffer.h"
 #include "xla_plugin/client/device.h"
 #include "xla_plugin/client/event.h"
+#include "xla_plugin/client/ffi_registration.h"
 #include "xla_plugin/client/loaded_executable.h"
 #include "xla_plugin/client/memory.h"
 #include "xla_plugin/client/status.h"
@@ -35,6 +38,18 @@ struct HostBufferArgs {
 struct HostBufferResult {
   std::unique_ptr<Buffer> buffer;               // The new buffer.
   std::shared_ptr<Event> done_with_host_buffer;  // Ready when the host data may be reused.
+};
+
+// Arguments of Client::CreateViewOfDeviceBuffer.
+struct DeviceBufferViewArgs {
+  void* data = nullptr;                       // Device memory owned by someone else.
+  ElementType type = ElementType::kInvalid;   // Element type.
+  std::vector<int64_t> dims;                  // Dimensions.
+  std::optional<MemoryLayout> layout;         // Layout of `data`; unset: the default.
+  Device* device = nullptr;                   // The device holding `data`.
+  Memory* memory = nullptr;                   // The memory holding `data`; nullptr: default.
+  // Called once when the buffer no longer uses `data` (destroyed or deleted); may be empty.
+  std::function<void()> on_delete;
 };
 
 // A device platform's client. Device teams subclass it (see devices/xla_cpu for the reference).
@@ -77,6 +92,32 @@ class Client {
   virtual StatusOr<std::unique_ptr<Buffer>> CreateUninitializedBuffer(
       ElementType type, const std::vector<int64_t>& dims, Memory* memory) {
     return Unimplemented("Client::CreateUninitializedBuffer is not implemented by this device");
+  }
+  // A buffer that aliases device memory it does not own (DLPack import). The memory must stay
+  // valid until `args.on_delete` runs.
+  virtual StatusOr<std::unique_ptr<Buffer>> CreateViewOfDeviceBuffer(
+      const DeviceBufferViewArgs& args) {
+    return Unimplemented("Client::CreateViewOfDeviceBuffer is not implemented by this device");
+  }
+  // Buffers of `shapes` in `memory`, to be filled through the returned manager. `layouts` is
+  // empty (default layouts) or has one entry per shape.
+  virtual StatusOr<std::unique_ptr<AsyncHostToDeviceTransferManager>>
+  CreateBuffersForAsyncHostToDevice(const std::vector<BufferShape>& shapes,
+                                    const std::vector<std::optional<MemoryLayout>>& layouts,
+                                    Memory* memory) {
+    return Unimplemented(
+        "Client::CreateBuffersForAsyncHostToDevice is not implemented by this device");
+  }
+  // Makes the XLA FFI handler available to programs this client compiles. Called for every
+  // registration made through the plugin's FFI extension, including those made before the client
+  // existed (replayed at PJRT_Client_Create). UNIMPLEMENTED: this device runs no FFI handlers.
+  virtual Status RegisterFfiHandler(const FfiHandlerRegistration& registration) {
+    return Unimplemented("Client::RegisterFfiHandler is not implemented by this device");
+  }
+  // Makes the FFI type known to this client's FFI runtime under `registration.type_id`; called
+  // like RegisterFfiHandler. UNIMPLEMENTED: this device runs no FFI handlers.
+  virtual Status RegisterFfiType(const FfiTypeRegistration& registration) {
+    return Unimplemented("Client::RegisterFfiType is not implemented by this device");
   }
 };
 

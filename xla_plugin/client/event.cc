@@ -48,9 +48,9 @@ bool Event::Set(Status status) {
   std::vector<std::function<void(Status)>> callbacks;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (ready_) return false;
-    ready_ = true;
+    if (ready_.load(std::memory_order_relaxed)) return false;
     status_ = std::move(status);
+    ready_.store(true, std::memory_order_release);
     callbacks.swap(callbacks_);
   }
   cv_.notify_all();
@@ -58,26 +58,25 @@ bool Event::Set(Status status) {
   return true;
 }
 
-bool Event::IsReady() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return ready_;
-}
+bool Event::IsReady() const { return ready_.load(std::memory_order_acquire); }
 
 Status Event::Await() const {
+  if (ready_.load(std::memory_order_acquire)) return status_;  // No lock once ready.
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [this] { return ready_; });
+  cv_.wait(lock, [this] { return ready_.load(std::memory_order_relaxed); });
   return status_;
 }
 
 Status Event::status() const {
+  if (ready_.load(std::memory_order_acquire)) return status_;  // Immutable once ready.
   std::lock_guard<std::mutex> lock(mu_);
   return status_;
 }
 
 void Event::OnReady(std::function<void(Status)> callback) {
-  {
+  if (!ready_.load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!ready_) {
+    if (!ready_.load(std::memory_order_relaxed)) {
       callbacks_.push_back(std::move(callback));
       return;
     }

@@ -2,6 +2,7 @@
 #ifndef PJRTKIT_XLA_PLUGIN_CLIENT_EVENT_H_
 #define PJRTKIT_XLA_PLUGIN_CLIENT_EVENT_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -45,7 +46,9 @@ class Event {
 
   mutable std::mutex mu_;                                // Guards the fields below.
   mutable std::condition_variable cv_;                   // Signalled by Set.
-  bool ready_ = false;                                   // Set has run.
+  // Set has run. Written under mu_ (release), so a reader that sees true without the lock
+  // (acquire) also sees status_, which never changes afterwards.
+  std::atomic<bool> ready_{false};
   Status status_;                                        // The status given to Set.
   std::vector<std::function<void(Status)>> callbacks_;  // Waiting OnReady callbacks.
 };

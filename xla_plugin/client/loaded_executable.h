@@ -6,11 +6,13 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "xla_plugin/client/buffer.h"
 #include "xla_plugin/client/event.h"
 #include "xla_plugin/client/executable.h"
+#include "xla_plugin/client/execute_context.h"
 #include "xla_plugin/client/status.h"
 #include "xla_plugin/client/status_or.h"
 
@@ -29,6 +31,8 @@ struct ExecuteOptions {
   Device* execute_device = nullptr;
   // When true, the caller wants one completion event per device.
   bool want_completion_events = false;
+  // Per-execution data (PJRT_ExecuteContext), owned by the caller; nullptr when none was given.
+  const ExecuteContext* context = nullptr;
 };
 
 // What an execution produced.
@@ -55,6 +59,16 @@ class LoadedExecutable {
   // Runs the program: `arguments[d]` are the argument buffers for device d.
   virtual StatusOr<ExecuteResult> Execute(const std::vector<std::vector<Buffer*>>& arguments,
                                           const ExecuteOptions& options) = 0;
+  // Execute, filling `*result`, whose vectors the caller may keep from one call to the next (it
+  // empties them in between): a device that overrides this can reuse their storage, which saves
+  // heap allocations on the execution hot path. The default moves Execute's result in.
+  virtual Status ExecuteInto(const std::vector<std::vector<Buffer*>>& arguments,
+                             const ExecuteOptions& options, ExecuteResult* result) {
+    StatusOr<ExecuteResult> executed = Execute(arguments, options);
+    if (!executed.ok()) return executed.status();
+    *result = std::move(executed).value();
+    return OkStatus();
+  }
   // The device assignment as a serialized xla.DeviceAssignmentProto.
   virtual StatusOr<std::string> SerializedDeviceAssignment() const {
     return Unimplemented(

@@ -33,7 +33,6 @@ std::string Status::ToString() const {
   return std::string(StatusCodeName(code_)) + ": " + message_;
 }
 
-Status OkStatus() { return Status(); }
 Status InvalidArgument(std::string m) { return Status(StatusCode::kInvalidArgument, std::move(m)); }
 Status NotFound(std::string m) { return Status(StatusCode::kNotFound, std::move(m)); }
 Status FailedPrecondition(std::string m) {

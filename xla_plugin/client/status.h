@@ -54,8 +54,8 @@ class Status {
   std::string message_;                // The error text.
 };
 
-// Shorthands for the codes pjrtkit uses.
-Status OkStatus();
+// Shorthands for the codes pjrtkit uses. OkStatus is inline: every C-API call returns one.
+inline Status OkStatus() { return Status(); }
 Status InvalidArgument(std::string message);
 Status NotFound(std::string message);
 Status FailedPrecondition(std::string message);

@@ -1,7 +1,8 @@
 #include "xla_plugin/client/topology.h"
 
-#include <sstream>
 #include <utility>
+
+#include "xla_plugin/client/topology_codec.h"
 
 namespace pjrtkit {
 
@@ -12,16 +13,10 @@ Topology::Topology(std::string platform_name, std::string platform_version,
       devices_(std::move(devices)),
       attributes_(std::move(attributes)) {}
 
-StatusOr<std::string> Topology::Serialize() const {
-  // One line per fact: "platform <name>", "version <v>", then "device <id> <process> <kind>".
-  std::ostringstream out;
-  out << "pjrtkit-topology 1\n";
-  out << "platform " << platform_name_ << "\n";
-  out << "version " << platform_version_ << "\n";
-  for (const DeviceDescription& d : devices_) {
-    out << "device " << d.id() << " " << d.process_index() << " " << d.kind() << "\n";
-  }
-  return out.str();
+StatusOr<std::string> Topology::Serialize() const { return EncodeTopology(*this); }
+
+StatusOr<std::unique_ptr<Topology>> Topology::Deserialize(const std::string& bytes) {
+  return DecodeTopology(bytes);
 }
 
 }  // namespace pjrtkit

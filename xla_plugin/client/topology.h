@@ -2,6 +2,7 @@
 #ifndef PJRTKIT_XLA_PLUGIN_CLIENT_TOPOLOGY_H_
 #define PJRTKIT_XLA_PLUGIN_CLIENT_TOPOLOGY_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,8 +28,12 @@ class Topology {
   const std::vector<DeviceDescription>& devices() const { return devices_; }
   // Platform attributes.
   const AttributeMap& attributes() const { return attributes_; }
-  // A byte string describing the topology (stable text; see topology.cc).
+  // A byte string describing the whole topology (the format of topology_codec.h), which
+  // Deserialize turns back into an equal Topology.
   virtual StatusOr<std::string> Serialize() const;
+  // The topology `bytes` (made by Topology::Serialize) describe; INVALID_ARGUMENT naming the
+  // byte offset when they are not in that format.
+  static StatusOr<std::unique_ptr<Topology>> Deserialize(const std::string& bytes);
 
  private:
   std::string platform_name_;               // Platform name.

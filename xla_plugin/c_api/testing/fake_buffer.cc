@@ -79,6 +79,19 @@ FakeBuffer::FakeBuffer(ElementType type, std::vector<int64_t> dims, FakeDevice* 
   device_->Allocate(0);
 }
 
+FakeBuffer::FakeBuffer(ElementType type, std::vector<int64_t> dims, FakeDevice* device,
+                       FakeMemory* memory, const uint8_t* aliased,
+                       std::shared_ptr<void> keep_alive, std::shared_ptr<Event> ready)
+    : type_(type),
+      dims_(std::move(dims)),
+      device_(device),
+      memory_(memory),
+      aliased_(aliased),
+      ready_(std::move(ready)),
+      keep_alive_(std::move(keep_alive)) {
+  device_->Allocate(0);
+}
+
 FakeBuffer::~FakeBuffer() {
   Release();
   if (on_destroy_ != nullptr) on_destroy_->Set(OkStatus());
@@ -116,6 +129,8 @@ void FakeBuffer::Delete() {
 StatusOr<std::shared_ptr<Event>> FakeBuffer::ToHostBuffer(void* dst, size_t dst_size,
                                                           const MemoryLayout* host_layout) {
   if (IsDeleted()) return FailedPrecondition("FakeBuffer::ToHostBuffer: buffer deleted");
+  // A buffer whose contents failed to arrive (see FakeTransferManager) cannot be read.
+  if (ready_->IsReady() && !ready_->status().ok()) return ready_->status();
   const size_t size = DenseByteSize(type_, dims_);
   if (dst_size < size) return InvalidArgument("FakeBuffer::ToHostBuffer: dst too small");
   if (host_layout == nullptr) {

@@ -30,6 +30,11 @@ class FakeBuffer : public Buffer {
   // A buffer aliasing `aliased` host data; `on_destroy` is set when the buffer goes away.
   FakeBuffer(ElementType type, std::vector<int64_t> dims, FakeDevice* device, FakeMemory* memory,
              const uint8_t* aliased, std::shared_ptr<Event> on_destroy);
+  // A buffer aliasing `aliased`, which `keep_alive` keeps valid, ready when `ready` is (the
+  // buffers of FakeTransferManager: filled after creation).
+  FakeBuffer(ElementType type, std::vector<int64_t> dims, FakeDevice* device, FakeMemory* memory,
+             const uint8_t* aliased, std::shared_ptr<void> keep_alive,
+             std::shared_ptr<Event> ready);
   ~FakeBuffer() override;
 
   // Sets the layout that layout() reports.
@@ -71,6 +76,7 @@ class FakeBuffer : public Buffer {
   const uint8_t* aliased_ = nullptr;    // Aliased host bytes (zero-copy).
   std::shared_ptr<Event> ready_;        // Ready when the contents are.
   std::shared_ptr<Event> on_destroy_;   // Set on destruction (zero-copy done_with_host_buffer).
+  std::shared_ptr<void> keep_alive_;    // Owner of aliased_ bytes, when the buffer shares them.
   std::atomic<bool> deleted_{false};    // Delete() or donation happened.
   std::atomic<bool> released_{false};   // Memory accounting released.
 };

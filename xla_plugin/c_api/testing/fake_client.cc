@@ -3,11 +3,13 @@
 // C++ standard library.
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <utility>
 
 // pjrtkit.
 #include "xla_plugin/c_api/testing/fake_buffer.h"
 #include "xla_plugin/c_api/testing/fake_executable.h"
+#include "xla_plugin/c_api/testing/fake_transfer_manager.h"
 #include "xla_plugin/client/options.h"
 
 namespace pjrtkit {
@@ -143,6 +145,21 @@ void FakeClient::RecordExecute(int launch_id, const std::set<int64_t>& non_donat
   last_non_donatable_.assign(non_donatable.begin(), non_donatable.end());
 }
 
+const ExecuteContext* FakeClient::last_context() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_context_;
+}
+
+void FakeClient::RecordContext(const ExecuteContext* context) {
+  std::lock_guard<std::mutex> lock(mu_);
+  last_context_ = context;
+}
+
+FakeTransferManager* FakeClient::last_transfer_manager() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_transfer_manager_;
+}
+
 StatusOr<HostBufferResult> FakeClient::BufferFromHostBuffer(const HostBufferArgs& args) {
   auto* device = static_cast<FakeDevice*>(args.device);
   if (!device->IsAddressable()) return InvalidArgument("fake: the device is not addressable");
@@ -214,9 +231,78 @@ StatusOr<std::unique_ptr<Buffer>> FakeClient::CreateUninitializedBuffer(
                                                 Event::CreateReady()));
 }
 
+StatusOr<std::unique_ptr<Buffer>> FakeClient::CreateViewOfDeviceBuffer(
+    const DeviceBufferViewArgs& args) {
+  auto* device = static_cast<FakeDevice*>(args.device);
+  Memory* memory = args.memory != nullptr ? args.memory : device->default_memory();
+  if (args.layout.has_value() && !args.layout->tiles.empty()) {
+    return Unimplemented("fake: tiled layouts for views");
+  }
+  std::shared_ptr<Event> on_destroy = Event::Create();
+  if (args.on_delete) {
+    std::function<void()> on_delete = args.on_delete;
+    on_destroy->OnReady([on_delete](const Status&) { on_delete(); });
+  }
+  auto buffer = std::make_unique<FakeBuffer>(args.type, args.dims, device,
+                                             static_cast<FakeMemory*>(memory),
+                                             static_cast<const uint8_t*>(args.data), on_destroy);
+  if (args.layout.has_value()) buffer->set_layout(*args.layout);
+  return std::unique_ptr<Buffer>(std::move(buffer));
+}
+
+StatusOr<std::unique_ptr<AsyncHostToDeviceTransferManager>>
+FakeClient::CreateBuffersForAsyncHostToDevice(
+    const std::vector<BufferShape>& shapes,
+    const std::vector<std::optional<MemoryLayout>>& layouts, Memory* memory) {
+  auto* fake_memory = static_cast<FakeMemory*>(memory);
+  if (fake_memory->addressable_by_devices().empty()) {
+    return InvalidArgument("fake: the memory has no device");
+  }
+  for (const std::optional<MemoryLayout>& layout : layouts) {
+    if (layout.has_value() && !layout->tiles.empty()) {
+      return Unimplemented("fake: tiled layouts for asynchronous transfers");
+    }
+  }
+  auto* device = static_cast<FakeDevice*>(fake_memory->addressable_by_devices()[0]);
+  auto manager = std::make_unique<FakeTransferManager>(device, fake_memory, shapes, layouts);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_transfer_manager_ = manager.get();
+  }
+  return std::unique_ptr<AsyncHostToDeviceTransferManager>(std::move(manager));
+}
+
 // ---- FakeFactory ------------------------------------------------------------------------------
 
 Status FakeFactory::Initialize() { return OkStatus(); }
+
+Status FakeClient::RegisterFfiHandler(const FfiHandlerRegistration& registration) {
+  if (registration.target_name.rfind("refuse", 0) == 0) {
+    return InvalidArgument("fake: refusing FFI handler '" + registration.target_name + "'");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  ffi_handlers_.push_back(registration);
+  return OkStatus();
+}
+
+Status FakeClient::RegisterFfiType(const FfiTypeRegistration& registration) {
+  if (registration.type_name.rfind("refuse", 0) == 0) {
+    return InvalidArgument("fake: refusing FFI type '" + registration.type_name + "'");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  ffi_types_.push_back(registration);
+  return OkStatus();
+}
+
+std::vector<FfiHandlerRegistration> FakeClient::ffi_handlers() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ffi_handlers_;
+}
+
+std::vector<FfiTypeRegistration> FakeClient::ffi_types() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ffi_types_;
+}
 
 AttributeMap FakeFactory::PluginAttributes() {
   return {{"xla_version", int64_t{2}},

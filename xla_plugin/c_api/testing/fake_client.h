@@ -34,6 +34,7 @@ namespace pjrtkit {
 namespace testing {
 
 class FakeDevice;
+class FakeTransferManager;
 
 // A memory: per-device "device" memory (kind id 0) or the shared "pinned_host" (kind id 1).
 class FakeMemory : public Memory {
@@ -105,6 +106,12 @@ class FakeClient : public Client {
   std::vector<int64_t> last_non_donatable() const;
   // Records an Execute's options (called by FakeLoadedExecutable).
   void RecordExecute(int launch_id, const std::set<int64_t>& non_donatable);
+  // The ExecuteContext of the last Execute (nullptr: none) and its recorder (test hooks).
+  const ExecuteContext* last_context() const;
+  void RecordContext(const ExecuteContext* context);
+  // The transfer manager CreateBuffersForAsyncHostToDevice made last; valid while its handle
+  // lives (test hook).
+  FakeTransferManager* last_transfer_manager() const;
 
   // Client:
   const std::string& platform_name() const override { return platform_name_; }
@@ -121,6 +128,21 @@ class FakeClient : public Client {
   StatusOr<std::unique_ptr<Buffer>> CreateUninitializedBuffer(ElementType type,
                                                               const std::vector<int64_t>& dims,
                                                               Memory* memory) override;
+  // A buffer aliasing `args.data` (dense row-major host memory); `args.on_delete` runs when the
+  // buffer is destroyed.
+  StatusOr<std::unique_ptr<Buffer>> CreateViewOfDeviceBuffer(
+      const DeviceBufferViewArgs& args) override;
+  // A FakeTransferManager on the first device of `memory`; tiled layouts are UNIMPLEMENTED.
+  StatusOr<std::unique_ptr<AsyncHostToDeviceTransferManager>> CreateBuffersForAsyncHostToDevice(
+      const std::vector<BufferShape>& shapes,
+      const std::vector<std::optional<MemoryLayout>>& layouts, Memory* memory) override;
+  // Record FFI registrations (ffi_handlers() / ffi_types()); a target or type whose name starts
+  // with "refuse" is INVALID_ARGUMENT (test hook for refusals).
+  Status RegisterFfiHandler(const FfiHandlerRegistration& registration) override;
+  Status RegisterFfiType(const FfiTypeRegistration& registration) override;
+  // The FFI registrations this client accepted, in order (test hooks).
+  std::vector<FfiHandlerRegistration> ffi_handlers() const;
+  std::vector<FfiTypeRegistration> ffi_types() const;
 
  private:
   FakeClient() = default;
@@ -138,6 +160,10 @@ class FakeClient : public Client {
   std::vector<std::shared_ptr<Event>> pending_;              // Ready events held back.
   std::atomic<int> last_launch_id_{-1};                      // Last Execute's launch id.
   std::vector<int64_t> last_non_donatable_;                  // Last Execute's non-donatable set.
+  const ExecuteContext* last_context_ = nullptr;             // Last Execute's context.
+  FakeTransferManager* last_transfer_manager_ = nullptr;     // Last transfer manager made.
+  std::vector<FfiHandlerRegistration> ffi_handlers_;         // Accepted FFI handlers.
+  std::vector<FfiTypeRegistration> ffi_types_;               // Accepted FFI types.
 };
 
 // The Factory of the fake device (see xla_plugin/client/plugin_factory.h).

@@ -210,6 +210,7 @@ StatusOr<ExecuteResult> FakeLoadedExecutable::Execute(
     }
   }
   client_->RecordExecute(options.launch_id, options.non_donatable_input_indices);
+  client_->RecordContext(options.context);
   ExecuteResult result;
   for (size_t d = 0; d < devices.size(); ++d) {
     std::vector<std::unique_ptr<Buffer>> outputs;

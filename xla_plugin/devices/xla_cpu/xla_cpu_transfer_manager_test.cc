@@ -1,0 +1,161 @@
+// Asynchronous host-to-device transfers (XlaCpuTransferManager) and views of foreign memory
+// (XlaCpuClient::CreateViewOfDeviceBuffer) against the real XLA:CPU plugin.
+#include "xla_plugin/devices/xla_cpu/xla_cpu_transfer_manager.h"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "xla_plugin/devices/xla_cpu/test_util.h"
+
+namespace pjrtkit {
+namespace xla_cpu {
+namespace {
+
+using ::pjrtkit::xla_cpu::testing::CreateTestClient;
+using ::pjrtkit::xla_cpu::testing::Download;
+
+class XlaCpuTransferTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { client_ = CreateTestClient(2).release(); }
+  static void TearDownTestSuite() {
+    delete client_;
+    client_ = nullptr;
+  }
+  void SetUp() override { ASSERT_NE(client_, nullptr); }
+
+  Device* device(int id) { return client_->devices()[id]; }
+
+  // A transfer of s32[6] and f32[2] into `device(1)`'s default memory.
+  std::unique_ptr<AsyncHostToDeviceTransferManager> NewTransfer() {
+    StatusOr<std::unique_ptr<AsyncHostToDeviceTransferManager>> manager =
+        client_->CreateBuffersForAsyncHostToDevice(
+            {{ElementType::kS32, {6}}, {ElementType::kF32, {2}}}, {},
+            device(1)->default_memory());
+    EXPECT_TRUE(manager.ok()) << manager.status().ToString();
+    return manager.ok() ? std::move(manager).value() : nullptr;
+  }
+
+  static Client* client_;
+};
+
+Client* XlaCpuTransferTest::client_ = nullptr;
+
+TEST_F(XlaCpuTransferTest, ChunksFillTheBuffers) {
+  std::unique_ptr<AsyncHostToDeviceTransferManager> manager = NewTransfer();
+  ASSERT_NE(manager, nullptr);
+  EXPECT_EQ(manager->buffer_count(), 2u);
+  EXPECT_EQ(manager->device(), device(1));
+  StatusOr<size_t> size = manager->buffer_size(0);
+  ASSERT_TRUE(size.ok()) << size.status().ToString();
+  EXPECT_EQ(*size, 24u);
+  EXPECT_EQ(manager->buffer_size(2).status().code(), StatusCode::kInvalidArgument);
+  // Retrieve first, then send two chunks.
+  StatusOr<std::unique_ptr<Buffer>> ints = manager->RetrieveBuffer(0);
+  ASSERT_TRUE(ints.ok()) << ints.status().ToString();
+  const std::vector<int32_t> data = {3, 1, 4, 1, 5, 9};
+  for (int half = 0; half < 2; ++half) {
+    StatusOr<std::shared_ptr<Event>> done =
+        manager->TransferData(0, data.data() + 3 * half, 12 * half, 12, half == 1);
+    ASSERT_TRUE(done.ok()) << done.status().ToString();
+    EXPECT_TRUE((*done)->Await().ok());
+  }
+  EXPECT_TRUE((*ints)->ReadyEvent()->Await().ok());
+  EXPECT_EQ((*ints)->device(), device(1));
+  EXPECT_EQ((*ints)->dimensions(), std::vector<int64_t>{6});
+  EXPECT_EQ(Download<int32_t>(ints->get(), 6), data);
+  // Send first, then retrieve.
+  const std::vector<float> floats = {0.5f, -2.0f};
+  StatusOr<std::shared_ptr<Event>> done = manager->TransferData(1, floats.data(), 0, 8, true);
+  ASSERT_TRUE(done.ok()) << done.status().ToString();
+  StatusOr<std::unique_ptr<Buffer>> second = manager->RetrieveBuffer(1);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  manager.reset();  // Buffers outlive the manager.
+  EXPECT_EQ(Download<float>(second->get(), 2), floats);
+}
+
+TEST_F(XlaCpuTransferTest, SetBufferErrorFailsTheBuffer) {
+  std::unique_ptr<AsyncHostToDeviceTransferManager> manager = NewTransfer();
+  ASSERT_NE(manager, nullptr);
+  Status failed = manager->SetBufferError(1, Status(StatusCode::kDataLoss, "injected"));
+  ASSERT_TRUE(failed.ok()) << failed.ToString();
+  StatusOr<std::unique_ptr<Buffer>> buffer = manager->RetrieveBuffer(1);
+  ASSERT_TRUE(buffer.ok()) << buffer.status().ToString();
+  Status ready = (*buffer)->ReadyEvent()->Await();
+  EXPECT_EQ(ready.code(), StatusCode::kDataLoss);
+  EXPECT_NE(ready.message().find("injected"), std::string::npos) << ready.ToString();
+  EXPECT_EQ(manager->SetBufferError(0, OkStatus()).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(manager->TransferData(7, nullptr, 0, 0, true).status().code(),
+            StatusCode::kInvalidArgument);
+  // Finish buffer 0 so the manager can go.
+  std::vector<int32_t> zeros(6, 0);
+  EXPECT_TRUE(manager->TransferData(0, zeros.data(), 0, 24, true).ok());
+}
+
+TEST_F(XlaCpuTransferTest, ViewAliasesHostMemoryAndCallsBack) {
+  alignas(64) float data[4] = {1, 2, 3, 4};
+  int deleted = 0;
+  DeviceBufferViewArgs args;
+  args.data = data;
+  args.type = ElementType::kF32;
+  args.dims = {2, 2};
+  args.device = device(0);
+  args.on_delete = [&deleted] { ++deleted; };
+  StatusOr<std::unique_ptr<Buffer>> view = client_->CreateViewOfDeviceBuffer(args);
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  EXPECT_EQ((*view)->device(), device(0));
+  EXPECT_EQ((*view)->dimensions(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(Download<float>(view->get(), 4), (std::vector<float>{1, 2, 3, 4}));
+  data[3] = 40;  // Not a copy.
+  EXPECT_EQ(Download<float>(view->get(), 4), (std::vector<float>{1, 2, 3, 40}));
+  StatusOr<uintptr_t> pointer = (*view)->UnsafePointer();
+  ASSERT_TRUE(pointer.ok()) << pointer.status().ToString();
+  EXPECT_EQ(*pointer, reinterpret_cast<uintptr_t>(data));
+  EXPECT_EQ(deleted, 0);
+  view->reset();
+  EXPECT_EQ(deleted, 1);
+}
+
+TEST_F(XlaCpuTransferTest, ViewErrors) {
+  float data[1] = {0};
+  DeviceBufferViewArgs args;
+  args.data = data;
+  args.type = ElementType::kF32;
+  args.dims = {1};
+  args.device = nullptr;
+  EXPECT_EQ(client_->CreateViewOfDeviceBuffer(args).status().message(),
+            "CreateViewOfDeviceBuffer device is null");
+  args.device = device(0);
+  args.data = nullptr;
+  EXPECT_EQ(client_->CreateViewOfDeviceBuffer(args).status().message(),
+            "CreateViewOfDeviceBuffer: data is null");
+}
+
+TEST_F(XlaCpuTransferTest, ExecuteContextWithUserDataIsUnimplemented) {
+  StatusOr<std::unique_ptr<LoadedExecutable>> loaded = client_->Compile(
+      Program{"mlir",
+              "module @id { func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> { "
+              "return %a : tensor<2xf32> } }"},
+      "");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  std::unique_ptr<Buffer> arg =
+      testing::Upload(client_, ElementType::kF32, std::vector<float>{1, 2}, {2}, device(0));
+  ExecuteContext context;
+  ExecuteOptions options;
+  options.context = &context;
+  StatusOr<ExecuteResult> empty = (*loaded)->Execute({{arg.get()}}, options);
+  ASSERT_TRUE(empty.ok()) << empty.status().ToString();  // An empty context changes nothing.
+  EXPECT_EQ(Download<float>(empty->outputs[0][0].get(), 2), (std::vector<float>{1, 2}));
+  int value = 1;
+  ASSERT_TRUE(context.AddUserData(9, &value).ok());
+  Status with_data = (*loaded)->Execute({{arg.get()}}, options).status();
+  EXPECT_EQ(with_data.code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(with_data.message(),
+            "Execute: executable 'id': FFI user data in the execute context is not passed to "
+            "XLA:CPU by the reference device");
+}
+
+}  // namespace
+}  // namespace xla_cpu
+}  // namespace pjrtkit
