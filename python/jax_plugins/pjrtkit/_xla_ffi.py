@@ -1,0 +1,207 @@
+"""ctypes declarations of the XLA FFI C ABI that a Python-implemented FFI handler needs.
+
+From ``xla/ffi/api/c_api.h`` (XLA FFI API 0.x, shipped with jaxlib under ``jaxlib/include``): the
+call frame XLA passes to a handler, its buffers and attributes, the metadata extension XLA uses
+to ask a handler for its API version, and ``XLA_FFI_Error_Create``. Only stable, append-only
+structs are declared; every struct starts with ``struct_size``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+EXTENSION_METADATA = 1
+"""``XLA_FFI_Extension_Metadata``: the call is a metadata query, not an execution."""
+
+STAGE_EXECUTE = 3
+"""``XLA_FFI_ExecutionStage_EXECUTE``."""
+
+ATTR_SCALAR = 3
+"""``XLA_FFI_AttrType_SCALAR``."""
+
+DTYPE_TOKEN = 17
+"""``XLA_FFI_DataType_TOKEN``: a token operand/result (no data)."""
+
+ERROR_INVALID_ARGUMENT = 3
+ERROR_NOT_FOUND = 5
+ERROR_INTERNAL = 13
+
+
+def _numpy_dtypes() -> dict[int, np.dtype]:
+  import ml_dtypes  # pylint: disable=g-import-not-at-top
+
+  return {
+      1: np.dtype(np.bool_), 2: np.dtype(np.int8), 3: np.dtype(np.int16),
+      4: np.dtype(np.int32), 5: np.dtype(np.int64), 6: np.dtype(np.uint8),
+      7: np.dtype(np.uint16), 8: np.dtype(np.uint32), 9: np.dtype(np.uint64),
+      10: np.dtype(np.float16), 11: np.dtype(np.float32), 12: np.dtype(np.float64),
+      16: np.dtype(ml_dtypes.bfloat16), 15: np.dtype(np.complex64),
+      18: np.dtype(np.complex128),
+  }
+
+
+NUMPY_DTYPES = _numpy_dtypes()
+"""``XLA_FFI_DataType`` -> numpy dtype, for the types a Python callback can exchange."""
+
+
+class ApiVersion(ctypes.Structure):
+  """``XLA_FFI_Api_Version``."""
+  _fields_ = [("struct_size", ctypes.c_size_t), ("extension_start", ctypes.c_void_p),
+              ("major_version", ctypes.c_int), ("minor_version", ctypes.c_int)]
+
+
+class Api(ctypes.Structure):
+  """The head of ``XLA_FFI_Api`` (the function table continues after ``error_create``)."""
+  _fields_ = [("struct_size", ctypes.c_size_t), ("extension_start", ctypes.c_void_p),
+              ("api_version", ApiVersion), ("internal_api", ctypes.c_void_p),
+              ("error_create", ctypes.c_void_p)]
+
+
+class ErrorCreateArgs(ctypes.Structure):
+  """``XLA_FFI_Error_Create_Args``."""
+  _fields_ = [("struct_size", ctypes.c_size_t), ("extension_start", ctypes.c_void_p),
+              ("message", ctypes.c_char_p), ("errc", ctypes.c_int)]
+
+
+ERROR_CREATE_ARGS_SIZE = 28  # offsetof(errc) + sizeof(errc).
+
+
+class InternalExtension(ctypes.Structure):
+  """``XLA_FFI_InternalExtension``."""
+  _fields_ = [("struct_size", ctypes.c_size_t), ("type", ctypes.c_int),
+              ("next", ctypes.c_void_p)]
+
+
+class Metadata(ctypes.Structure):
+  """``XLA_FFI_Metadata``."""
+  _fields_ = [("struct_size", ctypes.c_size_t), ("api_version", ApiVersion),
+              ("traits", ctypes.c_uint32), ("state_type_id", ctypes.c_int64)]
+
+
+class MetadataExtension(ctypes.Structure):
+  """``XLA_FFI_Metadata_Extension``."""
+  _fields_ = [("extension_base", InternalExtension), ("metadata", ctypes.POINTER(Metadata))]
+
+
+class Buffer(ctypes.Structure):
+  """``XLA_FFI_Buffer``: a dense, row-major (default layout) array."""
+  _fields_ = [("struct_size", ctypes.c_size_t), ("extension_start", ctypes.c_void_p),
+              ("dtype", ctypes.c_int), ("data", ctypes.c_void_p), ("rank", ctypes.c_int64),
+              ("dims", ctypes.POINTER(ctypes.c_int64))]
+
+
+class ByteSpan(ctypes.Structure):
+  """``XLA_FFI_ByteSpan``."""
+  _fields_ = [("ptr", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+
+class Scalar(ctypes.Structure):
+  """``XLA_FFI_Scalar``."""
+  _fields_ = [("dtype", ctypes.c_int), ("value", ctypes.c_void_p)]
+
+
+class Args(ctypes.Structure):
+  """``XLA_FFI_Args`` (every type is BUFFER today)."""
+  _fields_ = [("struct_size", ctypes.c_size_t), ("extension_start", ctypes.c_void_p),
+              ("size", ctypes.c_int64), ("types", ctypes.POINTER(ctypes.c_int)),
+              ("args", ctypes.POINTER(ctypes.c_void_p))]
+
+
+class Rets(ctypes.Structure):
+  """``XLA_FFI_Rets``."""
+  _fields_ = [("struct_size", ctypes.c_size_t), ("extension_start", ctypes.c_void_p),
+              ("size", ctypes.c_int64), ("types", ctypes.POINTER(ctypes.c_int)),
+              ("rets", ctypes.POINTER(ctypes.c_void_p))]
+
+
+class Attrs(ctypes.Structure):
+  """``XLA_FFI_Attrs``."""
+  _fields_ = [("struct_size", ctypes.c_size_t), ("extension_start", ctypes.c_void_p),
+              ("size", ctypes.c_int64), ("types", ctypes.POINTER(ctypes.c_int)),
+              ("names", ctypes.POINTER(ctypes.POINTER(ByteSpan))),
+              ("attrs", ctypes.POINTER(ctypes.c_void_p))]
+
+
+class CallFrame(ctypes.Structure):
+  """``XLA_FFI_CallFrame``."""
+  _fields_ = [("struct_size", ctypes.c_size_t),
+              ("extension_start", ctypes.POINTER(InternalExtension)),
+              ("api", ctypes.POINTER(Api)), ("ctx", ctypes.c_void_p), ("stage", ctypes.c_int),
+              ("args", Args), ("rets", Rets), ("attrs", Attrs), ("future", ctypes.c_void_p)]
+
+
+HANDLER = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.POINTER(CallFrame))
+"""``XLA_FFI_Handler``: ``XLA_FFI_Error* (*)(XLA_FFI_CallFrame*)``."""
+
+
+def fill_metadata(frame: CallFrame) -> bool:
+  """Answers XLA's metadata query if ``frame`` is one; returns whether it was.
+
+  The handler declares the framework's own FFI API version (it uses only the stable ABI above)
+  and no traits.
+  """
+  if not frame.extension_start or frame.extension_start.contents.type != EXTENSION_METADATA:
+    return False
+  ext = ctypes.cast(frame.extension_start, ctypes.POINTER(MetadataExtension)).contents
+  version = frame.api.contents.api_version
+  metadata = ext.metadata.contents
+  metadata.api_version = ApiVersion(ctypes.sizeof(ApiVersion), None, version.major_version,
+                                    version.minor_version)
+  metadata.traits = 0
+  return True
+
+
+def make_error(frame: CallFrame, code: int, message: str) -> int:
+  """An ``XLA_FFI_Error*`` made by the framework (``XLA_FFI_Error_Create``)."""
+  create = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.POINTER(ErrorCreateArgs))(
+      frame.api.contents.error_create)
+  args = ErrorCreateArgs(ERROR_CREATE_ARGS_SIZE, None, message.encode(errors="replace"), code)
+  return create(ctypes.byref(args))
+
+
+def uint64_attribute(frame: CallFrame, name: str) -> int | None:
+  """The value of scalar attribute ``name`` as an unsigned 64-bit integer, or None."""
+  attrs = frame.attrs
+  for i in range(attrs.size):
+    span = attrs.names[i].contents
+    if ctypes.string_at(span.ptr, span.len).decode() != name:
+      continue
+    if attrs.types[i] != ATTR_SCALAR:
+      return None
+    scalar = ctypes.cast(attrs.attrs[i], ctypes.POINTER(Scalar)).contents
+    return ctypes.c_uint64.from_address(scalar.value).value
+  return None
+
+
+def buffer_view(address: int) -> tuple[Buffer, np.dtype | None, tuple[int, ...]]:
+  """The ``XLA_FFI_Buffer`` at ``address``, its numpy dtype (None for tokens) and its shape.
+
+  Raises:
+    TypeError: for a data type a Python callback cannot exchange (e.g. 4-bit or fp8 types).
+  """
+  buf = Buffer.from_address(address)
+  shape = tuple(buf.dims[i] for i in range(buf.rank))
+  if buf.dtype == DTYPE_TOKEN:
+    return buf, None, shape
+  dtype = NUMPY_DTYPES.get(buf.dtype)
+  if dtype is None:
+    raise TypeError(f"XLA FFI data type {buf.dtype} is not supported by pjrtkit host callbacks")
+  return buf, dtype, shape
+
+
+def read_array(buf: Buffer, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+  """A numpy copy of the buffer's contents (XLA reuses the buffer after the call)."""
+  count = int(np.prod(shape, dtype=np.int64))
+  if count == 0:
+    return np.zeros(shape, dtype)
+  raw = (ctypes.c_char * (count * dtype.itemsize)).from_address(buf.data)
+  return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+
+
+def write_array(buf: Buffer, value: np.ndarray) -> None:
+  """Copies ``value`` (already of the buffer's dtype and shape) into the buffer, row-major."""
+  data = np.ascontiguousarray(value)
+  if data.nbytes:
+    ctypes.memmove(buf.data, data.ctypes.data, data.nbytes)

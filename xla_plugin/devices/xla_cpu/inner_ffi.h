@@ -1,0 +1,64 @@
+// InnerFfi: XLA:CPU's PJRT FFI extension, through which the reference device registers the FFI
+// handlers and types that reach pjrtkit's own FFI extension (see xla_plugin/c_api/ffi_registry.h).
+// XLA:CPU keeps them in its process-wide XLA FFI registry and runs them for custom calls of the
+// programs it compiles.
+#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_INNER_FFI_H_
+#define PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_INNER_FFI_H_
+
+// C++ standard library.
+#include <memory>
+#include <string>
+
+// The FFI extension ABI and the pjrtkit client layer.
+#include "xla_plugin/abi/ffi_extension.h"
+#include "xla_plugin/client/ffi_registration.h"
+#include "xla_plugin/client/status.h"
+#include "xla_plugin/client/status_or.h"
+#include "xla_plugin/devices/xla_cpu/ffi_handler_shims.h"
+#include "xla_plugin/devices/xla_cpu/inner_api.h"
+
+namespace pjrtkit {
+namespace xla_cpu {
+
+// XLA:CPU's platform name in its FFI registry.
+inline constexpr char kInnerFfiPlatform[] = "Host";
+
+class InnerFfi {
+ public:
+  // The FFI extension of `inner`: UNIMPLEMENTED when its extension chain has none, or one smaller
+  // than PJRT C API 0.81's (abi::kFfiExtensionSize).
+  static StatusOr<InnerFfi> Find(std::shared_ptr<const InnerApi> inner);
+
+  // The inner platform for a registration's `platform_name`: pjrtkit's platform name, "cpu" and
+  // "host" (any case) are all XLA:CPU's "Host"; anything else is INVALID_ARGUMENT.
+  static StatusOr<std::string> InnerPlatformName(const std::string& platform_name);
+
+  // Registers the typed FFI handler with XLA:CPU for platform "Host", through a version shim
+  // (ffi_handler_shims.h). FAILED_PRECONDITION when XLA:CPU's metadata query shows it refuses the
+  // handler (an incompatible XLA FFI API version, or a handler that fails the query); XLA:CPU's
+  // own PJRT FFI extension would drop it silently.
+  Status RegisterHandler(const FfiHandlerRegistration& registration) const;
+
+  // Adds user data to an inner execute context (XLA:CPU's PJRT_FFI_UserData_Add); the data is
+  // borrowed. For passing a pjrtkit::ExecuteContext on to XLA:CPU in Execute.
+  Status AddUserData(PJRT_ExecuteContext* inner_context, int64_t type_id, void* data) const;
+
+  // OK unless `query` (what the shim saw when XLA:CPU registered `registration`) shows a refusal.
+  static Status CheckAccepted(const FfiHandlerRegistration& registration,
+                              const FfiShimQuery& query);
+
+  // Registers the FFI type with XLA:CPU under `registration.type_id` (nonzero).
+  Status RegisterType(const FfiTypeRegistration& registration) const;
+
+ private:
+  InnerFfi(std::shared_ptr<const InnerApi> inner, const abi::FfiExtension* extension)
+      : inner_(std::move(inner)), extension_(extension) {}
+
+  std::shared_ptr<const InnerApi> inner_;  // Keeps the table (and the extension) alive.
+  const abi::FfiExtension* extension_;     // In the inner plugin's extension chain.
+};
+
+}  // namespace xla_cpu
+}  // namespace pjrtkit
+
+#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_INNER_FFI_H_

@@ -1,0 +1,189 @@
+// InnerFfi against the real XLA:CPU plugin: our ABI declarations match its FFI extension, and a
+// typed FFI handler registered through XlaCpuClient runs in a compiled program.
+#include "xla_plugin/devices/xla_cpu/inner_ffi.h"
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "xla/ffi/api/ffi.h"
+#include "xla_plugin/devices/xla_cpu/compile_options.h"
+#include "xla_plugin/devices/xla_cpu/ffi_handler_shims.h"
+#include "xla_plugin/devices/xla_cpu/test_util.h"
+#include "xla_plugin/devices/xla_cpu/xla_cpu_client.h"
+
+namespace ffi = xla::ffi;
+
+// out[i] = value for every element (a typed FFI handler built with jaxlib's XLA FFI headers).
+static ffi::Error FillImpl(float value, ffi::ResultBuffer<ffi::F32> out) {
+  for (size_t i = 0; i < out->element_count(); ++i) out->typed_data()[i] = value;
+  return ffi::Error::Success();
+}
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PjrtkitTestFill, FillImpl,
+                              ffi::Ffi::Bind().Attr<float>("value").Ret<ffi::Buffer<ffi::F32>>());
+
+// Answers metadata queries with XLA FFI API 9.0 (a major version no XLA implements).
+extern "C" XLA_FFI_Error* PjrtkitTestFutureMajor(XLA_FFI_CallFrame* frame) {
+  if (frame->extension_start != nullptr) {
+    auto* ext = reinterpret_cast<XLA_FFI_Metadata_Extension*>(frame->extension_start);
+    ext->metadata->api_version.major_version = 9;
+    ext->metadata->api_version.minor_version = 0;
+  }
+  return nullptr;
+}
+
+namespace pjrtkit {
+namespace xla_cpu {
+namespace {
+
+using ::pjrtkit::xla_cpu::testing::CreateTestClient;
+using ::pjrtkit::xla_cpu::testing::Download;
+
+constexpr char kFillProgram[] = R"(
+module @ffi_fill {
+  func.func @main() -> tensor<4xf32> {
+    %0 = stablehlo.custom_call @pjrtkit_test_fill() {api_version = 4 : i32,
+        backend_config = {value = 42.5 : f32}} : () -> tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+})";
+
+// The message of `error` from the inner plugin (destroys it).
+std::string InnerMessage(const InnerApi& inner, PJRT_Error* error) {
+  return inner.ToStatus(error, "call").message();
+}
+
+class InnerFfiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    client_ = CreateTestClient(1);
+    ASSERT_NE(client_, nullptr);
+    xla_cpu_ = static_cast<XlaCpuClient*>(client_.get());
+  }
+  std::unique_ptr<Client> client_;
+  XlaCpuClient* xla_cpu_ = nullptr;
+};
+
+TEST_F(InnerFfiTest, OurStructSizesAreWhatXlaCpuExpects) {
+  StatusOr<InnerFfi> found = InnerFfi::Find(xla_cpu_->shared_inner());
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  // XLA:CPU names the size it expects when given a struct that is too small.
+  const PJRT_Extension_Base* ext = xla_cpu_->inner().api()->extension_start;
+  while (ext != nullptr && ext->type != PJRT_Extension_Type_FFI) ext = ext->next;
+  ASSERT_NE(ext, nullptr);
+  EXPECT_EQ(ext->struct_size, abi::kFfiExtensionSize);
+  const auto* inner_ffi = reinterpret_cast<const abi::FfiExtension*>(ext);
+  abi::FfiRegisterHandlerArgs handler_args{};
+  handler_args.struct_size = 1;
+  EXPECT_NE(InnerMessage(xla_cpu_->inner(), inner_ffi->register_handler(&handler_args))
+                .find("expected " + std::to_string(abi::kFfiRegisterHandlerArgsSize) + ", got 1"),
+            std::string::npos);
+  abi::FfiTypeRegisterArgs type_args{};
+  type_args.struct_size = 1;
+  EXPECT_NE(InnerMessage(xla_cpu_->inner(), inner_ffi->type_register(&type_args))
+                .find("expected " + std::to_string(abi::kFfiTypeRegisterArgsSize) + ", got 1"),
+            std::string::npos);
+  abi::FfiUserDataAddArgs data_args{};
+  data_args.struct_size = 1;
+  EXPECT_NE(InnerMessage(xla_cpu_->inner(), inner_ffi->user_data_add(&data_args))
+                .find("expected " + std::to_string(abi::kFfiUserDataAddArgsSize) + ", got 1"),
+            std::string::npos);
+}
+
+TEST_F(InnerFfiTest, PlatformNames) {
+  EXPECT_EQ(*InnerFfi::InnerPlatformName("pjrtkit"), "Host");
+  EXPECT_EQ(*InnerFfi::InnerPlatformName("PJRTKIT"), "Host");
+  EXPECT_EQ(*InnerFfi::InnerPlatformName("cpu"), "Host");
+  EXPECT_EQ(*InnerFfi::InnerPlatformName("Host"), "Host");
+  StatusOr<std::string> cuda = InnerFfi::InnerPlatformName("CUDA");
+  EXPECT_EQ(cuda.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(cuda.status().message(),
+            "FFI registrations for platform 'CUDA' cannot run on pjrtkit's reference device; use "
+            "'pjrtkit' (or 'cpu' / 'host')");
+}
+
+TEST_F(InnerFfiTest, ARegisteredHandlerRunsInACompiledProgram) {
+  FfiHandlerRegistration registration;
+  registration.target_name = "pjrtkit_test_fill";
+  registration.platform_name = "pjrtkit";
+  registration.handler = reinterpret_cast<void*>(&PjrtkitTestFill);
+  ASSERT_TRUE(client_->RegisterFfiHandler(registration).ok());
+  // jaxlib's headers are a newer minor FFI version than this XLA:CPU's: the shim downgraded it.
+  FfiShimQuery query = FfiHandlerShims::LastQuery(FfiHandlerShims::Wrap(registration.handler));
+  ASSERT_TRUE(query.queried);
+  EXPECT_EQ(query.handler_major, XLA_FFI_API_MAJOR);
+  EXPECT_EQ(query.handler_minor, XLA_FFI_API_MINOR);
+  EXPECT_EQ(query.downgraded, query.handler_minor > query.framework_minor);
+
+  StatusOr<std::unique_ptr<LoadedExecutable>> loaded =
+      client_->Compile(Program{"mlir", kFillProgram}, MinimalCompileOptions(1, 1, false));
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  StatusOr<ExecuteResult> result = (*loaded)->Execute({{}}, ExecuteOptions());
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(Download<float>(result->outputs[0][0].get(), 4),
+            (std::vector<float>{42.5f, 42.5f, 42.5f, 42.5f}));
+}
+
+TEST_F(InnerFfiTest, AnUnknownTargetFailsToCompile) {
+  std::string program = kFillProgram;
+  program.replace(program.find("pjrtkit_test_fill"), 17, "pjrtkit_test_none");
+  StatusOr<std::unique_ptr<LoadedExecutable>> loaded =
+      client_->Compile(Program{"mlir", program}, MinimalCompileOptions(1, 1, false));
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_NE(loaded.status().message().find("No FFI handler registered for pjrtkit_test_none"),
+            std::string::npos)
+      << loaded.status().ToString();
+}
+
+TEST_F(InnerFfiTest, AnIncompatibleHandlerIsReportedNotDropped) {
+  FfiHandlerRegistration registration;
+  registration.target_name = "pjrtkit_test_future_major";
+  registration.platform_name = "pjrtkit";
+  registration.handler = reinterpret_cast<void*>(&PjrtkitTestFutureMajor);
+  Status status = client_->RegisterFfiHandler(registration);
+  EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(status.message().find("XLA:CPU refused FFI handler 'pjrtkit_test_future_major': it "
+                                  "is built against XLA FFI API 9.0, XLA:CPU implements 0."),
+            std::string::npos)
+      << status.ToString();
+}
+
+TEST_F(InnerFfiTest, OtherPlatformsAreInvalid) {
+  FfiHandlerRegistration registration;
+  registration.target_name = "pjrtkit_test_cuda";
+  registration.platform_name = "CUDA";
+  registration.handler = reinterpret_cast<void*>(&PjrtkitTestFill);
+  EXPECT_EQ(client_->RegisterFfiHandler(registration).code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(InnerFfiTest, TypesAreRegisteredWithTheirIds) {
+  FfiTypeRegistration type;
+  type.type_name = "pjrtkit_test_type";
+  type.type_id = (int64_t{1} << 44) + 77;
+  EXPECT_TRUE(client_->RegisterFfiType(type).ok());
+  EXPECT_TRUE(client_->RegisterFfiType(type).ok());  // Again, same id: fine.
+  type.type_id = 0;
+  EXPECT_EQ(client_->RegisterFfiType(type).code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(InnerFfiTest, UserDataGoesIntoAnInnerExecuteContext) {
+  StatusOr<InnerFfi> ffi = InnerFfi::Find(xla_cpu_->shared_inner());
+  ASSERT_TRUE(ffi.ok());
+  PJRTKIT_INNER_ARGS(PJRT_ExecuteContext_Create, create);
+  ASSERT_TRUE(PJRTKIT_INNER_CALL(xla_cpu_->inner(), PJRT_ExecuteContext_Create, &create).ok());
+  int payload = 3;
+  EXPECT_TRUE(ffi->AddUserData(create.context, (int64_t{1} << 44) + 5, &payload).ok());
+  Status null_context = ffi->AddUserData(nullptr, 1, &payload);
+  EXPECT_EQ(null_context.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(null_context.message().find("execute context to be not nullptr"), std::string::npos)
+      << null_context.ToString();
+  PJRTKIT_INNER_ARGS(PJRT_ExecuteContext_Destroy, destroy);
+  destroy.context = create.context;
+  EXPECT_TRUE(PJRTKIT_INNER_CALL(xla_cpu_->inner(), PJRT_ExecuteContext_Destroy, &destroy).ok());
+}
+
+}  // namespace
+}  // namespace xla_cpu
+}  // namespace pjrtkit
