@@ -12,6 +12,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from jax_plugins.pjrtkit import _jax_compat
+from jax_plugins.pjrtkit import _integration
 from jax_plugins.pjrtkit import _paths
 
 logger = logging.getLogger(__name__)
@@ -44,9 +46,11 @@ def initialize() -> None:
         "pjrtkit: plugin library %s is missing (build it with tools/setup.sh or set "
         "%s); the pjrtkit platform is not registered.", library, _paths.LIBRARY_ENV)
     return
-  xla_bridge.register_plugin(
+  c_api = xla_bridge.register_plugin(
       PLATFORM_NAME,
       priority=PRIORITY,
       library_path=os.fspath(library),
       options=default_options,
   )
+  _integration.install(c_api, PLATFORM_NAME)  # Ops that need FFI, cpu lowerings, callbacks.
+  _jax_compat.install(PLATFORM_NAME)  # donation + persistent cache (JAX gates them by name)

@@ -24,13 +24,13 @@ static_assert(static_cast<int>(HostBufferSemantics::kMutableZeroCopy) ==
 struct OnReadyContext {
   std::shared_ptr<const InnerApi> inner;  // Keeps the table alive until the callback ran.
   std::shared_ptr<Event> event;           // Set by the callback.
-  std::string context;                    // Names the operation in error messages.
+  const char* context;                    // Names the operation in error messages (a literal).
 };
 
 // Inner PJRT_Event_OnReady callback: owns `error` and the context.
 void OnInnerEventReady(PJRT_Error* error, void* user_arg) {
   std::unique_ptr<OnReadyContext> ctx(static_cast<OnReadyContext*>(user_arg));
-  ctx->event->Set(ctx->inner->ToStatus(error, ctx->context.c_str()));
+  ctx->event->Set(ctx->inner->ToStatus(error, ctx->context));
 }
 
 }  // namespace
@@ -110,7 +110,17 @@ Status InnerApi::ToStatus(PJRT_Error* error, const char* context) const {
 }
 
 std::shared_ptr<Event> InnerApi::WrapEvent(PJRT_Event* event, const char* context) const {
-  if (event == nullptr) return Event::CreateReady();
+  if (event == nullptr) return ready_event_;
+  PJRTKIT_INNER_ARGS(PJRT_Event_IsReady, ready_args);
+  ready_args.event = event;
+  if (PJRTKIT_INNER_CALL(*this, PJRT_Event_IsReady, &ready_args).ok() && ready_args.is_ready) {
+    PJRTKIT_INNER_ARGS(PJRT_Event_Error, error_args);
+    error_args.event = event;
+    // PJRT_Event_Error returns the event's error (ours to destroy), or null when it is OK.
+    Status status = ToStatus(api_->PJRT_Event_Error(&error_args), context);
+    DestroyEvent(event);
+    return status.ok() ? ready_event_ : Event::CreateReady(std::move(status));
+  }
   std::shared_ptr<Event> ours = Event::Create();
   auto* ctx = new OnReadyContext{shared_from_this(), ours, context};
   PJRTKIT_INNER_ARGS(PJRT_Event_OnReady, args);

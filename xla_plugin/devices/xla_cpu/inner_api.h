@@ -60,17 +60,23 @@ class InnerApi : public std::enable_shared_from_this<InnerApi> {
       return Unimplemented(std::string(name) + " is not provided by the XLA:CPU plugin at " +
                            path_ + " (PJRT C API " + ApiVersionString() + ")");
     }
-    return ToStatus((api_->*slot)(args), name);
+    PJRT_Error* error = (api_->*slot)(args);
+    if (error == nullptr) return Status();  // The common case, inline.
+    return ToStatus(error, name);
   }
 
   // Turns an inner error into a Status with the inner code and "XLA:CPU <context>: <message>",
   // and destroys the inner error. nullptr is OK.
   Status ToStatus(PJRT_Error* error, const char* context) const;
 
-  // An Event that becomes ready with `event`'s status. Takes ownership of `event`: registers an
-  // inner PJRT_Event_OnReady callback that sets the returned Event, then destroys `event`.
-  // nullptr gives an event that is already ready.
+  // An Event that becomes ready with `event`'s status. Takes ownership of `event` (destroyed
+  // before returning). An inner event that is already ready (XLA:CPU runs small programs and
+  // copies inline) is read at once and gives ready_event() when OK, with no allocation; otherwise
+  // an inner PJRT_Event_OnReady callback sets the returned Event. nullptr gives ready_event().
+  // `context` (a string literal: it must outlive the event) names the operation in errors.
   std::shared_ptr<Event> WrapEvent(PJRT_Event* event, const char* context) const;
+  // One event, ready with OK, shared by everything that is known to be done.
+  const std::shared_ptr<Event>& ready_event() const { return ready_event_; }
 
   // The inner plugin's PJRT_Plugin_Attributes, converted.
   StatusOr<AttributeMap> PluginAttributes() const;
@@ -94,6 +100,7 @@ class InnerApi : public std::enable_shared_from_this<InnerApi> {
   void* handle_;          // dlopen handle (never closed; see the destructor).
   const PJRT_Api* api_;   // The inner function table, owned by the library.
   std::string path_;      // Where the library was loaded from.
+  const std::shared_ptr<Event> ready_event_ = Event::CreateReady();  // See ready_event().
 };
 
 // Converts an element type between pjrtkit and the inner plugin (the numeric values are equal).

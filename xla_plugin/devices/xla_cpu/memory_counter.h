@@ -2,17 +2,19 @@
 #ifndef PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_MEMORY_COUNTER_H_
 #define PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_MEMORY_COUNTER_H_
 
+#include <atomic>
 #include <cstdint>
-#include <mutex>
 
 #include "xla_plugin/client/types.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
 
-// Counts allocations of one device (thread-safe). XLA:CPU reports no memory statistics
-// (PJRT_Device_MemoryStats is UNIMPLEMENTED there), so buffers report themselves here when they
-// are created and when their memory goes (Delete, donation, destruction).
+// Counts allocations of one device (thread-safe and lock-free: every buffer a program creates
+// or frees passes here). XLA:CPU reports no memory statistics (PJRT_Device_MemoryStats is
+// UNIMPLEMENTED there), so buffers report themselves here when they are created and when their
+// memory goes (Delete, donation, destruction). A Snapshot taken while buffers come and go may
+// mix counters from slightly different moments; each counter is exact on its own.
 class MemoryCounter {
  public:
   // Records a new buffer of `bytes`.
@@ -23,11 +25,13 @@ class MemoryCounter {
   MemoryStats Snapshot() const;
 
  private:
-  mutable std::mutex mu_;       // Guards the counters.
-  int64_t bytes_in_use_ = 0;    // Bytes held by live buffers.
-  int64_t peak_bytes_ = 0;      // Largest bytes_in_use_ seen.
-  int64_t num_allocs_ = 0;      // Buffers ever counted.
-  int64_t largest_alloc_ = 0;   // Largest single buffer.
+  // Raises `value` to at least `candidate`.
+  static void RaiseTo(std::atomic<int64_t>& value, int64_t candidate);
+
+  std::atomic<int64_t> bytes_in_use_{0};   // Bytes held by live buffers.
+  std::atomic<int64_t> peak_bytes_{0};     // Largest bytes_in_use_ seen.
+  std::atomic<int64_t> num_allocs_{0};     // Buffers ever counted.
+  std::atomic<int64_t> largest_alloc_{0};  // Largest single buffer.
 };
 
 }  // namespace xla_cpu

@@ -13,82 +13,106 @@ namespace xla_cpu {
 StatusOr<std::unique_ptr<XlaCpuBuffer>> XlaCpuBuffer::Wrap(XlaCpuClient* client,
                                                            PJRT_Buffer* inner) {
   if (inner == nullptr) return Internal("XLA:CPU returned a null buffer");
-  std::unique_ptr<XlaCpuBuffer> buffer(new XlaCpuBuffer(client, inner));
-  PJRTKIT_RETURN_IF_ERROR(buffer->Init());  // On error the destructor destroys `inner`.
-  return buffer;
+  StatusOr<std::shared_ptr<const XlaCpuBufferInfo>> info = ReadInfo(client, inner);
+  if (!info.ok()) {
+    client->inner().DestroyBuffer(inner);
+    return info.status();
+  }
+  return WrapWithInfo(client, inner, std::move(info).value());
 }
 
-XlaCpuBuffer::XlaCpuBuffer(XlaCpuClient* client, PJRT_Buffer* inner)
-    : client_(client), inner_(inner) {}
-
-XlaCpuBuffer::~XlaCpuBuffer() {
-  ReleaseMemoryCount();
-  client_->inner().DestroyBuffer(inner_);
+std::unique_ptr<XlaCpuBuffer> XlaCpuBuffer::WrapWithInfo(
+    XlaCpuClient* client, PJRT_Buffer* inner, std::shared_ptr<const XlaCpuBufferInfo> info,
+    bool known_ready) {
+  return std::unique_ptr<XlaCpuBuffer>(
+      new XlaCpuBuffer(client, inner, std::move(info), known_ready));
 }
 
-Status XlaCpuBuffer::Init() {
-  const InnerApi& api = client_->inner();
+StatusOr<std::shared_ptr<const XlaCpuBufferInfo>> XlaCpuBuffer::ReadInfo(XlaCpuClient* client,
+                                                                         PJRT_Buffer* inner) {
+  const InnerApi& api = client->inner();
+  auto info = std::make_shared<XlaCpuBufferInfo>();
   PJRTKIT_INNER_ARGS(PJRT_Buffer_Device, device_args);
-  device_args.buffer = inner_;
+  device_args.buffer = inner;
   PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(api, PJRT_Buffer_Device, &device_args));
-  device_ = client_->FromInner(device_args.device);
+  info->device = client->FromInner(device_args.device);
   PJRTKIT_INNER_ARGS(PJRT_Buffer_Memory, memory_args);
-  memory_args.buffer = inner_;
+  memory_args.buffer = inner;
   PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(api, PJRT_Buffer_Memory, &memory_args));
-  memory_ = client_->FromInner(memory_args.memory);
-  if (device_ == nullptr || memory_ == nullptr) {
+  info->memory = client->FromInner(memory_args.memory);
+  if (info->device == nullptr || info->memory == nullptr) {
     return Internal("XLA:CPU returned a buffer on a device or memory pjrtkit does not know");
   }
   PJRTKIT_INNER_ARGS(PJRT_Buffer_ElementType, type_args);
-  type_args.buffer = inner_;
+  type_args.buffer = inner;
   PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(api, PJRT_Buffer_ElementType, &type_args));
-  PJRTKIT_ASSIGN_OR_RETURN(element_type_, FromInnerType(type_args.type));
+  PJRTKIT_ASSIGN_OR_RETURN(info->element_type, FromInnerType(type_args.type));
   PJRTKIT_INNER_ARGS(PJRT_Buffer_Dimensions, dims_args);
-  dims_args.buffer = inner_;
+  dims_args.buffer = inner;
   PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(api, PJRT_Buffer_Dimensions, &dims_args));
-  dims_.assign(dims_args.dims, dims_args.dims + dims_args.num_dims);
+  info->dims.assign(dims_args.dims, dims_args.dims + dims_args.num_dims);
   PJRTKIT_INNER_ARGS(PJRT_Buffer_OnDeviceSizeInBytes, size_args);
-  size_args.buffer = inner_;
+  size_args.buffer = inner;
   PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(api, PJRT_Buffer_OnDeviceSizeInBytes, &size_args));
-  on_device_size_ = size_args.on_device_size_in_bytes;
+  info->on_device_size = size_args.on_device_size_in_bytes;
   PJRTKIT_INNER_ARGS(PJRT_Buffer_IsOnCpu, cpu_args);
-  cpu_args.buffer = inner_;
+  cpu_args.buffer = inner;
   PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(api, PJRT_Buffer_IsOnCpu, &cpu_args));
-  is_on_cpu_ = cpu_args.is_on_cpu;
-  PJRTKIT_INNER_ARGS(PJRT_Buffer_GetMemoryLayout, layout_args);
-  layout_args.buffer = inner_;
-  Status layout_status = PJRTKIT_INNER_CALL(api, PJRT_Buffer_GetMemoryLayout, &layout_args);
-  layout_ = layout_status.ok() ? InnerLayout::FromInner(layout_args.layout)
-                               : StatusOr<MemoryLayout>(layout_status);
-  if (memory_->is_device_kind()) {
-    device_->counter()->Allocate(static_cast<int64_t>(on_device_size_));
+  info->is_on_cpu = cpu_args.is_on_cpu;
+  // XLA:CPU aborts (CHECK has_layout) when asked for a token's layout; tokens (outputs of
+  // programs with ordered effects) have none.
+  if (info->element_type == ElementType::kToken) {
+    info->layout = StatusOr<MemoryLayout>(Unimplemented("a token buffer has no memory layout"));
+  } else {
+    PJRTKIT_INNER_ARGS(PJRT_Buffer_GetMemoryLayout, layout_args);
+    layout_args.buffer = inner;
+    Status layout_status = PJRTKIT_INNER_CALL(api, PJRT_Buffer_GetMemoryLayout, &layout_args);
+    info->layout = layout_status.ok() ? InnerLayout::FromInner(layout_args.layout)
+                                      : StatusOr<MemoryLayout>(layout_status);
+  }
+  return std::shared_ptr<const XlaCpuBufferInfo>(std::move(info));
+}
+
+XlaCpuBuffer::XlaCpuBuffer(XlaCpuClient* client, PJRT_Buffer* inner,
+                           std::shared_ptr<const XlaCpuBufferInfo> info, bool known_ready)
+    : client_(client), inner_(inner), info_(std::move(info)), known_ready_(known_ready) {
+  if (info_->memory->is_device_kind()) {
+    info_->device->counter()->Allocate(static_cast<int64_t>(info_->on_device_size));
     counted_ = true;
   }
-  return OkStatus();
+}
+
+XlaCpuBuffer::~XlaCpuBuffer() {
+  // Nothing else can touch the buffer now: a plain load instead of ReleaseMemoryCount's exchange.
+  if (counted_.load(std::memory_order_relaxed)) {
+    info_->device->counter()->Free(static_cast<int64_t>(info_->on_device_size));
+  }
+  client_->inner().DestroyBuffer(inner_);
 }
 
 void XlaCpuBuffer::ReleaseMemoryCount() const {
-  if (counted_.exchange(false)) device_->counter()->Free(static_cast<int64_t>(on_device_size_));
+  if (counted_.exchange(false)) {
+    info_->device->counter()->Free(static_cast<int64_t>(info_->on_device_size));
+  }
 }
 
-bool XlaCpuBuffer::IsDeleted() const {
-  bool deleted = deleted_.load();
-  if (!deleted) {
-    PJRTKIT_INNER_ARGS(PJRT_Buffer_IsDeleted, args);
-    args.buffer = inner_;
-    // An inner error leaves the buffer unusable too.
-    Status status = PJRTKIT_INNER_CALL(client_->inner(), PJRT_Buffer_IsDeleted, &args);
-    deleted = !status.ok() || args.is_deleted;
-  }
-  if (deleted) ReleaseMemoryCount();  // Donated buffers are deleted by the inner plugin.
-  return deleted;
+bool XlaCpuBuffer::RefreshDeleted() {
+  if (IsDeleted()) return true;
+  PJRTKIT_INNER_ARGS(PJRT_Buffer_IsDeleted, args);
+  args.buffer = inner_;
+  // An inner error leaves the buffer unusable too.
+  Status status = PJRTKIT_INNER_CALL(client_->inner(), PJRT_Buffer_IsDeleted, &args);
+  if (status.ok() && !args.is_deleted) return false;
+  deleted_.store(true, std::memory_order_release);
+  ReleaseMemoryCount();  // Donated buffers are deleted by the inner plugin.
+  return true;
 }
 
 Status XlaCpuBuffer::CheckLive(const char* operation) const {
   if (!IsDeleted()) return OkStatus();
   return FailedPrecondition(std::string(operation) + " called on a buffer that was deleted or " +
-                            "donated (" + ElementTypeName(element_type_) + " on " +
-                            device_->description().debug_string() + ")");
+                            "donated (" + ElementTypeName(info_->element_type) + " on " +
+                            info_->device->description().debug_string() + ")");
 }
 
 void XlaCpuBuffer::Delete() {
@@ -102,6 +126,7 @@ void XlaCpuBuffer::Delete() {
 std::shared_ptr<Event> XlaCpuBuffer::ReadyEvent() {
   Status live = CheckLive("Buffer::ReadyEvent");
   if (!live.ok()) return Event::CreateReady(live);
+  if (known_ready_) return client_->inner().ready_event();
   PJRTKIT_INNER_ARGS(PJRT_Buffer_ReadyEvent, args);
   args.buffer = inner_;
   Status status = PJRTKIT_INNER_CALL(client_->inner(), PJRT_Buffer_ReadyEvent, &args);
@@ -111,9 +136,10 @@ std::shared_ptr<Event> XlaCpuBuffer::ReadyEvent() {
 
 StatusOr<size_t> XlaCpuBuffer::HostBufferSize(const MemoryLayout* host_layout) const {
   PJRTKIT_RETURN_IF_ERROR(CheckLive("Buffer::HostBufferSize"));
-  if (host_layout != nullptr && !IsRowMajor(*host_layout, dims_.size())) {
-    PJRTKIT_RETURN_IF_ERROR(CheckPermutationLayout(*host_layout, dims_.size()));
-    return DenseByteSize(element_type_, dims_);  // A permutation is as dense as row-major.
+  if (host_layout != nullptr && !IsRowMajor(*host_layout, info_->dims.size())) {
+    PJRTKIT_RETURN_IF_ERROR(CheckPermutationLayout(*host_layout, info_->dims.size()));
+    // A permutation is as dense as row-major.
+    return DenseByteSize(info_->element_type, info_->dims);
   }
   PJRTKIT_INNER_ARGS(PJRT_Buffer_ToHostBuffer, args);
   args.src = inner_;
@@ -127,7 +153,7 @@ StatusOr<std::shared_ptr<Event>> XlaCpuBuffer::ToHostBuffer(void* dst, size_t ds
                                                             const MemoryLayout* host_layout) {
   PJRTKIT_RETURN_IF_ERROR(CheckLive("Buffer::ToHostBuffer"));
   if (dst == nullptr) return InvalidArgument("Buffer::ToHostBuffer: dst is null");
-  if (host_layout != nullptr && !IsRowMajor(*host_layout, dims_.size())) {
+  if (host_layout != nullptr && !IsRowMajor(*host_layout, info_->dims.size())) {
     return ToHostBufferPermuted(dst, dst_size, *host_layout);
   }
   PJRTKIT_INNER_ARGS(PJRT_Buffer_ToHostBuffer, args);
@@ -140,13 +166,13 @@ StatusOr<std::shared_ptr<Event>> XlaCpuBuffer::ToHostBuffer(void* dst, size_t ds
 
 StatusOr<std::shared_ptr<Event>> XlaCpuBuffer::ToHostBufferPermuted(void* dst, size_t dst_size,
                                                                     const MemoryLayout& layout) {
-  PJRTKIT_RETURN_IF_ERROR(CheckPermutationLayout(layout, dims_.size()));
-  const int bits = ElementTypeBits(element_type_);
+  PJRTKIT_RETURN_IF_ERROR(CheckPermutationLayout(layout, info_->dims.size()));
+  const int bits = ElementTypeBits(info_->element_type);
   if (bits == 0 || bits % 8 != 0) {
     return Unimplemented(std::string("ToHostBuffer: non-default host layouts of ") +
-                         ElementTypeName(element_type_) + " are not supported");
+                         ElementTypeName(info_->element_type) + " are not supported");
   }
-  const size_t bytes = DenseByteSize(element_type_, dims_);
+  const size_t bytes = DenseByteSize(info_->element_type, info_->dims);
   if (dst_size < bytes) {
     return InvalidArgument("Buffer::ToHostBuffer: dst has " + std::to_string(dst_size) +
                            " bytes, the array needs " + std::to_string(bytes));
@@ -160,7 +186,7 @@ StatusOr<std::shared_ptr<Event>> XlaCpuBuffer::ToHostBufferPermuted(void* dst, s
   PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(client_->inner(), PJRT_Buffer_ToHostBuffer, &args));
   std::shared_ptr<Event> copied = client_->inner().WrapEvent(args.event, "PJRT_Buffer_ToHostBuffer");
   std::shared_ptr<Event> done = Event::Create();
-  copied->OnReady([staging, dst, dims = dims_, element_bytes = static_cast<size_t>(bits / 8),
+  copied->OnReady([staging, dst, dims = info_->dims, element_bytes = static_cast<size_t>(bits / 8),
                    minor_to_major = layout.minor_to_major, done](Status status) {
     if (status.ok()) {
       CopyRowMajorToLayout(staging->data(), static_cast<char*>(dst), dims, element_bytes,
@@ -200,10 +226,10 @@ StatusOr<std::shared_ptr<Event>> XlaCpuBuffer::CopyRawToHost(void* dst, int64_t 
   PJRTKIT_RETURN_IF_ERROR(CheckLive("Buffer::CopyRawToHost"));
   if (dst == nullptr && size > 0) return InvalidArgument("Buffer::CopyRawToHost: dst is null");
   if (offset < 0 || size < 0 || static_cast<uint64_t>(offset) + static_cast<uint64_t>(size) >
-                                    static_cast<uint64_t>(on_device_size_)) {
+                                    static_cast<uint64_t>(info_->on_device_size)) {
     return OutOfRange("Buffer::CopyRawToHost: bytes [" + std::to_string(offset) + ", " +
                       std::to_string(offset) + " + " + std::to_string(size) +
-                      ") are outside the buffer's " + std::to_string(on_device_size_) +
+                      ") are outside the buffer's " + std::to_string(info_->on_device_size) +
                       " bytes");
   }
   PJRTKIT_INNER_ARGS(PJRT_Buffer_CopyRawToHost, args);

@@ -8,6 +8,7 @@
 
 #include "xla/pjrt/c/pjrt_c_api.h"
 #include "xla_plugin/client/buffer.h"
+#include "xla_plugin/devices/xla_cpu/xla_cpu_buffer_info.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_device.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_memory.h"
 
@@ -16,27 +17,39 @@ namespace xla_cpu {
 
 class XlaCpuClient;
 
-// Owns an inner buffer. Metadata (type, dims, layout, size, device, memory) is read once at
-// creation and stays available after deletion; every use of the data checks first that the
-// buffer is live (the inner plugin's IsDeleted is the truth, so donation is seen) and fails with
-// FAILED_PRECONDITION otherwise. Buffers in "device" memory count in their device's statistics
-// from creation until Delete, donation or destruction.
+// Owns an inner buffer. Metadata (type, dims, layout, size, device, memory; XlaCpuBufferInfo) is
+// read at creation, or shared with earlier outputs of the same executable, and stays available
+// after deletion; every use of the data checks first that the buffer is live and fails with
+// FAILED_PRECONDITION otherwise. The buffer is deleted after Delete() or once RefreshDeleted()
+// saw that the inner plugin donated it (Execute asks after every run that could donate it).
+// Buffers in "device" memory count in their device's statistics from creation until Delete,
+// donation or destruction.
 class XlaCpuBuffer : public Buffer {
  public:
   // Wraps `inner` (taking ownership; destroyed on error) as a buffer of `client`.
   static StatusOr<std::unique_ptr<XlaCpuBuffer>> Wrap(XlaCpuClient* client, PJRT_Buffer* inner);
+  // Wraps `inner` (taking ownership) whose metadata is `info` (non-null, as ReadInfo returned for
+  // a buffer like it): no inner call. `known_ready` says the contents are known to be ready (the
+  // execution or copy that made them finished well): ReadyEvent() then needs no inner call
+  // either.
+  static std::unique_ptr<XlaCpuBuffer> WrapWithInfo(XlaCpuClient* client, PJRT_Buffer* inner,
+                                                    std::shared_ptr<const XlaCpuBufferInfo> info,
+                                                    bool known_ready = false);
+  // Reads the metadata of `inner` (seven inner calls).
+  static StatusOr<std::shared_ptr<const XlaCpuBufferInfo>> ReadInfo(XlaCpuClient* client,
+                                                                    PJRT_Buffer* inner);
   ~XlaCpuBuffer() override;
 
-  ElementType element_type() const override { return element_type_; }
-  const std::vector<int64_t>& dimensions() const override { return dims_; }
-  StatusOr<MemoryLayout> layout() const override { return layout_; }
-  Device* device() const override { return device_; }
-  Memory* memory() const override { return memory_; }
-  StatusOr<size_t> OnDeviceSizeInBytes() const override { return on_device_size_; }
+  ElementType element_type() const override { return info_->element_type; }
+  const std::vector<int64_t>& dimensions() const override { return info_->dims; }
+  StatusOr<MemoryLayout> layout() const override { return info_->layout; }
+  Device* device() const override { return info_->device; }
+  Memory* memory() const override { return info_->memory; }
+  StatusOr<size_t> OnDeviceSizeInBytes() const override { return info_->on_device_size; }
   std::shared_ptr<Event> ReadyEvent() override;
   void Delete() override;
-  bool IsDeleted() const override;
-  bool IsOnCpu() const override { return is_on_cpu_; }
+  bool IsDeleted() const override { return deleted_.load(std::memory_order_acquire); }
+  bool IsOnCpu() const override { return info_->is_on_cpu; }
   StatusOr<size_t> HostBufferSize(const MemoryLayout* host_layout) const override;
   StatusOr<std::shared_ptr<Event>> ToHostBuffer(void* dst, size_t dst_size,
                                                 const MemoryLayout* host_layout) override;
@@ -48,13 +61,17 @@ class XlaCpuBuffer : public Buffer {
 
   // The inner buffer (JAX never sees it).
   PJRT_Buffer* inner() const { return inner_; }
+  // The shared metadata.
+  const std::shared_ptr<const XlaCpuBufferInfo>& info() const { return info_; }
+  // Asks the inner plugin whether it deleted the buffer (an execution donated it) and, if so,
+  // marks it deleted; returns IsDeleted().
+  bool RefreshDeleted();
   // The client the buffer belongs to.
   XlaCpuClient* client() const { return client_; }
 
  private:
-  XlaCpuBuffer(XlaCpuClient* client, PJRT_Buffer* inner);
-  // Reads the metadata from the inner buffer and starts counting it.
-  Status Init();
+  XlaCpuBuffer(XlaCpuClient* client, PJRT_Buffer* inner,
+               std::shared_ptr<const XlaCpuBufferInfo> info, bool known_ready);
   // ToHostBuffer for a non-row-major `layout` (XLA:CPU ignores host layouts): reads row-major
   // into a staging copy and permutes it into `dst`.
   StatusOr<std::shared_ptr<Event>> ToHostBufferPermuted(void* dst, size_t dst_size,
@@ -64,17 +81,12 @@ class XlaCpuBuffer : public Buffer {
   // Stops counting the buffer in its device's statistics (idempotent).
   void ReleaseMemoryCount() const;
 
-  XlaCpuClient* client_;                      // Owning client.
-  PJRT_Buffer* inner_;                        // Owned inner buffer.
-  XlaCpuDevice* device_ = nullptr;            // Device holding the data.
-  XlaCpuMemory* memory_ = nullptr;            // Memory holding the data.
-  ElementType element_type_ = ElementType::kInvalid;  // Element type.
-  std::vector<int64_t> dims_;                 // Dimensions.
-  StatusOr<MemoryLayout> layout_ = MemoryLayout();     // Inner layout (or why it is unknown).
-  size_t on_device_size_ = 0;                 // Inner on-device size.
-  bool is_on_cpu_ = true;                     // Inner IsOnCpu.
-  std::atomic<bool> deleted_{false};          // Delete() was called.
-  mutable std::atomic<bool> counted_{false};  // Counted in device_->counter().
+  XlaCpuClient* client_;                              // Owning client.
+  PJRT_Buffer* inner_;                                // Owned inner buffer.
+  std::shared_ptr<const XlaCpuBufferInfo> info_;      // Metadata; never null.
+  const bool known_ready_;                            // The contents are known to be ready.
+  std::atomic<bool> deleted_{false};                  // Deleted or donated.
+  mutable std::atomic<bool> counted_{false};          // Counted in the device's counter().
 };
 
 }  // namespace xla_cpu

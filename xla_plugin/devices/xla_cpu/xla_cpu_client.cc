@@ -1,14 +1,18 @@
 #include "xla_plugin/devices/xla_cpu/xla_cpu_client.h"
 
 #include <cstring>
+#include <functional>
 #include <map>
 #include <utility>
 
 #include "xla_plugin/devices/xla_cpu/compile_options.h"
 #include "xla_plugin/devices/xla_cpu/device_model.h"
+#include "xla_plugin/devices/xla_cpu/inner_ffi.h"
 #include "xla_plugin/devices/xla_cpu/inner_layout.h"
+#include "xla_plugin/devices/xla_cpu/pooled_host_copy.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_buffer.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_loaded_executable.h"
+#include "xla_plugin/devices/xla_cpu/xla_cpu_transfer_manager.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
@@ -35,7 +39,8 @@ Status CheckShape(const char* what, ElementType type, const std::vector<int64_t>
 }  // namespace
 
 StatusOr<std::unique_ptr<XlaCpuClient>> XlaCpuClient::Create(std::shared_ptr<InnerApi> inner,
-                                                             int device_count) {
+                                                             int device_count,
+                                                             size_t host_buffer_cache_bytes) {
   PJRT_NamedValue option{};
   option.struct_size = PJRT_NamedValue_STRUCT_SIZE;
   option.name = kInnerDeviceCountOption;
@@ -50,6 +55,9 @@ StatusOr<std::unique_ptr<XlaCpuClient>> XlaCpuClient::Create(std::shared_ptr<Inn
   if (args.client == nullptr) return Internal("XLA:CPU PJRT_Client_Create returned no client");
   std::unique_ptr<XlaCpuClient> client(new XlaCpuClient(std::move(inner), args.client));
   PJRTKIT_RETURN_IF_ERROR(client->Init(device_count));
+  if (host_buffer_cache_bytes > 0) {
+    client->host_buffer_pool_ = std::make_shared<HostBufferPool>(host_buffer_cache_bytes);
+  }
   return client;
 }
 
@@ -57,6 +65,16 @@ XlaCpuClient::XlaCpuClient(std::shared_ptr<InnerApi> inner, PJRT_Client* inner_c
     : inner_(std::move(inner)), inner_client_(inner_client) {}
 
 XlaCpuClient::~XlaCpuClient() { inner_->DestroyClient(inner_client_); }
+
+Status XlaCpuClient::RegisterFfiHandler(const FfiHandlerRegistration& registration) {
+  PJRTKIT_ASSIGN_OR_RETURN(InnerFfi ffi, InnerFfi::Find(inner_));
+  return ffi.RegisterHandler(registration);
+}
+
+Status XlaCpuClient::RegisterFfiType(const FfiTypeRegistration& registration) {
+  PJRTKIT_ASSIGN_OR_RETURN(InnerFfi ffi, InnerFfi::Find(inner_));
+  return ffi.RegisterType(registration);
+}
 
 Status XlaCpuClient::Init(int device_count) {
   PJRTKIT_INNER_ARGS(PJRT_Client_PlatformVersion, version_args);
@@ -224,6 +242,12 @@ StatusOr<HostBufferResult> XlaCpuClient::BufferFromHostBuffer(const HostBufferAr
   if (device == nullptr) {
     return InvalidArgument("BufferFromHostBuffer needs a destination device or memory");
   }
+  if (host_buffer_pool_ != nullptr) {
+    const size_t pooled_bytes = PooledCopyBytes(args, memory);
+    if (pooled_bytes > 0) {
+      return CopyThroughPool(this, host_buffer_pool_, args, device, memory, pooled_bytes);
+    }
+  }
   std::optional<InnerLayout> layout;
   if (args.device_layout.has_value()) layout.emplace(*args.device_layout);
 
@@ -271,6 +295,67 @@ StatusOr<std::unique_ptr<Buffer>> XlaCpuClient::CreateUninitializedBuffer(
   PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<XlaCpuBuffer> buffer,
                            XlaCpuBuffer::Wrap(this, args.buffer));
   return std::unique_ptr<Buffer>(std::move(buffer));
+}
+
+namespace {
+
+// The inner on-delete callback of a view: runs the pjrtkit callback `arg` owns, then frees it.
+void RunViewOnDelete(void* /*device_buffer_ptr*/, void* arg) {
+  std::unique_ptr<std::function<void()>> on_delete(static_cast<std::function<void()>*>(arg));
+  (*on_delete)();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Buffer>> XlaCpuClient::CreateViewOfDeviceBuffer(
+    const DeviceBufferViewArgs& args) {
+  constexpr const char* kWhat = "CreateViewOfDeviceBuffer";
+  PJRTKIT_RETURN_IF_ERROR(CheckShape(kWhat, args.type, args.dims));
+  if (args.data == nullptr) return InvalidArgument("CreateViewOfDeviceBuffer: data is null");
+  PJRTKIT_ASSIGN_OR_RETURN(XlaCpuDevice * device,
+                           OwnDevice(args.device, "CreateViewOfDeviceBuffer device"));
+  XlaCpuMemory* memory = nullptr;
+  if (args.memory != nullptr) {
+    PJRTKIT_ASSIGN_OR_RETURN(memory, OwnMemory(args.memory, "CreateViewOfDeviceBuffer memory"));
+  }
+  std::optional<InnerLayout> layout;
+  if (args.layout.has_value()) layout.emplace(*args.layout);
+  PJRTKIT_INNER_ARGS(PJRT_Client_CreateViewOfDeviceBuffer, inner_args);
+  inner_args.client = inner_client_;
+  inner_args.device_buffer_ptr = args.data;
+  inner_args.dims = args.dims.data();
+  inner_args.num_dims = args.dims.size();
+  inner_args.element_type = ToInnerType(args.type);
+  inner_args.layout = layout ? layout->get() : nullptr;
+  inner_args.device = device->inner();
+  inner_args.memory = memory != nullptr ? memory->inner() : nullptr;
+  std::unique_ptr<std::function<void()>> on_delete;
+  if (args.on_delete) {
+    on_delete = std::make_unique<std::function<void()>>(args.on_delete);
+    inner_args.on_delete_callback = &RunViewOnDelete;
+    inner_args.on_delete_callback_arg = on_delete.get();
+  }
+  PJRTKIT_RETURN_IF_ERROR(
+      PJRTKIT_INNER_CALL(*inner_, PJRT_Client_CreateViewOfDeviceBuffer, &inner_args));
+  on_delete.release();  // The inner buffer owns it now: RunViewOnDelete frees it.
+  PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<XlaCpuBuffer> buffer,
+                           XlaCpuBuffer::Wrap(this, inner_args.buffer));
+  return std::unique_ptr<Buffer>(std::move(buffer));
+}
+
+StatusOr<std::unique_ptr<AsyncHostToDeviceTransferManager>>
+XlaCpuClient::CreateBuffersForAsyncHostToDevice(
+    const std::vector<BufferShape>& shapes,
+    const std::vector<std::optional<MemoryLayout>>& layouts, Memory* memory) {
+  for (const BufferShape& shape : shapes) {
+    PJRTKIT_RETURN_IF_ERROR(CheckShape("CreateBuffersForAsyncHostToDevice", shape.type,
+                                       shape.dims));
+  }
+  PJRTKIT_ASSIGN_OR_RETURN(XlaCpuMemory * own,
+                           OwnMemory(memory, "CreateBuffersForAsyncHostToDevice memory"));
+  PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<XlaCpuTransferManager> manager,
+                           XlaCpuTransferManager::Create(this, shapes, layouts, own));
+  return std::unique_ptr<AsyncHostToDeviceTransferManager>(std::move(manager));
 }
 
 StatusOr<std::unique_ptr<LoadedExecutable>> XlaCpuClient::Compile(

@@ -10,6 +10,7 @@
 
 #include "xla/pjrt/c/pjrt_c_api.h"
 #include "xla_plugin/client/client.h"
+#include "xla_plugin/devices/xla_cpu/host_buffer_pool.h"
 #include "xla_plugin/devices/xla_cpu/inner_api.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_device.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_memory.h"
@@ -25,9 +26,13 @@ class XlaCpuBuffer;
 class XlaCpuClient : public Client {
  public:
   // Creates the inner client on `inner` with `device_count` devices and wraps it. INTERNAL when
-  // the inner device ids are not exactly 0..device_count-1.
-  static StatusOr<std::unique_ptr<XlaCpuClient>> Create(std::shared_ptr<InnerApi> inner,
-                                                        int device_count);
+  // the inner device ids are not exactly 0..device_count-1. Host-to-device copies go through a
+  // HostBufferPool keeping up to `host_buffer_cache_bytes` (0: no pool; see pooled_host_copy.h).
+  static StatusOr<std::unique_ptr<XlaCpuClient>> Create(
+      std::shared_ptr<InnerApi> inner, int device_count,
+      size_t host_buffer_cache_bytes = kDefaultHostBufferCacheBytes);
+  // The default limit of the host buffer pool: 1 GiB.
+  static constexpr size_t kDefaultHostBufferCacheBytes = size_t{1} << 30;
   ~XlaCpuClient() override;
 
   const std::string& platform_name() const override { return platform_name_; }
@@ -44,6 +49,17 @@ class XlaCpuClient : public Client {
   StatusOr<std::unique_ptr<Buffer>> CreateUninitializedBuffer(ElementType type,
                                                               const std::vector<int64_t>& dims,
                                                               Memory* memory) override;
+  // An XLA:CPU view of `args.data` (host memory, as XLA:CPU's device memory is); the inner
+  // plugin calls `args.on_delete` when it lets go of the memory.
+  StatusOr<std::unique_ptr<Buffer>> CreateViewOfDeviceBuffer(
+      const DeviceBufferViewArgs& args) override;
+  // An XlaCpuTransferManager wrapping XLA:CPU's.
+  StatusOr<std::unique_ptr<AsyncHostToDeviceTransferManager>> CreateBuffersForAsyncHostToDevice(
+      const std::vector<BufferShape>& shapes,
+      const std::vector<std::optional<MemoryLayout>>& layouts, Memory* memory) override;
+  // Forward to XLA:CPU's FFI extension (inner_ffi.h): platform "pjrtkit" becomes "Host".
+  Status RegisterFfiHandler(const FfiHandlerRegistration& registration) override;
+  Status RegisterFfiType(const FfiTypeRegistration& registration) override;
 
   // The inner plugin.
   const InnerApi& inner() const { return *inner_; }
@@ -51,6 +67,8 @@ class XlaCpuClient : public Client {
   std::shared_ptr<InnerApi> shared_inner() const { return inner_; }
   // The inner client.
   PJRT_Client* inner_client() const { return inner_client_; }
+  // The pool host-to-device copies go through; nullptr when disabled.
+  const std::shared_ptr<HostBufferPool>& host_buffer_pool() const { return host_buffer_pool_; }
   // Our device wrapping `inner`; nullptr if unknown.
   XlaCpuDevice* FromInner(PJRT_Device* inner) const;
   // Our memory wrapping `inner`; nullptr if unknown.
@@ -82,6 +100,7 @@ class XlaCpuClient : public Client {
   std::unique_ptr<Topology> topology_;                  // pjrtkit's topology.
   std::unordered_map<PJRT_Device*, XlaCpuDevice*> device_of_inner_;  // Inner -> ours.
   std::unordered_map<PJRT_Memory*, XlaCpuMemory*> memory_of_inner_;  // Inner -> ours.
+  std::shared_ptr<HostBufferPool> host_buffer_pool_;  // Blocks for host copies; may be null.
 };
 
 }  // namespace xla_cpu

@@ -36,6 +36,14 @@ Status XlaCpuExecutable::Init() {
   output_args.executable = inner_;
   PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*api_, PJRT_Executable_NumOutputs, &output_args));
   num_outputs_ = output_args.num_outputs;
+  // Unknown shapes are not an error: Execute then relies on XLA:CPU's byte-size check.
+  StatusOr<Program> program = optimized_program();
+  if (program.ok()) {
+    StatusOr<ParameterShapes> shapes = ParameterShapes::FromOptimizedProgram(*program);
+    if (shapes.ok()) parameter_shapes_ = std::move(shapes).value();
+    StatusOr<DonatableParameters> donatable = DonatableParameters::FromOptimizedProgram(*program);
+    if (donatable.ok()) donatable_parameters_ = std::move(donatable).value();
+  }
   return OkStatus();
 }
 

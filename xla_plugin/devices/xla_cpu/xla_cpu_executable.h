@@ -3,12 +3,15 @@
 #define PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_XLA_CPU_EXECUTABLE_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "xla/pjrt/c/pjrt_c_api.h"
 #include "xla_plugin/client/executable.h"
 #include "xla_plugin/devices/xla_cpu/inner_api.h"
+#include "xla_plugin/devices/xla_cpu/donatable_parameters.h"
+#include "xla_plugin/devices/xla_cpu/parameter_shapes.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
@@ -17,8 +20,8 @@ namespace xla_cpu {
 // InnerApi, so it may outlive its LoadedExecutable (not the client).
 class XlaCpuExecutable : public Executable {
  public:
-  // Wraps `inner` (taking ownership; destroyed on error) and reads name, replicas, partitions
-  // and output count.
+  // Wraps `inner` (taking ownership; destroyed on error) and reads name, replicas, partitions,
+  // output count and the parameter shapes (from the optimized program).
   static StatusOr<std::shared_ptr<XlaCpuExecutable>> Wrap(std::shared_ptr<InnerApi> api,
                                                           PJRT_Executable* inner);
   ~XlaCpuExecutable() override;
@@ -39,6 +42,17 @@ class XlaCpuExecutable : public Executable {
   StatusOr<CompiledMemoryStats> GetCompiledMemoryStats() const override;
   StatusOr<AttributeMap> GetCostAnalysis() const override;
 
+  // The shapes the arguments must have, read once from the optimized program; nullptr when they
+  // could not be determined (then only XLA:CPU's byte-size check applies).
+  const ParameterShapes* parameter_shapes() const {
+    return parameter_shapes_.has_value() ? &*parameter_shapes_ : nullptr;
+  }
+  // The arguments XLA:CPU may donate, read once from the optimized program; nullptr when unknown
+  // (then every argument may be).
+  const DonatableParameters* donatable_parameters() const {
+    return donatable_parameters_.has_value() ? &*donatable_parameters_ : nullptr;
+  }
+
  private:
   XlaCpuExecutable(std::shared_ptr<InnerApi> api, PJRT_Executable* inner);
   // Reads the fixed metadata.
@@ -50,6 +64,8 @@ class XlaCpuExecutable : public Executable {
   int num_replicas_ = 1;           // Replicas.
   int num_partitions_ = 1;         // Partitions.
   size_t num_outputs_ = 0;         // Outputs per device.
+  std::optional<ParameterShapes> parameter_shapes_;  // Argument shapes, when known.
+  std::optional<DonatableParameters> donatable_parameters_;  // Donatable arguments, when known.
 };
 
 }  // namespace xla_cpu

@@ -335,9 +335,56 @@ TEST_F(XlaCpuExecutableTest, BadArgumentLists) {
   Status status = loaded->Execute({{a.get(), nullptr}}, ExecuteOptions()).status();
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(status.message(), "Execute argument 1 for device list 0 is null");
-  // Too few arguments: XLA:CPU's own check, passed through.
+  // Too few arguments: checked against the parameter shapes.
   status = loaded->Execute({{a.get()}}, ExecuteOptions()).status();
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << status.ToString();
+  EXPECT_EQ(status.message(), "Execute: 'add' takes 2 argument(s), got 1");
+}
+
+TEST_F(XlaCpuExecutableTest, ParameterShapesComeFromTheOptimizedProgram) {
+  std::unique_ptr<LoadedExecutable> loaded = Compile(kMulti);
+  ASSERT_NE(loaded, nullptr);
+  auto* executable = dynamic_cast<XlaCpuExecutable*>(loaded->executable().get());
+  ASSERT_NE(executable, nullptr);
+  StatusOr<Program> program = executable->optimized_program();
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  EXPECT_EQ(program->format, "hlo_with_config");
+  const ParameterShapes* shapes = executable->parameter_shapes();
+  ASSERT_NE(shapes, nullptr);
+  ASSERT_EQ(shapes->size(), 2u);
+  EXPECT_EQ(shapes->shapes()[0].ToString(), "s32[3]");
+  EXPECT_EQ(shapes->shapes()[1].ToString(), "s32[3]");
+}
+
+TEST_F(XlaCpuExecutableTest, WrongElementTypeOrDimensionsAreRejected) {
+  // XLA:CPU itself accepts any argument of the right byte size; pjrtkit checks the shape.
+  std::unique_ptr<LoadedExecutable> loaded = Compile(kAdd);
+  ASSERT_NE(loaded, nullptr);
+  std::unique_ptr<Buffer> good = F32({1, 2}, 0);
+  std::unique_ptr<Buffer> ints =
+      Upload(client_, ElementType::kS32, std::vector<int32_t>{1, 2}, {2}, device(0));
+  std::unique_ptr<Buffer> matrix =
+      Upload(client_, ElementType::kF32, std::vector<float>{1, 2}, {1, 2}, device(0));
+  ASSERT_NE(ints, nullptr);
+  ASSERT_NE(matrix, nullptr);
+  Status status = loaded->Execute({{ints.get(), good.get()}}, ExecuteOptions()).status();
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(), "Execute: argument 0 of 'add' must be f32[2], got s32[2]");
+  status = loaded->Execute({{good.get(), matrix.get()}}, ExecuteOptions()).status();
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(), "Execute: argument 1 of 'add' must be f32[2], got f32[1,2]");
+  // A deserialized executable knows its shapes too.
+  StatusOr<std::string> bytes = loaded->executable()->Serialize();
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  StatusOr<std::unique_ptr<LoadedExecutable>> again =
+      client_->DeserializeAndLoad(*bytes, std::nullopt);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  status = (*again)->Execute({{ints.get(), good.get()}}, ExecuteOptions()).status();
+  EXPECT_EQ(status.message(), "Execute: argument 0 of 'add' must be f32[2], got s32[2]");
+  StatusOr<ExecuteResult> result =
+      (*again)->Execute({{good.get(), good.get()}}, ExecuteOptions());
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(Download<float>(result->outputs[0][0].get(), 2), (std::vector<float>{2, 4}));
 }
 
 }  // namespace

@@ -32,6 +32,9 @@ std::vector<OptionSpec> XlaCpuFactory::OptionSpecs() {
        "number of devices, 1..256 (default 4)"},
       {kPluginPathOption, AttributeValue(std::string()),
        "absolute path of OpenXLA's XLA:CPU PJRT plugin, xla_cpu_pjrt.so (required)"},
+      {kHostBufferCacheOption,
+       AttributeValue(int64_t{XlaCpuClient::kDefaultHostBufferCacheBytes >> 20}),
+       "MiB of host memory kept for reuse by host-to-device copies, >= 0 (default 1024; 0: off)"},
   };
 }
 
@@ -59,10 +62,16 @@ StatusOr<std::unique_ptr<Client>> XlaCpuFactory::CreateClient(const AttributeMap
                               "' is required: the absolute path of OpenXLA's XLA:CPU PJRT plugin "
                               "(xla_cpu_pjrt.so, from the xla-cpu-pjrt wheel)");
   }
+  const int64_t cache_mib = parsed.GetInt(kHostBufferCacheOption);
+  if (cache_mib < 0 || cache_mib > (int64_t{1} << 24)) {
+    return InvalidArgument("create option '" + std::string(kHostBufferCacheOption) +
+                           "' must be in [0, 16777216] (MiB), got " + std::to_string(cache_mib));
+  }
   PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<InnerApi> inner,
                            InnerApi::Load(path, kPluginPathOption));
-  PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<XlaCpuClient> client,
-                           XlaCpuClient::Create(std::move(inner), device_count));
+  PJRTKIT_ASSIGN_OR_RETURN(
+      std::unique_ptr<XlaCpuClient> client,
+      XlaCpuClient::Create(std::move(inner), device_count, static_cast<size_t>(cache_mib) << 20));
   return std::unique_ptr<Client>(std::move(client));
 }
 

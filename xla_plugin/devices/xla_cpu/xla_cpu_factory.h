@@ -21,6 +21,8 @@ namespace xla_cpu {
 //       cpu_device_count.
 //   xla_cpu_plugin_path (string): absolute path of OpenXLA's xla_cpu_pjrt.so; required by
 //       CreateClient, ignored by CreateTopology.
+//   host_buffer_cache_mib (int64, default 1024, >= 0): MiB of host memory the client keeps for
+//       reuse by host-to-device copies (HostBufferPool); 0 turns the pool off.
 struct XlaCpuFactory {
   // Nothing to do: XLA:CPU is loaded and initialized by CreateClient.
   static Status Initialize();
@@ -46,6 +48,7 @@ inline constexpr int64_t kXlaCpuStablehloMinimumVersion[] = {0, 9, 0};
 // Option names.
 inline constexpr char kDeviceCountOption[] = "device_count";
 inline constexpr char kPluginPathOption[] = "xla_cpu_plugin_path";
+inline constexpr char kHostBufferCacheOption[] = "host_buffer_cache_mib";
 
 static_assert(CheckPluginFactory<XlaCpuFactory>(), "XlaCpuFactory");
 

@@ -36,11 +36,13 @@ TEST(XlaCpuFactoryTest, InitializeIsOk) {
 
 TEST(XlaCpuFactoryTest, OptionSpecs) {
   std::vector<OptionSpec> specs = XlaCpuFactory::OptionSpecs();
-  ASSERT_EQ(specs.size(), 2u);
+  ASSERT_EQ(specs.size(), 3u);
   EXPECT_EQ(specs[0].name, "device_count");
   EXPECT_EQ(std::get<int64_t>(specs[0].type_tag), 4);
   EXPECT_EQ(specs[1].name, "xla_cpu_plugin_path");
   EXPECT_EQ(std::get<std::string>(specs[1].type_tag), "");
+  EXPECT_EQ(specs[2].name, "host_buffer_cache_mib");
+  EXPECT_EQ(std::get<int64_t>(specs[2].type_tag), 1024);
 }
 
 TEST(XlaCpuFactoryTest, UnknownOptionIsInvalidArgument) {
@@ -147,10 +149,22 @@ TEST(XlaCpuFactoryTest, TopologyNeedsNoPlugin) {
   EXPECT_EQ(std::get<int64_t>((*topology)->attributes().at("device_count")), 4);
   StatusOr<std::string> serialized = (*topology)->Serialize();
   ASSERT_TRUE(serialized.ok());
-  EXPECT_EQ(*serialized,
-            "pjrtkit-topology 1\nplatform pjrtkit\nversion pjrtkit 0.1.0 (xla_cpu)\n"
-            "device 0 0 pjrtkit_cpu\ndevice 1 0 pjrtkit_cpu\ndevice 2 0 pjrtkit_cpu\n"
-            "device 3 0 pjrtkit_cpu\n");
+  // Everything up to the second device (the others differ only in the id).
+  EXPECT_EQ(serialized->substr(0, serialized->find("device 1 ")),
+            "pjrtkit-topology 2\nplatform 7:pjrtkit\nversion 23:pjrtkit 0.1.0 (xla_cpu)\n"
+            "attributes 1\nattr 12:device_count i 4\ndevices 4\n"
+            "device 0 0 11:pjrtkit_cpu 9:PJRTKIT_0 "
+            "54:PjrtkitDevice(id=0, process_index=0, kind=pjrtkit_cpu) 2\n"
+            "attr 7:backend s 7:xla_cpu\nattr 10:core_count i 1\n");
+  // PJRT_TopologyDescription_Deserialize gets the same topology back.
+  StatusOr<std::unique_ptr<Topology>> back = Topology::Deserialize(*serialized);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ((*back)->devices().size(), 4u);
+  EXPECT_EQ((*back)->devices()[3].to_string(),
+            "PjrtkitDevice(id=3, process_index=0, kind=pjrtkit_cpu)");
+  StatusOr<std::string> again = (*back)->Serialize();
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *serialized);
 }
 
 TEST(XlaCpuFactoryTest, TopologyDeviceCountAndPluginPath) {

@@ -1,12 +1,28 @@
 #include "xla_plugin/devices/xla_cpu/xla_cpu_loaded_executable.h"
 
+#include <algorithm>
 #include <utility>
 
+#include "xla_plugin/devices/xla_cpu/inline_vector.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_buffer.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_client.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
+namespace {
+
+// `status` with `prefix` before its message (OK stays OK).
+Status Prefixed(const char* prefix, const Status& status) {
+  if (status.ok()) return Status();
+  return Status(status.code(), prefix + status.message());
+}
+
+// "Execute argument <i> for device list <d>", for error messages only (not built on success).
+std::string ArgumentName(size_t i, size_t d) {
+  return "Execute argument " + std::to_string(i) + " for device list " + std::to_string(d);
+}
+
+}  // namespace
 
 StatusOr<std::unique_ptr<XlaCpuLoadedExecutable>> XlaCpuLoadedExecutable::Wrap(
     XlaCpuClient* client, PJRT_LoadedExecutable* inner) {
@@ -17,7 +33,7 @@ StatusOr<std::unique_ptr<XlaCpuLoadedExecutable>> XlaCpuLoadedExecutable::Wrap(
 }
 
 XlaCpuLoadedExecutable::XlaCpuLoadedExecutable(XlaCpuClient* client, PJRT_LoadedExecutable* inner)
-    : client_(client), inner_(inner) {}
+    : client_(client), inner_(inner), output_infos_(client->devices().size()) {}
 
 XlaCpuLoadedExecutable::~XlaCpuLoadedExecutable() {
   client_->inner().DestroyLoadedExecutable(inner_);
@@ -50,19 +66,20 @@ void XlaCpuLoadedExecutable::Delete() {
   PJRTKIT_INNER_CALL(client_->inner(), PJRT_LoadedExecutable_Delete, &args);
 }
 
-bool XlaCpuLoadedExecutable::IsDeleted() const {
-  if (deleted_) return true;
-  PJRTKIT_INNER_ARGS(PJRT_LoadedExecutable_IsDeleted, args);
-  args.executable = inner_;
-  Status status = PJRTKIT_INNER_CALL(client_->inner(), PJRT_LoadedExecutable_IsDeleted, &args);
-  return !status.ok() || args.is_deleted;
-}
+// XLA:CPU's PJRT_LoadedExecutable_Delete is a no-op and its IsDeleted never turns true, so the
+// flag is the whole answer (asking the inner plugin cost two calls per Execute).
+bool XlaCpuLoadedExecutable::IsDeleted() const { return deleted_; }
 
-StatusOr<std::vector<std::vector<PJRT_Buffer*>>> XlaCpuLoadedExecutable::InnerArguments(
-    const std::vector<std::vector<Buffer*>>& arguments,
-    const std::vector<Device*>& devices) const {
-  std::vector<std::vector<PJRT_Buffer*>> inner(arguments.size());
+Status XlaCpuLoadedExecutable::InnerArguments(const std::vector<std::vector<Buffer*>>& arguments,
+                                              const std::vector<Device*>& devices,
+                                              PJRT_Buffer** inner) const {
   const size_t num_args = arguments.empty() ? 0 : arguments[0].size();
+  // XLA:CPU checks only byte sizes; check element types and dimensions here when known.
+  const ParameterShapes* shapes = executable_->parameter_shapes();
+  if (shapes != nullptr) {
+    PJRTKIT_RETURN_IF_ERROR(
+        Prefixed("Execute: ", shapes->CheckCount(num_args, executable_->name())));
+  }
   for (size_t d = 0; d < arguments.size(); ++d) {
     if (arguments[d].size() != num_args) {
       return InvalidArgument("Execute: argument list " + std::to_string(d) + " has " +
@@ -70,36 +87,59 @@ StatusOr<std::vector<std::vector<PJRT_Buffer*>>> XlaCpuLoadedExecutable::InnerAr
                              std::to_string(num_args));
     }
     for (size_t i = 0; i < num_args; ++i) {
-      const std::string what =
-          "Execute argument " + std::to_string(i) + " for device list " + std::to_string(d);
-      PJRTKIT_ASSIGN_OR_RETURN(XlaCpuBuffer * buffer, client_->OwnBuffer(arguments[d][i], what));
+      auto* buffer = dynamic_cast<XlaCpuBuffer*>(arguments[d][i]);
+      if (buffer == nullptr || buffer->client() != client_) {
+        return client_->OwnBuffer(arguments[d][i], ArgumentName(i, d)).status();
+      }
       if (buffer->IsDeleted()) {
-        return FailedPrecondition(what + " is a buffer that was deleted or donated");
+        return FailedPrecondition(ArgumentName(i, d) + " is a buffer that was deleted or donated");
       }
       if (buffer->device() != devices[d]) {
-        return InvalidArgument(what + " is on " + buffer->device()->description().debug_string() +
+        return InvalidArgument(ArgumentName(i, d) + " is on " +
+                               buffer->device()->description().debug_string() +
                                ", but that list runs on " +
                                devices[d]->description().debug_string());
       }
-      inner[d].push_back(buffer->inner());
+      if (shapes != nullptr) {
+        PJRTKIT_RETURN_IF_ERROR(Prefixed(
+            "Execute: ", shapes->CheckArgument(i, buffer->element_type(), buffer->dimensions(),
+                                               executable_->name())));
+      }
+      inner[d * num_args + i] = buffer->inner();
     }
   }
-  return inner;
+  return OkStatus();
 }
 
 StatusOr<ExecuteResult> XlaCpuLoadedExecutable::Execute(
     const std::vector<std::vector<Buffer*>>& arguments, const ExecuteOptions& options) {
+  ExecuteResult result;
+  PJRTKIT_RETURN_IF_ERROR(ExecuteInto(arguments, options, &result));
+  return result;
+}
+
+Status XlaCpuLoadedExecutable::ExecuteInto(const std::vector<std::vector<Buffer*>>& arguments,
+                                           const ExecuteOptions& options, ExecuteResult* result) {
   if (IsDeleted()) {
     return FailedPrecondition("Execute called on executable '" + executable_->name() +
                               "' after Delete()");
   }
-  // The devices the argument lists run on.
-  std::vector<Device*> devices = devices_;
+  // An empty context changes nothing; user data would have to reach XLA:CPU's FFI handlers
+  // through an inner execute context, which is not wired yet.
+  if (options.context != nullptr && !options.context->empty()) {
+    return Unimplemented("Execute: executable '" + executable_->name() +
+                         "': FFI user data in the execute context is not passed to XLA:CPU by "
+                         "the reference device");
+  }
+  // The devices the argument lists run on (no copy of devices_: Execute is the hot path).
+  std::vector<Device*> execute_devices;
+  const std::vector<Device*>& devices =
+      options.execute_device != nullptr ? execute_devices : devices_;
   PJRT_Device* execute_device = nullptr;
   if (options.execute_device != nullptr) {
     PJRTKIT_ASSIGN_OR_RETURN(XlaCpuDevice * device,
                              client_->OwnDevice(options.execute_device, "Execute execute_device"));
-    devices = {device};
+    execute_devices.push_back(device);
     execute_device = device->inner();
   } else if (devices.empty()) {
     return InvalidArgument("Execute: executable '" + executable_->name() +
@@ -110,14 +150,16 @@ StatusOr<ExecuteResult> XlaCpuLoadedExecutable::Execute(
                            " argument lists for executable '" + executable_->name() +
                            "', which runs on " + std::to_string(devices.size()) + " device(s)");
   }
-  PJRTKIT_ASSIGN_OR_RETURN(std::vector<std::vector<PJRT_Buffer*>> inner_args,
-                           InnerArguments(arguments, devices));
   const size_t num_devices = devices.size();
   const size_t num_args = arguments.empty() ? 0 : arguments[0].size();
+  // The per-call arrays stay on the stack for up to kInline entries (no heap allocation).
+  constexpr size_t kInline = 16;
+  InlineVector<PJRT_Buffer*, kInline> inner_args(num_devices * num_args);  // InnerArguments fills.
+  PJRTKIT_RETURN_IF_ERROR(InnerArguments(arguments, devices, inner_args.data()));
 
   // Arguments the framework holds raw references to (DLPack) must not be donated either.
-  std::vector<int64_t> non_donatable(options.non_donatable_input_indices.begin(),
-                                     options.non_donatable_input_indices.end());
+  InlineVector<int64_t, kInline> non_donatable;
+  for (int64_t index : options.non_donatable_input_indices) non_donatable.push_back(index);
   for (size_t i = 0; i < num_args; ++i) {
     for (size_t d = 0; d < num_devices; ++d) {
       if (arguments[d][i]->external_reference_count() > 0 &&
@@ -128,14 +170,17 @@ StatusOr<ExecuteResult> XlaCpuLoadedExecutable::Execute(
     }
   }
 
-  std::vector<PJRT_Buffer* const*> arg_lists;
-  for (const auto& list : inner_args) arg_lists.push_back(list.data());
   const size_t num_outputs = executable_->num_outputs();
-  std::vector<std::vector<PJRT_Buffer*>> outputs(num_devices,
-                                                 std::vector<PJRT_Buffer*>(num_outputs, nullptr));
-  std::vector<PJRT_Buffer**> output_lists;
-  for (auto& list : outputs) output_lists.push_back(list.data());
-  std::vector<PJRT_Event*> events(num_devices, nullptr);
+  // The inner call fills `outputs` (and `events` when asked); they are read only after it.
+  InlineVector<PJRT_Buffer*, kInline> outputs(num_devices * num_outputs);
+  InlineVector<PJRT_Event*, kInline> events(num_devices);
+  InlineVector<PJRT_Buffer* const*, kInline> arg_lists(num_devices);
+  InlineVector<PJRT_Buffer**, kInline> output_lists(num_devices);
+  for (size_t d = 0; d < num_devices; ++d) {
+    arg_lists[d] = inner_args.data() + d * num_args;
+    output_lists[d] = outputs.data() + d * num_outputs;
+    events[d] = nullptr;
+  }
 
   PJRT_ExecuteOptions inner_options{};
   inner_options.struct_size = PJRT_ExecuteOptions_STRUCT_SIZE;
@@ -153,37 +198,83 @@ StatusOr<ExecuteResult> XlaCpuLoadedExecutable::Execute(
   args.device_complete_events = options.want_completion_events ? events.data() : nullptr;
   args.execute_device = execute_device;
   const InnerApi& api = client_->inner();
-  PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(api, PJRT_LoadedExecutable_Execute, &args));
+  Status execute_status = PJRTKIT_INNER_CALL(api, PJRT_LoadedExecutable_Execute, &args);
+  // Inputs the inner plugin donated are deleted now: mark them (which also updates the memory
+  // counts). Only arguments that could be donated are asked about.
+  RefreshDonated(arguments, non_donatable.data(), non_donatable.size());
+  PJRTKIT_RETURN_IF_ERROR(execute_status);
 
-  // Take ownership of everything the inner call returned before anything can fail.
-  ExecuteResult result;
-  for (PJRT_Event* event : events) {
-    if (options.want_completion_events) {
-      result.completion.push_back(api.WrapEvent(event, "PJRT_LoadedExecutable_Execute"));
+  // Take ownership of everything the inner call returned before anything can fail. `result`'s
+  // vectors may keep storage from an earlier call (see LoadedExecutable::ExecuteInto).
+  result->completion.clear();
+  if (options.want_completion_events) {
+    result->completion.reserve(num_devices);
+    for (PJRT_Event* event : events) {
+      result->completion.push_back(api.WrapEvent(event, "PJRT_LoadedExecutable_Execute"));
     }
   }
   Status wrap_status;
-  result.outputs.resize(num_devices);
+  result->outputs.resize(num_devices);
   for (size_t d = 0; d < num_devices; ++d) {
-    for (size_t o = 0; o < num_outputs; ++o) {
-      if (!wrap_status.ok()) {
-        api.DestroyBuffer(outputs[d][o]);
-        continue;
-      }
-      StatusOr<std::unique_ptr<XlaCpuBuffer>> buffer = XlaCpuBuffer::Wrap(client_, outputs[d][o]);
-      if (buffer.ok()) {
-        result.outputs[d].push_back(std::move(buffer).value());
-      } else {
-        wrap_status = buffer.status();
+    result->outputs[d].clear();
+    // An execution that already finished well (XLA:CPU runs small programs inline) made its
+    // outputs ready: they share the completion event, so asking for their ReadyEvent is free.
+    const bool ready =
+        d < result->completion.size() && result->completion[d] == api.ready_event();
+    // Outputs of list d always go to the same device: d identifies it, except for a portable
+    // executable, which runs on any device (then its id does).
+    const int key =
+        execute_device != nullptr ? devices[d]->description().id() : static_cast<int>(d);
+    wrap_status = WrapOutputs(key, outputs.data() + d * num_outputs, num_outputs, ready,
+                              wrap_status, &result->outputs[d]);
+  }
+  return wrap_status;
+}
+
+Status XlaCpuLoadedExecutable::WrapOutputs(int key, PJRT_Buffer* const* inner_outputs,
+                                           size_t num_outputs, bool ready, Status status,
+                                           std::vector<std::unique_ptr<Buffer>>* outputs) {
+  const OutputInfoCache::Infos* known = output_infos_.Find(key);
+  OutputInfoCache::Infos infos;  // Read for the first execution on `device`.
+  outputs->reserve(num_outputs);
+  for (size_t o = 0; o < num_outputs; ++o) {
+    if (!status.ok()) {  // Destroy what is left after an error.
+      client_->inner().DestroyBuffer(inner_outputs[o]);
+      continue;
+    }
+    if (known != nullptr && o < known->size()) {
+      outputs->push_back(XlaCpuBuffer::WrapWithInfo(client_, inner_outputs[o], (*known)[o], ready));
+      continue;
+    }
+    StatusOr<std::shared_ptr<const XlaCpuBufferInfo>> info =
+        XlaCpuBuffer::ReadInfo(client_, inner_outputs[o]);
+    if (!info.ok()) {
+      client_->inner().DestroyBuffer(inner_outputs[o]);
+      status = info.status();
+      continue;
+    }
+    if (known == nullptr) infos.push_back(info.value());
+    outputs->push_back(
+        XlaCpuBuffer::WrapWithInfo(client_, inner_outputs[o], std::move(info).value(), ready));
+  }
+  if (status.ok() && known == nullptr) output_infos_.Remember(key, std::move(infos));
+  return status;
+}
+
+void XlaCpuLoadedExecutable::RefreshDonated(const std::vector<std::vector<Buffer*>>& arguments,
+                                            const int64_t* non_donatable,
+                                            size_t num_non_donatable) const {
+  const DonatableParameters* donatable = executable_->donatable_parameters();
+  if (donatable != nullptr && donatable->none()) return;
+  const int64_t* end = non_donatable + num_non_donatable;
+  for (const std::vector<Buffer*>& list : arguments) {
+    for (size_t i = 0; i < list.size(); ++i) {
+      if ((donatable == nullptr || donatable->MayDonate(i)) &&
+          std::find(non_donatable, end, static_cast<int64_t>(i)) == end) {
+        static_cast<XlaCpuBuffer*>(list[i])->RefreshDeleted();  // Checked by InnerArguments.
       }
     }
   }
-  // Donated inputs are now deleted by the inner plugin: asking updates their memory count.
-  for (const auto& list : arguments) {
-    for (Buffer* buffer : list) buffer->IsDeleted();
-  }
-  if (!wrap_status.ok()) return wrap_status;
-  return result;
 }
 
 StatusOr<std::string> XlaCpuLoadedExecutable::SerializedDeviceAssignment() const {

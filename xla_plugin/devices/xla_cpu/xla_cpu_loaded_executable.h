@@ -9,6 +9,7 @@
 
 #include "xla/pjrt/c/pjrt_c_api.h"
 #include "xla_plugin/client/loaded_executable.h"
+#include "xla_plugin/devices/xla_cpu/output_info_cache.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_executable.h"
 
 namespace pjrtkit {
@@ -34,6 +35,9 @@ class XlaCpuLoadedExecutable : public LoadedExecutable {
   bool IsDeleted() const override;
   StatusOr<ExecuteResult> Execute(const std::vector<std::vector<Buffer*>>& arguments,
                                   const ExecuteOptions& options) override;
+  // The execution itself (Execute calls it); reuses `result`'s storage.
+  Status ExecuteInto(const std::vector<std::vector<Buffer*>>& arguments,
+                     const ExecuteOptions& options, ExecuteResult* result) override;
   // The inner serialized xla.DeviceAssignmentProto (empty for a portable executable).
   StatusOr<std::string> SerializedDeviceAssignment() const override;
 
@@ -41,16 +45,28 @@ class XlaCpuLoadedExecutable : public LoadedExecutable {
   XlaCpuLoadedExecutable(XlaCpuClient* client, PJRT_LoadedExecutable* inner);
   // Reads the executable and the devices.
   Status Init();
-  // The inner argument lists for `arguments` run on `devices`; checks every buffer.
-  StatusOr<std::vector<std::vector<PJRT_Buffer*>>> InnerArguments(
-      const std::vector<std::vector<Buffer*>>& arguments,
-      const std::vector<Device*>& devices) const;
+  // Writes the inner argument lists for `arguments` run on `devices` to `inner`, list d at
+  // inner[d * num_args]; checks every buffer.
+  Status InnerArguments(const std::vector<std::vector<Buffer*>>& arguments,
+                        const std::vector<Device*>& devices, PJRT_Buffer** inner) const;
+  // Wraps the inner outputs of one device into `outputs`, with the metadata remembered under
+  // `key` (an OutputInfoCache key naming the device) when there is some, reading and
+  // remembering it otherwise; `ready`: the execution is known to have finished well. After an
+  // error (`status` or a new one, returned) the remaining inner outputs are destroyed.
+  Status WrapOutputs(int key, PJRT_Buffer* const* inner_outputs, size_t num_outputs,
+                     bool ready, Status status,
+                     std::vector<std::unique_ptr<Buffer>>* outputs);
+  // Marks the arguments the inner plugin donated as deleted (those not among the
+  // `num_non_donatable` indices at `non_donatable`).
+  void RefreshDonated(const std::vector<std::vector<Buffer*>>& arguments,
+                      const int64_t* non_donatable, size_t num_non_donatable) const;
 
   XlaCpuClient* client_;                         // Owning client.
   PJRT_LoadedExecutable* inner_;                 // Owned inner executable.
   std::shared_ptr<XlaCpuExecutable> executable_;  // Device-independent view.
   std::vector<Device*> devices_;                 // Addressable devices, argument-list order.
   std::atomic<bool> deleted_{false};             // Delete() was called (XLA:CPU's is a no-op).
+  OutputInfoCache output_infos_;                 // Output metadata per device.
 };
 
 }  // namespace xla_cpu
