@@ -246,22 +246,33 @@ TEST_F(DelayedClientTest, ErrorEventsReportTheirErrorEverywhere) {
   EXPECT_EQ(info.code, PJRT_Error_Code_FAILED_PRECONDITION);
 }
 
-TEST(EventTest, OnReadyCallbackKeepsAnOtherwiseUnownedEventAlive) {
-  // The PJRT_Event is the only owner of the pjrtkit::Event; the producer keeps a weak pointer.
+TEST(EventTest, OnReadyCallbackSurvivesHandleDestroyWhileProducerHoldsEvent) {
+  std::shared_ptr<Event> producer = Event::Create();
+  PJRT_Event* handle = WrapEvent(producer);
+  CallbackRecord record;
+  OnReady(handle, &record);
+  DestroyEvent(handle);  // The framework drops its handle right after OnReady.
+  EXPECT_EQ(record.calls.load(), 0);
+  producer->Set(Status(StatusCode::kAborted, "cancelled by producer"));
+  EXPECT_EQ(record.calls.load(), 1);
+  EXPECT_EQ(record.code.load(), PJRT_Error_Code_ABORTED);
+  EXPECT_EQ(record.message, "cancelled by producer");
+}
+
+TEST(EventTest, AbandonedEventRunsOnReadyCallbackWithCancelledInsteadOfLeaking) {
+  // The PJRT_Event is the only owner and no producer will ever set it.
   std::shared_ptr<Event> event = Event::Create();
-  std::weak_ptr<Event> producer = event;
+  std::weak_ptr<Event> weak = event;
   PJRT_Event* handle = WrapEvent(std::move(event));
   CallbackRecord record;
   OnReady(handle, &record);
   DestroyEvent(handle);
-  std::shared_ptr<Event> alive = producer.lock();
-  ASSERT_NE(alive, nullptr) << "the OnReady callback must hold the event";
-  alive->Set(Status(StatusCode::kAborted, "cancelled by producer"));
-  alive.reset();
+  EXPECT_TRUE(weak.expired());  // No self-reference keeps it alive.
   EXPECT_EQ(record.calls.load(), 1);
-  EXPECT_EQ(record.code.load(), PJRT_Error_Code_ABORTED);
-  EXPECT_EQ(record.message, "cancelled by producer");
-  EXPECT_TRUE(producer.expired());  // Released once the callback has run.
+  EXPECT_EQ(record.code.load(), PJRT_Error_Code_CANCELLED);
+  EXPECT_EQ(record.message,
+            "pjrtkit: the event was destroyed before it became ready (its producer dropped it "
+            "without setting it)");
 }
 
 TEST(EventTest, OnReadyNeedsACallback) {

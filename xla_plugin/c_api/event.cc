@@ -67,12 +67,12 @@ PJRT_Error* EventOnReady(PJRT_Event_OnReady_Args* args) {
       args->callback(error, args->user_arg);  // The callback owns `error`.
       return OkStatus();
     }
-    // The lambda keeps the event alive: the framework may destroy its handle right after this
-    // call returns, before the event is ready. The Event drops the lambda once it has run it.
-    std::shared_ptr<Event> keep_alive = args->event->event;
+    // The framework may destroy its handle right after this call returns: the producer holds
+    // the Event until it sets it, and an Event dropped unset runs this with CANCELLED (~Event),
+    // so the callback always runs exactly once and nothing keeps the Event alive in a cycle.
     PJRT_Event_OnReadyCallback callback = args->callback;
     void* user_arg = args->user_arg;
-    keep_alive->OnReady([keep_alive, callback, user_arg](Status status) {
+    args->event->event->OnReady([callback, user_arg](Status status) {
       PJRT_Error* error = nullptr;
       try {
         error = ToPjrtError(std::move(status));

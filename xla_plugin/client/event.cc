@@ -58,6 +58,19 @@ bool Event::Set(Status status) {
   return true;
 }
 
+Event::~Event() {
+  if (ready_.load(std::memory_order_acquire)) return;
+  std::vector<std::function<void(Status)>> callbacks;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    callbacks.swap(callbacks_);
+  }
+  const Status abandoned(StatusCode::kCancelled,
+                         "pjrtkit: the event was destroyed before it became ready (its producer "
+                         "dropped it without setting it)");
+  for (auto& callback : callbacks) callback(abandoned);
+}
+
 bool Event::IsReady() const { return ready_.load(std::memory_order_acquire); }
 
 Status Event::Await() const {

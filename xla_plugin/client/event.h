@@ -25,6 +25,10 @@ class Event {
   // An event that becomes ready when all of `events` are, with the first error among them.
   static std::shared_ptr<Event> AfterAll(const std::vector<std::shared_ptr<Event>>& events);
 
+  // Runs still-waiting callbacks with CANCELLED when the last holder drops an event that was
+  // never Set: nobody can make it ready any more, and a waiter must not hang.
+  ~Event();
+
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
 

@@ -44,6 +44,16 @@ TEST(EventTest, CallbackKeepsWorkingAfterLastOutsideHolderIsGone) {
   EXPECT_TRUE(weak.expired());
 }
 
+TEST(EventTest, DroppingAnUnsetEventRunsWaitingCallbacksWithCancelled) {
+  std::shared_ptr<Event> event = Event::Create();
+  int calls = 0;
+  Status seen;
+  event->OnReady([&](Status s) { ++calls; seen = s; });
+  event.reset();
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(seen.code(), StatusCode::kCancelled);
+}
+
 TEST(EventTest, AwaitBlocksUntilSetFromAnotherThread) {
   std::shared_ptr<Event> event = Event::Create();
   std::thread setter([event] { event->Set(NotFound("late")); });
