@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,13 +25,15 @@ struct Flags {
   std::string plugin;                                    // --plugin
   std::vector<pjrt_conformance::NamedOption> options;  // --option (repeated)
   pjrt_conformance::PluginTraits traits;                // --expect_*
+  bool check_skips = false;                              // --expect_skips was given.
+  std::set<std::string> expected_skips;                  // --expect_skips=Suite.Case,...
 };
 
 constexpr char kUsage[] =
     "usage: runner --plugin=PATH.so [--option=NAME=TYPE:VALUE]... [--expect_platform=NAME]\n"
     "              [--expect_devices=N] [--expect_addressable_devices=N]\n"
     "              [--expect_device_kind=KIND] [--expect_api_minor=N] [--expect_all_api_slots]\n"
-    "              [--known_deviation=NAME]...\n"
+    "              [--known_deviation=NAME]... [--expect_skips=Suite.Case,...]\n"
     "  TYPE is int, str, path (a file, made absolute), bool, float or ints (comma-separated\n"
     "  int64 list).\n";
 
@@ -80,6 +83,16 @@ Flags ParseFlags(int argc, char** argv) {
       flags.traits.api_minor_version = ParseInt(arg, value);
     } else if (Match(arg, "known_deviation", &value)) {
       flags.traits.known_deviations.insert(value);
+    } else if (Match(arg, "expect_skips", &value)) {
+      // The exact set of cases allowed to skip; any other skip (or a missing one) fails the run.
+      flags.check_skips = true;
+      size_t start = 0;
+      while (start < value.size()) {
+        const size_t comma = value.find(',', start);
+        const size_t end = comma == std::string::npos ? value.size() : comma;
+        if (end > start) flags.expected_skips.insert(value.substr(start, end - start));
+        start = end + 1;
+      }
     } else if (arg == "--expect_all_api_slots") {
       flags.traits.require_all_api_slots = true;
     } else {
@@ -118,6 +131,44 @@ const PJRT_Api* LoadPlugin(const std::string& path) {
   return api;
 }
 
+// The full names ("Suite.Case") of the cases that skipped in this run.
+std::set<std::string> SkippedCases() {
+  std::set<std::string> skipped;
+  const ::testing::UnitTest& unit = *::testing::UnitTest::GetInstance();
+  for (int i = 0; i < unit.total_test_suite_count(); ++i) {
+    const ::testing::TestSuite& suite = *unit.GetTestSuite(i);
+    for (int j = 0; j < suite.total_test_count(); ++j) {
+      const ::testing::TestInfo& info = *suite.GetTestInfo(j);
+      if (info.should_run() && info.result()->Skipped()) {
+        skipped.insert(std::string(info.test_suite_name()) + "." + info.name());
+      }
+    }
+  }
+  return skipped;
+}
+
+// With --expect_skips: 0 when the skipped cases are exactly the expected ones, else 1 with a
+// message naming each difference.
+int CheckSkips(const Flags& flags) {
+  if (!flags.check_skips) return 0;
+  const std::set<std::string> skipped = SkippedCases();
+  int status = 0;
+  for (const std::string& name : skipped) {
+    if (flags.expected_skips.count(name) == 0) {
+      std::fprintf(stderr, "conformance: unexpected skip: %s\n", name.c_str());
+      status = 1;
+    }
+  }
+  for (const std::string& name : flags.expected_skips) {
+    if (skipped.count(name) == 0) {
+      std::fprintf(stderr, "conformance: expected %s to skip, but it did not (update "
+                           "--expect_skips)\n", name.c_str());
+      status = 1;
+    }
+  }
+  return status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -127,5 +178,7 @@ int main(int argc, char** argv) {
   std::printf("conformance: plugin %s, PJRT C API %d.%d\n", flags.plugin.c_str(),
               api->pjrt_api_version.major_version, api->pjrt_api_version.minor_version);
   pjrt_conformance::RegisterPlugin(api, flags.options, flags.traits);
-  return RUN_ALL_TESTS();
+  const int result = RUN_ALL_TESTS();
+  const int skips = CheckSkips(flags);
+  return result != 0 ? result : skips;
 }
