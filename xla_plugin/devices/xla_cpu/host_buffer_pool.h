@@ -20,8 +20,9 @@ namespace xla_cpu {
 //
 // Blocks are aligned to kAlignment (more than XLA:CPU's 64-byte minimum for aliasing); those of
 // kHugePageBytes or more are aligned to it and advised as transparent huge pages. A released
-// block is kept while the kept bytes stay within the limit given to Create, and is reused for a
-// request of the same rounded size. Thread-safe. Shared (std::shared_ptr) by the client and the
+// block is kept within the limit given to the constructor, evicting the least recently released
+// kept blocks to make room (so a change of array sizes does not leave the pool full of stale
+// sizes), and is reused for a request of the same rounded size. Thread-safe. Shared (std::shared_ptr) by the client and the
 // release callbacks of live buffers, so it outlives both.
 class HostBufferPool {
  public:
@@ -35,6 +36,7 @@ class HostBufferPool {
     size_t cached_bytes = 0;  // Bytes of released blocks kept for reuse.
     int64_t reused = 0;       // Acquire calls served by a kept block.
     int64_t allocated = 0;    // Acquire calls that allocated a new block.
+    int64_t evicted = 0;      // Kept blocks freed to make room for a more recent one.
   };
 
   // A pool keeping at most `max_cached_bytes` of released blocks (0: keeps none).
@@ -47,8 +49,8 @@ class HostBufferPool {
   // A block of at least `size` bytes (> 0); its capacity (what Release needs) is stored in
   // `*capacity`. nullptr when the system is out of memory.
   void* Acquire(size_t size, size_t* capacity);
-  // Gives back a block from Acquire: kept for reuse, or freed when keeping it would exceed the
-  // limit.
+  // Gives back a block from Acquire: kept for reuse, evicting the least recently released kept
+  // blocks when the limit requires; freed instead when it alone exceeds the limit.
   void Release(void* block, size_t capacity);
   // The maximum bytes kept.
   size_t max_cached_bytes() const { return max_cached_bytes_; }
@@ -59,10 +61,17 @@ class HostBufferPool {
   // Rounds `size` up to the capacity blocks of that request have.
   static size_t Capacity(size_t size);
 
-  const size_t max_cached_bytes_;              // Limit on kept bytes.
-  mutable std::mutex mu_;                      // Guards the fields below.
-  std::multimap<size_t, void*> free_blocks_;   // Kept blocks by capacity.
-  Stats stats_;                                // Counters.
+  // A kept block and when it was released (a counter value, for eviction order).
+  struct Kept {
+    void* block;
+    uint64_t released_at;
+  };
+
+  const size_t max_cached_bytes_;            // Limit on kept bytes.
+  mutable std::mutex mu_;                    // Guards the fields below.
+  std::multimap<size_t, Kept> free_blocks_;  // Kept blocks by capacity.
+  uint64_t release_clock_ = 0;               // Incremented by every kept release.
+  Stats stats_;                              // Counters.
 };
 
 }  // namespace xla_cpu

@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -60,8 +62,9 @@ TEST(HostBufferPoolTest, KeepsAtMostTheLimit) {
   void* c = pool.Acquire(4096, &c_capacity);
   pool.Release(a, a_capacity);
   pool.Release(b, b_capacity);
-  pool.Release(c, c_capacity);  // Over the limit: freed, not kept.
+  pool.Release(c, c_capacity);  // Over the limit: the oldest kept block (a) makes room.
   EXPECT_EQ(pool.stats().cached_bytes, 8192u);
+  EXPECT_EQ(pool.stats().evicted, 1);
   EXPECT_EQ(pool.max_cached_bytes(), 8192u);
 
   HostBufferPool none(0);
@@ -69,6 +72,35 @@ TEST(HostBufferPoolTest, KeepsAtMostTheLimit) {
   void* block = none.Acquire(4096, &capacity);
   none.Release(block, capacity);
   EXPECT_EQ(none.stats().cached_bytes, 0u);
+}
+
+TEST(HostBufferPoolTest, NewSizesEvictStaleOnesAndAreReused) {
+  HostBufferPool pool(size_t{8} << 20);  // Room for four 2 MiB blocks or one 8 MiB block.
+  std::vector<std::pair<void*, size_t>> small(4);
+  for (auto& [block, capacity] : small) block = pool.Acquire(size_t{2} << 20, &capacity);
+  for (auto& [block, capacity] : small) pool.Release(block, capacity);
+  EXPECT_EQ(pool.stats().cached_bytes, size_t{8} << 20);
+
+  // The workload changes to 8 MiB arrays: the stale 2 MiB blocks make room for the new size.
+  size_t big_capacity = 0;
+  void* big = pool.Acquire(size_t{8} << 20, &big_capacity);
+  EXPECT_EQ(big_capacity, size_t{8} << 20);
+  pool.Release(big, big_capacity);
+  EXPECT_EQ(pool.stats().evicted, 4);
+  EXPECT_EQ(pool.stats().cached_bytes, size_t{8} << 20);
+  const int64_t reused_before = pool.stats().reused;
+  size_t again_capacity = 0;
+  void* again = pool.Acquire(size_t{8} << 20, &again_capacity);
+  EXPECT_EQ(again, big);  // Served from the pool, not from the system.
+  EXPECT_EQ(pool.stats().reused, reused_before + 1);
+  pool.Release(again, again_capacity);
+
+  // A block larger than the whole limit is freed without evicting anything.
+  size_t huge_capacity = 0;
+  void* huge = pool.Acquire(size_t{16} << 20, &huge_capacity);
+  pool.Release(huge, huge_capacity);
+  EXPECT_EQ(pool.stats().evicted, 4);
+  EXPECT_EQ(pool.stats().cached_bytes, size_t{8} << 20);
 }
 
 }  // namespace
