@@ -40,15 +40,27 @@ FfiRegistry& FfiRegistry::Global() {
 }
 
 template <typename Registration>
-Status FfiRegistry::ForwardLocked(const Registration& registration) {
+Status FfiRegistry::ForwardLocked(const Registration& registration, bool* keep) {
+  Status first_error;
+  std::vector<Status> refusals;
+  bool any_accepted = clients_.empty();
   for (Client* client : clients_) {
     Status status = SendTo(client, registration);
-    if (!status.ok() && status.code() != StatusCode::kUnimplemented) {
-      return WithContext(status, "registering " + Describe(registration) + " with " +
-                                     client->platform_name() + " client");
+    if (status.ok() || status.code() == StatusCode::kUnimplemented) {
+      any_accepted = true;
+      continue;
+    }
+    refusals.push_back(WithContext(status, "registering " + Describe(registration) + " with " +
+                                               client->platform_name() + " client"));
+    if (first_error.ok()) first_error = refusals.back();
+  }
+  *keep = any_accepted;
+  if (any_accepted) {
+    for (Status& refusal : refusals) {
+      if (refusals_.size() < kMaxRefusals) refusals_.push_back(std::move(refusal));
     }
   }
-  return OkStatus();
+  return first_error;
 }
 
 Status FfiRegistry::AddHandler(const FfiHandlerRegistration& registration) {
@@ -68,9 +80,10 @@ Status FfiRegistry::AddHandler(const FfiHandlerRegistration& registration) {
     return Status(StatusCode::kAlreadyExists,
                   Describe(registration) + " is already registered with a different handler");
   }
-  PJRTKIT_RETURN_IF_ERROR(ForwardLocked(registration));
-  handlers_.push_back(registration);
-  return OkStatus();
+  bool keep = false;
+  Status status = ForwardLocked(registration, &keep);
+  if (keep) handlers_.push_back(registration);
+  return status;
 }
 
 StatusOr<int64_t> FfiRegistry::AddType(FfiTypeRegistration registration) {
@@ -102,8 +115,10 @@ StatusOr<int64_t> FfiRegistry::AddType(FfiTypeRegistration registration) {
                            std::to_string(registration.type_id) +
                            " is already used by another type");
   }
-  PJRTKIT_RETURN_IF_ERROR(ForwardLocked(registration));
-  types_.push_back(registration);
+  bool keep = false;
+  Status status = ForwardLocked(registration, &keep);
+  if (keep) types_.push_back(registration);
+  if (!status.ok()) return status;
   return registration.type_id;
 }
 

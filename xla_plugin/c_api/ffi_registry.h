@@ -48,7 +48,9 @@ class FfiRegistry {
   FfiRegistry& operator=(const FfiRegistry&) = delete;
 
   // Keeps `registration` and forwards it to the attached clients. Registering the same handler
-  // for the same (target, platform) again is a no-op; a different handler is ALREADY_EXISTS.
+  // for the same (target, platform) again is a no-op; a different handler is ALREADY_EXISTS. A
+  // client's refusal is returned; the registration is still kept (and the refusal recorded)
+  // when another attached client accepted it, and dropped only when every one refused it.
   Status AddHandler(const FfiHandlerRegistration& registration);
 
   // Keeps `registration` and forwards it to the attached clients; returns its type id. A zero
@@ -74,10 +76,12 @@ class FfiRegistry {
   static constexpr size_t kMaxRefusals = 64;
 
  private:
-  // Sends `registration` to every attached client (mu_ held); the first error that is not
-  // UNIMPLEMENTED is returned.
+  // Sends `registration` to every attached client (mu_ held) and returns the first error that
+  // is not UNIMPLEMENTED. `*keep` says whether to keep it for replay: true unless every attached
+  // client refused it (when some accepted it, they and XLA's registries hold it, so it is kept
+  // and the other refusals are recorded like replay refusals).
   template <typename Registration>
-  Status ForwardLocked(const Registration& registration);
+  Status ForwardLocked(const Registration& registration, bool* keep);
 
   mutable std::mutex mu_;                         // Guards everything below.
   std::vector<FfiHandlerRegistration> handlers_;  // In registration order.

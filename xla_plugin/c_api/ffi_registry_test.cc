@@ -156,6 +156,34 @@ TEST(FfiRegistryTest, ALiveClientsRefusalFailsTheRegistration) {
   registry.Detach(client.get());
 }
 
+TEST(FfiRegistryTest, ARefusalBySomeClientsKeepsTheRegistrationOthersAccepted) {
+  FfiRegistry registry;
+  std::unique_ptr<Client> accepting = NewFakeClient();
+  AsFake(accepting)->set_accept_all_ffi(true);
+  std::unique_ptr<Client> refusing = NewFakeClient();
+  ASSERT_TRUE(registry.Attach(accepting.get()).ok());
+  ASSERT_TRUE(registry.Attach(refusing.get()).ok());
+  Status status = registry.AddHandler(Handler("refuse_partly"));
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);  // The caller still hears of it.
+  ASSERT_EQ(registry.handlers().size(), 1u);  // Kept: the accepting client (and XLA) hold it.
+  EXPECT_EQ(registry.handlers()[0].target_name, "refuse_partly");
+  ASSERT_EQ(AsFake(accepting)->ffi_handlers().size(), 1u);
+  std::vector<Status> refusals = registry.refusals();
+  ASSERT_EQ(refusals.size(), 1u);
+  EXPECT_EQ(refusals[0].message(),
+            "registering FFI handler 'refuse_partly' (platform 'pjrtkit') with fake client: "
+            "fake: refusing FFI handler 'refuse_partly'");
+  // A client created later gets it replayed.
+  std::unique_ptr<Client> later = NewFakeClient();
+  AsFake(later)->set_accept_all_ffi(true);
+  ASSERT_TRUE(registry.Attach(later.get()).ok());
+  ASSERT_EQ(AsFake(later)->ffi_handlers().size(), 1u);
+  EXPECT_EQ(AsFake(later)->ffi_handlers()[0].target_name, "refuse_partly");
+  registry.Detach(later.get());
+  registry.Detach(refusing.get());
+  registry.Detach(accepting.get());
+}
+
 TEST(FfiRegistryTest, AReplayRefusalIsRecordedAndDoesNotFailAttach) {
   FfiRegistry registry;
   ASSERT_TRUE(registry.AddHandler(Handler("refuse_later")).ok());

@@ -277,7 +277,7 @@ FakeClient::CreateBuffersForAsyncHostToDevice(
 Status FakeFactory::Initialize() { return OkStatus(); }
 
 Status FakeClient::RegisterFfiHandler(const FfiHandlerRegistration& registration) {
-  if (registration.target_name.rfind("refuse", 0) == 0) {
+  if (!accept_all_ffi_ && registration.target_name.rfind("refuse", 0) == 0) {
     return InvalidArgument("fake: refusing FFI handler '" + registration.target_name + "'");
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -286,7 +286,7 @@ Status FakeClient::RegisterFfiHandler(const FfiHandlerRegistration& registration
 }
 
 Status FakeClient::RegisterFfiType(const FfiTypeRegistration& registration) {
-  if (registration.type_name.rfind("refuse", 0) == 0) {
+  if (!accept_all_ffi_ && registration.type_name.rfind("refuse", 0) == 0) {
     return InvalidArgument("fake: refusing FFI type '" + registration.type_name + "'");
   }
   std::lock_guard<std::mutex> lock(mu_);

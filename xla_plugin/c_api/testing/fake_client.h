@@ -140,6 +140,9 @@ class FakeClient : public Client {
   // with "refuse" is INVALID_ARGUMENT (test hook for refusals).
   Status RegisterFfiHandler(const FfiHandlerRegistration& registration) override;
   Status RegisterFfiType(const FfiTypeRegistration& registration) override;
+  // When true, "refuse..." names are accepted like any other (a client that accepts what another
+  // refuses; test hook).
+  void set_accept_all_ffi(bool accept) { accept_all_ffi_ = accept; }
   // The FFI registrations this client accepted, in order (test hooks).
   std::vector<FfiHandlerRegistration> ffi_handlers() const;
   std::vector<FfiTypeRegistration> ffi_types() const;
@@ -150,6 +153,7 @@ class FakeClient : public Client {
   std::string platform_name_ = "fake";                       // Platform name.
   std::string platform_version_;                             // Platform version.
   bool delay_ready_ = false;                                 // See the file comment.
+  bool accept_all_ffi_ = false;                              // See set_accept_all_ffi.
   std::vector<std::unique_ptr<FakeDevice>> owned_devices_;   // All devices.
   std::vector<std::unique_ptr<FakeMemory>> owned_memories_;  // All memories.
   std::vector<Device*> devices_;                             // All devices.
