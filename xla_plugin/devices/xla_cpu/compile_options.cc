@@ -1,110 +1,37 @@
 #include "xla_plugin/devices/xla_cpu/compile_options.h"
 
 #include <cstddef>
+#include <string_view>
+
+#include "xla_plugin/devices/xla_cpu/proto_reader.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
 namespace {
 
-// Protobuf wire types.
-constexpr int kVarint = 0;
-constexpr int kFixed64 = 1;
-constexpr int kLengthDelimited = 2;
-constexpr int kFixed32 = 5;
-
 // Field numbers (see the header).
-constexpr uint64_t kExecutableBuildOptions = 3;
-constexpr uint64_t kCompilePortableExecutable = 4;
-constexpr uint64_t kNumReplicas = 4;
-constexpr uint64_t kNumPartitions = 5;
+constexpr int kExecutableBuildOptions = 3;
+constexpr int kCompilePortableExecutable = 4;
+constexpr int kNumReplicas = 4;
+constexpr int kNumPartitions = 5;
 
-// A cursor over serialized protobuf bytes.
-class WireReader {
- public:
-  WireReader(const char* data, size_t size) : data_(data), size_(size) {}
-
-  bool done() const { return pos_ >= size_; }
-
-  // Reads a base-128 varint.
-  bool ReadVarint(uint64_t* value) {
-    uint64_t result = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (pos_ >= size_) return false;
-      const uint8_t byte = static_cast<uint8_t>(data_[pos_++]);
-      result |= static_cast<uint64_t>(byte & 0x7f) << shift;
-      if ((byte & 0x80) == 0) {
-        *value = result;
-        return true;
-      }
-    }
-    return false;
-  }
-
-  // Reads a field key.
-  bool ReadTag(uint64_t* field, int* wire_type) {
-    uint64_t key = 0;
-    if (!ReadVarint(&key)) return false;
-    *field = key >> 3;
-    *wire_type = static_cast<int>(key & 7);
-    return *field != 0;
-  }
-
-  // Reads the payload of a length-delimited field.
-  bool ReadBytes(const char** bytes, size_t* length) {
-    uint64_t n = 0;
-    if (!ReadVarint(&n) || n > size_ - pos_) return false;
-    *bytes = data_ + pos_;
-    *length = static_cast<size_t>(n);
-    pos_ += *length;
-    return true;
-  }
-
-  // Skips the payload of a field of `wire_type` (groups are not supported).
-  bool Skip(int wire_type) {
-    uint64_t ignored = 0;
-    const char* bytes = nullptr;
-    size_t length = 0;
-    switch (wire_type) {
-      case kVarint: return ReadVarint(&ignored);
-      case kFixed64: return Advance(8);
-      case kLengthDelimited: return ReadBytes(&bytes, &length);
-      case kFixed32: return Advance(4);
-      default: return false;
-    }
-  }
-
- private:
-  bool Advance(size_t n) {
-    if (n > size_ - pos_) return false;
-    pos_ += n;
-    return true;
-  }
-
-  const char* data_;  // The bytes.
-  size_t size_;       // Their count.
-  size_t pos_ = 0;    // Next byte to read.
-};
-
-Status Malformed(const char* where) {
+// `status` (from ProtoReader) as "not a serialized xla.CompileOptionsProto" naming `where`.
+Status Malformed(const char* where, const Status& status) {
   return InvalidArgument(std::string("compile options are not a serialized "
                                      "xla.CompileOptionsProto (malformed ") +
-                         where + ")");
+                         where + ": " + status.message() + ")");
 }
 
 // Reads ExecutableBuildOptionsProto fields into `summary` (later values win, as in protobuf).
-Status ReadBuildOptions(const char* data, size_t size, CompileOptionsSummary* summary) {
-  WireReader reader(data, size);
+Status ReadBuildOptions(std::string_view message, CompileOptionsSummary* summary) {
+  ProtoReader reader(message);
   while (!reader.done()) {
-    uint64_t field = 0;
-    int wire_type = 0;
-    if (!reader.ReadTag(&field, &wire_type)) return Malformed("executable_build_options");
-    if ((field == kNumReplicas || field == kNumPartitions) && wire_type == kVarint) {
-      uint64_t value = 0;
-      if (!reader.ReadVarint(&value)) return Malformed("executable_build_options");
-      (field == kNumReplicas ? summary->num_replicas : summary->num_partitions) =
-          static_cast<int64_t>(value);
-    } else if (!reader.Skip(wire_type)) {
-      return Malformed("executable_build_options");
+    StatusOr<ProtoField> field = reader.Next();
+    if (!field.ok()) return Malformed("executable_build_options", field.status());
+    if (field->type != WireType::kVarint) continue;
+    if (field->number == kNumReplicas) summary->num_replicas = static_cast<int64_t>(field->varint);
+    if (field->number == kNumPartitions) {
+      summary->num_partitions = static_cast<int64_t>(field->varint);
     }
   }
   return OkStatus();
@@ -121,13 +48,13 @@ void AppendVarint(uint64_t value, std::string* out) {
 
 // Appends a varint field.
 void AppendVarintField(uint64_t field, uint64_t value, std::string* out) {
-  AppendVarint((field << 3) | kVarint, out);
+  AppendVarint((field << 3) | static_cast<uint64_t>(WireType::kVarint), out);
   AppendVarint(value, out);
 }
 
 // Appends a length-delimited field.
 void AppendBytesField(uint64_t field, const std::string& bytes, std::string* out) {
-  AppendVarint((field << 3) | kLengthDelimited, out);
+  AppendVarint((field << 3) | static_cast<uint64_t>(WireType::kLengthDelimited), out);
   AppendVarint(bytes.size(), out);
   out->append(bytes);
 }
@@ -136,22 +63,14 @@ void AppendBytesField(uint64_t field, const std::string& bytes, std::string* out
 
 StatusOr<CompileOptionsSummary> ReadCompileOptions(const std::string& serialized) {
   CompileOptionsSummary summary;
-  WireReader reader(serialized.data(), serialized.size());
+  ProtoReader reader(serialized);
   while (!reader.done()) {
-    uint64_t field = 0;
-    int wire_type = 0;
-    if (!reader.ReadTag(&field, &wire_type)) return Malformed("field key");
-    if (field == kExecutableBuildOptions && wire_type == kLengthDelimited) {
-      const char* bytes = nullptr;
-      size_t length = 0;
-      if (!reader.ReadBytes(&bytes, &length)) return Malformed("executable_build_options");
-      PJRTKIT_RETURN_IF_ERROR(ReadBuildOptions(bytes, length, &summary));
-    } else if (field == kCompilePortableExecutable && wire_type == kVarint) {
-      uint64_t value = 0;
-      if (!reader.ReadVarint(&value)) return Malformed("compile_portable_executable");
-      summary.compile_portable_executable = value != 0;
-    } else if (!reader.Skip(wire_type)) {
-      return Malformed("field payload");
+    StatusOr<ProtoField> field = reader.Next();
+    if (!field.ok()) return Malformed("field", field.status());
+    if (field->number == kExecutableBuildOptions && field->type == WireType::kLengthDelimited) {
+      PJRTKIT_RETURN_IF_ERROR(ReadBuildOptions(field->bytes, &summary));
+    } else if (field->number == kCompilePortableExecutable && field->type == WireType::kVarint) {
+      summary.compile_portable_executable = field->varint != 0;
     }
   }
   return summary;
