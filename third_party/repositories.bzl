@@ -137,3 +137,37 @@ pjrtkit_system_gtest = repository_rule(
     local = True,
     doc = "Debian's googletest (libgtest-dev) as @gtest//:gtest and @gtest//:gtest_main.",
 )
+
+_OLDEST_BUILD = """
+package(default_visibility = ["//visibility:public"])
+
+# `python`: runs the oldest-JAX venv's interpreter (or explains how to make it).
+exports_files(["python"])
+
+filegroup(
+    name = "interpreter",
+    srcs = ["python"],
+)
+"""
+
+# Checked when it runs, so a venv made after Bazel first saw this repository is found.
+_OLDEST_PYTHON = """#!/bin/sh
+if [ ! -x "{python}" ]; then
+  echo "pjrtkit: {python} is missing; run 'bash tools/setup.sh --oldest-jax' (tools/test.sh does)." >&2
+  exit 1
+fi
+exec "{python}" "$@"
+"""
+
+def _oldest_jax_venv_impl(rctx):
+    root = rctx.path(Label("@//:WORKSPACE")).dirname
+    python = root.get_child(".venv-jax-oldest").get_child("bin").get_child("python")
+    rctx.file("python", _OLDEST_PYTHON.replace("{python}", str(python)), executable = True)
+    rctx.file("WORKSPACE", "workspace(name = \"%s\")\n" % rctx.name)
+    rctx.file("BUILD", _OLDEST_BUILD)
+
+pjrtkit_oldest_jax_venv = repository_rule(
+    implementation = _oldest_jax_venv_impl,
+    local = True,
+    doc = "The interpreter of .venv-jax-oldest (requirements-jax-oldest.lock) as @venv_oldest_jax//:python.",
+)

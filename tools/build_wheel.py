@@ -67,7 +67,7 @@ def metadata(version: str, info: dict) -> str:
       "License: Apache-2.0",
       "Requires-Python: >=3.12",
       f"Requires-Dist: jaxlib{info['jaxlib_tested']}",
-      "Requires-Dist: jax>=0.11.2,<=0.12.0.1",
+      f"Requires-Dist: jax{info['jaxlib_tested']}",
       "Requires-Dist: xla-cpu-pjrt==0.0.1",
       "Requires-Dist: numpy>=2",
       f"Platform: PJRT-C-API-{major}.{minor}",

@@ -3,7 +3,18 @@
 # a C++ compiler), the project virtualenv .venv on Python 3.12 with requirements.lock, the plugin
 # built by Bazel, and pjrtkit installed into .venv in development mode against that build.
 # Idempotent: a second run installs nothing when nothing changed and only lets Bazel check the build.
+#
+#   --oldest-jax   also make .venv-jax-oldest from requirements-jax-oldest.lock (the oldest jax/jaxlib
+#                  pjrtkit supports), on which `bazel test //...` runs every JAX-facing test a second
+#                  time (tools/test.sh passes it).
 set -euo pipefail
+oldest_jax=0
+for arg in "$@"; do
+  case "$arg" in
+    --oldest-jax) oldest_jax=1 ;;
+    *) echo "[setup] unknown argument '$arg' (accepted: --oldest-jax)" >&2; exit 2 ;;
+  esac
+done
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 log() { echo "[setup] $*" >&2; }
@@ -41,17 +52,23 @@ find_python() {
 }
 PY=$(find_python) || { log "Python 3.12 not found (set PJRTKIT_PYTHON=/path/to/python3.12)"; exit 1; }
 
-# --- 3. The project virtualenv, reinstalled only when requirements.lock changes. ---------------
-if [ -L .venv ] || { [ -e .venv ] && ! .venv/bin/python -c 'import sys; assert sys.version_info[:2] == (3, 12)' 2>/dev/null; }; then
-  log "replacing .venv (not a Python 3.12 virtualenv)"; rm -rf .venv
-fi
-[ -x .venv/bin/python ] || { log "creating .venv with $PY"; "$PY" -m venv .venv; }
-lock_hash=$(sha256sum requirements.lock | cut -d' ' -f1)
-if [ "$(cat .venv/.pjrtkit-lock 2>/dev/null)" != "$lock_hash" ]; then
-  log "installing requirements.lock into .venv"
-  .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.lock
-  echo "$lock_hash" > .venv/.pjrtkit-lock
-fi
+# --- 3. The project virtualenvs, each reinstalled only when its lock file changes. -------------
+# make_venv DIR LOCK: a Python 3.12 virtualenv at DIR holding exactly LOCK.
+make_venv() {
+  local dir=$1 lock=$2 hash
+  if [ -L "$dir" ] || { [ -e "$dir" ] && ! "$dir/bin/python" -c 'import sys; assert sys.version_info[:2] == (3, 12)' 2>/dev/null; }; then
+    log "replacing $dir (not a Python 3.12 virtualenv)"; rm -rf "$dir"
+  fi
+  [ -x "$dir/bin/python" ] || { log "creating $dir with $PY"; "$PY" -m venv "$dir"; }
+  hash=$(sha256sum "$lock" | cut -d' ' -f1)
+  if [ "$(cat "$dir/.pjrtkit-lock" 2>/dev/null)" != "$hash" ]; then
+    log "installing $lock into $dir"
+    "$dir/bin/python" -m pip install -q --disable-pip-version-check -r "$lock"
+    echo "$hash" > "$dir/.pjrtkit-lock"
+  fi
+}
+make_venv .venv requirements.lock
+if [ "$oldest_jax" = 1 ]; then make_venv .venv-jax-oldest requirements-jax-oldest.lock; fi
 
 # --- 4. Build the plugin and install pjrtkit in development mode against it. ----------------
 log "building //xla_plugin:pjrtkit_plugin.so"
@@ -65,9 +82,14 @@ pkg=python/jax_plugins/pjrtkit
 for f in pjrtkit_plugin.so build_info.json; do
   cmp -s "bazel-bin/xla_plugin/$f" "$pkg/$f" || install -m 0644 "bazel-bin/xla_plugin/$f" "$pkg/$f"
 done
-if ! .venv/bin/python -c 'import importlib.metadata as m; m.distribution("pjrtkit")' 2>/dev/null; then
-  log "installing pjrtkit into .venv (development mode)"
-  .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation \
-    -e . --config-settings editable_mode=compat
-fi
+# install_dev VENV: pjrtkit in development mode into VENV (once; the install points at python/).
+install_dev() {
+  if ! "$1/bin/python" -c 'import importlib.metadata as m; m.distribution("pjrtkit")' 2>/dev/null; then
+    log "installing pjrtkit into $1 (development mode)"
+    "$1/bin/python" -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation \
+      -e . --config-settings editable_mode=compat
+  fi
+}
+install_dev .venv
+if [ "$oldest_jax" = 1 ]; then install_dev .venv-jax-oldest; fi
 log "ready: JAX_PLATFORMS=pjrtkit .venv/bin/python your_script.py"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# README command 2: set up exactly as tools/main.sh does, then run every test with Bazel.
+# README command 2: set up as tools/main.sh does, plus .venv-jax-oldest (the oldest jax/jaxlib we
+# support, for the second run of every JAX-facing test), then run every test with Bazel.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/setup.sh
+bash tools/setup.sh --oldest-jax
 bazel test //... "$@"

@@ -12,11 +12,14 @@ class BuildInfo:
 
   Attributes:
     pjrt_c_api_version: ``(major, minor)`` of the PJRT C API header the plugin was built with.
-    jaxlib_tested: the jaxlib version range the plugin is tested with (a PEP 440 specifier).
+    jax_tested: ``(oldest, newest)`` jax/jaxlib releases the plugin is tested with (the pins of
+      ``requirements-jax-oldest.lock`` and ``requirements.lock``).
+    jaxlib_tested: the same range as a PEP 440 specifier (``>=oldest,<=newest``).
     pjrtkit_version: the pjrtkit release.
   """
 
   pjrt_c_api_version: tuple[int, int]
+  jax_tested: tuple[str, str]
   jaxlib_tested: str
   pjrtkit_version: str
 
@@ -32,8 +35,10 @@ def build_info() -> BuildInfo:
   with open(_paths.build_info_path(), encoding="utf-8") as f:
     raw = json.load(f)
   major, minor = raw["pjrt_c_api_version"]
+  oldest, newest = raw["jax_tested"]
   return BuildInfo(
       pjrt_c_api_version=(int(major), int(minor)),
+      jax_tested=(str(oldest), str(newest)),
       jaxlib_tested=str(raw["jaxlib_tested"]),
       pjrtkit_version=str(raw["pjrtkit_version"]),
   )

@@ -93,7 +93,7 @@ def test_untested_jax_version_changes_nothing_and_says_why():
       }))
   """, env=plugin_env(JAX_PLATFORMS="cpu"))
   problem = ("jax 0.13.0 is outside the range pjrtkit checked its JAX internals on "
-             "(0.11.2 <= jax < 0.13.0)")
+             "(0.11.2 <= jax <= 0.12.0.1)")
   assert got["status"] == [False, False, [problem]]
   assert got["donation_list_untouched"] is True
   assert got["gate_untouched"] is True
@@ -115,7 +115,9 @@ def test_changed_internals_are_detected():
           "gate_signature": _jax_compat.cache_problem(
               types.SimpleNamespace(is_cache_used=is_cache_used), types.SimpleNamespace()),
           "versions": [_jax_compat.is_tested_version(v) for v in
-                       ("0.11.1", "0.11.2", "0.12.0.1", "0.12.9", "0.13.0")],
+                       ("0.11.1", "0.11.2", "0.12.0", "0.12.0.1", "0.12.0.2", "0.12.9",
+                        "0.13.0")],
+          "range": _jax_compat.tested_range_text(),
       }))
   """, env=plugin_env(JAX_PLATFORMS="cpu"))
   assert got["tuple_list"] == ("jax._src.interpreters.mlir._platforms_with_donation is tuple, "
@@ -124,7 +126,9 @@ def test_changed_internals_are_detected():
                                  "NoneType, expected a list")
   assert got["gate_signature"] == ("jax._src.compilation_cache.is_cache_used(backend, extra) "
                                    "no longer takes (backend)")
-  assert got["versions"] == [False, True, True, True, False]
+  assert got["versions"] == [False, True, True, True, False, False, False]
+  # The range comes from the two lock files through build_info.json.
+  assert got["range"] == "0.11.2 <= jax <= 0.12.0.1"
 
 
 def test_donation_deletes_input_reuses_memory_and_does_not_warn():

@@ -50,6 +50,7 @@ def test_wheel_name_contents_and_metadata(wheel: Path):
   assert "jax_plugins/__init__.py" not in names  # jax_plugins stays a namespace package
   assert info["pjrt_c_api_version"] == [0, 81]
   assert "Requires-Dist: jaxlib>=0.11.2,<=0.12.0.1" in meta
+  assert "Requires-Dist: jax>=0.11.2,<=0.12.0.1" in meta
   assert "Platform: PJRT-C-API-0.81" in meta
   assert "pjrtkit = jax_plugins.pjrtkit" in entry_points
 

@@ -36,8 +36,8 @@ def install(c_api: Any, platform: str) -> bool:
 
   if not _jax_compat.is_tested_version(jax.__version__):
     logger.warning("pjrtkit: the cpu-lowering and host-callback integration reuses JAX internals "
-                   "checked on jax %s..%s; this is jax %s (//tests/jax:jax_internals_test "
-                   "tells what changed)", *_jax_compat.TESTED_JAX_RANGE, jax.__version__)
+                   "checked on %s; this is jax %s (//tests/jax:jax_internals_test "
+                   "tells what changed)", _jax_compat.tested_range_text(), jax.__version__)
   if c_api is None:
     logger.error("pjrtkit: register_plugin returned no PJRT_Api; FFI, LAPACK and host "
                  "callbacks are not available on %s", platform)

@@ -29,8 +29,26 @@ from typing import Any, Callable
 
 logger = logging.getLogger(__name__)
 
-TESTED_JAX_RANGE: tuple[tuple[int, int, int], tuple[int, int, int]] = ((0, 11, 2), (0, 13, 0))
-"""JAX releases whose internals this module was checked against: [first, end)."""
+def _tested_range() -> tuple[tuple[int, ...], tuple[int, ...]]:
+  """``(oldest, newest)`` jax releases the plugin was built and tested for, from build_info.json.
+
+  The range is written in one place, the jaxlib pins of ``requirements-jax-oldest.lock`` and
+  ``requirements.lock``; the Bazel build records it in build_info.json next to the library.
+  Without that record (an unbuilt checkout) the range is empty, so nothing is installed.
+  """
+  import json  # pylint: disable=g-import-not-at-top
+
+  from jax_plugins.pjrtkit import _paths  # pylint: disable=g-import-not-at-top
+
+  try:
+    with open(_paths.build_info_path(), encoding="utf-8") as f:
+      oldest, newest = json.load(f)["jax_tested"]
+    return parse_version(oldest), parse_version(newest)
+  except (OSError, KeyError, ValueError, TypeError) as exc:
+    logger.warning("pjrtkit: cannot read the tested jax range from %s: %s",
+                   _paths.build_info_path(), exc)
+    return (1,), (0,)
+
 
 CACHE_PLATFORMS_SOURCE = 'supported_platforms = ["tpu", "gpu", "cpu", "neuron"]'
 """The line of ``is_cache_used`` that gates the persistent cache by platform name."""
@@ -55,19 +73,37 @@ class CompatStatus:
   problems: tuple[str, ...] = ()
 
 
-def parse_version(version: str) -> tuple[int, int, int]:
-  """The leading ``major.minor.patch`` of a version string (``'0.12.0.1'`` -> ``(0, 12, 0)``)."""
-  match = re.match(r"(\d+)\.(\d+)\.(\d+)", version)
+def parse_version(version: str) -> tuple[int, ...]:
+  """The leading numeric components of a version (``'0.12.0.1'`` -> ``(0, 12, 0, 1)``).
+
+  Raises:
+    ValueError: when ``version`` does not start with ``major.minor.patch``.
+  """
+  match = re.match(r"\d+\.\d+\.\d+(?:\.\d+)*", version)
   if not match:
     raise ValueError(f"unrecognised JAX version {version!r}")
-  major, minor, patch = (int(g) for g in match.groups())
-  return major, minor, patch
+  return tuple(int(part) for part in match.group(0).split("."))
+
+
+def format_version(version: tuple[int, ...]) -> str:
+  """``(0, 12, 0, 1)`` -> ``'0.12.0.1'``."""
+  return ".".join(map(str, version))
+
+
+TESTED_JAX_RANGE: tuple[tuple[int, ...], tuple[int, ...]] = _tested_range()
+"""JAX releases whose internals pjrtkit was checked against: [oldest, newest], both included."""
 
 
 def is_tested_version(version: str) -> bool:
-  """Whether ``version`` lies in ``TESTED_JAX_RANGE``."""
-  first, end = TESTED_JAX_RANGE
-  return first <= parse_version(version) < end
+  """Whether ``version`` lies in ``TESTED_JAX_RANGE`` (both ends included)."""
+  oldest, newest = TESTED_JAX_RANGE
+  return oldest <= parse_version(version) <= newest
+
+
+def tested_range_text() -> str:
+  """``TESTED_JAX_RANGE`` for messages: ``'0.11.2 <= jax <= 0.12.0.1'``."""
+  oldest, newest = TESTED_JAX_RANGE
+  return f"{format_version(oldest)} <= jax <= {format_version(newest)}"
 
 
 def donation_problem(mlir: ModuleType) -> str | None:
@@ -170,9 +206,8 @@ def install(platform: str) -> CompatStatus:
 
   version = jax.__version__
   if not is_tested_version(version):
-    first, end = TESTED_JAX_RANGE
     problem = (f"jax {version} is outside the range pjrtkit checked its JAX internals on "
-               f"({'.'.join(map(str, first))} <= jax < {'.'.join(map(str, end))})")
+               f"({tested_range_text()})")
     logger.warning("pjrtkit: buffer donation and the persistent compilation cache are off "
                    "for platform %r: %s", platform, problem)
     return CompatStatus(version, donation=False, persistent_cache=False, problems=(problem,))
