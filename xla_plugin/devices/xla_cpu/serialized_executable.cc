@@ -21,7 +21,8 @@ std::string SerializedExecutable::Encode(int device_count, std::string_view inne
 StatusOr<SerializedExecutable> SerializedExecutable::Decode(std::string_view bytes,
                                                             const char* what) {
   if (bytes.empty() || bytes[0] != '\0') return SerializedExecutable(0, bytes);  // XLA:CPU's own.
-  if (bytes.size() < kHeaderSize || bytes.substr(0, kMagicSize) != std::string_view(kMagic, kMagicSize)) {
+  const std::string_view magic(kMagic, kMagicSize);
+  if (bytes.size() < kHeaderSize || bytes.substr(0, kMagicSize) != magic) {
     return InvalidArgument(std::string(what) + ": the serialized executable (" +
                            std::to_string(bytes.size()) +
                            " bytes) is neither a pjrtkit reference-device executable nor "
@@ -35,7 +36,8 @@ StatusOr<SerializedExecutable> SerializedExecutable::Decode(std::string_view byt
   }
   uint32_t count = 0;
   for (int i = 0; i < 4; ++i) {
-    count |= static_cast<uint32_t>(static_cast<unsigned char>(bytes[kMagicSize + 1 + i])) << (8 * i);
+    const auto byte = static_cast<unsigned char>(bytes[kMagicSize + 1 + i]);
+    count |= static_cast<uint32_t>(byte) << (8 * i);
   }
   if (count == 0 || count > (uint32_t{1} << 30)) {
     return InvalidArgument(std::string(what) + ": the serialized executable names a topology of " +

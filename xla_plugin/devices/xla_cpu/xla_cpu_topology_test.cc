@@ -327,7 +327,8 @@ TEST_F(XlaCpuTopologyTest, CompileErrorsAreReported) {
   StatusOr<std::shared_ptr<Executable>> aot =
       topology->Compile(Program{"", kAdd}, OneByOne(), nullptr);
   ASSERT_FALSE(aot.ok());
-  EXPECT_EQ(aot.status().message(), "PJRT_Compile: the program has no format (\"mlir\" or \"hlo\")");
+  EXPECT_EQ(aot.status().message(),
+            "PJRT_Compile: the program has no format (\"mlir\" or \"hlo\")");
   aot = topology->Compile(Program{"mlir", "module @broken {"}, OneByOne(), nullptr);
   ASSERT_FALSE(aot.ok());
   EXPECT_EQ(aot.status().message().rfind("XLA:CPU PJRT_Client_Compile: ", 0), 0u)
