@@ -174,6 +174,29 @@ TEST_F(CompileTest, TopologyCompileOrReported) {
   outputs.executable = executable.get();
   PJRT_ASSERT_OK(PJRT_CALL(api()->PJRT_Executable_NumOutputs(&outputs)));
   EXPECT_EQ(outputs.num_outputs, 1u);
+
+  // Compiled for the client's own topology, its serialized form loads on the client and runs.
+  PJRT_ARGS(PJRT_Executable_Serialize_Args, serialize);
+  serialize.executable = executable.get();
+  const Status serialized = PJRT_CALL(api()->PJRT_Executable_Serialize(&serialize));
+  if (serialized.code == PJRT_Error_Code_UNIMPLEMENTED) {
+    Report("topology_compile", "compiles; PJRT_Executable_Serialize is UNIMPLEMENTED");
+    return;
+  }
+  PJRT_ASSERT_OK(serialized);
+  const std::string bytes = Str(serialize.serialized_bytes, serialize.serialized_bytes_size);
+  ASSERT_NE(serialize.serialized_executable_deleter, nullptr);
+  serialize.serialized_executable_deleter(serialize.serialized_executable);
+  ASSERT_FALSE(bytes.empty());
+  PJRT_ARGS(PJRT_Executable_DeserializeAndLoad_Args, load);
+  load.client = client();
+  load.serialized_executable = bytes.data();
+  load.serialized_executable_size = bytes.size();
+  PJRT_ASSERT_OK(PJRT_CALL(api()->PJRT_Executable_DeserializeAndLoad(&load)));
+  LoadedExecutablePtr loaded(api(), load.loaded_executable);
+  ASSERT_TRUE(loaded);
+  ExpectAddsOne(loaded.get());
+  Report("topology_compile", "compiles, serializes, loads and runs");
 }
 
 }  // namespace

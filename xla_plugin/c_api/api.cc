@@ -180,7 +180,7 @@ PJRT_Api MakePjrtApi(const FactoryEntryPoints& entry_points) {
   api.PJRT_TopologyDescription_Serialize = TopologySerialize;
   api.PJRT_TopologyDescription_Attributes = TopologyAttributes;
   api.PJRT_TopologyDescription_Deserialize = TopologyDeserialize;
-  api.PJRT_Compile = TopologyCompile;  // UNIMPLEMENTED (AOT).
+  api.PJRT_Compile = TopologyCompile;
   return api;
 }
 

@@ -241,18 +241,7 @@ PJRT_Error* ClientCompile(PJRT_Client_Compile_Args* args) {
     PJRTKIT_RETURN_IF_ERROR(
         CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Client_Compile_Args, executable)));
     PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "client", args->client));
-    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "program", args->program));
-    const PJRT_Program& program = *args->program;
-    if (program.struct_size < PJRTKIT_ARGS_SIZE(PJRT_Program, format_size)) {
-      return InvalidArgument(std::string(fn) + ": PJRT_Program struct_size is " +
-                             std::to_string(program.struct_size) + ", expected at least " +
-                             std::to_string(PJRT_Program_STRUCT_SIZE));
-    }
-    Program cpp_program;
-    PJRTKIT_ASSIGN_OR_RETURN(cpp_program.format,
-                             ToString(fn, "program->format", program.format, program.format_size));
-    PJRTKIT_ASSIGN_OR_RETURN(cpp_program.code,
-                             ToString(fn, "program->code", program.code, program.code_size));
+    PJRTKIT_ASSIGN_OR_RETURN(Program cpp_program, ToProgram(fn, args->program));
     PJRTKIT_ASSIGN_OR_RETURN(
         std::string options,
         ToString(fn, "compile_options", args->compile_options, args->compile_options_size));

@@ -278,6 +278,22 @@ StatusOr<std::string> ToString(const char* fn, const char* what, const char* dat
   return std::string(data, size);
 }
 
+// ---- Programs ---------------------------------------------------------------------------------
+
+StatusOr<Program> ToProgram(const char* fn, const PJRT_Program* program) {
+  if (program == nullptr) return Invalid(fn, "args->program is null");
+  if (program->struct_size < PJRTKIT_ARGS_SIZE(PJRT_Program, format_size)) {
+    return Invalid(fn, "PJRT_Program struct_size is " + std::to_string(program->struct_size) +
+                           ", expected at least " + std::to_string(PJRT_Program_STRUCT_SIZE));
+  }
+  Program out;
+  PJRTKIT_ASSIGN_OR_RETURN(out.format,
+                           ToString(fn, "program->format", program->format, program->format_size));
+  PJRTKIT_ASSIGN_OR_RETURN(out.code,
+                           ToString(fn, "program->code", program->code, program->code_size));
+  return out;
+}
+
 // ---- Named values -----------------------------------------------------------------------------
 
 StatusOr<AttributeMap> ToAttributeMap(const char* fn, const PJRT_NamedValue* values, size_t count) {

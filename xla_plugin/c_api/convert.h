@@ -54,6 +54,12 @@ StatusOr<ElementType> FromPjrtBufferType(const char* fn, PJRT_Buffer_Type type);
 // null but `size` is not 0.
 StatusOr<std::string> ToString(const char* fn, const char* what, const char* data, size_t size);
 
+// ---- Programs ---------------------------------------------------------------------------------
+
+// The Program `program` describes (format and code copied). INVALID_ARGUMENT naming `fn`: null
+// `program`, a struct_size short of `format_size`, null code or format with a nonzero size.
+StatusOr<Program> ToProgram(const char* fn, const PJRT_Program* program);
+
 // ---- Named values -----------------------------------------------------------------------------
 
 // Converts `count` PJRT_NamedValues (create options) into an AttributeMap. Errors

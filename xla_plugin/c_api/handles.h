@@ -8,7 +8,8 @@
 //                          the wrapper of its topology.
 //   PJRT_Buffer            owns its pjrtkit::Buffer; points back to its PJRT_Client.
 //   PJRT_Executable        shares the pjrtkit::Executable (std::shared_ptr), so it outlives the
-//                          PJRT_LoadedExecutable it came from.
+//                          PJRT_LoadedExecutable it came from, or, made by PJRT_Compile, the
+//                          PJRT_TopologyDescription (and any client) it was compiled with.
 //   PJRT_LoadedExecutable  owns its pjrtkit::LoadedExecutable.
 //   PJRT_Event             shares the pjrtkit::Event.
 //   PJRT_Error             holds a non-OK pjrtkit::Status.

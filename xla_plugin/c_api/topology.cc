@@ -6,6 +6,7 @@
 // pjrtkit.
 #include "xla_plugin/c_api/convert.h"
 #include "xla_plugin/c_api/entry_point.h"
+#include "xla_plugin/c_api/executable.h"
 #include "xla_plugin/c_api/handles.h"
 
 PJRT_TopologyDescription::PJRT_TopologyDescription(const pjrtkit::Topology* topology,
@@ -141,6 +142,35 @@ PJRT_Error* TopologyDeserialize(PJRT_TopologyDescription_Deserialize_Args* args)
     if (topology == nullptr) return Internal(std::string(fn) + ": no topology was made");
     const Topology* raw = topology.get();
     args->topology = new PJRT_TopologyDescription(raw, std::move(topology), nullptr);
+    return OkStatus();
+  });
+}
+
+PJRT_Error* TopologyCompile(PJRT_Compile_Args* args) {
+  return Guard("PJRT_Compile", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Compile_Args, executable)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "topology", args->topology));
+    PJRTKIT_ASSIGN_OR_RETURN(Program program, ToProgram(fn, args->program));
+    PJRTKIT_ASSIGN_OR_RETURN(
+        std::string options,
+        ToString(fn, "compile_options", args->compile_options, args->compile_options_size));
+    // The caller's client, else the client that owns this topology (if any): the device may
+    // compile through it instead of building a compiler of its own.
+    PJRT_Client* offered =
+        args->client != nullptr ? args->client : args->topology->owner_client;
+    Client* client = offered != nullptr ? offered->client.get() : nullptr;
+    const Topology& topology = *args->topology->topology;
+    if (client != nullptr && client->platform_name() != topology.platform_name()) {
+      return InvalidArgument(std::string(fn) + ": args->client is a '" + client->platform_name() +
+                             "' client, but the topology is of platform '" +
+                             topology.platform_name() + "'");
+    }
+    PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<Executable> executable,
+                             topology.Compile(program, options, client));
+    if (executable == nullptr) {
+      return Internal(std::string(fn) + ": Topology::Compile returned no executable");
+    }
+    args->executable = WrapExecutable(std::move(executable));
     return OkStatus();
   });
 }

@@ -42,6 +42,12 @@ PJRT_Error* TopologyAttributes(PJRT_TopologyDescription_Attributes_Args* args);
 // PJRT_TopologyDescription_Deserialize: an owned topology from bytes PJRT_TopologyDescription_
 // Serialize made (Topology::Deserialize); INVALID_ARGUMENT for other bytes.
 PJRT_Error* TopologyDeserialize(PJRT_TopologyDescription_Deserialize_Args* args);
+// PJRT_Compile: compiles `program` for `topology` ahead of time (Topology::Compile) and returns
+// an unloaded executable the caller destroys; PJRT_Executable_Serialize of it loads with
+// PJRT_Executable_DeserializeAndLoad on a client of that topology. The optional `client` (or,
+// for a client's own topology, its owner) is offered to the device. UNIMPLEMENTED when the
+// device has no ahead-of-time compiler.
+PJRT_Error* TopologyCompile(PJRT_Compile_Args* args);
 
 }  // namespace capi
 }  // namespace pjrtkit

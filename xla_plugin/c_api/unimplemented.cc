@@ -22,10 +22,6 @@ PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_CopyToDeviceStream_GranuleSize, CopyToDeviceStre
 // As above: no stream can exist.
 PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_CopyToDeviceStream_CurrentBytes, CopyToDeviceStreamCurrentBytes)
 
-// ---- Ahead-of-time compilation -------------------------------------------------------------
-// The client layer compiles through a Client only; it has no topology-only (AOT) compiler.
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_Compile, TopologyCompile)
-
 // ---- Client extras -------------------------------------------------------------------------
 // Client has no DMA registration of host memory.
 PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_Client_DmaMap, ClientDmaMap)

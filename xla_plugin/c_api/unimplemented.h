@@ -20,10 +20,6 @@ PJRT_Error* CopyToDeviceStreamGranuleSize(PJRT_CopyToDeviceStream_GranuleSize_Ar
 // PJRT_CopyToDeviceStream_CurrentBytes: UNIMPLEMENTED.
 PJRT_Error* CopyToDeviceStreamCurrentBytes(PJRT_CopyToDeviceStream_CurrentBytes_Args* args);
 
-// ---- Ahead-of-time compilation -------------------------------------------------------------
-// PJRT_Compile: UNIMPLEMENTED.
-PJRT_Error* TopologyCompile(PJRT_Compile_Args* args);
-
 // ---- Client extras -------------------------------------------------------------------------
 // PJRT_Client_DmaMap: UNIMPLEMENTED.
 PJRT_Error* ClientDmaMap(PJRT_Client_DmaMap_Args* args);

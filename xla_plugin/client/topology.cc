@@ -19,4 +19,11 @@ StatusOr<std::unique_ptr<Topology>> Topology::Deserialize(const std::string& byt
   return DecodeTopology(bytes);
 }
 
+StatusOr<std::shared_ptr<Executable>> Topology::Compile(const Program& program,
+                                                       const std::string& compile_options,
+                                                       Client* client) const {
+  return Unimplemented("Topology::Compile (ahead-of-time compilation for a topology) is not "
+                       "implemented for platform '" + platform_name_ + "'");
+}
+
 }  // namespace pjrtkit

@@ -7,10 +7,13 @@
 #include <vector>
 
 #include "xla_plugin/client/device_description.h"
+#include "xla_plugin/client/executable.h"
 #include "xla_plugin/client/status_or.h"
 #include "xla_plugin/client/types.h"
 
 namespace pjrtkit {
+
+class Client;
 
 // A platform's device set: platform name and version, device descriptions and attributes.
 class Topology {
@@ -34,6 +37,17 @@ class Topology {
   // The topology `bytes` (made by Topology::Serialize) describe; INVALID_ARGUMENT naming the
   // byte offset when they are not in that format.
   static StatusOr<std::unique_ptr<Topology>> Deserialize(const std::string& bytes);
+  // Compiles `program` with `compile_options` (a serialized xla.CompileOptionsProto) for the
+  // devices of this topology, ahead of time (PJRT_Compile): the result is not loaded, answers
+  // every Executable query, and its Serialize() bytes load with Client::DeserializeAndLoad on a
+  // client of this topology (a client of another topology must refuse them). `client`, when not
+  // null, is a live client of this platform the caller offers (PJRT_Compile's optional client,
+  // or the client that owns this topology); a device may compile through it when it fits, but
+  // the result must not depend on it. The executable may outlive this topology and `client`.
+  // Default: UNIMPLEMENTED (a device without an ahead-of-time compiler).
+  virtual StatusOr<std::shared_ptr<Executable>> Compile(const Program& program,
+                                                        const std::string& compile_options,
+                                                        Client* client) const;
 
  private:
   std::string platform_name_;               // Platform name.

@@ -15,6 +15,7 @@ from typing import Any
 from jax_plugins.pjrtkit import _jax_compat
 from jax_plugins.pjrtkit import _integration
 from jax_plugins.pjrtkit import _paths
+from jax_plugins.pjrtkit import _topology
 
 logger = logging.getLogger(__name__)
 
@@ -46,11 +47,15 @@ def initialize() -> None:
         "pjrtkit: plugin library %s is missing (build it with tools/setup.sh or set "
         "%s); the pjrtkit platform is not registered.", library, _paths.LIBRARY_ENV)
     return
+  # Topologies get the XLA:CPU plugin path too, so they compile ahead of time (PJRT_Compile).
+  make_topology = _topology.TopologyFactory(default_options)
   c_api = xla_bridge.register_plugin(
       PLATFORM_NAME,
       priority=PRIORITY,
       library_path=os.fspath(library),
       options=default_options,
+      make_topology=make_topology,
   )
+  make_topology.c_api = c_api
   _integration.install(c_api, PLATFORM_NAME)  # Ops that need FFI, cpu lowerings, callbacks.
   _jax_compat.install(PLATFORM_NAME)  # donation + persistent cache (JAX gates them by name)

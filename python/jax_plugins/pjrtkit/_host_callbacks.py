@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from jax_plugins.pjrtkit import _topology
 from jax_plugins.pjrtkit import _xla_ffi
 
 TARGET_NAME = "pjrtkit_python_callback"
@@ -199,6 +200,7 @@ def emit_callback(ctx: Any, callback: Callable[..., Sequence[Any]], token: Any,
   from jax._src import core  # pylint: disable=g-import-not-at-top
   from jax._src.interpreters import mlir  # pylint: disable=g-import-not-at-top
 
+  _topology.refuse_compile_only(ctx)  # No host callbacks in executables compiled for a topology.
   function = _checked(callback, ctx.avals_out)
   callback_id = TABLE.add(function)
   # The executable owns the function: jaxlib keeps an executable's host callbacks alive until its

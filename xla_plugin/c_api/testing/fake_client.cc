@@ -9,6 +9,7 @@
 // pjrtkit.
 #include "xla_plugin/c_api/testing/fake_buffer.h"
 #include "xla_plugin/c_api/testing/fake_executable.h"
+#include "xla_plugin/c_api/testing/fake_topology.h"
 #include "xla_plugin/c_api/testing/fake_transfer_manager.h"
 #include "xla_plugin/client/options.h"
 
@@ -122,7 +123,7 @@ std::unique_ptr<Topology> FakeClient::MakeTopology(const std::string& platform_v
                                                    const std::vector<DeviceDescription>& devices) {
   AttributeMap attributes{{"topology_kind", std::string("fake")},
                           {"num_devices", static_cast<int64_t>(devices.size())}};
-  return std::make_unique<Topology>("fake", platform_version, devices, std::move(attributes));
+  return std::make_unique<FakeTopology>(platform_version, devices, std::move(attributes));
 }
 
 void FakeClient::ReleasePendingEvents() {
@@ -216,6 +217,12 @@ StatusOr<std::unique_ptr<LoadedExecutable>> FakeClient::DeserializeAndLoad(
     const std::string& serialized, const std::optional<std::string>& compile_options) {
   PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<FakeExecutable> executable,
                            FakeExecutable::Deserialize(serialized, compile_options));
+  const int topology_devices = executable->topology_devices();
+  if (topology_devices != 0 && static_cast<size_t>(topology_devices) != devices_.size()) {
+    return InvalidArgument("fake: the executable was compiled for a topology of " +
+                           std::to_string(topology_devices) + " devices; this client has " +
+                           std::to_string(devices_.size()));
+  }
   return FakeLoadedExecutable::Load(this, std::move(executable));
 }
 

@@ -95,7 +95,8 @@ class FakeClient : public Client {
  public:
   // Parses `options` (see the file comment) and builds the devices.
   static StatusOr<std::unique_ptr<Client>> Create(const AttributeMap& options);
-  // The topology of `device_count` devices, as FakeFactory::CreateTopology returns it.
+  // The topology of `devices` (a FakeTopology, which compiles ahead of time), as
+  // FakeFactory::CreateTopology returns it.
   static std::unique_ptr<Topology> MakeTopology(const std::string& platform_version,
                                                 const std::vector<DeviceDescription>& devices);
 

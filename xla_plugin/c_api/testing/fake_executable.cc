@@ -34,7 +34,8 @@ std::string ShapeString(ElementType type, const std::vector<int64_t>& dims) {
 }
 
 // Splits "a=1;b=2" into pairs and applies them.
-Status ParseOptions(const std::string& text, std::string* name, int* replicas, bool* donate) {
+Status ParseOptions(const std::string& text, std::string* name, int* replicas, bool* donate,
+                    int* topology_devices) {
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ';')) {
@@ -48,6 +49,8 @@ Status ParseOptions(const std::string& text, std::string* name, int* replicas, b
       *donate = value == "1";
     } else if (key == "name") {
       *name = value;
+    } else if (key == "topology_devices") {
+      *topology_devices = std::atoi(value.c_str());
     } else {
       return InvalidArgument("fake: unknown compile option '" + key + "'");
     }
@@ -95,7 +98,8 @@ StatusOr<std::shared_ptr<FakeExecutable>> FakeExecutable::Compile(const Program&
   executable->program_ = program;
   executable->options_ = options;
   PJRTKIT_RETURN_IF_ERROR(
-      ParseOptions(options, &executable->name_, &executable->replicas_, &executable->donate_));
+      ParseOptions(options, &executable->name_, &executable->replicas_, &executable->donate_,
+                   &executable->topology_devices_));
   PJRTKIT_ASSIGN_OR_RETURN(executable->signature_, ParseSignature(program.code));
   return executable;
 }

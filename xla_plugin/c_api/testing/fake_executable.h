@@ -5,6 +5,8 @@
 //   replicas=N   run on the first N addressable devices (default 1)
 //   donate=1     donate every argument not listed in non_donatable_input_indices
 //   name=S       the executable's name (default "fake_identity")
+//   topology_devices=N  compiled ahead of time for a topology of N devices (FakeTopology adds
+//                it); FakeClient::DeserializeAndLoad refuses it on a client of another count
 #ifndef PJRTKIT_XLA_PLUGIN_C_API_TESTING_FAKE_EXECUTABLE_H_
 #define PJRTKIT_XLA_PLUGIN_C_API_TESTING_FAKE_EXECUTABLE_H_
 
@@ -48,6 +50,8 @@ class FakeExecutable : public Executable {
   const std::vector<FakeShape>& signature() const { return signature_; }
   // Whether arguments are donated.
   bool donate() const { return donate_; }
+  // The device count of the topology it was compiled for ahead of time; 0 for a client compile.
+  int topology_devices() const { return topology_devices_; }
 
   // Executable:
   const std::string& name() const override { return name_; }
@@ -72,6 +76,7 @@ class FakeExecutable : public Executable {
   std::string name_ = "fake_identity";  // Name.
   int replicas_ = 1;                    // Replica count.
   bool donate_ = false;                 // Donate arguments.
+  int topology_devices_ = 0;            // See topology_devices().
   std::vector<FakeShape> signature_;    // Inputs == outputs.
 };
 

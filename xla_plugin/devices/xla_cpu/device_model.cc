@@ -24,15 +24,5 @@ DeviceDescription MakeDeviceDescription(int id) {
                            std::move(attributes));
 }
 
-std::unique_ptr<Topology> MakeTopology(int device_count, const std::string& platform_version) {
-  std::vector<DeviceDescription> devices;
-  devices.reserve(device_count);
-  for (int id = 0; id < device_count; ++id) devices.push_back(MakeDeviceDescription(id));
-  AttributeMap attributes;
-  attributes["device_count"] = int64_t{device_count};
-  return std::make_unique<Topology>(kPlatformName, platform_version, std::move(devices),
-                                    std::move(attributes));
-}
-
 }  // namespace xla_cpu
 }  // namespace pjrtkit

@@ -1,5 +1,6 @@
-// pjrtkit's own device model for the reference device: names, versions, device descriptions and
-// the topology. Needs no inner plugin, so CreateTopology works without loading XLA:CPU.
+// pjrtkit's own device model for the reference device: names, versions and device descriptions
+// (the topology, XlaCpuTopology, is made of them). Needs no inner plugin, so CreateTopology works
+// without loading XLA:CPU.
 #ifndef PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_DEVICE_MODEL_H_
 #define PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_DEVICE_MODEL_H_
 
@@ -7,7 +8,6 @@
 #include <string>
 
 #include "xla_plugin/client/device_description.h"
-#include "xla_plugin/client/topology.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
@@ -33,10 +33,6 @@ std::string PlatformVersion(const std::string& inner_version);
 // to_string "PjrtkitDevice(id=<id>, process_index=0, kind=pjrtkit_cpu)", attributes
 // {"backend": "xla_cpu", "core_count": 1} (each pjrtkit device is one XLA:CPU device).
 DeviceDescription MakeDeviceDescription(int id);
-
-// A topology of `device_count` devices, ids 0..device_count-1, platform "pjrtkit", with the
-// attribute {"device_count": device_count}.
-std::unique_ptr<Topology> MakeTopology(int device_count, const std::string& platform_version);
 
 }  // namespace xla_cpu
 }  // namespace pjrtkit

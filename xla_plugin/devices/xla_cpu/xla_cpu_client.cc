@@ -10,16 +10,15 @@
 #include "xla_plugin/devices/xla_cpu/inner_ffi.h"
 #include "xla_plugin/devices/xla_cpu/inner_layout.h"
 #include "xla_plugin/devices/xla_cpu/pooled_host_copy.h"
+#include "xla_plugin/devices/xla_cpu/serialized_executable.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_buffer.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_loaded_executable.h"
+#include "xla_plugin/devices/xla_cpu/xla_cpu_topology.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_transfer_manager.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
 namespace {
-
-// The inner create option that sets XLA:CPU's device count.
-constexpr char kInnerDeviceCountOption[] = "cpu_device_count";
 
 // Checks an element type and dimensions given by the framework.
 Status CheckShape(const char* what, ElementType type, const std::vector<int64_t>& dims) {
@@ -41,19 +40,10 @@ Status CheckShape(const char* what, ElementType type, const std::vector<int64_t>
 StatusOr<std::unique_ptr<XlaCpuClient>> XlaCpuClient::Create(std::shared_ptr<InnerApi> inner,
                                                              int device_count,
                                                              size_t host_buffer_cache_bytes) {
-  PJRT_NamedValue option{};
-  option.struct_size = PJRT_NamedValue_STRUCT_SIZE;
-  option.name = kInnerDeviceCountOption;
-  option.name_size = std::strlen(kInnerDeviceCountOption);
-  option.type = PJRT_NamedValue_kInt64;
-  option.int64_value = device_count;
-  option.value_size = 1;
-  PJRTKIT_INNER_ARGS(PJRT_Client_Create, args);
-  args.create_options = &option;
-  args.num_options = 1;
-  PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*inner, PJRT_Client_Create, &args));
-  if (args.client == nullptr) return Internal("XLA:CPU PJRT_Client_Create returned no client");
-  std::unique_ptr<XlaCpuClient> client(new XlaCpuClient(std::move(inner), args.client));
+  PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<InnerClient> inner_client,
+                           InnerClient::Create(inner, device_count));
+  std::unique_ptr<XlaCpuClient> client(
+      new XlaCpuClient(std::move(inner), std::move(inner_client)));
   PJRTKIT_RETURN_IF_ERROR(client->Init(device_count));
   if (host_buffer_cache_bytes > 0) {
     client->host_buffer_pool_ = std::make_shared<HostBufferPool>(host_buffer_cache_bytes);
@@ -61,10 +51,16 @@ StatusOr<std::unique_ptr<XlaCpuClient>> XlaCpuClient::Create(std::shared_ptr<Inn
   return client;
 }
 
-XlaCpuClient::XlaCpuClient(std::shared_ptr<InnerApi> inner, PJRT_Client* inner_client)
-    : inner_(std::move(inner)), inner_client_(inner_client) {}
+XlaCpuClient::XlaCpuClient(std::shared_ptr<InnerApi> inner,
+                           std::shared_ptr<InnerClient> inner_client)
+    : inner_(std::move(inner)), inner_client_(std::move(inner_client)) {}
 
-XlaCpuClient::~XlaCpuClient() { inner_->DestroyClient(inner_client_); }
+XlaCpuClient::~XlaCpuClient() {
+  // Let go of the inner client first (as before devices and memories), unless executables
+  // still share it.
+  topology_.reset();
+  inner_client_.reset();
+}
 
 Status XlaCpuClient::RegisterFfiHandler(const FfiHandlerRegistration& registration) {
   PJRTKIT_ASSIGN_OR_RETURN(InnerFfi ffi, InnerFfi::Find(inner_));
@@ -78,7 +74,7 @@ Status XlaCpuClient::RegisterFfiType(const FfiTypeRegistration& registration) {
 
 Status XlaCpuClient::Init(int device_count) {
   PJRTKIT_INNER_ARGS(PJRT_Client_PlatformVersion, version_args);
-  version_args.client = inner_client_;
+  version_args.client = inner_client();
   PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*inner_, PJRT_Client_PlatformVersion, &version_args));
   platform_name_ = kPlatformName;
   platform_version_ = PlatformVersion(
@@ -86,7 +82,7 @@ Status XlaCpuClient::Init(int device_count) {
 
   // Our device ids equal the inner ones, so check that those are exactly 0..device_count-1.
   PJRTKIT_INNER_ARGS(PJRT_Client_Devices, devices_args);
-  devices_args.client = inner_client_;
+  devices_args.client = inner_client();
   PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*inner_, PJRT_Client_Devices, &devices_args));
   if (devices_args.num_devices != static_cast<size_t>(device_count)) {
     return Internal("XLA:CPU created " + std::to_string(devices_args.num_devices) +
@@ -121,7 +117,7 @@ Status XlaCpuClient::Init(int device_count) {
     device_of_inner_[by_id[id]] = devices_.back().get();
   }
   PJRTKIT_RETURN_IF_ERROR(InitMemories());
-  topology_ = MakeTopology(device_count, platform_version_);
+  topology_ = XlaCpuTopology::OfClient(inner_client_, platform_version_);
   return OkStatus();
 }
 
@@ -252,7 +248,7 @@ StatusOr<HostBufferResult> XlaCpuClient::BufferFromHostBuffer(const HostBufferAr
   if (args.device_layout.has_value()) layout.emplace(*args.device_layout);
 
   PJRTKIT_INNER_ARGS(PJRT_Client_BufferFromHostBuffer, inner_args);
-  inner_args.client = inner_client_;
+  inner_args.client = inner_client();
   inner_args.data = args.data;
   inner_args.type = ToInnerType(args.type);
   inner_args.dims = args.dims.data();
@@ -284,7 +280,7 @@ StatusOr<std::unique_ptr<Buffer>> XlaCpuClient::CreateUninitializedBuffer(
                            " is addressable by no device");
   }
   PJRTKIT_INNER_ARGS(PJRT_Client_CreateUninitializedBuffer, args);
-  args.client = inner_client_;
+  args.client = inner_client();
   args.shape_dims = dims.data();
   args.shape_num_dims = dims.size();
   args.shape_element_type = ToInnerType(type);
@@ -321,7 +317,7 @@ StatusOr<std::unique_ptr<Buffer>> XlaCpuClient::CreateViewOfDeviceBuffer(
   std::optional<InnerLayout> layout;
   if (args.layout.has_value()) layout.emplace(*args.layout);
   PJRTKIT_INNER_ARGS(PJRT_Client_CreateViewOfDeviceBuffer, inner_args);
-  inner_args.client = inner_client_;
+  inner_args.client = inner_client();
   inner_args.device_buffer_ptr = args.data;
   inner_args.dims = args.dims.data();
   inner_args.num_dims = args.dims.size();
@@ -360,50 +356,38 @@ XlaCpuClient::CreateBuffersForAsyncHostToDevice(
 
 StatusOr<std::unique_ptr<LoadedExecutable>> XlaCpuClient::Compile(
     const Program& program, const std::string& compile_options) {
-  if (program.format.empty()) {
-    return InvalidArgument("Compile: the program has no format (\"mlir\" or \"hlo\")");
-  }
-  PJRTKIT_ASSIGN_OR_RETURN(
-      std::string options,
-      NormalizeCompileOptions(compile_options, static_cast<int>(devices_.size())));
-  PJRT_Program inner_program{};
-  inner_program.struct_size = PJRT_Program_STRUCT_SIZE;
-  inner_program.code = const_cast<char*>(program.code.data());  // The inner plugin only reads.
-  inner_program.code_size = program.code.size();
-  inner_program.format = program.format.data();
-  inner_program.format_size = program.format.size();
-  PJRTKIT_INNER_ARGS(PJRT_Client_Compile, args);
-  args.client = inner_client_;
-  args.program = &inner_program;
-  args.compile_options = options.data();
-  args.compile_options_size = options.size();
-  PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*inner_, PJRT_Client_Compile, &args));
-  return WrapExecutable(args.executable);
+  PJRTKIT_ASSIGN_OR_RETURN(InnerClient::LoadedPtr loaded,
+                           inner_client_->Compile(program, compile_options, "Compile"));
+  return WrapExecutable(std::move(loaded));
 }
 
 StatusOr<std::unique_ptr<LoadedExecutable>> XlaCpuClient::DeserializeAndLoad(
     const std::string& serialized, const std::optional<std::string>& compile_options) {
+  constexpr const char* kWhat = "DeserializeAndLoad";
+  PJRTKIT_ASSIGN_OR_RETURN(SerializedExecutable parsed,
+                           SerializedExecutable::Decode(serialized, kWhat));
+  PJRTKIT_RETURN_IF_ERROR(parsed.CheckDeviceCount(static_cast<int>(devices_.size()), kWhat));
   std::string options;
   if (compile_options.has_value()) {
     PJRTKIT_ASSIGN_OR_RETURN(
         options, NormalizeCompileOptions(*compile_options, static_cast<int>(devices_.size())));
   }
   PJRTKIT_INNER_ARGS(PJRT_Executable_DeserializeAndLoad, args);
-  args.client = inner_client_;
-  args.serialized_executable = serialized.data();
-  args.serialized_executable_size = serialized.size();
+  args.client = inner_client();
+  args.serialized_executable = parsed.inner().data();
+  args.serialized_executable_size = parsed.inner().size();
   if (compile_options.has_value()) {
     args.overridden_serialized_compile_options = options.data();
     args.overridden_serialized_compile_options_size = options.size();
   }
   PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*inner_, PJRT_Executable_DeserializeAndLoad, &args));
-  return WrapExecutable(args.loaded_executable);
+  return WrapExecutable(inner_client_->Adopt(args.loaded_executable));
 }
 
 StatusOr<std::unique_ptr<LoadedExecutable>> XlaCpuClient::WrapExecutable(
-    PJRT_LoadedExecutable* inner) {
+    InnerClient::LoadedPtr inner) {
   PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<XlaCpuLoadedExecutable> loaded,
-                           XlaCpuLoadedExecutable::Wrap(this, inner));
+                           XlaCpuLoadedExecutable::Wrap(this, std::move(inner)));
   return std::unique_ptr<LoadedExecutable>(std::move(loaded));
 }
 

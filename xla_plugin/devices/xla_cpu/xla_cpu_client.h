@@ -12,6 +12,7 @@
 #include "xla_plugin/client/client.h"
 #include "xla_plugin/devices/xla_cpu/host_buffer_pool.h"
 #include "xla_plugin/devices/xla_cpu/inner_api.h"
+#include "xla_plugin/devices/xla_cpu/inner_client.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_device.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_memory.h"
 
@@ -20,9 +21,10 @@ namespace xla_cpu {
 
 class XlaCpuBuffer;
 
-// Owns an inner PJRT_Client created with cpu_device_count = device_count, and pjrtkit's devices
-// and memories wrapping the inner ones. Buffers and executables point at the client: the
-// framework destroys them before the client (as PJRT requires).
+// Shares an inner PJRT_Client created with cpu_device_count = device_count (InnerClient), and owns
+// pjrtkit's devices and memories wrapping the inner ones. Buffers and loaded executables point at
+// the client: the framework destroys them before the client (as PJRT requires). Executables
+// (PJRT_Executable) share the inner client instead, so they may outlive this client.
 class XlaCpuClient : public Client {
  public:
   // Creates the inner client on `inner` with `device_count` devices and wraps it. INTERNAL when
@@ -43,8 +45,11 @@ class XlaCpuClient : public Client {
   StatusOr<HostBufferResult> BufferFromHostBuffer(const HostBufferArgs& args) override;
   StatusOr<std::unique_ptr<LoadedExecutable>> Compile(const Program& program,
                                                       const std::string& compile_options) override;
+  // Loads bytes made by XlaCpuExecutable::Serialize; INVALID_ARGUMENT when they were compiled for
+  // a topology of another device count (serialized_executable.h).
   StatusOr<std::unique_ptr<LoadedExecutable>> DeserializeAndLoad(
       const std::string& serialized, const std::optional<std::string>& compile_options) override;
+  // An XlaCpuTopology of this client's devices that compiles through this client's inner client.
   StatusOr<const Topology*> topology() const override { return topology_.get(); }
   StatusOr<std::unique_ptr<Buffer>> CreateUninitializedBuffer(ElementType type,
                                                               const std::vector<int64_t>& dims,
@@ -66,7 +71,9 @@ class XlaCpuClient : public Client {
   // The inner plugin, shared.
   std::shared_ptr<InnerApi> shared_inner() const { return inner_; }
   // The inner client.
-  PJRT_Client* inner_client() const { return inner_client_; }
+  PJRT_Client* inner_client() const { return inner_client_->get(); }
+  // The inner client, shared (executables keep it alive).
+  const std::shared_ptr<InnerClient>& shared_inner_client() const { return inner_client_; }
   // The pool host-to-device copies go through; nullptr when disabled.
   const std::shared_ptr<HostBufferPool>& host_buffer_pool() const { return host_buffer_pool_; }
   // Our device wrapping `inner`; nullptr if unknown.
@@ -81,16 +88,16 @@ class XlaCpuClient : public Client {
   StatusOr<XlaCpuBuffer*> OwnBuffer(Buffer* buffer, const std::string& what) const;
 
  private:
-  XlaCpuClient(std::shared_ptr<InnerApi> inner, PJRT_Client* inner_client);
+  XlaCpuClient(std::shared_ptr<InnerApi> inner, std::shared_ptr<InnerClient> inner_client);
   // Builds devices, memories and topology from the inner client.
   Status Init(int device_count);
   // Builds the memories of every device (called by Init).
   Status InitMemories();
   // Wraps an inner loaded executable made by Compile or DeserializeAndLoad.
-  StatusOr<std::unique_ptr<LoadedExecutable>> WrapExecutable(PJRT_LoadedExecutable* inner);
+  StatusOr<std::unique_ptr<LoadedExecutable>> WrapExecutable(InnerClient::LoadedPtr inner);
 
   std::shared_ptr<InnerApi> inner_;                     // The inner plugin.
-  PJRT_Client* inner_client_;                           // Owned; destroyed last.
+  std::shared_ptr<InnerClient> inner_client_;           // Shared with executables.
   std::string platform_name_;                           // "pjrtkit".
   std::string platform_version_;                        // See device_model.h.
   std::vector<std::unique_ptr<XlaCpuDevice>> devices_;  // By id.

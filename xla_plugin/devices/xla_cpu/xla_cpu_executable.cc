@@ -2,19 +2,31 @@
 
 #include <utility>
 
+#include "xla_plugin/devices/xla_cpu/serialized_executable.h"
+
 namespace pjrtkit {
 namespace xla_cpu {
 
-StatusOr<std::shared_ptr<XlaCpuExecutable>> XlaCpuExecutable::Wrap(std::shared_ptr<InnerApi> api,
-                                                                   PJRT_Executable* inner) {
-  if (inner == nullptr) return Internal("XLA:CPU returned a null executable");
-  std::shared_ptr<XlaCpuExecutable> executable(new XlaCpuExecutable(std::move(api), inner));
+StatusOr<std::shared_ptr<XlaCpuExecutable>> XlaCpuExecutable::FromLoaded(
+    std::shared_ptr<InnerClient> client, InnerClient::LoadedPtr loaded) {
+  if (loaded == nullptr) return Internal("XLA:CPU returned a null loaded executable");
+  PJRTKIT_INNER_ARGS(PJRT_LoadedExecutable_GetExecutable, args);
+  args.loaded_executable = loaded.get();
+  PJRTKIT_RETURN_IF_ERROR(
+      PJRTKIT_INNER_CALL(client->api(), PJRT_LoadedExecutable_GetExecutable, &args));
+  if (args.executable == nullptr) return Internal("XLA:CPU returned a null executable");
+  std::shared_ptr<XlaCpuExecutable> executable(
+      new XlaCpuExecutable(std::move(client), std::move(loaded), args.executable));
   PJRTKIT_RETURN_IF_ERROR(executable->Init());
   return executable;
 }
 
-XlaCpuExecutable::XlaCpuExecutable(std::shared_ptr<InnerApi> api, PJRT_Executable* inner)
-    : api_(std::move(api)), inner_(inner) {}
+XlaCpuExecutable::XlaCpuExecutable(std::shared_ptr<InnerClient> client,
+                                   InnerClient::LoadedPtr loaded, PJRT_Executable* inner)
+    : client_(std::move(client)),
+      api_(client_->shared_api()),
+      loaded_(std::move(loaded)),
+      inner_(inner) {}
 
 XlaCpuExecutable::~XlaCpuExecutable() { api_->DestroyExecutable(inner_); }
 
@@ -114,7 +126,8 @@ StatusOr<std::string> XlaCpuExecutable::Serialize() const {
   PJRTKIT_INNER_ARGS(PJRT_Executable_Serialize, args);
   args.executable = inner_;
   PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*api_, PJRT_Executable_Serialize, &args));
-  std::string bytes(args.serialized_bytes, args.serialized_bytes_size);
+  std::string bytes = SerializedExecutable::Encode(
+      client_->device_count(), std::string_view(args.serialized_bytes, args.serialized_bytes_size));
   if (args.serialized_executable_deleter != nullptr) {
     args.serialized_executable_deleter(args.serialized_executable);
   }

@@ -9,21 +9,25 @@
 
 #include "xla/pjrt/c/pjrt_c_api.h"
 #include "xla_plugin/client/executable.h"
-#include "xla_plugin/devices/xla_cpu/inner_api.h"
 #include "xla_plugin/devices/xla_cpu/donatable_parameters.h"
+#include "xla_plugin/devices/xla_cpu/inner_api.h"
+#include "xla_plugin/devices/xla_cpu/inner_client.h"
 #include "xla_plugin/devices/xla_cpu/parameter_shapes.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
 
-// Owns an inner PJRT_Executable; every query is answered by the inner plugin. Holds only the
-// InnerApi, so it may outlive its LoadedExecutable (not the client).
+// Owns the inner PJRT_Executable of an inner loaded executable; every query is answered by the
+// inner plugin. Shares that loaded executable and the InnerClient that made it (the inner
+// executable points into both; see inner_client.h), so it may outlive its LoadedExecutable, the
+// pjrtkit client and, compiled ahead of time, the topology.
 class XlaCpuExecutable : public Executable {
  public:
-  // Wraps `inner` (taking ownership; destroyed on error) and reads name, replicas, partitions,
-  // output count and the parameter shapes (from the optimized program).
-  static StatusOr<std::shared_ptr<XlaCpuExecutable>> Wrap(std::shared_ptr<InnerApi> api,
-                                                          PJRT_Executable* inner);
+  // The executable of `loaded`, made by `client` (PJRT_LoadedExecutable_GetExecutable), with
+  // name, replicas, partitions, output count and the parameter shapes (from the optimized
+  // program) read once.
+  static StatusOr<std::shared_ptr<XlaCpuExecutable>> FromLoaded(
+      std::shared_ptr<InnerClient> client, InnerClient::LoadedPtr loaded);
   ~XlaCpuExecutable() override;
 
   const std::string& name() const override { return name_; }
@@ -37,6 +41,8 @@ class XlaCpuExecutable : public Executable {
   StatusOr<std::string> fingerprint() const override;
   // The inner optimized program; XLA:CPU gives format "hlo_with_config".
   StatusOr<Program> optimized_program() const override;
+  // XLA:CPU's bytes behind a header naming the device count of the topology it was compiled for
+  // (serialized_executable.h); XlaCpuClient::DeserializeAndLoad checks it.
   StatusOr<std::string> Serialize() const override;
   int64_t SizeOfGeneratedCodeInBytes() const override;
   StatusOr<CompiledMemoryStats> GetCompiledMemoryStats() const override;
@@ -54,12 +60,15 @@ class XlaCpuExecutable : public Executable {
   }
 
  private:
-  XlaCpuExecutable(std::shared_ptr<InnerApi> api, PJRT_Executable* inner);
+  XlaCpuExecutable(std::shared_ptr<InnerClient> client, InnerClient::LoadedPtr loaded,
+                   PJRT_Executable* inner);
   // Reads the fixed metadata.
   Status Init();
 
-  std::shared_ptr<InnerApi> api_;  // The inner plugin.
-  PJRT_Executable* inner_;         // Owned inner executable.
+  std::shared_ptr<InnerClient> client_;  // Compiled or loaded it; kept alive (see above).
+  std::shared_ptr<InnerApi> api_;        // client_'s inner plugin.
+  InnerClient::LoadedPtr loaded_;        // The inner loaded executable inner_ points into.
+  PJRT_Executable* inner_;               // Owned inner executable; destroyed before loaded_.
   std::string name_;               // Module name.
   int num_replicas_ = 1;           // Replicas.
   int num_partitions_ = 1;         // Partitions.

@@ -317,6 +317,46 @@ TEST_F(XlaCpuExecutableTest, SerializeDeserializeExecute) {
   EXPECT_FALSE(client_->DeserializeAndLoad("not an executable", std::nullopt).ok());
 }
 
+TEST_F(XlaCpuExecutableTest, TheExecutableOutlivesItsLoadedExecutableAndItsClient) {
+  // jaxlib may keep a PJRT_Executable after the PJRT_LoadedExecutable and the client are gone.
+  // XLA:CPU's inner executable points into its loaded executable and client (Serialize crashed
+  // once those were destroyed), so the executable keeps both alive.
+  std::unique_ptr<Client> client = CreateTestClient(2);
+  ASSERT_NE(client, nullptr);
+  StatusOr<std::unique_ptr<LoadedExecutable>> loaded =
+      client->Compile(Program{"mlir", kAdd}, MinimalCompileOptions(1, 1, false));
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  std::shared_ptr<Executable> executable = (*loaded)->executable();
+  StatusOr<std::string> before = executable->Serialize();
+  ASSERT_TRUE(before.ok());
+  loaded->reset();
+  client.reset();
+  StatusOr<std::string> after = executable->Serialize();
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  // XLA:CPU's bytes are not reproducible bit for bit; the header is ours and must be equal.
+  EXPECT_EQ(after->substr(0, 33), before->substr(0, 33));
+  StatusOr<std::string> fingerprint = executable->fingerprint();
+  ASSERT_TRUE(fingerprint.ok());
+  EXPECT_FALSE(fingerprint->empty());
+  StatusOr<Program> optimized = executable->optimized_program();
+  ASSERT_TRUE(optimized.ok());
+  EXPECT_EQ(optimized->format, "hlo_with_config");
+  // The bytes name the 2-device topology they were compiled for: the suite's 4-device client
+  // refuses them, a new 2-device client runs them.
+  EXPECT_EQ(client_->DeserializeAndLoad(*after, std::nullopt).status().code(),
+            StatusCode::kInvalidArgument);
+  std::unique_ptr<Client> other = CreateTestClient(2);
+  ASSERT_NE(other, nullptr);
+  StatusOr<std::unique_ptr<LoadedExecutable>> restored =
+      other->DeserializeAndLoad(*after, std::nullopt);
+  ASSERT_TRUE(restored.ok()) << restored.status().ToString();
+  std::unique_ptr<Buffer> a = Upload(other.get(), ElementType::kF32, std::vector<float>{1, 2},
+                                     {2}, other->devices()[0]);
+  StatusOr<ExecuteResult> result = (*restored)->Execute({{a.get(), a.get()}}, ExecuteOptions());
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(Download<float>(result->outputs[0][0].get(), 2), (std::vector<float>{2, 4}));
+}
+
 TEST_F(XlaCpuExecutableTest, DeletedExecutableDoesNotRun) {
   std::unique_ptr<LoadedExecutable> loaded = Compile(kAdd);
   ASSERT_NE(loaded, nullptr);

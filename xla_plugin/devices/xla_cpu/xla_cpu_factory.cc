@@ -6,6 +6,7 @@
 #include "xla_plugin/devices/xla_cpu/device_model.h"
 #include "xla_plugin/devices/xla_cpu/inner_api.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_client.h"
+#include "xla_plugin/devices/xla_cpu/xla_cpu_topology.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
@@ -79,7 +80,8 @@ StatusOr<std::unique_ptr<Topology>> XlaCpuFactory::CreateTopology(const std::str
                                                                   const AttributeMap& options) {
   int device_count = 0;
   PJRTKIT_ASSIGN_OR_RETURN(Options parsed, ParseOptions(options, &device_count));
-  return MakeTopology(device_count, PlatformVersion(""));
+  return std::unique_ptr<Topology>(
+      XlaCpuTopology::Create(device_count, parsed.GetString(kPluginPathOption)));
 }
 
 }  // namespace xla_cpu

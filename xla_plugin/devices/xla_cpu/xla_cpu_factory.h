@@ -20,7 +20,8 @@ namespace xla_cpu {
 //   device_count (int64, default 4, 1..256): number of devices; XLA:CPU gets it as
 //       cpu_device_count.
 //   xla_cpu_plugin_path (string): absolute path of OpenXLA's xla_cpu_pjrt.so; required by
-//       CreateClient, ignored by CreateTopology.
+//       CreateClient; CreateTopology keeps it for ahead-of-time compilation (loaded at the first
+//       PJRT_Compile that needs it, not before).
 //   host_buffer_cache_mib (int64, default 1024, >= 0): MiB of host memory the client keeps for
 //       reuse by host-to-device copies (HostBufferPool); 0 turns the pool off.
 struct XlaCpuFactory {
@@ -31,7 +32,8 @@ struct XlaCpuFactory {
   static AttributeMap PluginAttributes();
   // Loads XLA:CPU from xla_cpu_plugin_path and creates a client of device_count devices.
   static StatusOr<std::unique_ptr<Client>> CreateClient(const AttributeMap& options);
-  // pjrtkit's topology of device_count devices; loads nothing. `name` is not used.
+  // pjrtkit's topology of device_count devices (an XlaCpuTopology, which compiles ahead of
+  // time); loads nothing. `name` is not used.
   static StatusOr<std::unique_ptr<Topology>> CreateTopology(const std::string& name,
                                                             const AttributeMap& options);
   // The accepted create options.

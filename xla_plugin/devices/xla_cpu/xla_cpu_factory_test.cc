@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "xla_plugin/devices/xla_cpu/inner_api.h"
 #include "xla_plugin/devices/xla_cpu/test_util.h"
+#include "xla_plugin/devices/xla_cpu/xla_cpu_topology.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
@@ -170,10 +171,14 @@ TEST(XlaCpuFactoryTest, TopologyNeedsNoPlugin) {
 TEST(XlaCpuFactoryTest, TopologyDeviceCountAndPluginPath) {
   AttributeMap options;
   options["device_count"] = int64_t{7};
-  options["xla_cpu_plugin_path"] = std::string("/not/loaded.so");  // Accepted, not used.
+  options["xla_cpu_plugin_path"] = std::string("/not/loaded.so");  // Kept; loaded at PJRT_Compile.
   StatusOr<std::unique_ptr<Topology>> topology = XlaCpuFactory::CreateTopology("", options);
   ASSERT_TRUE(topology.ok()) << topology.status().ToString();
   ASSERT_EQ((*topology)->devices().size(), 7u);
+  auto* xla_cpu_topology = dynamic_cast<XlaCpuTopology*>(topology->get());
+  ASSERT_NE(xla_cpu_topology, nullptr);
+  EXPECT_EQ(xla_cpu_topology->plugin_path(), "/not/loaded.so");
+  EXPECT_EQ(xla_cpu_topology->compiler(), nullptr);
   EXPECT_EQ((*topology)->devices()[6].id(), 6);
   // JAX's "key:value" option form passes strings; a decimal string works for device_count.
   options["device_count"] = std::string("3");

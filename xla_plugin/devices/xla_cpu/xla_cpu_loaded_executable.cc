@@ -25,28 +25,29 @@ std::string ArgumentName(size_t i, size_t d) {
 }  // namespace
 
 StatusOr<std::unique_ptr<XlaCpuLoadedExecutable>> XlaCpuLoadedExecutable::Wrap(
-    XlaCpuClient* client, PJRT_LoadedExecutable* inner) {
+    XlaCpuClient* client, InnerClient::LoadedPtr inner) {
   if (inner == nullptr) return Internal("XLA:CPU returned a null loaded executable");
-  std::unique_ptr<XlaCpuLoadedExecutable> loaded(new XlaCpuLoadedExecutable(client, inner));
+  std::unique_ptr<XlaCpuLoadedExecutable> loaded(
+      new XlaCpuLoadedExecutable(client, std::move(inner)));
   PJRTKIT_RETURN_IF_ERROR(loaded->Init());
   return loaded;
 }
 
-XlaCpuLoadedExecutable::XlaCpuLoadedExecutable(XlaCpuClient* client, PJRT_LoadedExecutable* inner)
-    : client_(client), inner_(inner), output_infos_(client->devices().size()) {}
+XlaCpuLoadedExecutable::XlaCpuLoadedExecutable(XlaCpuClient* client,
+                                               InnerClient::LoadedPtr inner)
+    : client_(client),
+      owned_inner_(std::move(inner)),
+      inner_(owned_inner_.get()),
+      output_infos_(client->devices().size()) {}
 
-XlaCpuLoadedExecutable::~XlaCpuLoadedExecutable() {
-  client_->inner().DestroyLoadedExecutable(inner_);
-}
+// The inner loaded executable goes when the executable (possibly still held through a
+// PJRT_Executable) lets go of it too.
+XlaCpuLoadedExecutable::~XlaCpuLoadedExecutable() = default;
 
 Status XlaCpuLoadedExecutable::Init() {
   const InnerApi& api = client_->inner();
-  PJRTKIT_INNER_ARGS(PJRT_LoadedExecutable_GetExecutable, exe_args);
-  exe_args.loaded_executable = inner_;
-  PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(api, PJRT_LoadedExecutable_GetExecutable, &exe_args));
   PJRTKIT_ASSIGN_OR_RETURN(
-      executable_,
-      XlaCpuExecutable::Wrap(client_->shared_inner(), exe_args.executable));
+      executable_, XlaCpuExecutable::FromLoaded(client_->shared_inner_client(), owned_inner_));
   PJRTKIT_INNER_ARGS(PJRT_LoadedExecutable_AddressableDevices, device_args);
   device_args.executable = inner_;
   PJRTKIT_RETURN_IF_ERROR(

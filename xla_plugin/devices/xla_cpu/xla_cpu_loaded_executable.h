@@ -22,9 +22,10 @@ class XlaCpuClient;
 // outputs and completion events; inputs the inner plugin donated read as deleted afterwards.
 class XlaCpuLoadedExecutable : public LoadedExecutable {
  public:
-  // Wraps `inner` (taking ownership; destroyed on error) for `client`.
+  // Wraps `inner`, made by `client`'s inner client (shared with the executable, see
+  // inner_client.h).
   static StatusOr<std::unique_ptr<XlaCpuLoadedExecutable>> Wrap(XlaCpuClient* client,
-                                                               PJRT_LoadedExecutable* inner);
+                                                               InnerClient::LoadedPtr inner);
   ~XlaCpuLoadedExecutable() override;
 
   std::shared_ptr<Executable> executable() const override { return executable_; }
@@ -42,7 +43,7 @@ class XlaCpuLoadedExecutable : public LoadedExecutable {
   StatusOr<std::string> SerializedDeviceAssignment() const override;
 
  private:
-  XlaCpuLoadedExecutable(XlaCpuClient* client, PJRT_LoadedExecutable* inner);
+  XlaCpuLoadedExecutable(XlaCpuClient* client, InnerClient::LoadedPtr inner);
   // Reads the executable and the devices.
   Status Init();
   // Writes the inner argument lists for `arguments` run on `devices` to `inner`, list d at
@@ -62,7 +63,8 @@ class XlaCpuLoadedExecutable : public LoadedExecutable {
                       const int64_t* non_donatable, size_t num_non_donatable) const;
 
   XlaCpuClient* client_;                         // Owning client.
-  PJRT_LoadedExecutable* inner_;                 // Owned inner executable.
+  InnerClient::LoadedPtr owned_inner_;            // Shared with executable_.
+  PJRT_LoadedExecutable* inner_;                 // owned_inner_.get(), for the calls.
   std::shared_ptr<XlaCpuExecutable> executable_;  // Device-independent view.
   std::vector<Device*> devices_;                 // Addressable devices, argument-list order.
   std::atomic<bool> deleted_{false};             // Delete() was called (XLA:CPU's is a no-op).

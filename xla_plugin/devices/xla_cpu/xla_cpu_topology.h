@@ -1,0 +1,71 @@
+// XlaCpuTopology: the reference device's topology, with an ahead-of-time compiler.
+#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_XLA_CPU_TOPOLOGY_H_
+#define PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_XLA_CPU_TOPOLOGY_H_
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "xla_plugin/client/client.h"
+#include "xla_plugin/client/executable.h"
+#include "xla_plugin/client/topology.h"
+#include "xla_plugin/client/types.h"
+#include "xla_plugin/devices/xla_cpu/inner_client.h"
+
+namespace pjrtkit {
+namespace xla_cpu {
+
+// pjrtkit's topology of `device_count` devices (device_model.h), which compiles ahead of time.
+//
+// XLA:CPU's own PJRT_Compile answers NOT_FOUND ("No compiler registered for platform cpu"), so
+// Compile goes through an inner XLA:CPU client of the same device count: PJRT_Client_Compile,
+// then the executable of the loaded result (XLA:CPU loads at compile time; that costs nothing
+// more). Which inner client:
+//   1. the offered client's, when it is a pjrtkit XlaCpuClient of this device count (no cost);
+//   2. otherwise this topology's compiler: an inner client created at the first such Compile and
+//      reused (creating one costs a few milliseconds and XLA:CPU's per-client thread pools). A
+//      client's own topology starts with the client's inner client as its compiler. The library
+//      is the offered client's (any device count) or, without one, loaded from the create option
+//      xla_cpu_plugin_path; neither is FAILED_PRECONDITION.
+// Every executable shares the inner client that compiled it, so it outlives this topology.
+// Thread-safe.
+class XlaCpuTopology : public Topology {
+ public:
+  // A topology made without a client (PJRT_TopologyDescription_Create), compiling through an
+  // inner client loaded from `plugin_path` (empty: only with a pjrtkit client offered).
+  static std::unique_ptr<XlaCpuTopology> Create(int device_count, std::string plugin_path);
+  // The topology of a client whose inner client is `compiler` (of `compiler->device_count()`
+  // devices), at `platform_version`.
+  static std::unique_ptr<XlaCpuTopology> OfClient(std::shared_ptr<InnerClient> compiler,
+                                                  const std::string& platform_version);
+
+  // Number of devices.
+  int device_count() const { return static_cast<int>(devices().size()); }
+  // The xla_cpu_plugin_path it was created with (may be empty).
+  const std::string& plugin_path() const { return plugin_path_; }
+  // This topology's own inner client: the client's for a client's topology, else null until the
+  // first Compile that needed one (then reused). For tests and diagnostics.
+  std::shared_ptr<InnerClient> compiler() const;
+
+  // Compiles `program` for this topology (see the class comment). The executable's Serialize()
+  // bytes name this device count, and XlaCpuClient::DeserializeAndLoad refuses them on a client
+  // of another count.
+  StatusOr<std::shared_ptr<Executable>> Compile(const Program& program,
+                                                const std::string& compile_options,
+                                                Client* client) const override;
+
+ private:
+  XlaCpuTopology(int device_count, const std::string& platform_version, std::string plugin_path,
+                 std::shared_ptr<InnerClient> compiler);
+  // The inner client to compile through for `client` (may be null); see the class comment.
+  StatusOr<std::shared_ptr<InnerClient>> CompilerFor(Client* client) const;
+
+  const std::string plugin_path_;                 // xla_cpu_plugin_path; may be empty.
+  mutable std::mutex mu_;                          // Guards compiler_.
+  mutable std::shared_ptr<InnerClient> compiler_;  // This topology's inner client, or null.
+};
+
+}  // namespace xla_cpu
+}  // namespace pjrtkit
+
+#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_XLA_CPU_TOPOLOGY_H_
