@@ -207,6 +207,84 @@ TEST_F(BufferTest, DecreasingExternalReferencesAtZeroIsAnError) {
   PJRT_ASSERT_ERROR(status);
 }
 
+// Host data at `offset` bytes past a 64-byte boundary of an owned allocation (jaxlib hands
+// numpy's data over as it is: large arrays sit 16 bytes past a page boundary).
+class HostData {
+ public:
+  HostData(size_t count, size_t offset, float value)
+      : storage_(count * sizeof(float) + 128), count_(count) {
+    const uintptr_t base = reinterpret_cast<uintptr_t>(storage_.data());
+    data_ = reinterpret_cast<float*>(storage_.data() + (64 - base % 64) % 64 + offset);
+    for (size_t i = 0; i < count; ++i) data_[i] = value == 0 ? 0.25f * i - 3 : value;
+  }
+  const float* data() const { return data_; }
+  size_t count() const { return count_; }
+
+ private:
+  std::vector<char> storage_;
+  size_t count_;
+  float* data_;
+};
+
+TEST_F(BufferTest, ExternalReferenceKeepsTheDataAfterDelete) {
+  // jaxlib's buffer protocol / DLPack: reference, pointer, Array.delete(), more device_puts of
+  // the same size (which may reuse freed memory), then read through the pointer.
+  for (size_t count : {size_t{12}, size_t{1} << 18}) {  // 48 bytes and 1 MiB.
+    for (size_t offset : {size_t{0}, size_t{16}}) {
+      for (PJRT_HostBufferSemantics semantics :
+           {PJRT_HostBufferSemantics_kImmutableZeroCopy,
+            PJRT_HostBufferSemantics_kImmutableOnlyDuringCall}) {
+        SCOPED_TRACE("floats " + std::to_string(count) + ", offset " + std::to_string(offset) +
+                     ", semantics " + std::to_string(static_cast<int>(semantics)));
+        const std::vector<int64_t> dims = {static_cast<int64_t>(count)};
+        HostData source(count, offset, 0.0f);
+        const std::vector<float> expected(source.data(), source.data() + count);
+        BufferPtr buffer;
+        EventPtr done;
+        PJRT_ASSERT_OK(FromHost(source.data(), PJRT_Buffer_Type_F32, dims, FirstDevice(),
+                                &buffer, semantics, &done));
+        PJRT_ASSERT_OK(AwaitReady(buffer.get()));
+        PJRT_ARGS(PJRT_Buffer_IncreaseExternalReferenceCount_Args, increase);
+        increase.buffer = buffer.get();
+        PJRT_SKIP_IF_UNIMPLEMENTED(
+            PJRT_CALL(api()->PJRT_Buffer_IncreaseExternalReferenceCount(&increase)),
+            "PJRT_Buffer_IncreaseExternalReferenceCount");
+        PJRT_ARGS(PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args, pointer);
+        pointer.buffer = buffer.get();
+        PJRT_SKIP_IF_UNIMPLEMENTED(
+            PJRT_CALL(api()->PJRT_Buffer_OpaqueDeviceMemoryDataPointer(&pointer)),
+            "PJRT_Buffer_OpaqueDeviceMemoryDataPointer");
+        PJRT_ARGS(PJRT_Buffer_IsOnCpu_Args, cpu);
+        cpu.buffer = buffer.get();
+        PJRT_ASSERT_OK(PJRT_CALL(api()->PJRT_Buffer_IsOnCpu(&cpu)));
+        if (!cpu.is_on_cpu) GTEST_SKIP() << "the data is not host-addressable";
+        PJRT_ASSERT_OK(Delete(buffer.get()));
+
+        std::vector<HostData> junk_sources;
+        std::vector<BufferPtr> junk(4);
+        std::vector<EventPtr> junk_done(4);
+        for (int j = 0; j < 4; ++j) junk_sources.emplace_back(count, offset, 7.0f);
+        for (int j = 0; j < 4; ++j) {
+          PJRT_ASSERT_OK(FromHost(junk_sources[j].data(), PJRT_Buffer_Type_F32, dims,
+                                  FirstDevice(), &junk[j], semantics, &junk_done[j]));
+        }
+        const float* data = static_cast<const float*>(pointer.device_memory_ptr);
+        EXPECT_EQ(std::memcmp(data, expected.data(), count * sizeof(float)), 0)
+            << "first values read through the pointer: " << data[0] << " " << data[1];
+
+        PJRT_ARGS(PJRT_Buffer_DecreaseExternalReferenceCount_Args, decrease);
+        decrease.buffer = buffer.get();
+        PJRT_ASSERT_OK(PJRT_CALL(api()->PJRT_Buffer_DecreaseExternalReferenceCount(&decrease)));
+        bool deleted = false;
+        PJRT_ASSERT_OK(IsDeleted(buffer.get(), &deleted));
+        EXPECT_TRUE(deleted);
+        junk.clear();
+        buffer.reset();
+      }
+    }
+  }
+}
+
 TEST_F(BufferTest, UnsafePointerOrUnimplemented) {
   PJRT_ASSERT_OK(AwaitReady(buffer_.get()));
   PJRT_ARGS(PJRT_Buffer_UnsafePointer_Args, args);
