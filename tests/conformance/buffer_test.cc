@@ -285,6 +285,49 @@ TEST_F(BufferTest, ExternalReferenceKeepsTheDataAfterDelete) {
   }
 }
 
+TEST_F(BufferTest, SubByteToHostWithALayoutAsJaxlibSendsIt) {
+  // np.asarray of an int4/uint4/int2/uint2/float4 array: jaxlib asks for its row-major,
+  // one-byte-per-element host layout through a PJRT_Buffer_MemoryLayout built by XLA's
+  // ConvertToBufferMemoryLayoutData, which leaves every struct_size unset (1 here, as seen).
+  struct Case {
+    PJRT_Buffer_Type type;
+    std::vector<uint8_t> values;  // One element per byte in its low bits, as ml_dtypes holds them.
+  };
+  const Case cases[] = {
+      {PJRT_Buffer_Type_S4, {0, 1, 2, 0xF, 0x8, 7, 3}},  // 0, 1, 2, -1, -8, 7, 3.
+      {PJRT_Buffer_Type_U4, {0, 1, 2, 15, 8, 7, 3}},
+      {PJRT_Buffer_Type_S2, {0, 1, 2, 3, 1, 0, 2}},  // 0, 1, -2, -1, 1, 0, -2.
+      {PJRT_Buffer_Type_U2, {0, 1, 2, 3, 1, 0, 2}},
+      {PJRT_Buffer_Type_F4E2M1FN, {0, 2, 4, 9, 12, 7, 3}},  // 0, 1, 2, -0.5, -2, 6, 1.5.
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE("PJRT_Buffer_Type " + std::to_string(static_cast<int>(c.type)));
+    const std::vector<int64_t> dims = {static_cast<int64_t>(c.values.size())};
+    BufferPtr buffer;
+    PJRT_ASSERT_OK(FromHost(c.values.data(), c.type, dims, FirstDevice(), &buffer));
+    const int64_t minor_to_major[] = {0};
+    PJRT_Buffer_MemoryLayout layout;
+    std::memset(&layout, 0xA5, sizeof(layout));
+    layout.struct_size = 1;
+    layout.type = PJRT_Buffer_MemoryLayout_Type_Tiled;
+    layout.tiled.minor_to_major = minor_to_major;
+    layout.tiled.minor_to_major_size = 1;
+    layout.tiled.num_tiles = 0;
+    layout.tiled.tile_dims = nullptr;
+    layout.tiled.tile_dim_sizes = nullptr;
+    std::vector<uint8_t> out(c.values.size(), 99);
+    PJRT_ARGS(PJRT_Buffer_ToHostBuffer_Args, args);
+    args.src = buffer.get();
+    args.host_layout = &layout;
+    args.dst = out.data();
+    args.dst_size = out.size();
+    PJRT_ASSERT_OK(PJRT_CALL(api()->PJRT_Buffer_ToHostBuffer(&args)));
+    EventPtr event(api(), args.event);
+    if (event) PJRT_ASSERT_OK(Await(event.get()));
+    EXPECT_EQ(out, c.values);
+  }
+}
+
 TEST_F(BufferTest, UnsafePointerOrUnimplemented) {
   PJRT_ASSERT_OK(AwaitReady(buffer_.get()));
   PJRT_ARGS(PJRT_Buffer_UnsafePointer_Args, args);
