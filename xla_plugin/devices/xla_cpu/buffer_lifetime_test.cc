@@ -3,11 +3,13 @@
 // started on it, when the buffer is deleted and destroyed before the operation finishes; pool
 // blocks are reused only after XLA:CPU lets go of them. (External references are the C-API
 // layer's: see //xla_plugin/c_api:buffer_lifetime_test and the conformance suite.)
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -163,7 +165,10 @@ TEST_P(BufferLifetimeTest, APooledBlockReturnsOnceWhenXlaCpuLetsGo) {
   ASSERT_NE(buffer, nullptr);
   const size_t cached = pool()->stats().cached_bytes;
   const size_t pooled = count * 4 >= (64 << 10) ? static_cast<size_t>(count) * 4 : 0;
-  buffer->Delete();  // No operation is pending: XLA:CPU lets go of the memory now.
+  buffer->Delete();  // XLA:CPU lets go of the memory (at once, or soon on its own thread).
+  for (int i = 0; i < 5000 && pool()->stats().cached_bytes != cached + pooled; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   EXPECT_EQ(pool()->stats().cached_bytes, cached + pooled);
   buffer.reset();
   EXPECT_EQ(pool()->stats().cached_bytes, cached + pooled);  // Not returned twice.
