@@ -207,6 +207,127 @@ TEST_F(BufferTest, DecreasingExternalReferencesAtZeroIsAnError) {
   PJRT_ASSERT_ERROR(status);
 }
 
+// Host data at `offset` bytes past a 64-byte boundary of an owned allocation (jaxlib hands
+// numpy's data over as it is: large arrays sit 16 bytes past a page boundary).
+class HostData {
+ public:
+  HostData(size_t count, size_t offset, float value)
+      : storage_(count * sizeof(float) + 128), count_(count) {
+    const uintptr_t base = reinterpret_cast<uintptr_t>(storage_.data());
+    data_ = reinterpret_cast<float*>(storage_.data() + (64 - base % 64) % 64 + offset);
+    for (size_t i = 0; i < count; ++i) data_[i] = value == 0 ? 0.25f * i - 3 : value;
+  }
+  const float* data() const { return data_; }
+  size_t count() const { return count_; }
+
+ private:
+  std::vector<char> storage_;
+  size_t count_;
+  float* data_;
+};
+
+TEST_F(BufferTest, ExternalReferenceKeepsTheDataAfterDelete) {
+  // jaxlib's buffer protocol / DLPack: reference, pointer, Array.delete(), more device_puts of
+  // the same size (which may reuse freed memory), then read through the pointer.
+  for (size_t count : {size_t{12}, size_t{1} << 18}) {  // 48 bytes and 1 MiB.
+    for (size_t offset : {size_t{0}, size_t{16}}) {
+      for (PJRT_HostBufferSemantics semantics :
+           {PJRT_HostBufferSemantics_kImmutableZeroCopy,
+            PJRT_HostBufferSemantics_kImmutableOnlyDuringCall}) {
+        SCOPED_TRACE("floats " + std::to_string(count) + ", offset " + std::to_string(offset) +
+                     ", semantics " + std::to_string(static_cast<int>(semantics)));
+        const std::vector<int64_t> dims = {static_cast<int64_t>(count)};
+        HostData source(count, offset, 0.0f);
+        const std::vector<float> expected(source.data(), source.data() + count);
+        BufferPtr buffer;
+        EventPtr done;
+        PJRT_ASSERT_OK(FromHost(source.data(), PJRT_Buffer_Type_F32, dims, FirstDevice(),
+                                &buffer, semantics, &done));
+        PJRT_ASSERT_OK(AwaitReady(buffer.get()));
+        PJRT_ARGS(PJRT_Buffer_IncreaseExternalReferenceCount_Args, increase);
+        increase.buffer = buffer.get();
+        PJRT_SKIP_IF_UNIMPLEMENTED(
+            PJRT_CALL(api()->PJRT_Buffer_IncreaseExternalReferenceCount(&increase)),
+            "PJRT_Buffer_IncreaseExternalReferenceCount");
+        PJRT_ARGS(PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args, pointer);
+        pointer.buffer = buffer.get();
+        PJRT_SKIP_IF_UNIMPLEMENTED(
+            PJRT_CALL(api()->PJRT_Buffer_OpaqueDeviceMemoryDataPointer(&pointer)),
+            "PJRT_Buffer_OpaqueDeviceMemoryDataPointer");
+        PJRT_ARGS(PJRT_Buffer_IsOnCpu_Args, cpu);
+        cpu.buffer = buffer.get();
+        PJRT_ASSERT_OK(PJRT_CALL(api()->PJRT_Buffer_IsOnCpu(&cpu)));
+        if (!cpu.is_on_cpu) GTEST_SKIP() << "the data is not host-addressable";
+        PJRT_ASSERT_OK(Delete(buffer.get()));
+
+        std::vector<HostData> junk_sources;
+        std::vector<BufferPtr> junk(4);
+        std::vector<EventPtr> junk_done(4);
+        for (int j = 0; j < 4; ++j) junk_sources.emplace_back(count, offset, 7.0f);
+        for (int j = 0; j < 4; ++j) {
+          PJRT_ASSERT_OK(FromHost(junk_sources[j].data(), PJRT_Buffer_Type_F32, dims,
+                                  FirstDevice(), &junk[j], semantics, &junk_done[j]));
+        }
+        const float* data = static_cast<const float*>(pointer.device_memory_ptr);
+        EXPECT_EQ(std::memcmp(data, expected.data(), count * sizeof(float)), 0)
+            << "first values read through the pointer: " << data[0] << " " << data[1];
+
+        PJRT_ARGS(PJRT_Buffer_DecreaseExternalReferenceCount_Args, decrease);
+        decrease.buffer = buffer.get();
+        PJRT_ASSERT_OK(PJRT_CALL(api()->PJRT_Buffer_DecreaseExternalReferenceCount(&decrease)));
+        bool deleted = false;
+        PJRT_ASSERT_OK(IsDeleted(buffer.get(), &deleted));
+        EXPECT_TRUE(deleted);
+        junk.clear();
+        buffer.reset();
+      }
+    }
+  }
+}
+
+TEST_F(BufferTest, SubByteToHostWithALayoutAsJaxlibSendsIt) {
+  // np.asarray of an int4/uint4/int2/uint2/float4 array: jaxlib asks for its row-major,
+  // one-byte-per-element host layout through a PJRT_Buffer_MemoryLayout built by XLA's
+  // ConvertToBufferMemoryLayoutData, which leaves every struct_size unset (1 here, as seen).
+  struct Case {
+    PJRT_Buffer_Type type;
+    std::vector<uint8_t> values;  // One element per byte in its low bits, as ml_dtypes holds them.
+  };
+  const Case cases[] = {
+      {PJRT_Buffer_Type_S4, {0, 1, 2, 0xF, 0x8, 7, 3}},  // 0, 1, 2, -1, -8, 7, 3.
+      {PJRT_Buffer_Type_U4, {0, 1, 2, 15, 8, 7, 3}},
+      {PJRT_Buffer_Type_S2, {0, 1, 2, 3, 1, 0, 2}},  // 0, 1, -2, -1, 1, 0, -2.
+      {PJRT_Buffer_Type_U2, {0, 1, 2, 3, 1, 0, 2}},
+      {PJRT_Buffer_Type_F4E2M1FN, {0, 2, 4, 9, 12, 7, 3}},  // 0, 1, 2, -0.5, -2, 6, 1.5.
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE("PJRT_Buffer_Type " + std::to_string(static_cast<int>(c.type)));
+    const std::vector<int64_t> dims = {static_cast<int64_t>(c.values.size())};
+    BufferPtr buffer;
+    PJRT_ASSERT_OK(FromHost(c.values.data(), c.type, dims, FirstDevice(), &buffer));
+    const int64_t minor_to_major[] = {0};
+    PJRT_Buffer_MemoryLayout layout;
+    std::memset(&layout, 0xA5, sizeof(layout));
+    layout.struct_size = 1;
+    layout.type = PJRT_Buffer_MemoryLayout_Type_Tiled;
+    layout.tiled.minor_to_major = minor_to_major;
+    layout.tiled.minor_to_major_size = 1;
+    layout.tiled.num_tiles = 0;
+    layout.tiled.tile_dims = nullptr;
+    layout.tiled.tile_dim_sizes = nullptr;
+    std::vector<uint8_t> out(c.values.size(), 99);
+    PJRT_ARGS(PJRT_Buffer_ToHostBuffer_Args, args);
+    args.src = buffer.get();
+    args.host_layout = &layout;
+    args.dst = out.data();
+    args.dst_size = out.size();
+    PJRT_ASSERT_OK(PJRT_CALL(api()->PJRT_Buffer_ToHostBuffer(&args)));
+    EventPtr event(api(), args.event);
+    if (event) PJRT_ASSERT_OK(Await(event.get()));
+    EXPECT_EQ(out, c.values);
+  }
+}
+
 TEST_F(BufferTest, UnsafePointerOrUnimplemented) {
   PJRT_ASSERT_OK(AwaitReady(buffer_.get()));
   PJRT_ARGS(PJRT_Buffer_UnsafePointer_Args, args);

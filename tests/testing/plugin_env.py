@@ -65,6 +65,21 @@ def run_python(code: str, *, env: dict[str, str] | None = None, timeout: float =
   return json.loads(lines[-1])
 
 
+def run_python_with_stderr(code: str, *, env: dict[str, str] | None = None,
+                           timeout: float = 240) -> tuple[Any, str]:
+  """Runs `code` like `run_python`; returns the JSON of its last stdout line and its stderr."""
+  proc = subprocess.run(
+      [sys.executable, "-c", textwrap.dedent(code)],
+      env=env if env is not None else plugin_env(),
+      capture_output=True, text=True, timeout=timeout, check=False)
+  if proc.returncode != 0:
+    raise AssertionError(
+        f"child failed with exit code {proc.returncode}\n--- stdout\n{proc.stdout}\n"
+        f"--- stderr\n{proc.stderr}")
+  lines = [l for l in proc.stdout.splitlines() if l.strip()]
+  return json.loads(lines[-1]), proc.stderr
+
+
 def run_python_failing(code: str, *, env: dict[str, str] | None = None,
                        timeout: float = 240) -> str:
   """Runs `code` expecting a non-zero exit; returns stdout + stderr."""

@@ -1,6 +1,8 @@
 #include "xla_plugin/c_api/buffer.h"
 
 // C++ standard library.
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -18,7 +20,7 @@ namespace {
 
 // FAILED_PRECONDITION when the buffer's memory is gone (PJRT_Buffer_Delete or donation).
 Status CheckNotDeleted(const char* fn, const PJRT_Buffer* buffer) {
-  if (!buffer->buffer->IsDeleted()) return OkStatus();
+  if (!buffer->IsDeleted()) return OkStatus();
   return FailedPrecondition(std::string(fn) + ": the buffer has been deleted or donated");
 }
 
@@ -55,7 +57,14 @@ PJRT_Error* BufferDestroy(PJRT_Buffer_Destroy_Args* args) {
   return Guard("PJRT_Buffer_Destroy", [&](const char* fn) -> Status {
     PJRTKIT_RETURN_IF_ERROR(
         CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Buffer_Destroy_Args, buffer)));
-    delete args->buffer;
+    std::unique_ptr<PJRT_Buffer> handle(args->buffer);
+    if (handle == nullptr) return OkStatus();
+    std::lock_guard<std::mutex> lock(handle->references_mu);
+    if (handle->buffer->external_reference_count() > 0) {
+      // Memory shared with another framework must stay valid (PJRT_Buffer_Delete's rule); the
+      // references can no longer be dropped through this handle, so the client keeps it.
+      handle->client->RetainReferenced(std::move(handle->buffer));
+    }
     return OkStatus();
   });
 }
@@ -159,7 +168,12 @@ PJRT_Error* BufferDelete(PJRT_Buffer_Delete_Args* args) {
     PJRTKIT_RETURN_IF_ERROR(
         CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Buffer_Delete_Args, buffer)));
     PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "buffer", args->buffer));
-    args->buffer->buffer->Delete();
+    PJRT_Buffer& handle = *args->buffer;
+    std::lock_guard<std::mutex> lock(handle.references_mu);
+    handle.delete_requested.store(true, std::memory_order_release);
+    // While the framework holds external references the memory stays (jaxlib reads a NumPy view
+    // or a DLPack tensor after Array.delete()); the last DecreaseExternalReferenceCount deletes.
+    if (handle.buffer->external_reference_count() == 0) handle.buffer->Delete();
     return OkStatus();
   });
 }
@@ -169,7 +183,7 @@ PJRT_Error* BufferIsDeleted(PJRT_Buffer_IsDeleted_Args* args) {
     PJRTKIT_RETURN_IF_ERROR(
         CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Buffer_IsDeleted_Args, is_deleted)));
     PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "buffer", args->buffer));
-    args->is_deleted = args->buffer->buffer->IsDeleted();
+    args->is_deleted = args->buffer->IsDeleted();
     return OkStatus();
   });
 }
@@ -278,6 +292,7 @@ PJRT_Error* BufferIncreaseExternalReferenceCount(
     PJRTKIT_RETURN_IF_ERROR(CheckArgs(
         fn, args, PJRTKIT_ARGS_SIZE(PJRT_Buffer_IncreaseExternalReferenceCount_Args, buffer)));
     PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "buffer", args->buffer));
+    std::lock_guard<std::mutex> lock(args->buffer->references_mu);
     PJRTKIT_RETURN_IF_ERROR(CheckNotDeleted(fn, args->buffer));
     return args->buffer->buffer->IncreaseExternalReferenceCount();
   });
@@ -289,9 +304,16 @@ PJRT_Error* BufferDecreaseExternalReferenceCount(
     PJRTKIT_RETURN_IF_ERROR(CheckArgs(
         fn, args, PJRTKIT_ARGS_SIZE(PJRT_Buffer_DecreaseExternalReferenceCount_Args, buffer)));
     PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "buffer", args->buffer));
-    Status status = args->buffer->buffer->DecreaseExternalReferenceCount();
-    if (status.ok()) return status;
-    return Status(status.code(), std::string(fn) + ": " + status.message());
+    PJRT_Buffer& handle = *args->buffer;
+    std::lock_guard<std::mutex> lock(handle.references_mu);
+    Status status = handle.buffer->DecreaseExternalReferenceCount();
+    if (!status.ok()) return Status(status.code(), std::string(fn) + ": " + status.message());
+    // The last reference to a buffer deleted meanwhile: its memory goes now.
+    if (handle.buffer->external_reference_count() == 0 &&
+        handle.delete_requested.load(std::memory_order_acquire) && !handle.buffer->IsDeleted()) {
+      handle.buffer->Delete();
+    }
+    return OkStatus();
   });
 }
 

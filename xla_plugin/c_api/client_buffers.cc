@@ -218,13 +218,10 @@ PJRT_Error* ClientCreateBuffersForAsyncHostToDevice(
     std::vector<BufferShape> shapes;
     std::vector<std::optional<MemoryLayout>> layouts;
     for (size_t i = 0; i < args->num_shape_specs; ++i) {
+      // PJRT_ShapeSpec's struct_size is not read: XLA's plugins never read it and XLA's own
+      // callers leave it unset (as they do for layouts, see FromPjrtLayout); the fields are
+      // checked instead.
       const PJRT_ShapeSpec& spec = args->shape_specs[i];
-      const std::string what = "shape_specs[" + std::to_string(i) + "]";
-      if (spec.struct_size < PJRTKIT_ARGS_SIZE(PJRT_ShapeSpec, element_type)) {
-        return InvalidArgument(std::string(fn) + ": " + what + ".struct_size is " +
-                               std::to_string(spec.struct_size) + ", expected at least " +
-                               std::to_string(PJRTKIT_ARGS_SIZE(PJRT_ShapeSpec, element_type)));
-      }
       BufferShape shape;
       PJRTKIT_ASSIGN_OR_RETURN(shape.type, FromPjrtBufferType(fn, spec.element_type));
       PJRTKIT_ASSIGN_OR_RETURN(shape.dims, ReadDims(fn, spec.dims, spec.num_dims));

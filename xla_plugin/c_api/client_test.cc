@@ -283,8 +283,8 @@ TEST_F(ClientTest, MemoryStatsMapOptionalsToIsSet) {
   PJRT_Buffer* buffer = MakeF32Buffer(client_, devices_[0], {1, 2, 3, 4}, {4});
   auto stats = MakeArgs<PJRT_Device_MemoryStats_Args>();
   stats.device = devices_[0];
-  stats.bytes_reserved_is_set = true;  // Must be cleared.
-  stats.pool_bytes_is_set = true;      // Must be cleared.
+  stats.bytes_reserved_is_set = true;   // Must be cleared.
+  stats.peak_pool_bytes_is_set = true;  // Must be cleared.
   EXPECT_PJRT_OK(api_->PJRT_Device_MemoryStats(&stats));
   EXPECT_EQ(stats.bytes_in_use, 16);
   EXPECT_TRUE(stats.peak_bytes_in_use_is_set);
@@ -293,9 +293,13 @@ TEST_F(ClientTest, MemoryStatsMapOptionalsToIsSet) {
   EXPECT_EQ(stats.num_allocs, 1);
   EXPECT_TRUE(stats.bytes_limit_is_set);
   EXPECT_EQ(stats.bytes_limit, int64_t{1} << 30);
+  EXPECT_TRUE(stats.bytes_reservable_limit_is_set);
+  EXPECT_EQ(stats.bytes_reservable_limit, int64_t{1} << 29);
+  EXPECT_TRUE(stats.pool_bytes_is_set);
+  EXPECT_EQ(stats.pool_bytes, 16 + 4096);
   EXPECT_FALSE(stats.largest_alloc_size_is_set);
   EXPECT_FALSE(stats.bytes_reserved_is_set);
-  EXPECT_FALSE(stats.pool_bytes_is_set);
+  EXPECT_FALSE(stats.peak_pool_bytes_is_set);
   DestroyBuffer(buffer);
   EXPECT_PJRT_OK(api_->PJRT_Device_MemoryStats(&stats));
   EXPECT_EQ(stats.bytes_in_use, 0);

@@ -103,16 +103,12 @@ Status CheckPermutation(const char* fn, const std::vector<int64_t>& minor_to_maj
   return OkStatus();
 }
 
-// Converts a tiled C layout.
+// Converts a tiled C layout. Its struct_size is not read: see FromPjrtLayout.
 StatusOr<MemoryLayout> FromTiled(const char* fn, const PJRT_Buffer_MemoryLayout_Tiled& tiled,
                                  size_t rank) {
-  // jaxlib (0.12) leaves the nested struct's struct_size at 0 and sets only the outer
-  // PJRT_Buffer_MemoryLayout's, which the caller checked; 0 therefore means "as the outer".
-  if (tiled.struct_size != 0 &&
-      tiled.struct_size < PJRTKIT_ARGS_SIZE(PJRT_Buffer_MemoryLayout_Tiled, num_tiles)) {
-    return Invalid(fn, "PJRT_Buffer_MemoryLayout_Tiled struct_size is " +
-                           std::to_string(tiled.struct_size) + ", expected at least " +
-                           std::to_string(PJRT_Buffer_MemoryLayout_Tiled_STRUCT_SIZE));
+  if (tiled.minor_to_major_size != rank) {  // Checked before anything is read.
+    return Invalid(fn, "layout minor_to_major has " + std::to_string(tiled.minor_to_major_size) +
+                           " entries but the array has " + std::to_string(rank) + " dimensions");
   }
   if (tiled.minor_to_major == nullptr && tiled.minor_to_major_size > 0) {
     return Invalid(fn, "layout minor_to_major is null");
@@ -127,6 +123,10 @@ StatusOr<MemoryLayout> FromTiled(const char* fn, const PJRT_Buffer_MemoryLayout_
   size_t offset = 0;
   for (size_t t = 0; t < tiled.num_tiles; ++t) {
     const size_t n = tiled.tile_dim_sizes[t];
+    if (n > rank) {
+      return Invalid(fn, "layout tile " + std::to_string(t) + " has " + std::to_string(n) +
+                             " dimensions but the array has " + std::to_string(rank));
+    }
     if (n > 0 && tiled.tile_dims == nullptr) return Invalid(fn, "layout tile_dims is null");
     layout.tiles.emplace_back(tiled.tile_dims + offset, tiled.tile_dims + offset + n);
     offset += n;
@@ -134,17 +134,10 @@ StatusOr<MemoryLayout> FromTiled(const char* fn, const PJRT_Buffer_MemoryLayout_
   return layout;
 }
 
-// Converts byte strides into the minor_to_major of a compact array, when they describe one.
+// Converts byte strides into the minor_to_major of a compact array, when they describe one. Its
+// struct_size is not read: see FromPjrtLayout.
 StatusOr<MemoryLayout> FromStrides(const char* fn, const PJRT_Buffer_MemoryLayout_Strides& strides,
                                    ElementType type, const std::vector<int64_t>& dims) {
-  // jaxlib (0.12) leaves the nested struct's struct_size at 0 and sets only the outer
-  // PJRT_Buffer_MemoryLayout's, which the caller checked; 0 therefore means "as the outer".
-  if (strides.struct_size != 0 &&
-      strides.struct_size < PJRTKIT_ARGS_SIZE(PJRT_Buffer_MemoryLayout_Strides, num_byte_strides)) {
-    return Invalid(fn, "PJRT_Buffer_MemoryLayout_Strides struct_size is " +
-                           std::to_string(strides.struct_size) + ", expected at least " +
-                           std::to_string(PJRT_Buffer_MemoryLayout_Strides_STRUCT_SIZE));
-  }
   const size_t rank = dims.size();
   if (strides.num_byte_strides != rank) {
     return Invalid(fn, "layout has " + std::to_string(strides.num_byte_strides) +
@@ -396,11 +389,10 @@ bool IsRowMajor(const MemoryLayout& layout) {
 
 StatusOr<MemoryLayout> FromPjrtLayout(const char* fn, const PJRT_Buffer_MemoryLayout& layout,
                                       ElementType type, const std::vector<int64_t>& dims) {
-  if (layout.struct_size < PJRTKIT_ARGS_SIZE(PJRT_Buffer_MemoryLayout, type)) {
-    return Invalid(fn, "PJRT_Buffer_MemoryLayout struct_size is " +
-                           std::to_string(layout.struct_size) + ", expected at least " +
-                           std::to_string(PJRT_Buffer_MemoryLayout_STRUCT_SIZE));
-  }
+  // No struct_size is read here, neither the outer one nor the tiled/strides one: jaxlib builds
+  // these structs with XLA's ConvertToBufferMemoryLayoutData, which sets neither (0.11.2 and
+  // 0.12.0.1 send whatever was on the stack: 0, 1, 2, ...), and XLA's own plugins never read
+  // them. Every field that matters is checked instead.
   switch (layout.type) {
     case PJRT_Buffer_MemoryLayout_Type_Tiled:
       return FromTiled(fn, layout.tiled, dims.size());

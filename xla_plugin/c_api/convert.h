@@ -97,7 +97,8 @@ bool IsRowMajor(const MemoryLayout& layout);
 // Converts a caller-given C layout of an array of `type` and `dims` into a MemoryLayout. Tiled
 // layouts convert directly (minor_to_major must be a permutation of the dimensions); byte-stride
 // layouts convert when they describe a compact array (a permutation of dense row-major) and are
-// UNIMPLEMENTED otherwise. Other errors are INVALID_ARGUMENT naming `fn`.
+// UNIMPLEMENTED otherwise. Other errors are INVALID_ARGUMENT naming `fn`. The struct_size fields
+// of `layout` and of its tiled/strides part are not read (jaxlib leaves them unset).
 StatusOr<MemoryLayout> FromPjrtLayout(const char* fn, const PJRT_Buffer_MemoryLayout& layout,
                                       ElementType type, const std::vector<int64_t>& dims);
 

@@ -165,13 +165,14 @@ PJRT_Error* DeviceMemoryStats(PJRT_Device_MemoryStats_Args* args) {
     SetOptional(stats.bytes_reserved, &args->bytes_reserved, &args->bytes_reserved_is_set);
     SetOptional(stats.peak_bytes_reserved, &args->peak_bytes_reserved,
                 &args->peak_bytes_reserved_is_set);
-    SetOptional(std::nullopt, &args->bytes_reservable_limit, &args->bytes_reservable_limit_is_set);
+    SetOptional(stats.bytes_reservable_limit, &args->bytes_reservable_limit,
+                &args->bytes_reservable_limit_is_set);
     SetOptional(stats.largest_free_block_bytes, &args->largest_free_block_bytes,
                 &args->largest_free_block_bytes_is_set);
     if (args->struct_size >=
         PJRTKIT_ARGS_SIZE(PJRT_Device_MemoryStats_Args, peak_pool_bytes_is_set)) {
-      SetOptional(std::nullopt, &args->pool_bytes, &args->pool_bytes_is_set);
-      SetOptional(std::nullopt, &args->peak_pool_bytes, &args->peak_pool_bytes_is_set);
+      SetOptional(stats.pool_bytes, &args->pool_bytes, &args->pool_bytes_is_set);
+      SetOptional(stats.peak_pool_bytes, &args->peak_pool_bytes, &args->peak_pool_bytes_is_set);
     }
     return OkStatus();
   });

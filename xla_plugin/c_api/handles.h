@@ -24,6 +24,7 @@
 // C++ standard library.
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -145,12 +146,36 @@ struct PJRT_Client {
   std::vector<PJRT_Memory*> addressable_memories;      // PJRT_Client_AddressableMemories output.
   std::unique_ptr<PJRT_TopologyDescription> topology;  // Borrowed wrapper; null on error.
   pjrtkit::Status topology_status;                     // Why `topology` is null.
+
+  // Keeps `buffer`, whose handle was destroyed while external references to its memory were
+  // still held, until the client is destroyed (those references can no longer be dropped).
+  void RetainReferenced(std::unique_ptr<pjrtkit::Buffer> buffer) {
+    std::lock_guard<std::mutex> lock(retained_mu);
+    retained.push_back(std::move(buffer));
+  }
+  std::mutex retained_mu;                                // Guards `retained`.
+  std::vector<std::unique_ptr<pjrtkit::Buffer>> retained;  // Destroyed before `client`.
 };
 
 // A device buffer. Owns its pjrtkit::Buffer.
+//
+// External references (PJRT_Buffer_IncreaseExternalReferenceCount) keep the memory: a
+// PJRT_Buffer_Delete while some are held marks the handle deleted at once but deletes the
+// pjrtkit::Buffer only when the last one is dropped, and a PJRT_Buffer_Destroy while some are held
+// hands the pjrtkit::Buffer to its client (PJRT_Client::RetainReferenced), as jaxlib's backends
+// keep memory shared with NumPy or DLPack.
 struct PJRT_Buffer {
+  // True after PJRT_Buffer_Delete, or when the device deleted or donated the buffer.
+  bool IsDeleted() const {
+    return delete_requested.load(std::memory_order_acquire) || buffer->IsDeleted();
+  }
+
   std::unique_ptr<pjrtkit::Buffer> buffer;                          // The buffer; never null.
   PJRT_Client* client;                                              // The client it belongs to.
+  // Serializes PJRT_Buffer_Delete with external-reference changes (see above).
+  std::mutex references_mu;
+  // PJRT_Buffer_Delete was called; buffer->Delete() may wait for the last external reference.
+  std::atomic<bool> delete_requested{false};
   pjrtkit::capi::OnceCache<pjrtkit::capi::TiledLayoutView> layout;  // GetMemoryLayout output.
   // The handles of the buffer's device and memory when known at creation (outputs of an
   // execution), so PJRT_Buffer_Device/_Memory need no lookup; null means look them up.

@@ -84,7 +84,7 @@ Status CollectArguments(const char* fn, const PJRT_LoadedExecutable_Execute_Args
         PJRTKIT_RETURN_IF_ERROR(
             CheckSameClient(fn, ArgName(d, i).c_str(), client, buffer->client));
       }
-      if (buffer->buffer->IsDeleted()) {
+      if (buffer->IsDeleted()) {
         return FailedPrecondition(std::string(fn) + ": " + ArgName(d, i) +
                                   " has been deleted or donated");
       }

@@ -246,13 +246,14 @@ TEST_F(TransferManagerTest, CreateValidatesItsArguments) {
   EXPECT_EQ(Consume(api_->PJRT_Client_CreateBuffersForAsyncHostToDevice(&create_)).code,
             PJRT_Error_Code_INVALID_ARGUMENT);
   specs_[1].element_type = PJRT_Buffer_Type_S8;
-  specs_[0].struct_size = 8;
-  ErrorInfo small = Consume(api_->PJRT_Client_CreateBuffersForAsyncHostToDevice(&create_));
-  EXPECT_EQ(small.message,
-            "PJRT_Client_CreateBuffersForAsyncHostToDevice: shape_specs[0].struct_size is 8, "
-            "expected at least " +
-                std::to_string(PJRT_ShapeSpec_STRUCT_SIZE));
-  specs_[0].struct_size = PJRT_ShapeSpec_STRUCT_SIZE;
+  const int64_t negative[] = {2, -1};
+  specs_[0].dims = negative;
+  ErrorInfo bad_dims = Consume(api_->PJRT_Client_CreateBuffersForAsyncHostToDevice(&create_));
+  EXPECT_EQ(bad_dims.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_EQ(bad_dims.message,
+            "PJRT_Client_CreateBuffersForAsyncHostToDevice: dimension 1 is -1; dimensions must "
+            "be >= 0");
+  specs_[0].dims = dims0_.data();
   create_.num_device_layouts = 1;  // One layout for two specs.
   EXPECT_EQ(Consume(api_->PJRT_Client_CreateBuffersForAsyncHostToDevice(&create_)).code,
             PJRT_Error_Code_INVALID_ARGUMENT);

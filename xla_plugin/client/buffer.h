@@ -61,7 +61,9 @@ class Buffer {
   // Opaque device pointer to the data (UNIMPLEMENTED unless the device allows it).
   virtual StatusOr<void*> OpaqueDeviceMemoryDataPointer();
 
-  // Records that a framework holds a raw reference to the device memory.
+  // Records that a framework holds a raw reference to the device memory. The C-API layer then
+  // postpones Delete() (and keeps the buffer past PJRT_Buffer_Destroy) until the last reference
+  // is dropped, so devices need not look at the count except to refuse donating the buffer.
   Status IncreaseExternalReferenceCount();
   // Drops one such reference; FAILED_PRECONDITION when there is none.
   Status DecreaseExternalReferenceCount();

@@ -77,16 +77,22 @@ using AttributeMap = std::map<std::string, AttributeValue>;
 // Name of the type held by `value` ("int64", "string", "bool", "float", "int64 list").
 const char* AttributeTypeName(const AttributeValue& value);
 
-// Memory statistics of a device; unset optionals are "not reported".
+// Memory statistics of a device (PJRT_Device_MemoryStats); unset optionals are "not reported".
+// jaxlib's memory_stats() dict always has num_allocs, peak_bytes_in_use, largest_alloc_size,
+// bytes_reserved, peak_bytes_reserved and largest_free_block_bytes (-1 when not reported) and has
+// bytes_limit, bytes_reservable_limit, pool_bytes and peak_pool_bytes only when reported.
 struct MemoryStats {
-  int64_t bytes_in_use = 0;
-  std::optional<int64_t> peak_bytes_in_use;
-  std::optional<int64_t> num_allocs;
-  std::optional<int64_t> largest_alloc_size;
-  std::optional<int64_t> bytes_limit;
-  std::optional<int64_t> bytes_reserved;
-  std::optional<int64_t> peak_bytes_reserved;
-  std::optional<int64_t> largest_free_block_bytes;
+  int64_t bytes_in_use = 0;                              // Bytes held by live buffers.
+  std::optional<int64_t> peak_bytes_in_use;              // Largest bytes_in_use seen.
+  std::optional<int64_t> num_allocs;                     // Allocations ever made.
+  std::optional<int64_t> largest_alloc_size;             // Largest single allocation.
+  std::optional<int64_t> bytes_limit;                    // Upper limit of allocatable bytes.
+  std::optional<int64_t> bytes_reserved;                 // Bytes reserved (not allocatable).
+  std::optional<int64_t> peak_bytes_reserved;            // Largest bytes_reserved seen.
+  std::optional<int64_t> bytes_reservable_limit;         // Upper limit of reservable bytes.
+  std::optional<int64_t> largest_free_block_bytes;       // Largest block free now.
+  std::optional<int64_t> pool_bytes;                     // Bytes the allocator holds.
+  std::optional<int64_t> peak_pool_bytes;                // Largest pool_bytes seen.
 };
 
 // A dense, tiled memory layout: minor_to_major order plus optional tiles (row-major when empty).

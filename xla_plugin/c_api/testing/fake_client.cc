@@ -75,6 +75,8 @@ StatusOr<MemoryStats> FakeDevice::GetMemoryStats() const {
   stats.peak_bytes_in_use = peak_bytes_in_use_;
   stats.num_allocs = num_allocs_;
   stats.bytes_limit = int64_t{1} << 30;
+  stats.bytes_reservable_limit = int64_t{1} << 29;
+  stats.pool_bytes = bytes_in_use_ + 4096;
   return stats;
 }
 

@@ -7,8 +7,11 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "gtest/gtest.h"
 #include "xla_plugin/devices/xla_cpu/test_util.h"
+#include "xla_plugin/devices/xla_cpu/xla_cpu_client.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
@@ -369,8 +372,49 @@ TEST_F(XlaCpuBufferTest, MemoryStatsCountLiveDeviceBuffers) {
   EXPECT_EQ(final_stats.peak_bytes_in_use, 32);
   EXPECT_EQ(final_stats.num_allocs, 3);
   EXPECT_EQ(final_stats.largest_alloc_size, 24);
-  // Other devices were not touched by this test's buffers.
-  EXPECT_FALSE(final_stats.bytes_limit.has_value());
+  // The rest of what jaxlib's memory_stats() shows: the host's memory as the limit, nothing
+  // reserved, and the pool's kept blocks (none of this test's buffers went through the pool).
+  const int64_t physical = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+  ASSERT_GT(physical, 0);
+  EXPECT_EQ(final_stats.bytes_limit, physical);
+  EXPECT_EQ(final_stats.bytes_reservable_limit, physical);
+  EXPECT_EQ(final_stats.bytes_reserved, 0);
+  EXPECT_EQ(final_stats.peak_bytes_reserved, 0);
+  EXPECT_EQ(final_stats.largest_free_block_bytes, physical);
+  const int64_t pooled = static_cast<int64_t>(
+      static_cast<XlaCpuClient*>(client_)->host_buffer_pool()->stats().cached_bytes);
+  EXPECT_EQ(final_stats.pool_bytes, pooled);
+  EXPECT_FALSE(final_stats.peak_pool_bytes.has_value());
+  std::unique_ptr<Buffer> c = Upload(client_, ElementType::kF32, six, {6}, d);
+  EXPECT_EQ(stats().largest_free_block_bytes, physical - 24);
+  EXPECT_EQ(stats().pool_bytes, pooled + 24);
+}
+
+TEST_F(XlaCpuBufferTest, PoolBytesCountKeptBlocks) {
+  Device* d = device(2);
+  HostBufferPool* pool = static_cast<XlaCpuClient*>(client_)->host_buffer_pool().get();
+  // 256 KiB + 4 bytes, misaligned by 4: copied through the pool into a 260 KiB block.
+  std::vector<float> big((1 << 16) + 2, 1.0f);
+  HostBufferArgs args;
+  args.data = big.data() + 1;
+  args.type = ElementType::kF32;
+  args.dims = {(1 << 16) + 1};
+  args.semantics = HostBufferSemantics::kImmutableZeroCopy;
+  args.device = d;
+  const int64_t before_in_use = d->GetMemoryStats()->bytes_in_use;
+  StatusOr<HostBufferResult> put = client_->BufferFromHostBuffer(args);
+  ASSERT_TRUE(put.ok()) << put.status().ToString();
+  const int64_t kept = static_cast<int64_t>(pool->stats().cached_bytes);
+  StatusOr<MemoryStats> held = d->GetMemoryStats();
+  ASSERT_TRUE(held.ok());
+  EXPECT_EQ(held->bytes_in_use, before_in_use + (1 << 18) + 4);
+  EXPECT_EQ(held->pool_bytes, held->bytes_in_use + kept);
+  put->buffer.reset();
+  StatusOr<MemoryStats> released = d->GetMemoryStats();
+  ASSERT_TRUE(released.ok());
+  EXPECT_EQ(released->bytes_in_use, before_in_use);
+  EXPECT_EQ(static_cast<int64_t>(pool->stats().cached_bytes), kept + (1 << 18) + 4096);
+  EXPECT_EQ(released->pool_bytes, before_in_use + kept + (1 << 18) + 4096);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "xla_plugin/devices/xla_cpu/compile_options.h"
 #include "xla_plugin/devices/xla_cpu/device_model.h"
+#include "xla_plugin/devices/xla_cpu/host_memory.h"
 #include "xla_plugin/devices/xla_cpu/inner_ffi.h"
 #include "xla_plugin/devices/xla_cpu/inner_layout.h"
 #include "xla_plugin/devices/xla_cpu/pooled_host_copy.h"
@@ -47,6 +48,10 @@ StatusOr<std::unique_ptr<XlaCpuClient>> XlaCpuClient::Create(std::shared_ptr<Inn
   PJRTKIT_RETURN_IF_ERROR(client->Init(device_count));
   if (host_buffer_cache_bytes > 0) {
     client->host_buffer_pool_ = std::make_shared<HostBufferPool>(host_buffer_cache_bytes);
+  }
+  const int64_t host_memory = HostPhysicalMemoryBytes();
+  for (const std::unique_ptr<XlaCpuDevice>& device : client->devices_) {
+    device->SetHostMemory(host_memory, client->host_buffer_pool_);
   }
   return client;
 }

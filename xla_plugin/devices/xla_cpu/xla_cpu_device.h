@@ -2,12 +2,15 @@
 #ifndef PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_XLA_CPU_DEVICE_H_
 #define PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_XLA_CPU_DEVICE_H_
 
+#include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "xla/pjrt/c/pjrt_c_api.h"
 #include "xla_plugin/client/device.h"
 #include "xla_plugin/client/device_description.h"
 #include "xla_plugin/client/memory.h"
+#include "xla_plugin/devices/xla_cpu/host_buffer_pool.h"
 #include "xla_plugin/devices/xla_cpu/memory_counter.h"
 
 namespace pjrtkit {
@@ -28,8 +31,16 @@ class XlaCpuDevice : public Device {
   int local_hardware_id() const override { return description_.id(); }
   const std::vector<Memory*>& memories() const override { return memories_; }
   Memory* default_memory() const override { return memories_.empty() ? nullptr : memories_[0]; }
-  // Bytes held by live buffers in the device's "device" memory (pjrtkit's own accounting).
-  StatusOr<MemoryStats> GetMemoryStats() const override { return counter_.Snapshot(); }
+  // Sets what the statistics report besides the counter: `bytes_limit` (the host's memory, which
+  // every device may fill) and the client's host buffer pool (null when off), whose kept blocks
+  // count in pool_bytes. Called once, at client creation.
+  void SetHostMemory(int64_t bytes_limit, std::shared_ptr<const HostBufferPool> pool);
+  // pjrtkit's own accounting (XLA:CPU has none) of live buffers in the device's "device"
+  // memory: bytes_in_use, peak_bytes_in_use, num_allocs, largest_alloc_size; bytes_limit and
+  // bytes_reservable_limit are the host's memory, bytes_reserved / peak_bytes_reserved are 0
+  // (nothing is set aside), largest_free_block_bytes is what is left of bytes_limit, pool_bytes
+  // is bytes_in_use plus the client's pooled host blocks kept for reuse (shared by the devices).
+  StatusOr<MemoryStats> GetMemoryStats() const override;
 
   // The inner device.
   PJRT_Device* inner() const { return inner_; }
@@ -41,6 +52,8 @@ class XlaCpuDevice : public Device {
   PJRT_Device* inner_;             // Owned by the inner client.
   std::vector<Memory*> memories_;  // Default memory first; owned by the client.
   MemoryCounter counter_;          // Memory statistics.
+  int64_t bytes_limit_ = 0;        // Reported limit (0: not reported); see SetHostMemory.
+  std::shared_ptr<const HostBufferPool> pool_;  // The client's pool; may be null.
 };
 
 }  // namespace xla_cpu

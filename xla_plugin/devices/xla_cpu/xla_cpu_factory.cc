@@ -1,10 +1,12 @@
 #include "xla_plugin/devices/xla_cpu/xla_cpu_factory.h"
 
 #include <iterator>
+#include <optional>
 #include <utility>
 
 #include "xla_plugin/devices/xla_cpu/device_model.h"
 #include "xla_plugin/devices/xla_cpu/inner_api.h"
+#include "xla_plugin/devices/xla_cpu/inner_log_level.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_client.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_topology.h"
 
@@ -68,6 +70,10 @@ StatusOr<std::unique_ptr<Client>> XlaCpuFactory::CreateClient(const AttributeMap
     return InvalidArgument("create option '" + std::string(kHostBufferCacheOption) +
                            "' must be in [0, 16777216] (MiB), got " + std::to_string(cache_mib));
   }
+  // XLA:CPU reads its log threshold at its first log message, which it writes while it creates
+  // its client: quiet unless the user chose a level (see inner_log_level.h).
+  PJRTKIT_ASSIGN_OR_RETURN(std::optional<InnerLogLevel> log_level,
+                           InnerLogLevel::ForThisProcess());
   PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<InnerApi> inner,
                            InnerApi::Load(path, kPluginPathOption));
   PJRTKIT_ASSIGN_OR_RETURN(
