@@ -59,6 +59,27 @@ class Api(ctypes.Structure):
               ("error_create", ctypes.c_void_p)]
 
 
+class ExecutionContextGetArgs(ctypes.Structure):
+  """``XLA_FFI_ExecutionContext_Get_Args`` (``XLA_FFI_InvokeContext_Get_Args`` since API 0.4)."""
+  _fields_ = [("struct_size", ctypes.c_size_t), ("extension_start", ctypes.c_void_p),
+              ("ctx", ctypes.c_void_p), ("type_id", ctypes.POINTER(ctypes.c_int64)),
+              ("data", ctypes.c_void_p)]
+
+
+EXECUTION_CONTEXT_GET_ARGS_SIZE = 40  # offsetof(data) + sizeof(data).
+
+
+class ErrorDestroyArgs(ctypes.Structure):
+  """``XLA_FFI_Error_Destroy_Args``."""
+  _fields_ = [("struct_size", ctypes.c_size_t), ("extension_start", ctypes.c_void_p),
+              ("error", ctypes.c_void_p)]
+
+
+# Function slots of XLA_FFI_Api after ``error_create`` (XLA FFI API 0.2 has the first 18).
+_SLOT_ERROR_DESTROY = 2
+_SLOT_EXECUTION_CONTEXT_GET = 6
+
+
 class ErrorCreateArgs(ctypes.Structure):
   """``XLA_FFI_Error_Create_Args``."""
   _fields_ = [("struct_size", ctypes.c_size_t), ("extension_start", ctypes.c_void_p),
@@ -161,6 +182,38 @@ def make_error(frame: CallFrame, code: int, message: str) -> int:
   return create(ctypes.byref(args))
 
 
+def _api_function(frame: CallFrame, slot: int) -> int:
+  """The address of function ``slot`` (0 is ``XLA_FFI_Error_Create``) of the frame's API table.
+
+  Raises:
+    RuntimeError: when the framework's table is too short to have it.
+  """
+  api = frame.api.contents
+  offset = Api.error_create.offset + slot * ctypes.sizeof(ctypes.c_void_p)
+  if api.struct_size < offset + ctypes.sizeof(ctypes.c_void_p):
+    raise RuntimeError(f"the framework's XLA FFI API table ({api.struct_size} bytes) has no "
+                       f"function slot {slot}")
+  return ctypes.c_void_p.from_address(ctypes.addressof(api) + offset).value
+
+
+def user_data(frame: CallFrame, type_id: int) -> int | None:
+  """The data of execute-context user data of FFI type ``type_id`` (as an address), or None when
+  the execution has none (``XLA_FFI_ExecutionContext_Get``; its error is destroyed)."""
+  if not frame.ctx:
+    return None
+  key = ctypes.c_int64(type_id)
+  args = ExecutionContextGetArgs(EXECUTION_CONTEXT_GET_ARGS_SIZE, None, frame.ctx,
+                                 ctypes.pointer(key), None)
+  entry = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)(
+      _api_function(frame, _SLOT_EXECUTION_CONTEXT_GET))
+  error = entry(ctypes.addressof(args))
+  if error:
+    destroy = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(_api_function(frame, _SLOT_ERROR_DESTROY))
+    destroy(ctypes.addressof(ErrorDestroyArgs(ctypes.sizeof(ErrorDestroyArgs), None, error)))
+    return None
+  return args.data or None
+
+
 def uint64_attribute(frame: CallFrame, name: str) -> int | None:
   """The value of scalar attribute ``name`` as an unsigned 64-bit integer, or None."""
   attrs = frame.attrs
@@ -192,12 +245,15 @@ def buffer_view(address: int) -> tuple[Buffer, np.dtype | None, tuple[int, ...]]
 
 
 def read_array(buf: Buffer, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
-  """A numpy copy of the buffer's contents (XLA reuses the buffer after the call)."""
+  """A read-only numpy copy of the buffer's contents (XLA reuses the buffer after the call)."""
   count = int(np.prod(shape, dtype=np.int64))
   if count == 0:
-    return np.zeros(shape, dtype)
-  raw = (ctypes.c_char * (count * dtype.itemsize)).from_address(buf.data)
-  return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+    array = np.zeros(shape, dtype)
+  else:
+    raw = (ctypes.c_char * (count * dtype.itemsize)).from_address(buf.data)
+    array = np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+  array.flags.writeable = False
+  return array
 
 
 def write_array(buf: Buffer, value: np.ndarray) -> None:
