@@ -483,6 +483,38 @@ def test_without_the_cpu_backend_callbacks_are_refused_at_lowering():
   assert "x must be positive, got -2.0" in got["check_error"]
 
 
+_SUB_BYTE_DTYPES = {
+    "int4": [-8, -1, 0, 3, 7], "uint4": [0, 1, 9, 15, 4], "int2": [-2, -1, 0, 1, 1],
+    "uint2": [0, 1, 2, 3, 2], "float4_e2m1fn": [-6.0, -0.5, 0.0, 1.5, 4.0],
+}
+
+
+def test_sub_byte_dtypes_as_operands_and_results():
+  # XLA:CPU passes 2- and 4-bit types packed; the callback sees them one element per byte. Odd
+  # element counts (5, 3) leave a partly used last byte. Results are read back through a cast on
+  # the device.
+  got = _run(f"""
+      out = {{}}
+      for name, values in {_SUB_BYTE_DTYPES!r}.items():
+        dt = getattr(jnp, name)
+        seen = []
+        def host(a):
+          seen.append([str(a.dtype), list(a.shape), np.asarray(a).astype(np.float32).tolist()])
+          a = np.asarray(a)
+          return a[::-1].copy(), a.reshape(1, 5)[:, 1:4].copy(), np.zeros((0,), a.dtype)
+        shapes = (jax.ShapeDtypeStruct((5,), dt), jax.ShapeDtypeStruct((1, 3), dt),
+                  jax.ShapeDtypeStruct((0,), dt))
+        f = jax.jit(lambda v: [r.astype(jnp.float32)
+                               for r in jax.pure_callback(host, shapes, v.astype(dt))])
+        reversed_, middle, empty = f(jnp.array(values, jnp.float32))
+        out[name] = [seen, reversed_.tolist(), middle.tolist(), empty.tolist()]
+      print(json.dumps(out))
+  """)
+  for name, values in _SUB_BYTE_DTYPES.items():
+    floats = [float(v) for v in values]
+    assert got[name] == [[[name, [5], floats]], floats[::-1], [floats[1:4]], []], name
+
+
 def test_a_callback_may_dispatch_pjrtkit_computations():
   # Re-entrancy: callbacks that run pjrtkit programs (one of them with its own callback), on one
   # device, in a shard_map over four, and from six threads at once, with ordered effects too.

@@ -39,11 +39,26 @@ def _numpy_dtypes() -> dict[int, np.dtype]:
       10: np.dtype(np.float16), 11: np.dtype(np.float32), 12: np.dtype(np.float64),
       16: np.dtype(ml_dtypes.bfloat16), 15: np.dtype(np.complex64),
       18: np.dtype(np.complex128),
+      # 8-bit floats: one byte per element, as in numpy.
+      19: np.dtype(ml_dtypes.float8_e5m2), 20: np.dtype(ml_dtypes.float8_e4m3fn),
+      23: np.dtype(ml_dtypes.float8_e4m3b11fnuz), 24: np.dtype(ml_dtypes.float8_e5m2fnuz),
+      25: np.dtype(ml_dtypes.float8_e4m3fnuz), 28: np.dtype(ml_dtypes.float8_e4m3),
+      29: np.dtype(ml_dtypes.float8_e3m4), 33: np.dtype(ml_dtypes.float8_e8m0fnu),
+      # Sub-byte types: packed in XLA's buffers (PACKED_BITS), one byte per element in numpy.
+      21: np.dtype(ml_dtypes.int4), 22: np.dtype(ml_dtypes.uint4),
+      26: np.dtype(ml_dtypes.int2), 27: np.dtype(ml_dtypes.uint2),
+      32: np.dtype(ml_dtypes.float4_e2m1fn),
   }
 
 
 NUMPY_DTYPES = _numpy_dtypes()
 """``XLA_FFI_DataType`` -> numpy dtype, for the types a Python callback can exchange."""
+
+PACKED_BITS = {21: 4, 22: 4, 26: 2, 27: 2, 32: 4}
+"""Bits per element of the sub-byte types (S4, U4, S2, U2, F4E2M1FN). XLA:CPU passes them packed
+in FFI buffers: element ``i`` in bits ``[(i % k) * bits, (i % k + 1) * bits)`` of byte ``i // k``
+(``k = 8 // bits``, first element in the low-order bits), ``ceil(n * bits / 8)`` bytes in all.
+numpy (ml_dtypes) keeps one element per byte, in its low-order bits."""
 
 
 class ApiVersion(ctypes.Structure):
@@ -232,7 +247,7 @@ def buffer_view(address: int) -> tuple[Buffer, np.dtype | None, tuple[int, ...]]
   """The ``XLA_FFI_Buffer`` at ``address``, its numpy dtype (None for tokens) and its shape.
 
   Raises:
-    TypeError: for a data type a Python callback cannot exchange (e.g. 4-bit or fp8 types).
+    TypeError: for a data type a Python callback cannot exchange (S1/U1, ...).
   """
   buf = Buffer.from_address(address)
   shape = tuple(buf.dims[i] for i in range(buf.rank))
@@ -244,11 +259,24 @@ def buffer_view(address: int) -> tuple[Buffer, np.dtype | None, tuple[int, ...]]
   return buf, dtype, shape
 
 
+def _packing(bits: int) -> tuple[int, np.ndarray, int]:
+  """(elements per byte, the bit shift of each element in its byte, the element mask)."""
+  per_byte = 8 // bits
+  return per_byte, np.arange(per_byte, dtype=np.uint8) * np.uint8(bits), (1 << bits) - 1
+
+
 def read_array(buf: Buffer, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
-  """A read-only numpy copy of the buffer's contents (XLA reuses the buffer after the call)."""
+  """A read-only numpy copy of the buffer's contents (XLA reuses the buffer after the call);
+  sub-byte types are unpacked to one element per byte."""
   count = int(np.prod(shape, dtype=np.int64))
   if count == 0:
     array = np.zeros(shape, dtype)
+  elif buf.dtype in PACKED_BITS:
+    per_byte, shifts, mask = _packing(PACKED_BITS[buf.dtype])
+    raw = np.frombuffer((ctypes.c_char * -(-count // per_byte)).from_address(buf.data),
+                        dtype=np.uint8)
+    codes = ((raw[:, None] >> shifts) & np.uint8(mask)).reshape(-1)[:count]
+    array = codes.view(dtype).reshape(shape)
   else:
     raw = (ctypes.c_char * (count * dtype.itemsize)).from_address(buf.data)
     array = np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
@@ -257,7 +285,14 @@ def read_array(buf: Buffer, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarr
 
 
 def write_array(buf: Buffer, value: np.ndarray) -> None:
-  """Copies ``value`` (already of the buffer's dtype and shape) into the buffer, row-major."""
+  """Copies ``value`` (already of the buffer's dtype and shape) into the buffer, row-major;
+  sub-byte types are packed."""
   data = np.ascontiguousarray(value)
-  if data.nbytes:
-    ctypes.memmove(buf.data, data.ctypes.data, data.nbytes)
+  if not data.size:
+    return
+  if buf.dtype in PACKED_BITS:
+    per_byte, shifts, mask = _packing(PACKED_BITS[buf.dtype])
+    codes = data.reshape(-1).view(np.uint8) & np.uint8(mask)
+    codes = np.pad(codes, (0, -codes.size % per_byte)).reshape(-1, per_byte)
+    data = np.bitwise_or.reduce(codes << shifts, axis=1).astype(np.uint8)
+  ctypes.memmove(buf.data, data.ctypes.data, data.nbytes)
