@@ -25,10 +25,14 @@ equivalent itself:
   (None for tokens, sub-byte types unpacked) and writes the results back (tokens skipped, sub-byte
   types packed), as jaxlib's CPU handler does.
 
-Re-entrancy: a callback may dispatch pjrtkit computations itself (jaxlib's callbacks run on the
-``cpu`` backend's arrays; a callback that computes on pjrtkit explicitly is re-entrant). The
-plugin's execute path holds no lock across the inner execution, and XLA:CPU runs the nested
-execution on the calling (callback) thread or its own pool; ``host_callbacks_test`` runs it.
+Re-entrancy: JAX's callbacks get cpu arrays and run under ``default_device(cpu)``, so what they
+compute goes to jaxlib's ``cpu`` backend, not back into pjrtkit. A callback that explicitly runs
+a pjrtkit computation works when XLA:CPU runs that computation inline (small programs) or on a
+device with nothing in flight; it waits forever when the computation must queue behind the
+calling program on the same device, or when every XLA:CPU worker is held by a callback: XLA:CPU
+orders executions per device, and jaxlib's remedy on its own cpu backend (synchronous execution of
+programs with callbacks, and running executions from inside a callback inline) is not reachable
+through the PJRT C API. pjrtkit holds no lock of its own across an execution or a callback.
 """
 
 from __future__ import annotations
