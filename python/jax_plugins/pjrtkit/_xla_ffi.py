@@ -9,6 +9,7 @@ structs are declared; every struct starts with ``struct_size``.
 from __future__ import annotations
 
 import ctypes
+from typing import Any
 
 import numpy as np
 
@@ -197,18 +198,30 @@ def make_error(frame: CallFrame, code: int, message: str) -> int:
   return create(ctypes.byref(args))
 
 
-def _api_function(frame: CallFrame, slot: int) -> int:
-  """The address of function ``slot`` (0 is ``XLA_FFI_Error_Create``) of the frame's API table.
+_ENTRY = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
+"""An XLA FFI API function: ``XLA_FFI_Error* (*)(Args*)``."""
+
+_API_FUNCTIONS: dict[tuple[int, int], Any] = {}
+"""(API table address, slot) -> callable; the framework's table never changes."""
+
+
+def _api_function(frame: CallFrame, slot: int) -> Any:
+  """Function ``slot`` (0 is ``XLA_FFI_Error_Create``) of the frame's API table, callable.
 
   Raises:
     RuntimeError: when the framework's table is too short to have it.
   """
-  api = frame.api.contents
-  offset = Api.error_create.offset + slot * ctypes.sizeof(ctypes.c_void_p)
-  if api.struct_size < offset + ctypes.sizeof(ctypes.c_void_p):
-    raise RuntimeError(f"the framework's XLA FFI API table ({api.struct_size} bytes) has no "
-                       f"function slot {slot}")
-  return ctypes.c_void_p.from_address(ctypes.addressof(api) + offset).value
+  address = ctypes.addressof(frame.api.contents)
+  function = _API_FUNCTIONS.get((address, slot))
+  if function is None:
+    api = frame.api.contents
+    offset = Api.error_create.offset + slot * ctypes.sizeof(ctypes.c_void_p)
+    if api.struct_size < offset + ctypes.sizeof(ctypes.c_void_p):
+      raise RuntimeError(f"the framework's XLA FFI API table ({api.struct_size} bytes) has no "
+                         f"function slot {slot}")
+    function = _ENTRY(ctypes.c_void_p.from_address(address + offset).value)
+    _API_FUNCTIONS[(address, slot)] = function
+  return function
 
 
 def user_data(frame: CallFrame, type_id: int) -> int | None:
@@ -219,12 +232,10 @@ def user_data(frame: CallFrame, type_id: int) -> int | None:
   key = ctypes.c_int64(type_id)
   args = ExecutionContextGetArgs(EXECUTION_CONTEXT_GET_ARGS_SIZE, None, frame.ctx,
                                  ctypes.pointer(key), None)
-  entry = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)(
-      _api_function(frame, _SLOT_EXECUTION_CONTEXT_GET))
-  error = entry(ctypes.addressof(args))
+  error = _api_function(frame, _SLOT_EXECUTION_CONTEXT_GET)(ctypes.addressof(args))
   if error:
-    destroy = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(_api_function(frame, _SLOT_ERROR_DESTROY))
-    destroy(ctypes.addressof(ErrorDestroyArgs(ctypes.sizeof(ErrorDestroyArgs), None, error)))
+    _api_function(frame, _SLOT_ERROR_DESTROY)(
+        ctypes.addressof(ErrorDestroyArgs(ctypes.sizeof(ErrorDestroyArgs), None, error)))
     return None
   return args.data or None
 
