@@ -385,11 +385,18 @@ def record(tag):
     seen.append([tag, np.asarray(a).tolist()])
     return ()
   return callback
+def counted(tag, fn):
+  def callback(a):
+    seen.append([tag, np.asarray(a).tolist()])
+    return fn(a)
+  return callback
 spec = lambda v: jax.ShapeDtypeStruct(v.shape, v.dtype)
-run("pure", lambda: jax.jit(lambda v: jax.pure_callback(lambda a: a + 1, spec(v), v))(x))
-run("io", lambda: jax.jit(lambda v: io_callback(lambda a: a * 2, spec(v), v))(x))
-run("io_ordered", lambda: jax.jit(lambda v: io_callback(lambda a: a * 3, spec(v), v,
-                                                        ordered=True))(x))
+run("pure", lambda: jax.jit(lambda v: jax.pure_callback(counted("pure", lambda a: a + 1),
+                                                        spec(v), v))(x))
+run("io", lambda: jax.jit(lambda v: io_callback(counted("io", lambda a: a * 2), spec(v), v))(x))
+run("io_ordered", lambda: jax.jit(lambda v: io_callback(counted("io_ordered_result",
+                                                                lambda a: a * 3),
+                                                        spec(v), v, ordered=True))(x))
 run("io_ordered_no_result", lambda: jax.jit(
     lambda v: (io_callback(record("io_ordered"), (), v, ordered=True), v - 1)[1])(x))
 run("debug_callback", lambda: jax.jit(
@@ -430,8 +437,9 @@ def test_callbacks_in_jits_sharded_over_four_devices(shardy):
   assert got["debug_print"] == [3, 4, 5, 6, 7, 8, 9, 10]
   assert got["shard_map"] == [[5, 6, 7, 8, 9, 10, 11, 12], [0, 7, 14, 21, 28, 35, 42, 49]]
   # Automatic sharding: one call with the whole value; shard_map: one call per shard.
-  assert got["seen"] == [["debug", [0, 1, 2, 3, 4, 5, 6, 7]],
-                         ["io_ordered", [0, 1, 2, 3, 4, 5, 6, 7]],
+  whole = [0, 1, 2, 3, 4, 5, 6, 7]
+  assert got["seen"] == [["debug", whole], ["io", whole], ["io_ordered", whole],
+                         ["io_ordered_result", whole], ["pure", whole],
                          ["shard", [0, 1]], ["shard", [2, 3]], ["shard", [4, 5]],
                          ["shard", [6, 7]]]
   assert results["pjrtkit"]["printed"] == ["print [0 1 2 3 4 5 6 7]"]

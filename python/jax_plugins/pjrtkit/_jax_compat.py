@@ -214,6 +214,8 @@ CALLBACK_INTERNALS = (
     "platforms=) / tokens_out / set_tokens_out",
     "the callback impls (pure_callback_impl, io_callback_impl, debug_callback_p.impl) and their "
     "parameters: pjrtkit calls them to raise JAX's own \"cpu is not listed\" error",
+    "jax._src.xla_bridge.local_devices(backend=) (is the cpu backend there?) and "
+    "get_backend(platform) (the backend a lowering without one runs on)",
 )
 """What pjrtkit's host callbacks read or extend in JAX, in words (see ``callback_problems``)."""
 
@@ -248,6 +250,7 @@ def _callback_problems() -> list[str]:
   from jax._src import checkify  # pylint: disable=g-import-not-at-top
   from jax._src import compiler  # pylint: disable=g-import-not-at-top
   from jax._src import debugging  # pylint: disable=g-import-not-at-top
+  from jax._src import xla_bridge  # pylint: disable=g-import-not-at-top
   from jax._src.interpreters import mlir  # pylint: disable=g-import-not-at-top
   from jax._src.interpreters import pxla  # pylint: disable=g-import-not-at-top
 
@@ -329,4 +332,9 @@ def _callback_problems() -> list[str]:
       problems.append(f"JAX's {name} no longer takes {params}")
   if getattr(debugging, "debug_effect", None) is None:
     problems.append("jax._src.debugging.debug_effect is gone")
+  local_devices = getattr(xla_bridge, "local_devices", None)
+  if local_devices is None or "backend" not in _params(local_devices) or not callable(
+      getattr(xla_bridge, "get_backend", None)):
+    problems.append("jax._src.xla_bridge no longer has local_devices(backend=) and "
+                    "get_backend()")
   return problems
