@@ -58,24 +58,13 @@ StatusOr<std::unique_ptr<XlaCpuClient>> XlaCpuClient::Create(std::shared_ptr<Inn
   if (host_buffer_cache_bytes > 0) {
     client->host_buffer_pool_ = std::make_shared<HostBufferPool>(host_buffer_cache_bytes);
   }
-  PJRTKIT_INNER_ARGS(PJRT_ExecuteContext_Create, context_args);
-  if (PJRTKIT_INNER_CALL(*client->inner_, PJRT_ExecuteContext_Create, &context_args).ok()) {
-    client->empty_inner_context_ = context_args.context;
-  }
   return client;
 }
 
 XlaCpuClient::XlaCpuClient(std::shared_ptr<InnerApi> inner, PJRT_Client* inner_client)
     : inner_(std::move(inner)), inner_client_(inner_client) {}
 
-XlaCpuClient::~XlaCpuClient() {
-  inner_->DestroyClient(inner_client_);
-  if (empty_inner_context_ != nullptr) {
-    PJRTKIT_INNER_ARGS(PJRT_ExecuteContext_Destroy, args);
-    args.context = empty_inner_context_;
-    PJRTKIT_INNER_CALL(*inner_, PJRT_ExecuteContext_Destroy, &args);  // Nothing to do on error.
-  }
-}
+XlaCpuClient::~XlaCpuClient() { inner_->DestroyClient(inner_client_); }
 
 Status XlaCpuClient::RegisterFfiHandler(const FfiHandlerRegistration& registration) {
   PJRTKIT_ASSIGN_OR_RETURN(InnerFfi ffi, InnerFfi::Find(inner_));

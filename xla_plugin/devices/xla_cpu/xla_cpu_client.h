@@ -69,10 +69,6 @@ class XlaCpuClient : public Client {
   PJRT_Client* inner_client() const { return inner_client_; }
   // The pool host-to-device copies go through; nullptr when disabled.
   const std::shared_ptr<HostBufferPool>& host_buffer_pool() const { return host_buffer_pool_; }
-  // An inner execute context with no entries, passed to executions that forward none: an FFI
-  // handler that looks user data up then gets "not found" (XLA:CPU dereferences a missing
-  // context). Shared read-only by concurrent executions; nullptr if XLA:CPU cannot make one.
-  PJRT_ExecuteContext* empty_inner_context() const { return empty_inner_context_; }
   // Our device wrapping `inner`; nullptr if unknown.
   XlaCpuDevice* FromInner(PJRT_Device* inner) const;
   // Our memory wrapping `inner`; nullptr if unknown.
@@ -105,7 +101,6 @@ class XlaCpuClient : public Client {
   std::unordered_map<PJRT_Device*, XlaCpuDevice*> device_of_inner_;  // Inner -> ours.
   std::unordered_map<PJRT_Memory*, XlaCpuMemory*> memory_of_inner_;  // Inner -> ours.
   std::shared_ptr<HostBufferPool> host_buffer_pool_;  // Blocks for host copies; may be null.
-  PJRT_ExecuteContext* empty_inner_context_ = nullptr;  // Owned; destroyed after the inner client.
 };
 
 }  // namespace xla_cpu

@@ -127,8 +127,8 @@ Status XlaCpuLoadedExecutable::ExecuteInto(const std::vector<std::vector<Buffer*
   }
   // FFI user data reaches XLA:CPU's FFI handlers through an inner execute context, which must
   // live until the execution completes (it runs asynchronously): the completion events hold it.
-  // An empty context changes nothing, and most executions have none: they get the client's empty
-  // inner context (no allocation), so a handler's user-data lookup fails cleanly.
+  // An empty context changes nothing, and most executions have none: they pass no inner context,
+  // exactly as before (a context changes how XLA:CPU runs an execution; see README).
   std::shared_ptr<PJRT_ExecuteContext> inner_context;
   if (options.context != nullptr && !options.context->empty()) {
     PJRTKIT_ASSIGN_OR_RETURN(InnerFfi ffi, InnerFfi::Find(client_->shared_inner()));
@@ -190,8 +190,7 @@ Status XlaCpuLoadedExecutable::ExecuteInto(const std::vector<std::vector<Buffer*
   inner_options.launch_id = options.launch_id;
   inner_options.non_donatable_input_indices = non_donatable.data();
   inner_options.num_non_donatable_input_indices = non_donatable.size();
-  inner_options.context =
-      inner_context != nullptr ? inner_context.get() : client_->empty_inner_context();
+  inner_options.context = inner_context.get();
 
   PJRTKIT_INNER_ARGS(PJRT_LoadedExecutable_Execute, args);
   args.executable = inner_;
