@@ -9,6 +9,7 @@ produced by the same numpy call in the child.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -232,17 +233,102 @@ def test_a_callback_outlives_its_dropped_executable_while_it_runs():
 def test_callbacks_are_released_with_their_executable():
   got = _run("""
       import gc
-      base = len(_host_callbacks.TABLE)
+      base = len(_host_callbacks.BINDINGS)
       f = jax.jit(lambda x: jax.pure_callback(lambda v: v, jax.ShapeDtypeStruct((), x.dtype), x))
       f(1.0).block_until_ready()
       f(jnp.int32(1)).block_until_ready()
-      alive = len(_host_callbacks.TABLE) - base
+      alive = len(_host_callbacks.BINDINGS) - base
       del f
       jax.clear_caches()
       gc.collect()
-      print(json.dumps({"alive": alive, "after": len(_host_callbacks.TABLE) - base}))
+      print(json.dumps({"alive": alive, "after": len(_host_callbacks.BINDINGS) - base}))
   """)
   assert got == {"alive": 2, "after": 0}
+
+
+def test_the_program_is_jaxs_cpu_callback_and_holds_no_callback_identity():
+  got = _run("""
+      def step(cb):
+        return jax.jit(lambda x: jax.pure_callback(cb, jax.ShapeDtypeStruct(x.shape, x.dtype), x))
+      x = jnp.arange(3, dtype=jnp.int32)
+      texts = [step(cb).lower(x).as_text() for cb in (lambda v: v + 1, lambda v: v * 10)]
+      line = [l for l in texts[0].splitlines() if "custom_call" in l][0]
+      print(json.dumps({"same": texts[0] == texts[1], "line": line}))
+  """)
+  assert got["same"] is True
+  assert "stablehlo.custom_call @xla_ffi_python_cpu_callback(" in got["line"]
+  assert "mhlo.backend_config = {index = 0 : ui64}" in got["line"]
+
+
+_CACHE = """
+import os
+from jax._src import monitoring
+jax.config.update("jax_compilation_cache_dir", cache_dir)
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+hits = []
+monitoring.register_event_listener(
+    lambda event, **kw: hits.append(event) if event == "/jax/compilation_cache/cache_hits"
+    else None)
+def jit_with(callback):
+  def step(x):  # One name, so one module (and cache key) for every callback.
+    return jax.pure_callback(callback, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+  return jax.jit(step)
+x = jax.device_put(np.arange(4, dtype=np.int32))
+def call(f):
+  before, calls = len(hits), _host_callbacks.call_count()
+  value = f(x).tolist()
+  return [value, len(hits) - before, _host_callbacks.call_count() - calls]
+entries = lambda: sorted(n.split("-")[0] for n in os.listdir(cache_dir) if n.startswith("jit_step"))
+"""
+
+
+def test_persistent_cache_hits_with_other_callbacks_and_each_calls_its_own(tmp_path):
+  # As on jaxlib's cpu: a jit whose callback is another function of the same signature is a
+  # persistent-cache hit, here and in a new process, and every executable calls its own function.
+  setup = _PRELUDE + f"cache_dir = {str(tmp_path)!r}\n" + _CACHE
+  first = run_python(setup + textwrap.dedent("""
+      plus_one = jit_with(lambda v: v + 1)
+      times_ten = jit_with(lambda v: v * 10)
+      print(json.dumps({"plus_one": call(plus_one), "times_ten": call(times_ten),
+                        "plus_one_again": call(plus_one), "entries": entries()}))
+  """), env=_env())
+  # [values, persistent-cache hits, callbacks run by pjrtkit's handler]
+  assert first == {"plus_one": [[1, 2, 3, 4], 0, 1], "times_ten": [[0, 10, 20, 30], 1, 1],
+                   "plus_one_again": [[1, 2, 3, 4], 0, 1], "entries": ["jit_step"]}
+  second = run_python(setup + textwrap.dedent("""
+      minus_five = jit_with(lambda v: v - 5)
+      squared = jit_with(lambda v: v * v)
+      print(json.dumps({"minus_five": call(minus_five), "squared": call(squared),
+                        "minus_five_again": call(minus_five)}))
+  """), env=_env())
+  assert second == {"minus_five": [[-5, -4, -3, -2], 1, 1], "squared": [[0, 1, 4, 9], 1, 1],
+                    "minus_five_again": [[-5, -4, -3, -2], 0, 1]}
+
+
+def test_an_executable_destroyed_beside_a_live_one_of_the_same_program():
+  # c1 and c2 hold the same program (c2 is a persistent-cache hit of c1's) with different
+  # callbacks; c1 goes away and c2 keeps calling its own function.
+  got = _run("""
+      import gc, tempfile
+      jax.config.update("jax_compilation_cache_dir", tempfile.mkdtemp())
+      jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+      jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+      def step(cb):
+        return jax.jit(lambda x: jax.pure_callback(cb, jax.ShapeDtypeStruct(x.shape, x.dtype), x))
+      x = jnp.arange(3, dtype=jnp.int32)
+      base = len(_host_callbacks.BINDINGS)
+      c1 = step(lambda v: v + 1).lower(x).compile()
+      c2 = step(lambda v: v * 10).lower(x).compile()
+      out = {"c1": c1(x).tolist(), "c2": c2(x).tolist(), "alive": len(_host_callbacks.BINDINGS) - base}
+      del c1
+      gc.collect()
+      out["after"] = len(_host_callbacks.BINDINGS) - base
+      out["c2_again"] = [c2(x).tolist() for _ in range(3)]
+      print(json.dumps(out))
+  """)
+  assert got == {"c1": [1, 2, 3], "c2": [0, 10, 20], "alive": 2, "after": 1,
+                 "c2_again": [[0, 10, 20]] * 3}
 
 
 _MULTI_DEVICE = """
@@ -255,16 +341,18 @@ x = jax.device_put(jnp.arange(8.0, dtype=jnp.float32), NamedSharding(mesh, P("d"
 
 def test_callbacks_on_four_devices():
   got = _run(setup=_MULTI_DEVICE, code="""
+      # Read back from one device (see _SHARDED).
+      one = lambda a: jax.device_put(a, jax.devices()[0]).tolist()
       out = {}
-      out["pmap"] = jax.pmap(lambda v: jax.pure_callback(
-          lambda a: a * 2, jax.ShapeDtypeStruct((), v.dtype), v))(jnp.arange(4.0)).tolist()
-      out["sharded_pure"] = jax.jit(lambda v: jax.pure_callback(
-          lambda a: a + 1, jax.ShapeDtypeStruct(v.shape, v.dtype), v))(x).tolist()
+      out["pmap"] = one(jax.pmap(lambda v: jax.pure_callback(
+          lambda a: a * 2, jax.ShapeDtypeStruct((), v.dtype), v))(jnp.arange(4.0)))
+      out["sharded_pure"] = one(jax.jit(lambda v: jax.pure_callback(
+          lambda a: a + 1, jax.ShapeDtypeStruct(v.shape, v.dtype), v))(x))
       seen = []
       per_shard = jax.jit(shard_map(
           lambda b: (jax.debug.callback(lambda a: seen.append(np.asarray(a).tolist()), b), b)[1],
           mesh=mesh, in_specs=P("d"), out_specs=P("d")))
-      out["shard_map_values"] = per_shard(x).tolist()
+      out["shard_map_values"] = one(per_shard(x))
       jax.effects_barrier()
       out["shard_map_calls"] = sorted(seen)
       print(json.dumps(out))
@@ -275,44 +363,298 @@ def test_callbacks_on_four_devices():
   assert got["shard_map_calls"] == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [6.0, 7.0]]
 
 
-def test_side_effect_callbacks_in_a_sharded_jit():
-  # With GSPMD, the callback runs once (on device 0) with the whole value, as on cpu.
-  got = _run(setup="jax.config.update('jax_use_shardy_partitioner', False)\n" + _MULTI_DEVICE,
-             code="""
+_SHARDED = """
+import sys
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+platform, shardy = sys.argv[1], sys.argv[2] == "1"
+jax.config.update("jax_use_shardy_partitioner", shardy)
+devices = jax.devices(platform)[:4]
+mesh = Mesh(np.array(devices), ("d",))
+x = jax.device_put(jnp.arange(8, dtype=jnp.int32), NamedSharding(mesh, P("d")))
+out, seen = {}, []
+def run(name, fn):
+  try:
+    # Read back from one device: jaxlib's host copy of a sharded array sends a layout struct
+    # without struct_size, which pjrtkit refuses today (issue 8 defect 2, not a callback matter).
+    out[name] = jax.device_put(fn(), devices[0]).tolist()
+    jax.effects_barrier()
+  except Exception as e:  # Reported, compared below.
+    out[name] = "error: " + str(e).splitlines()[0]
+def record(tag):
+  def callback(a):
+    seen.append([tag, np.asarray(a).tolist()])
+    return ()
+  return callback
+def counted(tag, fn):
+  def callback(a):
+    seen.append([tag, np.asarray(a).tolist()])
+    return fn(a)
+  return callback
+spec = lambda v: jax.ShapeDtypeStruct(v.shape, v.dtype)
+run("pure", lambda: jax.jit(lambda v: jax.pure_callback(counted("pure", lambda a: a + 1),
+                                                        spec(v), v))(x))
+run("io", lambda: jax.jit(lambda v: io_callback(counted("io", lambda a: a * 2), spec(v), v))(x))
+run("io_ordered", lambda: jax.jit(lambda v: io_callback(counted("io_ordered_result",
+                                                                lambda a: a * 3),
+                                                        spec(v), v, ordered=True))(x))
+run("io_ordered_no_result", lambda: jax.jit(
+    lambda v: (io_callback(record("io_ordered"), (), v, ordered=True), v - 1)[1])(x))
+run("debug_callback", lambda: jax.jit(
+    lambda v: (jax.debug.callback(record("debug"), v), v + 2)[1])(x))
+run("debug_print", lambda: jax.jit(lambda v: (jax.debug.print("print {}", v), v + 3)[1])(x))
+per_shard = jax.shard_map(
+    lambda b: (jax.debug.callback(record("shard"), b),
+               io_callback(lambda a: a + 5, spec(b), b),
+               jax.pure_callback(lambda a: a * 7, spec(b), b))[1:], mesh=mesh,
+    in_specs=P("d"), out_specs=(P("d"), P("d")))
+run("shard_map", lambda: jnp.stack(jax.jit(per_shard)(x)))
+jax.effects_barrier()
+out["seen"] = sorted(seen)
+"""
+
+
+@pytest.mark.parametrize("shardy", [True, False], ids=["shardy", "gspmd"])
+def test_callbacks_in_jits_sharded_over_four_devices(shardy):
+  # Every callback kind in a jit over NamedSharding(4 devices) and in a shard_map: the values
+  # and calls are exact, and the same as on jaxlib's cpu backend (4 devices) in the same setup.
+  code = textwrap.dedent(_PRELUDE.replace('assert jax.default_backend() == "pjrtkit", '
+                                          'jax.default_backend()\n', "")) + \
+      "jax.config.update('jax_num_cpu_devices', 4)\n" + _SHARDED + \
+      "print(json.dumps(out))\n"
+  results = {}
+  for platform in ("pjrtkit", "cpu"):
+    proc = subprocess.run([sys.executable, "-c", code, platform, "1" if shardy else "0"],
+                          env=_env(), capture_output=True, text=True, timeout=240, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = [l for l in proc.stdout.splitlines() if l.strip()]
+    results[platform] = {"json": json.loads(lines[-1]), "printed": lines[:-1]}
+  got = results["pjrtkit"]["json"]
+  assert got["pure"] == [1, 2, 3, 4, 5, 6, 7, 8]
+  assert got["io"] == [0, 2, 4, 6, 8, 10, 12, 14]
+  assert got["io_ordered"] == [0, 3, 6, 9, 12, 15, 18, 21]
+  assert got["io_ordered_no_result"] == [-1, 0, 1, 2, 3, 4, 5, 6]
+  assert got["debug_callback"] == [2, 3, 4, 5, 6, 7, 8, 9]
+  assert got["debug_print"] == [3, 4, 5, 6, 7, 8, 9, 10]
+  assert got["shard_map"] == [[5, 6, 7, 8, 9, 10, 11, 12], [0, 7, 14, 21, 28, 35, 42, 49]]
+  # Automatic sharding: one call with the whole value; shard_map: one call per shard.
+  whole = [0, 1, 2, 3, 4, 5, 6, 7]
+  assert got["seen"] == [["debug", whole], ["io", whole], ["io_ordered", whole],
+                         ["io_ordered_result", whole], ["pure", whole],
+                         ["shard", [0, 1]], ["shard", [2, 3]], ["shard", [4, 5]],
+                         ["shard", [6, 7]]]
+  assert results["pjrtkit"]["printed"] == ["print [0 1 2 3 4 5 6 7]"]
+  assert results["pjrtkit"] == results["cpu"]
+
+
+def test_known_limitation_partitioned_debug_callbacks_in_automatically_sharded_jits():
+  # jax.debug.callback(partitioned=True) lowers to xla_ffi_partitioned_python_cpu_callback, which
+  # jaxlib partitions with a custom partitioner registered in its own XLA. XLA:CPU of
+  # xla-cpu-pjrt 0.0.1 has none (nor a custom-partitioner PJRT extension): with Shardy it refuses
+  # the program, with GSPMD the callback runs once with the whole value instead of once per shard.
+  # When this fails, update the README's known limitations.
+  code = _PRELUDE + _MULTI_DEVICE + textwrap.dedent("""
+      import sys
+      jax.config.update("jax_use_shardy_partitioner", sys.argv[1] == "1")
       seen = []
-      y = jax.jit(lambda v: (jax.debug.callback(
-          lambda a: seen.append(np.asarray(a).tolist()), v), v * 2)[1])(x)
-      jax.effects_barrier()
-      print(json.dumps({"y": y.tolist(), "seen": seen}))
-  """)
-  assert got == {"y": [0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0],
-                 "seen": [[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]]}
-
-
-def test_known_limitation_shardy_device_0_side_effect_callbacks():
-  # XLA:CPU of xla-cpu-pjrt 0.0.1 loses the Shardy "maximal on device 0" sharding of a
-  # side-effecting custom call (jaxlib's own XLA:CPU does not). When this starts passing, drop
-  # the limitation from the README.
-  got = _run(setup=_MULTI_DEVICE, code="""
+      f = jax.jit(lambda v: (jax.debug.callback(lambda a: seen.append(np.asarray(a).tolist()),
+                                                v, partitioned=True), v + 1)[1])
       try:
-        jax.jit(lambda v: jax.debug.print("{}", v))(x)
+        out = jax.device_put(f(x), jax.devices()[0]).tolist()
         jax.effects_barrier()
-        err = None
       except Exception as e:
-        err = str(e)
-      print(json.dumps({"err": err}))
+        out = str(e).splitlines()[0]
+      print(json.dumps([out, seen]))
   """)
-  assert "Side-effect HLO must have sharding" in got["err"]
+  got = {}
+  for shardy in ("1", "0"):
+    proc = subprocess.run([sys.executable, "-c", code, shardy], env=_env(), capture_output=True,
+                          text=True, timeout=240, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    got[shardy] = json.loads(proc.stdout.splitlines()[-1])
+  assert "Side-effect HLO must have sharding" in got["1"][0] and got["1"][1] == []
+  assert got["0"] == [[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0],
+                      [[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]]]
 
 
-def test_without_the_cpu_backend_jax_asks_for_it():
-  out = run_python_failing(textwrap.dedent("""
+def test_without_the_cpu_backend_callbacks_are_refused_at_lowering():
+  # JAX's callbacks place their arguments on the cpu backend; without it pjrtkit refuses when
+  # the program is lowered (nothing runs), with JAX's own error. checkify needs no cpu backend.
+  got = run_python(textwrap.dedent("""
+      import json
       import jax, jax.numpy as jnp
-      jax.jit(lambda x: jax.pure_callback(lambda v: v, jax.ShapeDtypeStruct((), jnp.float32),
-                                          x))(1.0).block_until_ready()
+      from jax.experimental import io_callback, checkify
+      f32 = jax.ShapeDtypeStruct((), jnp.float32)
+      ran = []
+      kinds = {
+          "pure": lambda x: jax.pure_callback(lambda v: ran.append(1) or v, f32, x),
+          "io": lambda x: io_callback(lambda v: ran.append(1) or v, f32, x),
+          "io_ordered": lambda x: io_callback(lambda v: ran.append(1) or v, f32, x, ordered=True),
+          "debug_callback": lambda x: (jax.debug.callback(lambda v: ran.append(1), x), x)[1],
+          "debug_print": lambda x: (jax.debug.print("{}", x), x)[1],
+      }
+      out = {}
+      for name, f in kinds.items():
+        try:
+          jax.jit(f).lower(1.0)
+          out[name] = None
+        except RuntimeError as e:
+          out[name] = str(e)
+      jax.config.update("jax_experimental_unsafe_xla_runtime_errors", True)
+      def g(x):
+        checkify.check(x > 0, "x must be positive, got {x}", x=x)
+        return x + 1
+      out["check_ok"] = float(jax.jit(g)(1.0))
+      try:
+        jax.jit(g)(-2.0).block_until_ready()
+      except Exception as e:
+        out["check_error"] = str(e)
+      out["ran"] = ran
+      print(json.dumps(out))
   """), env=plugin_env(JAX_PLATFORMS="pjrtkit"))
-  assert 'Make sure \\"cpu\\" is listed in --jax_platforms' in out or \
-      'Make sure "cpu" is listed in --jax_platforms' in out
+  expected = ('failed to find a local CPU device to place the inputs on. Make sure "cpu" is '
+              'listed in --jax_platforms or the JAX_PLATFORMS environment variable.')
+  assert got["pure"] == "jax.pure_callback " + expected
+  assert got["io"] == got["io_ordered"] == "jax.io_callback " + expected
+  assert got["debug_callback"] == got["debug_print"] == "jax.debug.callback " + expected
+  assert got["ran"] == []
+  assert got["check_ok"] == 2.0
+  assert "x must be positive, got -2.0" in got["check_error"]
+
+
+_SUB_BYTE_DTYPES = {
+    "int4": [-8, -1, 0, 3, 7], "uint4": [0, 1, 9, 15, 4], "int2": [-2, -1, 0, 1, 1],
+    "uint2": [0, 1, 2, 3, 2], "float4_e2m1fn": [-6.0, -0.5, 0.0, 1.5, 4.0],
+}
+
+
+def test_sub_byte_dtypes_as_operands_and_results():
+  # XLA:CPU passes 2- and 4-bit types packed; the callback sees them one element per byte. Odd
+  # element counts (5, 3) leave a partly used last byte. Results are read back through a cast on
+  # the device.
+  got = _run(f"""
+      out = {{}}
+      for name, values in {_SUB_BYTE_DTYPES!r}.items():
+        dt = getattr(jnp, name)
+        seen = []
+        def host(a):
+          seen.append([str(a.dtype), list(a.shape), np.asarray(a).astype(np.float32).tolist()])
+          a = np.asarray(a)
+          return a[::-1].copy(), a.reshape(1, 5)[:, 1:4].copy(), np.zeros((0,), a.dtype)
+        shapes = (jax.ShapeDtypeStruct((5,), dt), jax.ShapeDtypeStruct((1, 3), dt),
+                  jax.ShapeDtypeStruct((0,), dt))
+        f = jax.jit(lambda v: [r.astype(jnp.float32)
+                               for r in jax.pure_callback(host, shapes, v.astype(dt))])
+        reversed_, middle, empty = f(jnp.array(values, jnp.float32))
+        out[name] = [seen, reversed_.tolist(), middle.tolist(), empty.tolist()]
+      print(json.dumps(out))
+  """)
+  for name, values in _SUB_BYTE_DTYPES.items():
+    floats = [float(v) for v in values]
+    assert got[name] == [[[name, [5], floats]], floats[::-1], [floats[1:4]], []], name
+
+
+def test_callbacks_compute_on_the_cpu_backend_inside_long_sharded_programs():
+  # JAX's callbacks get cpu arrays and run under default_device(cpu): computations inside them go
+  # to jaxlib's cpu backend, never back into pjrtkit, also while the calling program runs
+  # asynchronously on XLA:CPU (programs too big to run inline), on one device and on four.
+  got = _run(setup=_MULTI_DEVICE, code="""
+      n = 384
+      spec = lambda v: jax.ShapeDtypeStruct(v.shape, v.dtype)
+      inner = jax.jit(lambda a: (jnp.ones((n, n)) @ jnp.ones((n, n))).sum() * 0 + a * 2 + 1)
+      platforms = []
+      def on_cpu(a):
+        y = inner(a)
+        platforms.append(y.devices().pop().platform)
+        return np.asarray(y)
+      dev0 = jax.devices()[0]
+      w = jax.device_put(jnp.ones((n, n)), dev0)
+      one = jax.jit(lambda v, w: jax.pure_callback(on_cpu, spec(v), v + (w @ w).sum() * 0))(
+          jax.device_put(jnp.arange(4.0), dev0), w)
+      big = jax.device_put(jnp.ones((4 * n, n)), NamedSharding(mesh, P("d")))
+      four = jax.jit(shard_map(
+          lambda b, w: io_callback(on_cpu, spec(b), b + (w @ w.T).sum() * 0), mesh=mesh,
+          in_specs=(P("d"), P("d")), out_specs=P("d")))(x, big)
+      print(json.dumps([jax.device_put(one, dev0).tolist(), jax.device_put(four, dev0).tolist(),
+                        sorted(set(platforms))]))
+  """)
+  assert got == [[1.0, 3.0, 5.0, 7.0], [1.0, 3.0, 5.0, 7.0, 9.0, 11.0, 13.0, 15.0], ["cpu"]]
+
+
+def test_a_callback_may_dispatch_small_pjrtkit_computations():
+  # Re-entrancy: callbacks that run (small) pjrtkit programs, one of them with its own callback,
+  # on one device, in a shard_map over four, and from six threads at once, with ordered effects
+  # too. Known limitation (README): a callback that waits for a pjrtkit computation XLA:CPU runs
+  # asynchronously on a device whose calling program is still running waits forever.
+  got = _run(setup=_MULTI_DEVICE, code="""
+      import threading
+      devices = jax.devices("pjrtkit")
+      inner = jax.jit(lambda a: a * 2 + 1)
+      def on_pjrtkit(v):
+        y = inner(jax.device_put(np.asarray(v), devices[int(np.asarray(v).ravel()[0]) % 4]))
+        assert y.devices().pop().platform == "pjrtkit"
+        return np.asarray(y)
+      spec = lambda v: jax.ShapeDtypeStruct(v.shape, v.dtype)
+      out = {}
+      out["single"] = jax.jit(lambda v: jax.pure_callback(on_pjrtkit, spec(v), v))(
+          jnp.arange(4.0)).tolist()
+      nested = jax.jit(lambda a: jax.pure_callback(lambda b: b + 100, spec(a), a))
+      out["nested"] = jax.jit(lambda v: jax.pure_callback(
+          lambda a: np.asarray(nested(jax.device_put(a, devices[1]))), spec(v), v))(
+              jnp.arange(3.0)).tolist()
+      inner_ordered = jax.jit(lambda a: io_callback(lambda b: b - 1, spec(a), a, ordered=True))
+      out["ordered"] = jax.jit(lambda v: io_callback(
+          lambda a: np.asarray(inner_ordered(jax.device_put(a, devices[0]))), spec(v), v,
+          ordered=True))(jnp.arange(3.0)).tolist()
+      per_shard = jax.jit(shard_map(lambda b: io_callback(on_pjrtkit, spec(b), b), mesh=mesh,
+                                    in_specs=P("d"), out_specs=P("d")))
+      # Read back from one device (see _SHARDED).
+      gather = lambda a: jax.device_put(a, devices[0]).tolist()
+      out["shard_map"] = gather(per_shard(x))
+      results, errors = [], []
+      def worker():
+        try:
+          for _ in range(5):
+            results.append(gather(per_shard(x)))
+        except Exception as e:
+          errors.append(repr(e))
+      threads = [threading.Thread(target=worker) for _ in range(6)]
+      [t.start() for t in threads]
+      [t.join(120) for t in threads]
+      out["threads"] = [len(results), all(r == out["shard_map"] for r in results), errors]
+      jax.effects_barrier()
+      print(json.dumps(out))
+  """)
+  assert got["single"] == [1.0, 3.0, 5.0, 7.0]
+  assert got["nested"] == [100.0, 101.0, 102.0]
+  assert got["ordered"] == [-1.0, 0.0, 1.0]
+  assert got["shard_map"] == [1.0, 3.0, 5.0, 7.0, 9.0, 11.0, 13.0, 15.0]
+  assert got["threads"] == [30, True, []]
+
+
+def test_a_raising_ordered_callback_fails_its_execution_only():
+  got = _run("""
+      calls = []
+      def flaky(v):
+        calls.append(int(v))
+        if int(v) == 2:
+          raise KeyError("no two")
+        return v
+      f = jax.jit(lambda x: io_callback(flaky, jax.ShapeDtypeStruct((), jnp.int32), x,
+                                        ordered=True))
+      out = {"ok": int(f(jnp.int32(1)))}
+      try:
+        f(jnp.int32(2)).block_until_ready()
+        jax.effects_barrier()
+      except Exception as e:
+        out["error"] = [type(e).__name__, str(e)]
+      out["after"] = int(f(jnp.int32(3)))
+      jax.effects_barrier()
+      out["calls"] = calls
+      print(json.dumps(out))
+  """)
+  assert got["ok"] == 1 and got["after"] == 3 and got["calls"] == [1, 2, 3]
+  assert got["error"][0] == "JaxRuntimeError"
+  assert "pjrtkit host callback failed: KeyError('no two')" in got["error"][1]
 
 
 if __name__ == "__main__":

@@ -51,8 +51,9 @@ def test_cpu_rules_are_kept_where_pjrtkit_reads_them_and_are_reused():
     assert name in got["same"], f"pjrtkit does not reuse the cpu rule for {name}"
   for name in _CPU_ONLY_LINALG:
     assert name not in got["generic"], f"{name} gained a generic rule: pjrtkit may not need cpu's"
-  # Callbacks are the only cpu rules pjrtkit replaces with its own.
-  assert sorted(set(got["cpu"]) - set(got["same"])) == ["debug_callback", "debug_print"]
+  # Callbacks are the only cpu rules pjrtkit registers differently (run as for cpu, see
+  # _callback_rules).
+  assert sorted(set(got["cpu"]) - set(got["same"])) == ["check", "debug_callback", "debug_print"]
 
 
 def test_jax_still_refuses_callbacks_on_plugin_platforms():
@@ -73,31 +74,110 @@ def test_jax_still_refuses_callbacks_on_plugin_platforms():
       "JAX's own callback lowering now accepts pjrtkit: consider dropping _callback_rules")
 
 
-def test_callback_helpers_have_the_shape_pjrtkit_uses():
+def test_callback_internals_have_the_shape_pjrtkit_uses():
+  # Each object of _jax_compat.CALLBACK_INTERNALS, checked one by one so a failure names it.
   got = _run("""
       import inspect, json
-      from jax._src import callback, debugging, effects
+      import jax
+      from jax._src import callback, checkify, compiler, debugging
+      from jax._src.interpreters import mlir, pxla
+      from jax_plugins.pjrtkit import _jax_compat
       params = lambda f: sorted(inspect.signature(f).parameters)
+      original = compiler.compile_or_get_cached  # Before initialize() wraps it.
+      jax.devices()
+      cpu = mlir._platform_specific_lowerings["cpu"]
       print(json.dumps({
+          "problems": _jax_compat.callback_problems(),
+          "compile": list(inspect.signature(original).parameters)[:5],
+          "pxla_calls_compile": "compiler.compile_or_get_cached(" in inspect.getsource(pxla),
+          "wrapped": getattr(compiler.compile_or_get_cached, "_pjrtkit_binds", None),
+          "emit_lines": [l in inspect.getsource(callback.emit_python_callback)
+                         for l in _jax_compat.EMIT_PYTHON_CALLBACK_SOURCE],
+          "rules": [mlir._lowerings[callback.pure_callback_p].rule is
+                    callback.pure_callback_lowering,
+                    mlir._lowerings[callback.io_callback_p].rule is callback.io_callback_lowering,
+                    cpu[debugging.debug_callback_p].rule is debugging.debug_callback_lowering,
+                    cpu[debugging.debug_print_p].rule is debugging.debug_print_lowering_rule,
+                    cpu[checkify.check_p].rule is checkify.check_lowering_rule],
           "pure": params(callback.pure_callback_impl),
           "io": params(callback.io_callback_impl),
-          "sharding": list(inspect.signature(callback._callback_op_sharding).parameters),
-          "ordered_io": effects.ordered_effects.contains(callback._OrderedIOEffect),
           "debug_callback_impl": params(debugging.debug_callback_p.impl),
-          "debug_print": hasattr(debugging, "debug_print_p"),
-          "debug_effects": [effects.ordered_effects.contains(debugging.ordered_debug_effect),
-                            effects.ordered_effects.contains(debugging.debug_effect)],
-          "sdy_helper": callable(getattr(callback, "_get_sdy_array_list_for_callbacks", None)),
       }))
   """)
+  assert got["problems"] == []
+  assert got["compile"] == ["backend", "computation", "devices", "compile_options",
+                            "host_callbacks"]
+  assert got["pxla_calls_compile"] is True
+  assert got["wrapped"] == "pjrtkit"
+  assert got["emit_lines"] == [True] * 5
+  assert got["rules"] == [True] * 5
   assert got["pure"] == ["args", "callback", "result_avals", "sharding", "vmap_method"]
   assert got["io"] == ["args", "callback", "ordered", "result_avals", "sharding"]
-  assert got["sharding"] == ["axis_context", "sharding", "avals_out"]  # Called positionally.
-  assert got["ordered_io"] is True
   assert got["debug_callback_impl"] == ["args", "callback", "effect", "partitioned"]
-  assert got["debug_effects"] == [True, False]
-  assert got["sdy_helper"] is True
-  assert got["debug_print"] is True  # jax >= 0.12; _callback_rules skips it when absent.
+
+
+def test_jax_callback_impls_still_refuse_without_the_cpu_backend():
+  # pjrtkit raises JAX's own error at lowering by calling these impls (_callback_rules).
+  got = run_python(textwrap.dedent("""
+      import json, jax
+      from jax._src import callback, debugging
+      jax.devices()
+      never = lambda *a: 1 / 0
+      out = []
+      for probe in (
+          lambda: callback.pure_callback_impl(result_avals=(), callback=never, sharding=None,
+                                              vmap_method=None),
+          lambda: callback.io_callback_impl(result_avals=(), callback=never, sharding=None,
+                                            ordered=False),
+          lambda: debugging.debug_callback_p.impl(callback=never,
+                                                  effect=debugging.debug_effect,
+                                                  partitioned=False)):
+        try:
+          probe()
+          out.append(None)
+        except RuntimeError as e:
+          out.append(str(e))
+      print(json.dumps(out))
+  """), env=plugin_env(JAX_PLATFORMS="pjrtkit"))
+  assert [m.split(" failed to find")[0] for m in got] == [
+      "jax.pure_callback", "jax.io_callback", "jax.debug.callback"]
+  assert all('Make sure "cpu" is listed in --jax_platforms' in m for m in got)
+
+
+def test_a_changed_callback_internal_turns_callbacks_off_with_one_warning():
+  got = _run("""
+      import json, logging
+      import jax, jax.numpy as jnp
+      from jax._src import callback, compiler
+      from jax._src.interpreters import mlir
+      records = []
+      class Keep(logging.Handler):
+        def emit(self, record):
+          records.append(record.getMessage())
+      logging.getLogger("jax_plugins.pjrtkit").addHandler(Keep())
+      # A JAX release whose emit_python_callback emits something else.
+      callback.emit_python_callback = callback.pure_callback_lowering
+      jax.devices()  # initialize()
+      f = jax.jit(lambda x: jax.pure_callback(lambda v: v, jax.ShapeDtypeStruct((), x.dtype), x))
+      try:
+        f.lower(1.0)
+        lowered = None
+      except Exception as e:
+        lowered = type(e).__name__
+      print(json.dumps({
+          "warnings": [r for r in records if "host callbacks" in r],
+          "wrapped": hasattr(compiler.compile_or_get_cached, "_pjrtkit_binds"),
+          "rule": callback.pure_callback_p in mlir._platform_specific_lowerings["pjrtkit"],
+          "lowered": lowered,
+          "other_ops": float(jax.jit(lambda a: a * 2)(jnp.float32(1.5))),
+      }))
+  """)
+  assert len(got["warnings"]) == 1
+  assert got["warnings"][0].startswith("pjrtkit: host callbacks are off for platform 'pjrtkit': "
+                                       "jax._src.callback.emit_python_callback no longer has")
+  assert got["wrapped"] is False and got["rule"] is False
+  assert got["lowered"] == "TypeError"  # JAX's generic rule, nothing of pjrtkit's.
+  assert got["other_ops"] == 3.0
 
 
 if __name__ == "__main__":

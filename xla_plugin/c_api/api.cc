@@ -7,6 +7,7 @@
 #include "xla_plugin/c_api/error.h"
 #include "xla_plugin/c_api/event.h"
 #include "xla_plugin/c_api/executable.h"
+#include "xla_plugin/c_api/executable_binding.h"
 #include "xla_plugin/c_api/execute_context.h"
 #include "xla_plugin/c_api/ffi_extension.h"
 #include "xla_plugin/c_api/loaded_executable.h"
@@ -23,7 +24,8 @@ PJRT_Extension_Base* ExtensionChain() {
   //   static PJRT_Layouts_Extension layouts = {...};  layouts.base.next = nullptr;
   //   return &layouts.base;
   // FFI (ffi_extension.h): handler/type registration, kept process-wide in FfiRegistry.
-  return FfiExtensionBase(/*next=*/nullptr);
+  // pjrtkit's own (executable_binding.h): per-executable FFI user data, after FFI.
+  return FfiExtensionBase(/*next=*/PjrtkitExtensionBase(/*next=*/nullptr));
 }
 
 PJRT_Api MakePjrtApi(const FactoryEntryPoints& entry_points) {

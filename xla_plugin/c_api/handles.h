@@ -204,6 +204,9 @@ struct PJRT_LoadedExecutable {
   std::vector<PJRT_Device*> addressable_devices;      // AddressableDevices output.
   size_t num_outputs = 0;                             // The executable's, read once.
   pjrtkit::capi::OnceCache<std::string> fingerprint;  // LoadedExecutable_Fingerprint output.
+  // FFI user data every execution passes to the FFI handlers, set when the executable was loaded
+  // under a thread binding (executable_binding.h); null (the common case) otherwise.
+  std::unique_ptr<pjrtkit::ExecuteContext> bound_context;
   // Argument lists and result reused by PJRT_LoadedExecutable_Execute (no allocation for them
   // once warm) while `scratch_busy` is held; a concurrent or re-entrant Execute uses its own.
   std::vector<std::vector<pjrtkit::Buffer*>> scratch_arguments;

@@ -14,6 +14,7 @@
 #include "xla_plugin/c_api/entry_point.h"
 #include "xla_plugin/c_api/event.h"
 #include "xla_plugin/c_api/executable.h"
+#include "xla_plugin/c_api/executable_binding.h"
 #include "xla_plugin/c_api/handles.h"
 
 namespace pjrtkit {
@@ -176,6 +177,7 @@ StatusOr<PJRT_LoadedExecutable*> WrapLoadedExecutable(const char* fn, PJRT_Clien
   handle->num_outputs = loaded->executable()->num_outputs();
   handle->loaded = std::move(loaded);
   handle->client = client;
+  ApplyThreadBinding(handle.get());  // Compile and DeserializeAndLoad both come here.
   return handle.release();
 }
 
@@ -270,6 +272,12 @@ PJRT_Error* LoadedExecutableExecute(PJRT_LoadedExecutable_Execute_Args* args) {
         return InvalidArgument(std::string(fn) + ": output_lists[" + std::to_string(d) +
                                "] is null");
       }
+    }
+    // An executable loaded under a binding passes its entry (merged with the caller's context).
+    std::unique_ptr<ExecuteContext> merged_context;
+    if (loaded.bound_context != nullptr) {
+      PJRTKIT_ASSIGN_OR_RETURN(options.context,
+                               BoundContext(fn, loaded, options.context, &merged_context));
     }
     ExecuteScratch scratch(loaded);
     PJRTKIT_RETURN_IF_ERROR(CollectArguments(fn, *args, loaded.client, scratch.arguments()));

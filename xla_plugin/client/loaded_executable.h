@@ -32,6 +32,9 @@ struct ExecuteOptions {
   // When true, the caller wants one completion event per device.
   bool want_completion_events = false;
   // Per-execution data (PJRT_ExecuteContext), owned by the caller; nullptr when none was given.
+  // Valid while Execute runs: a device whose FFI handlers read the entries after Execute returns
+  // copies them (the reference device forwards them into an inner context it keeps alive until
+  // the execution completes).
   const ExecuteContext* context = nullptr;
 };
 

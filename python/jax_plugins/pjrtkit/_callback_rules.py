@@ -1,141 +1,170 @@
-"""Lowering rules for JAX's host-callback primitives on platform ``pjrtkit``.
+"""Lowering rules for JAX's host-callback primitives on platform ``pjrtkit``: JAX's own cpu rules.
 
-Each rule mirrors what JAX does for ``cpu`` (effects, token threading, op sharding) but emits
-pjrtkit's callback custom call through ``_host_callbacks.emit_callback``. The Python function
-each call runs is the same one JAX's cpu rules run (``pure_callback_impl``, ``io_callback_impl``,
-the debug primitives' impls), so the callback sees the same values (JAX arrays on the ``cpu``
-backend) as on cpu. Like on GPU and TPU, that needs the ``cpu`` backend: with
-``JAX_PLATFORMS=pjrtkit`` alone, JAX's impls raise "Make sure "cpu" is listed in --jax_platforms".
+pure_callback, io_callback, debug_callback, debug_print and checkify's check lower on
+``pjrtkit`` through the very rules JAX uses for ``cpu``, called with a lowering context whose
+module platforms read ``("cpu",)`` (``jax._src.callback.emit_python_callback`` refuses any other
+platform name). So the module is exactly what jaxlib's cpu backend compiles: the FFI custom call
+``xla_ffi_python_cpu_callback`` with the one attribute ``index``, the callable added with
+``module_context.add_host_callback``, and JAX's Shardy/GSPMD shardings (the token case included).
+``_host_callbacks`` runs the custom call.
+
+The Python functions the rules emit are JAX's (``pure_callback_impl``, ...): they place the
+arguments on the ``cpu`` backend, as on GPU and TPU. With ``JAX_PLATFORMS=pjrtkit`` alone they
+could only fail when the program runs, so the rules refuse at lowering instead, with JAX's own
+"Make sure "cpu" is listed in --jax_platforms" error (checkify's checks need no cpu backend).
+
+JAX internals used (fenced by ``_jax_compat.callback_problems`` and
+``tests/jax/jax_internals_test.py``): the rule tables (``mlir._lowerings``,
+``mlir._platform_specific_lowerings['cpu']``), ``ModuleContext.replace`` /
+``LoweringRuleContext.replace`` / ``tokens_out`` / ``set_tokens_out``, and the impls' error.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from typing import Any
 
-from jax_plugins.pjrtkit import _host_callbacks
+from jax_plugins.pjrtkit import _topology
+
+CPU = "cpu"
+"""The platform JAX's callback rules are run for."""
 
 
-def _op_sharding(ctx: Any, sharding: Any) -> Any:
-  """The op sharding JAX gives a pure/io callback in this lowering context (None outside SPMD)."""
-  from jax._src import callback as cb  # pylint: disable=g-import-not-at-top
+@dataclasses.dataclass(frozen=True)
+class CallbackRule:
+  """One callback primitive's rule as ``register`` installs it.
 
-  return cb._callback_op_sharding(  # pylint: disable=protected-access
-      ctx.module_context.axis_context, sharding, ctx.avals_out)
+  Attributes:
+    primitive: the JAX primitive.
+    rule: JAX's cpu lowering rule for it.
+    cpu_check: raises JAX's "cpu is not listed" error when the cpu backend is missing (None:
+      the callback needs no cpu backend).
+  """
 
-
-def _pure_callback_rule(ctx: Any, *args: Any, callback: Any, sharding: Any, **params: Any):
-  from jax._src import callback as cb  # pylint: disable=g-import-not-at-top
-
-  def run(*flat: Any) -> tuple[Any, ...]:
-    return tuple(cb.pure_callback_impl(*flat, callback=callback, sharding=None, **params))
-
-  op_sharding = _op_sharding(ctx, sharding)
-  results, _ = _host_callbacks.emit_callback(ctx, run, None, args, has_side_effect=False,
-                                             sharding=op_sharding)
-  return results
+  primitive: Any
+  rule: Callable[..., Any]
+  cpu_check: Callable[[], None] | None
 
 
-def _io_callback_rule(ctx: Any, *args: Any, callback: Any, sharding: Any, ordered: bool,
-                      **params: Any):
-  from jax._src import callback as cb  # pylint: disable=g-import-not-at-top
-  from jax._src.interpreters import mlir  # pylint: disable=g-import-not-at-top
+class _CpuNamedBackend:
+  """A backend seen by JAX's callback lowering under the platform name ``cpu``.
 
-  def run(*flat: Any) -> tuple[Any, ...]:
-    return tuple(cb.io_callback_impl(*flat, callback=callback, sharding=None, ordered=ordered,
-                                     **params))
+  ``emit_python_callback`` calls ``module_context.get_backend()``, which checks that the
+  backend's platform is the lowering platform; the backend is used only on TPU. Every other
+  attribute comes from the real backend.
+  """
 
-  op_sharding = _op_sharding(ctx, sharding)
-  if not ordered:
-    results, _ = _host_callbacks.emit_callback(ctx, run, None, args, has_side_effect=True,
-                                               sharding=op_sharding)
+  platform = CPU
+
+  def __init__(self, backend: Any):
+    self._backend = backend
+
+  def __getattr__(self, name: str) -> Any:
+    return getattr(self._backend, name)
+
+
+def as_cpu(ctx: Any, platform: str) -> Any:
+  """``ctx`` with ``platform`` read as ``cpu`` in its (and its module context's) platforms.
+
+  The module context is a shallow copy: the module, insertion point, host callbacks and caches
+  are shared with ``ctx``'s, so what the rule emits and registers lands in the real module.
+  """
+  from jax._src import xla_bridge as xb  # pylint: disable=g-import-not-at-top
+
+  rename = lambda platforms: tuple(CPU if p == platform else p for p in platforms)
+  module_context = ctx.module_context
+  backend = module_context.backend
+  module_context = module_context.replace(
+      platforms=rename(module_context.platforms),
+      backend=_CpuNamedBackend(backend if backend is not None else xb.get_backend(platform)))
+  platforms = None if ctx.platforms is None else rename(ctx.platforms)
+  return ctx.replace(module_context=module_context, platforms=platforms)
+
+
+def _cpu_lowering(entry: CallbackRule, platform: str) -> Callable[..., Any]:
+  """``entry.rule`` run for ``platform`` as for cpu (tokens it sets are copied back)."""
+
+  def lowering(ctx: Any, *args: Any, **params: Any) -> Any:
+    _topology.refuse_compile_only(ctx)  # No host callbacks in executables for a topology.
+    if entry.cpu_check is not None:
+      entry.cpu_check()
+    cpu_ctx = as_cpu(ctx, platform)
+    results = entry.rule(cpu_ctx, *args, **params)
+    if cpu_ctx.tokens_out is not None:
+      ctx.set_tokens_out(cpu_ctx.tokens_out)
     return results
-  effect = cb._OrderedIOEffect  # pylint: disable=protected-access
-  results, token = _host_callbacks.emit_callback(ctx, run, ctx.tokens_in.get(effect), args,
-                                                 has_side_effect=True)
-  ctx.set_tokens_out(ctx.tokens_in.update_tokens(mlir.TokenSet({effect: token})))
-  return results
+
+  lowering.__name__ = f"pjrtkit_{getattr(entry.rule, '__name__', 'callback_lowering')}"
+  return lowering
 
 
-def _debug_sharding(ctx: Any) -> Any:
-  """The op sharding JAX gives a debug callback: none outside SPMD, one device (0) for automatic
-  SPMD, every device for fully manual shard_map.
+def _jax_cpu_error(impl: Callable[[], Any], what: str) -> Callable[[], None]:
+  """A check raising JAX's own error when the cpu backend is missing.
+
+  JAX's callback impls look the cpu device up before touching their arguments and raise
+  RuntimeError("... Make sure "cpu" is listed in --jax_platforms ..."); ``impl`` calls one with no
+  arguments, and is called only after the cpu backend was found missing.
+  """
+
+  def check() -> None:
+    from jax._src import xla_bridge as xb  # pylint: disable=g-import-not-at-top
+
+    try:
+      xb.local_devices(backend=CPU)
+      return
+    except RuntimeError as missing:
+      cause = missing
+    try:
+      impl()
+    except RuntimeError as jax_error:
+      raise RuntimeError(str(jax_error)) from cause
+    raise RuntimeError(f"{what} needs the cpu backend: make sure \"cpu\" is listed in "
+                       "--jax_platforms or the JAX_PLATFORMS environment variable") from cause
+
+  return check
+
+
+def _never(*_: Any) -> Any:
+  raise AssertionError("pjrtkit: a callback impl ran its callback while probing the cpu backend")
+
+
+def callback_rules() -> list[CallbackRule]:
+  """JAX's rules for the callback primitives, as ``register`` installs them.
 
   Raises:
-    NotImplementedError: for partially manual shard_map (JAX gathers there; not ported).
+    KeyError: when JAX keeps one of them elsewhere (``_jax_compat.callback_problems`` says so
+      first).
   """
-  from jax._src import config  # pylint: disable=g-import-not-at-top
-  from jax._src import sharding_impls  # pylint: disable=g-import-not-at-top
-  from jax._src.lib import xla_client as xc  # pylint: disable=g-import-not-at-top
-
-  axis_context = ctx.module_context.axis_context
-  if isinstance(axis_context, sharding_impls.SPMDAxisContext):
-    if set(axis_context.mesh.axis_names) - set(axis_context.manual_axes):
-      raise NotImplementedError(
-          "pjrtkit: jax.debug callbacks inside a partially manual shard_map")
-    if config.use_shardy_partitioner.value:
-      from jax._src import callback as cb  # pylint: disable=g-import-not-at-top
-      return cb._get_sdy_array_list_for_callbacks(ctx.avals_out)  # pylint: disable=protected-access
-    sharding = xc.OpSharding()
-    sharding.type = xc.OpSharding.Type.MANUAL
-    return sharding
-  if isinstance(axis_context, sharding_impls.ShardingContext):
-    if config.use_shardy_partitioner.value:
-      return sharding_impls.SdyArrayList((sharding_impls.SdyArray(
-          mesh_shape=(), dim_shardings=(), logical_device_ids=(0,)),))
-    sharding = xc.OpSharding()
-    sharding.type = xc.OpSharding.Type.MAXIMAL
-    sharding.tile_assignment_dimensions = [1]
-    sharding.tile_assignment_devices = [0]
-    return sharding
-  return None
-
-
-def _emit_debug(ctx: Any, args: Any, run: Any, effect: Any) -> list[Any]:
-  """Emits a debug callback with `effect` (ordered effects thread a token)."""
-  from jax._src import effects  # pylint: disable=g-import-not-at-top
+  from jax._src import callback as cb  # pylint: disable=g-import-not-at-top
+  from jax._src import checkify  # pylint: disable=g-import-not-at-top
+  from jax._src import debugging  # pylint: disable=g-import-not-at-top
   from jax._src.interpreters import mlir  # pylint: disable=g-import-not-at-top
 
-  if effects.ordered_effects.contains(effect):
-    results, token = _host_callbacks.emit_callback(ctx, run, ctx.tokens_in.get(effect), args,
-                                                   has_side_effect=True)
-    ctx.set_tokens_out(ctx.tokens_in.update_tokens(mlir.TokenSet({effect: token})))
-    return results
-  results, _ = _host_callbacks.emit_callback(ctx, run, None, args, has_side_effect=True,
-                                             sharding=_debug_sharding(ctx))
-  return results
-
-
-def _debug_callback_rule(ctx: Any, *args: Any, effect: Any, **params: Any):
-  from jax._src import debugging  # pylint: disable=g-import-not-at-top
-
-  def run(*flat: Any) -> tuple[()]:
-    debugging.debug_callback_p.impl(*flat, effect=effect, **params)
-    return ()
-
-  return _emit_debug(ctx, args, run, effect)
-
-
-def _debug_print_rule(ctx: Any, *args: Any, **params: Any):
-  from jax._src import debugging  # pylint: disable=g-import-not-at-top
-
-  def run(*flat: Any) -> tuple[()]:
-    debugging.debug_print_p.impl(*flat, **params)
-    return ()
-
-  effect = debugging.ordered_debug_effect if params["ordered"] else debugging.debug_effect
-  return _emit_debug(ctx, args, run, effect)
+  generic = mlir._lowerings  # pylint: disable=protected-access
+  cpu = mlir._platform_specific_lowerings[CPU]  # pylint: disable=protected-access
+  pure_check = _jax_cpu_error(lambda: cb.pure_callback_impl(
+      result_avals=(), callback=_never, sharding=None, vmap_method=None), "jax.pure_callback")
+  io_check = _jax_cpu_error(lambda: cb.io_callback_impl(
+      result_avals=(), callback=_never, sharding=None, ordered=False), "jax.io_callback")
+  debug_check = _jax_cpu_error(lambda: debugging.debug_callback_p.impl(
+      callback=_never, effect=debugging.debug_effect, partitioned=False), "jax.debug.callback")
+  return [
+      CallbackRule(cb.pure_callback_p, generic[cb.pure_callback_p].rule, pure_check),
+      CallbackRule(cb.io_callback_p, generic[cb.io_callback_p].rule, io_check),
+      CallbackRule(debugging.debug_callback_p, cpu[debugging.debug_callback_p].rule,
+                   debug_check),
+      CallbackRule(debugging.debug_print_p, cpu[debugging.debug_print_p].rule, debug_check),
+      CallbackRule(checkify.check_p, cpu[checkify.check_p].rule, None),
+  ]
 
 
 def register(platform: str = "pjrtkit") -> list[str]:
   """Registers the callback rules for ``platform``; returns the primitive names, sorted."""
-  from jax._src import callback as cb  # pylint: disable=g-import-not-at-top
-  from jax._src import debugging  # pylint: disable=g-import-not-at-top
   from jax._src.interpreters import mlir  # pylint: disable=g-import-not-at-top
 
-  rules = [(cb.pure_callback_p, _pure_callback_rule), (cb.io_callback_p, _io_callback_rule),
-           (debugging.debug_callback_p, _debug_callback_rule)]
-  if hasattr(debugging, "debug_print_p"):  # jax >= 0.12 has a primitive for jax.debug.print.
-    rules.append((debugging.debug_print_p, _debug_print_rule))
-  for primitive, rule in rules:
-    mlir.register_lowering(primitive, rule, platform=platform, cacheable=False)
-  return sorted(p.name for p, _ in rules)
+  rules = callback_rules()
+  for entry in rules:
+    mlir.register_lowering(entry.primitive, _cpu_lowering(entry, platform), platform=platform,
+                           cacheable=False)
+  return sorted(entry.primitive.name for entry in rules)

@@ -1,39 +1,45 @@
-"""Host callbacks on platform ``pjrtkit``: pure_callback, io_callback, debug.callback/print.
+"""Host callbacks on platform ``pjrtkit``: the handler and the executable bindings it reads.
 
-Why not jaxlib's CPU path: JAX lowers callbacks to the custom call ``xla_ffi_python_cpu_callback``
-whose handler (inside jaxlib) finds the Python function through ``FfiLoadedHostCallbacks`` user
-data that jaxlib attaches to the execute context only for its own cpu/cuda/rocm platform ids, and
-``jax._src.callback.emit_python_callback`` rejects other platforms outright. So pjrtkit brings its
-own, end to end, through supported routes only:
+jax.pure_callback, io_callback, jax.debug.callback/print and checkify's checks lower on
+``pjrtkit`` exactly as on jaxlib's ``cpu`` (``_callback_rules`` runs JAX's own cpu rules): a typed
+FFI custom call ``xla_ffi_python_cpu_callback`` (``xla_ffi_partitioned_python_cpu_callback`` for
+partitioned debug callbacks) whose one attribute ``index`` is the callback's position in the
+module's host callbacks, which JAX hands to ``compile_or_get_cached`` and jaxlib keeps alive with
+the executable and its in-flight executions. The program holds no callback identity, so two jits
+with different Python functions of the same signature share one persistent-cache entry.
 
-* lowering: rules registered for platform ``pjrtkit`` (``mlir.register_lowering``) for
-  ``pure_callback``, ``io_callback``, ``debug_callback`` and ``debug_print``. Each emits a typed
-  FFI custom call ``pjrtkit_python_callback`` (``api_version=4``) with one attribute,
-  ``callback_id: u64``, plus a leading ``!stablehlo.token`` operand/result for ordered effects
-  (threaded through ``ctx.tokens_in/out`` as JAX does for cpu);
-* lifetime: the Python function is one of the executable's host callbacks
-  (``module_context.add_host_callback``), which jaxlib keeps alive as long as the executable and
-  its in-flight executions; the handler finds it through ``CallbackTable``, a process-wide
-  id -> weak reference table (ids carry a random per-process salt, so an executable from another
-  process, e.g. a persistent-cache hit, fails with "unknown host callback id" instead of calling
-  the wrong function). jaxlib itself does not call them on a plugin platform (it hands them to
-  its own FFI handler only for its cpu/gpu platform ids);
-* runtime: the handler is a ctypes function implementing the XLA FFI C ABI (``_xla_ffi``),
-  registered with ``jax.ffi.register_ffi_target(..., platform="pjrtkit")``, which reaches XLA:CPU
-  through the plugin's PJRT FFI extension (``_ffi``). ctypes takes the GIL on XLA's thread; the
-  arguments are copied into numpy arrays, the results copied back row-major.
+jaxlib runs those custom calls through ``FfiLoadedHostCallbacks`` user data that it attaches to an
+execution only for its own cpu/cuda/rocm/sycl platform ids, never for a plugin. pjrtkit does the
+equivalent itself:
 
-JAX internals used (fenced by ``tests/jax/jax_internals_test.py``): ``jax._src.callback``
-(``pure_callback_p``, ``io_callback_p``, ``_OrderedIOEffect``, ``_callback_op_sharding``),
-``jax._src.debugging`` (``debug_callback_p``, ``debug_print_p``, the debug effects) and the
-lowering-context API (``tokens_in``/``set_tokens_out``, ``add_host_callback``).
+* binding: ``compile_or_get_cached`` is wrapped (``bind_compiles``). Around JAX's call, for a
+  pjrtkit backend and a module with host callbacks, the thread gets a binding (``_pjrt_binding``):
+  every executable the call compiles or deserializes passes ``{BINDING_TYPE, tag}`` as FFI user data
+  to each of its executions; ``BINDINGS`` maps the tag to weak references to the host callbacks
+  JAX passed (jaxlib owns them, with the executable). A cache hit loaded with other callbacks gets
+  its own tag, so each executable calls its own functions;
+* handler: ``HANDLER`` (a ctypes function on the XLA FFI C ABI, ``_xla_ffi``) is registered for
+  both target names on platform ``pjrtkit`` (XLA:CPU's FFI registry is its own, so jaxlib's
+  registrations of the names do not reach it). It reads ``index`` and the tag of the running
+  executable (``XLA_FFI_ExecutionContext_Get``), calls ``callbacks[index]`` with numpy arrays
+  (None for tokens, sub-byte types unpacked) and writes the results back (tokens skipped, sub-byte
+  types packed), as jaxlib's CPU handler does.
+
+Re-entrancy: JAX's callbacks get cpu arrays and run under ``default_device(cpu)``, so what they
+compute goes to jaxlib's ``cpu`` backend, not back into pjrtkit. A callback that explicitly runs
+a pjrtkit computation works when XLA:CPU runs that computation inline (small programs) or on a
+device with nothing in flight; it waits forever when the computation must queue behind the
+calling program on the same device, or when every XLA:CPU worker is held by a callback: XLA:CPU
+orders executions per device, and jaxlib's remedy on its own cpu backend (synchronous execution of
+programs with callbacks, and running executions from inside a callback inline) is not reachable
+through the PJRT C API. pjrtkit holds no lock of its own across an execution or a callback.
 """
 
 from __future__ import annotations
 
 import ctypes
-import dataclasses
-import secrets
+import functools
+import logging
 import threading
 import traceback
 import weakref
@@ -42,44 +48,57 @@ from typing import Any
 
 import numpy as np
 
-from jax_plugins.pjrtkit import _topology
+from jax_plugins.pjrtkit import _pjrt_binding
 from jax_plugins.pjrtkit import _xla_ffi
 
-TARGET_NAME = "pjrtkit_python_callback"
-"""Custom-call target of every pjrtkit host callback."""
+logger = logging.getLogger(__name__)
 
-ID_ATTRIBUTE = "callback_id"
-"""The custom call's one attribute: the callback's id in ``CallbackTable``."""
+TARGET_NAMES = ("xla_ffi_python_cpu_callback", "xla_ffi_partitioned_python_cpu_callback")
+"""The custom-call targets JAX's cpu lowering emits for host callbacks."""
+
+INDEX_ATTRIBUTE = "index"
+"""The custom call's one attribute: the callback's position in the module's host callbacks."""
+
+BINDING_TYPE_NAME = "pjrtkit.host_callback_binding"
+"""The FFI type of the execute-context user data that carries an executable's binding tag."""
 
 
-class CallbackTable:
-  """Process-wide id -> Python function table, holding weak references only.
+class Bindings:
+  """Tag -> the host callbacks of the executables loaded under the tag (weak references).
 
-  The function is owned by the executable that calls it (through the module's keepalives); when
-  the executable is gone the entry disappears. Thread-safe.
+  jaxlib owns the callbacks (with the executable and its in-flight executions); an entry goes
+  away when they do. Thread-safe.
   """
 
   def __init__(self) -> None:
     self._lock = threading.Lock()
-    self._entries: dict[int, weakref.ref] = {}
-    self._salt = secrets.randbits(31) << 32  # Distinguishes this process's ids.
-    self._next = 0
+    self._entries: dict[int, tuple[weakref.ref, ...]] = {}
+    self._next = 1  # Tag 0 means "no binding".
     self._calls = 0
+    self._loaded = 0
 
-  def add(self, function: Callable[..., Any]) -> int:
-    """Registers ``function``; returns its id (valid while ``function`` is alive)."""
+  def add(self, callbacks: Sequence[Callable[..., Any]]) -> int:
+    """Records ``callbacks``; returns their tag (valid while they are alive)."""
     with self._lock:
-      callback_id = self._salt | self._next
+      tag = self._next
       self._next += 1
-      self._entries[callback_id] = weakref.ref(function)
-    weakref.finalize(function, self._remove, callback_id)
-    return callback_id
+      self._entries[tag] = tuple(weakref.ref(c) for c in callbacks)
+    for callback in callbacks:
+      weakref.finalize(callback, self.remove, tag)
+    return tag
 
-  def get(self, callback_id: int) -> Callable[..., Any] | None:
-    """The live function with ``callback_id``, or None."""
+  def get(self, tag: int, index: int) -> Callable[..., Any] | None:
+    """Callback ``index`` of ``tag``, or None when gone or out of range."""
     with self._lock:
-      ref = self._entries.get(callback_id)
-    return ref() if ref is not None else None
+      refs = self._entries.get(tag)
+    if refs is None or not 0 <= index < len(refs):
+      return None
+    return refs[index]()
+
+  def remove(self, tag: int) -> None:
+    """Forgets ``tag`` (idempotent)."""
+    with self._lock:
+      self._entries.pop(tag, None)
 
   def __len__(self) -> int:
     with self._lock:
@@ -90,51 +109,75 @@ class CallbackTable:
     with self._lock:
       self._calls += 1
 
+  def count_loaded(self, count: int) -> None:
+    """Records ``count`` executables loaded under a binding."""
+    with self._lock:
+      self._loaded += count
+
   @property
   def calls(self) -> int:
     """How many callbacks the handler has run."""
     with self._lock:
       return self._calls
 
-  def _remove(self, callback_id: int) -> None:
+  @property
+  def loaded(self) -> int:
+    """How many executables were loaded under a binding."""
     with self._lock:
-      self._entries.pop(callback_id, None)
+      return self._loaded
 
 
-TABLE = CallbackTable()
+BINDINGS = Bindings()
 """The one table the handler reads (the handler has no other way to find Python functions)."""
+
+
+class _Installed:
+  """What ``install`` set up: the binding's FFI type id (None before install)."""
+
+  type_id: int | None = None
+
 
 def call_count() -> int:
   """How many times the handler has run a callback in this process (for tests and diagnostics)."""
-  return TABLE.calls
+  return BINDINGS.calls
 
 
 def _handle(frame_pointer: Any) -> int | None:
-  """The XLA FFI handler: runs the callback named by the call's ``callback_id``."""
+  """The XLA FFI handler: runs callback ``index`` of the running executable."""
   frame = frame_pointer.contents
   try:
     if _xla_ffi.fill_metadata(frame) or frame.stage != _xla_ffi.STAGE_EXECUTE:
       return None
-    callback_id = _xla_ffi.uint64_attribute(frame, ID_ATTRIBUTE)
-    function = TABLE.get(callback_id) if callback_id is not None else None
+    index = _xla_ffi.uint64_attribute(frame, INDEX_ATTRIBUTE)
+    tag = (_xla_ffi.user_data(frame, _Installed.type_id)
+           if _Installed.type_id is not None else None)
+    if tag is None or index is None:
+      return _xla_ffi.make_error(
+          frame, _xla_ffi.ERROR_NOT_FOUND,
+          "pjrtkit: no host callbacks are bound to this executable (it was loaded outside "
+          "jax's compile path, e.g. by jax.experimental.serialize_executable)")
+    function = BINDINGS.get(tag, index)
     if function is None:
       return _xla_ffi.make_error(
           frame, _xla_ffi.ERROR_NOT_FOUND,
-          f"pjrtkit: unknown host callback id {callback_id} (its executable was destroyed, or "
-          "the executable was compiled in another process)")
+          f"pjrtkit: host callback {index} of this executable is gone")
     args = []
     for i in range(frame.args.size):
       buf, dtype, shape = _xla_ffi.buffer_view(frame.args.args[i])
-      if dtype is not None:
-        args.append(_xla_ffi.read_array(buf, dtype, shape))
+      args.append(None if dtype is None else _xla_ffi.read_array(buf, dtype, shape))
     rets = [_xla_ffi.buffer_view(frame.rets.rets[i]) for i in range(frame.rets.size)]
-    rets = [r for r in rets if r[1] is not None]
-    TABLE.count_call()
+    BINDINGS.count_call()
     outputs = function(*args)
     if len(outputs) != len(rets):
       raise RuntimeError(f"the callback returned {len(outputs)} values, expected {len(rets)}")
-    for (buf, dtype, shape), value in zip(rets, outputs):
-      _xla_ffi.write_array(buf, np.asarray(value, dtype=dtype).reshape(shape))
+    for i, (buf, dtype, shape) in enumerate(rets):
+      if dtype is None:
+        continue  # A token (the callback passes back the None it was given).
+      value = np.asarray(outputs[i])
+      if value.shape != shape or value.dtype != dtype:
+        raise RuntimeError(f"result {i} of the callback is {value.dtype}{list(value.shape)}, "
+                           f"expected {dtype}{list(shape)}")
+      _xla_ffi.write_array(buf, value)
     return None
   except BaseException as e:  # pylint: disable=broad-except  (never unwind through C)
     detail = "".join(traceback.format_exception(e))
@@ -156,72 +199,73 @@ def handler_capsule() -> Any:
   return ffi.pycapsule(ctypes.cast(HANDLER, ctypes.c_void_p).value)
 
 
-def _checked(callback: Callable[..., Sequence[Any]],
-             result_avals: Sequence[Any]) -> Callable[..., tuple[np.ndarray, ...]]:
-  """``callback`` with its results checked against ``result_avals`` (as JAX does for cpu)."""
-  from jax import dtypes  # pylint: disable=g-import-not-at-top
+class _Nesting(threading.local):
+  """Per thread: executables counted by bindings that a nested wrapper call replaced."""
 
-  def run(*args: np.ndarray) -> tuple[np.ndarray, ...]:
-    outputs = callback(*args)
-    if len(outputs) != len(result_avals):
-      raise RuntimeError(
-          f"Mismatched number of outputs from callback. Expected: {len(result_avals)}, "
-          f"Actual: {len(outputs)}")
-    checked = []
-    for i, (value, aval) in enumerate(zip(outputs, result_avals)):
-      array = np.asarray(value)
-      array = array.astype(dtypes.canonicalize_dtype(array.dtype), copy=False)
-      if array.shape != aval.shape:
-        raise RuntimeError(f"Incorrect output shape for return value #{i}: Expected: "
-                           f"{aval.shape}, Actual: {array.shape}")
-      if array.dtype != aval.dtype:
-        raise RuntimeError(f"Incorrect output dtype for return value #{i}: Expected: "
-                           f"{aval.dtype}, Actual: {array.dtype}")
-      checked.append(array)
-    return tuple(checked)
-
-  return run
+  def __init__(self) -> None:
+    super().__init__()
+    self.stack: list[int] = []
 
 
-def emit_callback(ctx: Any, callback: Callable[..., Sequence[Any]], token: Any,
-                  operands: Sequence[Any], *, has_side_effect: bool,
-                  sharding: Any = None) -> tuple[list[Any], Any]:
-  """Emits the ``pjrtkit_python_callback`` custom call; returns (results, token out).
+_NESTING = _Nesting()
+
+
+def bind_compiles(compile_or_get_cached: Callable[..., Any], platform: str,
+                  extension: _pjrt_binding.BindingExtension,
+                  type_id: int) -> Callable[..., Any]:
+  """``jax._src.compiler.compile_or_get_cached`` binding pjrtkit executables to their callbacks.
+
+  For a ``platform`` backend and a module with host callbacks, the executables the call loads
+  (compiled, or deserialized from the persistent cache) get a new tag in ``BINDINGS``; anything
+  else goes straight through. The thread's binding is restored on every path.
+  """
+
+  @functools.wraps(compile_or_get_cached)
+  def wrapper(backend: Any, computation: Any, devices: Any, compile_options: Any,
+              host_callbacks: Sequence[Any], *args: Any, **kwargs: Any) -> Any:
+    if not host_callbacks or getattr(backend, "platform", None) != platform:
+      return compile_or_get_cached(backend, computation, devices, compile_options,
+                                   host_callbacks, *args, **kwargs)
+    tag = BINDINGS.add(tuple(host_callbacks))
+    previous = extension.bind(type_id, tag)
+    if _NESTING.stack:  # Executables an enclosing call loaded before this one.
+      _NESTING.stack[-1] += previous.bound
+    _NESTING.stack.append(0)
+    loaded = 0
+    try:
+      return compile_or_get_cached(backend, computation, devices, compile_options,
+                                   host_callbacks, *args, **kwargs)
+    finally:
+      mine = extension.bind(previous.type_id, previous.data)
+      loaded = mine.bound + _NESTING.stack.pop()
+      BINDINGS.count_loaded(loaded)
+      if loaded == 0:
+        BINDINGS.remove(tag)  # Failed, or nothing new was loaded: no executable uses the tag.
+
+  setattr(wrapper, "_pjrtkit_binds", platform)
+  return wrapper
+
+
+def install(c_api: Any, platform: str, ffi_extension: Any) -> None:
+  """Registers the handler and the binding type with the plugin and wraps JAX's compile.
 
   Args:
-    ctx: the lowering rule context (``ctx.avals_in`` / ``ctx.avals_out`` describe ``operands`` and
-      the results).
-    callback: called with numpy arrays (the non-token operands); returns the results.
-    token: an input token to thread through (ordered effects), or None.
-    operands: the operand values.
-    has_side_effect: keeps XLA from removing or duplicating the call.
-    sharding: an op sharding for SPMD programs (ignored when a token is threaded).
+    c_api: the plugin's ``PJRT_Api`` capsule.
+    platform: its platform name (``'pjrtkit'``).
+    ffi_extension: its ``_pjrt_ffi.PjrtFfiExtension``.
+
+  Raises:
+    LookupError: when the plugin lacks pjrtkit's extension; PjrtError when it refuses a
+      registration. Nothing of JAX is changed then.
   """
-  from jax._src import core  # pylint: disable=g-import-not-at-top
-  from jax._src.interpreters import mlir  # pylint: disable=g-import-not-at-top
+  from jax import ffi  # pylint: disable=g-import-not-at-top
+  from jax._src import compiler  # pylint: disable=g-import-not-at-top
 
-  _topology.refuse_compile_only(ctx)  # No host callbacks in executables compiled for a topology.
-  function = _checked(callback, ctx.avals_out)
-  callback_id = TABLE.add(function)
-  # The executable owns the function: jaxlib keeps an executable's host callbacks alive until its
-  # in-flight executions finish (a weak table entry alone could vanish mid-execution).
-  ctx.module_context.add_host_callback(function)
-  operands = list(operands)
-  if token is not None:
-    operands = [token, *operands]
-    ctx = dataclasses.replace(ctx, avals_in=[core.abstract_token, *ctx.avals_in],
-                              avals_out=[core.abstract_token, *ctx.avals_out])
-  op = _ffi_op_builder(has_side_effect)(ctx, *operands, callback_id=np.uint64(callback_id))
-  if sharding is not None and token is None:
-    mlir.set_sharding(ctx.module_context, op, sharding)
-  results = list(op.results)
-  if token is not None:
-    token, *results = results
-  return results, token
-
-
-def _ffi_op_builder(has_side_effect: bool) -> Callable[..., Any]:
-  """A function (ctx, *operands, **attributes) -> the custom-call op."""
-  from jax._src import ffi  # pylint: disable=g-import-not-at-top
-
-  return ffi.build_ffi_lowering_function(TARGET_NAME, has_side_effect=has_side_effect)
+  binding = _pjrt_binding.BindingExtension.from_c_api(c_api)
+  type_id = ffi_extension.register_type(BINDING_TYPE_NAME)
+  for name in TARGET_NAMES:
+    ffi.register_ffi_target(name, handler_capsule(), platform=platform, api_version=1)
+  _Installed.type_id = type_id
+  current = compiler.compile_or_get_cached
+  if getattr(current, "_pjrtkit_binds", None) != platform:
+    compiler.compile_or_get_cached = bind_compiles(current, platform, binding, type_id)

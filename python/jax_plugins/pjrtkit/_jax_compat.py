@@ -228,3 +228,148 @@ def install(platform: str) -> CompatStatus:
                    platform, cache)
   return CompatStatus(version, donation=donation is None, persistent_cache=cache is None,
                       problems=tuple(problems))
+
+
+# ---- Host callbacks (``_callback_rules``, ``_host_callbacks``) --------------------------------
+#
+# pjrtkit runs JAX's own cpu callback rules for its platform and binds each executable to the
+# host callbacks JAX compiles it with. The private objects that relies on, each checked by
+# ``callback_problems`` (and by //tests/jax:jax_internals_test):
+
+CALLBACK_INTERNALS = (
+    "jax._src.compiler.compile_or_get_cached(backend, computation, devices, compile_options, "
+    "host_callbacks, ...): JAX's one compile entry point, called as a module attribute by "
+    "jax._src.interpreters.pxla (pjrtkit wraps it to bind executables to their callbacks)",
+    "jax._src.callback.emit_python_callback: reads the platform from "
+    "ctx.module_context.platforms, emits xla_ffi{partition}_python_{device}_callback with the "
+    "attribute `index` and adds the callable with module_context.add_host_callback",
+    "the callback rules: mlir._lowerings[pure_callback_p / io_callback_p] and "
+    "mlir._platform_specific_lowerings['cpu'][debug_callback_p / debug_print_p / check_p]",
+    "ModuleContext.replace(platforms=, backend=) and LoweringRuleContext.replace(module_context=, "
+    "platforms=) / tokens_out / set_tokens_out",
+    "the callback impls (pure_callback_impl, io_callback_impl, debug_callback_p.impl) and their "
+    "parameters: pjrtkit calls them to raise JAX's own \"cpu is not listed\" error",
+    "jax._src.xla_bridge.local_devices(backend=) (is the cpu backend there?) and "
+    "get_backend(platform) (the backend a lowering without one runs on)",
+)
+"""What pjrtkit's host callbacks read or extend in JAX, in words (see ``callback_problems``)."""
+
+EMIT_PYTHON_CALLBACK_SOURCE = (
+    "platform = ctx.module_context.platforms[0]",
+    'call_target_name = f"xla_ffi{partition}_python_{device}_callback"',
+    "ctx.module_context.add_host_callback(",
+    "index = np.uint64(len(ctx.module_context.host_callbacks) - 1)",
+    "(ctx, *operands, index=np.uint64(index))",
+)
+"""Lines of ``emit_python_callback`` that make its module what pjrtkit's handler runs."""
+
+
+def _params(fn: Callable[..., Any]) -> list[str]:
+  return list(inspect.signature(fn).parameters)
+
+
+def callback_problems() -> list[str]:
+  """Why pjrtkit's host callbacks cannot be installed on this JAX (empty when they can).
+
+  Checks every object in ``CALLBACK_INTERNALS``; never raises.
+  """
+  try:
+    return _callback_problems()
+  except Exception as exc:  # pylint: disable=broad-except  (a fence must not break initialize)
+    return [f"checking JAX's callback internals failed: {type(exc).__name__}: {exc}"]
+
+
+def _callback_problems() -> list[str]:
+  import jax  # pylint: disable=g-import-not-at-top
+  from jax._src import callback as cb  # pylint: disable=g-import-not-at-top
+  from jax._src import checkify  # pylint: disable=g-import-not-at-top
+  from jax._src import compiler  # pylint: disable=g-import-not-at-top
+  from jax._src import debugging  # pylint: disable=g-import-not-at-top
+  from jax._src import xla_bridge  # pylint: disable=g-import-not-at-top
+  from jax._src.interpreters import mlir  # pylint: disable=g-import-not-at-top
+  from jax._src.interpreters import pxla  # pylint: disable=g-import-not-at-top
+
+  problems = []
+  if not is_tested_version(jax.__version__):
+    first, end = TESTED_JAX_RANGE
+    problems.append(f"jax {jax.__version__} is outside the range pjrtkit checked its callback "
+                    f"internals on ({'.'.join(map(str, first))} <= jax < "
+                    f"{'.'.join(map(str, end))})")
+
+  compile_fn = getattr(compiler, "compile_or_get_cached", None)
+  if compile_fn is None:
+    problems.append("jax._src.compiler.compile_or_get_cached is gone")
+  else:
+    original = getattr(compile_fn, "__wrapped__", compile_fn)
+    if _params(original)[:5] != ["backend", "computation", "devices", "compile_options",
+                                 "host_callbacks"]:
+      problems.append(f"jax._src.compiler.compile_or_get_cached{inspect.signature(original)} no "
+                      "longer starts with (backend, computation, devices, compile_options, "
+                      "host_callbacks)")
+    if getattr(pxla, "compiler", None) is not compiler or "compiler.compile_or_get_cached(" \
+        not in inspect.getsource(pxla):
+      problems.append("jax._src.interpreters.pxla no longer calls "
+                      "compiler.compile_or_get_cached through the module")
+
+  emit = getattr(cb, "emit_python_callback", None)
+  if emit is None:
+    problems.append("jax._src.callback.emit_python_callback is gone")
+  else:
+    try:
+      source = inspect.getsource(emit)
+    except (OSError, TypeError) as exc:
+      source = ""
+      problems.append(f"cannot read jax._src.callback.emit_python_callback: {exc}")
+    missing = [line for line in EMIT_PYTHON_CALLBACK_SOURCE if line not in source]
+    if source and missing:
+      problems.append(f"jax._src.callback.emit_python_callback no longer has {missing}")
+
+  expected_rules = [
+      ("pure_callback", mlir._lowerings, getattr(cb, "pure_callback_p", None),  # pylint: disable=protected-access
+       getattr(cb, "pure_callback_lowering", None)),
+      ("io_callback", mlir._lowerings, getattr(cb, "io_callback_p", None),  # pylint: disable=protected-access
+       getattr(cb, "io_callback_lowering", None)),
+  ]
+  cpu_rules = getattr(mlir, "_platform_specific_lowerings", {}).get("cpu", {})
+  expected_rules += [
+      ("debug_callback", cpu_rules, getattr(debugging, "debug_callback_p", None),
+       getattr(debugging, "debug_callback_lowering", None)),
+      ("debug_print", cpu_rules, getattr(debugging, "debug_print_p", None),
+       getattr(debugging, "debug_print_lowering_rule", None)),
+      ("check", cpu_rules, getattr(checkify, "check_p", None),
+       getattr(checkify, "check_lowering_rule", None)),
+  ]
+  for name, table, primitive, rule in expected_rules:
+    entry = table.get(primitive) if primitive is not None else None
+    if entry is None or rule is None or getattr(entry, "rule", None) is not rule:
+      problems.append(f"JAX's lowering rule for {name} is no longer where pjrtkit reads it")
+
+  module_fields = {f.name for f in dataclasses.fields(mlir.ModuleContext)}
+  if not {"platforms", "backend", "host_callbacks"} <= module_fields or \
+      not callable(getattr(mlir.ModuleContext, "replace", None)):
+    problems.append("jax._src.interpreters.mlir.ModuleContext no longer has replace() and the "
+                    "fields platforms / backend / host_callbacks")
+  rule_fields = {f.name for f in dataclasses.fields(mlir.LoweringRuleContext)}
+  if not {"module_context", "platforms", "tokens_out"} <= rule_fields or not callable(
+      getattr(mlir.LoweringRuleContext, "set_tokens_out", None)):
+    problems.append("jax._src.interpreters.mlir.LoweringRuleContext no longer has the fields "
+                    "module_context / platforms / tokens_out and set_tokens_out()")
+
+  impls = [("pure_callback_impl", getattr(cb, "pure_callback_impl", None),
+            ["args", "result_avals", "callback", "sharding", "vmap_method"]),
+           ("io_callback_impl", getattr(cb, "io_callback_impl", None),
+            ["args", "result_avals", "callback", "sharding", "ordered"]),
+           ("debug_callback_p.impl", getattr(getattr(debugging, "debug_callback_p", None),
+                                             "impl", None),
+            ["args", "callback", "effect", "partitioned"])]
+  for name, impl, params in impls:
+    if impl is None or sorted(_params(impl)) != sorted(params):
+      problems.append(f"JAX's {name} no longer takes {params}")
+  if getattr(debugging, "debug_effect", None) is None:
+    problems.append("jax._src.debugging.debug_effect is gone")
+  local_devices = getattr(xla_bridge, "local_devices", None)
+  if local_devices is None or "backend" not in _params(local_devices) or not callable(
+      getattr(xla_bridge, "get_backend", None)):
+    problems.append("jax._src.xla_bridge no longer has local_devices(backend=) and "
+                    "get_backend()")
+  return problems

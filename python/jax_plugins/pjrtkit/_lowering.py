@@ -24,8 +24,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 CALLBACK_PRIMITIVES = frozenset({"debug_callback", "debug_print", "check"})
-"""Primitives with cpu rules that pjrtkit does NOT copy: they emit jaxlib's Python-callback custom
-call, which cannot reach pjrtkit (see ``_host_callbacks``, which registers pjrtkit's own)."""
+"""Primitives with cpu rules that pjrtkit does NOT copy as they are: JAX's callback lowering
+refuses any platform but its own, so ``_callback_rules`` registers them (with pure_callback and
+io_callback) run as for ``cpu``, when the JAX internals that needs are as expected."""
 
 
 def cpu_rules() -> dict:

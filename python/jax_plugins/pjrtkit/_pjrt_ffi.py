@@ -126,17 +126,14 @@ class PjrtFfiExtension:
       LookupError: when the plugin has no FFI extension of PJRT C API 0.81's size or more.
     """
     api = capsule_pointer(c_api) if not isinstance(c_api, int) else c_api
-    node = ctypes.c_void_p.from_address(api + _API_EXTENSION_START).value
-    while node:
-      base = _ExtensionBase.from_address(node)
-      if base.type == PJRT_EXTENSION_TYPE_FFI:
-        if base.struct_size < FFI_EXTENSION_SIZE:
-          raise LookupError(
-              f"the plugin's FFI extension is {base.struct_size} bytes; pjrtkit needs "
-              f"{FFI_EXTENSION_SIZE} (PJRT C API 0.81)")
-        return cls(api=api, extension=node)
-      node = base.next
-    raise LookupError("the PJRT plugin has no FFI extension (PJRT_Extension_Type_FFI)")
+    node = find_extension(api, PJRT_EXTENSION_TYPE_FFI)
+    if node is None:
+      raise LookupError("the PJRT plugin has no FFI extension (PJRT_Extension_Type_FFI)")
+    size = _ExtensionBase.from_address(node).struct_size
+    if size < FFI_EXTENSION_SIZE:
+      raise LookupError(f"the plugin's FFI extension is {size} bytes; pjrtkit needs "
+                        f"{FFI_EXTENSION_SIZE} (PJRT C API 0.81)")
+    return cls(api=api, extension=node)
 
   def register_handler(self, target_name: str, handler: int, platform_name: str,
                        traits: int = 0) -> None:
@@ -167,18 +164,33 @@ class PjrtFfiExtension:
     self._check(_ENTRY(ext.type_register)(ctypes.addressof(args)))
     return int(args.type_id)
 
-  def _slot(self, offset: int) -> int:
-    return ctypes.c_void_p.from_address(self.api + offset).value
-
   def _check(self, error: int | None) -> None:
     """Raises PjrtError for a non-null ``PJRT_Error*`` (and destroys it)."""
-    if not error:
-      return
-    message = _ErrorMessageArgs(ctypes.sizeof(_ErrorMessageArgs), None, error, None, 0)
-    _VOID_ENTRY(self._slot(_API_ERROR_MESSAGE))(ctypes.addressof(message))
-    text = ctypes.string_at(message.message, message.message_size).decode(errors="replace")
-    code = _ErrorGetCodeArgs(ctypes.sizeof(_ErrorGetCodeArgs), None, error, 0)
-    _ENTRY(self._slot(_API_ERROR_GETCODE))(ctypes.addressof(code))
-    _VOID_ENTRY(self._slot(_API_ERROR_DESTROY))(
-        ctypes.addressof(_ErrorDestroyArgs(ctypes.sizeof(_ErrorDestroyArgs), None, error)))
-    raise PjrtError(code.code, text)
+    check_error(self.api, error)
+
+
+def find_extension(api: int, extension_type: int) -> int | None:
+  """The address of the first extension of ``extension_type`` in the chain of ``PJRT_Api`` at
+  ``api``, or None."""
+  node = ctypes.c_void_p.from_address(api + _API_EXTENSION_START).value
+  while node:
+    base = _ExtensionBase.from_address(node)
+    if base.type == extension_type:
+      return node
+    node = base.next
+  return None
+
+
+def check_error(api: int, error: int | None) -> None:
+  """Raises PjrtError for a non-null ``PJRT_Error*`` of the plugin at ``api`` (and destroys it)."""
+  if not error:
+    return
+  slot = lambda offset: ctypes.c_void_p.from_address(api + offset).value
+  message = _ErrorMessageArgs(ctypes.sizeof(_ErrorMessageArgs), None, error, None, 0)
+  _VOID_ENTRY(slot(_API_ERROR_MESSAGE))(ctypes.addressof(message))
+  text = ctypes.string_at(message.message, message.message_size).decode(errors="replace")
+  code = _ErrorGetCodeArgs(ctypes.sizeof(_ErrorGetCodeArgs), None, error, 0)
+  _ENTRY(slot(_API_ERROR_GETCODE))(ctypes.addressof(code))
+  _VOID_ENTRY(slot(_API_ERROR_DESTROY))(
+      ctypes.addressof(_ErrorDestroyArgs(ctypes.sizeof(_ErrorDestroyArgs), None, error)))
+  raise PjrtError(code.code, text)

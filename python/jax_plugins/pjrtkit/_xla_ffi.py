@@ -9,6 +9,7 @@ structs are declared; every struct starts with ``struct_size``.
 from __future__ import annotations
 
 import ctypes
+from typing import Any
 
 import numpy as np
 
@@ -39,11 +40,26 @@ def _numpy_dtypes() -> dict[int, np.dtype]:
       10: np.dtype(np.float16), 11: np.dtype(np.float32), 12: np.dtype(np.float64),
       16: np.dtype(ml_dtypes.bfloat16), 15: np.dtype(np.complex64),
       18: np.dtype(np.complex128),
+      # 8-bit floats: one byte per element, as in numpy.
+      19: np.dtype(ml_dtypes.float8_e5m2), 20: np.dtype(ml_dtypes.float8_e4m3fn),
+      23: np.dtype(ml_dtypes.float8_e4m3b11fnuz), 24: np.dtype(ml_dtypes.float8_e5m2fnuz),
+      25: np.dtype(ml_dtypes.float8_e4m3fnuz), 28: np.dtype(ml_dtypes.float8_e4m3),
+      29: np.dtype(ml_dtypes.float8_e3m4), 33: np.dtype(ml_dtypes.float8_e8m0fnu),
+      # Sub-byte types: packed in XLA's buffers (PACKED_BITS), one byte per element in numpy.
+      21: np.dtype(ml_dtypes.int4), 22: np.dtype(ml_dtypes.uint4),
+      26: np.dtype(ml_dtypes.int2), 27: np.dtype(ml_dtypes.uint2),
+      32: np.dtype(ml_dtypes.float4_e2m1fn),
   }
 
 
 NUMPY_DTYPES = _numpy_dtypes()
 """``XLA_FFI_DataType`` -> numpy dtype, for the types a Python callback can exchange."""
+
+PACKED_BITS = {21: 4, 22: 4, 26: 2, 27: 2, 32: 4}
+"""Bits per element of the sub-byte types (S4, U4, S2, U2, F4E2M1FN). XLA:CPU passes them packed
+in FFI buffers: element ``i`` in bits ``[(i % k) * bits, (i % k + 1) * bits)`` of byte ``i // k``
+(``k = 8 // bits``, first element in the low-order bits), ``ceil(n * bits / 8)`` bytes in all.
+numpy (ml_dtypes) keeps one element per byte, in its low-order bits."""
 
 
 class ApiVersion(ctypes.Structure):
@@ -57,6 +73,27 @@ class Api(ctypes.Structure):
   _fields_ = [("struct_size", ctypes.c_size_t), ("extension_start", ctypes.c_void_p),
               ("api_version", ApiVersion), ("internal_api", ctypes.c_void_p),
               ("error_create", ctypes.c_void_p)]
+
+
+class ExecutionContextGetArgs(ctypes.Structure):
+  """``XLA_FFI_ExecutionContext_Get_Args`` (``XLA_FFI_InvokeContext_Get_Args`` since API 0.4)."""
+  _fields_ = [("struct_size", ctypes.c_size_t), ("extension_start", ctypes.c_void_p),
+              ("ctx", ctypes.c_void_p), ("type_id", ctypes.POINTER(ctypes.c_int64)),
+              ("data", ctypes.c_void_p)]
+
+
+EXECUTION_CONTEXT_GET_ARGS_SIZE = 40  # offsetof(data) + sizeof(data).
+
+
+class ErrorDestroyArgs(ctypes.Structure):
+  """``XLA_FFI_Error_Destroy_Args``."""
+  _fields_ = [("struct_size", ctypes.c_size_t), ("extension_start", ctypes.c_void_p),
+              ("error", ctypes.c_void_p)]
+
+
+# Function slots of XLA_FFI_Api after ``error_create`` (XLA FFI API 0.2 has the first 18).
+_SLOT_ERROR_DESTROY = 2
+_SLOT_EXECUTION_CONTEXT_GET = 6
 
 
 class ErrorCreateArgs(ctypes.Structure):
@@ -161,6 +198,48 @@ def make_error(frame: CallFrame, code: int, message: str) -> int:
   return create(ctypes.byref(args))
 
 
+_ENTRY = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
+"""An XLA FFI API function: ``XLA_FFI_Error* (*)(Args*)``."""
+
+_API_FUNCTIONS: dict[tuple[int, int], Any] = {}
+"""(API table address, slot) -> callable; the framework's table never changes."""
+
+
+def _api_function(frame: CallFrame, slot: int) -> Any:
+  """Function ``slot`` (0 is ``XLA_FFI_Error_Create``) of the frame's API table, callable.
+
+  Raises:
+    RuntimeError: when the framework's table is too short to have it.
+  """
+  address = ctypes.addressof(frame.api.contents)
+  function = _API_FUNCTIONS.get((address, slot))
+  if function is None:
+    api = frame.api.contents
+    offset = Api.error_create.offset + slot * ctypes.sizeof(ctypes.c_void_p)
+    if api.struct_size < offset + ctypes.sizeof(ctypes.c_void_p):
+      raise RuntimeError(f"the framework's XLA FFI API table ({api.struct_size} bytes) has no "
+                         f"function slot {slot}")
+    function = _ENTRY(ctypes.c_void_p.from_address(address + offset).value)
+    _API_FUNCTIONS[(address, slot)] = function
+  return function
+
+
+def user_data(frame: CallFrame, type_id: int) -> int | None:
+  """The data of execute-context user data of FFI type ``type_id`` (as an address), or None when
+  the execution has none (``XLA_FFI_ExecutionContext_Get``; its error is destroyed)."""
+  if not frame.ctx:
+    return None
+  key = ctypes.c_int64(type_id)
+  args = ExecutionContextGetArgs(EXECUTION_CONTEXT_GET_ARGS_SIZE, None, frame.ctx,
+                                 ctypes.pointer(key), None)
+  error = _api_function(frame, _SLOT_EXECUTION_CONTEXT_GET)(ctypes.addressof(args))
+  if error:
+    _api_function(frame, _SLOT_ERROR_DESTROY)(
+        ctypes.addressof(ErrorDestroyArgs(ctypes.sizeof(ErrorDestroyArgs), None, error)))
+    return None
+  return args.data or None
+
+
 def uint64_attribute(frame: CallFrame, name: str) -> int | None:
   """The value of scalar attribute ``name`` as an unsigned 64-bit integer, or None."""
   attrs = frame.attrs
@@ -179,7 +258,7 @@ def buffer_view(address: int) -> tuple[Buffer, np.dtype | None, tuple[int, ...]]
   """The ``XLA_FFI_Buffer`` at ``address``, its numpy dtype (None for tokens) and its shape.
 
   Raises:
-    TypeError: for a data type a Python callback cannot exchange (e.g. 4-bit or fp8 types).
+    TypeError: for a data type a Python callback cannot exchange (S1/U1, ...).
   """
   buf = Buffer.from_address(address)
   shape = tuple(buf.dims[i] for i in range(buf.rank))
@@ -191,17 +270,40 @@ def buffer_view(address: int) -> tuple[Buffer, np.dtype | None, tuple[int, ...]]
   return buf, dtype, shape
 
 
+def _packing(bits: int) -> tuple[int, np.ndarray, int]:
+  """(elements per byte, the bit shift of each element in its byte, the element mask)."""
+  per_byte = 8 // bits
+  return per_byte, np.arange(per_byte, dtype=np.uint8) * np.uint8(bits), (1 << bits) - 1
+
+
 def read_array(buf: Buffer, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
-  """A numpy copy of the buffer's contents (XLA reuses the buffer after the call)."""
+  """A read-only numpy copy of the buffer's contents (XLA reuses the buffer after the call);
+  sub-byte types are unpacked to one element per byte."""
   count = int(np.prod(shape, dtype=np.int64))
   if count == 0:
-    return np.zeros(shape, dtype)
-  raw = (ctypes.c_char * (count * dtype.itemsize)).from_address(buf.data)
-  return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+    array = np.zeros(shape, dtype)
+  elif buf.dtype in PACKED_BITS:
+    per_byte, shifts, mask = _packing(PACKED_BITS[buf.dtype])
+    raw = np.frombuffer((ctypes.c_char * -(-count // per_byte)).from_address(buf.data),
+                        dtype=np.uint8)
+    codes = ((raw[:, None] >> shifts) & np.uint8(mask)).reshape(-1)[:count]
+    array = codes.view(dtype).reshape(shape)
+  else:
+    raw = (ctypes.c_char * (count * dtype.itemsize)).from_address(buf.data)
+    array = np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+  array.flags.writeable = False
+  return array
 
 
 def write_array(buf: Buffer, value: np.ndarray) -> None:
-  """Copies ``value`` (already of the buffer's dtype and shape) into the buffer, row-major."""
+  """Copies ``value`` (already of the buffer's dtype and shape) into the buffer, row-major;
+  sub-byte types are packed."""
   data = np.ascontiguousarray(value)
-  if data.nbytes:
-    ctypes.memmove(buf.data, data.ctypes.data, data.nbytes)
+  if not data.size:
+    return
+  if buf.dtype in PACKED_BITS:
+    per_byte, shifts, mask = _packing(PACKED_BITS[buf.dtype])
+    codes = data.reshape(-1).view(np.uint8) & np.uint8(mask)
+    codes = np.pad(codes, (0, -codes.size % per_byte)).reshape(-1, per_byte)
+    data = np.bitwise_or.reduce(codes << shifts, axis=1).astype(np.uint8)
+  ctypes.memmove(buf.data, data.ctypes.data, data.nbytes)

@@ -153,9 +153,17 @@ const ExecuteContext* FakeClient::last_context() const {
   return last_context_;
 }
 
+std::map<int64_t, void*> FakeClient::last_user_data() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_user_data_;
+}
+
 void FakeClient::RecordContext(const ExecuteContext* context) {
+  std::map<int64_t, void*> entries;
+  if (context != nullptr) entries = context->user_data();
   std::lock_guard<std::mutex> lock(mu_);
   last_context_ = context;
+  last_user_data_ = std::move(entries);
 }
 
 FakeTransferManager* FakeClient::last_transfer_manager() const {

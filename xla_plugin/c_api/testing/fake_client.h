@@ -17,6 +17,7 @@
 
 // C++ standard library.
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -107,8 +108,10 @@ class FakeClient : public Client {
   std::vector<int64_t> last_non_donatable() const;
   // Records an Execute's options (called by FakeLoadedExecutable).
   void RecordExecute(int launch_id, const std::set<int64_t>& non_donatable);
-  // The ExecuteContext of the last Execute (nullptr: none) and its recorder (test hooks).
+  // The ExecuteContext of the last Execute (nullptr: none), a copy of its entries (the context
+  // itself may be gone after Execute) and their recorder (test hooks).
   const ExecuteContext* last_context() const;
+  std::map<int64_t, void*> last_user_data() const;
   void RecordContext(const ExecuteContext* context);
   // The transfer manager CreateBuffersForAsyncHostToDevice made last; valid while its handle
   // lives (test hook).
@@ -166,6 +169,7 @@ class FakeClient : public Client {
   std::atomic<int> last_launch_id_{-1};                      // Last Execute's launch id.
   std::vector<int64_t> last_non_donatable_;                  // Last Execute's non-donatable set.
   const ExecuteContext* last_context_ = nullptr;             // Last Execute's context.
+  std::map<int64_t, void*> last_user_data_;                  // Its entries, copied.
   FakeTransferManager* last_transfer_manager_ = nullptr;     // Last transfer manager made.
   std::vector<FfiHandlerRegistration> ffi_handlers_;         // Accepted FFI handlers.
   std::vector<FfiTypeRegistration> ffi_types_;               // Accepted FFI types.

@@ -103,6 +103,25 @@ Status InnerFfi::AddUserData(PJRT_ExecuteContext* inner_context, int64_t type_id
   return inner_->ToStatus(extension_->user_data_add(&args), "PJRT_FFI_UserData_Add");
 }
 
+StatusOr<std::shared_ptr<PJRT_ExecuteContext>> InnerFfi::ForwardContext(
+    const ExecuteContext& context) const {
+  PJRTKIT_INNER_ARGS(PJRT_ExecuteContext_Create, create);
+  PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*inner_, PJRT_ExecuteContext_Create, &create));
+  if (create.context == nullptr) {
+    return Internal("XLA:CPU PJRT_ExecuteContext_Create returned no context");
+  }
+  std::shared_ptr<const InnerApi> inner = inner_;
+  std::shared_ptr<PJRT_ExecuteContext> forwarded(create.context, [inner](PJRT_ExecuteContext* c) {
+    PJRTKIT_INNER_ARGS(PJRT_ExecuteContext_Destroy, destroy);
+    destroy.context = c;
+    PJRTKIT_INNER_CALL(*inner, PJRT_ExecuteContext_Destroy, &destroy);  // Nothing to do on error.
+  });
+  for (const auto& [type_id, data] : context.user_data()) {
+    PJRTKIT_RETURN_IF_ERROR(AddUserData(forwarded.get(), type_id, data));
+  }
+  return forwarded;
+}
+
 Status InnerFfi::RegisterType(const FfiTypeRegistration& registration) const {
   if (registration.type_id == 0) {
     return InvalidArgument("FFI type '" + registration.type_name + "' has no type id");

@@ -11,6 +11,7 @@
 
 // The FFI extension ABI and the pjrtkit client layer.
 #include "xla_plugin/abi/ffi_extension.h"
+#include "xla_plugin/client/execute_context.h"
 #include "xla_plugin/client/ffi_registration.h"
 #include "xla_plugin/client/status.h"
 #include "xla_plugin/client/status_or.h"
@@ -42,6 +43,11 @@ class InnerFfi {
   // Adds user data to an inner execute context (XLA:CPU's PJRT_FFI_UserData_Add); the data is
   // borrowed. For passing a pjrtkit::ExecuteContext on to XLA:CPU in Execute.
   Status AddUserData(PJRT_ExecuteContext* inner_context, int64_t type_id, void* data) const;
+
+  // A new inner execute context (XLA:CPU's PJRT_ExecuteContext_Create) holding every entry of
+  // `context` (borrowed data, as there), destroyed when the last holder lets go.
+  StatusOr<std::shared_ptr<PJRT_ExecuteContext>> ForwardContext(
+      const ExecuteContext& context) const;
 
   // OK unless `query` (what the shim saw when XLA:CPU registered `registration`) shows a refusal.
   static Status CheckAccepted(const FfiHandlerRegistration& registration,

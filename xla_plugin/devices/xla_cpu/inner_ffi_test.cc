@@ -34,6 +34,30 @@ extern "C" XLA_FFI_Error* PjrtkitTestFutureMajor(XLA_FFI_CallFrame* frame) {
   return nullptr;
 }
 
+// The FFI type of the execute-context user data PjrtkitTestReadUserData reads.
+static constexpr int64_t kUserDataType = (int64_t{1} << 44) + 321;
+
+// out[0] = the float that the execution's user data of kUserDataType points to (a raw handler on
+// the XLA FFI C ABI that answers the metadata query with the framework's own version).
+extern "C" XLA_FFI_Error* PjrtkitTestReadUserData(XLA_FFI_CallFrame* frame) {
+  if (frame->extension_start != nullptr &&
+      frame->extension_start->type == XLA_FFI_Extension_Metadata) {
+    auto* ext = reinterpret_cast<XLA_FFI_Metadata_Extension*>(frame->extension_start);
+    ext->metadata->api_version = frame->api->api_version;
+    ext->metadata->traits = 0;
+    return nullptr;
+  }
+  XLA_FFI_TypeId type_id{kUserDataType};
+  XLA_FFI_InvokeContext_Get_Args args{};
+  args.struct_size = XLA_FFI_InvokeContext_Get_Args_STRUCT_SIZE;
+  args.ctx = frame->ctx;
+  args.type_id = &type_id;
+  if (XLA_FFI_Error* error = frame->api->XLA_FFI_InvokeContext_Get(&args)) return error;
+  auto* out = reinterpret_cast<XLA_FFI_Buffer*>(frame->rets.rets[0]);
+  *static_cast<float*>(out->data) = *static_cast<const float*>(args.data);
+  return nullptr;
+}
+
 namespace pjrtkit {
 namespace xla_cpu {
 namespace {
@@ -182,6 +206,54 @@ TEST_F(InnerFfiTest, UserDataGoesIntoAnInnerExecuteContext) {
   PJRTKIT_INNER_ARGS(PJRT_ExecuteContext_Destroy, destroy);
   destroy.context = create.context;
   EXPECT_TRUE(PJRTKIT_INNER_CALL(xla_cpu_->inner(), PJRT_ExecuteContext_Destroy, &destroy).ok());
+}
+
+TEST_F(InnerFfiTest, ExecuteContextUserDataReachesTheHandlers) {
+  FfiTypeRegistration type;
+  type.type_name = "pjrtkit_test_user_data";
+  type.type_id = kUserDataType;
+  ASSERT_TRUE(client_->RegisterFfiType(type).ok());
+  FfiHandlerRegistration registration;
+  registration.target_name = "pjrtkit_test_read_user_data";
+  registration.platform_name = "pjrtkit";
+  registration.handler = reinterpret_cast<void*>(&PjrtkitTestReadUserData);
+  ASSERT_TRUE(client_->RegisterFfiHandler(registration).ok());
+  constexpr char kProgram[] = R"(
+module @read_user_data {
+  func.func @main() -> tensor<f32> {
+    %0 = stablehlo.custom_call @pjrtkit_test_read_user_data() {api_version = 4 : i32,
+        has_side_effect = true} : () -> tensor<f32>
+    return %0 : tensor<f32>
+  }
+})";
+  StatusOr<std::unique_ptr<LoadedExecutable>> loaded =
+      client_->Compile(Program{"mlir", kProgram}, MinimalCompileOptions(1, 1, false));
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+
+  for (float value : {1.5f, -4.25f}) {
+    ExecuteContext context;  // Lives only during Execute: the device copies its entries.
+    ASSERT_TRUE(context.AddUserData(kUserDataType, &value).ok());
+    ExecuteOptions options;
+    options.context = &context;
+    StatusOr<ExecuteResult> result = (*loaded)->Execute({{}}, options);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_TRUE(result->completion.empty());  // Not asked for (used inside, for the context).
+    EXPECT_EQ(Download<float>(result->outputs[0][0].get(), 1), (std::vector<float>{value}));
+  }
+  float waited = 8.0f;
+  ExecuteContext context;
+  ASSERT_TRUE(context.AddUserData(kUserDataType, &waited).ok());
+  ExecuteOptions options;
+  options.context = &context;
+  options.want_completion_events = true;
+  StatusOr<ExecuteResult> result = (*loaded)->Execute({{}}, options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  ASSERT_EQ(result->completion.size(), 1u);
+  EXPECT_TRUE(result->completion[0]->Await().ok());
+  EXPECT_EQ(Download<float>(result->outputs[0][0].get(), 1), (std::vector<float>{8.0f}));
+
+  // Without any context XLA:CPU 0.0.1 dereferences a null one in the handler's lookup (a crash):
+  // pjrtkit's host callbacks never run an executable that has no entry (see executable_binding.h).
 }
 
 }  // namespace

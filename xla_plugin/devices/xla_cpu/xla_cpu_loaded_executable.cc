@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "xla_plugin/devices/xla_cpu/inline_vector.h"
+#include "xla_plugin/devices/xla_cpu/inner_ffi.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_buffer.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_client.h"
 
@@ -125,12 +126,14 @@ Status XlaCpuLoadedExecutable::ExecuteInto(const std::vector<std::vector<Buffer*
     return FailedPrecondition("Execute called on executable '" + executable_->name() +
                               "' after Delete()");
   }
-  // An empty context changes nothing; user data would have to reach XLA:CPU's FFI handlers
-  // through an inner execute context, which is not wired yet.
+  // FFI user data reaches XLA:CPU's FFI handlers through an inner execute context, which must
+  // live until the execution completes (it runs asynchronously): the completion events hold it.
+  // An empty context changes nothing, and most executions have none: they pass no inner context,
+  // exactly as before (a context changes how XLA:CPU runs an execution; see README).
+  std::shared_ptr<PJRT_ExecuteContext> inner_context;
   if (options.context != nullptr && !options.context->empty()) {
-    return Unimplemented("Execute: executable '" + executable_->name() +
-                         "': FFI user data in the execute context is not passed to XLA:CPU by "
-                         "the reference device");
+    PJRTKIT_ASSIGN_OR_RETURN(InnerFfi ffi, InnerFfi::Find(client_->shared_inner()));
+    PJRTKIT_ASSIGN_OR_RETURN(inner_context, ffi.ForwardContext(*options.context));
   }
   // The devices the argument lists run on (no copy of devices_: Execute is the hot path).
   std::vector<Device*> execute_devices;
@@ -188,6 +191,7 @@ Status XlaCpuLoadedExecutable::ExecuteInto(const std::vector<std::vector<Buffer*
   inner_options.launch_id = options.launch_id;
   inner_options.non_donatable_input_indices = non_donatable.data();
   inner_options.num_non_donatable_input_indices = non_donatable.size();
+  inner_options.context = inner_context.get();
 
   PJRTKIT_INNER_ARGS(PJRT_LoadedExecutable_Execute, args);
   args.executable = inner_;
@@ -196,7 +200,9 @@ Status XlaCpuLoadedExecutable::ExecuteInto(const std::vector<std::vector<Buffer*
   args.num_devices = num_devices;
   args.num_args = num_args;
   args.output_lists = output_lists.data();
-  args.device_complete_events = options.want_completion_events ? events.data() : nullptr;
+  // A forwarded context needs the completion events even when the caller does not.
+  const bool need_events = options.want_completion_events || inner_context != nullptr;
+  args.device_complete_events = need_events ? events.data() : nullptr;
   args.execute_device = execute_device;
   const InnerApi& api = client_->inner();
   Status execute_status = PJRTKIT_INNER_CALL(api, PJRT_LoadedExecutable_Execute, &args);
@@ -208,10 +214,14 @@ Status XlaCpuLoadedExecutable::ExecuteInto(const std::vector<std::vector<Buffer*
   // Take ownership of everything the inner call returned before anything can fail. `result`'s
   // vectors may keep storage from an earlier call (see LoadedExecutable::ExecuteInto).
   result->completion.clear();
-  if (options.want_completion_events) {
+  if (need_events) {
     result->completion.reserve(num_devices);
     for (PJRT_Event* event : events) {
       result->completion.push_back(api.WrapEvent(event, "PJRT_LoadedExecutable_Execute"));
+      // Each device's completion holds the forwarded context; the last one frees it.
+      if (inner_context != nullptr) {
+        result->completion.back()->OnReady([inner_context](const Status&) {});
+      }
     }
   }
   Status wrap_status;
@@ -229,6 +239,7 @@ Status XlaCpuLoadedExecutable::ExecuteInto(const std::vector<std::vector<Buffer*
     wrap_status = WrapOutputs(key, outputs.data() + d * num_outputs, num_outputs, ready,
                               wrap_status, &result->outputs[d]);
   }
+  if (!options.want_completion_events) result->completion.clear();  // Only for the context.
   return wrap_status;
 }
 
