@@ -1,0 +1,144 @@
+"""pytest plugin loaded into every child run of tools/jax_suite (`-p pjrtkit_jax_suite_plugin`).
+
+It runs inside the interpreter under test (any JAX release), so it imports nothing from the tool.
+Driven by environment variables the runner sets:
+
+  PJRTKIT_JAX_SUITE_INFO      path: JSON written after backend start-up (jax/jaxlib versions,
+                              default backend, device count, jtu.device_under_test()).
+  PJRTKIT_JAX_SUITE_LOG       path: JSON lines, one per test start and per test phase report, so
+                              a crash or a timeout still leaves per-test results behind.
+  PJRTKIT_JAX_SUITE_BACKEND   the platform `jax.default_backend()` must return; the session stops
+                              with a usage error (exit code 4) when it does not.
+  PJRTKIT_JAX_SUITE_DEVICES   the device count the default backend must have (optional).
+  PJRTKIT_JAX_TEST_DUT        value for JAX's `jax_test_dut` flag (what `jtu.device_under_test()`
+                              returns); unset leaves JAX's default, the default backend's platform.
+  PJRTKIT_JAX_SUITE_DESELECT  path: node ids (one a line) to leave out, e.g. a test that crashed
+                              the interpreter in an earlier attempt and the tests already run.
+  PJRTKIT_JAX_SUITE_DIRECT    a platform name: register OpenXLA's XLA:CPU PJRT plugin (the one
+                              pjrtkit's reference device wraps, from the `xla-cpu-pjrt` package)
+                              directly under that name with 4 devices, so a failure can be told
+                              apart as pjrtkit's own or the inner plugin's.
+
+The backends are started in `pytest_configure`, before collection, so start-up log lines and
+warnings (JAX warns that an unknown platform is experimental) do not land inside a test under the
+`filterwarnings = error` setting of JAX's pyproject.toml, exactly as for jaxlib's cpu.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+
+import pytest
+
+
+def _append(record: dict[str, Any]) -> None:
+  path = os.environ.get("PJRTKIT_JAX_SUITE_LOG")
+  if not path:
+    return
+  with open(path, "a", encoding="utf-8") as f:
+    f.write(json.dumps(record) + "\n")
+    f.flush()
+
+
+def _first_line(text: str) -> str:
+  for line in text.splitlines():
+    line = line.strip()
+    if line.startswith("E "):
+      return line[1:].strip()
+  for line in text.splitlines():
+    if line.strip():
+      return line.strip()
+  return ""
+
+
+def _register_direct_xla_cpu(platform: str) -> None:
+  import importlib.util  # pylint: disable=g-import-not-at-top
+  from jax._src import xla_bridge  # pylint: disable=g-import-not-at-top
+
+  spec = importlib.util.find_spec("xla_plugins.xla_cpu_pjrt")
+  if spec is None or not spec.submodule_search_locations:
+    raise pytest.UsageError("PJRTKIT_JAX_SUITE_DIRECT needs the xla-cpu-pjrt package")
+  library = os.path.join(list(spec.submodule_search_locations)[0], "xla_cpu_pjrt.so")
+  xla_bridge.register_plugin(platform, priority=400, library_path=library,
+                             options={"cpu_device_count": 4})
+
+
+def pytest_configure(config: pytest.Config) -> None:
+  import jax  # pylint: disable=g-import-not-at-top
+  import jaxlib  # pylint: disable=g-import-not-at-top
+  from jax._src import test_util as jtu  # pylint: disable=g-import-not-at-top
+
+  direct = os.environ.get("PJRTKIT_JAX_SUITE_DIRECT")
+  if direct:
+    _register_direct_xla_cpu(direct)
+
+  dut = os.environ.get("PJRTKIT_JAX_TEST_DUT")
+  if dut:
+    jax.config.update("jax_test_dut", dut)
+  info: dict[str, Any] = {
+      "jax": jax.__version__,
+      "jaxlib": jaxlib.__version__,
+      "jax_platforms": os.environ.get("JAX_PLATFORMS", ""),
+      "jax_test_dut_flag": dut or "",
+  }
+  try:
+    info["default_backend"] = jax.default_backend()
+    info["device_count"] = jax.device_count()
+    info["devices"] = [str(d) for d in jax.devices()]
+    info["device_under_test"] = jtu.device_under_test()
+    backends = jax._src.xla_bridge.backends()  # pylint: disable=protected-access
+    info["backends"] = sorted(backends)
+    default = jax._src.xla_bridge.get_backend()  # pylint: disable=protected-access
+    # The registered name, which differs from the platform for XLA:CPU loaded directly ("cpu").
+    info["default_backend_name"] = next(
+        (name for name, b in backends.items() if b is default), info["default_backend"])
+  except Exception as e:  # pylint: disable=broad-except
+    info["error"] = f"{type(e).__name__}: {e}"
+  path = os.environ.get("PJRTKIT_JAX_SUITE_INFO")
+  if path:
+    with open(path, "w", encoding="utf-8") as f:
+      json.dump(info, f, indent=1)
+  if "error" in info:
+    raise pytest.UsageError(f"JAX backends failed to start: {info['error']}")
+  want = os.environ.get("PJRTKIT_JAX_SUITE_BACKEND")
+  if want and want not in (info["default_backend"], info["default_backend_name"]):
+    raise pytest.UsageError(
+        f"jax.default_backend() is {info['default_backend']!r} (registered as "
+        f"{info['default_backend_name']!r}), expected {want!r}")
+  want_devices = os.environ.get("PJRTKIT_JAX_SUITE_DEVICES")
+  if want_devices and info["device_count"] != int(want_devices):
+    raise pytest.UsageError(
+        f"jax.device_count() is {info['device_count']}, expected {want_devices}")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+  path = os.environ.get("PJRTKIT_JAX_SUITE_DESELECT")
+  if not path or not os.path.exists(path):
+    return
+  with open(path, encoding="utf-8") as f:
+    drop = {line.strip() for line in f if line.strip()}
+  keep = [item for item in items if item.nodeid not in drop]
+  gone = [item for item in items if item.nodeid in drop]
+  if gone:
+    config.hook.pytest_deselected(items=gone)
+    items[:] = keep
+
+
+def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
+  _append({"event": "start", "nodeid": nodeid, "t": time.time()})
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+  message = ""
+  if report.outcome == "skipped" and isinstance(report.longrepr, tuple):
+    message = str(report.longrepr[2])
+  elif report.failed:
+    crash = getattr(report.longrepr, "reprcrash", None)
+    message = crash.message if crash is not None else report.longreprtext
+    message = _first_line(str(message))
+  _append({"event": "report", "nodeid": report.nodeid, "when": report.when,
+           "outcome": report.outcome, "message": message[:500],
+           "duration": report.duration})
