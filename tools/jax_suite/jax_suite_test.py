@@ -215,6 +215,19 @@ class ConfigTest(unittest.TestCase):
     self.assertEqual(cmd[:6], ["nice", "-n", "10", "/venv/bin/python", "-m", "pytest"])
     self.assertEqual(cmd[-1], "/src/tests/lax_test.py")
 
+  def test_fatal_lines_prefer_native_messages(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      out = Path(tmp) / "output.txt"
+      out.write_text("....F\nFatal Python error: Aborted\n\nCurrent thread ...\n")
+      self.assertEqual(runner._fatal_lines(out), "Fatal Python error: Aborted")  # pylint: disable=protected-access
+      self.assertEqual(runner._fatal_lines(out, native_only=True), "")  # pylint: disable=protected-access
+      out.write_text("LLVM ERROR: F1130 x.cc:1] Check failed: a == b\nFatal Python error: Aborted\n")
+      self.assertEqual(runner._fatal_lines(out),  # pylint: disable=protected-access
+                       "LLVM ERROR: F1130 x.cc:1] Check failed: a == b")
+    self.assertEqual(runner._exit_text(-6), "SIGABRT")  # pylint: disable=protected-access
+    self.assertEqual(runner._exit_text(139), "SIGSEGV")  # pylint: disable=protected-access
+    self.assertEqual(runner._exit_text(3), "exit 3")  # pylint: disable=protected-access
+
   def test_compat_patch_applies_once(self):
     with tempfile.TemporaryDirectory() as tmp:
       path = Path(tmp) / "api_test.py"

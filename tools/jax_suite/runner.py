@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -103,14 +104,17 @@ def _exit_text(rc: int) -> str:
   return f"exit {rc}"
 
 
-def _fatal_lines(output: Path, limit: int = 3) -> str:
-  """The first lines of a fatal error (faulthandler, abort, check failure) in the child output."""
+def _fatal_lines(output: Path, limit: int = 3, native_only: bool = False) -> str:
+  """The first lines of a fatal error in the child output: native ones (a CHECK failure, an LLVM
+  error, an abort, a heap error), then, unless `native_only`, Python's "Fatal Python error"."""
   if not output.exists():
     return ""
-  keys = ("Fatal Python error", "Check failed", "F0000", "terminate called", "Aborted",
-          "Segmentation fault", "double free", "free():", "malloc")
+  native = ("Check failed", "LLVM ERROR", "F0000", "terminate called", "Segmentation fault",
+            "double free", "free():", "malloc()", "RET_CHECK")
   text = output.read_text(encoding="utf-8", errors="replace").splitlines()
-  found = [line.strip() for line in text if any(k in line for k in keys)]
+  found = [line.strip() for line in text if any(k in line for k in native)]
+  if not found and not native_only:
+    found = [line.strip() for line in text if "Fatal Python error" in line]
   return " | ".join(found[:limit])
 
 
@@ -119,6 +123,21 @@ def _tail(output: Path, lines: int = 5) -> str:
     return ""
   text = output.read_text(encoding="utf-8", errors="replace").strip().splitlines()
   return " | ".join(line.strip() for line in text[-lines:])
+
+
+def _diagnose(config: SuiteConfig, backend: Backend, file: str, nodeid: str, output: Path,
+              paths: Mapping[str, Path]) -> str:
+  """Runs the one test `nodeid` again with pytest's capture off (`-s`), so that a native fatal
+  message (a CHECK failure, an abort) reaches `output` instead of dying with pytest's captured
+  file descriptors; returns its first fatal lines ("" when none)."""
+  single = dataclasses.replace(config, pytest_args=(*config.pytest_args, "-s"))
+  cmd = pytest_command(single, file, output.with_suffix(".xml"))
+  cmd[-1] = str(config.tests_dir.parent / nodeid)
+  diag_paths = {"info": output.with_suffix(".info.json"), "log": output.with_suffix(".jsonl"),
+                "deselect": output.with_suffix(".deselect")}
+  _run(cmd, child_env(config, backend, file, diag_paths), config.tests_dir.parent, output,
+       min(config.timeout_s, 300.0))
+  return _fatal_lines(output, native_only=True)
 
 
 def run_file(config: SuiteConfig, backend: Backend, file: str) -> FileRun:
@@ -182,6 +201,8 @@ def run_file(config: SuiteConfig, backend: Backend, file: str) -> FileRun:
       break
     crashed = events.unfinished[-1]
     test_id = test_id_from_nodeid(crashed)
+    if not _fatal_lines(output, native_only=True):
+      fatal = _diagnose(config, backend, file, crashed, work / f"crash{attempt}.txt", paths)
     message = f"interpreter died ({_exit_text(rc)}) in this test{': ' + fatal if fatal else ''}"
     merged[test_id] = TestResult(test_id, ERROR, message[:500])
     notes.append(f"{_exit_text(rc)} in {test_id}")
