@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The issue-8 check: JAX's tests on pjrtkit and on jaxlib's cpu, for jax 0.12.0.1 (.venv) and
 # jax 0.11.2 (JAX0112_VENV). Usage: bash tools/jax_suite/run.sh OUT_DIR [0.12|0.11|all] [more run args]
-# Needs the JAX git mirror (JAX_GIT_DIR) and a built plugin (bash tools/setup.sh).
+# Needs the JAX git mirror (JAX_GIT_DIR) and a built plugin (bash tools/setup.sh). BACKENDS picks
+# the backends (default cpu,pjrtkit; add xla-cpu-direct, pjrtkit-dut-pjrtkit).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -14,7 +15,8 @@ mkdir -p "$OUT"
 src=$OUT/src/jax-${JAX_REV:0:8}
 [ -f "$src/JAX_COMMIT" ] || $PY -m tools.jax_suite extract --git-dir "$JAX_GIT_DIR" --rev "$JAX_REV" --dest "$src"
 [ -f "$src-compat/JAX_COMMIT" ] || $PY -m tools.jax_suite extract --compat --git-dir "$JAX_GIT_DIR" --rev "$JAX_REV" --dest "$src-compat"
-common=(--files-from tools/jax_suite/files.txt --cases 5 --file-cases linalg_test.py=2
+BACKENDS=${BACKENDS:-cpu,pjrtkit}
+common=(--backends "$BACKENDS" --files-from tools/jax_suite/files.txt --cases 5 --file-cases linalg_test.py=2
         --file-cases lax_numpy_test.py=2 --timeout 1200 --resume)
 if [ "$WHICH" = all ] || [ "$WHICH" = 0.12 ]; then
   $PY -m tools.jax_suite run --label jax-0.12.0.1 --python "$PY" --tests-dir "$src-compat/tests" \

@@ -63,6 +63,12 @@ def child_env(config: SuiteConfig, backend: Backend, file: str, paths: Mapping[s
   return env
 
 
+def expected_device_under_test(backend: Backend) -> str:
+  """What `jtu.device_under_test()` must return on `backend`: its `jax_test_dut` value, else the
+  platform of its default backend."""
+  return backend.test_dut or backend.default_backend
+
+
 def pytest_command(config: SuiteConfig, file: str, junit: Path) -> list[str]:
   """The child's command line (niced), run from the tests directory's parent."""
   return ["nice", "-n", str(config.nice), config.python, "-m", "pytest",
@@ -209,5 +215,10 @@ def run_file(config: SuiteConfig, backend: Backend, file: str) -> FileRun:
     with deselect.open("a", encoding="utf-8") as f:
       for nodeid in (*events.finished_nodeids, *events.unfinished):
         f.write(nodeid + "\n")
+  dut = info.get("device_under_test")
+  if status == OK and dut is not None and dut != expected_device_under_test(backend):
+    status = MISCONFIGURED
+    notes.append(f"jtu.device_under_test() was {dut!r}, expected "
+                 f"{expected_device_under_test(backend)!r}")
   return FileRun(file, backend.name, status, merged, time.monotonic() - start, info,
                  "; ".join(n for n in notes if n))

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from typing import Any
 
@@ -66,29 +67,46 @@ def _register_direct_xla_cpu(platform: str) -> None:
                              options={"cpu_device_count": 4})
 
 
+def _write_info(info: dict[str, Any]) -> None:
+  path = os.environ.get("PJRTKIT_JAX_SUITE_INFO")
+  if path:
+    with open(path, "w", encoding="utf-8") as f:
+      json.dump(info, f, indent=1)
+
+
+_INFO: dict[str, Any] = {}
+
+
 def pytest_configure(config: pytest.Config) -> None:
+  """Starts JAX's backends and checks the default backend and its device count.
+
+  Does not import `jax._src.test_util`: it binds `sys.stdout` at import (`capture_stdout =
+  partial(_capture_output, sys.stdout)`), and pytest's capture stream here is not the one tests
+  run under, so every test reading captured output would see nothing. The test modules import it
+  during collection, as without this plugin; `jax_test_dut` reaches it through sys.argv.
+  """
   import jax  # pylint: disable=g-import-not-at-top
   import jaxlib  # pylint: disable=g-import-not-at-top
-  from jax._src import test_util as jtu  # pylint: disable=g-import-not-at-top
 
   direct = os.environ.get("PJRTKIT_JAX_SUITE_DIRECT")
   if direct:
     _register_direct_xla_cpu(direct)
-
   dut = os.environ.get("PJRTKIT_JAX_TEST_DUT")
   if dut:
-    jax.config.update("jax_test_dut", dut)
-  info: dict[str, Any] = {
+    # JAX's test modules call jax.config.parse_flags_with_absl() at import, which reads the
+    # `--jax...` arguments of sys.argv: the same flag an absltest run takes on its command line.
+    sys.argv.append(f"--jax_test_dut={dut}")
+  info = _INFO
+  info.update({
       "jax": jax.__version__,
       "jaxlib": jaxlib.__version__,
       "jax_platforms": os.environ.get("JAX_PLATFORMS", ""),
-      "jax_test_dut_flag": dut or "",
-  }
+      "jax_test_dut_flag": os.environ.get("PJRTKIT_JAX_TEST_DUT", ""),
+  })
   try:
     info["default_backend"] = jax.default_backend()
     info["device_count"] = jax.device_count()
     info["devices"] = [str(d) for d in jax.devices()]
-    info["device_under_test"] = jtu.device_under_test()
     backends = jax._src.xla_bridge.backends()  # pylint: disable=protected-access
     info["backends"] = sorted(backends)
     default = jax._src.xla_bridge.get_backend()  # pylint: disable=protected-access
@@ -97,10 +115,7 @@ def pytest_configure(config: pytest.Config) -> None:
         (name for name, b in backends.items() if b is default), info["default_backend"])
   except Exception as e:  # pylint: disable=broad-except
     info["error"] = f"{type(e).__name__}: {e}"
-  path = os.environ.get("PJRTKIT_JAX_SUITE_INFO")
-  if path:
-    with open(path, "w", encoding="utf-8") as f:
-      json.dump(info, f, indent=1)
+  _write_info(info)
   if "error" in info:
     raise pytest.UsageError(f"JAX backends failed to start: {info['error']}")
   want = os.environ.get("PJRTKIT_JAX_SUITE_BACKEND")
@@ -112,6 +127,14 @@ def pytest_configure(config: pytest.Config) -> None:
   if want_devices and info["device_count"] != int(want_devices):
     raise pytest.UsageError(
         f"jax.device_count() is {info['device_count']}, expected {want_devices}")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+  """Records what `jtu.device_under_test()` returns, now that the test modules imported it."""
+  from jax._src import test_util as jtu  # pylint: disable=g-import-not-at-top
+
+  _INFO["device_under_test"] = jtu.device_under_test()
+  _write_info(_INFO)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
