@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from tools.jax_suite import sources
-from tools.jax_suite.compare import OK, FileRun, difference_report, format_differences, table
+from tools.jax_suite.compare import (OK, FileRun, difference_report, format_differences,
+                                     group_by_signature, split_by_reference, table)
 from tools.jax_suite.config import BACKENDS, SuiteConfig
 from tools.jax_suite.runner import run_file
 
@@ -52,8 +53,14 @@ def load(paths: Sequence[Path]) -> tuple[list[FileRun], dict[str, Any]]:
 
 
 def report(runs: Sequence[FileRun], backends: Sequence[str], baseline: str,
-           files: Sequence[str] | None = None, limit: int = 200) -> tuple[str, dict[str, Any]]:
-  """The printed report (tables and difference lists) and its JSON form."""
+           files: Sequence[str] | None = None, limit: int = 200,
+           reference: str = "") -> tuple[str, dict[str, Any]]:
+  """The printed report (tables and difference lists) and its JSON form.
+
+  With `reference` (a backend in `runs`, e.g. xla-cpu-direct), each backend's "fail_only" list is
+  also split into failures the reference shares and failures of the backend alone, and grouped by
+  message signature.
+  """
   if files is None:
     files = list(dict.fromkeys(r.file for r in runs))
   lines = ["pass/fail/skip/error per file (status in parentheses when not ok)", "",
@@ -79,12 +86,26 @@ def report(runs: Sequence[FileRun], backends: Sequence[str], baseline: str,
       lines += ["", f"== {title.format(run=backend, base=baseline)}: {len(found)} =="]
       if found:
         lines.append(format_differences(found, limit))
+    if reference and reference not in (backend, baseline):
+      same, other, own = split_by_reference(diffs.get("fail_only", []), runs, reference)
+      diffs_json[backend]["fail_only_by_reference"] = {
+          "same_error": [d.to_json() for d in same], "other_error": [d.to_json() for d in other],
+          "passes_there": [d.to_json() for d in own]}
+      for title, part in ((f"{reference} fails the same way", same),
+                          (f"{reference} fails otherwise", other),
+                          (f"{reference} passes (or has no result)", own)):
+        lines += ["", f"== fail on {backend}, pass on {baseline}; {title}: {len(part)}, "
+                  "by message =="]
+        for sig, group in group_by_signature(part):
+          files_of = sorted({d.file for d in group})
+          lines.append(f"{len(group):4d}  {sig}  [{', '.join(files_of)}]")
   return "\n".join(lines), {"infos": infos, "differences": diffs_json}
 
 
 def _write(out: Path, meta: dict[str, Any], runs: Sequence[FileRun], backends: Sequence[str],
            baseline: str, files: Sequence[str]) -> str:
-  text, extra = report(runs, backends, baseline, files)
+  reference = "xla-cpu-direct" if "xla-cpu-direct" in backends else ""
+  text, extra = report(runs, backends, baseline, files, reference=reference)
   data = {**meta, **extra, "runs": [r.to_json() for r in runs]}
   tmp = out / "results.json.tmp"
   tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
@@ -147,7 +168,7 @@ def cmd_report(args: argparse.Namespace) -> int:
   runs, _ = load([Path(p) for p in args.results])
   backends = args.backends.split(",") if args.backends else list(
       dict.fromkeys(r.backend for r in runs))
-  text, _ = report(runs, backends, args.baseline, limit=args.limit)
+  text, _ = report(runs, backends, args.baseline, limit=args.limit, reference=args.reference)
   print(text)
   return 0
 
@@ -191,6 +212,8 @@ def main(argv: Sequence[str] | None = None) -> int:
   rep.add_argument("--backends", default="")
   rep.add_argument("--baseline", default="cpu")
   rep.add_argument("--limit", type=int, default=200)
+  rep.add_argument("--reference", default="",
+                   help="a backend to split each fail-only list by (e.g. xla-cpu-direct)")
   rep.set_defaults(func=cmd_report)
 
   ext = sub.add_parser("extract", help="JAX's tests at a commit, from a git directory")

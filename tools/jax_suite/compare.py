@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -166,3 +167,56 @@ def format_differences(diffs: Sequence[Difference], limit: int = 200) -> str:
   if len(diffs) > limit:
     lines.append(f"... and {len(diffs) - limit} more (see the JSON)")
   return "\n".join(lines)
+
+
+_PJRTKIT_PREFIX = re.compile(r"XLA:CPU PJRT_\w+: ")
+
+
+def same_cause(a: str, b: str, width: int = 60) -> bool:
+  """Whether two first error lines name the same failure: equal signatures over `width`
+  characters once pjrtkit's `XLA:CPU PJRT_<entry>: ` prefix (errors passed up from its inner
+  plugin) is dropped."""
+  a, b = _PJRTKIT_PREFIX.sub("", a), _PJRTKIT_PREFIX.sub("", b)
+  return signature(a, width) == signature(b, width)
+
+
+def split_by_reference(diffs: Sequence[Difference], runs: Sequence[FileRun],
+                       reference: str) -> tuple[list[Difference], list[Difference],
+                                                list[Difference]]:
+  """Splits differences by the outcome of the same test on `reference`.
+
+  Returns:
+    (same: the reference fails with the same first error line; other: the reference fails with
+    another error; own: the reference passes, skips or has no result). With `reference` = XLA:CPU
+    loaded directly, `same` is what pjrtkit inherits from its inner plugin, `own` what pjrtkit adds,
+    and `other` needs a look (both fail, for different reasons).
+  """
+  by_key = {(r.file, r.backend): r for r in runs}
+  same, other, own = [], [], []
+  for d in diffs:
+    run = by_key.get((d.file, reference))
+    result = run.results.get(d.test_id) if run is not None else None
+    if result is None or result.outcome not in BAD:
+      own.append(d)
+    elif same_cause(d.message, result.message):
+      same.append(d)
+    else:
+      other.append(d)
+  return same, other, own
+
+
+_VOLATILE = re.compile(r"0x[0-9a-f]+|\d+|%[\w.]+|'[^']*'|\"[^\"]*\"")
+
+
+def signature(message: str, width: int = 90) -> str:
+  """A message with numbers, addresses, HLO names and quoted text blanked, cut to `width`: equal
+  for failures of one cause that differ only in a dtype code, a shape or a name."""
+  return _VOLATILE.sub("_", message)[:width]
+
+
+def group_by_signature(diffs: Sequence[Difference]) -> list[tuple[str, list[Difference]]]:
+  """Differences grouped by signature() of their message, largest group first."""
+  groups: dict[str, list[Difference]] = {}
+  for d in diffs:
+    groups.setdefault(signature(d.message), []).append(d)
+  return sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))

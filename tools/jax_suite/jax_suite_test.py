@@ -188,6 +188,28 @@ class CompareTest(unittest.TestCase):
     self.assertEqual(len(data["differences"]["pjrtkit"]["fail_only"]), 2)
 
 
+  def test_reference_split_and_signatures(self):
+    cpu, pjrtkit = self._runs()
+    direct = compare.FileRun("api_test.py", "xla-cpu-direct", compare.OK, {
+        "APITest::testDonate": results.TestResult(
+            "APITest::testDonate", "failed", "jax.errors.JaxRuntimeError: INTERNAL: donation failed"),
+        "APITest::testMemoryStats": results.TestResult(
+            "APITest::testMemoryStats", "failed", "NOT_FOUND: something else")})
+    diffs = compare.differences(pjrtkit, cpu)["fail_only"]
+    same, other, own = compare.split_by_reference(diffs, [cpu, pjrtkit, direct], "xla-cpu-direct")
+    self.assertEqual([d.test_id for d in same], ["APITest::testDonate"])
+    self.assertEqual([d.test_id for d in other], ["APITest::testMemoryStats"])
+    self.assertEqual(own, [])
+    self.assertEqual(compare.signature("XLA FFI data type 26 is not 'x'"),
+                     compare.signature("XLA FFI data type 21 is not 'y'"))
+    groups = compare.group_by_signature(diffs)
+    self.assertEqual(len(groups), 2)
+    text, data = cli.report([cpu, pjrtkit, direct], ["cpu", "pjrtkit", "xla-cpu-direct"], "cpu",
+                            reference="xla-cpu-direct")
+    self.assertIn("xla-cpu-direct fails the same way: 1", text)
+    self.assertEqual(len(data["differences"]["pjrtkit"]["fail_only_by_reference"]["other_error"]), 1)
+
+
 class ConfigTest(unittest.TestCase):
 
   def test_child_environment(self):
