@@ -107,7 +107,7 @@ class EventLogTest(unittest.TestCase):
     c = "tests/api_test.py::APITest::testC"
     lines = _events(
         {"event": "start", "nodeid": a}, _report(a, "setup", "passed"),
-        _report(a, "call", "failed", "ValueError: bad"), _report(a, "teardown", "passed"),
+        _report(a, "call", "failed", "ValueError: bad\nmore"), _report(a, "teardown", "passed"),
         {"event": "start", "nodeid": b}, _report(b, "setup", "skipped", "no tpu"),
         _report(b, "teardown", "passed"),
         {"event": "start", "nodeid": c}, _report(c, "setup", "passed"))

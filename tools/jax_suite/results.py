@@ -110,7 +110,7 @@ def parse_junit(xml_text: str, module: str) -> dict[str, TestResult]:
       if node is not None:
         outcome = tag
         message = first_line(node.get("message")) or first_line(node.text)
-        if tag == ERROR and message.startswith("failed on"):
+        if (tag == ERROR and message.startswith("failed on")) or message.endswith(":"):
           message = first_line(node.text) or message
         break
     results[test_id] = TestResult(test_id, outcome, message[:500], float(case.get("time", 0) or 0))
@@ -173,7 +173,7 @@ def parse_event_log(lines: Iterable[str]) -> EventLog:
     if failed:
       when, record = failed[0]
       outcome = FAILED if when == "call" else ERROR
-      message = record.get("message", "")
+      message = first_line(record.get("message", ""))[:500]
     elif skipped:
       outcome, message = SKIPPED, skipped[0].get("message", "")
     test_id = test_id_from_nodeid(nodeid)

@@ -44,17 +44,6 @@ def _append(record: dict[str, Any]) -> None:
     f.flush()
 
 
-def _first_line(text: str) -> str:
-  for line in text.splitlines():
-    line = line.strip()
-    if line.startswith("E "):
-      return line[1:].strip()
-  for line in text.splitlines():
-    if line.strip():
-      return line.strip()
-  return ""
-
-
 def _register_direct_xla_cpu(platform: str) -> None:
   import importlib.util  # pylint: disable=g-import-not-at-top
   from jax._src import xla_bridge  # pylint: disable=g-import-not-at-top
@@ -159,9 +148,9 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
   if report.outcome == "skipped" and isinstance(report.longrepr, tuple):
     message = str(report.longrepr[2])
   elif report.failed:
+    # The raw exception text (the runner keeps its first informative line).
     crash = getattr(report.longrepr, "reprcrash", None)
-    message = crash.message if crash is not None else report.longreprtext
-    message = _first_line(str(message))
+    message = str(crash.message if crash is not None else report.longreprtext)
   _append({"event": "report", "nodeid": report.nodeid, "when": report.when,
-           "outcome": report.outcome, "message": message[:500],
+           "outcome": report.outcome, "message": message[:2000],
            "duration": report.duration})
