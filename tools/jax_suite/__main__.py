@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -123,8 +124,10 @@ def cmd_run(args: argparse.Namespace) -> int:
   if args.files_from:
     files += [line.strip() for line in Path(args.files_from).read_text().splitlines()
               if line.strip() and not line.startswith("#")]
+  # Children run in the tests directory's parent: a relative interpreter path must not move.
+  python = str(Path(args.python).absolute()) if os.sep in args.python else args.python
   config = SuiteConfig(
-      tests_dir=tests_dir, files=tuple(files), backends=backends, python=args.python,
+      tests_dir=tests_dir, files=tuple(files), backends=backends, python=python,
       out_dir=out, timeout_s=args.timeout, num_generated_cases=args.cases,
       file_cases=dict(args.file_cases or []), crash_retries=args.crash_retries,
       env=dict(args.env or []), pytest_args=tuple(args.pytest_arg or []), nice=args.nice)
@@ -134,7 +137,7 @@ def cmd_run(args: argparse.Namespace) -> int:
           "jax_commit": commit_file.read_text().strip() if commit_file.exists() else "",
           "compat_patches": (patches_file.read_text().splitlines()
                              if patches_file.exists() else []),
-          "python": args.python, "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+          "python": python, "started": time.strftime("%Y-%m-%d %H:%M:%S"),
           "config": {**{k: v for k, v in dataclasses.asdict(config).items()
                         if k not in ("backends", "tests_dir", "out_dir")},
                      "backends": [dataclasses.asdict(b) for b in backends]}}

@@ -199,6 +199,11 @@ def run_file(config: SuiteConfig, backend: Backend, file: str) -> FileRun:
       break
     if rc in _PYTEST_FINISHED:
       break
+    if not paths["info"].exists():
+      # The child never got to start JAX (no interpreter, no pytest, a broken environment).
+      status = MISCONFIGURED
+      notes.append(f"the child ended with {_exit_text(rc)} before starting JAX: {_tail(output)}")
+      break
     status = CRASH
     fatal = _fatal_lines(output)
     if not events.unfinished:
