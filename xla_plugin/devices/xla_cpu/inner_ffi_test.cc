@@ -1,6 +1,6 @@
 // InnerFfi against the real XLA:CPU plugin: our ABI declarations match its FFI extension, and a
-// typed FFI handler registered through XlaCpuClient runs in a compiled program.
-#include "xla_plugin/devices/xla_cpu/inner_ffi.h"
+// typed FFI handler registered through WrappedClient runs in a compiled program.
+#include "xla_plugin/devices/inner/inner_ffi.h"
 
 #include <cstring>
 #include <memory>
@@ -9,10 +9,11 @@
 
 #include "gtest/gtest.h"
 #include "xla/ffi/api/ffi.h"
-#include "xla_plugin/devices/xla_cpu/compile_options.h"
-#include "xla_plugin/devices/xla_cpu/ffi_handler_shims.h"
+#include "xla_plugin/devices/inner/compile_options.h"
+#include "xla_plugin/devices/inner/ffi_handler_shims.h"
+#include "xla_plugin/devices/inner/wrapped_client.h"
 #include "xla_plugin/devices/xla_cpu/test_util.h"
-#include "xla_plugin/devices/xla_cpu/xla_cpu_client.h"
+#include "xla_plugin/devices/xla_cpu/xla_cpu_policy.h"
 
 namespace ffi = xla::ffi;
 
@@ -60,6 +61,13 @@ extern "C" XLA_FFI_Error* PjrtkitTestReadUserData(XLA_FFI_CallFrame* frame) {
 
 namespace pjrtkit {
 namespace xla_cpu {
+
+using ::pjrtkit::inner::FfiHandlerShims;
+using ::pjrtkit::inner::FfiShimQuery;
+using ::pjrtkit::inner::InnerApi;
+using ::pjrtkit::inner::InnerFfi;
+using ::pjrtkit::inner::MinimalCompileOptions;
+using ::pjrtkit::inner::WrappedClient;
 namespace {
 
 using ::pjrtkit::xla_cpu::testing::CreateTestClient;
@@ -84,10 +92,10 @@ class InnerFfiTest : public ::testing::Test {
   void SetUp() override {
     client_ = CreateTestClient(1);
     ASSERT_NE(client_, nullptr);
-    xla_cpu_ = static_cast<XlaCpuClient*>(client_.get());
+    xla_cpu_ = static_cast<WrappedClient*>(client_.get());
   }
   std::unique_ptr<Client> client_;
-  XlaCpuClient* xla_cpu_ = nullptr;
+  WrappedClient* xla_cpu_ = nullptr;
 };
 
 TEST_F(InnerFfiTest, OurStructSizesAreWhatXlaCpuExpects) {
@@ -117,11 +125,13 @@ TEST_F(InnerFfiTest, OurStructSizesAreWhatXlaCpuExpects) {
 }
 
 TEST_F(InnerFfiTest, PlatformNames) {
-  EXPECT_EQ(*InnerFfi::InnerPlatformName("pjrtkit"), "Host");
-  EXPECT_EQ(*InnerFfi::InnerPlatformName("PJRTKIT"), "Host");
-  EXPECT_EQ(*InnerFfi::InnerPlatformName("cpu"), "Host");
-  EXPECT_EQ(*InnerFfi::InnerPlatformName("Host"), "Host");
-  StatusOr<std::string> cuda = InnerFfi::InnerPlatformName("CUDA");
+  const XlaCpuPolicy policy;
+  const inner::FfiPlatform& cpu = policy.ffi_platform();
+  EXPECT_EQ(*InnerFfi::InnerPlatformName("pjrtkit", cpu), "Host");
+  EXPECT_EQ(*InnerFfi::InnerPlatformName("PJRTKIT", cpu), "Host");
+  EXPECT_EQ(*InnerFfi::InnerPlatformName("cpu", cpu), "Host");
+  EXPECT_EQ(*InnerFfi::InnerPlatformName("Host", cpu), "Host");
+  StatusOr<std::string> cuda = InnerFfi::InnerPlatformName("CUDA", cpu);
   EXPECT_EQ(cuda.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(cuda.status().message(),
             "FFI registrations for platform 'CUDA' cannot run on pjrtkit's reference device; use "
