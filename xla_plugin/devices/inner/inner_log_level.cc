@@ -37,10 +37,13 @@ std::optional<std::string> InitialValue(const std::string& name) {
 }  // namespace
 
 StatusOr<std::string> InnerLogLevel::Choose(const char* override_value, const char* initial_value,
-                                            const char* current_value) {
+                                            const char* current_value,
+                                            const char* override_variable,
+                                            const char* inner_name) {
   if (override_value != nullptr) {
     if (!IsLevel(override_value)) {
-      return InvalidArgument(std::string(kOverride) + " must be 0, 1, 2 or 3 (XLA:CPU's minimum " +
+      return InvalidArgument(std::string(override_variable) + " must be 0, 1, 2 or 3 (" +
+                             inner_name + "'s minimum " +
                              "log level: INFO, WARNING, ERROR, FATAL), got '" + override_value +
                              "'");
     }
@@ -54,12 +57,13 @@ StatusOr<std::string> InnerLogLevel::Choose(const char* override_value, const ch
   return std::string(kQuietLevel);
 }
 
-StatusOr<std::optional<InnerLogLevel>> InnerLogLevel::ForThisProcess() {
+StatusOr<std::optional<InnerLogLevel>> InnerLogLevel::ForThisProcess(
+    const char* override_variable, const char* inner_name) {
   const std::optional<std::string> initial = InitialValue(kVariable);
   PJRTKIT_ASSIGN_OR_RETURN(
       std::string level,
-      Choose(std::getenv(kOverride), initial.has_value() ? initial->c_str() : nullptr,
-             std::getenv(kVariable)));
+      Choose(std::getenv(override_variable), initial.has_value() ? initial->c_str() : nullptr,
+             std::getenv(kVariable), override_variable, inner_name));
   std::optional<InnerLogLevel> scoped;
   scoped.emplace(std::move(level));
   return scoped;

@@ -39,10 +39,15 @@ class InnerLogLevel {
 
   // The level for XLA:CPU given the values of kOverride, of kVariable at process start and of
   // kVariable now (nullptr: unset). INVALID_ARGUMENT when `override_value` is not 0..3.
+  // Errors name `override_variable`, the variable `override_value` came from, and `inner_name`.
   static StatusOr<std::string> Choose(const char* override_value, const char* initial_value,
-                                      const char* current_value);
-  // Choose() on this process's environment; an InnerLogLevel that sets the result.
-  static StatusOr<std::optional<InnerLogLevel>> ForThisProcess();
+                                      const char* current_value,
+                                      const char* override_variable = kOverride,
+                                      const char* inner_name = "XLA:CPU");
+  // Choose() on this process's environment, reading `override_variable` instead of kOverride
+  // (the xla_gpu device reads PJRTKIT_XLA_GPU_LOG_LEVEL); an InnerLogLevel that sets the result.
+  static StatusOr<std::optional<InnerLogLevel>> ForThisProcess(
+      const char* override_variable = kOverride, const char* inner_name = "XLA:CPU");
 
   // Sets kVariable to `level` until destruction.
   explicit InnerLogLevel(std::string level);
