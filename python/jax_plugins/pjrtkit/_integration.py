@@ -11,7 +11,8 @@ or nothing:
 * then, in this order: FFI registrations for ``pjrtkit`` reach the plugin's PJRT FFI extension
   (``_ffi``); jaxlib's LAPACK / sparse FFI handlers are registered (``_lowering``), before the
   cpu lowering rules that emit them; host callbacks (``_host_callbacks``, ``_callback_rules``);
-  buffer donation and the persistent compilation cache (``_jax_compat``). If a step raises, every
+  the refusal of programs the inner plugin computes wrongly (``_program_checks``); buffer
+  donation and the persistent compilation cache (``_jax_compat``). If a step raises, every
   change to JAX made so far is undone (lowering rules, the compile wrapper, the donation list, the
   cache gate) and one error is logged. FFI registrations already handed to the plugin stay: the
   plugin cannot forget them, and they are inert without the rules that emit them.
@@ -30,6 +31,7 @@ from jax_plugins.pjrtkit import _host_callbacks
 from jax_plugins.pjrtkit import _jax_compat
 from jax_plugins.pjrtkit import _jax_internals
 from jax_plugins.pjrtkit import _lowering
+from jax_plugins.pjrtkit import _program_checks
 
 logger = logging.getLogger(__name__)
 
@@ -107,6 +109,8 @@ def _install_steps(c_api: Any, platform: str, undo: _Undo) -> None:
   _snapshot_attribute(compiler, "compile_or_get_cached", undo)
   _host_callbacks.install(c_api, platform, extension)
   _callback_rules.register(platform)
+  compiler.compile_or_get_cached = _program_checks.checked_compiles(
+      compiler.compile_or_get_cached, platform)
   donation = list(mlir._platforms_with_donation)  # pylint: disable=protected-access
   undo.add(lambda: mlir._platforms_with_donation.__setitem__(  # pylint: disable=protected-access
       slice(None), donation))

@@ -303,8 +303,9 @@ INTERNALS: tuple[Internal, ...] = (
              _registrations_check("jax._src.lib.cpu_sparse")),
     # -- host callbacks ----------------------------------------------------------------------
     Internal("jax._src.compiler.compile_or_get_cached", HOST_CALLBACKS, "wrapped",
-             "JAX's one compile entry point (called as a module attribute by pxla); the wrapper "
-             "binds the executables it loads to their host callbacks", _compile_entry_check),
+             "JAX's one compile entry point (called as a module attribute by pxla); pjrtkit's "
+             "wrappers bind the executables it loads to their host callbacks and refuse programs "
+             "the inner plugin computes wrongly (_program_checks)", _compile_entry_check),
     Internal("jax._src.callback.emit_python_callback", HOST_CALLBACKS, "called (by JAX's rules)",
              "emits xla_ffi_python_cpu_callback with attribute `index` for the cpu platform",
              _source_has("jax._src.callback", "emit_python_callback",
