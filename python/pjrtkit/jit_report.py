@@ -66,6 +66,22 @@ def _parser() -> argparse.ArgumentParser:
   return parser
 
 
+def fence_problems(jax_version: str) -> list[str]:
+  """Why the recompile reasons may read 'unknown' on this JAX (empty on a tested release).
+
+  The reasons come from the text JAX logs (``_jit_explain`` parses it with regular
+  expressions); ``jax_plugins.pjrtkit._jax_internals`` names that text and checks it is still
+  what the expressions expect, on the releases pjrtkit tests (``_jax_compat.TESTED_JAX_RANGE``).
+  """
+  from jax_plugins.pjrtkit import _jax_compat  # pylint: disable=g-import-not-at-top
+  from jax_plugins.pjrtkit import _jax_internals  # pylint: disable=g-import-not-at-top
+
+  if not _jax_compat.is_tested_version(jax_version):
+    return [f"jax {jax_version} is outside the range jit_report was checked on "
+            f"({_jax_compat.tested_range_text()})"]
+  return _jax_internals.problems([_jax_internals.JIT_REPORT])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
   """Runs the script under the recorder, prints the report; returns the script's exit code."""
   parser = _parser()
@@ -75,6 +91,10 @@ def main(argv: Sequence[str] | None = None) -> int:
   import jax  # pylint: disable=g-import-not-at-top
 
   jax.config.update("jax_platforms", args.platform)
+  problems = fence_problems(jax.__version__)
+  if problems:
+    print("pjrtkit.jit_report: warning: the recompile reasons may read 'unknown' (JAX's "
+          f"explanations changed): {'; '.join(problems)}", file=sys.stderr)
   if args.cache_dir:
     jax.config.update("jax_compilation_cache_dir", args.cache_dir)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)

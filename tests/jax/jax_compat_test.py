@@ -27,17 +27,17 @@ def test_jax_internals_still_have_the_shape_pjrtkit_relies_on():
       import inspect, json, jax
       from jax._src import compilation_cache, compiler
       from jax._src.interpreters import mlir
-      from jax_plugins.pjrtkit import _jax_compat
+      from jax_plugins.pjrtkit import _jax_compat, _jax_internals
       gate = compilation_cache.is_cache_used
       print(json.dumps({
           "version": jax.__version__,
           "tested": _jax_compat.is_tested_version(jax.__version__),
           "donation": list(mlir._platforms_with_donation),
-          "cache_line": _jax_compat.CACHE_PLATFORMS_SOURCE in inspect.getsource(gate),
+          "cache_line": _jax_internals.CACHE_PLATFORMS_SOURCE in inspect.getsource(gate),
           "gate_params": list(inspect.signature(gate).parameters),
           "compiler_calls_gate": "is_cache_used" in compiler._get_cache_key.__code__.co_names,
-          "problems": [_jax_compat.donation_problem(mlir),
-                       _jax_compat.cache_problem(compilation_cache, compiler)],
+          "problems": [_jax_internals.donation_problem(mlir),
+                       _jax_internals.cache_problem(compilation_cache, compiler)],
       }))
   """, env=plugin_env(JAX_PLATFORMS="cpu"))  # pjrtkit not initialised: JAX's own state
   assert got["tested"] is True, f"jax {got['version']} is outside _jax_compat.TESTED_JAX_RANGE"
@@ -55,64 +55,36 @@ def test_initialize_opts_pjrtkit_in_once_and_leaves_other_platforms_alone():
       from jax._src.interpreters import mlir
       from jax_plugins.pjrtkit import _jax_compat
       jax.devices()  # runs initialize()
-      again = _jax_compat.install("pjrtkit")  # idempotent
+      gate = compilation_cache.is_cache_used
+      _jax_compat.enable_donation("pjrtkit", mlir)  # idempotent
+      _jax_compat.enable_persistent_cache("pjrtkit", compilation_cache)
       class Backend:
         platform = "someaccel"
         supports_executable_serialization = True
       print(json.dumps({
           "donation": list(mlir._platforms_with_donation),
-          "status": [again.donation, again.persistent_cache, list(again.problems)],
+          "gate_unchanged": compilation_cache.is_cache_used is gate,
           "gate_platforms": sorted(compilation_cache.is_cache_used._pjrtkit_platforms),
           "other_platform_view": _jax_compat._CacheGateView(Backend()).platform,
       }))
   """, env=plugin_env(**_ENV))
   assert got["donation"] == _JAX_DONATION_PLATFORMS + ["pjrtkit"]
-  assert got["status"] == [True, True, []]
+  assert got["gate_unchanged"] is True
   assert got["gate_platforms"] == ["pjrtkit"]
   assert got["other_platform_view"] == "cpu"
-
-
-def test_untested_jax_version_changes_nothing_and_says_why():
-  got = run_python("""
-      import json, logging, jax
-      from jax._src import compilation_cache
-      from jax._src.interpreters import mlir
-      from jax_plugins.pjrtkit import _jax_compat
-      records = []
-      class Keep(logging.Handler):
-        def emit(self, record): records.append(record.getMessage())
-      _jax_compat.logger.addHandler(Keep())
-      gate = compilation_cache.is_cache_used
-      jax.__version__ = "0.13.0"
-      status = _jax_compat.install("otherplugin")
-      print(json.dumps({
-          "status": [status.donation, status.persistent_cache, list(status.problems)],
-          "donation_list_untouched": "otherplugin" not in mlir._platforms_with_donation,
-          "gate_untouched": compilation_cache.is_cache_used is gate,
-          "log": records,
-      }))
-  """, env=plugin_env(JAX_PLATFORMS="cpu"))
-  problem = ("jax 0.13.0 is outside the range pjrtkit checked its JAX internals on "
-             "(0.11.2 <= jax <= 0.12.0.1)")
-  assert got["status"] == [False, False, [problem]]
-  assert got["donation_list_untouched"] is True
-  assert got["gate_untouched"] is True
-  assert got["log"] == [
-      "pjrtkit: buffer donation and the persistent compilation cache are off for platform "
-      f"'otherplugin': {problem}"]
 
 
 def test_changed_internals_are_detected():
   got = run_python("""
       import json, types
-      from jax_plugins.pjrtkit import _jax_compat
+      from jax_plugins.pjrtkit import _jax_compat, _jax_internals
       def is_cache_used(backend, extra):
         return False
       print(json.dumps({
-          "tuple_list": _jax_compat.donation_problem(types.SimpleNamespace(
+          "tuple_list": _jax_internals.donation_problem(types.SimpleNamespace(
               _platforms_with_donation=("cpu",))),
-          "missing_list": _jax_compat.donation_problem(types.SimpleNamespace()),
-          "gate_signature": _jax_compat.cache_problem(
+          "missing_list": _jax_internals.donation_problem(types.SimpleNamespace()),
+          "gate_signature": _jax_internals.cache_problem(
               types.SimpleNamespace(is_cache_used=is_cache_used), types.SimpleNamespace()),
           "versions": [_jax_compat.is_tested_version(v) for v in
                        ("0.11.1", "0.11.2", "0.12.0", "0.12.0.1", "0.12.0.2", "0.12.9",

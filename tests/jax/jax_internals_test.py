@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from tests.testing.plugin_env import plugin_env, run_python
+from tests.testing.plugin_env import plugin_env, run_python, runfiles_root
 
 _CPU_ONLY_LINALG = ["eig", "eigh", "geqp3", "hessenberg", "schur", "tridiagonal"]
 _LAPACK_BACKED = ["cholesky", "geqrf", "householder_product", "lu", "ormqr", "svd",
@@ -75,24 +75,24 @@ def test_jax_still_refuses_callbacks_on_plugin_platforms():
 
 
 def test_callback_internals_have_the_shape_pjrtkit_uses():
-  # Each object of _jax_compat.CALLBACK_INTERNALS, checked one by one so a failure names it.
+  # The callback entries of _jax_internals.INTERNALS, checked by hand too so a failure names it.
   got = _run("""
       import inspect, json
       import jax
       from jax._src import callback, checkify, compiler, debugging
       from jax._src.interpreters import mlir, pxla
-      from jax_plugins.pjrtkit import _jax_compat
+      from jax_plugins.pjrtkit import _jax_internals
       params = lambda f: sorted(inspect.signature(f).parameters)
       original = compiler.compile_or_get_cached  # Before initialize() wraps it.
       jax.devices()
       cpu = mlir._platform_specific_lowerings["cpu"]
       print(json.dumps({
-          "problems": _jax_compat.callback_problems(),
+          "problems": _jax_internals.problems([_jax_internals.HOST_CALLBACKS]),
           "compile": list(inspect.signature(original).parameters)[:5],
           "pxla_calls_compile": "compiler.compile_or_get_cached(" in inspect.getsource(pxla),
           "wrapped": getattr(compiler.compile_or_get_cached, "_pjrtkit_binds", None),
           "emit_lines": [l in inspect.getsource(callback.emit_python_callback)
-                         for l in _jax_compat.EMIT_PYTHON_CALLBACK_SOURCE],
+                         for l in _jax_internals.EMIT_PYTHON_CALLBACK_SOURCE],
           "rules": [mlir._lowerings[callback.pure_callback_p].rule is
                     callback.pure_callback_lowering,
                     mlir._lowerings[callback.io_callback_p].rule is callback.io_callback_lowering,
@@ -116,39 +116,65 @@ def test_callback_internals_have_the_shape_pjrtkit_uses():
   assert got["debug_callback_impl"] == ["args", "callback", "effect", "partitioned"]
 
 
-def test_jax_callback_impls_still_refuse_without_the_cpu_backend():
-  # pjrtkit raises JAX's own error at lowering by calling these impls (_callback_rules).
-  got = run_python(textwrap.dedent("""
-      import json, jax
-      from jax._src import callback, debugging
-      jax.devices()
-      never = lambda *a: 1 / 0
-      out = []
-      for probe in (
-          lambda: callback.pure_callback_impl(result_avals=(), callback=never, sharding=None,
-                                              vmap_method=None),
-          lambda: callback.io_callback_impl(result_avals=(), callback=never, sharding=None,
-                                            ordered=False),
-          lambda: debugging.debug_callback_p.impl(callback=never,
-                                                  effect=debugging.debug_effect,
-                                                  partitioned=False)):
+def test_every_jax_internal_pjrtkit_uses_is_listed_and_unchanged():
+  # One line per INTERNALS entry, so the failure names the object a JAX release changed.
+  got = _run("""
+      import json
+      import jax
+      from jax_plugins.pjrtkit import _jax_internals as ji
+      out = {}
+      for internal in ji.INTERNALS:
         try:
-          probe()
-          out.append(None)
-        except RuntimeError as e:
-          out.append(str(e))
+          out[internal.name] = [internal.feature, internal.check()]
+        except Exception as e:
+          out[internal.name] = [internal.feature, f"{type(e).__name__}: {e}"]
       print(json.dumps(out))
-  """), env=plugin_env(JAX_PLATFORMS="pjrtkit"))
-  assert [m.split(" failed to find")[0] for m in got] == [
-      "jax.pure_callback", "jax.io_callback", "jax.debug.callback"]
-  assert all('Make sure "cpu" is listed in --jax_platforms' in m for m in got)
+  """)
+  assert len(got) == 30
+  assert {name: problem for name, (_, problem) in got.items() if problem is not None} == {}
+  features = sorted({feature for feature, _ in got.values()})
+  assert features == sorted(["ffi", "cpu lowering", "host callbacks", "donation",
+                             "persistent cache", "ahead-of-time topologies", "jit_report"])
 
 
-def test_a_changed_callback_internal_turns_callbacks_off_with_one_warning():
+def _jax_src_references() -> set[str]:
+  """Every ``jax._src`` module pjrtkit's Python code imports, and every private (``_x``)
+  attribute it reads through one (``mlir._platforms_with_donation``)."""
+  import re  # pylint: disable=g-import-not-at-top
+  found = set()
+  root = runfiles_root() / "python"
+  for path in sorted(root.rglob("*.py")):
+    text = path.read_text(encoding="utf-8")
+    aliases = {}
+    for module, names in re.findall(r"^\s*from (jax\._src[\w.]*) import ([\w, ]+)", text, re.M):
+      for name in names.split(","):
+        name, _, alias = name.strip().partition(" as ")
+        aliases[alias or name] = f"{module}.{name}"
+    for module, alias in re.findall(r"^\s*import (jax\._src[\w.]*)(?: as (\w+))?", text, re.M):
+      aliases[alias or module] = module
+    found.update(aliases.values())
+    for alias, target in aliases.items():
+      for attr in re.findall(rf"\b{re.escape(alias)}\.(_[A-Za-z]\w*)", text):
+        found.add(f"{target}.{attr}")
+  return found
+
+
+def test_no_module_reaches_into_jax_src_without_an_entry_in_the_one_list():
+  from jax_plugins.pjrtkit import _jax_internals  # pylint: disable=g-import-not-at-top
+  listed = [i.name for i in _jax_internals.INTERNALS]
+  refs = _jax_src_references()
+  assert "jax._src.interpreters.mlir._platforms_with_donation" in refs  # The scan sees them.
+  unlisted = sorted(ref for ref in refs
+                    if not any(name == ref or name.startswith(ref + ".") for name in listed))
+  assert unlisted == [], ("pjrtkit imports or reads these JAX internals without an entry in "
+                          "_jax_internals.INTERNALS: " + ", ".join(unlisted))
+
+
+def test_a_changed_internal_turns_the_whole_integration_off_with_one_warning():
   got = _run("""
       import json, logging
       import jax, jax.numpy as jnp
-      from jax._src import callback, compiler
+      from jax._src import callback, compilation_cache, compiler
       from jax._src.interpreters import mlir
       records = []
       class Keep(logging.Handler):
@@ -164,19 +190,89 @@ def test_a_changed_callback_internal_turns_callbacks_off_with_one_warning():
         lowered = None
       except Exception as e:
         lowered = type(e).__name__
+      rules = mlir._platform_specific_lowerings.get("pjrtkit", {})
       print(json.dumps({
-          "warnings": [r for r in records if "host callbacks" in r],
+          "warnings": records,
           "wrapped": hasattr(compiler.compile_or_get_cached, "_pjrtkit_binds"),
-          "rule": callback.pure_callback_p in mlir._platform_specific_lowerings["pjrtkit"],
+          "rules": len(rules),
+          "donation": "pjrtkit" in mlir._platforms_with_donation,
+          "cache_gate": hasattr(compilation_cache.is_cache_used, "_pjrtkit_platforms"),
           "lowered": lowered,
           "other_ops": float(jax.jit(lambda a: a * 2)(jnp.float32(1.5))),
       }))
   """)
-  assert len(got["warnings"]) == 1
-  assert got["warnings"][0].startswith("pjrtkit: host callbacks are off for platform 'pjrtkit': "
-                                       "jax._src.callback.emit_python_callback no longer has")
-  assert got["wrapped"] is False and got["rule"] is False
+  assert len(got["warnings"]) == 1, got["warnings"]
+  assert got["warnings"][0].startswith(
+      "pjrtkit: JAX internals the integration relies on changed, so platform 'pjrtkit' runs "
+      "without it (//tests/jax:jax_internals_test says more): "
+      "jax._src.callback.emit_python_callback (host callbacks): no longer contains")
+  assert got["wrapped"] is False and got["rules"] == 0
+  assert got["donation"] is False and got["cache_gate"] is False
   assert got["lowered"] == "TypeError"  # JAX's generic rule, nothing of pjrtkit's.
+  assert got["other_ops"] == 3.0
+
+
+def test_a_failing_install_step_rolls_everything_back():
+  got = _run("""
+      import json, logging
+      import jax, jax.numpy as jnp
+      from jax._src import compilation_cache, compiler
+      from jax._src.interpreters import mlir
+      from jax_plugins.pjrtkit import _callback_rules
+      records = []
+      class Keep(logging.Handler):
+        def emit(self, record):
+          records.append((record.levelname, record.getMessage()))
+      logging.getLogger("jax_plugins.pjrtkit").addHandler(Keep())
+      compile_before, gate_before = compiler.compile_or_get_cached, compilation_cache.is_cache_used
+      def broken(platform):
+        raise RuntimeError("simulated failure")
+      _callback_rules.register = broken  # After the cpu rules and the compile wrapper went in.
+      jax.devices()  # initialize()
+      print(json.dumps({
+          "log": records,
+          "rules": len(mlir._platform_specific_lowerings.get("pjrtkit", {})),
+          "compile_restored": compiler.compile_or_get_cached is compile_before,
+          "gate_restored": compilation_cache.is_cache_used is gate_before,
+          "donation": "pjrtkit" in mlir._platforms_with_donation,
+          "other_ops": float(jax.jit(lambda a: a * 2)(jnp.float32(1.5))),
+      }))
+  """)
+  assert got["log"] == [["ERROR", "pjrtkit: installing the JAX integration for 'pjrtkit' "
+                                  "failed; it was rolled back"]]
+  assert got["rules"] == 0
+  assert got["compile_restored"] is True and got["gate_restored"] is True
+  assert got["donation"] is False
+  assert got["other_ops"] == 3.0
+
+
+def test_an_untested_jax_release_gets_no_integration_and_one_warning():
+  got = _run("""
+      import json, logging
+      import jax, jax.numpy as jnp
+      from jax._src import compiler
+      from jax._src.interpreters import mlir
+      records = []
+      class Keep(logging.Handler):
+        def emit(self, record):
+          records.append(record.getMessage())
+      logging.getLogger("jax_plugins.pjrtkit").addHandler(Keep())
+      jax.__version__ = "0.13.0"
+      print(json.dumps({
+          "platform": jax.devices()[0].platform,
+          "log": records,
+          "rules": len(mlir._platform_specific_lowerings.get("pjrtkit", {})),
+          "wrapped": hasattr(compiler.compile_or_get_cached, "_pjrtkit_binds"),
+          "donation": "pjrtkit" in mlir._platforms_with_donation,
+          "other_ops": float(jax.jit(lambda a: a * 2)(jnp.float32(1.5))),
+      }))
+  """)
+  assert got["platform"] == "pjrtkit"
+  assert got["log"] == [
+      "pjrtkit: jax 0.13.0 is outside the range pjrtkit checked its JAX integration on "
+      "(0.11.2 <= jax <= 0.12.0.1); platform 'pjrtkit' runs, but without pjrtkit's JAX "
+      "integration (cpu lowering rules and LAPACK, host callbacks, donation, persistent cache)"]
+  assert got["rules"] == 0 and got["wrapped"] is False and got["donation"] is False
   assert got["other_ops"] == 3.0
 
 

@@ -69,8 +69,20 @@ def test_counts_and_reasons_of_every_recompile():
   assert "  #3 at call 4: static argument (n: 2 -> 3); " in text
   assert "  #2 at call 2: dtype (v: f32[3] -> i32[3]); " in text
   assert "  #3 at call 3: argument placement; " in text
-  # JAX's explanations are captured, not printed to stderr.
+  # JAX's explanations are captured, not printed to stderr; this JAX is a checked one.
   assert "TRACING CACHE MISS" not in proc.stderr
+  assert "jit_report: warning" not in proc.stderr
+
+
+def test_the_explanation_text_is_fenced_like_every_jax_internal():
+  got = run_python("""
+      import json, jax
+      from pjrtkit import jit_report
+      print(json.dumps([jit_report.fence_problems(jax.__version__),
+                        jit_report.fence_problems("0.13.0")]))
+  """, env=plugin_env(JAX_PLATFORMS="cpu"))
+  assert got == [[], ["jax 0.13.0 is outside the range jit_report was checked on "
+                      "(0.11.2 <= jax <= 0.12.0.1)"]]
 
 
 def test_persistent_cache_hits_in_a_second_run():

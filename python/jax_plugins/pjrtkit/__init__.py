@@ -14,6 +14,7 @@ from typing import Any
 
 from jax_plugins.pjrtkit import _jax_compat
 from jax_plugins.pjrtkit import _integration
+from jax_plugins.pjrtkit import _jax_internals
 from jax_plugins.pjrtkit import _paths
 from jax_plugins.pjrtkit import _topology
 
@@ -47,15 +48,23 @@ def initialize() -> None:
         "pjrtkit: plugin library %s is missing (build it with tools/setup.sh or set "
         "%s); the pjrtkit platform is not registered.", library, _paths.LIBRARY_ENV)
     return
-  # Topologies get the XLA:CPU plugin path too, so they compile ahead of time (PJRT_Compile).
-  make_topology = _topology.TopologyFactory(default_options)
+  import jax  # pylint: disable=g-import-not-at-top
+
+  extra: dict[str, Any] = {}
+  make_topology = None
+  if _jax_compat.is_tested_version(jax.__version__) and not _jax_internals.problems(
+      [_jax_internals.TOPOLOGY]):
+    # Topologies get the XLA:CPU plugin path too, so they compile ahead of time (PJRT_Compile).
+    make_topology = _topology.TopologyFactory(default_options)
+    extra["make_topology"] = make_topology
   c_api = xla_bridge.register_plugin(
       PLATFORM_NAME,
       priority=PRIORITY,
       library_path=os.fspath(library),
       options=default_options,
-      make_topology=make_topology,
+      **extra,
   )
-  make_topology.c_api = c_api
-  _integration.install(c_api, PLATFORM_NAME)  # Ops that need FFI, cpu lowerings, callbacks.
-  _jax_compat.install(PLATFORM_NAME)  # donation + persistent cache (JAX gates them by name)
+  if make_topology is not None:
+    make_topology.c_api = c_api
+  # FFI, cpu lowerings and LAPACK, host callbacks, donation, persistent cache: all or nothing.
+  _integration.install(c_api, PLATFORM_NAME)

@@ -13,7 +13,7 @@ arguments on the ``cpu`` backend, as on GPU and TPU. With ``JAX_PLATFORMS=pjrtki
 could only fail when the program runs, so the rules refuse at lowering instead, with JAX's own
 "Make sure "cpu" is listed in --jax_platforms" error (checkify's checks need no cpu backend).
 
-JAX internals used (fenced by ``_jax_compat.callback_problems`` and
+JAX internals used (listed in ``_jax_internals.INTERNALS`` under "host callbacks" and fenced by
 ``tests/jax/jax_internals_test.py``): the rule tables (``mlir._lowerings``,
 ``mlir._platform_specific_lowerings['cpu']``), ``ModuleContext.replace`` /
 ``LoweringRuleContext.replace`` / ``tokens_out`` / ``set_tokens_out``, and the impls' error.
@@ -133,7 +133,7 @@ def callback_rules() -> list[CallbackRule]:
   """JAX's rules for the callback primitives, as ``register`` installs them.
 
   Raises:
-    KeyError: when JAX keeps one of them elsewhere (``_jax_compat.callback_problems`` says so
+    KeyError: when JAX keeps one of them elsewhere (``_jax_internals.problems`` says so
       first).
   """
   from jax._src import callback as cb  # pylint: disable=g-import-not-at-top

@@ -1,81 +1,159 @@
-"""Makes JAX's operations and host callbacks work on the registered ``pjrtkit`` platform.
+"""Makes JAX's operations, host callbacks, donation and the persistent cache work on ``pjrtkit``.
 
-``install`` is called by ``initialize()`` right after ``xla_bridge.register_plugin``:
+``install`` is called by ``initialize()`` right after ``xla_bridge.register_plugin``. It is all
+or nothing:
 
-1. FFI registrations for ``pjrtkit`` reach the plugin's PJRT FFI extension (``_ffi``);
-2. primitives lower like on jaxlib's ``cpu`` backend (``_lowering``), and jaxlib's LAPACK / sparse
-   FFI handlers those rules call are registered for ``pjrtkit``;
-3. host callbacks lower through JAX's own cpu rules (``_callback_rules``) to the custom call
-   jaxlib's cpu runs; pjrtkit's handler for it is registered and JAX's compile entry point binds
-   every executable to its callbacks (``_host_callbacks``). All or nothing: when a JAX internal
-   they rely on changed (``_jax_compat.callback_problems``), callbacks stay off, with one warning.
+* on a JAX release outside ``_jax_compat.TESTED_JAX_RANGE`` it installs nothing and logs one
+  warning (the platform still runs programs that need none of it);
+* otherwise it first checks every JAX internal the integration uses
+  (``_jax_internals.problems``); if one changed it installs nothing and logs one warning naming
+  them;
+* then, in this order: FFI registrations for ``pjrtkit`` reach the plugin's PJRT FFI extension
+  (``_ffi``); jaxlib's LAPACK / sparse FFI handlers are registered (``_lowering``), before the
+  cpu lowering rules that emit them; host callbacks (``_host_callbacks``, ``_callback_rules``);
+  the refusal of programs the inner plugin computes wrongly (``_program_checks``); buffer
+  donation and the persistent compilation cache (``_jax_compat``). If a step raises, every
+  change to JAX made so far is undone (lowering rules, the compile wrapper, the donation list, the
+  cache gate) and one error is logged. FFI registrations already handed to the plugin stay: the
+  plugin cannot forget them, and they are inert without the rules that emit them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from jax_plugins.pjrtkit import _callback_rules
 from jax_plugins.pjrtkit import _ffi
 from jax_plugins.pjrtkit import _host_callbacks
+from jax_plugins.pjrtkit import _jax_compat
+from jax_plugins.pjrtkit import _jax_internals
 from jax_plugins.pjrtkit import _lowering
-from jax_plugins.pjrtkit import _pjrt_ffi
+from jax_plugins.pjrtkit import _program_checks
 
 logger = logging.getLogger(__name__)
 
+INSTALLED_FEATURES = (_jax_internals.FFI, _jax_internals.CPU_LOWERING,
+                      _jax_internals.HOST_CALLBACKS, _jax_internals.DONATION,
+                      _jax_internals.PERSISTENT_CACHE)
+"""What ``install`` installs, in order."""
 
-def install(c_api: Any, platform: str) -> bool:
-  """Wires FFI, lowering rules and host callbacks for ``platform`` (the plugin behind ``c_api``).
+
+@dataclasses.dataclass(frozen=True)
+class Status:
+  """What ``install`` did.
+
+  Attributes:
+    jax_version: ``jax.__version__``.
+    installed: the features installed (all of ``INSTALLED_FEATURES``, or none).
+    problems: why nothing was installed (empty when everything was).
+  """
+
+  jax_version: str
+  installed: tuple[str, ...]
+  problems: tuple[str, ...] = ()
+
+
+class _Undo:
+  """The changes made to JAX so far, undone in reverse order by ``rollback``."""
+
+  def __init__(self) -> None:
+    self._steps: list[Callable[[], None]] = []
+
+  def add(self, step: Callable[[], None]) -> None:
+    self._steps.append(step)
+
+  def rollback(self) -> None:
+    while self._steps:
+      step = self._steps.pop()
+      try:
+        step()
+      except Exception:  # pylint: disable=broad-except  (undo the rest regardless)
+        logger.exception("pjrtkit: could not undo part of the JAX integration")
+
+
+def _snapshot_lowerings(platform: str, undo: _Undo) -> None:
+  """Records ``platform``'s lowering rules so ``undo`` can put them back."""
+  from jax._src.interpreters import mlir  # pylint: disable=g-import-not-at-top
+
+  table = mlir._platform_specific_lowerings  # pylint: disable=protected-access
+  before = dict(table.get(platform, {}))
+
+  def restore() -> None:
+    rules = table.setdefault(platform, {})
+    rules.clear()
+    rules.update(before)
+
+  undo.add(restore)
+
+
+def _snapshot_attribute(owner: Any, name: str, undo: _Undo) -> None:
+  """Records ``owner.name`` so ``undo`` can put it back."""
+  before = getattr(owner, name)
+  undo.add(lambda: setattr(owner, name, before))
+
+
+def _install_steps(c_api: Any, platform: str, undo: _Undo) -> None:
+  """Installs every feature; each change to JAX is recorded in ``undo`` before it is made."""
+  from jax._src import compilation_cache  # pylint: disable=g-import-not-at-top
+  from jax._src import compiler  # pylint: disable=g-import-not-at-top
+  from jax._src.interpreters import mlir  # pylint: disable=g-import-not-at-top
+
+  extension = _ffi.install(c_api, platform)  # FFI first: the rules below emit custom calls.
+  _lowering.register_cpu_ffi_targets(platform)
+  _snapshot_lowerings(platform, undo)
+  _lowering.register_cpu_lowerings(platform)
+  _callback_rules.callback_rules()  # Fails before anything of callbacks is installed.
+  _snapshot_attribute(compiler, "compile_or_get_cached", undo)
+  _host_callbacks.install(c_api, platform, extension)
+  _callback_rules.register(platform)
+  compiler.compile_or_get_cached = _program_checks.checked_compiles(
+      compiler.compile_or_get_cached, platform)
+  donation = list(mlir._platforms_with_donation)  # pylint: disable=protected-access
+  undo.add(lambda: mlir._platforms_with_donation.__setitem__(  # pylint: disable=protected-access
+      slice(None), donation))
+  _jax_compat.enable_donation(platform, mlir)
+  _snapshot_attribute(compilation_cache, "is_cache_used", undo)
+  _jax_compat.enable_persistent_cache(platform, compilation_cache)
+
+
+def install(c_api: Any, platform: str) -> Status:
+  """Installs pjrtkit's JAX integration for ``platform`` (the plugin behind ``c_api``).
+
+  Never raises: the plugin stays registered whatever happens here.
 
   Returns:
-    True when everything was installed; False (with the error logged) when something failed, in
-    which case the platform still runs programs that need none of it.
+    What was installed and, when nothing was, why.
   """
   import jax  # pylint: disable=g-import-not-at-top
-  from jax_plugins.pjrtkit import _jax_compat  # pylint: disable=g-import-not-at-top
 
-  if not _jax_compat.is_tested_version(jax.__version__):
-    logger.warning("pjrtkit: the cpu-lowering integration reuses JAX internals "
-                   "checked on %s; this is jax %s (//tests/jax:jax_internals_test "
-                   "tells what changed)", _jax_compat.tested_range_text(), jax.__version__)
+  version = jax.__version__
+  if not _jax_compat.is_tested_version(version):
+    problem = (f"jax {version} is outside the range pjrtkit checked its JAX integration on "
+               f"({_jax_compat.tested_range_text()})")
+    logger.warning("pjrtkit: %s; platform %r runs, but without pjrtkit's JAX integration (cpu "
+                   "lowering rules and LAPACK, host callbacks, donation, persistent cache)",
+                   problem, platform)
+    return Status(version, (), (problem,))
   if c_api is None:
-    logger.error("pjrtkit: register_plugin returned no PJRT_Api; FFI, LAPACK and host "
-                 "callbacks are not available on %s", platform)
-    return False
-  try:
-    extension = _ffi.install(c_api, platform)
-    _lowering.register_cpu_lowerings(platform)
-    _lowering.register_cpu_ffi_targets(platform)
-  except Exception:  # pylint: disable=broad-except  (the plugin must still register)
-    logger.exception("pjrtkit: could not install FFI/lowering/host-callback support for %s",
-                     platform)
-    return False
-  return install_callbacks(c_api, platform, extension)
-
-
-def install_callbacks(c_api: Any, platform: str, extension: _pjrt_ffi.PjrtFfiExtension) -> bool:
-  """Installs host callbacks for ``platform``, all or nothing.
-
-  Returns:
-    True when installed; False (with one warning or the error logged) when not, in which case
-    programs with host callbacks fail to lower on ``platform`` (JAX's own error).
-  """
-  from jax._src import compiler  # pylint: disable=g-import-not-at-top
-  from jax_plugins.pjrtkit import _jax_compat  # pylint: disable=g-import-not-at-top
-
-  problems = _jax_compat.callback_problems()
+    problem = "register_plugin returned no PJRT_Api"
+    logger.error("pjrtkit: %s; platform %r runs without pjrtkit's JAX integration", problem,
+                 platform)
+    return Status(version, (), (problem,))
+  problems = _jax_internals.problems(INSTALLED_FEATURES)
   if problems:
-    logger.warning("pjrtkit: host callbacks are off for platform %r: %s", platform,
+    logger.warning("pjrtkit: JAX internals the integration relies on changed, so platform %r "
+                   "runs without it (//tests/jax:jax_internals_test says more): %s", platform,
                    "; ".join(problems))
-    return False
-  original = compiler.compile_or_get_cached
+    return Status(version, (), tuple(problems))
+  undo = _Undo()
   try:
-    _callback_rules.callback_rules()  # Fails before anything is installed if a rule moved.
-    _host_callbacks.install(c_api, platform, extension)
-    _callback_rules.register(platform)
-  except Exception:  # pylint: disable=broad-except  (the plugin must still register)
-    compiler.compile_or_get_cached = original
-    logger.exception("pjrtkit: could not install host callbacks for %s", platform)
-    return False
-  return True
+    _install_steps(c_api, platform, undo)
+  except Exception as exc:  # pylint: disable=broad-except  (the plugin must still register)
+    undo.rollback()
+    logger.exception("pjrtkit: installing the JAX integration for %r failed; it was rolled "
+                     "back", platform)
+    return Status(version, (), (f"{type(exc).__name__}: {exc}",))
+  return Status(version, INSTALLED_FEATURES)

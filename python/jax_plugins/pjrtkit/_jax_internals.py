@@ -1,0 +1,403 @@
+"""Every private JAX object pjrtkit reads, calls, wraps or extends, named in one place and checked.
+
+JAX gives a PJRT plugin no public way to join what it decides by platform name (cpu lowering
+rules, host callbacks, donation, the persistent cache, compile-only topologies), so pjrtkit's
+integration reaches into ``jax._src``. Each such object is one ``Internal`` of ``INTERNALS``:
+its dotted name, the pjrtkit feature that needs it, how it is used, why, and a check that the
+object still has the shape pjrtkit relies on. ``problems()`` runs the checks; the integration
+(``_integration.install``) installs nothing when one fails, and
+``//tests/jax:jax_internals_test`` fails naming the object when a JAX release changes one. The
+same test makes sure no module of pjrtkit imports from ``jax._src`` without an entry here.
+
+The checks are written against the tested range (``_jax_compat.TESTED_JAX_RANGE``, jax 0.11.2
+and 0.12.0.1). Outside that range the integration is off without running them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+FFI = "ffi"
+CPU_LOWERING = "cpu lowering"
+HOST_CALLBACKS = "host callbacks"
+DONATION = "donation"
+PERSISTENT_CACHE = "persistent cache"
+TOPOLOGY = "ahead-of-time topologies"
+JIT_REPORT = "jit_report"
+FEATURES = (FFI, CPU_LOWERING, HOST_CALLBACKS, DONATION, PERSISTENT_CACHE, TOPOLOGY, JIT_REPORT)
+"""The pjrtkit features that rely on JAX internals (``_integration`` installs all but the last;
+``pjrtkit.jit_report`` checks its own)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Internal:
+  """One private JAX object pjrtkit relies on.
+
+  Attributes:
+    name: the object, as a dotted path (attributes of classes and module-level names alike).
+    feature: the pjrtkit feature that needs it (one of ``FEATURES``).
+    use: how pjrtkit uses it: read, called, wrapped (replaced by a wrapper that calls the
+      original) or extended (pjrtkit adds to it).
+    why: what pjrtkit does with it.
+    check: returns None when the object has the expected shape, else the problem in words.
+  """
+
+  name: str
+  feature: str
+  use: str
+  why: str
+  check: Callable[[], str | None]
+
+
+def _module(name: str) -> Any:
+  """The module ``name``; also a module JAX re-exports as an attribute (``jax._src.lib._jax``)."""
+  try:
+    return importlib.import_module(name)
+  except ModuleNotFoundError:
+    parent, _, attr = name.rpartition(".")
+    module = getattr(importlib.import_module(parent), attr, None)
+    if module is None:
+      raise
+    return module
+
+
+def _params(fn: Callable[..., Any]) -> list[str]:
+  return list(inspect.signature(fn).parameters)
+
+
+def _source(obj: Any) -> str:
+  return inspect.getsource(getattr(obj, "__wrapped__", obj))
+
+
+def _has_params(module: str, attr: str, params: Sequence[str]) -> Callable[[], str | None]:
+  """A check that ``module.attr`` exists and takes (at least) ``params``."""
+
+  def check() -> str | None:
+    fn = getattr(_module(module), attr, None)
+    if fn is None or not callable(fn):
+      return "is gone"
+    original = getattr(fn, "__wrapped__", fn)
+    missing = [p for p in params if p not in _params(original)]
+    return f"no longer takes {missing} ({inspect.signature(original)})" if missing else None
+
+  return check
+
+
+def _source_has(module: str, attr: str | None, fragments: Sequence[str]) -> Callable[[], str | None]:
+  """A check that the source of ``module.attr`` (or the module) still contains ``fragments``."""
+
+  def check() -> str | None:
+    obj = _module(module)
+    if attr is not None:
+      obj = getattr(obj, attr, None)
+      if obj is None:
+        return "is gone"
+    try:
+      source = _source(obj)
+    except (OSError, TypeError) as exc:
+      return f"cannot be read: {exc}"
+    missing = [f for f in fragments if f not in source]
+    return f"no longer contains {missing}" if missing else None
+
+  return check
+
+
+def _exists(module: str, attr: str) -> Callable[[], str | None]:
+  def check() -> str | None:
+    return None if getattr(_module(module), attr, None) is not None else "is gone"
+
+  return check
+
+
+# ---- individual checks that need more than a signature or a source line --------------------
+
+def donation_problem(mlir: Any = None) -> str | None:
+  """Why JAX's donation list cannot be extended, or None when it can."""
+  mlir = mlir if mlir is not None else _module("jax._src.interpreters.mlir")
+  platforms = getattr(mlir, "_platforms_with_donation", None)
+  if not isinstance(platforms, list):
+    return ("jax._src.interpreters.mlir._platforms_with_donation is "
+            f"{type(platforms).__name__}, expected a list")
+  if not all(isinstance(p, str) for p in platforms) or "cpu" not in platforms:
+    return ("jax._src.interpreters.mlir._platforms_with_donation no longer lists platform "
+            f"names: {platforms!r}")
+  return None
+
+
+CACHE_PLATFORMS_SOURCE = 'supported_platforms = ["tpu", "gpu", "cpu", "neuron"]'
+"""The line of ``is_cache_used`` that gates the persistent cache by platform name."""
+
+
+def cache_problem(compilation_cache: Any = None, compiler: Any = None) -> str | None:
+  """Why JAX's persistent-cache gate cannot be widened, or None when it can."""
+  compilation_cache = (compilation_cache if compilation_cache is not None
+                       else _module("jax._src.compilation_cache"))
+  compiler = compiler if compiler is not None else _module("jax._src.compiler")
+  gate = getattr(compilation_cache, "is_cache_used", None)
+  if gate is None or not callable(gate):
+    return "jax._src.compilation_cache.is_cache_used is missing"
+  original = getattr(gate, "__wrapped__", gate)
+  if _params(original) != ["backend"]:
+    return (f"jax._src.compilation_cache.is_cache_used{inspect.signature(original)} no longer "
+            "takes (backend)")
+  try:
+    source = inspect.getsource(original)
+  except (OSError, TypeError) as exc:
+    return f"cannot read jax._src.compilation_cache.is_cache_used: {exc}"
+  if CACHE_PLATFORMS_SOURCE not in source or "backend.platform in supported_platforms" not in source:
+    return ("jax._src.compilation_cache.is_cache_used no longer gates on "
+            f"'{CACHE_PLATFORMS_SOURCE}' / 'backend.platform in supported_platforms'")
+  # compiler.py must look the gate up through the module at call time, or a wrapper is unseen.
+  get_key = getattr(compiler, "_get_cache_key", None)
+  if get_key is None or "is_cache_used" not in get_key.__code__.co_names:
+    return "jax._src.compiler._get_cache_key no longer calls compilation_cache.is_cache_used"
+  return None
+
+
+def _cpu_rules_check() -> str | None:
+  table = getattr(_module("jax._src.interpreters.mlir"), "_platform_specific_lowerings", None)
+  if not isinstance(table, dict) or "cpu" not in table:
+    return "has no 'cpu' table"
+  if not all(callable(getattr(e, "rule", e)) for e in table["cpu"].values()):
+    return "holds entries without a callable rule"
+  return None
+
+
+def _registrations_check(module: str) -> Callable[[], str | None]:
+  def check() -> str | None:
+    try:
+      registrations = _module(module).registrations()
+    except ImportError:
+      return None  # An older jaxlib without that module: nothing to register.
+    if not isinstance(registrations, dict):
+      return f"registrations() returns {type(registrations).__name__}, expected a dict"
+    targets = registrations.get("cpu", [])
+    if not all(isinstance(t, tuple) and len(t) == 3 for t in targets):
+      return "registrations()['cpu'] no longer holds (name, capsule, api_version) triples"
+    return None
+
+  return check
+
+
+EMIT_PYTHON_CALLBACK_SOURCE = (
+    "platform = ctx.module_context.platforms[0]",
+    'call_target_name = f"xla_ffi{partition}_python_{device}_callback"',
+    "ctx.module_context.add_host_callback(",
+    "index = np.uint64(len(ctx.module_context.host_callbacks) - 1)",
+    "(ctx, *operands, index=np.uint64(index))",
+)
+"""Lines of ``emit_python_callback`` that make its module what pjrtkit's handler runs."""
+
+
+def _compile_entry_check() -> str | None:
+  compiler = _module("jax._src.compiler")
+  pxla = _module("jax._src.interpreters.pxla")
+  fn = getattr(compiler, "compile_or_get_cached", None)
+  if fn is None:
+    return "is gone"
+  original = getattr(fn, "__wrapped__", fn)
+  if _params(original)[:5] != ["backend", "computation", "devices", "compile_options",
+                               "host_callbacks"]:
+    return (f"{inspect.signature(original)} no longer starts with (backend, computation, "
+            "devices, compile_options, host_callbacks)")
+  if getattr(pxla, "compiler", None) is not compiler or \
+      "compiler.compile_or_get_cached(" not in inspect.getsource(pxla):
+    return "is no longer called by jax._src.interpreters.pxla through the module"
+  return None
+
+
+def _rule_check(table: str, module: str, primitive: str, rule: str) -> Callable[[], str | None]:
+  """A check that JAX keeps ``module.rule`` for ``module.primitive`` in ``table``."""
+
+  def check() -> str | None:
+    mlir = _module("jax._src.interpreters.mlir")
+    rules = (mlir._lowerings if table == "generic"  # pylint: disable=protected-access
+             else getattr(mlir, "_platform_specific_lowerings", {}).get(table, {}))
+    owner = _module(module)
+    prim, fn = getattr(owner, primitive, None), getattr(owner, rule, None)
+    entry = rules.get(prim) if prim is not None else None
+    if entry is None or fn is None or getattr(entry, "rule", None) is not fn:
+      return f"is no longer the {table} lowering rule of {primitive}"
+    return None
+
+  return check
+
+
+def _dataclass_fields(cls_path: str, fields: Sequence[str], methods: Sequence[str]
+                      ) -> Callable[[], str | None]:
+  def check() -> str | None:
+    module, _, name = cls_path.rpartition(".")
+    cls = getattr(_module(module), name, None)
+    if cls is None or not dataclasses.is_dataclass(cls):
+      return "is no longer a dataclass"
+    have = {f.name for f in dataclasses.fields(cls)}
+    missing = [f for f in fields if f not in have] + [
+        m for m in methods if not callable(getattr(cls, m, None))]
+    return f"no longer has {missing}" if missing else None
+
+  return check
+
+
+def _impl_check(module: str, path: str, params: Sequence[str]) -> Callable[[], str | None]:
+  def check() -> str | None:
+    obj: Any = _module(module)
+    for part in path.split("."):
+      obj = getattr(obj, part, None)
+      if obj is None:
+        return "is gone"
+    return None if sorted(_params(obj)) == sorted(params) else (
+        f"no longer takes {list(params)} ({inspect.signature(obj)})")
+
+  return check
+
+
+def _get_backend_check() -> str | None:
+  cls = _module("jax._src.interpreters.mlir").ModuleContext
+  fn = getattr(cls, "get_backend", None)
+  return None if fn is not None and "optional" in _params(fn) else "no longer takes optional="
+
+
+_PE = "jax._src.interpreters.partial_eval"
+
+INTERNALS: tuple[Internal, ...] = (
+    # -- registration and ahead-of-time topologies -------------------------------------------
+    Internal("jax._src.xla_bridge.register_plugin", TOPOLOGY, "called",
+             "registers the plugin with a make_topology factory (PJRT_Compile needs the XLA:CPU "
+             "path in topology options)",
+             _has_params("jax._src.xla_bridge", "register_plugin",
+                         ["plugin_name", "priority", "library_path", "options",
+                          "make_topology"])),
+    Internal("jax._src.lib.xla_client.make_c_api_device_topology", TOPOLOGY, "called",
+             "the default topology factory, with pjrtkit's options added",
+             _exists("jax._src.lib.xla_client", "make_c_api_device_topology")),
+    Internal("jax._src.lib._jax.CompileOnlyPyClient", TOPOLOGY, "read",
+             "tells a compile-only (topology) lowering apart, to refuse host callbacks there",
+             _exists("jax._src.lib._jax", "CompileOnlyPyClient")),
+    Internal("jax._src.interpreters.mlir.ModuleContext.get_backend", TOPOLOGY, "called",
+             "the backend a lowering is for (optional=True)", _get_backend_check),
+    # -- FFI registrations -------------------------------------------------------------------
+    Internal("jax._src.lib.xla_client.register_custom_call_handler", FFI, "called",
+             "routes jax.ffi.register_ffi_target(platform='pjrtkit') to the plugin's FFI "
+             "extension (queued registrations are replayed)",
+             _has_params("jax._src.lib.xla_client", "register_custom_call_handler",
+                         ["platform", "handler"])),
+    Internal("jax._src.lib.xla_client.register_custom_type_handler", FFI, "called",
+             "routes jax.ffi.register_ffi_type(platform='pjrtkit') the same way",
+             _exists("jax._src.lib.xla_client", "register_custom_type_handler")),
+    # -- cpu lowering rules and the LAPACK / sparse handlers they emit -----------------------
+    Internal("jax._src.interpreters.mlir._platform_specific_lowerings", CPU_LOWERING, "read",
+             "the cpu rules pjrtkit registers for its platform too", _cpu_rules_check),
+    Internal("jax._src.interpreters.mlir.register_lowering", CPU_LOWERING, "called",
+             "registers rules for platform 'pjrtkit'",
+             _has_params("jax._src.interpreters.mlir", "register_lowering",
+                         ["prim", "rule", "platform", "inline", "cacheable"])),
+    Internal("jax._src.lib.lapack.registrations", CPU_LOWERING, "called",
+             "jaxlib's LAPACK FFI handlers, registered for 'pjrtkit'",
+             _registrations_check("jax._src.lib.lapack")),
+    Internal("jax._src.lib.cpu_sparse.registrations", CPU_LOWERING, "called",
+             "jaxlib's CPU sparse FFI handlers, registered for 'pjrtkit'",
+             _registrations_check("jax._src.lib.cpu_sparse")),
+    # -- host callbacks ----------------------------------------------------------------------
+    Internal("jax._src.compiler.compile_or_get_cached", HOST_CALLBACKS, "wrapped",
+             "JAX's one compile entry point (called as a module attribute by pxla); pjrtkit's "
+             "wrappers bind the executables it loads to their host callbacks and refuse programs "
+             "the inner plugin computes wrongly (_program_checks)", _compile_entry_check),
+    Internal("jax._src.callback.emit_python_callback", HOST_CALLBACKS, "called (by JAX's rules)",
+             "emits xla_ffi_python_cpu_callback with attribute `index` for the cpu platform",
+             _source_has("jax._src.callback", "emit_python_callback",
+                         EMIT_PYTHON_CALLBACK_SOURCE)),
+    Internal("jax._src.interpreters.mlir._lowerings", HOST_CALLBACKS, "read",
+             "the generic rule table, where JAX keeps the pure_callback / io_callback rules",
+             lambda: None if isinstance(getattr(_module("jax._src.interpreters.mlir"),
+                                                "_lowerings", None), dict) else "is not a dict"),
+    Internal("jax._src.callback.pure_callback_lowering", HOST_CALLBACKS, "called",
+             "JAX's rule for pure_callback, run with the platforms read as cpu",
+             _rule_check("generic", "jax._src.callback", "pure_callback_p",
+                         "pure_callback_lowering")),
+    Internal("jax._src.callback.io_callback_lowering", HOST_CALLBACKS, "called",
+             "JAX's rule for io_callback, run the same way",
+             _rule_check("generic", "jax._src.callback", "io_callback_p",
+                         "io_callback_lowering")),
+    Internal("jax._src.debugging.debug_callback_lowering", HOST_CALLBACKS, "called",
+             "JAX's cpu rule for jax.debug.callback",
+             _rule_check("cpu", "jax._src.debugging", "debug_callback_p",
+                         "debug_callback_lowering")),
+    Internal("jax._src.debugging.debug_print_lowering_rule", HOST_CALLBACKS, "called",
+             "JAX's cpu rule for jax.debug.print",
+             _rule_check("cpu", "jax._src.debugging", "debug_print_p",
+                         "debug_print_lowering_rule")),
+    Internal("jax._src.checkify.check_lowering_rule", HOST_CALLBACKS, "called",
+             "JAX's cpu rule for checkify's check",
+             _rule_check("cpu", "jax._src.checkify", "check_p", "check_lowering_rule")),
+    Internal("jax._src.interpreters.mlir.ModuleContext", HOST_CALLBACKS, "read",
+             "replace(platforms=, backend=) makes the cpu-named context the rules run in",
+             _dataclass_fields("jax._src.interpreters.mlir.ModuleContext",
+                               ["platforms", "backend", "host_callbacks"], ["replace"])),
+    Internal("jax._src.interpreters.mlir.LoweringRuleContext", HOST_CALLBACKS, "read",
+             "replace(module_context=, platforms=), tokens_out and set_tokens_out carry ordered "
+             "effects' tokens back",
+             _dataclass_fields("jax._src.interpreters.mlir.LoweringRuleContext",
+                               ["module_context", "platforms", "tokens_out"],
+                               ["replace", "set_tokens_out"])),
+    Internal("jax._src.callback.pure_callback_impl", HOST_CALLBACKS, "called",
+             "raises JAX's own 'cpu is not listed' error at lowering",
+             _impl_check("jax._src.callback", "pure_callback_impl",
+                         ["args", "result_avals", "callback", "sharding", "vmap_method"])),
+    Internal("jax._src.callback.io_callback_impl", HOST_CALLBACKS, "called",
+             "the same, for io_callback",
+             _impl_check("jax._src.callback", "io_callback_impl",
+                         ["args", "result_avals", "callback", "sharding", "ordered"])),
+    Internal("jax._src.debugging.debug_callback_p.impl", HOST_CALLBACKS, "called",
+             "the same, for jax.debug callbacks",
+             _impl_check("jax._src.debugging", "debug_callback_p.impl",
+                         ["args", "callback", "effect", "partitioned"])),
+    Internal("jax._src.debugging.debug_effect", HOST_CALLBACKS, "read",
+             "the effect passed to the probe above", _exists("jax._src.debugging",
+                                                             "debug_effect")),
+    Internal("jax._src.xla_bridge.local_devices", HOST_CALLBACKS, "called",
+             "is the cpu backend there? (backend='cpu')",
+             _has_params("jax._src.xla_bridge", "local_devices", ["backend"])),
+    Internal("jax._src.xla_bridge.get_backend", HOST_CALLBACKS, "called",
+             "the backend a lowering without one runs on", _has_params(
+                 "jax._src.xla_bridge", "get_backend", ["platform"])),
+    # -- donation and the persistent cache (gated by platform name) --------------------------
+    Internal("jax._src.interpreters.mlir._platforms_with_donation", DONATION, "extended",
+             "'pjrtkit' is appended so jit(donate_argnums=...) donates", donation_problem),
+    Internal("jax._src.compilation_cache.is_cache_used", PERSISTENT_CACHE, "wrapped",
+             "lets 'pjrtkit' through the platform-name gate (jax._src.compiler._get_cache_key "
+             "must call it through the module)", cache_problem),
+    # -- pjrtkit.jit_report ------------------------------------------------------------------
+    Internal(f"{_PE}.explain", JIT_REPORT, "read (its log text)",
+             "jit_report parses the WARNING it logs through the logger "
+             f"'{_PE}' with regular expressions (pjrtkit._jit_explain)",
+             _source_has(_PE, None, ["logger = logging.getLogger(__name__)",
+                                     'TRACING CACHE MISS at {callsite}:',
+                                     "never seen function:\\n    {func_name} id={id(fun)}",
+                                     "different input pytree", "for {func_name}",
+                                     "Tracing context doesn't match"])),
+    Internal("jax.monitoring events /jax/core/compile/*", JIT_REPORT, "read",
+             "jit_report times tracing, lowering and backend compiles from these events",
+             _source_has("jax._src.dispatch", None, ["/jax/core/compile/jaxpr_trace_duration",
+                                                     "/jax/core/compile/backend_compile_duration",
+                                                     "/jax/core/compile/jaxpr_to_mlir_module_duration"])),
+)
+"""Every JAX internal pjrtkit uses (``//tests/jax:jax_internals_test`` keeps the list complete)."""
+
+
+def problems(features: Sequence[str] = FEATURES) -> list[str]:
+  """The internals of ``features`` that changed, as ``'name: problem'`` lines; never raises."""
+  found = []
+  for internal in INTERNALS:
+    if internal.feature not in features:
+      continue
+    try:
+      problem = internal.check()
+    except Exception as exc:  # pylint: disable=broad-except  (a fence must not break initialize)
+      problem = f"checking it failed: {type(exc).__name__}: {exc}"
+    if problem is not None:
+      found.append(f"{internal.name} ({internal.feature}): {problem}")
+  return found

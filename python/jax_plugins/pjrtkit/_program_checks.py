@@ -1,0 +1,86 @@
+"""Programs pjrtkit refuses at compile time instead of letting its inner plugin compute them wrongly.
+
+JAX's own test suite (``tools/jax_suite``) found constructs the inner plugin of a device gets
+wrong. Such a program is refused before it reaches the plugin, with an error that names the
+construct and the reason. The limits belong to the inner plugin, so they are keyed by the
+``backend`` attribute of the device (``xla_cpu`` for the reference device).
+
+* ``xla_cpu`` (the XLA:CPU of ``xla-cpu-pjrt`` 0.0.1): Shardy reduced/unreduced axes (a sharding
+  with ``unreduced={...}`` or ``reduced={...}``: ``PartitionSpec(unreduced=...)``,
+  ``all_gather(..., to='reduced')`` and their gradients). That XLA predates them: it returns wrong
+  values (gradients doubled), rejects some programs ("unknown attribute code: 17") and aborts the
+  process on a Shardy CHECK for others. JAX sends programs as bytecode, where the plugin cannot
+  see these attributes, so the check reads the MLIR module here (about 1.5 ms for a 50 KB module,
+  next to hundreds of milliseconds of compilation).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+from typing import Any
+
+
+@dataclasses.dataclass(frozen=True)
+class Limit:
+  """A construct an inner plugin gets wrong.
+
+  Attributes:
+    marker: text that appears in the program's MLIR exactly when it uses the construct.
+    what: the construct, for the error.
+    why: what the inner plugin does with it.
+  """
+
+  marker: str
+  what: str
+  why: str
+
+
+_UNREDUCED_WHY = ("which the XLA:CPU of xla-cpu-pjrt 0.0.1 that pjrtkit's reference device runs "
+                  "on partitions incorrectly (wrong values, or a process abort)")
+
+LIMITS: dict[str, tuple[Limit, ...]] = {
+    "xla_cpu": (
+        Limit("unreduced={", "Shardy unreduced axes (a sharding with `unreduced={...}`, e.g. "
+              "from PartitionSpec(unreduced=...))", _UNREDUCED_WHY),
+        Limit("reduced={", "Shardy reduced axes (a sharding with `reduced={...}`, e.g. from "
+              "all_gather(..., to='reduced'))", _UNREDUCED_WHY),
+    ),
+}
+"""Per ``backend`` device attribute, the constructs refused."""
+
+
+def _inner_backend(backend: Any) -> str | None:
+  """The ``backend`` attribute of ``backend``'s devices (``'xla_cpu'``), or None."""
+  try:
+    devices = backend.local_devices()
+  except Exception:  # pylint: disable=broad-except  (a compile-only client, say)
+    return None
+  return getattr(devices[0], "backend", None) if devices else None
+
+
+def check(backend: Any, computation: Any) -> None:
+  """Raises NotImplementedError when ``computation`` uses a construct ``backend`` gets wrong."""
+  limits = LIMITS.get(_inner_backend(backend) or "", ())
+  if not limits:
+    return
+  text = computation.operation.get_asm(enable_debug_info=False, large_elements_limit=16)
+  for limit in limits:
+    if limit.marker in text:
+      raise NotImplementedError(f"pjrtkit: the program uses {limit.what}, {limit.why}; pjrtkit "
+                                "refuses to compile it")
+
+
+def checked_compiles(compile_or_get_cached: Callable[..., Any],
+                     platform: str) -> Callable[..., Any]:
+  """``jax._src.compiler.compile_or_get_cached`` that first runs ``check`` for ``platform``."""
+
+  @functools.wraps(compile_or_get_cached)
+  def wrapper(backend: Any, computation: Any, *args: Any, **kwargs: Any) -> Any:
+    if getattr(backend, "platform", None) == platform:
+      check(backend, computation)
+    return compile_or_get_cached(backend, computation, *args, **kwargs)
+
+  setattr(wrapper, "_pjrtkit_checks", platform)
+  return wrapper

@@ -1,0 +1,67 @@
+"""Programs pjrtkit refuses on the reference device instead of computing them wrongly (JAX's own tests found
+them: tools/jax_suite). Each check runs in a fresh interpreter on pjrtkit and on jaxlib's cpu."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from tests.testing.plugin_env import plugin_env, run_python
+
+_GRAD_THROUGH_REDUCED = """
+    import json, jax, numpy as np
+    from jax.sharding import PartitionSpec as P, AxisType
+    mesh = jax.make_mesh((2,), ('x',), axis_types=(AxisType.Explicit,),
+                         devices=jax.devices()[:2])
+    with jax.set_mesh(mesh):
+      arr = jax.device_put(np.arange(8.), P('x'))
+      @jax.shard_map(out_specs=P(reduced={'x'}))
+      def f(x):
+        return jax.lax.all_gather(x, 'x', tiled=True, to='reduced')
+      try:
+        out = np.asarray(jax.grad(lambda x: f(x).sum())(arr)).tolist()
+      except Exception as e:
+        out = f"{type(e).__name__}: {e}"
+    print(json.dumps(out))
+"""
+
+
+def test_reduced_axes_compute_right_on_jaxlibs_cpu():
+  got = run_python(_GRAD_THROUGH_REDUCED, env=plugin_env(
+      JAX_PLATFORMS="cpu", XLA_FLAGS="--xla_force_host_platform_device_count=4"))
+  assert got == [1.0] * 8
+
+
+def test_reduced_axes_are_refused_on_pjrtkit_instead_of_wrong_values():
+  got = run_python(_GRAD_THROUGH_REDUCED, env=plugin_env(JAX_PLATFORMS="pjrtkit,cpu"))
+  assert isinstance(got, str), f"pjrtkit computed {got} (jaxlib's cpu: all ones)"
+  assert got == ("NotImplementedError: pjrtkit: the program uses Shardy unreduced axes (a "
+                 "sharding with `unreduced={...}`, e.g. from PartitionSpec(unreduced=...)), "
+                 "which the XLA:CPU of xla-cpu-pjrt 0.0.1 that pjrtkit's reference device runs "
+                 "on partitions incorrectly (wrong values, or a process abort); pjrtkit refuses "
+                 "to compile it")
+
+
+def test_unreduced_sum_that_aborted_the_process_is_an_error():
+  got = run_python("""
+      import json, jax, jax.numpy as jnp, numpy as np
+      from jax.sharding import PartitionSpec as P, AxisType
+      mesh = jax.make_mesh((2, 2), ('x', 'y'), axis_types=(AxisType.Explicit,) * 2)
+      with jax.set_mesh(mesh):
+        inp1 = jax.device_put(np.arange(16).reshape(8, 2), P('x', 'y'))
+        inp2 = jax.device_put(np.arange(8).reshape(2, 4), P('y', None))
+        try:
+          arr = jnp.dot(inp1, inp2, out_sharding=P('x', unreduced={'y'}))
+          f = jax.jit(lambda x: jax.lax.reduce_sum(x, axes=[0], out_sharding=P(unreduced={'x'})))
+          out = str(f(arr).sharding)
+        except Exception as e:
+          out = f"{type(e).__name__}: {str(e).splitlines()[0]}"
+      print(json.dumps(out))
+  """, env=plugin_env(JAX_PLATFORMS="pjrtkit,cpu"))
+  assert got.startswith("NotImplementedError: pjrtkit: the program uses Shardy unreduced "
+                        "axes"), got
+
+
+if __name__ == "__main__":
+  sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))
