@@ -31,6 +31,11 @@ struct FfiPlatform {
   std::string inner_name;            // The inner registry's platform: "Host", "CUDA".
   std::vector<std::string> aliases;  // Accepted besides "pjrtkit" (any case): "cpu", "host".
   std::string device_label;          // For errors: "pjrtkit's reference device".
+  // Handlers go through FfiHandlerShims (a newer minor XLA FFI version declared as the inner
+  // one's): XLA:CPU, whose XLA is older than jaxlib's. XLA:GPU comes with its jaxlib, and gets the
+  // handlers themselves, so that one registered both by JAX's CUDA plugin and by pjrtkit is the
+  // same handler (XLA refuses a second, different handler for a target).
+  bool version_shims = true;
 };
 
 // One device's choices. Immutable and shared (std::shared_ptr<const DevicePolicy>) by the

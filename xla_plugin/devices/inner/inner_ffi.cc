@@ -62,7 +62,8 @@ Status InnerFfi::RegisterHandler(const FfiHandlerRegistration& registration,
   }
   // Through a shim (ffi_handler_shims.h) when a slot is free: it adapts the declared version and
   // tells us what the inner metadata query saw.
-  void* shim = FfiHandlerShims::Wrap(registration.handler);
+  void* shim =
+      ffi_platform.version_shims ? FfiHandlerShims::Wrap(registration.handler) : nullptr;
   if (shim != nullptr) FfiHandlerShims::ResetQuery(shim);
   abi::FfiRegisterHandlerArgs args{};
   args.struct_size = abi::kFfiRegisterHandlerArgsSize;

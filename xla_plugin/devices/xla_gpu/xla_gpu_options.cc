@@ -78,6 +78,7 @@ std::vector<OptionSpec> XlaGpuOptions::Specs() {
        "XLA:GPU aborts collectives when one fails"},
       {kMaxInflightOption, AttributeValue(int64_t{32}),
        "computations XLA:GPU keeps in flight per device, 1..2147483647"},
+      {kUseTfrtClientOption, AttributeValue(false), "XLA:GPU uses its TFRT-based client"},
   };
 }
 

@@ -24,6 +24,7 @@ inline constexpr char kVisibleDevicesOption[] = "visible_devices";
 inline constexpr char kStageHostToDeviceOption[] = "should_stage_host_to_device_transfers";
 inline constexpr char kAbortCollectivesOption[] = "abort_collectives_on_failure";
 inline constexpr char kMaxInflightOption[] = "max_inflight_computations";
+inline constexpr char kUseTfrtClientOption[] = "use_tfrt_gpu_client";
 
 // The platform XLA:GPU is asked for (its create option platform_name); always CUDA here.
 inline constexpr char kInnerPlatformName[] = "cuda";
@@ -38,6 +39,7 @@ inline constexpr char kInnerPlatformName[] = "cuda";
 //   visible_devices (int64 list, distinct ids >= 0): the GPUs the client uses.
 //   should_stage_host_to_device_transfers (bool), abort_collectives_on_failure (bool).
 //   max_inflight_computations (int64, 1..2147483647).
+//   use_tfrt_gpu_client (bool): XLA:GPU's TFRT-based client instead of its default.
 // Options not given are not passed: XLA:GPU's defaults apply. XLA:GPU's multi-process options
 // (node_id, num_nodes, ...) are not accepted: pjrtkit's xla_gpu device is single-process.
 class XlaGpuOptions {

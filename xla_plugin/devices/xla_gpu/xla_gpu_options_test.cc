@@ -84,7 +84,7 @@ TEST(XlaGpuOptionsTest, UnknownAndMistypedOptionsListTheAcceptedOnes) {
                          "(float), preallocate (bool), collective_memory_size (int64), "
                          "visible_devices (int64 list), should_stage_host_to_device_transfers "
                          "(bool), abort_collectives_on_failure (bool), max_inflight_computations "
-                         "(int64)"),
+                         "(int64), use_tfrt_gpu_client (bool)"),
             0u)
       << unknown;
   EXPECT_EQ(ParseError({{"node_id", int64_t{0}}}).find("unknown create option 'node_id'"), 0u);
@@ -123,6 +123,7 @@ TEST(XlaGpuPolicyTest, FfiRegistrationsGoToCuda) {
     ASSERT_TRUE(inner.ok()) << name;
     EXPECT_EQ(*inner, "CUDA");
   }
+  EXPECT_FALSE(policy.ffi_platform().version_shims);  // XLA:GPU gets jaxlib's handlers as they are.
   StatusOr<std::string> cpu = inner::InnerFfi::InnerPlatformName("cpu", policy.ffi_platform());
   EXPECT_EQ(cpu.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(cpu.status().message(),

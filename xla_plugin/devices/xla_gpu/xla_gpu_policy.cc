@@ -10,7 +10,8 @@ XlaGpuPolicy::XlaGpuPolicy(AttributeMap inner_options)
               "the jax-cuda13-pjrt (or jax-cuda12-pjrt) wheel"},
       backend_(kBackendName),
       inner_options_(std::move(inner_options)),
-      ffi_platform_{"CUDA", {"cuda", "gpu"}, "pjrtkit's xla_gpu device"} {}
+      ffi_platform_{"CUDA", {"cuda", "gpu"}, "pjrtkit's xla_gpu device",
+                    /*version_shims=*/false} {}
 
 DeviceDescription XlaGpuPolicy::Describe(int id, const inner::InnerDeviceInfo& inner) const {
   const std::string ids = std::to_string(id);

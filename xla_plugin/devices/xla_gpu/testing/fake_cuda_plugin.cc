@@ -126,6 +126,7 @@ const std::map<std::string, PJRT_NamedValue_Type>& KnownOptions() {
       {"should_stage_host_to_device_transfers", PJRT_NamedValue_kBool},
       {"abort_collectives_on_failure", PJRT_NamedValue_kBool},
       {"max_inflight_computations", PJRT_NamedValue_kInt64},
+      {"use_tfrt_gpu_client", PJRT_NamedValue_kBool},
   };
   return *known;
 }
