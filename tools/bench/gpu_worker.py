@@ -44,7 +44,7 @@ def run(backend: str, quick: bool) -> dict[str, Any]:
   pinned = jax.sharding.SingleDeviceSharding(device, memory_kind="pinned_host")
   out: dict[str, Any] = {"device": repr(device), "device_kind": device.device_kind,
                          "platform_version": device.client.platform_version}
-  repeats = 3 if quick else 7
+  repeats = 3 if quick else 5
 
   def record(name: str, seconds: float, nbytes: int | None = None, flops: float | None = None):
     entry: dict[str, Any] = {"seconds": seconds}
