@@ -6,7 +6,9 @@ compares with a reference: numpy (float tolerances stated per test), jaxlib's ``
 (bit-exact random bits), or XLA's own implementation (cuDNN attention).
 
 The process runs JAX on ``pjrtkit,cpu`` (the cpu backend is where JAX's host callbacks put their
-arguments, on every GPU platform).
+arguments, on every GPU platform). With ``GPU_TEST_PLATFORM=cuda`` the same checks run on JAX's
+own CUDA backend instead (the reference: a check failing there too is about JAX or the test, not
+pjrtkit); the pjrtkit-only checks are skipped then.
 """
 
 from __future__ import annotations
@@ -28,8 +30,11 @@ _WHY_NOT = ("no NVIDIA GPU is visible" if not _device.nvidia_gpu_visible() else
 pytestmark = pytest.mark.skipif(bool(_WHY_NOT),
                                 reason=f"the xla_gpu device needs a GPU machine: {_WHY_NOT}")
 
+PLATFORM = os.environ.get("GPU_TEST_PLATFORM", "pjrtkit")
+"""The platform under test: pjrtkit, or cuda for the reference run."""
+
 if not _WHY_NOT:
-  os.environ.setdefault("JAX_PLATFORMS", "pjrtkit,cpu")
+  os.environ.setdefault("JAX_PLATFORMS", f"{PLATFORM},cpu")
   os.environ.setdefault("XLA_PYTHON_CLIENT_MEM_FRACTION", "0.5")
   import jax  # pylint: disable=g-import-not-at-top
   import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
@@ -39,23 +44,38 @@ F32_RTOL = 1e-4
 
 
 def gpu() -> "jax.Device":
-  return jax.devices("pjrtkit")[0]
+  return jax.devices(PLATFORM)[0]
 
 
-def test_devices_are_the_gpus_under_pjrtkit():
-  devices = jax.devices("pjrtkit")
-  assert devices and all(d.platform == "pjrtkit" for d in devices)
+pjrtkit_only = pytest.mark.skipif(PLATFORM != "pjrtkit", reason="checks pjrtkit itself")
+
+
+def test_devices_are_the_gpus():
+  devices = jax.devices(PLATFORM)
+  assert devices and all(d.platform == ("gpu" if PLATFORM == "cuda" else PLATFORM)
+                         for d in devices)
   d = devices[0]
   assert d.device_kind.startswith("NVIDIA"), d.device_kind
-  assert d.backend == "xla_gpu"
   major, minor = (int(p) for p in d.compute_capability.split("."))
   assert major >= 7 and minor >= 0
   assert d.core_count > 0
   assert [m.kind for m in d.addressable_memories()] == ["device", "pinned_host"]
   stats = d.memory_stats()
   assert stats["bytes_limit"] > 0 and stats["bytes_in_use"] >= 0
+  assert jax.devices("gpu") == devices  # With JAX's cuda absent, the alias finds pjrtkit.
+
+
+@pjrtkit_only
+def test_pjrtkit_runs_on_the_xla_gpu_device_with_its_whole_integration():
+  import jax_plugins.pjrtkit as pjrtkit  # pylint: disable=g-import-not-at-top
+
+  d = gpu()
+  assert d.backend == "xla_gpu"
   assert d.client.platform_version.startswith("pjrtkit 0.1.0 (xla_gpu ")
-  assert jax.devices("gpu") == devices  # The 'gpu' alias finds pjrtkit without JAX's cuda.
+  status = pjrtkit.integration_status()
+  assert (status.device, status.problems) == ("xla_gpu", ())
+  assert status.installed == ("ffi", "cuda lowering", "pallas gpu", "gpu callbacks", "gpu alias",
+                              "donation", "persistent cache")
 
 
 def test_jit_matmul_matches_numpy():
@@ -139,13 +159,40 @@ def test_fft_matches_numpy():
 
 def test_random_bits_equal_the_cpu_backends():
   key = jax.random.key(42)
-  on_gpu = np.asarray(jax.jit(lambda k: jax.random.bits(k, (1000,)), device=gpu())(key))
-  on_cpu = np.asarray(jax.jit(lambda k: jax.random.bits(k, (1000,)),
-                              device=jax.devices("cpu")[0])(key))
+  bits = jax.jit(lambda k: jax.random.bits(k, (1000,)))
+  on_gpu = bits(jax.device_put(key, gpu()))
+  on_cpu = bits(jax.device_put(key, jax.devices("cpu")[0]))
+  assert on_gpu.devices() == {gpu()} and on_cpu.devices() == {jax.devices("cpu")[0]}
+  on_gpu, on_cpu = np.asarray(on_gpu), np.asarray(on_cpu)
   np.testing.assert_array_equal(on_gpu, on_cpu)
 
 
+@pjrtkit_only
+def test_host_callbacks_are_refused_at_lowering_on_pjrtkit():
+  if os.environ.get("PJRTKIT_GPU_CALLBACKS") == "jax":
+    pytest.skip("PJRTKIT_GPU_CALLBACKS=jax lowers them (the experiment)")
+  from jax.experimental import io_callback  # pylint: disable=g-import-not-at-top
+
+  x = jax.device_put(np.arange(8, dtype=np.float32), gpu())
+  spec = jax.ShapeDtypeStruct((), np.float32)
+  programs = {
+      "jax.pure_callback": lambda v: jax.pure_callback(lambda a: a.sum(), spec, v),
+      "jax.experimental.io_callback": lambda v: io_callback(lambda a: a.sum(), spec, v),
+      "jax.debug.print": lambda v: jax.debug.print("{}", v),
+  }
+  for what, program in programs.items():
+    with pytest.raises(NotImplementedError) as error:
+      jax.jit(program).lower(x)
+    assert str(error.value).startswith(
+        f"{what} is not supported on pjrtkit's xla_gpu device: XLA:GPU's host-callback handler "
+        "finds the Python function through execute-context data that jaxlib attaches only for "
+        "its own platforms"), str(error.value)
+
+
 def test_host_callbacks_run_with_gpu_operands(capfd):
+  if PLATFORM == "pjrtkit" and os.environ.get("PJRTKIT_GPU_CALLBACKS") != "jax":
+    pytest.skip("refused on pjrtkit's xla_gpu device (see the refusal test); "
+                "PJRTKIT_GPU_CALLBACKS=jax runs this as an experiment")
   seen = []
   f = jax.jit(lambda x: jax.pure_callback(lambda v: np.asarray(v) * 2,
                                           jax.ShapeDtypeStruct(x.shape, x.dtype), x) + 1)

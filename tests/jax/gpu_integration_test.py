@@ -90,45 +90,63 @@ def test_gpu_options_are_jaxs_gpu_settings_and_share_the_gpu_when_asked():
       PLUGIN, {"XLA_PYTHON_CLIENT_PREALLOCATE": "true"}, [], {})
 
 
+def test_only_execute_stage_handlers_go_through_pjrtkits_ffi_extension():
+  from jax_plugins.pjrtkit import _gpu_targets  # pylint: disable=g-import-not-at-top
+
+  capsule = object()
+  assert _gpu_targets.execute_only(capsule)
+  assert _gpu_targets.execute_only({"execute": capsule})
+  assert not _gpu_targets.execute_only({"execute": capsule, "instantiate": capsule})
+
+
 def test_without_a_gpu_initialize_chooses_xla_cpu():
   got = run_python("""
       import json, jax
+      import jax_plugins.pjrtkit as pjrtkit
+      jax.devices()  # initialize()
+      status = pjrtkit.integration_status()
       print(json.dumps({"kind": jax.devices()[0].device_kind,
-                        "backend": jax.devices()[0].backend}))
+                        "backend": jax.devices()[0].backend,
+                        "device": status.device, "installed": list(status.installed)}))
   """, env=plugin_env(JAX_PLATFORMS="pjrtkit", CUDA_VISIBLE_DEVICES="-1"))
-  assert got == {"kind": "pjrtkit_cpu", "backend": "xla_cpu"}
+  assert got == {"kind": "pjrtkit_cpu", "backend": "xla_cpu", "device": "xla_cpu",
+                 "installed": ["ffi", "cpu lowering", "host callbacks", "donation",
+                               "persistent cache"]}
 
 
 _GPU_INTEGRATION_ON_XLA_CPU = """
     import json
     import jax_plugins.pjrtkit as pjrtkit
-    from jax_plugins.pjrtkit import _device, _integration
+    from jax_plugins.pjrtkit import _device
     # The xla_gpu integration over an XLA:CPU client: programs are lowered, never run.
     _device.choose_for_this_process = lambda: _device.Choice(_device.XLA_GPU, "test")
     cpu_options = pjrtkit.default_options
     pjrtkit.default_options = lambda device=None: cpu_options(_device.XLA_CPU)
-    statuses = []
-    install = _integration.install
-    _integration.install = lambda *a: statuses.append(install(*a)) or statuses[-1]
     import jax, jax.numpy as jnp, numpy as np
     from jax._src.interpreters import mlir
     jax.devices()
+    status = pjrtkit.integration_status()
     text = lambda f, *a: jax.jit(f).lower(*a).as_text()
     spd = np.eye(4, dtype=np.float32) * 2
     callback = lambda x: jax.pure_callback(lambda v: v, jax.ShapeDtypeStruct((), jnp.float32), x)
     dependent = lambda x: jax.lax.platform_dependent(x, cpu=lambda v: v * 3.0,
                                                      cuda=lambda v: v * 5.0)
     rule = mlir._platform_specific_lowerings["pjrtkit"][jax.lax.linalg.cholesky_p].rule
+    try:
+      callback_text = text(callback, np.float32(1))
+    except NotImplementedError as e:
+      callback_text = "refused: " + str(e)
     print(json.dumps({
-        "installed": list(statuses[0].installed), "device": statuses[0].device,
-        "problems": list(statuses[0].problems),
+        "installed": list(status.installed), "device": status.device,
+        "problems": list(status.problems),
         "gpu_alias": [d.platform for d in jax.devices("gpu")],
         "cholesky": "cusolver_potrf" in text(jnp.linalg.cholesky, spd),
         "cholesky_rule": rule.__wrapped__
                          is mlir._platform_specific_lowerings["cuda"][
                              jax.lax.linalg.cholesky_p].rule,
-        "callback": "xla_ffi_python_gpu_callback" in text(callback, np.float32(1)),
-        "cpu_callback": "xla_ffi_python_cpu_callback" in text(callback, np.float32(1)),
+        "callback": callback_text.split(":")[0] if callback_text.startswith("refused") else
+                    "xla_ffi_python_gpu_callback" in callback_text,
+        "callback_reason": callback_text[:80],
         "cuda_branch": "5.000000e+00" in text(dependent, np.float32(1)),
         "cpu_branch": "3.000000e+00" in text(dependent, np.float32(1)),
         "donation": "pjrtkit" in mlir._platforms_with_donation,
@@ -136,19 +154,31 @@ _GPU_INTEGRATION_ON_XLA_CPU = """
 """
 
 
-def test_the_gpu_integration_lowers_like_cuda():
-  got = run_python(_GPU_INTEGRATION_ON_XLA_CPU,
-                   env=plugin_env(JAX_PLATFORMS="pjrtkit,cpu"))
-  assert got == {
-      "installed": ["ffi", "cuda lowering", "pallas gpu", "gpu callbacks", "gpu alias",
-                    "donation", "persistent cache"],
-      "device": "xla_gpu", "problems": [],
-      "gpu_alias": ["pjrtkit"] * 4,
-      "cholesky": True, "cholesky_rule": True,
-      "callback": True, "cpu_callback": False,
-      "cuda_branch": True, "cpu_branch": False,
-      "donation": True,
-  }
+_EXPECTED = {
+    "installed": ["ffi", "cuda lowering", "pallas gpu", "gpu callbacks", "gpu alias",
+                  "donation", "persistent cache"],
+    "device": "xla_gpu", "problems": [],
+    "gpu_alias": ["pjrtkit"] * 4,
+    "cholesky": True, "cholesky_rule": True,
+    "cuda_branch": True, "cpu_branch": False,
+    "donation": True,
+}
+
+
+def test_the_gpu_integration_lowers_like_cuda_and_refuses_host_callbacks():
+  got = run_python(_GPU_INTEGRATION_ON_XLA_CPU, env=plugin_env(JAX_PLATFORMS="pjrtkit,cpu"))
+  from jax_plugins.pjrtkit import _gpu_rules  # pylint: disable=g-import-not-at-top
+
+  refusal = "refused: " + _gpu_rules.GPU_CALLBACKS_ERROR.format(what="jax.pure_callback")
+  assert refusal.startswith("refused: jax.pure_callback is not supported on pjrtkit's xla_gpu "
+                            "device: XLA:GPU's host-callback handler finds")
+  assert got == {**_EXPECTED, "callback": "refused", "callback_reason": refusal[:80]}
+
+
+def test_the_experiment_lowers_host_callbacks_with_jaxs_cuda_rules():
+  got = run_python(_GPU_INTEGRATION_ON_XLA_CPU, env=plugin_env(JAX_PLATFORMS="pjrtkit,cpu",
+                                                               PJRTKIT_GPU_CALLBACKS="jax"))
+  assert got["callback"] is True and got["installed"] == _EXPECTED["installed"]
 
 
 def test_the_gpu_alias_yields_to_jaxs_cuda_and_is_not_added_for_xla_cpu():

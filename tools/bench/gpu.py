@@ -79,7 +79,8 @@ def combine(records: list[dict[str, Any]]) -> dict[str, Any]:
     row: dict[str, Any] = {"key": key, "label": label(key)}
     for backend, results in by_backend.items():
       seconds = [r[key]["seconds"] for r in results if key in r]
-      entry = {"seconds": statistics.median(seconds), "rounds": len(seconds)}
+      entry = {"seconds": statistics.median(seconds), "rounds": len(seconds),
+               "per_round": seconds}
       for unit in ("GBps", "TFLOPs"):
         if unit in results[0][key]:
           entry[unit] = statistics.median(r[key][unit] for r in results if key in r)

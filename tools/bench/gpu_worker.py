@@ -78,7 +78,7 @@ def run(backend: str, quick: bool) -> dict[str, Any]:
   mm = jax.jit(lambda p, q: p @ q)
   mm(a, b).block_until_ready()
   record(f"matmul_bf16_{n}", median_seconds(lambda: mm(a, b).block_until_ready(),
-                                            repeats=repeats, inner=5), flops=2.0 * n ** 3)
+                                            repeats=repeats, inner=10), flops=2.0 * n ** 3)
   del a, b
 
   sizes = (8 * MIB,) if quick else TRANSFER_SIZES

@@ -108,11 +108,31 @@ step "4 a client with no create options finds the GPU" env PJRTKIT_XLA_GPU_PLUGI
 step "5a JAX end to end (tests/jax/gpu_device_test.py)" env JAX_PLATFORMS=pjrtkit,cpu \
   "$PY" -m pytest -v -p no:cacheprovider "$SRC/tests/jax/gpu_device_test.py" -rs
 
+# The same checks on JAX's own CUDA backend: the reference (a failure there too is JAX's or the
+# test's, not pjrtkit's); not counted in the summary's verdict.
+reference() {
+  env GPU_TEST_PLATFORM=cuda JAX_PLATFORMS=cuda,cpu "$PY" -m pytest -q -p no:cacheprovider \
+    "$SRC/tests/jax/gpu_device_test.py" -rs
+  return 0
+}
+step "5c reference: the same checks on JAX's CUDA backend" reference
+
+# What XLA:GPU's callback handler does when pjrtkit lowers host callbacks with JAX's cuda rules
+# (refused by default); not counted in the verdict.
+callbacks_experiment() {
+  env PJRTKIT_GPU_CALLBACKS=jax JAX_PLATFORMS=pjrtkit,cpu "$PY" -m pytest -q -p no:cacheprovider \
+    "$SRC/tests/jax/gpu_device_test.py" -k host_callbacks_run -rs
+  return 0
+}
+step "5d experiment: host callbacks through JAX's cuda rules on pjrtkit" callbacks_experiment
+
 auto_choice() {
   JAX_PLATFORMS=pjrtkit "$PY" -c '
 import jax, numpy as np
 d = jax.devices()[0]
+import jax_plugins.pjrtkit as pjrtkit
 print(jax.devices(), d.device_kind, d.compute_capability, d.client.platform_version)
+print(pjrtkit.integration_status())
 assert d.platform == "pjrtkit" and d.device_kind.startswith("NVIDIA"), d
 np.testing.assert_array_equal(np.asarray(jax.jit(lambda x: x * 2)(np.arange(4.0))), [0, 2, 4, 6])'
 }

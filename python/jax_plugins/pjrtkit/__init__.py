@@ -26,6 +26,9 @@ logger = logging.getLogger(__name__)
 PLATFORM_NAME = "pjrtkit"
 """The platform name JAX reports for pjrtkit devices."""
 
+_STATUS: list[_integration.Status] = []
+"""What the last ``initialize()`` installed (see ``integration_status``)."""
+
 PRIORITY = 500
 """Backend priority: above jaxlib's CPU backend (0), so pjrtkit is the default when selected by
 priority (an empty ``JAX_PLATFORMS``)."""
@@ -52,6 +55,15 @@ def default_options(device: str = _device.XLA_CPU) -> dict[str, Any]:
                                        xla_client.generate_pjrt_gpu_plugin_options())
   return {_device.DEVICE_OPTION: _device.XLA_CPU,
           "xla_cpu_plugin_path": str(_paths.xla_cpu_plugin_path())}
+
+
+def integration_status() -> _integration.Status | None:
+  """What pjrtkit's JAX integration installed, for which device and, when nothing, why.
+
+  None before JAX initialized its plugins (``jax.devices()`` does) or when the plugin library is
+  missing.
+  """
+  return _STATUS[-1] if _STATUS else None
 
 
 def initialize() -> None:
@@ -93,4 +105,4 @@ def initialize() -> None:
     make_topology.c_api = c_api
   # The device's lowerings, FFI handlers, host callbacks, donation, persistent cache: all or
   # nothing.
-  _integration.install(c_api, PLATFORM_NAME, choice.device)
+  _STATUS.append(_integration.install(c_api, PLATFORM_NAME, choice.device))

@@ -10,8 +10,12 @@ JAX's ``cuda`` platform:
   registered for ``pjrtkit`` too, so Pallas kernels go to Triton or Mosaic GPU and
   platform-dependent code takes its cuda branch;
 * host callbacks (``pure_callback``, ``io_callback``, ``jax.debug.callback`` / ``print``,
-  checkify) use JAX's cuda rules, which emit ``xla_ffi_python_gpu_callback``: XLA:GPU's handler
-  (registered by ``_gpu_targets``) copies the operands to the host and calls back into Python.
+  checkify) are refused at lowering with ``GPU_CALLBACKS_ERROR``: JAX's cuda rules emit
+  ``xla_ffi_python_gpu_callback``, whose XLA:GPU handler (jaxlib's, registered by JAX's CUDA
+  plugin) finds the Python functions through execute-context data that jaxlib attaches to an
+  execution only for its own platforms (cpu/cuda/rocm/sycl), never for a plugin, so the program
+  would fail when it runs. ``PJRTKIT_GPU_CALLBACKS=jax`` lowers them with JAX's cuda rules
+  anyway (an experiment: it shows what XLA:GPU's handler does without that data).
 
 Each rule runs with a lowering context whose platforms (the rule context's and the module
 context's) read ``("cuda",)`` and whose backend reports platform ``cuda`` (``as_cuda``): several
@@ -35,7 +39,8 @@ from __future__ import annotations
 
 import importlib
 import logging
-from collections.abc import Callable, Iterable
+import os
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from jax_plugins.pjrtkit import _callback_rules
@@ -57,6 +62,16 @@ GENERIC_PRIMITIVES = (
     ("jax._src.lax.control_flow.conditionals", "cond_p"),
 )
 """Primitives whose generic rule chooses by platform name: (module, attribute)."""
+
+GPU_CALLBACKS_ENV = "PJRTKIT_GPU_CALLBACKS"
+"""``jax``: lower host callbacks with JAX's cuda rules (experimental); unset: refuse them."""
+
+GPU_CALLBACKS_ERROR = (
+    "{what} is not supported on pjrtkit's xla_gpu device: XLA:GPU's host-callback handler finds "
+    "the Python function through execute-context data that jaxlib attaches only for its own "
+    "platforms (cpu, cuda, rocm), never for a PJRT plugin. Run the callback on JAX's cuda or cpu "
+    "backend (jax.jit(..., device=jax.devices('cpu')[0])), or move it out of the jitted function.")
+"""The refusal of host callbacks at lowering; ``{what}`` names the primitive."""
 
 LATE_RULE_MODULES = ("jax.experimental.mosaic.gpu",)
 """Modules that register cuda rules when imported (Mosaic GPU's ``mosaic_gpu_p``); imported
@@ -188,16 +203,42 @@ def register_generic_by_platform(platform: str = "pjrtkit") -> list[str]:
   return sorted(registered)
 
 
-def register_callbacks(platform: str = "pjrtkit") -> list[str]:
-  """Registers the host-callback rules for ``platform``: JAX's cuda rules (or the generic ones
-  for pure_callback / io_callback), run as for cuda after the checks pjrtkit's cpu rules make (no
-  callbacks in an executable compiled for a topology; JAX's "cpu is not listed" error when the
-  cpu backend the callbacks' arguments go to is missing)."""
+_CALLBACK_NAMES = {"pure_callback": "jax.pure_callback",
+                   "io_callback": "jax.experimental.io_callback",
+                   "debug_callback": "jax.debug.callback", "debug_print": "jax.debug.print",
+                   "check": "checkify's check"}
+
+
+def _refusal(name: str) -> Callable[..., Any]:
+  """A lowering rule raising NotImplementedError(GPU_CALLBACKS_ERROR) for primitive ``name``."""
+
+  def refuse(ctx: Any, *args: Any, **params: Any) -> Any:
+    del ctx, args, params
+    raise NotImplementedError(GPU_CALLBACKS_ERROR.format(what=_CALLBACK_NAMES.get(name, name)))
+
+  refuse.__name__ = f"pjrtkit_refuse_{name}_on_xla_gpu"
+  return refuse
+
+
+def register_callbacks(platform: str = "pjrtkit",
+                       environ: Mapping[str, str] | None = None) -> list[str]:
+  """Registers the host-callback rules for ``platform``: refusals (see the module docstring),
+  or with ``PJRTKIT_GPU_CALLBACKS=jax`` JAX's cuda rules (or the generic ones for pure_callback /
+  io_callback), run as for cuda after the checks pjrtkit's cpu rules make (no callbacks in an
+  executable compiled for a topology; JAX's "cpu is not listed" error when the cpu backend the
+  callbacks' arguments go to is missing)."""
   from jax._src.interpreters import mlir  # pylint: disable=g-import-not-at-top
 
+  environ = os.environ if environ is None else environ
+  experimental = environ.get(GPU_CALLBACKS_ENV, "") == "jax"
   cuda = cuda_rules()
   registered = []
   for entry in _callback_rules.callback_rules():
+    if not experimental:
+      mlir.register_lowering(entry.primitive, _refusal(entry.primitive.name), platform=platform,
+                             cacheable=False)
+      registered.append(entry.primitive.name)
+      continue
     cuda_entry = cuda.get(entry.primitive)
     rule = getattr(cuda_entry, "rule", entry.rule) if cuda_entry is not None else entry.rule
 

@@ -8,8 +8,12 @@ extension (``xla_ffi_python_gpu_callback``, ...). ``register`` registers each of
 xla_gpu device's FFI platform), which is also where JAX's own CUDA plugin puts them when it is
 initialized in the same process; the same handler registered twice is accepted.
 
-Only typed handlers (``api_version=1``) are registered: the PJRT FFI extension has no untyped
-custom-call path (none of the targets JAX's cuda rules emit is untyped).
+Only typed handlers (``api_version=1``) with an ``execute`` stage alone are registered: the PJRT
+FFI extension (C API 0.81) has no untyped custom-call path and takes one handler per target. The
+others (bundles with an ``instantiate`` stage, e.g. jaxlib 0.11's GPU callback handlers) reach
+XLA:GPU through JAX's own CUDA plugin (``jax_plugins.xla_cuda13``), which JAX initializes in every
+process where the xla_gpu device is chosen (it is how pjrtkit finds the CUDA plugin) and which
+registers every ``CUDA`` target with the same XLA:GPU library, since both load the same file.
 
 JAX internals used (``_jax_internals.INTERNALS``, feature "cuda lowering"):
 ``jax._src.lib.{gpu_solver,gpu_linalg,gpu_prng,gpu_sparse}.registrations`` and jaxlib's
@@ -62,8 +66,13 @@ def cuda_plugin_extension() -> Any:
     return None
 
 
+def execute_only(handler: Any) -> bool:
+  """True for a handler the PJRT FFI extension can take: a capsule or {"execute": capsule}."""
+  return not isinstance(handler, dict) or set(handler) == {"execute"}
+
+
 def register(platform: str = "pjrtkit") -> tuple[list[str], list[str]]:
-  """Registers jaxlib's CUDA FFI handlers and types for ``platform``.
+  """Registers jaxlib's CUDA FFI handlers (execute-only ones) and types for ``platform``.
 
   Returns:
     The handler names and the type names registered, sorted.
@@ -74,6 +83,10 @@ def register(platform: str = "pjrtkit") -> tuple[list[str], list[str]]:
   names = []
   for name, handler, api_version in jaxlib_cuda_targets():
     if api_version != 1:
+      continue
+    if not execute_only(handler):
+      logger.debug("pjrtkit: %s has stages %s; JAX's CUDA plugin registers it with XLA:GPU",
+                   name, sorted(handler))
       continue
     ffi.register_ffi_target(name, handler, platform=platform, api_version=1)
     names.append(name)
