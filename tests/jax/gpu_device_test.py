@@ -169,8 +169,6 @@ def test_random_bits_equal_the_cpu_backends():
 
 @pjrtkit_only
 def test_host_callbacks_are_refused_at_lowering_on_pjrtkit():
-  if os.environ.get("PJRTKIT_GPU_CALLBACKS") == "jax":
-    pytest.skip("PJRTKIT_GPU_CALLBACKS=jax lowers them (the experiment)")
   from jax.experimental import io_callback  # pylint: disable=g-import-not-at-top
 
   x = jax.device_put(np.arange(8, dtype=np.float32), gpu())
@@ -190,9 +188,9 @@ def test_host_callbacks_are_refused_at_lowering_on_pjrtkit():
 
 
 def test_host_callbacks_run_with_gpu_operands(capfd):
-  if PLATFORM == "pjrtkit" and os.environ.get("PJRTKIT_GPU_CALLBACKS") != "jax":
-    pytest.skip("refused on pjrtkit's xla_gpu device (see the refusal test); "
-                "PJRTKIT_GPU_CALLBACKS=jax runs this as an experiment")
+  if PLATFORM == "pjrtkit":
+    pytest.skip("refused on pjrtkit's xla_gpu device (see the refusal test); this runs on JAX's "
+                "cuda backend, the reference")
   seen = []
   f = jax.jit(lambda x: jax.pure_callback(lambda v: np.asarray(v) * 2,
                                           jax.ShapeDtypeStruct(x.shape, x.dtype), x) + 1)
@@ -248,6 +246,13 @@ def test_pallas_mosaic_gpu_kernels_match_references():
   from jax.experimental import pallas as pl  # pylint: disable=g-import-not-at-top
   from jax.experimental.pallas import mosaic_gpu as plgpu  # pylint: disable=g-import-not-at-top
 
+  # plgpu.kernel (mpmd_map): a TMA copy GMEM -> SMEM -> GMEM.
+  kernel = plgpu.kernel(functools.partial(_mgpu_tma_copy, plgpu=plgpu, pl=pl),
+                        out_type=jax.ShapeDtypeStruct((128, 128), jnp.float32))
+  y = np.arange(128 * 128, dtype=np.float32).reshape(128, 128)
+  np.testing.assert_array_equal(np.asarray(kernel(jax.device_put(y, gpu()))), y)
+
+  # pallas_call with Mosaic GPU parameters: add one.
   def add_one(x_ref, o_ref):
     o_ref[...] = x_ref[...] + 1.0
 
@@ -255,11 +260,6 @@ def test_pallas_mosaic_gpu_kernels_match_references():
   out = pl.pallas_call(add_one, out_shape=jax.ShapeDtypeStruct((256,), jnp.float32),
                        compiler_params=plgpu.CompilerParams())(x)
   np.testing.assert_array_equal(np.asarray(out), np.arange(256, dtype=np.float32) + 1)
-
-  kernel = plgpu.kernel(functools.partial(_mgpu_tma_copy, plgpu=plgpu, pl=pl),
-                        out_type=jax.ShapeDtypeStruct((128, 128), jnp.float32))
-  y = np.arange(128 * 128, dtype=np.float32).reshape(128, 128)
-  np.testing.assert_array_equal(np.asarray(kernel(jax.device_put(y, gpu()))), y)
 
 
 def _mgpu_tma_copy(x_gmem, o_gmem, plgpu, pl):
@@ -292,11 +292,11 @@ def test_platform_dependent_takes_the_cuda_branch():
 
 
 def test_pmap_psum_over_every_gpu():
-  n = len(jax.devices("pjrtkit"))
+  n = len(jax.devices(PLATFORM))
   if n < 2:
     pytest.skip(f"needs 2 GPUs, this machine has {n}")
   out = jax.pmap(lambda x: x + jax.lax.psum(x, "i"), axis_name="i",
-                 devices=jax.devices("pjrtkit"))(np.arange(n, dtype=np.float32))
+                 devices=jax.devices(PLATFORM))(np.arange(n, dtype=np.float32))
   np.testing.assert_array_equal(np.asarray(out), np.arange(n) + n * (n - 1) / 2)
 
 

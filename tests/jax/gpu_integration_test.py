@@ -175,12 +175,6 @@ def test_the_gpu_integration_lowers_like_cuda_and_refuses_host_callbacks():
   assert got == {**_EXPECTED, "callback": "refused", "callback_reason": refusal[:80]}
 
 
-def test_the_experiment_lowers_host_callbacks_with_jaxs_cuda_rules():
-  got = run_python(_GPU_INTEGRATION_ON_XLA_CPU, env=plugin_env(JAX_PLATFORMS="pjrtkit,cpu",
-                                                               PJRTKIT_GPU_CALLBACKS="jax"))
-  assert got["callback"] is True and got["installed"] == _EXPECTED["installed"]
-
-
 def test_the_gpu_alias_yields_to_jaxs_cuda_and_is_not_added_for_xla_cpu():
   got = run_python("""
       import json, jax

@@ -117,15 +117,6 @@ reference() {
 }
 step "5c reference: the same checks on JAX's CUDA backend" reference
 
-# What XLA:GPU's callback handler does when pjrtkit lowers host callbacks with JAX's cuda rules
-# (refused by default); not counted in the verdict.
-callbacks_experiment() {
-  env PJRTKIT_GPU_CALLBACKS=jax JAX_PLATFORMS=pjrtkit,cpu "$PY" -m pytest -q -p no:cacheprovider \
-    "$SRC/tests/jax/gpu_device_test.py" -k host_callbacks_run -rs
-  return 0
-}
-step "5d experiment: host callbacks through JAX's cuda rules on pjrtkit" callbacks_experiment
-
 auto_choice() {
   JAX_PLATFORMS=pjrtkit "$PY" -c '
 import jax, numpy as np

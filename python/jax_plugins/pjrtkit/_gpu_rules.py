@@ -13,9 +13,9 @@ JAX's ``cuda`` platform:
   checkify) are refused at lowering with ``GPU_CALLBACKS_ERROR``: JAX's cuda rules emit
   ``xla_ffi_python_gpu_callback``, whose XLA:GPU handler (jaxlib's, registered by JAX's CUDA
   plugin) finds the Python functions through execute-context data that jaxlib attaches to an
-  execution only for its own platforms (cpu/cuda/rocm/sycl), never for a plugin, so the program
-  would fail when it runs. ``PJRTKIT_GPU_CALLBACKS=jax`` lowers them with JAX's cuda rules
-  anyway (an experiment: it shows what XLA:GPU's handler does without that data).
+  execution only for its own platforms (cpu/cuda/rocm/sycl), never for a plugin. Lowered anyway
+  (tried on an H200 with jax 0.11.2), the program crashes the process with a segmentation fault
+  when the callback runs.
 
 Each rule runs with a lowering context whose platforms (the rule context's and the module
 context's) read ``("cuda",)`` and whose backend reports platform ``cuda`` (``as_cuda``): several
@@ -39,12 +39,10 @@ from __future__ import annotations
 
 import importlib
 import logging
-import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from jax_plugins.pjrtkit import _callback_rules
-from jax_plugins.pjrtkit import _topology
 
 logger = logging.getLogger(__name__)
 
@@ -63,9 +61,6 @@ GENERIC_PRIMITIVES = (
 )
 """Primitives whose generic rule chooses by platform name: (module, attribute)."""
 
-GPU_CALLBACKS_ENV = "PJRTKIT_GPU_CALLBACKS"
-"""``jax``: lower host callbacks with JAX's cuda rules (experimental); unset: refuse them."""
-
 GPU_CALLBACKS_ERROR = (
     "{what} is not supported on pjrtkit's xla_gpu device: XLA:GPU's host-callback handler finds "
     "the Python function through execute-context data that jaxlib attaches only for its own "
@@ -73,9 +68,13 @@ GPU_CALLBACKS_ERROR = (
     "backend (jax.jit(..., device=jax.devices('cpu')[0])), or move it out of the jitted function.")
 """The refusal of host callbacks at lowering; ``{what}`` names the primitive."""
 
-LATE_RULE_MODULES = ("jax.experimental.mosaic.gpu",)
-"""Modules that register cuda rules when imported (Mosaic GPU's ``mosaic_gpu_p``); imported
-before the cuda rules are copied, when they import."""
+LATE_RULE_MODULES = ("jax.experimental.mosaic.gpu",
+                     "jax._src.pallas.mosaic_gpu.pallas_call_registration")
+"""Modules that register rules when imported, imported (when they import) before the cuda rules
+are copied: Mosaic GPU's ``mosaic_gpu_p`` cuda rule, and Pallas's Mosaic GPU lowering of
+``pallas_call`` with ``plgpu.CompilerParams``, which JAX 0.11.2 imports only from ``mpmd_map``'s
+lowering (``plgpu.kernel``), so that on its own cuda backend a ``pallas_call`` with Mosaic GPU
+parameters that comes first fails with an AssertionError (seen on the H200)."""
 
 
 class _CudaNamedBackend:
@@ -220,35 +219,15 @@ def _refusal(name: str) -> Callable[..., Any]:
   return refuse
 
 
-def register_callbacks(platform: str = "pjrtkit",
-                       environ: Mapping[str, str] | None = None) -> list[str]:
-  """Registers the host-callback rules for ``platform``: refusals (see the module docstring),
-  or with ``PJRTKIT_GPU_CALLBACKS=jax`` JAX's cuda rules (or the generic ones for pure_callback /
-  io_callback), run as for cuda after the checks pjrtkit's cpu rules make (no callbacks in an
-  executable compiled for a topology; JAX's "cpu is not listed" error when the cpu backend the
-  callbacks' arguments go to is missing)."""
+def register_callbacks(platform: str = "pjrtkit") -> list[str]:
+  """Registers, for ``platform``, a rule refusing each host-callback primitive at lowering with
+  ``GPU_CALLBACKS_ERROR`` (see the module docstring); returns their names, sorted."""
   from jax._src.interpreters import mlir  # pylint: disable=g-import-not-at-top
 
-  environ = os.environ if environ is None else environ
-  experimental = environ.get(GPU_CALLBACKS_ENV, "") == "jax"
-  cuda = cuda_rules()
   registered = []
   for entry in _callback_rules.callback_rules():
-    if not experimental:
-      mlir.register_lowering(entry.primitive, _refusal(entry.primitive.name), platform=platform,
-                             cacheable=False)
-      registered.append(entry.primitive.name)
-      continue
-    cuda_entry = cuda.get(entry.primitive)
-    rule = getattr(cuda_entry, "rule", entry.rule) if cuda_entry is not None else entry.rule
-
-    def before(ctx: Any, check: Callable[[], None] | None = entry.cpu_check) -> None:
-      _topology.refuse_compile_only(ctx)
-      if check is not None:
-        check()
-
-    mlir.register_lowering(entry.primitive, cuda_lowering(rule, platform, before),
-                           platform=platform, cacheable=False)
+    mlir.register_lowering(entry.primitive, _refusal(entry.primitive.name), platform=platform,
+                           cacheable=False)
     registered.append(entry.primitive.name)
   return sorted(registered)
 

@@ -218,6 +218,26 @@ def _generic_rule_check(module: str, primitive: str, rule: str,
   return check
 
 
+def _importable_or_absent(module: str) -> Callable[[], str | None]:
+  """A check that ``module`` imports, or is absent only for want of jaxlib's CUDA plugin."""
+
+  def check() -> str | None:
+    try:
+      importlib.import_module(module)
+    except ImportError as exc:
+      try:
+        importlib.import_module("jax_cuda13_plugin")
+      except ImportError:
+        try:
+          importlib.import_module("jax_cuda12_plugin")
+        except ImportError:
+          return None  # No CUDA plugin: Mosaic GPU cannot import here, nothing to register.
+      return f"does not import with jaxlib's CUDA plugin installed: {exc}"
+    return None
+
+  return check
+
+
 def _alias_check() -> str | None:
   aliases = getattr(_module("jax._src.xla_bridge"), "_alias_to_platforms", None)
   if not isinstance(aliases, dict) or not isinstance(aliases.get("gpu"), list) or \
@@ -499,33 +519,45 @@ INTERNALS: tuple[Internal, ...] = (
              "Triton's registration reads the lowering platform from the rule context",
              _source_has("jax._src.pallas.triton.pallas_call_registration", None,
                          ["ctx.platforms or ctx.module_context.platforms"])),
-    Internal("jax._src.callback.pure_callback_lowering", GPU_CALLBACKS, "called",
-             "JAX's rule for pure_callback, run as for cuda (xla_ffi_python_gpu_callback)",
+    # The xla_gpu device refuses host callbacks at lowering; it finds their primitives the way
+    # the cpu rules do (_callback_rules.callback_rules), so it needs what that reads.
+    Internal("jax._src.callback.pure_callback_lowering", GPU_CALLBACKS, "read",
+             "names pure_callback_p, which the xla_gpu device refuses at lowering",
              _rule_check("generic", "jax._src.callback", "pure_callback_p",
                          "pure_callback_lowering")),
-    Internal("jax._src.callback.io_callback_lowering", GPU_CALLBACKS, "called",
-             "JAX's rule for io_callback, run the same way",
+    Internal("jax._src.callback.io_callback_lowering", GPU_CALLBACKS, "read",
+             "names io_callback_p, refused the same way",
              _rule_check("generic", "jax._src.callback", "io_callback_p",
                          "io_callback_lowering")),
-    Internal("jax._src.debugging.debug_callback_lowering", GPU_CALLBACKS, "called",
-             "JAX's cuda rule for jax.debug.callback",
-             _rule_check("cuda", "jax._src.debugging", "debug_callback_p",
+    Internal("jax._src.debugging.debug_callback_lowering", GPU_CALLBACKS, "read",
+             "names debug_callback_p, refused the same way",
+             _rule_check("cpu", "jax._src.debugging", "debug_callback_p",
                          "debug_callback_lowering")),
-    Internal("jax._src.debugging.debug_print_lowering_rule", GPU_CALLBACKS, "called",
-             "JAX's cuda rule for jax.debug.print",
-             _rule_check("cuda", "jax._src.debugging", "debug_print_p",
+    Internal("jax._src.debugging.debug_print_lowering_rule", GPU_CALLBACKS, "read",
+             "names debug_print_p, refused the same way",
+             _rule_check("cpu", "jax._src.debugging", "debug_print_p",
                          "debug_print_lowering_rule")),
-    Internal("jax._src.checkify.check_lowering_rule", GPU_CALLBACKS, "called",
-             "JAX's cuda rule for checkify's check",
-             _rule_check("cuda", "jax._src.checkify", "check_p", "check_lowering_rule")),
-    Internal("jax._src.callback.emit_python_callback", GPU_CALLBACKS, "called (by JAX's rules)",
-             "emits xla_ffi_python_gpu_callback for the cuda platform",
-             _source_has("jax._src.callback", "emit_python_callback",
-                         EMIT_PYTHON_CALLBACK_SOURCE)),
-    Internal("jax._src.callback.pure_callback_impl", GPU_CALLBACKS, "called",
-             "raises JAX's own 'cpu is not listed' error at lowering",
+    Internal("jax._src.checkify.check_lowering_rule", GPU_CALLBACKS, "read",
+             "names checkify's check_p, refused the same way",
+             _rule_check("cpu", "jax._src.checkify", "check_p", "check_lowering_rule")),
+    Internal("jax._src.callback.pure_callback_impl", GPU_CALLBACKS, "read",
+             "the cpu-backend probes _callback_rules builds with the rules (not called on the GPU)",
              _impl_check("jax._src.callback", "pure_callback_impl",
                          ["args", "result_avals", "callback", "sharding", "vmap_method"])),
+    Internal("jax._src.callback.io_callback_impl", GPU_CALLBACKS, "read",
+             "the same, for io_callback",
+             _impl_check("jax._src.callback", "io_callback_impl",
+                         ["args", "result_avals", "callback", "sharding", "ordered"])),
+    Internal("jax._src.debugging.debug_callback_p.impl", GPU_CALLBACKS, "read",
+             "the same, for jax.debug callbacks",
+             _impl_check("jax._src.debugging", "debug_callback_p.impl",
+                         ["args", "callback", "effect", "partitioned"])),
+    Internal("jax._src.debugging.debug_effect", GPU_CALLBACKS, "read",
+             "the same", _exists("jax._src.debugging", "debug_effect")),
+    Internal("jax._src.pallas.mosaic_gpu.pallas_call_registration", PALLAS_GPU, "imported",
+             "registers Pallas's Mosaic GPU lowering of pallas_call before the first kernel "
+             "(JAX 0.11.2 imports it only from mpmd_map's lowering)",
+             _importable_or_absent("jax._src.pallas.mosaic_gpu.pallas_call_registration")),
     Internal("jax._src.xla_bridge._alias_to_platforms", GPU_ALIAS, "extended",
              "'pjrtkit' is appended to the 'gpu' alias (after cuda) on the xla_gpu device, so "
              "jax.devices('gpu') finds it", _alias_check),
