@@ -49,6 +49,9 @@ class XlaCpuClient : public Client {
   // a topology of another device count (serialized_executable.h).
   StatusOr<std::unique_ptr<LoadedExecutable>> DeserializeAndLoad(
       const std::string& serialized, const std::optional<std::string>& compile_options) override;
+  // XLA:CPU's default layout (its Layouts extension; the same for every memory): dense row-major.
+  StatusOr<MemoryLayout> DefaultLayout(ElementType type, const std::vector<int64_t>& dims,
+                                       const Memory* memory) const override;
   // An XlaCpuTopology of this client's devices that compiles through this client's inner client.
   StatusOr<const Topology*> topology() const override { return topology_.get(); }
   StatusOr<std::unique_ptr<Buffer>> CreateUninitializedBuffer(ElementType type,
@@ -93,6 +96,11 @@ class XlaCpuClient : public Client {
   Status Init(int device_count);
   // Builds the memories of every device (called by Init).
   Status InitMemories();
+  // BufferFromHostBuffer into a device layout that is not row-major: pjrtkit lays the data out
+  // itself (XLA:CPU would copy the host bytes as they are; host_layout.h).
+  StatusOr<HostBufferResult> BufferFromHostBufferInLayout(const HostBufferArgs& args,
+                                                          XlaCpuDevice* device,
+                                                          XlaCpuMemory* memory);
   // Wraps an inner loaded executable made by Compile or DeserializeAndLoad.
   StatusOr<std::unique_ptr<LoadedExecutable>> WrapExecutable(InnerClient::LoadedPtr inner);
 

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "xla_plugin/devices/xla_cpu/inner_layouts.h"
 #include "xla_plugin/devices/xla_cpu/serialized_executable.h"
 
 namespace pjrtkit {
@@ -82,6 +83,11 @@ StatusOr<std::vector<std::vector<int64_t>>> XlaCpuExecutable::output_dimensions(
     next += args.dim_sizes[i];
   }
   return dims;
+}
+
+StatusOr<std::vector<MemoryLayout>> XlaCpuExecutable::output_layouts() const {
+  PJRTKIT_ASSIGN_OR_RETURN(InnerLayouts layouts, InnerLayouts::Find(api_));
+  return layouts.OutputLayouts(inner_);
 }
 
 StatusOr<std::vector<std::string>> XlaCpuExecutable::output_memory_kinds() const {

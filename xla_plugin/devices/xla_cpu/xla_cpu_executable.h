@@ -36,6 +36,9 @@ class XlaCpuExecutable : public Executable {
   size_t num_outputs() const override { return num_outputs_; }
   StatusOr<std::vector<ElementType>> output_element_types() const override;
   StatusOr<std::vector<std::vector<int64_t>>> output_dimensions() const override;
+  // XLA:CPU's own answer (its Layouts extension, inner_layouts.h): a program compiled with
+  // non-default output layouts (mhlo.layout_mode on its results) reports them.
+  StatusOr<std::vector<MemoryLayout>> output_layouts() const override;
   // The inner answer; XLA:CPU 0.81 answers UNIMPLEMENTED, which JAX tolerates.
   StatusOr<std::vector<std::string>> output_memory_kinds() const override;
   StatusOr<std::string> fingerprint() const override;

@@ -106,6 +106,13 @@ Status XlaCpuLoadedExecutable::InnerArguments(const std::vector<std::vector<Buff
         PJRTKIT_RETURN_IF_ERROR(Prefixed(
             "Execute: ", shapes->CheckArgument(i, buffer->element_type(), buffer->dimensions(),
                                                executable_->name())));
+        // XLA:CPU reads an argument's bytes in the program's layout, whatever the buffer's is.
+        const XlaCpuBufferInfo& info = *buffer->info();
+        if (!(info.row_major && shapes->row_major(i)) && info.layout.ok()) {
+          PJRTKIT_RETURN_IF_ERROR(Prefixed(
+              "Execute: ", shapes->CheckArgumentLayout(i, *info.layout, info.dims,
+                                                       executable_->name())));
+        }
       }
       inner[d * num_args + i] = buffer->inner();
     }
