@@ -13,6 +13,7 @@
 #include "xla_plugin/devices/xla_cpu/ffi_handler_shims.h"
 #include "xla_plugin/devices/xla_cpu/test_util.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_client.h"
+#include "xla_plugin/devices/xla_cpu/xla_cpu_executable.h"
 
 namespace ffi = xla::ffi;
 
@@ -252,8 +253,37 @@ module @read_user_data {
   EXPECT_TRUE(result->completion[0]->Await().ok());
   EXPECT_EQ(Download<float>(result->outputs[0][0].get(), 1), (std::vector<float>{8.0f}));
 
-  // Without any context XLA:CPU 0.0.1 dereferences a null one in the handler's lookup (a crash):
-  // pjrtkit's host callbacks never run an executable that has no entry (see executable_binding.h).
+  // Without any context XLA:CPU 0.0.1 dereferences a null one in the handler's lookup (the
+  // process died here). A program with typed FFI custom calls always runs with one (empty when
+  // the caller has no user data), so the lookup fails cleanly and so does the execution.
+  auto* executable = static_cast<XlaCpuExecutable*>((*loaded)->executable().get());
+  EXPECT_TRUE(executable->calls_ffi_handlers());
+  for (int run = 0; run < 2; ++run) {  // The client's empty context is shared between runs.
+    ExecuteContext empty;
+    ExecuteOptions no_entries;
+    if (run == 1) no_entries.context = &empty;
+    StatusOr<ExecuteResult> missing = (*loaded)->Execute({{}}, no_entries);
+    Status status = missing.ok() ? missing->outputs[0][0]->ReadyEvent()->Await() : missing.status();
+    EXPECT_FALSE(status.ok());
+    EXPECT_NE(status.message().find("XLA:CPU PJRT_LoadedExecutable_Execute"), std::string::npos)
+        << status.ToString();
+  }
+}
+
+TEST_F(InnerFfiTest, ProgramsWithoutFfiCustomCallsRunWithoutAContext) {
+  constexpr char kAdd[] = R"(
+module @add_one {
+  func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+    %c = stablehlo.constant dense<1.0> : tensor<2xf32>
+    %0 = stablehlo.add %a, %c : tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+})";
+  StatusOr<std::unique_ptr<LoadedExecutable>> loaded =
+      client_->Compile(Program{"mlir", kAdd}, MinimalCompileOptions(1, 1, false));
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_FALSE(
+      static_cast<XlaCpuExecutable*>((*loaded)->executable().get())->calls_ffi_handlers());
 }
 
 }  // namespace

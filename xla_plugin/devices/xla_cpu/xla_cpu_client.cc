@@ -79,6 +79,24 @@ Status XlaCpuClient::RegisterFfiType(const FfiTypeRegistration& registration) {
   return ffi.RegisterType(registration);
 }
 
+StatusOr<std::shared_ptr<PJRT_ExecuteContext>> XlaCpuClient::EmptyInnerContext() const {
+  std::lock_guard<std::mutex> lock(empty_context_mu_);
+  if (empty_inner_context_ == nullptr) {
+    PJRTKIT_INNER_ARGS(PJRT_ExecuteContext_Create, create);
+    PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*inner_, PJRT_ExecuteContext_Create, &create));
+    if (create.context == nullptr) {
+      return Internal("XLA:CPU PJRT_ExecuteContext_Create returned no context");
+    }
+    std::shared_ptr<const InnerApi> inner = inner_;
+    empty_inner_context_.reset(create.context, [inner](PJRT_ExecuteContext* context) {
+      PJRTKIT_INNER_ARGS(PJRT_ExecuteContext_Destroy, destroy);
+      destroy.context = context;
+      PJRTKIT_INNER_CALL(*inner, PJRT_ExecuteContext_Destroy, &destroy);  // Nothing to do on error.
+    });
+  }
+  return empty_inner_context_;
+}
+
 StatusOr<MemoryLayout> XlaCpuClient::DefaultLayout(ElementType type,
                                                    const std::vector<int64_t>& dims,
                                                    const Memory* /*memory*/) const {

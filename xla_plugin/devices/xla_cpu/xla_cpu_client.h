@@ -3,6 +3,7 @@
 #define PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_XLA_CPU_CLIENT_H_
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -69,6 +70,10 @@ class XlaCpuClient : public Client {
   Status RegisterFfiHandler(const FfiHandlerRegistration& registration) override;
   Status RegisterFfiType(const FfiTypeRegistration& registration) override;
 
+  // An inner execute context without entries, created at the first call and shared by every
+  // execution of a program that calls FFI handlers without user data of its own (see
+  // custom_call_targets.h); executions hold it until they complete.
+  StatusOr<std::shared_ptr<PJRT_ExecuteContext>> EmptyInnerContext() const;
   // The inner plugin.
   const InnerApi& inner() const { return *inner_; }
   // The inner plugin, shared.
@@ -116,6 +121,8 @@ class XlaCpuClient : public Client {
   std::unordered_map<PJRT_Device*, XlaCpuDevice*> device_of_inner_;  // Inner -> ours.
   std::unordered_map<PJRT_Memory*, XlaCpuMemory*> memory_of_inner_;  // Inner -> ours.
   std::shared_ptr<HostBufferPool> host_buffer_pool_;  // Blocks for host copies; may be null.
+  mutable std::mutex empty_context_mu_;                // Guards empty_inner_context_.
+  mutable std::shared_ptr<PJRT_ExecuteContext> empty_inner_context_;  // See EmptyInnerContext().
 };
 
 }  // namespace xla_cpu

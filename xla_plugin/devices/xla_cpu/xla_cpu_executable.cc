@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "xla_plugin/devices/xla_cpu/custom_call_targets.h"
 #include "xla_plugin/devices/xla_cpu/inner_layouts.h"
 #include "xla_plugin/devices/xla_cpu/serialized_executable.h"
 
@@ -56,6 +57,9 @@ Status XlaCpuExecutable::Init() {
     if (shapes.ok()) parameter_shapes_ = std::move(shapes).value();
     StatusOr<DonatableParameters> donatable = DonatableParameters::FromOptimizedProgram(*program);
     if (donatable.ok()) donatable_parameters_ = std::move(donatable).value();
+    StatusOr<CustomCallTargets> targets = CustomCallTargets::FromOptimizedProgram(*program);
+    // A program whose custom calls cannot be read is taken to call FFI handlers (the safe side).
+    calls_ffi_handlers_ = !targets.ok() || !targets->typed_ffi().empty();
   }
   return OkStatus();
 }

@@ -56,6 +56,10 @@ class XlaCpuExecutable : public Executable {
   const ParameterShapes* parameter_shapes() const {
     return parameter_shapes_.has_value() ? &*parameter_shapes_ : nullptr;
   }
+  // True when the program has typed FFI custom calls (or its HLO could not be read): XLA:CPU will
+  // call FFI handlers, which may look up execute-context user data, so every execution needs an
+  // inner context (custom_call_targets.h). Read once from the optimized program.
+  bool calls_ffi_handlers() const { return calls_ffi_handlers_; }
   // The arguments XLA:CPU may donate, read once from the optimized program; nullptr when unknown
   // (then every argument may be).
   const DonatableParameters* donatable_parameters() const {
@@ -78,6 +82,7 @@ class XlaCpuExecutable : public Executable {
   size_t num_outputs_ = 0;         // Outputs per device.
   std::optional<ParameterShapes> parameter_shapes_;  // Argument shapes, when known.
   std::optional<DonatableParameters> donatable_parameters_;  // Donatable arguments, when known.
+  bool calls_ffi_handlers_ = true;  // See calls_ffi_handlers(); true until the HLO says not.
 };
 
 }  // namespace xla_cpu

@@ -141,6 +141,11 @@ Status XlaCpuLoadedExecutable::ExecuteInto(const std::vector<std::vector<Buffer*
   if (options.context != nullptr && !options.context->empty()) {
     PJRTKIT_ASSIGN_OR_RETURN(InnerFfi ffi, InnerFfi::Find(client_->shared_inner()));
     PJRTKIT_ASSIGN_OR_RETURN(inner_context, ffi.ForwardContext(*options.context));
+  } else if (executable_->calls_ffi_handlers()) {
+    // XLA:CPU crashes when a handler looks user data up in an execution without a context (an
+    // executable with host callbacks loaded outside JAX's compile path has no binding): give it
+    // the client's empty one, and the lookup answers "not found" (custom_call_targets.h).
+    PJRTKIT_ASSIGN_OR_RETURN(inner_context, client_->EmptyInnerContext());
   }
   // The devices the argument lists run on (no copy of devices_: Execute is the hot path).
   std::vector<Device*> execute_devices;
