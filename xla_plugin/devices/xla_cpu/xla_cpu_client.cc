@@ -10,6 +10,7 @@
 #include "xla_plugin/devices/xla_cpu/host_memory.h"
 #include "xla_plugin/devices/xla_cpu/inner_ffi.h"
 #include "xla_plugin/devices/xla_cpu/inner_layouts.h"
+#include "xla_plugin/devices/xla_cpu/builtin_ffi_handlers.h"
 #include "xla_plugin/devices/xla_cpu/host_layout.h"
 #include "xla_plugin/devices/xla_cpu/inner_layout.h"
 #include "xla_plugin/devices/xla_cpu/pooled_host_copy.h"
@@ -48,6 +49,10 @@ StatusOr<std::unique_ptr<XlaCpuClient>> XlaCpuClient::Create(std::shared_ptr<Inn
   std::unique_ptr<XlaCpuClient> client(
       new XlaCpuClient(std::move(inner), std::move(inner_client)));
   PJRTKIT_RETURN_IF_ERROR(client->Init(device_count));
+  // Handlers jaxlib keeps inside its own XLA (dce_sink). XLA:CPU's FFI registry is process-wide,
+  // so this only adds them once; a plugin without the FFI extension runs no FFI handlers at all.
+  StatusOr<InnerFfi> ffi = InnerFfi::Find(client->inner_);
+  if (ffi.ok()) PJRTKIT_RETURN_IF_ERROR(BuiltinFfiHandlers::RegisterAll(*ffi));
   if (host_buffer_cache_bytes > 0) {
     client->host_buffer_pool_ = std::make_shared<HostBufferPool>(host_buffer_cache_bytes);
   }
