@@ -172,12 +172,10 @@ StatusOr<std::shared_ptr<Event>> XlaCpuBuffer::ToHostBuffer(void* dst, size_t ds
   // whatever layout is asked for. When the buffer's layout already orders the elements as the
   // caller wants, that is the answer; otherwise pjrtkit permutes (ToHostBufferPermuted).
   bool as_stored = info_->row_major && row_major_host;  // The common case, without a lookup.
-  if (!as_stored && info_->layout.ok()) {
-    as_stored = SameElementOrder(*info_->layout,
-                                 row_major_host ? RowMajorLayout(rank) : *host_layout, info_->dims);
-  }
   if (!as_stored) {
-    return ToHostBufferPermuted(dst, dst_size, row_major_host ? RowMajorLayout(rank) : *host_layout);
+    const MemoryLayout wanted = row_major_host ? RowMajorLayout(rank) : *host_layout;
+    as_stored = info_->layout.ok() && SameElementOrder(*info_->layout, wanted, info_->dims);
+    if (!as_stored) return ToHostBufferPermuted(dst, dst_size, wanted);
   }
   PJRTKIT_INNER_ARGS(PJRT_Buffer_ToHostBuffer, args);
   args.src = inner_;
