@@ -106,6 +106,13 @@ Status XlaCpuLoadedExecutable::InnerArguments(const std::vector<std::vector<Buff
         PJRTKIT_RETURN_IF_ERROR(Prefixed(
             "Execute: ", shapes->CheckArgument(i, buffer->element_type(), buffer->dimensions(),
                                                executable_->name())));
+        // XLA:CPU reads an argument's bytes in the program's layout, whatever the buffer's is.
+        const XlaCpuBufferInfo& info = *buffer->info();
+        if (!(info.row_major && shapes->row_major(i)) && info.layout.ok()) {
+          PJRTKIT_RETURN_IF_ERROR(Prefixed(
+              "Execute: ", shapes->CheckArgumentLayout(i, *info.layout, info.dims,
+                                                       executable_->name())));
+        }
       }
       inner[d * num_args + i] = buffer->inner();
     }
@@ -134,6 +141,11 @@ Status XlaCpuLoadedExecutable::ExecuteInto(const std::vector<std::vector<Buffer*
   if (options.context != nullptr && !options.context->empty()) {
     PJRTKIT_ASSIGN_OR_RETURN(InnerFfi ffi, InnerFfi::Find(client_->shared_inner()));
     PJRTKIT_ASSIGN_OR_RETURN(inner_context, ffi.ForwardContext(*options.context));
+  } else if (executable_->calls_ffi_handlers()) {
+    // XLA:CPU crashes when a handler looks user data up in an execution without a context (an
+    // executable with host callbacks loaded outside JAX's compile path has no binding): give it
+    // the client's empty one, and the lookup answers "not found" (custom_call_targets.h).
+    PJRTKIT_ASSIGN_OR_RETURN(inner_context, client_->EmptyInnerContext());
   }
   // The devices the argument lists run on (no copy of devices_: Execute is the hot path).
   std::vector<Device*> execute_devices;

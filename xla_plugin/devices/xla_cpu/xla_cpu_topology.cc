@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "xla_plugin/devices/xla_cpu/device_model.h"
+#include "xla_plugin/devices/xla_cpu/inner_layouts.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_client.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_executable.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_factory.h"
@@ -52,6 +53,14 @@ XlaCpuTopology::XlaCpuTopology(int device_count, const std::string& platform_ver
 std::shared_ptr<InnerClient> XlaCpuTopology::compiler() const {
   std::lock_guard<std::mutex> lock(mu_);
   return compiler_;
+}
+
+StatusOr<MemoryLayout> XlaCpuTopology::DefaultLayout(ElementType type,
+                                                     const std::vector<int64_t>& dims) const {
+  std::shared_ptr<InnerClient> inner = compiler();
+  if (inner == nullptr) return Topology::DefaultLayout(type, dims);
+  PJRTKIT_ASSIGN_OR_RETURN(InnerLayouts layouts, InnerLayouts::Find(inner->shared_api()));
+  return layouts.DefaultLayout(inner->get(), type, dims);
 }
 
 StatusOr<std::shared_ptr<InnerClient>> XlaCpuTopology::CompilerFor(Client* client) const {
