@@ -59,6 +59,16 @@ class DevicePolicy {
   virtual const FfiPlatform& ffi_platform() const = 0;
   // Where memory statistics come from.
   virtual MemoryStatsSource memory_stats_source() const = 0;
+  // True when the inner plugin moves bytes without looking at layouts (XLA:CPU 0.0.1:
+  // ToHostBuffer ignores host_layout, BufferFromHostBuffer copies host bytes as they are, copies
+  // label the result row-major; host_layout.h), so the wrapper permutes data itself; false when
+  // it honours them (XLA:GPU), and layouts are passed through.
+  virtual bool moves_bytes_ignoring_layouts() const = 0;
+  // True when an execution of a program with typed FFI custom calls must carry an inner execute
+  // context, even an empty one (XLA:CPU 0.0.1 crashes when a handler looks user data up in an
+  // execution without one; custom_call_targets.h); false: such executions pass none unless they
+  // have user data (XLA:GPU, as run on the H200).
+  virtual bool ffi_programs_need_a_context() const = 0;
 };
 
 }  // namespace inner

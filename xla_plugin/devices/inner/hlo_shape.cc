@@ -12,7 +12,14 @@ namespace {
 constexpr int kElementTypeField = 2;
 constexpr int kDimensionsField = 3;
 constexpr int kTupleShapesField = 4;
+constexpr int kLayoutField = 5;
 constexpr int kIsDynamicDimensionField = 6;
+
+// LayoutProto and TileProto field numbers (xla_data.proto).
+constexpr int kMinorToMajorField = 1;
+constexpr int kTilesField = 6;
+constexpr int kElementSizeInBitsField = 7;
+constexpr int kTileDimensionsField = 1;
 
 // Deepest tuple nesting accepted (keeps a hostile message from exhausting the stack).
 constexpr int kMaxTupleDepth = 64;
@@ -30,6 +37,38 @@ Status AppendVarints(const ProtoField& field, std::vector<int64_t>* out) {
   PJRTKIT_ASSIGN_OR_RETURN(std::vector<int64_t> values, ProtoReader::PackedVarints(field.bytes));
   out->insert(out->end(), values.begin(), values.end());
   return OkStatus();
+}
+
+// Parses a serialized LayoutProto: minor_to_major, tiles and the element size (the fields a
+// MemoryLayout has; the rest, e.g. a memory space, are not needed to compare layouts).
+StatusOr<MemoryLayout> ParseLayout(std::string_view bytes) {
+  MemoryLayout layout;
+  ProtoReader reader(bytes);
+  while (!reader.done()) {
+    PJRTKIT_ASSIGN_OR_RETURN(ProtoField field, reader.Next());
+    if (field.number == kMinorToMajorField) {
+      PJRTKIT_RETURN_IF_ERROR(AppendVarints(field, &layout.minor_to_major));
+    } else if (field.number == kTilesField) {
+      if (field.type != WireType::kLengthDelimited) {
+        return InvalidArgument("LayoutProto tiles is not a message");
+      }
+      std::vector<int64_t> tile;
+      ProtoReader tile_reader(field.bytes);
+      while (!tile_reader.done()) {
+        PJRTKIT_ASSIGN_OR_RETURN(ProtoField tile_field, tile_reader.Next());
+        if (tile_field.number == kTileDimensionsField) {
+          PJRTKIT_RETURN_IF_ERROR(AppendVarints(tile_field, &tile));
+        }
+      }
+      layout.tiles.push_back(std::move(tile));
+    } else if (field.number == kElementSizeInBitsField) {
+      if (field.type != WireType::kVarint) {
+        return InvalidArgument("LayoutProto element_size_in_bits is not a varint");
+      }
+      layout.element_size_in_bits = static_cast<int64_t>(field.varint);
+    }
+  }
+  return layout;
 }
 
 StatusOr<HloShape> ParseShape(std::string_view bytes, int depth) {
@@ -60,7 +99,15 @@ StatusOr<HloShape> ParseShape(std::string_view bytes, int depth) {
       case kIsDynamicDimensionField:
         PJRTKIT_RETURN_IF_ERROR(AppendVarints(field, &dynamic));
         break;
-      default:  // layout and anything newer: not needed.
+      case kLayoutField: {
+        if (field.type != WireType::kLengthDelimited) {
+          return InvalidArgument("ShapeProto layout is not a message");
+        }
+        PJRTKIT_ASSIGN_OR_RETURN(MemoryLayout layout, ParseLayout(field.bytes));
+        shape.layout = std::move(layout);
+        break;
+      }
+      default:  // Anything newer: not needed.
         break;
     }
   }

@@ -2,12 +2,15 @@
 // ProtoReader from the serialized proto.
 //
 // Field numbers (xla_data.proto; checked against HloModuleProto bytes made by jaxlib, see
-// testdata/gen_hlo_test_data.py): ShapeProto { element_type = 2 (PrimitiveType), dimensions = 3
-// (packed int64), tuple_shapes = 4, layout = 5, is_dynamic_dimension = 6 (packed bool) }.
+// testdata/gen_hlo_test_data.py, and by XLA:CPU, see parameter_shapes_test): ShapeProto {
+// element_type = 2 (PrimitiveType), dimensions = 3 (packed int64), tuple_shapes = 4, layout = 5,
+// is_dynamic_dimension = 6 (packed bool) }, LayoutProto { minor_to_major = 1 (packed int64),
+// tiles = 6 (TileProto { dimensions = 1 }), element_size_in_bits = 7 }.
 #ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_HLO_SHAPE_H_
 #define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_HLO_SHAPE_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +40,7 @@ struct HloShape {
   std::vector<int64_t> dims;                  // Dimensions (bounds of dynamic ones).
   std::vector<bool> dynamic;                  // Per dimension: dynamic (empty: all static).
   std::vector<HloShape> tuple_shapes;         // Elements of a tuple.
+  std::optional<MemoryLayout> layout;         // The array's layout, when the proto has one.
 
   // True for a TUPLE shape.
   bool is_tuple() const { return primitive_type == kPrimitiveTypeTuple; }

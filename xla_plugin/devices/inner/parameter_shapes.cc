@@ -3,6 +3,8 @@
 #include <optional>
 #include <utility>
 
+#include "xla_plugin/client/layout_codec.h"
+#include "xla_plugin/devices/inner/host_layout.h"
 #include "xla_plugin/devices/inner/proto_reader.h"
 
 namespace pjrtkit {
@@ -136,6 +138,29 @@ Status ParameterShapes::CheckArgument(size_t index, ElementType type,
   return InvalidArgument("argument " + std::to_string(index) + " of '" + executable_name +
                          "' must be " + expected.ToString() + ", got " +
                          ArrayShapeString(type, dims));
+}
+
+ParameterShapes::ParameterShapes(std::vector<HloShape> shapes) : shapes_(std::move(shapes)) {
+  for (const HloShape& shape : shapes_) {
+    row_major_.push_back(!shape.layout.has_value() ||
+                         IsRowMajor(*shape.layout, shape.dims.size()));
+  }
+}
+
+Status ParameterShapes::CheckArgumentLayout(size_t index, const MemoryLayout& layout,
+                                            const std::vector<int64_t>& dims,
+                                            const std::string& executable_name) const {
+  if (index >= shapes_.size()) return CheckCount(index + 1, executable_name);
+  const HloShape& expected = shapes_[index];
+  if (!expected.is_checkable_array() || !expected.layout.has_value()) return OkStatus();
+  MemoryLayout order = layout, expected_order = *expected.layout;
+  order.element_size_in_bits = expected_order.element_size_in_bits = 0;  // Not an order.
+  if (SameElementOrder(order, expected_order, dims)) return OkStatus();
+  return InvalidArgument("argument " + std::to_string(index) + " of '" + executable_name +
+                         "' must be laid out " + EncodeXlaLayout(expected_order) + ", got " +
+                         EncodeXlaLayout(order) +
+                         " (XLA:CPU would read its bytes in the program's layout; copy the array "
+                         "into that layout first)");
 }
 
 }  // namespace inner

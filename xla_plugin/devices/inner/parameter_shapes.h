@@ -50,10 +50,23 @@ class ParameterShapes {
   Status CheckArgument(size_t index, ElementType type, const std::vector<int64_t>& dims,
                        const std::string& executable_name) const;
 
+  // True when parameter `index` (< size()) is dense row-major or has no layout: an argument
+  // whose buffer is row-major too needs no layout check (Execute's fast path).
+  bool row_major(size_t index) const { return row_major_[index]; }
+
+  // OK when an argument laid out as `layout` (with `dims`) stores its elements in the order
+  // parameter `index` (< size()) expects: XLA:CPU never converts layouts, it reads the bytes in
+  // the program's layout. INVALID_ARGUMENT "argument 0 of 'f' must be laid out {1,0}, got
+  // {0,1} (...)" otherwise. Parameters without a layout accept anything.
+  Status CheckArgumentLayout(size_t index, const MemoryLayout& layout,
+                             const std::vector<int64_t>& dims,
+                             const std::string& executable_name) const;
+
  private:
-  explicit ParameterShapes(std::vector<HloShape> shapes) : shapes_(std::move(shapes)) {}
+  explicit ParameterShapes(std::vector<HloShape> shapes);
 
   std::vector<HloShape> shapes_;  // One per argument.
+  std::vector<bool> row_major_;   // Per argument: see row_major().
 };
 
 }  // namespace inner

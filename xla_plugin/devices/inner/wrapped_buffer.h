@@ -72,10 +72,23 @@ class WrappedBuffer : public Buffer {
  private:
   WrappedBuffer(WrappedClient* client, PJRT_Buffer* inner,
                std::shared_ptr<const WrappedBufferInfo> info, bool known_ready);
-  // ToHostBuffer for a non-row-major `layout` (XLA:CPU ignores host layouts): reads row-major
-  // into a staging copy and permutes it into `dst`.
+  // ToHostBuffer into `layout` when the buffer stores its elements in another order (XLA:CPU
+  // ignores host layouts, host_layout.h): reads the bytes as stored into a staging copy and
+  // permutes them into `dst`.
   StatusOr<std::shared_ptr<Event>> ToHostBufferPermuted(void* dst, size_t dst_size,
                                                         const MemoryLayout& layout);
+  // Reads the buffer's bytes as stored (its own layout) into `staging`, which holds exactly
+  // the array's dense size.
+  StatusOr<std::shared_ptr<Event>> ReadAsStored(std::vector<char>* staging);
+  // CopyToDevice / CopyToMemory of a buffer whose layout is not row-major (XLA:CPU's copies
+  // lose the layout, host_layout.h): a new buffer on `device` (in `memory`, or its default) with
+  // this buffer's layout and bytes. Waits until this buffer is ready.
+  StatusOr<std::unique_ptr<Buffer>> CopyPreservingLayout(WrappedDevice* device,
+                                                         WrappedMemory* memory);
+  // True when the inner plugin moves bytes without looking at layouts (XLA:CPU) and the buffer
+  // permutes them itself (DevicePolicy::moves_bytes_ignoring_layouts); false: layouts are passed
+  // to the inner plugin, which lays the data out.
+  bool FixesLayouts() const;
   // FAILED_PRECONDITION naming `operation` when the buffer is deleted or donated.
   Status CheckLive(const char* operation) const;
   // Stops counting the buffer in its device's statistics (idempotent).

@@ -24,6 +24,9 @@ struct WrappedBufferInfo {
   ElementType element_type = ElementType::kInvalid;   // Element type.
   std::vector<int64_t> dims;                          // Dimensions.
   StatusOr<MemoryLayout> layout = MemoryLayout();     // Inner layout (or why it is unknown).
+  // The data is dense row-major (a permutation layout equal to {rank-1..0}, or no layout: a
+  // token). Host transfers and Execute take their fast paths on it without looking at `layout`.
+  bool row_major = true;
   size_t on_device_size = 0;                          // Inner on-device size in bytes.
   bool is_on_cpu = true;                              // Inner IsOnCpu.
 };

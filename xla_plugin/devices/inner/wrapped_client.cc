@@ -7,8 +7,10 @@
 
 #include "xla_plugin/devices/inner/compile_options.h"
 #include "xla_plugin/devices/inner/host_memory.h"
+#include "xla_plugin/devices/inner/host_layout.h"
 #include "xla_plugin/devices/inner/inner_ffi.h"
 #include "xla_plugin/devices/inner/inner_layout.h"
+#include "xla_plugin/devices/inner/inner_layouts.h"
 #include "xla_plugin/devices/inner/pjrtkit_platform.h"
 #include "xla_plugin/devices/inner/pooled_host_copy.h"
 #include "xla_plugin/devices/inner/serialized_executable.h"
@@ -77,6 +79,31 @@ Status WrappedClient::RegisterFfiHandler(const FfiHandlerRegistration& registrat
 Status WrappedClient::RegisterFfiType(const FfiTypeRegistration& registration) {
   PJRTKIT_ASSIGN_OR_RETURN(InnerFfi ffi, InnerFfi::Find(inner_));
   return ffi.RegisterType(registration);
+}
+
+StatusOr<std::shared_ptr<PJRT_ExecuteContext>> WrappedClient::EmptyInnerContext() const {
+  std::lock_guard<std::mutex> lock(empty_context_mu_);
+  if (empty_inner_context_ == nullptr) {
+    PJRTKIT_INNER_ARGS(PJRT_ExecuteContext_Create, create);
+    PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*inner_, PJRT_ExecuteContext_Create, &create));
+    if (create.context == nullptr) {
+      return Internal(inner_->name() + " PJRT_ExecuteContext_Create returned no context");
+    }
+    std::shared_ptr<const InnerApi> inner = inner_;
+    empty_inner_context_.reset(create.context, [inner](PJRT_ExecuteContext* context) {
+      PJRTKIT_INNER_ARGS(PJRT_ExecuteContext_Destroy, destroy);
+      destroy.context = context;
+      PJRTKIT_INNER_CALL(*inner, PJRT_ExecuteContext_Destroy, &destroy);  // Nothing to do on error.
+    });
+  }
+  return empty_inner_context_;
+}
+
+StatusOr<MemoryLayout> WrappedClient::DefaultLayout(ElementType type,
+                                                   const std::vector<int64_t>& dims,
+                                                   const Memory* /*memory*/) const {
+  PJRTKIT_ASSIGN_OR_RETURN(InnerLayouts layouts, InnerLayouts::Find(inner_));
+  return layouts.DefaultLayout(inner_client(), type, dims);
 }
 
 Status WrappedClient::Init(int device_count) {
@@ -296,6 +323,10 @@ StatusOr<HostBufferResult> WrappedClient::BufferFromHostBuffer(const HostBufferA
   if (device == nullptr) {
     return InvalidArgument("BufferFromHostBuffer needs a destination device or memory");
   }
+  if (args.device_layout.has_value() && !IsRowMajor(*args.device_layout, args.dims.size()) &&
+      policy().moves_bytes_ignoring_layouts()) {
+    return BufferFromHostBufferInLayout(args, device, memory);
+  }
   if (host_buffer_pool_ != nullptr) {
     const size_t pooled_bytes = PooledCopyBytes(args, memory);
     if (pooled_bytes > 0) {
@@ -324,6 +355,45 @@ StatusOr<HostBufferResult> WrappedClient::BufferFromHostBuffer(const HostBufferA
   HostBufferResult result;
   result.done_with_host_buffer =
       inner_->WrapEvent(inner_args.done_with_host_buffer, "PJRT_Client_BufferFromHostBuffer");
+  PJRTKIT_ASSIGN_OR_RETURN(result.buffer, WrappedBuffer::Wrap(this, inner_args.buffer));
+  return result;
+}
+
+StatusOr<HostBufferResult> WrappedClient::BufferFromHostBufferInLayout(const HostBufferArgs& args,
+                                                                      WrappedDevice* device,
+                                                                      WrappedMemory* memory) {
+  const MemoryLayout& layout = *args.device_layout;
+  const size_t rank = args.dims.size();
+  PJRTKIT_RETURN_IF_ERROR(CheckPermutationLayout("BufferFromHostBuffer", "device layout", layout,
+                                                 args.type, rank));
+  // XLA:CPU copies dense host bytes into the buffer as they are and labels them with the device
+  // layout (host_layout.h), so hand it bytes already in that layout.
+  const size_t element_bytes = static_cast<size_t>(ElementTypeBits(args.type) / 8);
+  std::vector<char> staging(DenseByteSize(args.type, args.dims));
+  const std::vector<int64_t> src_strides =
+      args.byte_strides.has_value() ? *args.byte_strides
+                                    : DenseByteStrides(args.dims, element_bytes,
+                                                       RowMajorLayout(rank).minor_to_major);
+  CopyStrided(static_cast<const char*>(args.data), src_strides, staging.data(),
+              DenseByteStrides(args.dims, element_bytes, layout.minor_to_major), args.dims,
+              element_bytes);
+  InnerLayout inner_layout(layout);
+  PJRTKIT_INNER_ARGS(PJRT_Client_BufferFromHostBuffer, inner_args);
+  inner_args.client = inner_client();
+  inner_args.data = staging.data();
+  inner_args.type = ToInnerType(args.type);
+  inner_args.dims = args.dims.data();
+  inner_args.num_dims = rank;
+  inner_args.host_buffer_semantics = PJRT_HostBufferSemantics_kImmutableOnlyDuringCall;
+  inner_args.device = device->inner();
+  inner_args.memory = memory != nullptr ? memory->inner() : nullptr;
+  inner_args.device_layout = inner_layout.get();
+  PJRTKIT_RETURN_IF_ERROR(
+      PJRTKIT_INNER_CALL(*inner_, PJRT_Client_BufferFromHostBuffer, &inner_args));
+  // The caller's data was read during this call (into `staging`, which XLA:CPU copied).
+  inner_->DestroyEvent(inner_args.done_with_host_buffer);
+  HostBufferResult result;
+  result.done_with_host_buffer = inner_->ready_event();
   PJRTKIT_ASSIGN_OR_RETURN(result.buffer, WrappedBuffer::Wrap(this, inner_args.buffer));
   return result;
 }

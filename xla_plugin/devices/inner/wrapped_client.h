@@ -4,6 +4,7 @@
 #define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_CLIENT_H_
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -51,6 +52,9 @@ class WrappedClient : public Client {
   // another device or a topology of another device count (serialized_executable.h).
   StatusOr<std::unique_ptr<LoadedExecutable>> DeserializeAndLoad(
       const std::string& serialized, const std::optional<std::string>& compile_options) override;
+  // The inner plugin's default layout (its Layouts extension; the same for every memory).
+  StatusOr<MemoryLayout> DefaultLayout(ElementType type, const std::vector<int64_t>& dims,
+                                       const Memory* memory) const override;
   // A WrappedTopology of this client's devices that compiles through this client's inner client.
   StatusOr<const Topology*> topology() const override { return topology_.get(); }
   StatusOr<std::unique_ptr<Buffer>> CreateUninitializedBuffer(ElementType type,
@@ -69,6 +73,10 @@ class WrappedClient : public Client {
   Status RegisterFfiHandler(const FfiHandlerRegistration& registration) override;
   Status RegisterFfiType(const FfiTypeRegistration& registration) override;
 
+  // An inner execute context without entries, created at the first call and shared by every
+  // execution of a program that calls FFI handlers without user data of its own (see
+  // custom_call_targets.h); executions hold it until they complete.
+  StatusOr<std::shared_ptr<PJRT_ExecuteContext>> EmptyInnerContext() const;
   // The inner plugin.
   const InnerApi& inner() const { return *inner_; }
   // The device's policy.
@@ -100,6 +108,11 @@ class WrappedClient : public Client {
   StatusOr<InnerDeviceInfo> ReadDeviceInfo(PJRT_Device* device) const;
   // Builds the memories of every device (called by Init).
   Status InitMemories();
+  // BufferFromHostBuffer into a device layout that is not row-major: pjrtkit lays the data out
+  // itself (XLA:CPU would copy the host bytes as they are; host_layout.h).
+  StatusOr<HostBufferResult> BufferFromHostBufferInLayout(const HostBufferArgs& args,
+                                                          WrappedDevice* device,
+                                                          WrappedMemory* memory);
   // Wraps an inner loaded executable made by Compile or DeserializeAndLoad.
   StatusOr<std::unique_ptr<LoadedExecutable>> WrapExecutable(InnerClient::LoadedPtr inner);
 
@@ -115,6 +128,8 @@ class WrappedClient : public Client {
   std::unordered_map<PJRT_Device*, WrappedDevice*> device_of_inner_;  // Inner -> ours.
   std::unordered_map<PJRT_Memory*, WrappedMemory*> memory_of_inner_;  // Inner -> ours.
   std::shared_ptr<HostBufferPool> host_buffer_pool_;  // Blocks for host copies; may be null.
+  mutable std::mutex empty_context_mu_;                // Guards empty_inner_context_.
+  mutable std::shared_ptr<PJRT_ExecuteContext> empty_inner_context_;  // See EmptyInnerContext().
 };
 
 }  // namespace inner

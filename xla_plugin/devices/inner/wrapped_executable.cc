@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "xla_plugin/devices/inner/custom_call_targets.h"
+#include "xla_plugin/devices/inner/inner_layouts.h"
 #include "xla_plugin/devices/inner/serialized_executable.h"
 
 namespace pjrtkit {
@@ -59,6 +61,9 @@ Status WrappedExecutable::Init() {
     if (shapes.ok()) parameter_shapes_ = std::move(shapes).value();
     StatusOr<DonatableParameters> donatable = DonatableParameters::FromOptimizedProgram(*program);
     if (donatable.ok()) donatable_parameters_ = std::move(donatable).value();
+    StatusOr<CustomCallTargets> targets = CustomCallTargets::FromOptimizedProgram(*program);
+    // A program whose custom calls cannot be read is taken to call FFI handlers (the safe side).
+    calls_ffi_handlers_ = !targets.ok() || !targets->typed_ffi().empty();
   }
   return OkStatus();
 }
@@ -86,6 +91,11 @@ StatusOr<std::vector<std::vector<int64_t>>> WrappedExecutable::output_dimensions
     next += args.dim_sizes[i];
   }
   return dims;
+}
+
+StatusOr<std::vector<MemoryLayout>> WrappedExecutable::output_layouts() const {
+  PJRTKIT_ASSIGN_OR_RETURN(InnerLayouts layouts, InnerLayouts::Find(api_));
+  return layouts.OutputLayouts(inner_);
 }
 
 StatusOr<std::vector<std::string>> WrappedExecutable::output_memory_kinds() const {

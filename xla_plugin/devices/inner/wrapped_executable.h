@@ -36,6 +36,9 @@ class WrappedExecutable : public Executable {
   size_t num_outputs() const override { return num_outputs_; }
   StatusOr<std::vector<ElementType>> output_element_types() const override;
   StatusOr<std::vector<std::vector<int64_t>>> output_dimensions() const override;
+  // XLA:CPU's own answer (its Layouts extension, inner_layouts.h): a program compiled with
+  // non-default output layouts (mhlo.layout_mode on its results) reports them.
+  StatusOr<std::vector<MemoryLayout>> output_layouts() const override;
   // The inner answer; XLA:CPU 0.81 answers UNIMPLEMENTED, which JAX tolerates.
   StatusOr<std::vector<std::string>> output_memory_kinds() const override;
   StatusOr<std::string> fingerprint() const override;
@@ -53,6 +56,10 @@ class WrappedExecutable : public Executable {
   const ParameterShapes* parameter_shapes() const {
     return parameter_shapes_.has_value() ? &*parameter_shapes_ : nullptr;
   }
+  // True when the program has typed FFI custom calls (or its HLO could not be read): XLA:CPU will
+  // call FFI handlers, which may look up execute-context user data, so every execution needs an
+  // inner context (custom_call_targets.h). Read once from the optimized program.
+  bool calls_ffi_handlers() const { return calls_ffi_handlers_; }
   // The arguments XLA:CPU may donate, read once from the optimized program; nullptr when unknown
   // (then every argument may be).
   const DonatableParameters* donatable_parameters() const {
@@ -75,6 +82,7 @@ class WrappedExecutable : public Executable {
   size_t num_outputs_ = 0;         // Outputs per device.
   std::optional<ParameterShapes> parameter_shapes_;  // Argument shapes, when known.
   std::optional<DonatableParameters> donatable_parameters_;  // Donatable arguments, when known.
+  bool calls_ffi_handlers_ = true;  // See calls_ffi_handlers(); true until the HLO says not.
 };
 
 }  // namespace inner

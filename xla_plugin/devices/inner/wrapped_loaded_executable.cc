@@ -110,6 +110,14 @@ Status WrappedLoadedExecutable::InnerArguments(const std::vector<std::vector<Buf
         PJRTKIT_RETURN_IF_ERROR(Prefixed(
             "Execute: ", shapes->CheckArgument(i, buffer->element_type(), buffer->dimensions(),
                                                executable_->name())));
+        // XLA:CPU reads an argument's bytes in the program's layout, whatever the buffer's is.
+        const WrappedBufferInfo& info = *buffer->info();
+        if (!(info.row_major && shapes->row_major(i)) && info.layout.ok() &&
+            client_->policy().moves_bytes_ignoring_layouts()) {
+          PJRTKIT_RETURN_IF_ERROR(Prefixed(
+              "Execute: ", shapes->CheckArgumentLayout(i, *info.layout, info.dims,
+                                                       executable_->name())));
+        }
       }
       inner[d * num_args + i] = buffer->inner();
     }
@@ -138,6 +146,12 @@ Status WrappedLoadedExecutable::ExecuteInto(const std::vector<std::vector<Buffer
   if (options.context != nullptr && !options.context->empty()) {
     PJRTKIT_ASSIGN_OR_RETURN(InnerFfi ffi, InnerFfi::Find(client_->shared_inner()));
     PJRTKIT_ASSIGN_OR_RETURN(inner_context, ffi.ForwardContext(*options.context));
+  } else if (executable_->calls_ffi_handlers() &&
+             client_->policy().ffi_programs_need_a_context()) {
+    // XLA:CPU crashes when a handler looks user data up in an execution without a context (an
+    // executable with host callbacks loaded outside JAX's compile path has no binding): give it
+    // the client's empty one, and the lookup answers "not found" (custom_call_targets.h).
+    PJRTKIT_ASSIGN_OR_RETURN(inner_context, client_->EmptyInnerContext());
   }
   // The devices the argument lists run on (no copy of devices_: Execute is the hot path).
   std::vector<Device*> execute_devices;

@@ -3,6 +3,7 @@
 #include <utility>
 #include <vector>
 
+#include "xla_plugin/devices/inner/inner_layouts.h"
 #include "xla_plugin/devices/inner/pjrtkit_platform.h"
 #include "xla_plugin/devices/inner/wrapped_client.h"
 #include "xla_plugin/devices/inner/wrapped_executable.h"
@@ -64,6 +65,14 @@ WrappedTopology::WrappedTopology(std::shared_ptr<const DevicePolicy> policy,
 std::shared_ptr<InnerClient> WrappedTopology::compiler() const {
   std::lock_guard<std::mutex> lock(mu_);
   return compiler_;
+}
+
+StatusOr<MemoryLayout> WrappedTopology::DefaultLayout(ElementType type,
+                                                      const std::vector<int64_t>& dims) const {
+  std::shared_ptr<InnerClient> inner = compiler();
+  if (inner == nullptr) return Topology::DefaultLayout(type, dims);
+  PJRTKIT_ASSIGN_OR_RETURN(InnerLayouts layouts, InnerLayouts::Find(inner->shared_api()));
+  return layouts.DefaultLayout(inner->get(), type, dims);
 }
 
 StatusOr<std::shared_ptr<InnerClient>> WrappedTopology::CompilerFor(Client* client) const {

@@ -56,6 +56,11 @@ class WrappedTopology : public Topology {
   // first Compile that needed one (then reused). For tests and diagnostics.
   std::shared_ptr<InnerClient> compiler() const;
 
+  // The inner plugin's default layout, asked of this topology's own inner client when it has one
+  // (a client's topology, or after an ahead-of-time compile); otherwise the client layer's dense
+  // row-major, which is what XLA:CPU answers for every element type (inner_layouts_test).
+  StatusOr<MemoryLayout> DefaultLayout(ElementType type,
+                                       const std::vector<int64_t>& dims) const override;
   // Compiles `program` for this topology (see the class comment). The executable's Serialize()
   // bytes name this device count, and WrappedClient::DeserializeAndLoad refuses them on a client
   // of another count.

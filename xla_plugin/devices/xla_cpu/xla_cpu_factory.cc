@@ -5,9 +5,11 @@
 #include <utility>
 
 #include "xla_plugin/devices/inner/inner_api.h"
+#include "xla_plugin/devices/inner/inner_ffi.h"
 #include "xla_plugin/devices/inner/inner_log_level.h"
 #include "xla_plugin/devices/inner/wrapped_client.h"
 #include "xla_plugin/devices/inner/wrapped_topology.h"
+#include "xla_plugin/devices/xla_cpu/builtin_ffi_handlers.h"
 #include "xla_plugin/devices/xla_cpu/device_model.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_policy.h"
 
@@ -91,10 +93,15 @@ StatusOr<std::unique_ptr<Client>> XlaCpuFactory::CreateClient(const AttributeMap
   auto policy = std::make_shared<const XlaCpuPolicy>();
   PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<inner::InnerApi> api,
                            inner::InnerApi::Load(path, path_source, policy->inner_plugin()));
+  const inner::FfiPlatform ffi_platform = policy->ffi_platform();
   PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<inner::WrappedClient> client,
                            inner::WrappedClient::Create(std::move(api), std::move(policy),
                                                         device_count,
                                                         static_cast<size_t>(cache_mib) << 20));
+  // Handlers jaxlib keeps inside its own XLA (dce_sink). XLA:CPU's FFI registry is process-wide,
+  // so this only adds them once; a plugin without the FFI extension runs no FFI handlers at all.
+  StatusOr<inner::InnerFfi> ffi = inner::InnerFfi::Find(client->shared_inner());
+  if (ffi.ok()) PJRTKIT_RETURN_IF_ERROR(BuiltinFfiHandlers::RegisterAll(*ffi, ffi_platform));
   return std::unique_ptr<Client>(std::move(client));
 }
 

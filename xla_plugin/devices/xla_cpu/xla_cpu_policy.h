@@ -1,6 +1,6 @@
 // XlaCpuPolicy: what makes the shared inner-plugin wrapper the xla_cpu device.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_XLA_CPU_POLICY_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_XLA_CPU_POLICY_H_
+#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_POLICY_H_
+#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_POLICY_H_
 
 #include <string>
 
@@ -31,6 +31,10 @@ class XlaCpuPolicy : public inner::DevicePolicy {
   inner::MemoryStatsSource memory_stats_source() const override {
     return inner::MemoryStatsSource::kCounted;
   }
+  // XLA:CPU 0.0.1 moves bytes as they are (host_layout.h).
+  bool moves_bytes_ignoring_layouts() const override { return true; }
+  // XLA:CPU 0.0.1 crashes on a user-data lookup without a context.
+  bool ffi_programs_need_a_context() const override { return true; }
 
  private:
   inner::InnerPluginName plugin_;    // XLA:CPU's names.
@@ -41,4 +45,4 @@ class XlaCpuPolicy : public inner::DevicePolicy {
 }  // namespace xla_cpu
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_XLA_CPU_POLICY_H_
+#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_POLICY_H_

@@ -114,6 +114,8 @@ TEST(XlaGpuPolicyTest, DescriptionsKeepTheGpusKindAndAttributes) {
   EXPECT_EQ(policy.backend(), "xla_gpu");
   EXPECT_EQ(policy.inner_plugin().display, "XLA:GPU");
   EXPECT_EQ(policy.memory_stats_source(), inner::MemoryStatsSource::kInner);
+  EXPECT_FALSE(policy.moves_bytes_ignoring_layouts());  // XLA:GPU lays data out itself.
+  EXPECT_FALSE(policy.ffi_programs_need_a_context());
 }
 
 TEST(XlaGpuPolicyTest, FfiRegistrationsGoToCuda) {

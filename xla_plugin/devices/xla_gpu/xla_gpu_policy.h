@@ -41,6 +41,10 @@ class XlaGpuPolicy : public inner::DevicePolicy {
   inner::MemoryStatsSource memory_stats_source() const override {
     return inner::MemoryStatsSource::kInner;
   }
+  // XLA:GPU lays data out as asked.
+  bool moves_bytes_ignoring_layouts() const override { return false; }
+  // XLA:GPU runs FFI programs without a context.
+  bool ffi_programs_need_a_context() const override { return false; }
 
  private:
   inner::InnerPluginName plugin_;    // XLA:GPU's names.
