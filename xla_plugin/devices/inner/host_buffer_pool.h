@@ -22,8 +22,8 @@ namespace inner {
 // kHugePageBytes or more are aligned to it and advised as transparent huge pages. A released
 // block is kept within the limit given to the constructor, evicting the least recently released
 // kept blocks to make room (so a change of array sizes does not leave the pool full of stale
-// sizes), and is reused for a request of the same rounded size. Thread-safe. Shared (std::shared_ptr) by the client and the
-// release callbacks of live buffers, so it outlives both.
+// sizes), and is reused for a request of the same rounded size. Thread-safe. Shared
+// (std::shared_ptr) by the client and the release callbacks of live buffers, so it outlives both.
 class HostBufferPool {
  public:
   // Alignment of every block.

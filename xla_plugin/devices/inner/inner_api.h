@@ -37,8 +37,9 @@ class InnerApi : public std::enable_shared_from_this<InnerApi> {
  public:
   // dlopens `path` (absolute), checks the PJRT major version and runs PJRT_Plugin_Initialize.
   // Errors name `source` (where the path came from: "create option 'xla_cpu_plugin_path'",
-  // "environment variable PJRTKIT_XLA_CPU_PLUGIN") and `plugin`: FAILED_PRECONDITION when the file cannot be loaded (with dlerror's text) or is
-  // not a compatible PJRT plugin. Errors of later calls name `plugin.display` ("XLA:CPU ...").
+  // "environment variable PJRTKIT_XLA_CPU_PLUGIN") and `plugin`: FAILED_PRECONDITION when the file
+  // cannot be loaded (with dlerror's text) or is not a compatible PJRT plugin. Errors of later
+  // calls name `plugin.display` ("XLA:CPU ...").
   static StatusOr<std::shared_ptr<InnerApi>> Load(const std::string& path,
                                                   const std::string& source,
                                                   const InnerPluginName& plugin);

@@ -147,7 +147,8 @@ Status InnerFfi::RegisterType(const FfiTypeRegistration& registration) const {
   PJRTKIT_RETURN_IF_ERROR(
       inner_->ToStatus(extension_->type_register(&args), "PJRT_FFI_Type_Register"));
   if (args.type_id != registration.type_id) {
-    return Internal(inner_->name() + " registered FFI type '" + registration.type_name + "' as id " +
+    return Internal(inner_->name() + " registered FFI type '" + registration.type_name +
+                    "' as id " +
                     std::to_string(args.type_id) + ", not " +
                     std::to_string(registration.type_id));
   }

@@ -8,10 +8,11 @@
 //   4 bytes little-endian: the device count of the topology it was compiled for,
 //   the inner bytes (PJRT_Executable_Serialize of the inner executable).
 // The device count is all an xla_cpu topology is made of, so it is what a client checks before it
-// loads the bytes; the magic keeps one device's bytes away from another device's client. A serialized protobuf (what XLA:CPU writes) never starts with a zero
-// byte (field number 0 is invalid), so bytes without the header are told apart: XLA:CPU's own
-// bytes, e.g. written to JAX's persistent compilation cache by a pjrtkit that had no header, are
-// loaded as they are, without the check.
+// loads the bytes; the magic keeps one device's bytes away from another device's client. A
+// serialized protobuf (what XLA:CPU writes) never starts with a zero byte (field number 0 is
+// invalid), so bytes without the header are told apart: XLA:CPU's own bytes, e.g. written to JAX's
+// persistent compilation cache by a pjrtkit that had no header, are loaded as they are, without
+// the check.
 #ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_SERIALIZED_EXECUTABLE_H_
 #define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_SERIALIZED_EXECUTABLE_H_
 

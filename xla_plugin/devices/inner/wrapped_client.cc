@@ -243,7 +243,8 @@ Status WrappedClient::InitMemories() {
   for (const std::unique_ptr<WrappedMemory>& memory : memories_) {
     PJRTKIT_INNER_ARGS(PJRT_Memory_AddressableByDevices, by_args);
     by_args.memory = memory->inner();
-    PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*inner_, PJRT_Memory_AddressableByDevices, &by_args));
+    PJRTKIT_RETURN_IF_ERROR(
+        PJRTKIT_INNER_CALL(*inner_, PJRT_Memory_AddressableByDevices, &by_args));
     std::vector<Device*> devices;
     for (size_t i = 0; i < by_args.num_devices; ++i) {
       WrappedDevice* device = FromInner(by_args.devices[i]);

@@ -273,7 +273,8 @@ Status WrappedLoadedExecutable::WrapOutputs(int key, PJRT_Buffer* const* inner_o
       continue;
     }
     if (known != nullptr && o < known->size()) {
-      outputs->push_back(WrappedBuffer::WrapWithInfo(client_, inner_outputs[o], (*known)[o], ready));
+      outputs->push_back(
+          WrappedBuffer::WrapWithInfo(client_, inner_outputs[o], (*known)[o], ready));
       continue;
     }
     StatusOr<std::shared_ptr<const WrappedBufferInfo>> info =

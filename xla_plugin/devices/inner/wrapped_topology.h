@@ -69,9 +69,9 @@ class WrappedTopology : public Topology {
                                                 Client* client) const override;
 
  private:
-  WrappedTopology(std::shared_ptr<const DevicePolicy> policy, std::vector<DeviceDescription> devices,
-                  const std::string& platform_version, std::string plugin_path,
-                  std::shared_ptr<InnerClient> compiler);
+  WrappedTopology(std::shared_ptr<const DevicePolicy> policy,
+                  std::vector<DeviceDescription> devices, const std::string& platform_version,
+                  std::string plugin_path, std::shared_ptr<InnerClient> compiler);
   // The inner client to compile through for `client` (may be null); see the class comment.
   StatusOr<std::shared_ptr<InnerClient>> CompilerFor(Client* client) const;
 

@@ -18,7 +18,8 @@ std::vector<OptionSpec> XlaGpuFactory::OptionSpecs() { return XlaGpuOptions::Spe
 
 inner::PluginSearch XlaGpuFactory::PluginSearch() {
   return {kPluginPathEnv,
-          {"jax_plugins/xla_cuda13/xla_cuda_plugin.so", "jax_plugins/xla_cuda12/xla_cuda_plugin.so"}};
+          {"jax_plugins/xla_cuda13/xla_cuda_plugin.so",
+           "jax_plugins/xla_cuda12/xla_cuda_plugin.so"}};
 }
 
 Status XlaGpuFactory::Initialize() { return OkStatus(); }

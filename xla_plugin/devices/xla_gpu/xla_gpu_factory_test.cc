@@ -45,7 +45,8 @@ TEST(XlaGpuFactoryTest, DevicesKeepTheGpusKindAndAttributes) {
   std::unique_ptr<Client> client = CreateFakeClient();
   ASSERT_NE(client, nullptr);
   EXPECT_EQ(client->platform_name(), "pjrtkit");
-  EXPECT_EQ(client->platform_version(), "pjrtkit 0.1.0 (xla_gpu fake-cuda 13.0 [platform_name=cuda])");
+  EXPECT_EQ(client->platform_version(),
+            "pjrtkit 0.1.0 (xla_gpu fake-cuda 13.0 [platform_name=cuda])");
   ASSERT_EQ(client->devices().size(), 2u);
   for (int id = 0; id < 2; ++id) {
     Device* device = client->devices()[id];
@@ -63,7 +64,8 @@ TEST(XlaGpuFactoryTest, DevicesKeepTheGpusKindAndAttributes) {
     ASSERT_EQ(device->memories().size(), 2u);
     EXPECT_EQ(device->default_memory()->kind(), "device");
     EXPECT_EQ(device->memories()[1]->kind(), "pinned_host");
-    EXPECT_EQ(device->default_memory()->debug_string(), "PJRTKIT_" + std::to_string(id) + ":device");
+    EXPECT_EQ(device->default_memory()->debug_string(),
+              "PJRTKIT_" + std::to_string(id) + ":device");
   }
 }
 
