@@ -53,7 +53,8 @@ struct DeviceBufferViewArgs {
   std::function<void()> on_delete;
 };
 
-// A device platform's client. Device teams subclass it (see devices/xla_cpu for the reference).
+// A device platform's client. Device teams subclass it (see devices/inner/wrapped_client.h,
+// which the xla_cpu and xla_gpu reference devices share).
 class Client {
  public:
   virtual ~Client() = default;

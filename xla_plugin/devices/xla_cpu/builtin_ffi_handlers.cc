@@ -55,9 +55,10 @@ std::vector<FfiHandlerRegistration> BuiltinFfiHandlers::All() {
   return {dce_sink};
 }
 
-Status BuiltinFfiHandlers::RegisterAll(const InnerFfi& ffi) {
+Status BuiltinFfiHandlers::RegisterAll(const inner::InnerFfi& ffi,
+                                       const inner::FfiPlatform& platform) {
   for (const FfiHandlerRegistration& registration : All()) {
-    PJRTKIT_RETURN_IF_ERROR(ffi.RegisterHandler(registration));
+    PJRTKIT_RETURN_IF_ERROR(ffi.RegisterHandler(registration, platform));
   }
   return OkStatus();
 }

@@ -1,4 +1,4 @@
-// BuiltinFfiHandlers: XLA FFI handlers the reference device registers with XLA:CPU itself, at
+// BuiltinFfiHandlers: XLA FFI handlers the xla_cpu device registers with XLA:CPU itself, at
 // client creation, for custom calls JAX emits on every platform but whose handlers jaxlib keeps
 // inside its own XLA (XLA:CPU loaded as a plugin has none, so such programs failed to compile
 // with NOT_FOUND "No FFI handler registered for dce_sink on a platform Host").
@@ -19,7 +19,7 @@
 
 #include "xla_plugin/client/ffi_registration.h"
 #include "xla_plugin/client/status.h"
-#include "xla_plugin/devices/xla_cpu/inner_ffi.h"
+#include "xla_plugin/devices/inner/inner_ffi.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
@@ -29,8 +29,8 @@ class BuiltinFfiHandlers {
   // The built-in handlers (target, platform "pjrtkit", handler), in registration order.
   static std::vector<FfiHandlerRegistration> All();
   // Registers every built-in handler with XLA:CPU through `ffi`; the first refusal is returned
-  // (FAILED_PRECONDITION from InnerFfi, naming the target).
-  static Status RegisterAll(const InnerFfi& ffi);
+  // (FAILED_PRECONDITION from InnerFfi, naming the target), for `platform` (XlaCpuPolicy's).
+  static Status RegisterAll(const inner::InnerFfi& ffi, const inner::FfiPlatform& platform);
 };
 
 }  // namespace xla_cpu

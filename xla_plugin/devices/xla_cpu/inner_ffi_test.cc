@@ -1,6 +1,6 @@
 // InnerFfi against the real XLA:CPU plugin: our ABI declarations match its FFI extension, and a
-// typed FFI handler registered through XlaCpuClient runs in a compiled program.
-#include "xla_plugin/devices/xla_cpu/inner_ffi.h"
+// typed FFI handler registered through WrappedClient runs in a compiled program.
+#include "xla_plugin/devices/inner/inner_ffi.h"
 
 #include <cstring>
 #include <memory>
@@ -9,11 +9,12 @@
 
 #include "gtest/gtest.h"
 #include "xla/ffi/api/ffi.h"
-#include "xla_plugin/devices/xla_cpu/compile_options.h"
-#include "xla_plugin/devices/xla_cpu/ffi_handler_shims.h"
+#include "xla_plugin/devices/inner/compile_options.h"
+#include "xla_plugin/devices/inner/ffi_handler_shims.h"
+#include "xla_plugin/devices/inner/wrapped_client.h"
+#include "xla_plugin/devices/inner/wrapped_executable.h"
 #include "xla_plugin/devices/xla_cpu/test_util.h"
-#include "xla_plugin/devices/xla_cpu/xla_cpu_client.h"
-#include "xla_plugin/devices/xla_cpu/xla_cpu_executable.h"
+#include "xla_plugin/devices/xla_cpu/xla_cpu_policy.h"
 
 namespace ffi = xla::ffi;
 
@@ -61,6 +62,14 @@ extern "C" XLA_FFI_Error* PjrtkitTestReadUserData(XLA_FFI_CallFrame* frame) {
 
 namespace pjrtkit {
 namespace xla_cpu {
+
+using ::pjrtkit::inner::FfiHandlerShims;
+using ::pjrtkit::inner::FfiShimQuery;
+using ::pjrtkit::inner::InnerApi;
+using ::pjrtkit::inner::InnerFfi;
+using ::pjrtkit::inner::MinimalCompileOptions;
+using ::pjrtkit::inner::WrappedClient;
+using ::pjrtkit::inner::WrappedExecutable;
 namespace {
 
 using ::pjrtkit::xla_cpu::testing::CreateTestClient;
@@ -85,10 +94,10 @@ class InnerFfiTest : public ::testing::Test {
   void SetUp() override {
     client_ = CreateTestClient(1);
     ASSERT_NE(client_, nullptr);
-    xla_cpu_ = static_cast<XlaCpuClient*>(client_.get());
+    xla_cpu_ = static_cast<WrappedClient*>(client_.get());
   }
   std::unique_ptr<Client> client_;
-  XlaCpuClient* xla_cpu_ = nullptr;
+  WrappedClient* xla_cpu_ = nullptr;
 };
 
 TEST_F(InnerFfiTest, OurStructSizesAreWhatXlaCpuExpects) {
@@ -118,11 +127,13 @@ TEST_F(InnerFfiTest, OurStructSizesAreWhatXlaCpuExpects) {
 }
 
 TEST_F(InnerFfiTest, PlatformNames) {
-  EXPECT_EQ(*InnerFfi::InnerPlatformName("pjrtkit"), "Host");
-  EXPECT_EQ(*InnerFfi::InnerPlatformName("PJRTKIT"), "Host");
-  EXPECT_EQ(*InnerFfi::InnerPlatformName("cpu"), "Host");
-  EXPECT_EQ(*InnerFfi::InnerPlatformName("Host"), "Host");
-  StatusOr<std::string> cuda = InnerFfi::InnerPlatformName("CUDA");
+  const XlaCpuPolicy policy;
+  const inner::FfiPlatform& cpu = policy.ffi_platform();
+  EXPECT_EQ(*InnerFfi::InnerPlatformName("pjrtkit", cpu), "Host");
+  EXPECT_EQ(*InnerFfi::InnerPlatformName("PJRTKIT", cpu), "Host");
+  EXPECT_EQ(*InnerFfi::InnerPlatformName("cpu", cpu), "Host");
+  EXPECT_EQ(*InnerFfi::InnerPlatformName("Host", cpu), "Host");
+  StatusOr<std::string> cuda = InnerFfi::InnerPlatformName("CUDA", cpu);
   EXPECT_EQ(cuda.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(cuda.status().message(),
             "FFI registrations for platform 'CUDA' cannot run on pjrtkit's reference device; use "
@@ -256,7 +267,7 @@ module @read_user_data {
   // Without any context XLA:CPU 0.0.1 dereferences a null one in the handler's lookup (the
   // process died here). A program with typed FFI custom calls always runs with one (empty when
   // the caller has no user data), so the lookup fails cleanly and so does the execution.
-  auto* executable = static_cast<XlaCpuExecutable*>((*loaded)->executable().get());
+  auto* executable = static_cast<WrappedExecutable*>((*loaded)->executable().get());
   EXPECT_TRUE(executable->calls_ffi_handlers());
   for (int run = 0; run < 2; ++run) {  // The client's empty context is shared between runs.
     ExecuteContext empty;
@@ -283,7 +294,7 @@ module @add_one {
       client_->Compile(Program{"mlir", kAdd}, MinimalCompileOptions(1, 1, false));
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   EXPECT_FALSE(
-      static_cast<XlaCpuExecutable*>((*loaded)->executable().get())->calls_ffi_handlers());
+      static_cast<WrappedExecutable*>((*loaded)->executable().get())->calls_ffi_handlers());
 }
 
 // lax.dce_sink(x, prevent_mlir_dce=True) as JAX lowers it: the client registered the built-in

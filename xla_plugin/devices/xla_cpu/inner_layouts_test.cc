@@ -1,6 +1,6 @@
 // InnerLayouts against the real XLA:CPU plugin: the extension's size, XLA:CPU's default, buffer
 // and output layouts, and pjrtkit's encoding of them equal to XLA:CPU's own serialization.
-#include "xla_plugin/devices/xla_cpu/inner_layouts.h"
+#include "xla_plugin/devices/inner/inner_layouts.h"
 
 #include <cstdint>
 #include <memory>
@@ -9,13 +9,18 @@
 
 #include "gtest/gtest.h"
 #include "xla_plugin/client/layout_codec.h"
-#include "xla_plugin/devices/xla_cpu/compile_options.h"
+#include "xla_plugin/devices/inner/compile_options.h"
 #include "xla_plugin/devices/xla_cpu/test_util.h"
-#include "xla_plugin/devices/xla_cpu/xla_cpu_buffer.h"
-#include "xla_plugin/devices/xla_cpu/xla_cpu_client.h"
+#include "xla_plugin/devices/inner/wrapped_buffer.h"
+#include "xla_plugin/devices/inner/wrapped_client.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
+
+using ::pjrtkit::inner::InnerLayouts;
+using ::pjrtkit::inner::MinimalCompileOptions;
+using ::pjrtkit::inner::WrappedBuffer;
+using ::pjrtkit::inner::WrappedClient;
 namespace {
 
 using ::pjrtkit::xla_cpu::testing::CreateTestClient;
@@ -29,7 +34,7 @@ class InnerLayoutsTest : public ::testing::Test {
   }
   void SetUp() override { ASSERT_NE(client_, nullptr); }
 
-  XlaCpuClient* xla_client() { return static_cast<XlaCpuClient*>(client_); }
+  WrappedClient* xla_client() { return static_cast<WrappedClient*>(client_); }
   InnerLayouts Layouts() {
     StatusOr<InnerLayouts> layouts = InnerLayouts::Find(xla_client()->shared_inner());
     EXPECT_TRUE(layouts.ok()) << layouts.status().ToString();
@@ -81,7 +86,7 @@ TEST_F(InnerLayoutsTest, SubByteBuffersCarryTheirElementSize) {
   args.device = client_->devices()[0];
   StatusOr<HostBufferResult> result = client_->BufferFromHostBuffer(args);
   ASSERT_TRUE(result.ok()) << result.status().ToString();
-  auto* buffer = static_cast<XlaCpuBuffer*>(result->buffer.get());
+  auto* buffer = static_cast<WrappedBuffer*>(result->buffer.get());
   StatusOr<MemoryLayout> inner = Layouts().BufferLayout(buffer->inner());
   ASSERT_TRUE(inner.ok()) << inner.status().ToString();
   EXPECT_EQ(EncodeXlaLayout(*inner), "{0:E(4)}");

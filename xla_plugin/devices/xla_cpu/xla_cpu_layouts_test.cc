@@ -11,13 +11,15 @@
 
 #include "gtest/gtest.h"
 #include "xla_plugin/client/layout_codec.h"
-#include "xla_plugin/devices/xla_cpu/compile_options.h"
+#include "xla_plugin/devices/inner/compile_options.h"
 #include "xla_plugin/devices/xla_cpu/test_util.h"
-#include "xla_plugin/devices/xla_cpu/xla_cpu_buffer.h"
-#include "xla_plugin/devices/xla_cpu/xla_cpu_client.h"
+#include "xla_plugin/devices/inner/wrapped_buffer.h"
+#include "xla_plugin/devices/inner/wrapped_client.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
+
+using ::pjrtkit::inner::MinimalCompileOptions;
 namespace {
 
 using ::pjrtkit::xla_cpu::testing::CreateTestClient;
