@@ -17,8 +17,6 @@ construct and the reason. The limits belong to the inner plugin, so they are key
   at the user's risk.
 """
 
-ALLOW_ENV = "PJRTKIT_ALLOW_UNSUPPORTED_PROGRAMS"
-"""Set to ``1`` to compile refused programs anyway (their results may be wrong)."""
 
 from __future__ import annotations
 
@@ -27,6 +25,9 @@ import functools
 import os
 from collections.abc import Callable
 from typing import Any
+
+ALLOW_ENV = "PJRTKIT_ALLOW_UNSUPPORTED_PROGRAMS"
+"""Set to ``1`` to compile refused programs anyway (their results may be wrong)."""
 
 
 @dataclasses.dataclass(frozen=True)
