@@ -252,14 +252,14 @@ def test_pallas_mosaic_gpu_kernels_match_references():
   y = np.arange(128 * 128, dtype=np.float32).reshape(128, 128)
   np.testing.assert_array_equal(np.asarray(kernel(jax.device_put(y, gpu()))), y)
 
-  # pallas_call with Mosaic GPU parameters: add one.
-  def add_one(x_ref, o_ref):
-    o_ref[...] = x_ref[...] + 1.0
-
-  x = jax.device_put(np.arange(256, dtype=np.float32), gpu())
-  out = pl.pallas_call(add_one, out_shape=jax.ShapeDtypeStruct((256,), jnp.float32),
-                       compiler_params=plgpu.CompilerParams())(x)
-  np.testing.assert_array_equal(np.asarray(out), np.arange(256, dtype=np.float32) + 1)
+  # A gridded kernel with arithmetic: add one, two blocks of 128 rows, TMA in and out. (JAX 0.11.2
+  # has no pallas_call lowering for plgpu.CompilerParams on a real GPU, on its own cuda backend
+  # either: Mosaic GPU kernels go through plgpu.kernel.)
+  add_one = plgpu.kernel(functools.partial(_mgpu_add_one, plgpu=plgpu, pl=pl),
+                         out_type=jax.ShapeDtypeStruct((256, 128), jnp.float32), grid=(2,),
+                         grid_names=("i",))
+  x = np.arange(256 * 128, dtype=np.float32).reshape(256, 128)
+  np.testing.assert_array_equal(np.asarray(add_one(jax.device_put(x, gpu()))), x + 1)
 
 
 def _mgpu_tma_copy(x_gmem, o_gmem, plgpu, pl):
@@ -272,6 +272,22 @@ def _mgpu_tma_copy(x_gmem, o_gmem, plgpu, pl):
     plgpu.wait_smem_to_gmem(0)
 
   pl.run_scoped(scoped, plgpu.SMEM((128, 128), jnp.float32), plgpu.Barrier(num_arrivals=1))
+
+
+def _mgpu_add_one(x_gmem, o_gmem, plgpu, pl):
+  """A Mosaic GPU kernel body: block i's 128 rows to SMEM by TMA, plus one, back to GMEM."""
+  rows = pl.ds(jax.lax.axis_index("i") * 128, 128)
+
+  def scoped(x_smem, o_smem, barrier):
+    plgpu.copy_gmem_to_smem(x_gmem.at[rows], x_smem, barrier)
+    plgpu.barrier_wait(barrier)
+    o_smem[...] = x_smem[...] + 1.0
+    plgpu.commit_smem()
+    plgpu.copy_smem_to_gmem(o_smem, o_gmem.at[rows])
+    plgpu.wait_smem_to_gmem(0)
+
+  pl.run_scoped(scoped, plgpu.SMEM((128, 128), jnp.float32), plgpu.SMEM((128, 128), jnp.float32),
+                plgpu.Barrier(num_arrivals=1))
 
 
 def test_cudnn_attention_matches_xla():

@@ -72,9 +72,9 @@ LATE_RULE_MODULES = ("jax.experimental.mosaic.gpu",
                      "jax._src.pallas.mosaic_gpu.pallas_call_registration")
 """Modules that register rules when imported, imported (when they import) before the cuda rules
 are copied: Mosaic GPU's ``mosaic_gpu_p`` cuda rule, and Pallas's Mosaic GPU lowering of
-``pallas_call`` with ``plgpu.CompilerParams``, which JAX 0.11.2 imports only from ``mpmd_map``'s
-lowering (``plgpu.kernel``), so that on its own cuda backend a ``pallas_call`` with Mosaic GPU
-parameters that comes first fails with an AssertionError (seen on the H200)."""
+``mpmd_map`` (``plgpu.kernel``). (JAX 0.11.2 has no real-GPU lowering of ``pallas_call`` with
+``plgpu.CompilerParams``, on its own cuda backend either: ``assert rule is not None``, seen on the
+H200; Mosaic GPU kernels go through ``plgpu.kernel`` there.)"""
 
 
 class _CudaNamedBackend:
