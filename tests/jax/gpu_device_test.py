@@ -242,7 +242,7 @@ def test_pure_callback_dtypes_round_trip_exactly():
     np.testing.assert_array_equal(np.asarray(got), want)
 
 
-@pytest.mark.xfail(PLATFORM == "cuda", strict=True,
+@pytest.mark.xfail(PLATFORM == "cuda", strict=False,
                    reason="jaxlib 0.11.2's own GPU callback handler drops the last element of an "
                    "odd-length int4 result (seen on the H200: [..., -3, 0] for [..., -3, 5]); "
                    "pjrtkit's handler copies ceil(n / 2) bytes")
