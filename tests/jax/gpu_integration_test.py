@@ -3,8 +3,9 @@
 * ``_device``: which device ``initialize()`` chooses and the options it passes (pure functions,
   checked against the C++ rules' wording in ``xla_plugin/devices/selection``);
 * the xla_gpu JAX integration installed over an XLA:CPU client: programs are only lowered (never
-  run), and the lowered text shows JAX's cuda choices (cuSOLVER custom calls, the GPU callback
-  handler, the cuda branch of ``lax.platform_dependent``), the ``gpu`` alias and donation.
+  run), and the lowered text shows JAX's cuda choices (cuSOLVER custom calls, the cuda branch of
+  ``lax.platform_dependent``), host callbacks lowered as on cpu (pjrtkit's GPU handler runs
+  them) and refused without libcudart, the ``gpu`` alias and donation.
 
 ``gpu_device_test.py`` runs the same features on a GPU.
 """
@@ -114,8 +115,106 @@ def test_without_a_gpu_initialize_chooses_xla_cpu():
                                "persistent cache"]}
 
 
+def test_libcudart_is_looked_for_explicitly_then_loaded_then_in_the_wheels(tmp_path,
+                                                                          monkeypatch):
+  from jax_plugins.pjrtkit import _cuda_runtime  # pylint: disable=g-import-not-at-top
+
+  site = tmp_path / "site"
+  for relative in ("nvidia/cu12/lib", "nvidia/cu13/lib"):
+    (site / relative).mkdir(parents=True)
+    (site / relative / f"libcudart.so.{relative[9:11]}").write_bytes(b"")
+  monkeypatch.setattr(sys, "path", [str(site)])
+  monkeypatch.setattr(_cuda_runtime, "_mapped_libraries", lambda: ["/proc-maps/libcudart.so.13"])
+  monkeypatch.setenv("PJRTKIT_CUDART", "/explicit/libcudart.so")
+  found = _cuda_runtime.candidates()
+  assert found[:4] == ["/explicit/libcudart.so", "/proc-maps/libcudart.so.13",
+                       str(site / "nvidia/cu13/lib/libcudart.so.13"),
+                       str(site / "nvidia/cu12/lib/libcudart.so.12")]
+  assert found[4:7] == ["libcudart.so.13", "libcudart.so.12", "libcudart.so"]
+  # Beside the CUDA PJRT plugin's site-packages too (it may not be on sys.path).
+  monkeypatch.setattr(sys, "path", [])
+  monkeypatch.delenv("PJRTKIT_CUDART")
+  plugin = site / "jax_plugins" / "xla_cuda13" / "xla_cuda_plugin.so"
+  assert _cuda_runtime.candidates(str(plugin))[1] == str(
+      site / "nvidia/cu13/lib/libcudart.so.13")
+
+
+def test_without_libcudart_the_refusal_names_what_was_tried(monkeypatch):
+  from jax_plugins.pjrtkit import _cuda_runtime  # pylint: disable=g-import-not-at-top
+
+  monkeypatch.setattr(_cuda_runtime, "_LOADED", [])
+  monkeypatch.setattr(_cuda_runtime, "candidates", lambda plugin_path=None: ["/no/libcudart.so"])
+  with pytest.raises(_cuda_runtime.CudaRuntimeNotFound) as missing:
+    _cuda_runtime.load()
+  assert "install the NVIDIA CUDA runtime wheel" in str(missing.value)
+  assert "Tried: /no/libcudart.so (" in str(missing.value)
+
+
+class _FakeCuda:
+  """libcudart over host memory: copies are memmoves, recorded with the synchronizations."""
+
+  def __init__(self):
+    self.calls = []
+
+  def copy_to_host(self, host, device, nbytes, stream):
+    import ctypes  # pylint: disable=g-import-not-at-top
+    self.calls.append(("d2h", nbytes, stream))
+    ctypes.memmove(host, device, nbytes)
+
+  def copy_to_device(self, device, host, nbytes, stream):
+    import ctypes  # pylint: disable=g-import-not-at-top
+    self.calls.append(("h2d", nbytes, stream))
+    ctypes.memmove(device, host, nbytes)
+
+  def synchronize(self, stream):
+    self.calls.append(("sync", stream))
+
+
+def test_the_gpu_handler_copies_on_the_calls_stream_and_synchronizes(monkeypatch):
+  import ctypes  # pylint: disable=g-import-not-at-top
+  import ml_dtypes  # pylint: disable=g-import-not-at-top
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  from jax_plugins.pjrtkit import _cuda_runtime  # pylint: disable=g-import-not-at-top
+  from jax_plugins.pjrtkit import _host_callbacks  # pylint: disable=g-import-not-at-top
+  from jax_plugins.pjrtkit import _xla_ffi  # pylint: disable=g-import-not-at-top
+
+  cuda = _FakeCuda()
+  monkeypatch.setattr(_cuda_runtime, "load", lambda: cuda)
+  monkeypatch.setattr(_xla_ffi, "stream", lambda frame: 0x5EED)
+  keep = []
+
+  def buffer(dtype_code, array, shape):  # An XLA_FFI_Buffer over `array`'s memory.
+    dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+    buf = _xla_ffi.Buffer(ctypes.sizeof(_xla_ffi.Buffer), None, dtype_code,
+                          array.ctypes.data if array is not None else None, len(shape), dims)
+    keep.extend([dims, buf, array])
+    return _xla_ffi.buffer_view(ctypes.addressof(buf))
+
+  f32 = np.arange(6, dtype=np.float32).reshape(2, 3)
+  int4 = np.array([0x21, 0x03], np.uint8)  # int4 [1, 2, 3] packed, low nibble first.
+  memory = _host_callbacks._DeviceMemory(None)  # pylint: disable=protected-access
+  views = [buffer(11, f32, (2, 3)), buffer(_xla_ffi.DTYPE_TOKEN, None, ()),
+           buffer(21, int4, (3,))]
+  args = memory.read(views)
+  np.testing.assert_array_equal(args[0], f32)
+  assert args[1] is None
+  np.testing.assert_array_equal(args[2], np.array([1, 2, 3], ml_dtypes.int4))
+  assert cuda.calls == [("d2h", 24, 0x5EED), ("d2h", 2, 0x5EED), ("sync", 0x5EED)]
+
+  cuda.calls.clear()
+  out_f32 = np.zeros((2, 3), np.float32)
+  out_int4 = np.zeros(2, np.uint8)
+  rets = [buffer(11, out_f32, (2, 3)), buffer(_xla_ffi.DTYPE_TOKEN, None, ()),
+          buffer(21, out_int4, (3,))]
+  memory.write(rets, [f32 * 2, None, np.array([-1, 4, 5], ml_dtypes.int4)])
+  np.testing.assert_array_equal(out_f32, f32 * 2)
+  np.testing.assert_array_equal(out_int4, np.array([0x4F, 0x05], np.uint8))
+  # The host arrays are kept until the stream is synchronized after the copies.
+  assert cuda.calls == [("h2d", 24, 0x5EED), ("h2d", 2, 0x5EED), ("sync", 0x5EED)]
+
+
 _GPU_INTEGRATION_ON_XLA_CPU = """
-    import json
+    import json, re
     import jax_plugins.pjrtkit as pjrtkit
     from jax_plugins.pjrtkit import _device
     # The xla_gpu integration over an XLA:CPU client: programs are lowered, never run.
@@ -132,10 +231,16 @@ _GPU_INTEGRATION_ON_XLA_CPU = """
     dependent = lambda x: jax.lax.platform_dependent(x, cpu=lambda v: v * 3.0,
                                                      cuda=lambda v: v * 5.0)
     rule = mlir._platform_specific_lowerings["pjrtkit"][jax.lax.linalg.cholesky_p].rule
+    from jax_plugins.pjrtkit import _cuda_runtime
+    def no_cudart():
+      raise _cuda_runtime.CudaRuntimeNotFound("no libcudart here (test)")
+    _cuda_runtime.load = no_cudart  # Host callbacks need libcudart on the xla_gpu device.
     try:
-      callback_text = text(callback, np.float32(1))
+      refused_text = text(callback, np.float32(1))
     except NotImplementedError as e:
-      callback_text = "refused: " + str(e)
+      refused_text = "refused: " + str(e)
+    _cuda_runtime.load = lambda: None  # As if it were there: the program lowers.
+    callback_text = text(callback, np.float32(1))
     print(json.dumps({
         "installed": list(status.installed), "device": status.device,
         "problems": list(status.problems),
@@ -144,9 +249,10 @@ _GPU_INTEGRATION_ON_XLA_CPU = """
         "cholesky_rule": rule.__wrapped__
                          is mlir._platform_specific_lowerings["cuda"][
                              jax.lax.linalg.cholesky_p].rule,
-        "callback": callback_text.split(":")[0] if callback_text.startswith("refused") else
-                    "xla_ffi_python_gpu_callback" in callback_text,
-        "callback_reason": callback_text[:80],
+        "callback_targets": sorted(set(re.findall(r"xla_ffi_\\w*python\\w*callback",
+                                                  callback_text))),
+        "callback_index": "index = 0 : ui64" in callback_text,
+        "refused": refused_text,
         "cuda_branch": "5.000000e+00" in text(dependent, np.float32(1)),
         "cpu_branch": "3.000000e+00" in text(dependent, np.float32(1)),
         "donation": "pjrtkit" in mlir._platforms_with_donation,
@@ -155,7 +261,7 @@ _GPU_INTEGRATION_ON_XLA_CPU = """
 
 
 _EXPECTED = {
-    "installed": ["ffi", "cuda lowering", "pallas gpu", "gpu callbacks", "gpu alias",
+    "installed": ["ffi", "cuda lowering", "pallas gpu", "host callbacks", "gpu alias",
                   "donation", "persistent cache"],
     "device": "xla_gpu", "problems": [],
     "gpu_alias": ["pjrtkit"] * 4,
@@ -165,14 +271,18 @@ _EXPECTED = {
 }
 
 
-def test_the_gpu_integration_lowers_like_cuda_and_refuses_host_callbacks():
+def test_the_gpu_integration_lowers_like_cuda_and_callbacks_like_cpu():
   got = run_python(_GPU_INTEGRATION_ON_XLA_CPU, env=plugin_env(JAX_PLATFORMS="pjrtkit,cpu"))
   from jax_plugins.pjrtkit import _gpu_rules  # pylint: disable=g-import-not-at-top
 
-  refusal = "refused: " + _gpu_rules.GPU_CALLBACKS_ERROR.format(what="jax.pure_callback")
-  assert refusal.startswith("refused: jax.pure_callback is not supported on pjrtkit's xla_gpu "
-                            "device: XLA:GPU's host-callback handler finds")
-  assert got == {**_EXPECTED, "callback": "refused", "callback_reason": refusal[:80]}
+  refusal = "refused: " + _gpu_rules.GPU_CALLBACKS_ERROR.format(
+      what="jax.pure_callback", reason="no libcudart here (test)")
+  assert refusal == ("refused: jax.pure_callback on pjrtkit's xla_gpu device needs the CUDA "
+                     "runtime (libcudart) to copy the callback's operands and results between "
+                     "the GPU and the host: no libcudart here (test)")
+  # Host callbacks are JAX's cpu program (pjrtkit's GPU handler runs it), not the cuda one.
+  assert got == {**_EXPECTED, "callback_targets": ["xla_ffi_python_cpu_callback"],
+                 "callback_index": True, "refused": refusal}
 
 
 def test_the_gpu_alias_yields_to_jaxs_cuda_and_is_not_added_for_xla_cpu():

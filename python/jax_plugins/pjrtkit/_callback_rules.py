@@ -82,11 +82,15 @@ def as_cpu(ctx: Any, platform: str) -> Any:
   return ctx.replace(module_context=module_context, platforms=platforms)
 
 
-def _cpu_lowering(entry: CallbackRule, platform: str) -> Callable[..., Any]:
-  """``entry.rule`` run for ``platform`` as for cpu (tokens it sets are copied back)."""
+def _cpu_lowering(entry: CallbackRule, platform: str,
+                  before: Callable[[str], None] | None = None) -> Callable[..., Any]:
+  """``entry.rule`` run for ``platform`` as for cpu (tokens it sets are copied back);
+  ``before``, when given, is called first with the primitive's name (a device's refusal)."""
 
   def lowering(ctx: Any, *args: Any, **params: Any) -> Any:
     _topology.refuse_compile_only(ctx)  # No host callbacks in executables for a topology.
+    if before is not None:
+      before(entry.primitive.name)
     if entry.cpu_check is not None:
       entry.cpu_check()
     cpu_ctx = as_cpu(ctx, platform)
@@ -159,12 +163,17 @@ def callback_rules() -> list[CallbackRule]:
   ]
 
 
-def register(platform: str = "pjrtkit") -> list[str]:
-  """Registers the callback rules for ``platform``; returns the primitive names, sorted."""
+def register(platform: str = "pjrtkit",
+             before: Callable[[str], None] | None = None) -> list[str]:
+  """Registers the callback rules for ``platform``; returns the primitive names, sorted.
+
+  ``before(primitive_name)`` runs first at each lowering (the xla_gpu device checks there that
+  it can copy the callback's data, ``_gpu_rules.register_callbacks``).
+  """
   from jax._src.interpreters import mlir  # pylint: disable=g-import-not-at-top
 
   rules = callback_rules()
   for entry in rules:
-    mlir.register_lowering(entry.primitive, _cpu_lowering(entry, platform), platform=platform,
-                           cacheable=False)
+    mlir.register_lowering(entry.primitive, _cpu_lowering(entry, platform, before),
+                           platform=platform, cacheable=False)
   return sorted(entry.primitive.name for entry in rules)

@@ -10,27 +10,33 @@ JAX's ``cuda`` platform:
   registered for ``pjrtkit`` too, so Pallas kernels go to Triton or Mosaic GPU and
   platform-dependent code takes its cuda branch;
 * host callbacks (``pure_callback``, ``io_callback``, ``jax.debug.callback`` / ``print``,
-  checkify) are refused at lowering with ``GPU_CALLBACKS_ERROR``: JAX's cuda rules emit
-  ``xla_ffi_python_gpu_callback``, whose XLA:GPU handler (jaxlib's, registered by JAX's CUDA
-  plugin) finds the Python functions through execute-context data that jaxlib attaches to an
-  execution only for its own platforms (cpu/cuda/rocm/sycl), never for a plugin. Lowered anyway
-  (tried on an H200 with jax 0.11.2), the program crashes the process with a segmentation fault
-  when the callback runs.
+  checkify) lower through JAX's own *cpu* rules, exactly as on the xla_cpu device
+  (``_callback_rules``): the FFI custom call ``xla_ffi_python_cpu_callback`` with attribute
+  ``index``, which pjrtkit's GPU handler (``_host_callbacks.GPU_HANDLER``, registered for
+  ``pjrtkit``, i.e. XLA:GPU's ``CUDA`` platform) runs with the executable's binding, copying the
+  data between the GPU and the host on the call's stream through libcudart (``_cuda_runtime``).
+  JAX's cuda rules would emit ``xla_ffi_python_gpu_callback`` instead, whose XLA:GPU handler
+  (jaxlib's, registered by JAX's CUDA plugin) finds the Python functions through execute-context
+  data that jaxlib attaches to an execution only for its own platforms (cpu/cuda/rocm/sycl), never
+  for a plugin: lowered that way (tried on an H200 with jax 0.11.2), the program crashed the
+  process with a segmentation fault when the callback ran. The cpu target names are free on
+  ``CUDA``, so pjrtkit's handler does not collide with jaxlib's. The handler declares no FFI
+  traits, so XLA:GPU never captures the call into a command buffer (CUDA graph). Without a
+  libcudart the callbacks are refused at lowering with ``GPU_CALLBACKS_ERROR``.
 
 Each rule runs with a lowering context whose platforms (the rule context's and the module
 context's) read ``("cuda",)`` and whose backend reports platform ``cuda`` (``as_cuda``): several
-of them look the platform up there (Pallas's Triton registration, ``mpmd_map``, psend/precv,
-``emit_python_callback``). The module context is a shallow copy, so what the rules emit lands in
+of them look the platform up there (Pallas's Triton registration, ``mpmd_map``, psend/precv). The module context is a shallow copy, so what the rules emit lands in
 the real module.
 
 ``alias_gpu`` makes ``jax.devices("gpu")`` (and JAX code that asks for the ``gpu`` backend, such
 as cuDNN attention's version checks) find pjrtkit when JAX's own CUDA backend is not there.
 
-JAX internals used (``_jax_internals.INTERNALS``, features "cuda lowering", "pallas gpu", "gpu
-callbacks" and "gpu alias"): the rule tables, ``ModuleContext.replace``,
-``LoweringRuleContext.replace`` / ``tokens_out`` / ``set_tokens_out``, the generic rules of
-``pallas_call_p``, ``mpmd_map_p``, ``platform_index_p`` and ``cond_p``, and
-``xla_bridge._alias_to_platforms``.
+JAX internals used (``_jax_internals.INTERNALS``, features "cuda lowering", "pallas gpu", "host
+callbacks" (the callback rules and the compile wrapper, shared with the xla_cpu device) and "gpu
+alias"): the rule tables, ``ModuleContext.replace``, ``LoweringRuleContext.replace`` /
+``tokens_out`` / ``set_tokens_out``, the generic rules of ``pallas_call_p``, ``mpmd_map_p``,
+``platform_index_p`` and ``cond_p``, and ``xla_bridge._alias_to_platforms``.
 Rules JAX registers for ``cuda`` after ``initialize()`` are not copied, except those of the modules
 ``LATE_RULE_MODULES`` names, which are imported first.
 """
@@ -43,6 +49,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from jax_plugins.pjrtkit import _callback_rules
+from jax_plugins.pjrtkit import _cuda_runtime
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +58,7 @@ CUDA = "cuda"
 
 CALLBACK_PRIMITIVES = frozenset(
     {"pure_callback", "io_callback", "debug_callback", "debug_print", "check"})
-"""Primitives lowered by ``register_callbacks`` (they need JAX's cpu backend check first)."""
+"""Primitives lowered by ``register_callbacks`` through JAX's cpu rules, not its cuda ones."""
 
 GENERIC_PRIMITIVES = (
     ("jax._src.pallas.pallas_call", "pallas_call_p"),
@@ -62,11 +69,10 @@ GENERIC_PRIMITIVES = (
 """Primitives whose generic rule chooses by platform name: (module, attribute)."""
 
 GPU_CALLBACKS_ERROR = (
-    "{what} is not supported on pjrtkit's xla_gpu device: XLA:GPU's host-callback handler finds "
-    "the Python function through execute-context data that jaxlib attaches only for its own "
-    "platforms (cpu, cuda, rocm), never for a PJRT plugin. Run the callback on JAX's cuda or cpu "
-    "backend (jax.jit(..., device=jax.devices('cpu')[0])), or move it out of the jitted function.")
-"""The refusal of host callbacks at lowering; ``{what}`` names the primitive."""
+    "{what} on pjrtkit's xla_gpu device needs the CUDA runtime (libcudart) to copy the "
+    "callback's operands and results between the GPU and the host: {reason}")
+"""The refusal of host callbacks at lowering when no libcudart is found; ``{what}`` names the
+primitive, ``{reason}`` says where pjrtkit looked."""
 
 LATE_RULE_MODULES = ("jax.experimental.mosaic.gpu",
                      "jax._src.pallas.mosaic_gpu.pallas_call_registration")
@@ -208,28 +214,24 @@ _CALLBACK_NAMES = {"pure_callback": "jax.pure_callback",
                    "check": "checkify's check"}
 
 
-def _refusal(name: str) -> Callable[..., Any]:
-  """A lowering rule raising NotImplementedError(GPU_CALLBACKS_ERROR) for primitive ``name``."""
-
-  def refuse(ctx: Any, *args: Any, **params: Any) -> Any:
-    del ctx, args, params
-    raise NotImplementedError(GPU_CALLBACKS_ERROR.format(what=_CALLBACK_NAMES.get(name, name)))
-
-  refuse.__name__ = f"pjrtkit_refuse_{name}_on_xla_gpu"
-  return refuse
+def require_cuda_runtime(name: str) -> None:
+  """Raises NotImplementedError(``GPU_CALLBACKS_ERROR``) for primitive ``name`` when no
+  libcudart can be loaded (``_cuda_runtime.load``); the lowering's ``before`` hook."""
+  try:
+    _cuda_runtime.load()
+  except _cuda_runtime.CudaRuntimeNotFound as missing:
+    raise NotImplementedError(GPU_CALLBACKS_ERROR.format(
+        what=_CALLBACK_NAMES.get(name, name), reason=missing)) from missing
 
 
 def register_callbacks(platform: str = "pjrtkit") -> list[str]:
-  """Registers, for ``platform``, a rule refusing each host-callback primitive at lowering with
-  ``GPU_CALLBACKS_ERROR`` (see the module docstring); returns their names, sorted."""
-  from jax._src.interpreters import mlir  # pylint: disable=g-import-not-at-top
+  """Registers, for ``platform``, JAX's cpu rules for the host-callback primitives (as on the
+  xla_cpu device), each refusing first when no libcudart is found; returns their names, sorted.
 
-  registered = []
-  for entry in _callback_rules.callback_rules():
-    mlir.register_lowering(entry.primitive, _refusal(entry.primitive.name), platform=platform,
-                           cacheable=False)
-    registered.append(entry.primitive.name)
-  return sorted(registered)
+  ``_host_callbacks.install(..., device_memory=True)`` must have registered the GPU handler and
+  wrapped JAX's compile (see the module docstring).
+  """
+  return _callback_rules.register(platform, before=require_cuda_runtime)
 
 
 def alias_gpu(platform: str = "pjrtkit") -> Callable[[], None]:

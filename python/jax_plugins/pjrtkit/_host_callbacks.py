@@ -25,6 +25,18 @@ equivalent itself:
   (None for tokens, sub-byte types unpacked) and writes the results back (tokens skipped, sub-byte
   types packed), as jaxlib's CPU handler does.
 
+On the xla_gpu device the very same program runs (the cpu rules, the cpu target names, the same
+bindings); the plugin hands registrations for ``pjrtkit`` to XLA:GPU under its ``CUDA`` platform,
+where the cpu target names are free (jaxlib's GPU handlers are registered as
+``xla_ffi_python_gpu_callback``). ``GPU_HANDLER`` is registered there instead of ``HANDLER``: its
+buffers are device pointers, so it takes the call's ``CUstream`` (``XLA_FFI_Stream_Get``), copies
+the operands to host arrays (``cudaMemcpyAsync`` device to host, then ``cudaStreamSynchronize``,
+through ``_cuda_runtime``), calls the function, copies the results back (host to device, then
+another synchronize, which also keeps the host arrays alive until the copies are done), as
+jaxlib's GPU handler does. The handler declares no traits, so XLA:GPU never records the custom
+call into a CUDA graph (command buffer): it runs on the host, in program order, every time, inside
+loops too. Each callback costs two stream synchronizations plus the copies.
+
 Re-entrancy: JAX's callbacks get cpu arrays and run under ``default_device(cpu)``, so what they
 compute goes to jaxlib's ``cpu`` backend, not back into pjrtkit. A callback that explicitly runs
 a pjrtkit computation works when XLA:CPU runs that computation inline (small programs) or on a
@@ -48,6 +60,7 @@ from typing import Any
 
 import numpy as np
 
+from jax_plugins.pjrtkit import _cuda_runtime
 from jax_plugins.pjrtkit import _pjrt_binding
 from jax_plugins.pjrtkit import _xla_ffi
 
@@ -142,8 +155,76 @@ def call_count() -> int:
   return BINDINGS.calls
 
 
-def _handle(frame_pointer: Any) -> int | None:
-  """The XLA FFI handler: runs callback ``index`` of the running executable."""
+_View = tuple
+"""(``_xla_ffi.Buffer``, numpy dtype or None for a token, shape): ``_xla_ffi.buffer_view``'s."""
+
+
+class _HostMemory:
+  """Operands and results in host memory (the xla_cpu device): read and written in place."""
+
+  def __init__(self, frame: _xla_ffi.CallFrame):
+    del frame
+
+  def read(self, views: Sequence[_View]) -> list[np.ndarray | None]:
+    return [None if dtype is None else _xla_ffi.read_array(buf, dtype, shape)
+            for buf, dtype, shape in views]
+
+  def write(self, views: Sequence[_View], values: Sequence[np.ndarray | None]) -> None:
+    for (buf, _, _), value in zip(views, values):
+      if value is not None:
+        _xla_ffi.write_array(buf, value)
+
+
+class _DeviceMemory:
+  """Operands and results in GPU memory (the xla_gpu device), copied on the call's stream.
+
+  Operands: one device-to-host copy each into fresh host arrays, then one stream synchronize
+  (which also waits for the kernels before the call that produce them). Results: one
+  host-to-device copy each from host arrays kept alive here, then one synchronize, so the host
+  memory outlives the copies and the results are in place before the call returns (XLA:GPU
+  enqueues the consumers after it on the same stream).
+  """
+
+  def __init__(self, frame: _xla_ffi.CallFrame):
+    self._cuda = _cuda_runtime.load()
+    self._stream = _xla_ffi.stream(frame)
+
+  def read(self, views: Sequence[_View]) -> list[np.ndarray | None]:
+    staged: list[tuple[np.ndarray, _View] | None] = []
+    for view in views:
+      buf, dtype, shape = view
+      if dtype is None:
+        staged.append(None)
+        continue
+      raw = np.empty(_xla_ffi.buffer_nbytes(buf, dtype, shape), np.uint8)
+      if raw.nbytes:
+        self._cuda.copy_to_host(raw.ctypes.data, buf.data, raw.nbytes, self._stream)
+      staged.append((raw, view))
+    self._cuda.synchronize(self._stream)
+    return [None if item is None else _xla_ffi.decode_array(item[0], *item[1])
+            for item in staged]
+
+  def write(self, views: Sequence[_View], values: Sequence[np.ndarray | None]) -> None:
+    keep_alive = []
+    try:
+      for (buf, _, _), value in zip(views, values):
+        if value is None:
+          continue
+        data = _xla_ffi.encode_array(buf, value)
+        if data.nbytes:
+          keep_alive.append(data)
+          self._cuda.copy_to_device(buf.data, data.ctypes.data, data.nbytes, self._stream)
+    finally:
+      if keep_alive:  # Also after a failed copy: the ones enqueued still read these arrays.
+        self._cuda.synchronize(self._stream)
+
+
+def _handle(frame_pointer: Any, memory_type: type = _HostMemory) -> int | None:
+  """The XLA FFI handler: runs callback ``index`` of the running executable.
+
+  ``memory_type`` says where the buffers live: ``_HostMemory`` (xla_cpu) or ``_DeviceMemory``
+  (xla_gpu).
+  """
   frame = frame_pointer.contents
   try:
     if _xla_ffi.fill_metadata(frame) or frame.stage != _xla_ffi.STAGE_EXECUTE:
@@ -161,23 +242,25 @@ def _handle(frame_pointer: Any) -> int | None:
       return _xla_ffi.make_error(
           frame, _xla_ffi.ERROR_NOT_FOUND,
           f"pjrtkit: host callback {index} of this executable is gone")
-    args = []
-    for i in range(frame.args.size):
-      buf, dtype, shape = _xla_ffi.buffer_view(frame.args.args[i])
-      args.append(None if dtype is None else _xla_ffi.read_array(buf, dtype, shape))
+    memory = memory_type(frame)
+    args = memory.read([_xla_ffi.buffer_view(frame.args.args[i])
+                        for i in range(frame.args.size)])
     rets = [_xla_ffi.buffer_view(frame.rets.rets[i]) for i in range(frame.rets.size)]
     BINDINGS.count_call()
     outputs = function(*args)
     if len(outputs) != len(rets):
       raise RuntimeError(f"the callback returned {len(outputs)} values, expected {len(rets)}")
-    for i, (buf, dtype, shape) in enumerate(rets):
+    values: list[np.ndarray | None] = []
+    for i, (_, dtype, shape) in enumerate(rets):
       if dtype is None:
-        continue  # A token (the callback passes back the None it was given).
+        values.append(None)  # A token (the callback passes back the None it was given).
+        continue
       value = np.asarray(outputs[i])
       if value.shape != shape or value.dtype != dtype:
         raise RuntimeError(f"result {i} of the callback is {value.dtype}{list(value.shape)}, "
                            f"expected {dtype}{list(shape)}")
-      _xla_ffi.write_array(buf, value)
+      values.append(value)
+    memory.write(rets, values)
     return None
   except BaseException as e:  # pylint: disable=broad-except  (never unwind through C)
     detail = "".join(traceback.format_exception(e))
@@ -189,14 +272,20 @@ def _handle(frame_pointer: Any) -> int | None:
 
 
 HANDLER = _xla_ffi.HANDLER(_handle)
-"""The ctypes function XLA calls; module-level so it lives as long as the process."""
+"""The ctypes function XLA:CPU calls (buffers in host memory); module-level so it lives as long
+as the process."""
+
+GPU_HANDLER = _xla_ffi.HANDLER(functools.partial(_handle, memory_type=_DeviceMemory))
+"""The ctypes function XLA:GPU calls (buffers in GPU memory, copied on the call's stream)."""
 
 
-def handler_capsule() -> Any:
-  """``HANDLER`` as a PyCapsule, the form ``jax.ffi.register_ffi_target`` takes."""
+def handler_capsule(device_memory: bool = False) -> Any:
+  """``HANDLER`` (``GPU_HANDLER`` when ``device_memory``) as a PyCapsule, the form
+  ``jax.ffi.register_ffi_target`` takes."""
   from jax import ffi  # pylint: disable=g-import-not-at-top
 
-  return ffi.pycapsule(ctypes.cast(HANDLER, ctypes.c_void_p).value)
+  handler = GPU_HANDLER if device_memory else HANDLER
+  return ffi.pycapsule(ctypes.cast(handler, ctypes.c_void_p).value)
 
 
 class _Nesting(threading.local):
@@ -246,13 +335,14 @@ def bind_compiles(compile_or_get_cached: Callable[..., Any], platform: str,
   return wrapper
 
 
-def install(c_api: Any, platform: str, ffi_extension: Any) -> None:
+def install(c_api: Any, platform: str, ffi_extension: Any, device_memory: bool = False) -> None:
   """Registers the handler and the binding type with the plugin and wraps JAX's compile.
 
   Args:
     c_api: the plugin's ``PJRT_Api`` capsule.
     platform: its platform name (``'pjrtkit'``).
     ffi_extension: its ``_pjrt_ffi.PjrtFfiExtension``.
+    device_memory: the buffers are in GPU memory (the xla_gpu device): register ``GPU_HANDLER``.
 
   Raises:
     LookupError: when the plugin lacks pjrtkit's extension; PjrtError when it refuses a
@@ -264,7 +354,8 @@ def install(c_api: Any, platform: str, ffi_extension: Any) -> None:
   binding = _pjrt_binding.BindingExtension.from_c_api(c_api)
   type_id = ffi_extension.register_type(BINDING_TYPE_NAME)
   for name in TARGET_NAMES:
-    ffi.register_ffi_target(name, handler_capsule(), platform=platform, api_version=1)
+    ffi.register_ffi_target(name, handler_capsule(device_memory), platform=platform,
+                            api_version=1)
   _Installed.type_id = type_id
   current = compiler.compile_or_get_cached
   if getattr(current, "_pjrtkit_binds", None) != platform:

@@ -3,8 +3,8 @@
 ``install`` is called by ``initialize()`` right after ``xla_bridge.register_plugin``, with the
 device ``_device`` chose: what it installs is that device's (``CPU_FEATURES`` for xla_cpu: cpu
 rules, LAPACK, pjrtkit's host-callback handler; ``GPU_FEATURES`` for xla_gpu: cuda rules,
-jaxlib's CUDA kernels, Pallas through Triton and Mosaic GPU, XLA:GPU's callback handlers, the
-``gpu`` alias; both: FFI, donation, the persistent cache). It is all or nothing:
+jaxlib's CUDA kernels, Pallas through Triton and Mosaic GPU, pjrtkit's GPU host-callback
+handler, the ``gpu`` alias; both: FFI, donation, the persistent cache). It is all or nothing:
 
 * on a JAX release outside ``_jax_compat.TESTED_JAX_RANGE`` it installs nothing and logs one
   warning (the platform still runs programs that need none of it);
@@ -20,8 +20,10 @@ jaxlib's CUDA kernels, Pallas through Triton and Mosaic GPU, XLA:GPU's callback 
   cache gate) and one error is logged. FFI registrations already handed to the plugin stay: the
   plugin cannot forget them, and they are inert without the rules that emit them.
 * for xla_gpu: FFI routing (``_ffi``), jaxlib's CUDA handlers and types (``_gpu_targets``), the
-  cuda rules, the generic rules that choose by platform name and the callback rules
-  (``_gpu_rules``), the ``gpu`` alias, donation and the persistent cache; undone the same way.
+  cuda rules and the generic rules that choose by platform name (``_gpu_rules``), host callbacks
+  (``_host_callbacks`` with its GPU handler, and the cpu callback rules,
+  ``_gpu_rules.register_callbacks``), the ``gpu`` alias, donation and the persistent cache;
+  undone the same way.
 """
 
 from __future__ import annotations
@@ -142,14 +144,18 @@ def _install_steps(c_api: Any, platform: str, undo: _Undo) -> None:
 def _install_gpu_steps(c_api: Any, platform: str, undo: _Undo) -> None:
   """Installs the xla_gpu device's features, recording each change to JAX in ``undo``."""
   from jax._src import compilation_cache  # pylint: disable=g-import-not-at-top
+  from jax._src import compiler  # pylint: disable=g-import-not-at-top
   from jax._src.interpreters import mlir  # pylint: disable=g-import-not-at-top
 
-  _ffi.install(c_api, platform)  # FFI first: the rules below emit custom calls.
+  extension = _ffi.install(c_api, platform)  # FFI first: the rules below emit custom calls.
   _gpu_targets.register(platform)
   _gpu_rules.import_late_rule_modules()  # Their cuda rules are copied below.
   _snapshot_lowerings(platform, undo)
   _gpu_rules.register_cuda_lowerings(platform)
   _gpu_rules.register_generic_by_platform(platform)
+  _callback_rules.callback_rules()  # Fails before anything of callbacks is installed.
+  _snapshot_attribute(compiler, "compile_or_get_cached", undo)
+  _host_callbacks.install(c_api, platform, extension, device_memory=True)
   _gpu_rules.register_callbacks(platform)
   undo.add(_gpu_rules.alias_gpu(platform))
   donation = list(mlir._platforms_with_donation)  # pylint: disable=protected-access

@@ -30,18 +30,18 @@ TOPOLOGY = "ahead-of-time topologies"
 JIT_REPORT = "jit_report"
 CUDA_LOWERING = "cuda lowering"
 PALLAS_GPU = "pallas gpu"
-GPU_CALLBACKS = "gpu callbacks"
 GPU_ALIAS = "gpu alias"
 FEATURES = (FFI, CPU_LOWERING, HOST_CALLBACKS, DONATION, PERSISTENT_CACHE, TOPOLOGY, JIT_REPORT,
-            CUDA_LOWERING, PALLAS_GPU, GPU_CALLBACKS, GPU_ALIAS)
+            CUDA_LOWERING, PALLAS_GPU, GPU_ALIAS)
 """The pjrtkit features that rely on JAX internals (``_integration`` installs those of the device
 JAX runs on: ``CPU_FEATURES`` or ``GPU_FEATURES``; ``pjrtkit.jit_report`` checks its own)."""
 
 CPU_FEATURES = (FFI, CPU_LOWERING, HOST_CALLBACKS, DONATION, PERSISTENT_CACHE)
 """What the integration installs for the xla_cpu device."""
-GPU_FEATURES = (FFI, CUDA_LOWERING, PALLAS_GPU, GPU_CALLBACKS, GPU_ALIAS, DONATION,
+GPU_FEATURES = (FFI, CUDA_LOWERING, PALLAS_GPU, HOST_CALLBACKS, GPU_ALIAS, DONATION,
                 PERSISTENT_CACHE)
-"""What the integration installs for the xla_gpu device."""
+"""What the integration installs for the xla_gpu device (host callbacks: the same rules, compile
+wrapper and internals as on xla_cpu; only the FFI handler differs, and it uses no JAX internal)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -519,41 +519,6 @@ INTERNALS: tuple[Internal, ...] = (
              "Triton's registration reads the lowering platform from the rule context",
              _source_has("jax._src.pallas.triton.pallas_call_registration", None,
                          ["ctx.platforms or ctx.module_context.platforms"])),
-    # The xla_gpu device refuses host callbacks at lowering; it finds their primitives the way
-    # the cpu rules do (_callback_rules.callback_rules), so it needs what that reads.
-    Internal("jax._src.callback.pure_callback_lowering", GPU_CALLBACKS, "read",
-             "names pure_callback_p, which the xla_gpu device refuses at lowering",
-             _rule_check("generic", "jax._src.callback", "pure_callback_p",
-                         "pure_callback_lowering")),
-    Internal("jax._src.callback.io_callback_lowering", GPU_CALLBACKS, "read",
-             "names io_callback_p, refused the same way",
-             _rule_check("generic", "jax._src.callback", "io_callback_p",
-                         "io_callback_lowering")),
-    Internal("jax._src.debugging.debug_callback_lowering", GPU_CALLBACKS, "read",
-             "names debug_callback_p, refused the same way",
-             _rule_check("cpu", "jax._src.debugging", "debug_callback_p",
-                         "debug_callback_lowering")),
-    Internal("jax._src.debugging.debug_print_lowering_rule", GPU_CALLBACKS, "read",
-             "names debug_print_p, refused the same way",
-             _rule_check("cpu", "jax._src.debugging", "debug_print_p",
-                         "debug_print_lowering_rule")),
-    Internal("jax._src.checkify.check_lowering_rule", GPU_CALLBACKS, "read",
-             "names checkify's check_p, refused the same way",
-             _rule_check("cpu", "jax._src.checkify", "check_p", "check_lowering_rule")),
-    Internal("jax._src.callback.pure_callback_impl", GPU_CALLBACKS, "read",
-             "the cpu-backend probes _callback_rules builds with the rules (not called on the GPU)",
-             _impl_check("jax._src.callback", "pure_callback_impl",
-                         ["args", "result_avals", "callback", "sharding", "vmap_method"])),
-    Internal("jax._src.callback.io_callback_impl", GPU_CALLBACKS, "read",
-             "the same, for io_callback",
-             _impl_check("jax._src.callback", "io_callback_impl",
-                         ["args", "result_avals", "callback", "sharding", "ordered"])),
-    Internal("jax._src.debugging.debug_callback_p.impl", GPU_CALLBACKS, "read",
-             "the same, for jax.debug callbacks",
-             _impl_check("jax._src.debugging", "debug_callback_p.impl",
-                         ["args", "callback", "effect", "partitioned"])),
-    Internal("jax._src.debugging.debug_effect", GPU_CALLBACKS, "read",
-             "the same", _exists("jax._src.debugging", "debug_effect")),
     Internal("jax._src.pallas.mosaic_gpu.pallas_call_registration", PALLAS_GPU, "imported",
              "registers Pallas's Mosaic GPU lowering of pallas_call before the first kernel "
              "(JAX 0.11.2 imports it only from mpmd_map's lowering)",

@@ -91,8 +91,17 @@ class ErrorDestroyArgs(ctypes.Structure):
               ("error", ctypes.c_void_p)]
 
 
+class StreamGetArgs(ctypes.Structure):
+  """``XLA_FFI_Stream_Get_Args``: the platform stream of the call (a ``CUstream`` on XLA:GPU)."""
+  _fields_ = [("struct_size", ctypes.c_size_t), ("extension_start", ctypes.c_void_p),
+              ("ctx", ctypes.c_void_p), ("stream", ctypes.c_void_p)]
+
+
+STREAM_GET_ARGS_SIZE = 32  # offsetof(stream) + sizeof(stream).
+
 # Function slots of XLA_FFI_Api after ``error_create`` (XLA FFI API 0.2 has the first 18).
 _SLOT_ERROR_DESTROY = 2
+_SLOT_STREAM_GET = 4
 _SLOT_EXECUTION_CONTEXT_GET = 6
 
 
@@ -240,6 +249,25 @@ def user_data(frame: CallFrame, type_id: int) -> int | None:
   return args.data or None
 
 
+def stream(frame: CallFrame) -> int:
+  """The platform stream the call runs on (``XLA_FFI_Stream_Get``; on XLA:GPU a ``CUstream``).
+
+  Raises:
+    RuntimeError: when the framework has none for this call (XLA:CPU), with its message.
+  """
+  if not frame.ctx:
+    raise RuntimeError("the FFI call has no execution context, so no stream")
+  args = StreamGetArgs(STREAM_GET_ARGS_SIZE, None, frame.ctx, None)
+  error = _api_function(frame, _SLOT_STREAM_GET)(ctypes.addressof(args))
+  if error:
+    _api_function(frame, _SLOT_ERROR_DESTROY)(
+        ctypes.addressof(ErrorDestroyArgs(ctypes.sizeof(ErrorDestroyArgs), None, error)))
+    raise RuntimeError("XLA_FFI_Stream_Get failed: this call runs on no device stream")
+  if not args.stream:
+    raise RuntimeError("XLA_FFI_Stream_Get returned no stream")
+  return args.stream
+
+
 def uint64_attribute(frame: CallFrame, name: str) -> int | None:
   """The value of scalar attribute ``name`` as an unsigned 64-bit integer, or None."""
   attrs = frame.attrs
@@ -276,34 +304,56 @@ def _packing(bits: int) -> tuple[int, np.ndarray, int]:
   return per_byte, np.arange(per_byte, dtype=np.uint8) * np.uint8(bits), (1 << bits) - 1
 
 
-def read_array(buf: Buffer, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
-  """A read-only numpy copy of the buffer's contents (XLA reuses the buffer after the call);
-  sub-byte types are unpacked to one element per byte."""
+def buffer_nbytes(buf: Buffer, dtype: np.dtype, shape: tuple[int, ...]) -> int:
+  """How many bytes the buffer's data takes (sub-byte types packed, ``PACKED_BITS``)."""
+  count = int(np.prod(shape, dtype=np.int64))
+  if buf.dtype in PACKED_BITS:
+    return -(-count // (8 // PACKED_BITS[buf.dtype]))
+  return count * dtype.itemsize
+
+
+def decode_array(raw: Any, buf: Buffer, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+  """A read-only numpy array of ``dtype``/``shape`` from ``raw``, the buffer's bytes as XLA
+  stores them (``buffer_nbytes`` of them, anything numpy reads as bytes); a copy, so ``raw`` may
+  be reused. Sub-byte types are unpacked to one element per byte."""
   count = int(np.prod(shape, dtype=np.int64))
   if count == 0:
     array = np.zeros(shape, dtype)
   elif buf.dtype in PACKED_BITS:
     per_byte, shifts, mask = _packing(PACKED_BITS[buf.dtype])
-    raw = np.frombuffer((ctypes.c_char * -(-count // per_byte)).from_address(buf.data),
-                        dtype=np.uint8)
-    codes = ((raw[:, None] >> shifts) & np.uint8(mask)).reshape(-1)[:count]
+    codes = ((np.frombuffer(raw, dtype=np.uint8)[:, None] >> shifts)
+             & np.uint8(mask)).reshape(-1)[:count]
     array = codes.view(dtype).reshape(shape)
   else:
-    raw = (ctypes.c_char * (count * dtype.itemsize)).from_address(buf.data)
-    array = np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+    array = np.frombuffer(raw, dtype=dtype, count=count).reshape(shape).copy()
   array.flags.writeable = False
   return array
 
 
-def write_array(buf: Buffer, value: np.ndarray) -> None:
-  """Copies ``value`` (already of the buffer's dtype and shape) into the buffer, row-major;
-  sub-byte types are packed."""
+def encode_array(buf: Buffer, value: np.ndarray) -> np.ndarray:
+  """``value`` (already of the buffer's dtype and shape) as the bytes XLA stores: a contiguous
+  array of ``buffer_nbytes`` bytes, row-major, sub-byte types packed."""
   data = np.ascontiguousarray(value)
-  if not data.size:
-    return
-  if buf.dtype in PACKED_BITS:
+  if data.size and buf.dtype in PACKED_BITS:
     per_byte, shifts, mask = _packing(PACKED_BITS[buf.dtype])
     codes = data.reshape(-1).view(np.uint8) & np.uint8(mask)
     codes = np.pad(codes, (0, -codes.size % per_byte)).reshape(-1, per_byte)
     data = np.bitwise_or.reduce(codes << shifts, axis=1).astype(np.uint8)
-  ctypes.memmove(buf.data, data.ctypes.data, data.nbytes)
+  return data
+
+
+def read_array(buf: Buffer, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+  """A read-only numpy copy of the contents of a buffer in host memory (XLA reuses the buffer
+  after the call); sub-byte types are unpacked to one element per byte."""
+  nbytes = buffer_nbytes(buf, dtype, shape)
+  if nbytes == 0:
+    return decode_array(b"", buf, dtype, shape)
+  return decode_array((ctypes.c_char * nbytes).from_address(buf.data), buf, dtype, shape)
+
+
+def write_array(buf: Buffer, value: np.ndarray) -> None:
+  """Copies ``value`` (already of the buffer's dtype and shape) into a buffer in host memory,
+  row-major; sub-byte types are packed."""
+  data = encode_array(buf, value)
+  if data.nbytes:
+    ctypes.memmove(buf.data, data.ctypes.data, data.nbytes)
