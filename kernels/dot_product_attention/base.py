@@ -5,7 +5,9 @@ Layout is JAX's ``[batch, seq, heads, head_dim]``: query ``[B, T, H, D]``, key a
 grouped-query, multi-query when K == 1). `bias` (float) and `mask` (bool, True = attend) broadcast
 to ``[B, H, T, S]``. ``is_causal``: query ``t`` attends keys ``s <= t`` (top-left aligned, as
 ``jax.nn.dot_product_attention``). Masked logits take the finite value `MASK_VALUE`, so a row with
-every key masked averages all values (as in ``jax.nn``). Logits, softmax and accumulation are
+every key masked averages all values in the forward (as in ``jax.nn``; "xla" and "xla_chunked").
+Known limitation: the gradient of such a row is wrong, because the saved log-sum-exp
+(``MASK_VALUE + log(S)``) cannot hold ``log(S)`` at that magnitude in float32. Logits, softmax and accumulation are
 float32; the output has the query's dtype.
 
 Residuals (every forward returns them, every backward takes them):

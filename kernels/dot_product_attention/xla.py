@@ -50,7 +50,9 @@ class XlaAttention(Op[NoConfig]):
     q, k, v, bias, mask = args
     s, _ = base.mask_logits(base.grouped_logits(q, k, spec), spec, bias, mask)
     lse = jax.nn.logsumexp(s, axis=-1)
-    out = base.weighted_values(jnp.exp(s - lse[..., None]), v, q.dtype)
+    p = jnp.exp(s - jnp.max(s, axis=-1, keepdims=True))
+    p = p / jnp.sum(p, axis=-1, keepdims=True)  # Exact for rows with every key masked too.
+    out = base.weighted_values(p, v, q.dtype)
     return out, (q, k, v, bias, mask, out, lse)
 
   def backward(self, residuals: Any, dout: Any, spec: Spec, config: NoConfig) -> tuple[Any, ...]:
