@@ -72,9 +72,10 @@ class Spec:
     return dict(self.params)[name]
 
   def to_json(self) -> dict[str, Any]:
-    """A JSON-ready dict (keys sorted when dumped)."""
+    """A JSON-ready dict; arguments as an ordered list of [name, [shape, dtype] or None]."""
     return {"op": self.op,
-            "args": {n: (None if a is None else a.to_json()) for n, a in zip(self.arg_names, self.args)},
+            "args": [[n, None if a is None else a.to_json()]
+                     for n, a in zip(self.arg_names, self.args)],
             "params": dict(self.params)}
 
   def key(self) -> str:
@@ -84,8 +85,8 @@ class Spec:
   @classmethod
   def from_json(cls, data: Mapping[str, Any]) -> "Spec":
     """Inverse of `to_json` (argument order as in the JSON object)."""
-    names = tuple(data["args"])
-    args = tuple(None if v is None else ArgSpec(tuple(v[0]), v[1]) for v in data["args"].values())
+    names = tuple(n for n, _ in data["args"])
+    args = tuple(None if v is None else ArgSpec(tuple(v[0]), v[1]) for _, v in data["args"])
     return cls(data["op"], names, args, tuple(sorted(data["params"].items())))
 
   def example_args(self, seed: int = 0) -> tuple[Any, ...]:
