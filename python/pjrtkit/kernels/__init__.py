@@ -8,7 +8,7 @@ every ``pjrtkit.kernels.*`` module comes from ``kernels/``.
 
 from pathlib import Path as _Path
 
-_SOURCE = _Path(__file__).resolve().parents[3] / "kernels"
+_SOURCE = _Path(__file__).parents[3] / "kernels"
 __path__ = [str(_SOURCE)]  # noqa: F811  pylint: disable=redefined-builtin
 __file__ = str(_SOURCE / "__init__.py")  # noqa: F811
 with open(__file__, encoding="utf-8") as _f:
