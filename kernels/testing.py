@@ -35,7 +35,7 @@ def setup_environment(platforms: str = "pjrtkit,cpu") -> None:
     os.environ.setdefault("PJRTKIT_PLUGIN_LIBRARY", str(plugin))
   if library.exists():
     os.environ.setdefault("PJRTKIT_KERNELS_LIBRARY", str(library))
-  os.environ["JAX_PLATFORMS"] = platforms
+  os.environ.setdefault("JAX_PLATFORMS", platforms)
   os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 
