@@ -10,6 +10,7 @@
 #include "xla_plugin/c_api/executable_binding.h"
 #include "xla_plugin/c_api/execute_context.h"
 #include "xla_plugin/c_api/ffi_extension.h"
+#include "xla_plugin/c_api/layouts_extension.h"
 #include "xla_plugin/c_api/loaded_executable.h"
 #include "xla_plugin/c_api/memory.h"
 #include "xla_plugin/c_api/topology.h"
@@ -20,12 +21,12 @@ namespace pjrtkit {
 namespace capi {
 
 PJRT_Extension_Base* ExtensionChain() {
-  // Add extensions here as function-local statics linked through `next`, e.g.
-  //   static PJRT_Layouts_Extension layouts = {...};  layouts.base.next = nullptr;
-  //   return &layouts.base;
+  // Extensions are function-local statics linked through `next`.
   // FFI (ffi_extension.h): handler/type registration, kept process-wide in FfiRegistry.
-  // pjrtkit's own (executable_binding.h): per-executable FFI user data, after FFI.
-  return FfiExtensionBase(/*next=*/PjrtkitExtensionBase(/*next=*/nullptr));
+  // Layouts (layouts_extension.h): default, buffer and output layouts from the client layer.
+  // pjrtkit's own (executable_binding.h): per-executable FFI user data, last.
+  return FfiExtensionBase(
+      /*next=*/LayoutsExtensionBase(/*next=*/PjrtkitExtensionBase(/*next=*/nullptr)));
 }
 
 PJRT_Api MakePjrtApi(const FactoryEntryPoints& entry_points) {

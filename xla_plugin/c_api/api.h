@@ -48,8 +48,8 @@ struct FactoryEntryPoints {
 // version set to the PJRT_API_MAJOR / PJRT_API_MINOR this was compiled with.
 PJRT_Api MakePjrtApi(const FactoryEntryPoints& entry_points);
 
-// The head of pjrtkit's extension chain: the FFI extension (ffi_extension.h), then pjrtkit's
-// own (executable_binding.h).
+// The head of pjrtkit's extension chain: the FFI extension (ffi_extension.h), the Layouts
+// extension (layouts_extension.h), then pjrtkit's own (executable_binding.h).
 PJRT_Extension_Base* ExtensionChain();
 
 // The factory's plugin attributes as a PJRT_NamedValue array that lives for the whole process

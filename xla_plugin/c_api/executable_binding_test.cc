@@ -75,11 +75,14 @@ class ExecutableBindingTest : public ClientTest {
   const abi::PjrtkitExtension* extension_ = nullptr;
 };
 
-TEST_F(ExecutableBindingTest, IsChainedAfterTheFfiExtension) {
+TEST_F(ExecutableBindingTest, IsChainedLastAfterFfiAndLayouts) {
   const PJRT_Extension_Base* ffi = api_->extension_start;
   ASSERT_NE(ffi, nullptr);
   EXPECT_EQ(ffi->type, PJRT_Extension_Type_FFI);
-  ASSERT_EQ(ffi->next, &extension_->base);
+  const PJRT_Extension_Base* layouts = ffi->next;
+  ASSERT_NE(layouts, nullptr);
+  EXPECT_EQ(layouts->type, PJRT_Extension_Type_Layouts);
+  ASSERT_EQ(layouts->next, &extension_->base);
   EXPECT_EQ(extension_->base.struct_size, abi::kPjrtkitExtensionSize);
   EXPECT_EQ(extension_->base.next, nullptr);
 }

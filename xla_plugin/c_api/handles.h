@@ -18,6 +18,8 @@
 //   PJRT_AsyncHostToDeviceTransferManager owns its pjrtkit::AsyncHostToDeviceTransferManager;
 //                          points back to its PJRT_Client (retrieved buffers belong to it).
 //   PJRT_ExecuteContext    owns its pjrtkit::ExecuteContext (created without a client).
+//   PJRT_Layouts_MemoryLayout owns a pjrtkit::MemoryLayout; the caller's, or the PJRT_Executable's
+//                          for output layouts.
 #ifndef PJRTKIT_XLA_PLUGIN_C_API_HANDLES_H_
 #define PJRTKIT_XLA_PLUGIN_C_API_HANDLES_H_
 
@@ -29,8 +31,9 @@
 #include <unordered_map>
 #include <vector>
 
-// PJRT C API.
+// PJRT C API and the Layouts extension ABI (its opaque handle types are defined below).
 #include "xla/pjrt/c/pjrt_c_api.h"
+#include "xla_plugin/abi/layouts_extension.h"
 
 // pjrtkit.
 #include "xla_plugin/c_api/convert.h"
@@ -56,6 +59,13 @@ namespace capi {
 struct ExecutableDims {
   std::vector<int64_t> dims;      // All outputs' dimensions, concatenated.
   std::vector<size_t> dim_sizes;  // Rank of each output.
+};
+
+// The output layouts of an executable (PJRT_Layouts_PJRT_Executable_GetOutputLayouts), owned by
+// its PJRT_Executable handle.
+struct ExecutableOutputLayouts {
+  std::vector<std::unique_ptr<PJRT_Layouts_MemoryLayout>> layouts;  // One per output.
+  std::vector<PJRT_Layouts_MemoryLayout*> pointers;                 // Into `layouts`.
 };
 
 // Memory kinds of an executable's outputs, as C strings.
@@ -195,6 +205,7 @@ struct PJRT_Executable {
   pjrtkit::capi::OnceCache<pjrtkit::capi::ExecutableMemoryKinds> memory_kinds;  // MemoryKinds.
   pjrtkit::capi::OnceCache<pjrtkit::capi::NamedValueList> cost_analysis;        // GetCostAnalysis.
   pjrtkit::capi::OnceCache<pjrtkit::Program> optimized_program;                 // OptimizedProgram.
+  pjrtkit::capi::OnceCache<pjrtkit::capi::ExecutableOutputLayouts> output_layouts;  // Layouts ext.
 };
 
 // A program loaded onto devices. Owns its pjrtkit::LoadedExecutable.
@@ -223,6 +234,19 @@ struct PJRT_AsyncHostToDeviceTransferManager {
 // Per-execution data passed in PJRT_ExecuteOptions::context. Owns the pjrtkit::ExecuteContext.
 struct PJRT_ExecuteContext {
   std::unique_ptr<pjrtkit::ExecuteContext> context;  // Never null.
+};
+
+// A memory layout handed out by the Layouts extension (layouts_extension.h). The caller frees it
+// with PJRT_Layouts_MemoryLayout_Destroy, except an executable's output layouts, which the
+// PJRT_Executable owns (Destroy refuses them).
+struct PJRT_Layouts_MemoryLayout {
+  pjrtkit::MemoryLayout layout;      // Checked with CheckMemoryLayout when made.
+  bool owned_by_executable = false;  // True for PJRT_Layouts_PJRT_Executable_GetOutputLayouts'.
+};
+
+// The bytes of PJRT_Layouts_MemoryLayout_Serialize, freed by the deleter it returns.
+struct PJRT_Layouts_SerializedLayout {
+  std::string bytes;  // xla::Layout::ToString() text (layout_codec.h).
 };
 
 // Bytes handed out with a deleter (PJRT_Executable_Serialize).

@@ -2,15 +2,11 @@
 
 #include <numeric>
 
+#include "xla_plugin/client/layout_codec.h"
+
 namespace pjrtkit {
 
-StatusOr<MemoryLayout> Buffer::layout() const {
-  MemoryLayout layout;
-  const size_t rank = dimensions().size();
-  layout.minor_to_major.resize(rank);
-  for (size_t i = 0; i < rank; ++i) layout.minor_to_major[i] = static_cast<int64_t>(rank - 1 - i);
-  return layout;
-}
+StatusOr<MemoryLayout> Buffer::layout() const { return RowMajorLayout(dimensions().size()); }
 
 StatusOr<size_t> Buffer::HostBufferSize(const MemoryLayout* host_layout) const {
   if (host_layout != nullptr && !host_layout->tiles.empty()) {

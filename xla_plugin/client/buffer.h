@@ -28,7 +28,9 @@ class Buffer {
   virtual ElementType element_type() const = 0;
   // Dimensions (static shapes only).
   virtual const std::vector<int64_t>& dimensions() const = 0;
-  // On-device layout; dense row-major unless the device says otherwise.
+  // On-device layout; dense row-major unless the device says otherwise. PJRT's Layouts extension
+  // reports it (jaxlib builds NumPy's zero-copy view of a CPU buffer with its strides), so the
+  // bytes in memory must be laid out exactly so.
   virtual StatusOr<MemoryLayout> layout() const;
   // The device holding the buffer.
   virtual Device* device() const = 0;

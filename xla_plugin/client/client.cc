@@ -55,4 +55,10 @@ StatusOr<std::vector<int>> Client::DefaultDeviceAssignment(int num_replicas,
   return ids;
 }
 
+StatusOr<MemoryLayout> Client::DefaultLayout(ElementType /*type*/,
+                                             const std::vector<int64_t>& dims,
+                                             const Memory* /*memory*/) const {
+  return RowMajorLayout(dims.size());
+}
+
 }  // namespace pjrtkit

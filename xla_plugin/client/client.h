@@ -13,6 +13,7 @@
 #include "xla_plugin/client/device.h"
 #include "xla_plugin/client/event.h"
 #include "xla_plugin/client/ffi_registration.h"
+#include "xla_plugin/client/layout_codec.h"
 #include "xla_plugin/client/loaded_executable.h"
 #include "xla_plugin/client/memory.h"
 #include "xla_plugin/client/status.h"
@@ -52,7 +53,8 @@ struct DeviceBufferViewArgs {
   std::function<void()> on_delete;
 };
 
-// A device platform's client. Device teams subclass it (see devices/xla_cpu for the reference).
+// A device platform's client. Device teams subclass it (see devices/inner/wrapped_client.h,
+// which the xla_cpu and xla_gpu reference devices share).
 class Client {
  public:
   virtual ~Client() = default;
@@ -88,6 +90,13 @@ class Client {
       const std::string& serialized, const std::optional<std::string>& compile_options) = 0;
   // The client's topology.
   virtual StatusOr<const Topology*> topology() const = 0;
+  // The layout a buffer of `type` and `dims` gets in `memory` (nullptr: a device's default
+  // memory) when nobody asks for another: what PJRT's Layouts extension reports as the client's
+  // default layout (PJRT_Layouts_PJRT_Client_GetDefaultLayout; jaxlib passes no memory). The C-API
+  // layer answers for tokens itself and rejects negative dimensions before calling. Default:
+  // dense row-major, no tiles, elements unpacked.
+  virtual StatusOr<MemoryLayout> DefaultLayout(ElementType type, const std::vector<int64_t>& dims,
+                                               const Memory* memory) const;
   // A buffer of `type` and `dims` in `memory` with undefined contents.
   virtual StatusOr<std::unique_ptr<Buffer>> CreateUninitializedBuffer(
       ElementType type, const std::vector<int64_t>& dims, Memory* memory) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "xla_plugin/client/layout_codec.h"
 #include "xla_plugin/client/status.h"
 #include "xla_plugin/client/status_or.h"
 #include "xla_plugin/client/types.h"
@@ -30,6 +31,17 @@ class Executable {
   virtual StatusOr<std::vector<ElementType>> output_element_types() const = 0;
   // Dimensions of each output.
   virtual StatusOr<std::vector<std::vector<int64_t>>> output_dimensions() const = 0;
+  // The on-device layout of each output (what its output buffers' layout() will be), as PJRT's
+  // Layouts extension reports it (PJRT_Layouts_PJRT_Executable_GetOutputLayouts); a program
+  // compiled with non-default output layouts (JAX: jit out_shardings with a Format) must report
+  // them here. Default: dense row-major for every output (from output_dimensions()).
+  virtual StatusOr<std::vector<MemoryLayout>> output_layouts() const {
+    StatusOr<std::vector<std::vector<int64_t>>> dims = output_dimensions();
+    if (!dims.ok()) return dims.status();
+    std::vector<MemoryLayout> layouts;
+    for (const std::vector<int64_t>& d : *dims) layouts.push_back(RowMajorLayout(d.size()));
+    return layouts;
+  }
   // Memory kind of each output ("device", "pinned_host", ...).
   virtual StatusOr<std::vector<std::string>> output_memory_kinds() const = 0;
   // A string identifying the compiled program (equal for equal programs and options).

@@ -1,5 +1,6 @@
 #include "xla_plugin/client/options.h"
 
+#include <cstdlib>
 #include <utility>
 
 namespace pjrtkit {
@@ -15,19 +16,51 @@ std::string DescribeOptionSpecs(const std::vector<OptionSpec>& accepted) {
 
 namespace {
 
+// A decimal integer in `text` (optional sign, at most 19 digits), or false.
+bool ParseInt(const std::string& text, int64_t* out) {
+  if (text.empty()) return false;
+  size_t start = (text[0] == '-' || text[0] == '+') ? 1 : 0;
+  if (start == text.size() || text.size() > 19 + start) return false;
+  for (size_t i = start; i < text.size(); ++i) {
+    if (text[i] < '0' || text[i] > '9') return false;
+  }
+  *out = static_cast<int64_t>(std::stoll(text));
+  return true;
+}
+
 // JAX's string form of `jax_pjrt_client_create_options` ("key:value;...") can only pass strings,
-// so a string holding a decimal integer (or "true"/"false") is accepted for an int64 (bool)
-// option. Returns false when `text` is not such a string.
+// so a string holding a decimal integer ("true"/"false", a decimal number, comma-separated
+// integers) is accepted for an int64 (bool, float, int64 list) option. Returns false when `text`
+// is not such a string.
 bool CoerceFromString(const std::string& text, const AttributeValue& type_tag,
                       AttributeValue* out) {
   if (std::holds_alternative<int64_t>(type_tag)) {
+    int64_t value = 0;
+    if (!ParseInt(text, &value)) return false;
+    *out = value;
+    return true;
+  }
+  if (std::holds_alternative<float>(type_tag)) {
     if (text.empty()) return false;
-    size_t start = (text[0] == '-' || text[0] == '+') ? 1 : 0;
-    if (start == text.size() || text.size() > 19 + start) return false;
-    for (size_t i = start; i < text.size(); ++i) {
-      if (text[i] < '0' || text[i] > '9') return false;
+    char* end = nullptr;
+    const float value = std::strtof(text.c_str(), &end);
+    if (end != text.c_str() + text.size()) return false;
+    *out = value;
+    return true;
+  }
+  if (std::holds_alternative<std::vector<int64_t>>(type_tag)) {
+    if (text.empty()) return false;
+    std::vector<int64_t> values;
+    size_t start = 0;
+    while (start <= text.size()) {
+      size_t comma = text.find(',', start);
+      if (comma == std::string::npos) comma = text.size();
+      int64_t value = 0;
+      if (!ParseInt(text.substr(start, comma - start), &value)) return false;
+      values.push_back(value);
+      start = comma + 1;
     }
-    *out = static_cast<int64_t>(std::stoll(text));
+    *out = std::move(values);
     return true;
   }
   if (std::holds_alternative<bool>(type_tag)) {
@@ -58,6 +91,9 @@ StatusOr<Options> Options::Parse(const AttributeMap& given_in,
       if (CoerceFromString(std::get<std::string>(value), spec->type_tag, &coerced)) {
         value = coerced;
       }
+    }
+    if (std::holds_alternative<float>(spec->type_tag) && std::holds_alternative<int64_t>(value)) {
+      value = static_cast<float>(std::get<int64_t>(value));
     }
     if (spec->type_tag.index() != value.index()) {
       return InvalidArgument("create option '" + name + "' must be " +
@@ -94,6 +130,23 @@ std::string Options::GetString(const std::string& name) const {
 bool Options::GetBool(const std::string& name) const {
   const AttributeValue* v = Find(name);
   return v != nullptr && std::holds_alternative<bool>(*v) && std::get<bool>(*v);
+}
+
+float Options::GetFloat(const std::string& name) const {
+  const AttributeValue* v = Find(name);
+  return v != nullptr && std::holds_alternative<float>(*v) ? std::get<float>(*v) : 0.0f;
+}
+
+std::vector<int64_t> Options::GetIntList(const std::string& name) const {
+  const AttributeValue* v = Find(name);
+  return v != nullptr && std::holds_alternative<std::vector<int64_t>>(*v)
+             ? std::get<std::vector<int64_t>>(*v)
+             : std::vector<int64_t>();
+}
+
+const AttributeValue* Options::Given(const std::string& name) const {
+  auto it = given_.find(name);
+  return it == given_.end() ? nullptr : &it->second;
 }
 
 std::string Options::DescribeAccepted() const { return DescribeOptionSpecs(accepted_); }

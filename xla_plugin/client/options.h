@@ -24,8 +24,10 @@ class Options {
  public:
   // Checks `given` against `accepted`: an unknown name or a value of the wrong type is
   // INVALID_ARGUMENT naming the option and listing the accepted options with their types. A
-  // string holding a decimal integer (or true/false) is accepted for an int64 (bool) option,
-  // because JAX's "key:value;..." form of jax_pjrt_client_create_options only passes strings.
+  // string holding a decimal integer (true/false, a decimal number, comma-separated integers) is
+  // accepted for an int64 (bool, float, int64 list) option, because JAX's "key:value;..." form
+  // of jax_pjrt_client_create_options only passes strings; an int64 is accepted for a float
+  // option (Python's `1` for `1.0`).
   static StatusOr<Options> Parse(const AttributeMap& given, const std::vector<OptionSpec>& accepted);
 
   // The int64 option `name`, or its default.
@@ -34,6 +36,12 @@ class Options {
   std::string GetString(const std::string& name) const;
   // The bool option `name`, or its default.
   bool GetBool(const std::string& name) const;
+  // The float option `name`, or its default.
+  float GetFloat(const std::string& name) const;
+  // The int64 list option `name`, or its default.
+  std::vector<int64_t> GetIntList(const std::string& name) const;
+  // The value the framework gave for `name` (after coercion), or nullptr.
+  const AttributeValue* Given(const std::string& name) const;
   // True when the framework gave option `name`.
   bool Has(const std::string& name) const { return given_.count(name) > 0; }
   // "name (type), ..." for every accepted option.

@@ -52,5 +52,39 @@ TEST(OptionsTest, DecimalStringsAreAcceptedForIntAndBool) {
   EXPECT_NE(bad.status().message().find("must be int64, got string"), std::string::npos);
 }
 
+TEST(OptionsTest, FloatsAndIntListsFromJaxsStringFormAndInts) {
+  const std::vector<OptionSpec> specs = {
+      {"fraction", AttributeValue(0.75f), "a fraction"},
+      {"ids", AttributeValue(std::vector<int64_t>()), "device ids"},
+  };
+  auto opts = Options::Parse({{"fraction", std::string("0.5")}, {"ids", std::string("0,2")}},
+                             specs);
+  ASSERT_TRUE(opts.ok()) << opts.status().ToString();
+  EXPECT_EQ(opts->GetFloat("fraction"), 0.5f);
+  EXPECT_EQ(opts->GetIntList("ids"), (std::vector<int64_t>{0, 2}));
+  ASSERT_NE(opts->Given("ids"), nullptr);
+  EXPECT_EQ(opts->Given("missing"), nullptr);
+  opts = Options::Parse({{"fraction", int64_t{1}}, {"ids", std::vector<int64_t>{3}}}, specs);
+  ASSERT_TRUE(opts.ok()) << opts.status().ToString();
+  EXPECT_EQ(opts->GetFloat("fraction"), 1.0f);
+  EXPECT_EQ(opts->GetIntList("ids"), (std::vector<int64_t>{3}));
+  opts = Options::Parse({}, specs);
+  ASSERT_TRUE(opts.ok());
+  EXPECT_EQ(opts->GetFloat("fraction"), 0.75f);  // The default.
+  EXPECT_EQ(opts->Given("fraction"), nullptr);
+  for (const char* bad : {"half", "0.5x", ""}) {
+    auto refused = Options::Parse({{"fraction", std::string(bad)}}, specs);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_NE(refused.status().message().find("create option 'fraction' must be float, got string"),
+              std::string::npos);
+  }
+  for (const char* bad : {"0,,1", "a", "1,", ""}) {
+    auto refused = Options::Parse({{"ids", std::string(bad)}}, specs);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_NE(refused.status().message().find("must be int64 list, got string"),
+              std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace pjrtkit

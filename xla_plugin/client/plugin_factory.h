@@ -16,7 +16,9 @@
 namespace pjrtkit {
 
 // A device plugs into pjrtkit::CreatePjrtApi<Factory>() (xla_plugin/c_api/api.h) through a class
-// with these static members; see devices/xla_cpu/xla_cpu_factory.h for the reference device.
+// with these static members; see devices/xla_cpu/xla_cpu_factory.h and
+// devices/xla_gpu/xla_gpu_factory.h for the reference devices, devices/selection for a factory
+// that chooses between devices per client.
 // The checks below give a readable compile error when one is missing.
 //
 //   struct MyFactory {

@@ -1,5 +1,7 @@
 #include "xla_plugin/client/topology.h"
 
+#include "xla_plugin/client/layout_codec.h"
+
 #include <utility>
 
 #include "xla_plugin/client/topology_codec.h"
@@ -24,6 +26,11 @@ StatusOr<std::shared_ptr<Executable>> Topology::Compile(const Program& program,
                                                        Client* client) const {
   return Unimplemented("Topology::Compile (ahead-of-time compilation for a topology) is not "
                        "implemented for platform '" + platform_name_ + "'");
+}
+
+StatusOr<MemoryLayout> Topology::DefaultLayout(ElementType /*type*/,
+                                               const std::vector<int64_t>& dims) const {
+  return RowMajorLayout(dims.size());
 }
 
 }  // namespace pjrtkit

@@ -37,6 +37,11 @@ class Topology {
   // The topology `bytes` (made by Topology::Serialize) describe; INVALID_ARGUMENT naming the
   // byte offset when they are not in that format.
   static StatusOr<std::unique_ptr<Topology>> Deserialize(const std::string& bytes);
+  // The layout an array of `type` and `dims` gets by default on this topology's devices
+  // (PJRT_Layouts_PJRT_Topology_GetDefaultLayout; ahead-of-time compilation asks). The C-API
+  // layer answers for tokens itself and rejects negative dimensions. Default: dense row-major.
+  virtual StatusOr<MemoryLayout> DefaultLayout(ElementType type,
+                                               const std::vector<int64_t>& dims) const;
   // Compiles `program` with `compile_options` (a serialized xla.CompileOptionsProto) for the
   // devices of this topology, ahead of time (PJRT_Compile): the result is not loaded, answers
   // every Executable query, and its Serialize() bytes load with Client::DeserializeAndLoad on a

@@ -95,10 +95,14 @@ struct MemoryStats {
   std::optional<int64_t> peak_pool_bytes;                // Largest pool_bytes seen.
 };
 
-// A dense, tiled memory layout: minor_to_major order plus optional tiles (row-major when empty).
+// A dense, tiled memory layout: minor_to_major order plus optional tiles (row-major when empty),
+// and the size of one element in memory when the device packs it (xla::Layout's
+// element_size_in_bits: e.g. 4 for int4 arrays stored two to a byte; 0 means the element type's
+// own size, unpacked). layout_codec.h converts it to and from xla::Layout's text form.
 struct MemoryLayout {
-  std::vector<int64_t> minor_to_major;
-  std::vector<std::vector<int64_t>> tiles;
+  std::vector<int64_t> minor_to_major;      // Dimension numbers, most minor first.
+  std::vector<std::vector<int64_t>> tiles;  // Tile shapes, outermost tiling first.
+  int64_t element_size_in_bits = 0;         // 0: not packed (the element type's own size).
 };
 
 // Compiled-memory statistics of an executable, in bytes.

@@ -2,7 +2,9 @@
 
 JAX imports this module (found through the `jax_plugins` namespace package and through the
 `jax_plugins` entry point) and calls `initialize()`, which registers the PJRT plugin library
-shipped next to this file under the platform name ``pjrtkit``.
+shipped next to this file under the platform name ``pjrtkit``, on the device ``_device``
+chooses: ``xla_gpu`` (OpenXLA's CUDA plugin) on a machine with an NVIDIA GPU and
+``jax-cuda13-pjrt`` (or ``-cuda12-``), else ``xla_cpu`` (OpenXLA's XLA:CPU plugin).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from jax_plugins.pjrtkit import _device
 from jax_plugins.pjrtkit import _jax_compat
 from jax_plugins.pjrtkit import _integration
 from jax_plugins.pjrtkit import _jax_internals
@@ -23,19 +26,44 @@ logger = logging.getLogger(__name__)
 PLATFORM_NAME = "pjrtkit"
 """The platform name JAX reports for pjrtkit devices."""
 
+_STATUS: list[_integration.Status] = []
+"""What the last ``initialize()`` installed (see ``integration_status``)."""
+
 PRIORITY = 500
 """Backend priority: above jaxlib's CPU backend (0), so pjrtkit is the default when selected by
 priority (an empty ``JAX_PLATFORMS``)."""
 
 
-def default_options() -> dict[str, Any]:
-  """Returns the create options pjrtkit passes to ``PJRT_Client_Create``.
+def default_options(device: str = _device.XLA_CPU) -> dict[str, Any]:
+  """Returns the create options pjrtkit passes to ``PJRT_Client_Create`` for ``device``.
 
-  ``xla_cpu_plugin_path`` tells the reference device where OpenXLA's XLA:CPU plugin is. Options
-  set through ``jax_pjrt_client_create_options`` (for example ``device_count``) are added by JAX
-  after these and win on conflict.
+  xla_cpu: ``device`` and ``xla_cpu_plugin_path`` (where OpenXLA's XLA:CPU plugin is). xla_gpu:
+  ``device``, ``xla_gpu_plugin_path`` (the CUDA plugin of jax-cuda13-pjrt / -cuda12-) and the
+  settings JAX's own CUDA plugin takes from ``XLA_PYTHON_CLIENT_*`` (see
+  ``_device.gpu_default_options``). Options set through ``jax_pjrt_client_create_options`` (for
+  example ``device_count``) are added by JAX after these and win on conflict.
   """
-  return {"xla_cpu_plugin_path": str(_paths.xla_cpu_plugin_path())}
+  if device == _device.XLA_GPU:
+    from jax._src.lib import xla_client  # pylint: disable=g-import-not-at-top
+
+    plugin = _device.cuda_plugin_path()
+    if plugin is None:
+      raise ModuleNotFoundError(
+          "pjrtkit's xla_gpu device needs OpenXLA's CUDA PJRT plugin (pip install "
+          "jax-cuda13-pjrt)")
+    return _device.gpu_default_options(plugin, os.environ, _device.jax_platforms(),
+                                       xla_client.generate_pjrt_gpu_plugin_options())
+  return {_device.DEVICE_OPTION: _device.XLA_CPU,
+          "xla_cpu_plugin_path": str(_paths.xla_cpu_plugin_path())}
+
+
+def integration_status() -> _integration.Status | None:
+  """What pjrtkit's JAX integration installed, for which device and, when nothing, why.
+
+  None before JAX initialized its plugins (``jax.devices()`` does) or when the plugin library is
+  missing.
+  """
+  return _STATUS[-1] if _STATUS else None
 
 
 def initialize() -> None:
@@ -50,21 +78,31 @@ def initialize() -> None:
     return
   import jax  # pylint: disable=g-import-not-at-top
 
+  try:
+    choice = _device.choose_for_this_process()
+  except ValueError as exc:
+    logger.error("pjrtkit: %s; the pjrtkit platform is not registered.", exc)
+    return
+  logger.info("pjrtkit: device %s (%s)", choice.device, choice.reason)
+  if choice.device == _device.XLA_GPU:
+    _device.preload_nvidia_libraries()
+  options = lambda: default_options(choice.device)  # pylint: disable=unnecessary-lambda-assignment
   extra: dict[str, Any] = {}
   make_topology = None
-  if _jax_compat.is_tested_version(jax.__version__) and not _jax_internals.problems(
-      [_jax_internals.TOPOLOGY]):
+  if choice.device == _device.XLA_CPU and _jax_compat.is_tested_version(
+      jax.__version__) and not _jax_internals.problems([_jax_internals.TOPOLOGY]):
     # Topologies get the XLA:CPU plugin path too, so they compile ahead of time (PJRT_Compile).
-    make_topology = _topology.TopologyFactory(default_options)
+    make_topology = _topology.TopologyFactory(options)
     extra["make_topology"] = make_topology
   c_api = xla_bridge.register_plugin(
       PLATFORM_NAME,
       priority=PRIORITY,
       library_path=os.fspath(library),
-      options=default_options,
+      options=options,
       **extra,
   )
   if make_topology is not None:
     make_topology.c_api = c_api
-  # FFI, cpu lowerings and LAPACK, host callbacks, donation, persistent cache: all or nothing.
-  _integration.install(c_api, PLATFORM_NAME)
+  # The device's lowerings, FFI handlers, host callbacks, donation, persistent cache: all or
+  # nothing.
+  _STATUS.append(_integration.install(c_api, PLATFORM_NAME, choice.device))

@@ -1,14 +1,17 @@
 """Makes JAX's operations, host callbacks, donation and the persistent cache work on ``pjrtkit``.
 
-``install`` is called by ``initialize()`` right after ``xla_bridge.register_plugin``. It is all
-or nothing:
+``install`` is called by ``initialize()`` right after ``xla_bridge.register_plugin``, with the
+device ``_device`` chose: what it installs is that device's (``CPU_FEATURES`` for xla_cpu: cpu
+rules, LAPACK, pjrtkit's host-callback handler; ``GPU_FEATURES`` for xla_gpu: cuda rules,
+jaxlib's CUDA kernels, Pallas through Triton and Mosaic GPU, XLA:GPU's callback handlers, the
+``gpu`` alias; both: FFI, donation, the persistent cache). It is all or nothing:
 
 * on a JAX release outside ``_jax_compat.TESTED_JAX_RANGE`` it installs nothing and logs one
   warning (the platform still runs programs that need none of it);
 * otherwise it first checks every JAX internal the integration uses
   (``_jax_internals.problems``); if one changed it installs nothing and logs one warning naming
   them;
-* then, in this order: FFI registrations for ``pjrtkit`` reach the plugin's PJRT FFI extension
+* then, for xla_cpu, in this order: FFI registrations for ``pjrtkit`` reach the plugin's PJRT FFI extension
   (``_ffi``); jaxlib's LAPACK / sparse FFI handlers are registered (``_lowering``), before the
   cpu lowering rules that emit them; host callbacks (``_host_callbacks``, ``_callback_rules``);
   the refusal of programs the inner plugin computes wrongly (``_program_checks``); buffer
@@ -16,6 +19,9 @@ or nothing:
   change to JAX made so far is undone (lowering rules, the compile wrapper, the donation list, the
   cache gate) and one error is logged. FFI registrations already handed to the plugin stay: the
   plugin cannot forget them, and they are inert without the rules that emit them.
+* for xla_gpu: FFI routing (``_ffi``), jaxlib's CUDA handlers and types (``_gpu_targets``), the
+  cuda rules, the generic rules that choose by platform name and the callback rules
+  (``_gpu_rules``), the ``gpu`` alias, donation and the persistent cache; undone the same way.
 """
 
 from __future__ import annotations
@@ -26,7 +32,10 @@ from collections.abc import Callable
 from typing import Any
 
 from jax_plugins.pjrtkit import _callback_rules
+from jax_plugins.pjrtkit import _device
 from jax_plugins.pjrtkit import _ffi
+from jax_plugins.pjrtkit import _gpu_rules
+from jax_plugins.pjrtkit import _gpu_targets
 from jax_plugins.pjrtkit import _host_callbacks
 from jax_plugins.pjrtkit import _jax_compat
 from jax_plugins.pjrtkit import _jax_internals
@@ -35,10 +44,19 @@ from jax_plugins.pjrtkit import _program_checks
 
 logger = logging.getLogger(__name__)
 
-INSTALLED_FEATURES = (_jax_internals.FFI, _jax_internals.CPU_LOWERING,
-                      _jax_internals.HOST_CALLBACKS, _jax_internals.DONATION,
-                      _jax_internals.PERSISTENT_CACHE)
-"""What ``install`` installs, in order."""
+INSTALLED_FEATURES = _jax_internals.CPU_FEATURES
+"""What ``install`` installs for the xla_cpu device, in order."""
+
+FEATURES_BY_DEVICE = {_device.XLA_CPU: _jax_internals.CPU_FEATURES,
+                      _device.XLA_GPU: _jax_internals.GPU_FEATURES}
+"""What ``install`` installs for each device."""
+
+_DESCRIPTIONS = {
+    _device.XLA_CPU: "cpu lowering rules and LAPACK, host callbacks, donation, persistent cache",
+    _device.XLA_GPU: ("cuda lowering rules and jaxlib's CUDA kernels, Pallas on Triton and Mosaic "
+                      "GPU, host callbacks, the gpu alias, donation, persistent cache"),
+}
+"""What the integration gives each device, in words for warnings."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,13 +65,15 @@ class Status:
 
   Attributes:
     jax_version: ``jax.__version__``.
-    installed: the features installed (all of ``INSTALLED_FEATURES``, or none).
+    installed: the features installed (all of the device's, or none).
     problems: why nothing was installed (empty when everything was).
+    device: the device they are for.
   """
 
   jax_version: str
   installed: tuple[str, ...]
   problems: tuple[str, ...] = ()
+  device: str = _device.XLA_CPU
 
 
 class _Undo:
@@ -119,8 +139,30 @@ def _install_steps(c_api: Any, platform: str, undo: _Undo) -> None:
   _jax_compat.enable_persistent_cache(platform, compilation_cache)
 
 
-def install(c_api: Any, platform: str) -> Status:
-  """Installs pjrtkit's JAX integration for ``platform`` (the plugin behind ``c_api``).
+def _install_gpu_steps(c_api: Any, platform: str, undo: _Undo) -> None:
+  """Installs the xla_gpu device's features, recording each change to JAX in ``undo``."""
+  from jax._src import compilation_cache  # pylint: disable=g-import-not-at-top
+  from jax._src.interpreters import mlir  # pylint: disable=g-import-not-at-top
+
+  _ffi.install(c_api, platform)  # FFI first: the rules below emit custom calls.
+  _gpu_targets.register(platform)
+  _gpu_rules.import_late_rule_modules()  # Their cuda rules are copied below.
+  _snapshot_lowerings(platform, undo)
+  _gpu_rules.register_cuda_lowerings(platform)
+  _gpu_rules.register_generic_by_platform(platform)
+  _gpu_rules.register_callbacks(platform)
+  undo.add(_gpu_rules.alias_gpu(platform))
+  donation = list(mlir._platforms_with_donation)  # pylint: disable=protected-access
+  undo.add(lambda: mlir._platforms_with_donation.__setitem__(  # pylint: disable=protected-access
+      slice(None), donation))
+  _jax_compat.enable_donation(platform, mlir)
+  _snapshot_attribute(compilation_cache, "is_cache_used", undo)
+  _jax_compat.enable_persistent_cache(platform, compilation_cache)
+
+
+def install(c_api: Any, platform: str, device: str = _device.XLA_CPU) -> Status:
+  """Installs pjrtkit's JAX integration for ``platform`` (the plugin behind ``c_api``) running
+  on ``device`` (``xla_cpu`` or ``xla_gpu``).
 
   Never raises: the plugin stays registered whatever happens here.
 
@@ -130,30 +172,38 @@ def install(c_api: Any, platform: str) -> Status:
   import jax  # pylint: disable=g-import-not-at-top
 
   version = jax.__version__
+  features = FEATURES_BY_DEVICE.get(device)
+  if features is None:
+    problem = f"unknown pjrtkit device {device!r}; expected one of {sorted(FEATURES_BY_DEVICE)}"
+    logger.error("pjrtkit: %s; platform %r runs without pjrtkit's JAX integration", problem,
+                 platform)
+    return Status(version, (), (problem,), device)
   if not _jax_compat.is_tested_version(version):
     problem = (f"jax {version} is outside the range pjrtkit checked its JAX integration on "
                f"({_jax_compat.tested_range_text()})")
-    logger.warning("pjrtkit: %s; platform %r runs, but without pjrtkit's JAX integration (cpu "
-                   "lowering rules and LAPACK, host callbacks, donation, persistent cache)",
-                   problem, platform)
-    return Status(version, (), (problem,))
+    logger.warning("pjrtkit: %s; platform %r runs, but without pjrtkit's JAX integration (%s)",
+                   problem, platform, _DESCRIPTIONS[device])
+    return Status(version, (), (problem,), device)
   if c_api is None:
     problem = "register_plugin returned no PJRT_Api"
     logger.error("pjrtkit: %s; platform %r runs without pjrtkit's JAX integration", problem,
                  platform)
-    return Status(version, (), (problem,))
-  problems = _jax_internals.problems(INSTALLED_FEATURES)
+    return Status(version, (), (problem,), device)
+  problems = _jax_internals.problems(features)
   if problems:
     logger.warning("pjrtkit: JAX internals the integration relies on changed, so platform %r "
                    "runs without it (//tests/jax:jax_internals_test says more): %s", platform,
                    "; ".join(problems))
-    return Status(version, (), tuple(problems))
+    return Status(version, (), tuple(problems), device)
   undo = _Undo()
   try:
-    _install_steps(c_api, platform, undo)
+    if device == _device.XLA_GPU:
+      _install_gpu_steps(c_api, platform, undo)
+    else:
+      _install_steps(c_api, platform, undo)
   except Exception as exc:  # pylint: disable=broad-except  (the plugin must still register)
     undo.rollback()
     logger.exception("pjrtkit: installing the JAX integration for %r failed; it was rolled "
                      "back", platform)
-    return Status(version, (), (f"{type(exc).__name__}: {exc}",))
-  return Status(version, INSTALLED_FEATURES)
+    return Status(version, (), (f"{type(exc).__name__}: {exc}",), device)
+  return Status(version, features, (), device)

@@ -28,9 +28,20 @@ DONATION = "donation"
 PERSISTENT_CACHE = "persistent cache"
 TOPOLOGY = "ahead-of-time topologies"
 JIT_REPORT = "jit_report"
-FEATURES = (FFI, CPU_LOWERING, HOST_CALLBACKS, DONATION, PERSISTENT_CACHE, TOPOLOGY, JIT_REPORT)
-"""The pjrtkit features that rely on JAX internals (``_integration`` installs all but the last;
-``pjrtkit.jit_report`` checks its own)."""
+CUDA_LOWERING = "cuda lowering"
+PALLAS_GPU = "pallas gpu"
+GPU_CALLBACKS = "gpu callbacks"
+GPU_ALIAS = "gpu alias"
+FEATURES = (FFI, CPU_LOWERING, HOST_CALLBACKS, DONATION, PERSISTENT_CACHE, TOPOLOGY, JIT_REPORT,
+            CUDA_LOWERING, PALLAS_GPU, GPU_CALLBACKS, GPU_ALIAS)
+"""The pjrtkit features that rely on JAX internals (``_integration`` installs those of the device
+JAX runs on: ``CPU_FEATURES`` or ``GPU_FEATURES``; ``pjrtkit.jit_report`` checks its own)."""
+
+CPU_FEATURES = (FFI, CPU_LOWERING, HOST_CALLBACKS, DONATION, PERSISTENT_CACHE)
+"""What the integration installs for the xla_cpu device."""
+GPU_FEATURES = (FFI, CUDA_LOWERING, PALLAS_GPU, GPU_CALLBACKS, GPU_ALIAS, DONATION,
+                PERSISTENT_CACHE)
+"""What the integration installs for the xla_gpu device."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -158,12 +169,80 @@ def cache_problem(compilation_cache: Any = None, compiler: Any = None) -> str | 
   return None
 
 
-def _cpu_rules_check() -> str | None:
+def _cpu_rules_check(platform: str = "cpu") -> str | None:
   table = getattr(_module("jax._src.interpreters.mlir"), "_platform_specific_lowerings", None)
-  if not isinstance(table, dict) or "cpu" not in table:
-    return "has no 'cpu' table"
-  if not all(callable(getattr(e, "rule", e)) for e in table["cpu"].values()):
+  if not isinstance(table, dict) or platform not in table:
+    return f"has no '{platform}' table"
+  if not all(callable(getattr(e, "rule", e)) for e in table[platform].values()):
     return "holds entries without a callable rule"
+  return None
+
+
+def _gpu_registrations_check(module: str) -> Callable[[], str | None]:
+  """A check that ``module.registrations()`` still maps 'CUDA' to (name, capsule, version)."""
+
+  def check() -> str | None:
+    fn = getattr(_module(module), "registrations", None)
+    if fn is None or not callable(fn):
+      return "is gone"
+    registrations = fn()
+    if not isinstance(registrations, dict) or not isinstance(registrations.get("CUDA", []), list):
+      return "registrations() no longer maps 'CUDA' to a list"
+    if not all(isinstance(t, tuple) and len(t) == 3 for t in registrations.get("CUDA", [])):
+      return "registrations()['CUDA'] no longer holds (name, capsule, api_version) triples"
+    return None
+
+  return check
+
+
+def _generic_rule_check(module: str, primitive: str, rule: str,
+                        fragments: Sequence[str]) -> Callable[[], str | None]:
+  """A check that the generic rule of ``module.primitive`` is still the function ``rule`` and
+  still chooses by the platform names it reads (its source has ``fragments``). The rule is read
+  from the table: some are registered by a decorator that leaves None under their name."""
+
+  def check() -> str | None:
+    mlir = _module("jax._src.interpreters.mlir")
+    prim = getattr(_module(module), primitive, None)
+    entry = mlir._lowerings.get(prim) if prim is not None else None  # pylint: disable=protected-access
+    fn = getattr(entry, "rule", None)
+    if fn is None or getattr(fn, "__name__", None) != rule:
+      return f"is no longer the generic lowering rule of {primitive}"
+    try:
+      source = _source(fn)
+    except (OSError, TypeError) as exc:
+      return f"cannot be read: {exc}"
+    missing = [f for f in fragments if f not in source]
+    return f"no longer contains {missing}" if missing else None
+
+  return check
+
+
+def _importable_or_absent(module: str) -> Callable[[], str | None]:
+  """A check that ``module`` imports, or is absent only for want of jaxlib's CUDA plugin."""
+
+  def check() -> str | None:
+    try:
+      importlib.import_module(module)
+    except ImportError as exc:
+      try:
+        importlib.import_module("jax_cuda13_plugin")
+      except ImportError:
+        try:
+          importlib.import_module("jax_cuda12_plugin")
+        except ImportError:
+          return None  # No CUDA plugin: Mosaic GPU cannot import here, nothing to register.
+      return f"does not import with jaxlib's CUDA plugin installed: {exc}"
+    return None
+
+  return check
+
+
+def _alias_check() -> str | None:
+  aliases = getattr(_module("jax._src.xla_bridge"), "_alias_to_platforms", None)
+  if not isinstance(aliases, dict) or not isinstance(aliases.get("gpu"), list) or \
+      "cuda" not in aliases["gpu"]:
+    return "no longer maps 'gpu' to a list of platforms holding 'cuda'"
   return None
 
 
@@ -370,6 +449,118 @@ INTERNALS: tuple[Internal, ...] = (
     Internal("jax._src.compilation_cache.is_cache_used", PERSISTENT_CACHE, "wrapped",
              "lets 'pjrtkit' through the platform-name gate (jax._src.compiler._get_cache_key "
              "must call it through the module)", cache_problem),
+    # -- the xla_gpu device: cuda rules, jaxlib's CUDA kernels, Pallas, callbacks, 'gpu' -------
+    Internal("jax._src.interpreters.mlir._platform_specific_lowerings", CUDA_LOWERING, "read",
+             "the cuda rules pjrtkit registers for its platform on the xla_gpu device",
+             lambda: _cpu_rules_check("cuda")),
+    Internal("jax._src.interpreters.mlir.register_lowering", CUDA_LOWERING, "called",
+             "registers the cuda rules, run as for cuda, for platform 'pjrtkit'",
+             _has_params("jax._src.interpreters.mlir", "register_lowering",
+                         ["prim", "rule", "platform", "inline", "cacheable"])),
+    Internal("jax._src.interpreters.mlir._lowerings", CUDA_LOWERING, "read",
+             "the generic rules of pallas_call, mpmd_map and platform_index",
+             lambda: None if isinstance(getattr(_module("jax._src.interpreters.mlir"),
+                                                "_lowerings", None), dict) else "is not a dict"),
+    Internal("jax._src.interpreters.mlir.ModuleContext", CUDA_LOWERING, "read",
+             "replace(platforms=, backend=) makes the cuda-named context the rules run in",
+             _dataclass_fields("jax._src.interpreters.mlir.ModuleContext",
+                               ["platforms", "backend"], ["replace"])),
+    Internal("jax._src.interpreters.mlir.LoweringRuleContext", CUDA_LOWERING, "read",
+             "replace(module_context=, platforms=) and the tokens of ordered effects",
+             _dataclass_fields("jax._src.interpreters.mlir.LoweringRuleContext",
+                               ["module_context", "platforms", "tokens_out"],
+                               ["replace", "set_tokens_out"])),
+    Internal("jax._src.xla_bridge.get_backend", CUDA_LOWERING, "called",
+             "the backend a lowering without one runs on", _has_params(
+                 "jax._src.xla_bridge", "get_backend", ["platform"])),
+    Internal("jax._src.lax.control_flow.conditionals._platform_index_lowering", CUDA_LOWERING,
+             "called", "lax.platform_dependent chooses its cuda branch on the xla_gpu device",
+             _generic_rule_check("jax._src.lax.control_flow.conditionals", "platform_index_p",
+                                 "_platform_index_lowering", ["mlir.lower_per_platform("])),
+    Internal("jax._src.lax.control_flow.conditionals._cond_lowering", CUDA_LOWERING, "called",
+             "cond's rule keeps the branches of lax.platform_dependent by platform name "
+             "(jnp.linalg uses it): run as for cuda",
+             _generic_rule_check("jax._src.lax.control_flow.conditionals", "cond_p",
+                                 "_cond_lowering", ["mlir._platforms_for_eqn(ctx)"])),
+    Internal("jax._src.lib.gpu_solver.registrations", CUDA_LOWERING, "called",
+             "jaxlib's cuSOLVER FFI handlers, registered for 'pjrtkit' (XLA:GPU's CUDA)",
+             _gpu_registrations_check("jax._src.lib.gpu_solver")),
+    Internal("jax._src.lib.gpu_linalg.registrations", CUDA_LOWERING, "called",
+             "jaxlib's CUDA linalg helpers (lu pivots, cholesky update), the same way",
+             _gpu_registrations_check("jax._src.lib.gpu_linalg")),
+    Internal("jax._src.lib.gpu_prng.registrations", CUDA_LOWERING, "called",
+             "jaxlib's CUDA threefry kernel, the same way",
+             _gpu_registrations_check("jax._src.lib.gpu_prng")),
+    Internal("jax._src.lib.gpu_sparse.registrations", CUDA_LOWERING, "called",
+             "jaxlib's cuSPARSE kernels, the same way",
+             _gpu_registrations_check("jax._src.lib.gpu_sparse")),
+    Internal("jaxlib.plugin_support.import_from_plugin", CUDA_LOWERING, "called",
+             "jaxlib's cuda_plugin_extension: its ffi_handlers() (the GPU host-callback "
+             "handlers) and ffi_types(), registered for 'pjrtkit'",
+             _has_params("jaxlib.plugin_support", "import_from_plugin",
+                         ["plugin_name", "submodule_name"])),
+    Internal("jax._src.lib.xla_client.register_custom_type", CUDA_LOWERING, "called",
+             "registers the cuda_plugin_extension's FFI types for 'pjrtkit'",
+             _has_params("jax._src.lib.xla_client", "register_custom_type",
+                         ["type_name", "type_id", "platform"])),
+    Internal("jax._src.lib.xla_client.generate_pjrt_gpu_plugin_options", CUDA_LOWERING, "called",
+             "JAX's GPU client settings (XLA_PYTHON_CLIENT_*) become the xla_gpu device's "
+             "create options", _exists("jax._src.lib.xla_client",
+                                       "generate_pjrt_gpu_plugin_options")),
+    Internal("jax._src.pallas.pallas_call._pallas_call_lowering", PALLAS_GPU, "called",
+             "pallas_call's generic rule, run as for cuda: Triton or Mosaic GPU",
+             _generic_rule_check("jax._src.pallas.pallas_call", "pallas_call_p",
+                                 "_pallas_call_lowering", ["cuda=gpu_lowering"])),
+    Internal("jax._src.pallas.mpmd._mpmd_map_lowering", PALLAS_GPU, "called",
+             "mpmd_map's generic rule (Mosaic GPU kernels), run as for cuda",
+             _generic_rule_check("jax._src.pallas.mpmd", "mpmd_map_p", "_mpmd_map_lowering",
+                                 ["ctx.module_context.platforms", 'case "cuda"'])),
+    Internal("jax._src.pallas.triton.pallas_call_registration", PALLAS_GPU, "read (its source)",
+             "Triton's registration reads the lowering platform from the rule context",
+             _source_has("jax._src.pallas.triton.pallas_call_registration", None,
+                         ["ctx.platforms or ctx.module_context.platforms"])),
+    # The xla_gpu device refuses host callbacks at lowering; it finds their primitives the way
+    # the cpu rules do (_callback_rules.callback_rules), so it needs what that reads.
+    Internal("jax._src.callback.pure_callback_lowering", GPU_CALLBACKS, "read",
+             "names pure_callback_p, which the xla_gpu device refuses at lowering",
+             _rule_check("generic", "jax._src.callback", "pure_callback_p",
+                         "pure_callback_lowering")),
+    Internal("jax._src.callback.io_callback_lowering", GPU_CALLBACKS, "read",
+             "names io_callback_p, refused the same way",
+             _rule_check("generic", "jax._src.callback", "io_callback_p",
+                         "io_callback_lowering")),
+    Internal("jax._src.debugging.debug_callback_lowering", GPU_CALLBACKS, "read",
+             "names debug_callback_p, refused the same way",
+             _rule_check("cpu", "jax._src.debugging", "debug_callback_p",
+                         "debug_callback_lowering")),
+    Internal("jax._src.debugging.debug_print_lowering_rule", GPU_CALLBACKS, "read",
+             "names debug_print_p, refused the same way",
+             _rule_check("cpu", "jax._src.debugging", "debug_print_p",
+                         "debug_print_lowering_rule")),
+    Internal("jax._src.checkify.check_lowering_rule", GPU_CALLBACKS, "read",
+             "names checkify's check_p, refused the same way",
+             _rule_check("cpu", "jax._src.checkify", "check_p", "check_lowering_rule")),
+    Internal("jax._src.callback.pure_callback_impl", GPU_CALLBACKS, "read",
+             "the cpu-backend probes _callback_rules builds with the rules (not called on the GPU)",
+             _impl_check("jax._src.callback", "pure_callback_impl",
+                         ["args", "result_avals", "callback", "sharding", "vmap_method"])),
+    Internal("jax._src.callback.io_callback_impl", GPU_CALLBACKS, "read",
+             "the same, for io_callback",
+             _impl_check("jax._src.callback", "io_callback_impl",
+                         ["args", "result_avals", "callback", "sharding", "ordered"])),
+    Internal("jax._src.debugging.debug_callback_p.impl", GPU_CALLBACKS, "read",
+             "the same, for jax.debug callbacks",
+             _impl_check("jax._src.debugging", "debug_callback_p.impl",
+                         ["args", "callback", "effect", "partitioned"])),
+    Internal("jax._src.debugging.debug_effect", GPU_CALLBACKS, "read",
+             "the same", _exists("jax._src.debugging", "debug_effect")),
+    Internal("jax._src.pallas.mosaic_gpu.pallas_call_registration", PALLAS_GPU, "imported",
+             "registers Pallas's Mosaic GPU lowering of pallas_call before the first kernel "
+             "(JAX 0.11.2 imports it only from mpmd_map's lowering)",
+             _importable_or_absent("jax._src.pallas.mosaic_gpu.pallas_call_registration")),
+    Internal("jax._src.xla_bridge._alias_to_platforms", GPU_ALIAS, "extended",
+             "'pjrtkit' is appended to the 'gpu' alias (after cuda) on the xla_gpu device, so "
+             "jax.devices('gpu') finds it", _alias_check),
     # -- pjrtkit.jit_report ------------------------------------------------------------------
     Internal(f"{_PE}.explain", JIT_REPORT, "read (its log text)",
              "jit_report parses the WARNING it logs through the logger "

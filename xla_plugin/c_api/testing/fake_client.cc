@@ -236,6 +236,14 @@ StatusOr<std::unique_ptr<LoadedExecutable>> FakeClient::DeserializeAndLoad(
   return FakeLoadedExecutable::Load(this, std::move(executable));
 }
 
+StatusOr<MemoryLayout> FakeClient::DefaultLayout(ElementType type,
+                                                 const std::vector<int64_t>& dims,
+                                                 const Memory* memory) const {
+  PJRTKIT_ASSIGN_OR_RETURN(MemoryLayout layout, Client::DefaultLayout(type, dims, memory));
+  if (ElementTypeBits(type) < 8) layout.element_size_in_bits = ElementTypeBits(type);
+  return layout;
+}
+
 StatusOr<std::unique_ptr<Buffer>> FakeClient::CreateUninitializedBuffer(
     ElementType type, const std::vector<int64_t>& dims, Memory* memory) {
   auto* fake_memory = static_cast<FakeMemory*>(memory);

@@ -129,6 +129,11 @@ class FakeClient : public Client {
   StatusOr<std::unique_ptr<LoadedExecutable>> DeserializeAndLoad(
       const std::string& serialized, const std::optional<std::string>& compile_options) override;
   StatusOr<const Topology*> topology() const override { return topology_.get(); }
+  // Row-major; arrays of sub-byte element types are packed (element_size_in_bits = their bit
+  // width, as XLA:CPU's int4 buffers are), so a test can tell the device's answer from the
+  // client layer's default.
+  StatusOr<MemoryLayout> DefaultLayout(ElementType type, const std::vector<int64_t>& dims,
+                                       const Memory* memory) const override;
   StatusOr<std::unique_ptr<Buffer>> CreateUninitializedBuffer(ElementType type,
                                                               const std::vector<int64_t>& dims,
                                                               Memory* memory) override;

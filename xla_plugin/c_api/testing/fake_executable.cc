@@ -1,6 +1,7 @@
 #include "xla_plugin/c_api/testing/fake_executable.h"
 
 // C++ standard library.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -35,7 +36,7 @@ std::string ShapeString(ElementType type, const std::vector<int64_t>& dims) {
 
 // Splits "a=1;b=2" into pairs and applies them.
 Status ParseOptions(const std::string& text, std::string* name, int* replicas, bool* donate,
-                    int* topology_devices) {
+                    int* topology_devices, std::string* output_layout) {
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ';')) {
@@ -51,6 +52,12 @@ Status ParseOptions(const std::string& text, std::string* name, int* replicas, b
       *name = value;
     } else if (key == "topology_devices") {
       *topology_devices = std::atoi(value.c_str());
+    } else if (key == "output_layout") {
+      if (value != "row" && value != "column" && value != "invalid") {
+        return InvalidArgument("fake: output_layout is '" + value +
+                               "', accepted: row, column, invalid");
+      }
+      *output_layout = value;
     } else {
       return InvalidArgument("fake: unknown compile option '" + key + "'");
     }
@@ -99,7 +106,7 @@ StatusOr<std::shared_ptr<FakeExecutable>> FakeExecutable::Compile(const Program&
   executable->options_ = options;
   PJRTKIT_RETURN_IF_ERROR(
       ParseOptions(options, &executable->name_, &executable->replicas_, &executable->donate_,
-                   &executable->topology_devices_));
+                   &executable->topology_devices_, &executable->output_layout_));
   PJRTKIT_ASSIGN_OR_RETURN(executable->signature_, ParseSignature(program.code));
   return executable;
 }
@@ -125,6 +132,23 @@ StatusOr<std::vector<ElementType>> FakeExecutable::output_element_types() const 
 StatusOr<std::vector<std::vector<int64_t>>> FakeExecutable::output_dimensions() const {
   std::vector<std::vector<int64_t>> out;
   for (const FakeShape& s : signature_) out.push_back(s.dims);
+  return out;
+}
+
+MemoryLayout FakeExecutable::OutputLayout(size_t rank) const {
+  MemoryLayout layout = RowMajorLayout(rank);
+  if (output_layout_ == "column") {
+    std::reverse(layout.minor_to_major.begin(), layout.minor_to_major.end());
+  } else if (output_layout_ == "invalid") {
+    layout.minor_to_major.assign(rank + 1, 0);  // Not a permutation of the dimensions.
+  }
+  return layout;
+}
+
+StatusOr<std::vector<MemoryLayout>> FakeExecutable::output_layouts() const {
+  if (output_layout_ == "row") return Executable::output_layouts();  // The client layer's default.
+  std::vector<MemoryLayout> out;
+  for (const FakeShape& s : signature_) out.push_back(OutputLayout(s.dims.size()));
   return out;
 }
 
@@ -220,6 +244,10 @@ StatusOr<ExecuteResult> FakeLoadedExecutable::Execute(
     std::vector<std::unique_ptr<Buffer>> outputs;
     for (Buffer* arg : arguments[d]) {
       PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<Buffer> copy, arg->CopyToDevice(devices[d]));
+      if (executable_->output_layout() != "row") {
+        static_cast<FakeBuffer*>(copy.get())->set_layout(
+            executable_->OutputLayout(copy->dimensions().size()));
+      }
       outputs.push_back(std::move(copy));
     }
     result.outputs.push_back(std::move(outputs));

@@ -7,6 +7,10 @@
 //   name=S       the executable's name (default "fake_identity")
 //   topology_devices=N  compiled ahead of time for a topology of N devices (FakeTopology adds
 //                it); FakeClient::DeserializeAndLoad refuses it on a client of another count
+//   output_layout=row|column|invalid  the output layouts it reports (and its outputs' layout()):
+//                row (default) is the client layer's default, column reverses minor_to_major
+//                (the bytes stay row-major: nothing reads them here), invalid reports a
+//                minor_to_major that is not a permutation (for the C-API layer's check)
 #ifndef PJRTKIT_XLA_PLUGIN_C_API_TESTING_FAKE_EXECUTABLE_H_
 #define PJRTKIT_XLA_PLUGIN_C_API_TESTING_FAKE_EXECUTABLE_H_
 
@@ -52,6 +56,10 @@ class FakeExecutable : public Executable {
   bool donate() const { return donate_; }
   // The device count of the topology it was compiled for ahead of time; 0 for a client compile.
   int topology_devices() const { return topology_devices_; }
+  // The output_layout option ("row", "column" or "invalid").
+  const std::string& output_layout() const { return output_layout_; }
+  // The layout an output of `rank` dimensions reports under output_layout().
+  MemoryLayout OutputLayout(size_t rank) const;
 
   // Executable:
   const std::string& name() const override { return name_; }
@@ -60,6 +68,7 @@ class FakeExecutable : public Executable {
   size_t num_outputs() const override { return signature_.size(); }
   StatusOr<std::vector<ElementType>> output_element_types() const override;
   StatusOr<std::vector<std::vector<int64_t>>> output_dimensions() const override;
+  StatusOr<std::vector<MemoryLayout>> output_layouts() const override;
   StatusOr<std::vector<std::string>> output_memory_kinds() const override;
   StatusOr<std::string> fingerprint() const override;
   StatusOr<Program> optimized_program() const override;
@@ -77,6 +86,7 @@ class FakeExecutable : public Executable {
   int replicas_ = 1;                    // Replica count.
   bool donate_ = false;                 // Donate arguments.
   int topology_devices_ = 0;            // See topology_devices().
+  std::string output_layout_ = "row";   // See output_layout().
   std::vector<FakeShape> signature_;    // Inputs == outputs.
 };
 

@@ -13,12 +13,16 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "xla_plugin/devices/xla_cpu/compile_options.h"
+#include "xla_plugin/devices/inner/compile_options.h"
+#include "xla_plugin/devices/inner/wrapped_client.h"
 #include "xla_plugin/devices/xla_cpu/test_util.h"
-#include "xla_plugin/devices/xla_cpu/xla_cpu_client.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
+
+using ::pjrtkit::inner::HostBufferPool;
+using ::pjrtkit::inner::MinimalCompileOptions;
+using ::pjrtkit::inner::WrappedClient;
 namespace {
 
 using ::pjrtkit::xla_cpu::testing::CreateTestClient;
@@ -60,7 +64,7 @@ class BufferLifetimeTest : public ::testing::TestWithParam<int64_t> {
 
   static Device* device(int id) { return client_->devices()[id]; }
   static HostBufferPool* pool() {
-    return static_cast<XlaCpuClient*>(client_)->host_buffer_pool().get();
+    return static_cast<WrappedClient*>(client_)->host_buffer_pool().get();
   }
 
   // Uploads `host` (f32[count]) to `device(0)` as jaxlib's device_put does.

@@ -8,9 +8,7 @@ namespace pjrtkit {
 namespace xla_cpu {
 
 std::string PlatformVersion(const std::string& inner_version) {
-  std::string out = std::string(kPlatformName) + " " + kPjrtkitVersion + " (" + kBackendName;
-  if (!inner_version.empty()) out += " " + inner_version;
-  return out + ")";
+  return inner::PlatformVersion(kBackendName, inner_version);
 }
 
 DeviceDescription MakeDeviceDescription(int id) {

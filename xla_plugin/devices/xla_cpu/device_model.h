@@ -1,6 +1,6 @@
-// pjrtkit's own device model for the reference device: names, versions and device descriptions
-// (the topology, XlaCpuTopology, is made of them). Needs no inner plugin, so CreateTopology works
-// without loading XLA:CPU.
+// pjrtkit's own device model for the xla_cpu device: names, versions and device descriptions
+// (the topology, inner::WrappedTopology, is made of them). Needs no inner plugin, so
+// CreateTopology works without loading XLA:CPU.
 #ifndef PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_DEVICE_MODEL_H_
 #define PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_DEVICE_MODEL_H_
 
@@ -8,15 +8,15 @@
 #include <string>
 
 #include "xla_plugin/client/device_description.h"
+#include "xla_plugin/devices/inner/pjrtkit_platform.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
 
-// Platform name JAX sees.
-inline constexpr char kPlatformName[] = "pjrtkit";
-// pjrtkit's version.
-inline constexpr char kPjrtkitVersion[] = "0.1.0";
-// Device kind of every reference device.
+// Platform name JAX sees and pjrtkit's version (shared by every device).
+using ::pjrtkit::inner::kPjrtkitVersion;
+using ::pjrtkit::inner::kPlatformName;
+// Device kind of every xla_cpu device.
 inline constexpr char kDeviceKind[] = "pjrtkit_cpu";
 // Value of the "backend" device attribute.
 inline constexpr char kBackendName[] = "xla_cpu";

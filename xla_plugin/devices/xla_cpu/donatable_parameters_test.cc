@@ -1,6 +1,6 @@
 // DonatableParameters: which arguments a program may donate, from hand-made protobuf bytes and
 // from programs compiled by the real XLA:CPU plugin.
-#include "xla_plugin/devices/xla_cpu/donatable_parameters.h"
+#include "xla_plugin/devices/inner/donatable_parameters.h"
 
 #include <cstdint>
 #include <memory>
@@ -8,12 +8,16 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "xla_plugin/devices/xla_cpu/compile_options.h"
+#include "xla_plugin/devices/inner/compile_options.h"
+#include "xla_plugin/devices/inner/wrapped_executable.h"
 #include "xla_plugin/devices/xla_cpu/test_util.h"
-#include "xla_plugin/devices/xla_cpu/xla_cpu_executable.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
+
+using ::pjrtkit::inner::DonatableParameters;
+using ::pjrtkit::inner::MinimalCompileOptions;
+using ::pjrtkit::inner::WrappedExecutable;
 namespace {
 
 // Protobuf wire format: a varint field and a length-delimited field.
@@ -104,7 +108,7 @@ TEST(DonatableParametersTest, CompiledPrograms) {
     StatusOr<std::unique_ptr<LoadedExecutable>> loaded =
         client->Compile(Program{"mlir", code}, options);
     ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
-    auto* executable = dynamic_cast<XlaCpuExecutable*>((*loaded)->executable().get());
+    auto* executable = dynamic_cast<WrappedExecutable*>((*loaded)->executable().get());
     ASSERT_NE(executable, nullptr);
     const DonatableParameters* donatable = executable->donatable_parameters();
     ASSERT_NE(donatable, nullptr);

@@ -7,15 +7,22 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "xla_plugin/devices/xla_cpu/compile_options.h"
-#include "xla_plugin/devices/xla_cpu/inline_vector.h"
-#include "xla_plugin/devices/xla_cpu/output_info_cache.h"
+#include "xla_plugin/devices/inner/compile_options.h"
+#include "xla_plugin/devices/inner/inline_vector.h"
+#include "xla_plugin/devices/inner/output_info_cache.h"
+#include "xla_plugin/devices/inner/wrapped_buffer.h"
+#include "xla_plugin/devices/inner/wrapped_client.h"
 #include "xla_plugin/devices/xla_cpu/test_util.h"
-#include "xla_plugin/devices/xla_cpu/xla_cpu_buffer.h"
-#include "xla_plugin/devices/xla_cpu/xla_cpu_client.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
+
+using ::pjrtkit::inner::InlineVector;
+using ::pjrtkit::inner::MinimalCompileOptions;
+using ::pjrtkit::inner::OutputInfoCache;
+using ::pjrtkit::inner::WrappedBuffer;
+using ::pjrtkit::inner::WrappedBufferInfo;
+using ::pjrtkit::inner::WrappedClient;
 namespace {
 
 using ::pjrtkit::xla_cpu::testing::CreateTestClient;
@@ -50,15 +57,15 @@ TEST(ExecuteFastPathTest, OutputsShareMetadataAndAreKnownReady) {
     results.push_back(std::move(result).value());
   }
   const std::shared_ptr<Event>& ready =
-      static_cast<XlaCpuClient*>(client.get())->inner().ready_event();
+      static_cast<WrappedClient*>(client.get())->inner().ready_event();
   for (const ExecuteResult& result : results) {
-    auto* sum = static_cast<XlaCpuBuffer*>(result.outputs[0][0].get());
-    auto* converted = static_cast<XlaCpuBuffer*>(result.outputs[0][1].get());
+    auto* sum = static_cast<WrappedBuffer*>(result.outputs[0][0].get());
+    auto* converted = static_cast<WrappedBuffer*>(result.outputs[0][1].get());
     // Every run's outputs share the metadata the first run read.
     EXPECT_EQ(sum->info().get(),
-              static_cast<XlaCpuBuffer*>(results[0].outputs[0][0].get())->info().get());
+              static_cast<WrappedBuffer*>(results[0].outputs[0][0].get())->info().get());
     EXPECT_EQ(converted->info().get(),
-              static_cast<XlaCpuBuffer*>(results[0].outputs[0][1].get())->info().get());
+              static_cast<WrappedBuffer*>(results[0].outputs[0][1].get())->info().get());
     EXPECT_EQ(sum->element_type(), ElementType::kF32);
     EXPECT_EQ(converted->element_type(), ElementType::kS32);
     EXPECT_EQ(converted->dimensions(), (std::vector<int64_t>{2}));
@@ -134,10 +141,10 @@ TEST(OutputInfoCacheTest, FirstRecordWins) {
   EXPECT_EQ(cache.Find(0), nullptr);
   EXPECT_EQ(cache.Find(2), nullptr);
   EXPECT_EQ(cache.Find(-1), nullptr);
-  auto first = std::make_shared<XlaCpuBufferInfo>();
+  auto first = std::make_shared<WrappedBufferInfo>();
   first->dims = {7};
   cache.Remember(1, {first});
-  auto second = std::make_shared<XlaCpuBufferInfo>();
+  auto second = std::make_shared<WrappedBufferInfo>();
   cache.Remember(1, {second});
   cache.Remember(5, {second});  // Out of range: ignored.
   ASSERT_NE(cache.Find(1), nullptr);

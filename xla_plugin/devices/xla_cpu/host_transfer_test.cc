@@ -11,14 +11,19 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "xla_plugin/devices/xla_cpu/compile_options.h"
-#include "xla_plugin/devices/xla_cpu/pooled_host_copy.h"
+#include "xla_plugin/devices/inner/compile_options.h"
+#include "xla_plugin/devices/inner/pooled_host_copy.h"
+#include "xla_plugin/devices/inner/wrapped_client.h"
 #include "xla_plugin/devices/xla_cpu/test_util.h"
-#include "xla_plugin/devices/xla_cpu/xla_cpu_client.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_factory.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
+
+using ::pjrtkit::inner::HostBufferPool;
+using ::pjrtkit::inner::MinimalCompileOptions;
+using ::pjrtkit::inner::WrappedClient;
+using ::pjrtkit::inner::kMinPooledCopyBytes;
 namespace {
 
 using ::pjrtkit::xla_cpu::testing::ClientOptions;
@@ -54,7 +59,7 @@ class HostTransferTest : public ::testing::Test {
   }
 
   static HostBufferPool* pool() {
-    return static_cast<XlaCpuClient*>(client_)->host_buffer_pool().get();
+    return static_cast<WrappedClient*>(client_)->host_buffer_pool().get();
   }
   static Device* device() { return client_->devices()[0]; }
 
@@ -226,7 +231,7 @@ TEST(HostTransferOptionTest, PoolCanBeTurnedOff) {
   options[kHostBufferCacheOption] = int64_t{0};
   StatusOr<std::unique_ptr<Client>> client = XlaCpuFactory::CreateClient(options);
   ASSERT_TRUE(client.ok()) << client.status().ToString();
-  EXPECT_EQ(static_cast<XlaCpuClient*>(client->get())->host_buffer_pool(), nullptr);
+  EXPECT_EQ(static_cast<WrappedClient*>(client->get())->host_buffer_pool(), nullptr);
   std::vector<float> values(kElements, 4.0f);
   std::unique_ptr<Buffer> buffer = testing::Upload((*client).get(), ElementType::kF32, values,
                                                    {kElements}, (*client)->devices()[0]);

@@ -1,6 +1,6 @@
 // InnerFfi against the real XLA:CPU plugin: our ABI declarations match its FFI extension, and a
-// typed FFI handler registered through XlaCpuClient runs in a compiled program.
-#include "xla_plugin/devices/xla_cpu/inner_ffi.h"
+// typed FFI handler registered through WrappedClient runs in a compiled program.
+#include "xla_plugin/devices/inner/inner_ffi.h"
 
 #include <cstring>
 #include <memory>
@@ -9,10 +9,12 @@
 
 #include "gtest/gtest.h"
 #include "xla/ffi/api/ffi.h"
-#include "xla_plugin/devices/xla_cpu/compile_options.h"
-#include "xla_plugin/devices/xla_cpu/ffi_handler_shims.h"
+#include "xla_plugin/devices/inner/compile_options.h"
+#include "xla_plugin/devices/inner/ffi_handler_shims.h"
+#include "xla_plugin/devices/inner/wrapped_client.h"
+#include "xla_plugin/devices/inner/wrapped_executable.h"
 #include "xla_plugin/devices/xla_cpu/test_util.h"
-#include "xla_plugin/devices/xla_cpu/xla_cpu_client.h"
+#include "xla_plugin/devices/xla_cpu/xla_cpu_policy.h"
 
 namespace ffi = xla::ffi;
 
@@ -60,6 +62,14 @@ extern "C" XLA_FFI_Error* PjrtkitTestReadUserData(XLA_FFI_CallFrame* frame) {
 
 namespace pjrtkit {
 namespace xla_cpu {
+
+using ::pjrtkit::inner::FfiHandlerShims;
+using ::pjrtkit::inner::FfiShimQuery;
+using ::pjrtkit::inner::InnerApi;
+using ::pjrtkit::inner::InnerFfi;
+using ::pjrtkit::inner::MinimalCompileOptions;
+using ::pjrtkit::inner::WrappedClient;
+using ::pjrtkit::inner::WrappedExecutable;
 namespace {
 
 using ::pjrtkit::xla_cpu::testing::CreateTestClient;
@@ -84,10 +94,10 @@ class InnerFfiTest : public ::testing::Test {
   void SetUp() override {
     client_ = CreateTestClient(1);
     ASSERT_NE(client_, nullptr);
-    xla_cpu_ = static_cast<XlaCpuClient*>(client_.get());
+    xla_cpu_ = static_cast<WrappedClient*>(client_.get());
   }
   std::unique_ptr<Client> client_;
-  XlaCpuClient* xla_cpu_ = nullptr;
+  WrappedClient* xla_cpu_ = nullptr;
 };
 
 TEST_F(InnerFfiTest, OurStructSizesAreWhatXlaCpuExpects) {
@@ -117,11 +127,13 @@ TEST_F(InnerFfiTest, OurStructSizesAreWhatXlaCpuExpects) {
 }
 
 TEST_F(InnerFfiTest, PlatformNames) {
-  EXPECT_EQ(*InnerFfi::InnerPlatformName("pjrtkit"), "Host");
-  EXPECT_EQ(*InnerFfi::InnerPlatformName("PJRTKIT"), "Host");
-  EXPECT_EQ(*InnerFfi::InnerPlatformName("cpu"), "Host");
-  EXPECT_EQ(*InnerFfi::InnerPlatformName("Host"), "Host");
-  StatusOr<std::string> cuda = InnerFfi::InnerPlatformName("CUDA");
+  const XlaCpuPolicy policy;
+  const inner::FfiPlatform& cpu = policy.ffi_platform();
+  EXPECT_EQ(*InnerFfi::InnerPlatformName("pjrtkit", cpu), "Host");
+  EXPECT_EQ(*InnerFfi::InnerPlatformName("PJRTKIT", cpu), "Host");
+  EXPECT_EQ(*InnerFfi::InnerPlatformName("cpu", cpu), "Host");
+  EXPECT_EQ(*InnerFfi::InnerPlatformName("Host", cpu), "Host");
+  StatusOr<std::string> cuda = InnerFfi::InnerPlatformName("CUDA", cpu);
   EXPECT_EQ(cuda.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(cuda.status().message(),
             "FFI registrations for platform 'CUDA' cannot run on pjrtkit's reference device; use "
@@ -252,8 +264,80 @@ module @read_user_data {
   EXPECT_TRUE(result->completion[0]->Await().ok());
   EXPECT_EQ(Download<float>(result->outputs[0][0].get(), 1), (std::vector<float>{8.0f}));
 
-  // Without any context XLA:CPU 0.0.1 dereferences a null one in the handler's lookup (a crash):
-  // pjrtkit's host callbacks never run an executable that has no entry (see executable_binding.h).
+  // Without any context XLA:CPU 0.0.1 dereferences a null one in the handler's lookup (the
+  // process died here). A program with typed FFI custom calls always runs with one (empty when
+  // the caller has no user data), so the lookup fails cleanly and so does the execution.
+  auto* executable = static_cast<WrappedExecutable*>((*loaded)->executable().get());
+  EXPECT_TRUE(executable->calls_ffi_handlers());
+  for (int run = 0; run < 2; ++run) {  // The client's empty context is shared between runs.
+    ExecuteContext empty;
+    ExecuteOptions no_entries;
+    if (run == 1) no_entries.context = &empty;
+    StatusOr<ExecuteResult> missing = (*loaded)->Execute({{}}, no_entries);
+    Status status = missing.ok() ? missing->outputs[0][0]->ReadyEvent()->Await() : missing.status();
+    EXPECT_FALSE(status.ok());
+    EXPECT_NE(status.message().find("XLA:CPU PJRT_LoadedExecutable_Execute"), std::string::npos)
+        << status.ToString();
+  }
+}
+
+TEST_F(InnerFfiTest, ProgramsWithoutFfiCustomCallsRunWithoutAContext) {
+  constexpr char kAdd[] = R"(
+module @add_one {
+  func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+    %c = stablehlo.constant dense<1.0> : tensor<2xf32>
+    %0 = stablehlo.add %a, %c : tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+})";
+  StatusOr<std::unique_ptr<LoadedExecutable>> loaded =
+      client_->Compile(Program{"mlir", kAdd}, MinimalCompileOptions(1, 1, false));
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_FALSE(
+      static_cast<WrappedExecutable*>((*loaded)->executable().get())->calls_ffi_handlers());
+}
+
+// lax.dce_sink(x, prevent_mlir_dce=True) as JAX lowers it: the client registered the built-in
+// handler (builtin_ffi_handlers.h) when it was created, so the program compiles and runs.
+TEST_F(InnerFfiTest, TheBuiltInDceSinkRuns) {
+  constexpr char kDceSink[] = R"(
+module @dce_sink {
+  func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+    %c = stablehlo.constant dense<2.0> : tensor<4xf32>
+    %0 = stablehlo.multiply %a, %c : tensor<4xf32>
+    stablehlo.custom_call @dce_sink(%0) {api_version = 4 : i32, has_side_effect = true}
+        : (tensor<4xf32>) -> ()
+    return %0 : tensor<4xf32>
+  }
+})";
+  StatusOr<std::unique_ptr<LoadedExecutable>> loaded =
+      client_->Compile(Program{"mlir", kDceSink}, MinimalCompileOptions(1, 1, false));
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  std::unique_ptr<Buffer> x = testing::Upload(client_.get(), ElementType::kF32,
+                                              std::vector<float>{1, 2, 3, 4}, {4},
+                                              client_->devices()[0]);
+  StatusOr<ExecuteResult> result = (*loaded)->Execute({{x.get()}}, ExecuteOptions());
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(Download<float>(result->outputs[0][0].get(), 4), (std::vector<float>{2, 4, 6, 8}));
+
+  // Two operands: the handler refuses them, as jaxlib's (bound to one AnyBuffer) does.
+  constexpr char kTwoOperands[] = R"(
+module @dce_sink_two {
+  func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+    stablehlo.custom_call @dce_sink(%a, %a) {api_version = 4 : i32, has_side_effect = true}
+        : (tensor<4xf32>, tensor<4xf32>) -> ()
+    return %a : tensor<4xf32>
+  }
+})";
+  StatusOr<std::unique_ptr<LoadedExecutable>> two =
+      client_->Compile(Program{"mlir", kTwoOperands}, MinimalCompileOptions(1, 1, false));
+  ASSERT_TRUE(two.ok()) << two.status().ToString();
+  StatusOr<ExecuteResult> refused = (*two)->Execute({{x.get()}}, ExecuteOptions());
+  Status status = refused.ok() ? refused->outputs[0][0]->ReadyEvent()->Await() : refused.status();
+  EXPECT_NE(status.message().find("dce_sink takes 1 operand and returns nothing; got 2 operand(s) "
+                                  "and 0 result(s)"),
+            std::string::npos)
+      << status.ToString();
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// XlaCpuBuffer and XlaCpuClient::BufferFromHostBuffer against the real XLA:CPU plugin.
-#include "xla_plugin/devices/xla_cpu/xla_cpu_buffer.h"
+// WrappedBuffer and WrappedClient::BufferFromHostBuffer against the real XLA:CPU plugin.
+#include "xla_plugin/devices/inner/wrapped_buffer.h"
 
 #include <cstdint>
 #include <cstring>
@@ -10,11 +10,15 @@
 #include <unistd.h>
 
 #include "gtest/gtest.h"
+#include "xla_plugin/devices/inner/wrapped_client.h"
 #include "xla_plugin/devices/xla_cpu/test_util.h"
-#include "xla_plugin/devices/xla_cpu/xla_cpu_client.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
+
+using ::pjrtkit::inner::HostBufferPool;
+using ::pjrtkit::inner::WrappedBuffer;
+using ::pjrtkit::inner::WrappedClient;
 namespace {
 
 using ::pjrtkit::xla_cpu::testing::CreateTestClient;
@@ -382,7 +386,7 @@ TEST_F(XlaCpuBufferTest, MemoryStatsCountLiveDeviceBuffers) {
   EXPECT_EQ(final_stats.peak_bytes_reserved, 0);
   EXPECT_EQ(final_stats.largest_free_block_bytes, physical);
   const int64_t pooled = static_cast<int64_t>(
-      static_cast<XlaCpuClient*>(client_)->host_buffer_pool()->stats().cached_bytes);
+      static_cast<WrappedClient*>(client_)->host_buffer_pool()->stats().cached_bytes);
   EXPECT_EQ(final_stats.pool_bytes, pooled);
   EXPECT_FALSE(final_stats.peak_pool_bytes.has_value());
   std::unique_ptr<Buffer> c = Upload(client_, ElementType::kF32, six, {6}, d);
@@ -392,7 +396,7 @@ TEST_F(XlaCpuBufferTest, MemoryStatsCountLiveDeviceBuffers) {
 
 TEST_F(XlaCpuBufferTest, PoolBytesCountKeptBlocks) {
   Device* d = device(2);
-  HostBufferPool* pool = static_cast<XlaCpuClient*>(client_)->host_buffer_pool().get();
+  HostBufferPool* pool = static_cast<WrappedClient*>(client_)->host_buffer_pool().get();
   // 256 KiB + 4 bytes, misaligned by 4: copied through the pool into a 260 KiB block.
   std::vector<float> big((1 << 16) + 2, 1.0f);
   HostBufferArgs args;

@@ -1,6 +1,6 @@
-// Compile and Execute through XlaCpuClient, XlaCpuExecutable and XlaCpuLoadedExecutable against
+// Compile and Execute through WrappedClient, WrappedExecutable and WrappedLoadedExecutable against
 // the real XLA:CPU plugin.
-#include "xla_plugin/devices/xla_cpu/xla_cpu_loaded_executable.h"
+#include "xla_plugin/devices/inner/wrapped_loaded_executable.h"
 
 #include <cstdint>
 #include <memory>
@@ -9,11 +9,17 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "xla_plugin/devices/xla_cpu/compile_options.h"
+#include "xla_plugin/devices/inner/compile_options.h"
 #include "xla_plugin/devices/xla_cpu/test_util.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
+
+using ::pjrtkit::inner::MinimalCompileOptions;
+using ::pjrtkit::inner::ParameterShapes;
+using ::pjrtkit::inner::WrappedClient;
+using ::pjrtkit::inner::WrappedExecutable;
+using ::pjrtkit::inner::WrappedLoadedExecutable;
 namespace {
 
 using ::pjrtkit::xla_cpu::testing::CreateTestClient;
@@ -384,7 +390,7 @@ TEST_F(XlaCpuExecutableTest, BadArgumentLists) {
 TEST_F(XlaCpuExecutableTest, ParameterShapesComeFromTheOptimizedProgram) {
   std::unique_ptr<LoadedExecutable> loaded = Compile(kMulti);
   ASSERT_NE(loaded, nullptr);
-  auto* executable = dynamic_cast<XlaCpuExecutable*>(loaded->executable().get());
+  auto* executable = dynamic_cast<WrappedExecutable*>(loaded->executable().get());
   ASSERT_NE(executable, nullptr);
   StatusOr<Program> program = executable->optimized_program();
   ASSERT_TRUE(program.ok()) << program.status().ToString();

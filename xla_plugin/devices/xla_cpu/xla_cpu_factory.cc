@@ -4,11 +4,14 @@
 #include <optional>
 #include <utility>
 
+#include "xla_plugin/devices/inner/inner_api.h"
+#include "xla_plugin/devices/inner/inner_ffi.h"
+#include "xla_plugin/devices/inner/inner_log_level.h"
+#include "xla_plugin/devices/inner/wrapped_client.h"
+#include "xla_plugin/devices/inner/wrapped_topology.h"
+#include "xla_plugin/devices/xla_cpu/builtin_ffi_handlers.h"
 #include "xla_plugin/devices/xla_cpu/device_model.h"
-#include "xla_plugin/devices/xla_cpu/inner_api.h"
-#include "xla_plugin/devices/xla_cpu/inner_log_level.h"
-#include "xla_plugin/devices/xla_cpu/xla_cpu_client.h"
-#include "xla_plugin/devices/xla_cpu/xla_cpu_topology.h"
+#include "xla_plugin/devices/xla_cpu/xla_cpu_policy.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
@@ -34,11 +37,15 @@ std::vector<OptionSpec> XlaCpuFactory::OptionSpecs() {
       {kDeviceCountOption, AttributeValue(int64_t{kDefaultDeviceCount}),
        "number of devices, 1..256 (default 4)"},
       {kPluginPathOption, AttributeValue(std::string()),
-       "absolute path of OpenXLA's XLA:CPU PJRT plugin, xla_cpu_pjrt.so (required)"},
-      {kHostBufferCacheOption,
-       AttributeValue(int64_t{XlaCpuClient::kDefaultHostBufferCacheBytes >> 20}),
+       "absolute path of OpenXLA's XLA:CPU PJRT plugin, xla_cpu_pjrt.so (default: "
+       "$PJRTKIT_XLA_CPU_PLUGIN, then the xla-cpu-pjrt package installed beside pjrtkit)"},
+      {kHostBufferCacheOption, AttributeValue(int64_t{kDefaultHostBufferCacheMib}),
        "MiB of host memory kept for reuse by host-to-device copies, >= 0 (default 1024; 0: off)"},
   };
+}
+
+inner::PluginSearch XlaCpuFactory::PluginSearch() {
+  return {kPluginPathEnv, {"xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so"}};
 }
 
 Status XlaCpuFactory::Initialize() { return OkStatus(); }
@@ -59,11 +66,20 @@ AttributeMap XlaCpuFactory::PluginAttributes() {
 StatusOr<std::unique_ptr<Client>> XlaCpuFactory::CreateClient(const AttributeMap& options) {
   int device_count = 0;
   PJRTKIT_ASSIGN_OR_RETURN(Options parsed, ParseOptions(options, &device_count));
-  const std::string path = parsed.GetString(kPluginPathOption);
+  std::string path = parsed.GetString(kPluginPathOption);
+  std::string path_source = "create option '" + std::string(kPluginPathOption) + "'";
   if (path.empty()) {
-    return FailedPrecondition("create option '" + std::string(kPluginPathOption) +
-                              "' is required: the absolute path of OpenXLA's XLA:CPU PJRT plugin "
-                              "(xla_cpu_pjrt.so, from the xla-cpu-pjrt wheel)");
+    StatusOr<inner::LocatedPlugin> located =
+        inner::PluginLocator::LocateFromProcess(PluginSearch());
+    if (!located.ok()) {
+      return FailedPrecondition(
+          "create option '" + std::string(kPluginPathOption) +
+          "' is required: the absolute path of OpenXLA's XLA:CPU PJRT plugin (xla_cpu_pjrt.so, "
+          "from the xla-cpu-pjrt wheel), unless pjrtkit finds it (" + located.status().message() +
+          ")");
+    }
+    path = located->path;
+    path_source = located->how;
   }
   const int64_t cache_mib = parsed.GetInt(kHostBufferCacheOption);
   if (cache_mib < 0 || cache_mib > (int64_t{1} << 24)) {
@@ -72,13 +88,20 @@ StatusOr<std::unique_ptr<Client>> XlaCpuFactory::CreateClient(const AttributeMap
   }
   // XLA:CPU reads its log threshold at its first log message, which it writes while it creates
   // its client: quiet unless the user chose a level (see inner_log_level.h).
-  PJRTKIT_ASSIGN_OR_RETURN(std::optional<InnerLogLevel> log_level,
-                           InnerLogLevel::ForThisProcess());
-  PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<InnerApi> inner,
-                           InnerApi::Load(path, kPluginPathOption));
-  PJRTKIT_ASSIGN_OR_RETURN(
-      std::unique_ptr<XlaCpuClient> client,
-      XlaCpuClient::Create(std::move(inner), device_count, static_cast<size_t>(cache_mib) << 20));
+  PJRTKIT_ASSIGN_OR_RETURN(std::optional<inner::InnerLogLevel> log_level,
+                           inner::InnerLogLevel::ForThisProcess());
+  auto policy = std::make_shared<const XlaCpuPolicy>();
+  PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<inner::InnerApi> api,
+                           inner::InnerApi::Load(path, path_source, policy->inner_plugin()));
+  const inner::FfiPlatform ffi_platform = policy->ffi_platform();
+  PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<inner::WrappedClient> client,
+                           inner::WrappedClient::Create(std::move(api), std::move(policy),
+                                                        device_count,
+                                                        static_cast<size_t>(cache_mib) << 20));
+  // Handlers jaxlib keeps inside its own XLA (dce_sink). XLA:CPU's FFI registry is process-wide,
+  // so this only adds them once; a plugin without the FFI extension runs no FFI handlers at all.
+  StatusOr<inner::InnerFfi> ffi = inner::InnerFfi::Find(client->shared_inner());
+  if (ffi.ok()) PJRTKIT_RETURN_IF_ERROR(BuiltinFfiHandlers::RegisterAll(*ffi, ffi_platform));
   return std::unique_ptr<Client>(std::move(client));
 }
 
@@ -86,8 +109,15 @@ StatusOr<std::unique_ptr<Topology>> XlaCpuFactory::CreateTopology(const std::str
                                                                   const AttributeMap& options) {
   int device_count = 0;
   PJRTKIT_ASSIGN_OR_RETURN(Options parsed, ParseOptions(options, &device_count));
-  return std::unique_ptr<Topology>(
-      XlaCpuTopology::Create(device_count, parsed.GetString(kPluginPathOption)));
+  std::string path = parsed.GetString(kPluginPathOption);
+  if (path.empty()) {
+    // Nothing is loaded here; without a path only a compile with a client offered works.
+    StatusOr<inner::LocatedPlugin> located =
+        inner::PluginLocator::LocateFromProcess(PluginSearch());
+    if (located.ok()) path = located->path;
+  }
+  return std::unique_ptr<Topology>(inner::WrappedTopology::Create(
+      std::make_shared<const XlaCpuPolicy>(), device_count, std::move(path)));
 }
 
 }  // namespace xla_cpu

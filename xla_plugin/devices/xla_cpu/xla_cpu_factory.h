@@ -1,6 +1,7 @@
-// XlaCpuFactory: how the C-API layer creates the reference device (see client/plugin_factory.h).
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_XLA_CPU_FACTORY_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_XLA_CPU_FACTORY_H_
+// XlaCpuFactory: how the C-API layer creates the xla_cpu device (see client/plugin_factory.h):
+// the shared inner-plugin wrapper (devices/inner) with XlaCpuPolicy on OpenXLA's XLA:CPU plugin.
+#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_FACTORY_H_
+#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_FACTORY_H_
 
 #include <cstdint>
 #include <memory>
@@ -12,6 +13,7 @@
 #include "xla_plugin/client/plugin_factory.h"
 #include "xla_plugin/client/topology.h"
 #include "xla_plugin/client/types.h"
+#include "xla_plugin/devices/inner/plugin_locator.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
@@ -19,9 +21,10 @@ namespace xla_cpu {
 // Create options (PJRT_Client_Create / PJRT_TopologyDescription_Create):
 //   device_count (int64, default 4, 1..256): number of devices; XLA:CPU gets it as
 //       cpu_device_count.
-//   xla_cpu_plugin_path (string): absolute path of OpenXLA's xla_cpu_pjrt.so; required by
-//       CreateClient; CreateTopology keeps it for ahead-of-time compilation (loaded at the first
-//       PJRT_Compile that needs it, not before).
+//   xla_cpu_plugin_path (string): absolute path of OpenXLA's xla_cpu_pjrt.so. When empty,
+//       PluginSearch() finds it ($PJRTKIT_XLA_CPU_PLUGIN, then the xla-cpu-pjrt package beside
+//       pjrtkit); CreateClient fails when neither has it; CreateTopology keeps it for
+//       ahead-of-time compilation (loaded at the first PJRT_Compile that needs it, not before).
 //   host_buffer_cache_mib (int64, default 1024, >= 0): MiB of host memory the client keeps for
 //       reuse by host-to-device copies (HostBufferPool); 0 turns the pool off.
 struct XlaCpuFactory {
@@ -30,14 +33,17 @@ struct XlaCpuFactory {
   // pjrtkit_version plus the XLA:CPU plugin's own attributes (constants below; a test checks
   // them against the loaded plugin).
   static AttributeMap PluginAttributes();
-  // Loads XLA:CPU from xla_cpu_plugin_path and creates a client of device_count devices.
+  // Loads XLA:CPU from xla_cpu_plugin_path (or where PluginSearch() finds it) and creates a
+  // client of device_count devices.
   static StatusOr<std::unique_ptr<Client>> CreateClient(const AttributeMap& options);
-  // pjrtkit's topology of device_count devices (an XlaCpuTopology, which compiles ahead of
+  // pjrtkit's topology of device_count devices (an WrappedTopology, which compiles ahead of
   // time); loads nothing. `name` is not used.
   static StatusOr<std::unique_ptr<Topology>> CreateTopology(const std::string& name,
                                                             const AttributeMap& options);
   // The accepted create options.
   static std::vector<OptionSpec> OptionSpecs();
+  // Where XLA:CPU is looked for when xla_cpu_plugin_path is empty.
+  static inner::PluginSearch PluginSearch();
 };
 
 // Attributes of the XLA:CPU plugin this reference device is built against (xla-cpu-pjrt 0.0.1,
@@ -51,10 +57,14 @@ inline constexpr int64_t kXlaCpuStablehloMinimumVersion[] = {0, 9, 0};
 inline constexpr char kDeviceCountOption[] = "device_count";
 inline constexpr char kPluginPathOption[] = "xla_cpu_plugin_path";
 inline constexpr char kHostBufferCacheOption[] = "host_buffer_cache_mib";
+// The environment variable PluginSearch() reads first.
+inline constexpr char kPluginPathEnv[] = "PJRTKIT_XLA_CPU_PLUGIN";
+// Default of host_buffer_cache_mib: 1 GiB.
+inline constexpr int64_t kDefaultHostBufferCacheMib = 1024;
 
 static_assert(CheckPluginFactory<XlaCpuFactory>(), "XlaCpuFactory");
 
 }  // namespace xla_cpu
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_XLA_CPU_FACTORY_H_
+#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_FACTORY_H_

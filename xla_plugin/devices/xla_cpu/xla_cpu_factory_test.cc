@@ -2,17 +2,23 @@
 // real XLA:CPU plugin.
 #include "xla_plugin/devices/xla_cpu/xla_cpu_factory.h"
 
+#include <stdlib.h>
+
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "xla_plugin/devices/xla_cpu/inner_api.h"
+#include "xla_plugin/devices/inner/inner_api.h"
+#include "xla_plugin/devices/inner/wrapped_topology.h"
 #include "xla_plugin/devices/xla_cpu/test_util.h"
-#include "xla_plugin/devices/xla_cpu/xla_cpu_topology.h"
+#include "xla_plugin/devices/xla_cpu/xla_cpu_policy.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
+
+using ::pjrtkit::inner::InnerApi;
+using ::pjrtkit::inner::WrappedTopology;
 namespace {
 
 using ::pjrtkit::xla_cpu::testing::ClientOptions;
@@ -84,12 +90,30 @@ TEST(XlaCpuFactoryTest, DeviceCountOutOfRangeIsInvalidArgument) {
 }
 
 TEST(XlaCpuFactoryTest, MissingPluginPathIsFailedPrecondition) {
+  unsetenv(kPluginPathEnv);
   ExpectError(XlaCpuFactory::CreateClient({}).status(), StatusCode::kFailedPrecondition,
-              {"create option 'xla_cpu_plugin_path' is required", "xla_cpu_pjrt.so"});
+              {"create option 'xla_cpu_plugin_path' is required", "xla_cpu_pjrt.so",
+               "unless pjrtkit finds it (looked in PJRTKIT_XLA_CPU_PLUGIN (unset); ",
+               "/../../xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so)"});
   AttributeMap options;
   options["xla_cpu_plugin_path"] = std::string();
   ExpectError(XlaCpuFactory::CreateClient(options).status(), StatusCode::kFailedPrecondition,
               {"'xla_cpu_plugin_path' is required"});
+}
+
+// A client created with no options at all (as PJRT hosts other than JAX do) finds XLA:CPU through
+// PJRTKIT_XLA_CPU_PLUGIN; a variable naming nothing is FAILED_PRECONDITION naming it.
+TEST(XlaCpuFactoryTest, NoOptionsFindTheEnvironmentVariable) {
+  ASSERT_EQ(setenv(kPluginPathEnv, XlaCpuPluginPath().c_str(), 1), 0);
+  StatusOr<std::unique_ptr<Client>> client = XlaCpuFactory::CreateClient({});
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  EXPECT_EQ((*client)->devices().size(), 4u);
+  EXPECT_EQ((*client)->devices()[0]->description().kind(), "pjrtkit_cpu");
+  ASSERT_EQ(setenv(kPluginPathEnv, "/nonexistent/xla_cpu_pjrt.so", 1), 0);
+  ExpectError(XlaCpuFactory::CreateClient({}).status(), StatusCode::kFailedPrecondition,
+              {"environment variable PJRTKIT_XLA_CPU_PLUGIN is '/nonexistent/xla_cpu_pjrt.so', "
+               "which does not exist"});
+  unsetenv(kPluginPathEnv);
 }
 
 TEST(XlaCpuFactoryTest, UnloadablePluginPathIsFailedPrecondition) {
@@ -122,7 +146,8 @@ TEST(XlaCpuFactoryTest, PluginAttributesAreOurConstants) {
 
 // If this fails after upgrading xla-cpu-pjrt, update the constants in xla_cpu_factory.h.
 TEST(XlaCpuFactoryTest, PluginAttributesEqualTheInnerPlugins) {
-  StatusOr<std::shared_ptr<InnerApi>> inner = InnerApi::Load(XlaCpuPluginPath(), "test");
+  StatusOr<std::shared_ptr<InnerApi>> inner =
+      InnerApi::Load(XlaCpuPluginPath(), "test", XlaCpuPolicy().inner_plugin());
   ASSERT_TRUE(inner.ok()) << inner.status().ToString();
   EXPECT_EQ((*inner)->ApiVersionString(), "0.81");
   StatusOr<AttributeMap> inner_attributes = (*inner)->PluginAttributes();
@@ -175,7 +200,7 @@ TEST(XlaCpuFactoryTest, TopologyDeviceCountAndPluginPath) {
   StatusOr<std::unique_ptr<Topology>> topology = XlaCpuFactory::CreateTopology("", options);
   ASSERT_TRUE(topology.ok()) << topology.status().ToString();
   ASSERT_EQ((*topology)->devices().size(), 7u);
-  auto* xla_cpu_topology = dynamic_cast<XlaCpuTopology*>(topology->get());
+  auto* xla_cpu_topology = dynamic_cast<WrappedTopology*>(topology->get());
   ASSERT_NE(xla_cpu_topology, nullptr);
   EXPECT_EQ(xla_cpu_topology->plugin_path(), "/not/loaded.so");
   EXPECT_EQ(xla_cpu_topology->compiler(), nullptr);

@@ -1,8 +1,8 @@
-// Ahead-of-time compilation for a topology (XlaCpuTopology::Compile) against the real XLA:CPU
+// Ahead-of-time compilation for a topology (WrappedTopology::Compile) against the real XLA:CPU
 // plugin: the executable's queries, its bytes loading and running on a client of the topology
 // with the results of a normal compile, refusal by a client of another device count, which inner
 // client compiles, and lifetimes.
-#include "xla_plugin/devices/xla_cpu/xla_cpu_topology.h"
+#include "xla_plugin/devices/inner/wrapped_topology.h"
 
 #include <chrono>
 #include <cstdint>
@@ -12,15 +12,24 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "xla_plugin/devices/xla_cpu/compile_options.h"
-#include "xla_plugin/devices/xla_cpu/serialized_executable.h"
+#include "xla_plugin/devices/inner/compile_options.h"
+#include "xla_plugin/devices/inner/serialized_executable.h"
+#include "xla_plugin/devices/inner/wrapped_client.h"
+#include "xla_plugin/devices/inner/wrapped_executable.h"
 #include "xla_plugin/devices/xla_cpu/test_util.h"
-#include "xla_plugin/devices/xla_cpu/xla_cpu_client.h"
-#include "xla_plugin/devices/xla_cpu/xla_cpu_executable.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_factory.h"
+#include "xla_plugin/devices/xla_cpu/xla_cpu_policy.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
+
+using ::pjrtkit::inner::InnerApi;
+using ::pjrtkit::inner::InnerClient;
+using ::pjrtkit::inner::MinimalCompileOptions;
+using ::pjrtkit::inner::SerializedExecutable;
+using ::pjrtkit::inner::WrappedClient;
+using ::pjrtkit::inner::WrappedExecutable;
+using ::pjrtkit::inner::WrappedTopology;
 namespace {
 
 using ::pjrtkit::xla_cpu::testing::CreateTestClient;
@@ -49,14 +58,14 @@ std::string OneByOne() { return MinimalCompileOptions(1, 1, false); }
 
 // A topology of `device_count` devices as PJRT_TopologyDescription_Create makes it, with the
 // XLA:CPU plugin path unless `with_path` is false.
-std::unique_ptr<XlaCpuTopology> MakeTopology(int64_t device_count, bool with_path = true) {
+std::unique_ptr<WrappedTopology> MakeTopology(int64_t device_count, bool with_path = true) {
   AttributeMap options;
   options[kDeviceCountOption] = device_count;
   if (with_path) options[kPluginPathOption] = XlaCpuPluginPath();
   StatusOr<std::unique_ptr<Topology>> topology = XlaCpuFactory::CreateTopology("", options);
   EXPECT_TRUE(topology.ok()) << topology.status().ToString();
   if (!topology.ok()) return nullptr;
-  return std::unique_ptr<XlaCpuTopology>(static_cast<XlaCpuTopology*>(topology->release()));
+  return std::unique_ptr<WrappedTopology>(static_cast<WrappedTopology*>(topology->release()));
 }
 
 // Compile of `code` on `topology`, offering `client`; fails the test on error.
@@ -114,7 +123,7 @@ Client* XlaCpuTopologyTest::two_ = nullptr;
 Client* XlaCpuTopologyTest::four_ = nullptr;
 
 TEST_F(XlaCpuTopologyTest, TheExecutableAnswersEveryQueryLikeANormalCompile) {
-  std::unique_ptr<XlaCpuTopology> topology = MakeTopology(2);
+  std::unique_ptr<WrappedTopology> topology = MakeTopology(2);
   ASSERT_NE(topology, nullptr);
   EXPECT_EQ(topology->plugin_path(), XlaCpuPluginPath());
   EXPECT_EQ(topology->compiler(), nullptr);  // Nothing loaded before the first compile.
@@ -163,7 +172,7 @@ TEST_F(XlaCpuTopologyTest, TheExecutableAnswersEveryQueryLikeANormalCompile) {
   EXPECT_EQ(stats->output_size_in_bytes, 8);
   EXPECT_EQ(aot->SizeOfGeneratedCodeInBytes(), reference->SizeOfGeneratedCodeInBytes());
   // The parameter shapes are read as for a normal compile, so a loaded copy checks arguments.
-  auto* xla_cpu = dynamic_cast<XlaCpuExecutable*>(aot.get());
+  auto* xla_cpu = dynamic_cast<WrappedExecutable*>(aot.get());
   ASSERT_NE(xla_cpu, nullptr);
   ASSERT_NE(xla_cpu->parameter_shapes(), nullptr);
   EXPECT_TRUE(xla_cpu->parameter_shapes()->CheckCount(2, "add").ok());
@@ -174,12 +183,12 @@ TEST_F(XlaCpuTopologyTest, TheExecutableAnswersEveryQueryLikeANormalCompile) {
 }
 
 TEST_F(XlaCpuTopologyTest, BytesLoadAndRunOnAClientOfTheTopology) {
-  std::unique_ptr<XlaCpuTopology> topology = MakeTopology(2);
+  std::unique_ptr<WrappedTopology> topology = MakeTopology(2);
   std::shared_ptr<Executable> aot = CompileFor(*topology, kAdd);
   ASSERT_NE(aot, nullptr);
   const std::string bytes = Serialize(*aot);
   // The header: magic, version 1, device count 2 (little-endian), then XLA:CPU's bytes.
-  ASSERT_GT(bytes.size(), SerializedExecutable::kHeaderSize);
+  ASSERT_GT(bytes.size(), SerializedExecutable::HeaderSize("xla_cpu"));
   EXPECT_EQ(bytes.substr(0, 28), std::string("\0pjrtkit-xla-cpu-executable\0", 28));
   EXPECT_EQ(bytes.substr(28, 5), std::string("\x01\x02\x00\x00\x00", 5));
   StatusOr<std::unique_ptr<LoadedExecutable>> loaded =
@@ -194,13 +203,13 @@ TEST_F(XlaCpuTopologyTest, BytesLoadAndRunOnAClientOfTheTopology) {
   ASSERT_TRUE(normal.ok());
   EXPECT_EQ(RunAdd(two_, normal->get()), (std::vector<float>{1.5f, 2.25f}));
   // The loaded copy names the same topology and is the same program.
-  EXPECT_EQ(Serialize(*(*loaded)->executable()).substr(0, SerializedExecutable::kHeaderSize),
-            bytes.substr(0, SerializedExecutable::kHeaderSize));
+  EXPECT_EQ(Serialize(*(*loaded)->executable()).substr(0, SerializedExecutable::HeaderSize("xla_cpu")),
+            bytes.substr(0, SerializedExecutable::HeaderSize("xla_cpu")));
   EXPECT_EQ((*loaded)->executable()->fingerprint().value(), aot->fingerprint().value());
 }
 
 TEST_F(XlaCpuTopologyTest, AClientOfAnotherDeviceCountRefusesTheBytes) {
-  std::unique_ptr<XlaCpuTopology> topology = MakeTopology(2);
+  std::unique_ptr<WrappedTopology> topology = MakeTopology(2);
   std::shared_ptr<Executable> aot = CompileFor(*topology, kAdd);
   ASSERT_NE(aot, nullptr);
   StatusOr<std::unique_ptr<LoadedExecutable>> loaded =
@@ -223,11 +232,11 @@ TEST_F(XlaCpuTopologyTest, AClientOfAnotherDeviceCountRefusesTheBytes) {
 
 TEST_F(XlaCpuTopologyTest, BytesWithoutTheHeaderStillLoad) {
   // What an earlier pjrtkit wrote (e.g. into JAX's persistent cache): XLA:CPU's own bytes.
-  std::unique_ptr<XlaCpuTopology> topology = MakeTopology(2);
+  std::unique_ptr<WrappedTopology> topology = MakeTopology(2);
   std::shared_ptr<Executable> aot = CompileFor(*topology, kAdd);
   ASSERT_NE(aot, nullptr);
   const std::string bytes = Serialize(*aot);
-  StatusOr<SerializedExecutable> parsed = SerializedExecutable::Decode(bytes, "test");
+  StatusOr<SerializedExecutable> parsed = SerializedExecutable::Decode(bytes, "xla_cpu", "XLA:CPU", "test");
   ASSERT_TRUE(parsed.ok());
   const std::string inner(parsed->inner());
   ASSERT_FALSE(inner.empty());
@@ -239,7 +248,7 @@ TEST_F(XlaCpuTopologyTest, BytesWithoutTheHeaderStillLoad) {
 }
 
 TEST_F(XlaCpuTopologyTest, AMultiDeviceProgramRunsOnEveryDevice) {
-  std::unique_ptr<XlaCpuTopology> topology = MakeTopology(2);
+  std::unique_ptr<WrappedTopology> topology = MakeTopology(2);
   std::shared_ptr<Executable> aot =
       CompileFor(*topology, kAllReduce, nullptr, MinimalCompileOptions(2, 1, false));
   ASSERT_NE(aot, nullptr);
@@ -259,7 +268,7 @@ TEST_F(XlaCpuTopologyTest, AMultiDeviceProgramRunsOnEveryDevice) {
 }
 
 TEST_F(XlaCpuTopologyTest, OneCompilerPerTopologyReused) {
-  std::unique_ptr<XlaCpuTopology> topology = MakeTopology(3);
+  std::unique_ptr<WrappedTopology> topology = MakeTopology(3);
   ASSERT_NE(CompileFor(*topology, kAdd), nullptr);
   std::shared_ptr<InnerClient> first = topology->compiler();
   ASSERT_NE(first, nullptr);
@@ -269,7 +278,7 @@ TEST_F(XlaCpuTopologyTest, OneCompilerPerTopologyReused) {
 }
 
 TEST_F(XlaCpuTopologyTest, AnOfferedClientOfTheSameDeviceCountCompilesForFree) {
-  std::unique_ptr<XlaCpuTopology> topology = MakeTopology(2, /*with_path=*/false);
+  std::unique_ptr<WrappedTopology> topology = MakeTopology(2, /*with_path=*/false);
   std::shared_ptr<Executable> aot = CompileFor(*topology, kAdd, two_);
   ASSERT_NE(aot, nullptr);
   EXPECT_EQ(topology->compiler(), nullptr);  // No inner client of its own was made.
@@ -280,19 +289,19 @@ TEST_F(XlaCpuTopologyTest, AnOfferedClientOfTheSameDeviceCountCompilesForFree) {
 }
 
 TEST_F(XlaCpuTopologyTest, AnOfferedClientOfAnotherDeviceCountLendsOnlyItsLibrary) {
-  std::unique_ptr<XlaCpuTopology> topology = MakeTopology(2, /*with_path=*/false);
+  std::unique_ptr<WrappedTopology> topology = MakeTopology(2, /*with_path=*/false);
   std::shared_ptr<Executable> aot = CompileFor(*topology, kAdd, four_);
   ASSERT_NE(aot, nullptr);
   ASSERT_NE(topology->compiler(), nullptr);
   EXPECT_EQ(topology->compiler()->device_count(), 2);
   EXPECT_EQ(topology->compiler()->shared_api(),
-            static_cast<XlaCpuClient*>(four_)->shared_inner());
+            static_cast<WrappedClient*>(four_)->shared_inner());
   EXPECT_FALSE(four_->DeserializeAndLoad(Serialize(*aot), std::nullopt).ok());
   EXPECT_TRUE(two_->DeserializeAndLoad(Serialize(*aot), std::nullopt).ok());
 }
 
 TEST_F(XlaCpuTopologyTest, NoPluginPathAndNoClientIsFailedPrecondition) {
-  std::unique_ptr<XlaCpuTopology> topology = MakeTopology(2, /*with_path=*/false);
+  std::unique_ptr<WrappedTopology> topology = MakeTopology(2, /*with_path=*/false);
   StatusOr<std::shared_ptr<Executable>> aot =
       topology->Compile(Program{"mlir", kAdd}, OneByOne(), nullptr);
   ASSERT_FALSE(aot.ok());
@@ -323,7 +332,7 @@ TEST_F(XlaCpuTopologyTest, AnUnloadablePluginPathFailsAtCompileNotAtCreate) {
 }
 
 TEST_F(XlaCpuTopologyTest, CompileErrorsAreReported) {
-  std::unique_ptr<XlaCpuTopology> topology = MakeTopology(2);
+  std::unique_ptr<WrappedTopology> topology = MakeTopology(2);
   StatusOr<std::shared_ptr<Executable>> aot =
       topology->Compile(Program{"", kAdd}, OneByOne(), nullptr);
   ASSERT_FALSE(aot.ok());
@@ -342,7 +351,7 @@ TEST_F(XlaCpuTopologyTest, CompileErrorsAreReported) {
 TEST_F(XlaCpuTopologyTest, TheExecutableOutlivesTheTopologyAndTheClient) {
   std::shared_ptr<Executable> aot;
   {
-    std::unique_ptr<XlaCpuTopology> topology = MakeTopology(2);
+    std::unique_ptr<WrappedTopology> topology = MakeTopology(2);
     aot = CompileFor(*topology, kAdd);
   }
   ASSERT_NE(aot, nullptr);
@@ -356,14 +365,14 @@ TEST_F(XlaCpuTopologyTest, TheExecutableOutlivesTheTopologyAndTheClient) {
   // Compiled through a client that is then destroyed.
   std::unique_ptr<Client> client = CreateTestClient(2);
   ASSERT_NE(client, nullptr);
-  std::unique_ptr<XlaCpuTopology> topology = MakeTopology(2, /*with_path=*/false);
+  std::unique_ptr<WrappedTopology> topology = MakeTopology(2, /*with_path=*/false);
   aot = CompileFor(*topology, kAdd, client.get());
   ASSERT_NE(aot, nullptr);
   client.reset();
   topology.reset();
   const std::string again = Serialize(*aot);
-  EXPECT_EQ(again.substr(0, SerializedExecutable::kHeaderSize),
-            bytes.substr(0, SerializedExecutable::kHeaderSize));
+  EXPECT_EQ(again.substr(0, SerializedExecutable::HeaderSize("xla_cpu")),
+            bytes.substr(0, SerializedExecutable::HeaderSize("xla_cpu")));
   loaded = two_->DeserializeAndLoad(again, std::nullopt);
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   EXPECT_EQ(RunAdd(two_, loaded->get()), (std::vector<float>{1.5f, 2.25f}));
@@ -375,12 +384,12 @@ TEST_F(XlaCpuTopologyTest, TheExecutableOutlivesTheTopologyAndTheClient) {
 TEST_F(XlaCpuTopologyTest, TheClientsTopologyCompilesThroughTheClient) {
   StatusOr<const Topology*> own = two_->topology();
   ASSERT_TRUE(own.ok());
-  const auto* topology = dynamic_cast<const XlaCpuTopology*>(*own);
+  const auto* topology = dynamic_cast<const WrappedTopology*>(*own);
   ASSERT_NE(topology, nullptr);
-  EXPECT_EQ(topology->compiler(), static_cast<XlaCpuClient*>(two_)->shared_inner_client());
+  EXPECT_EQ(topology->compiler(), static_cast<WrappedClient*>(two_)->shared_inner_client());
   std::shared_ptr<Executable> aot = CompileFor(*topology, kAdd);
   ASSERT_NE(aot, nullptr);
-  EXPECT_EQ(topology->compiler(), static_cast<XlaCpuClient*>(two_)->shared_inner_client());
+  EXPECT_EQ(topology->compiler(), static_cast<WrappedClient*>(two_)->shared_inner_client());
   StatusOr<std::unique_ptr<LoadedExecutable>> loaded =
       two_->DeserializeAndLoad(Serialize(*aot), std::nullopt);
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
@@ -392,15 +401,15 @@ TEST_F(XlaCpuTopologyTest, CompileTimeIsReported) {
   // costs to create, and compiles through a topology's compiler and through a client, for the
   // README.
   using Ms = std::chrono::duration<double, std::milli>;
-  std::shared_ptr<InnerApi> api = static_cast<XlaCpuClient*>(four_)->shared_inner();
+  std::shared_ptr<InnerApi> api = static_cast<WrappedClient*>(four_)->shared_inner();
   double create_ms = 0;
   for (int i = 0; i < 5; ++i) {
     auto start = std::chrono::steady_clock::now();
-    StatusOr<std::shared_ptr<InnerClient>> inner = InnerClient::Create(api, 4);
+    StatusOr<std::shared_ptr<InnerClient>> inner = InnerClient::Create(api, std::make_shared<XlaCpuPolicy>(), 4);
     create_ms += Ms(std::chrono::steady_clock::now() - start).count();
     ASSERT_TRUE(inner.ok());
   }
-  std::unique_ptr<XlaCpuTopology> topology = MakeTopology(4);
+  std::unique_ptr<WrappedTopology> topology = MakeTopology(4);
   auto start = std::chrono::steady_clock::now();
   ASSERT_NE(CompileFor(*topology, kAdd), nullptr);
   auto first = std::chrono::steady_clock::now();

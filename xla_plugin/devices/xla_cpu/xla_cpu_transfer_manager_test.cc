@@ -1,6 +1,6 @@
-// Asynchronous host-to-device transfers (XlaCpuTransferManager) and views of foreign memory
-// (XlaCpuClient::CreateViewOfDeviceBuffer) against the real XLA:CPU plugin.
-#include "xla_plugin/devices/xla_cpu/xla_cpu_transfer_manager.h"
+// Asynchronous host-to-device transfers (WrappedTransferManager) and views of foreign memory
+// (WrappedClient::CreateViewOfDeviceBuffer) against the real XLA:CPU plugin.
+#include "xla_plugin/devices/inner/wrapped_transfer_manager.h"
 
 #include <atomic>
 #include <chrono>
@@ -14,6 +14,9 @@
 
 namespace pjrtkit {
 namespace xla_cpu {
+
+using ::pjrtkit::inner::WrappedClient;
+using ::pjrtkit::inner::WrappedTransferManager;
 namespace {
 
 using ::pjrtkit::xla_cpu::testing::CreateTestClient;

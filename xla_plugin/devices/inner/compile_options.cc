@@ -1,0 +1,116 @@
+#include "xla_plugin/devices/inner/compile_options.h"
+
+#include <cstddef>
+#include <string_view>
+
+#include "xla_plugin/devices/inner/proto_reader.h"
+
+namespace pjrtkit {
+namespace inner {
+namespace {
+
+// Field numbers (see the header).
+constexpr int kExecutableBuildOptions = 3;
+constexpr int kCompilePortableExecutable = 4;
+constexpr int kNumReplicas = 4;
+constexpr int kNumPartitions = 5;
+
+// `status` (from ProtoReader) as "not a serialized xla.CompileOptionsProto" naming `where`.
+Status Malformed(const char* where, const Status& status) {
+  return InvalidArgument(std::string("compile options are not a serialized "
+                                     "xla.CompileOptionsProto (malformed ") +
+                         where + ": " + status.message() + ")");
+}
+
+// Reads ExecutableBuildOptionsProto fields into `summary` (later values win, as in protobuf).
+Status ReadBuildOptions(std::string_view message, CompileOptionsSummary* summary) {
+  ProtoReader reader(message);
+  while (!reader.done()) {
+    StatusOr<ProtoField> field = reader.Next();
+    if (!field.ok()) return Malformed("executable_build_options", field.status());
+    if (field->type != WireType::kVarint) continue;
+    if (field->number == kNumReplicas) summary->num_replicas = static_cast<int64_t>(field->varint);
+    if (field->number == kNumPartitions) {
+      summary->num_partitions = static_cast<int64_t>(field->varint);
+    }
+  }
+  return OkStatus();
+}
+
+// Appends `value` as a varint.
+void AppendVarint(uint64_t value, std::string* out) {
+  while (value >= 0x80) {
+    out->push_back(static_cast<char>((value & 0x7f) | 0x80));
+    value >>= 7;
+  }
+  out->push_back(static_cast<char>(value));
+}
+
+// Appends a varint field.
+void AppendVarintField(uint64_t field, uint64_t value, std::string* out) {
+  AppendVarint((field << 3) | static_cast<uint64_t>(WireType::kVarint), out);
+  AppendVarint(value, out);
+}
+
+// Appends a length-delimited field.
+void AppendBytesField(uint64_t field, const std::string& bytes, std::string* out) {
+  AppendVarint((field << 3) | static_cast<uint64_t>(WireType::kLengthDelimited), out);
+  AppendVarint(bytes.size(), out);
+  out->append(bytes);
+}
+
+}  // namespace
+
+StatusOr<CompileOptionsSummary> ReadCompileOptions(const std::string& serialized) {
+  CompileOptionsSummary summary;
+  ProtoReader reader(serialized);
+  while (!reader.done()) {
+    StatusOr<ProtoField> field = reader.Next();
+    if (!field.ok()) return Malformed("field", field.status());
+    if (field->number == kExecutableBuildOptions && field->type == WireType::kLengthDelimited) {
+      PJRTKIT_RETURN_IF_ERROR(ReadBuildOptions(field->bytes, &summary));
+    } else if (field->number == kCompilePortableExecutable && field->type == WireType::kVarint) {
+      summary.compile_portable_executable = field->varint != 0;
+    }
+  }
+  return summary;
+}
+
+StatusOr<std::string> NormalizeCompileOptions(const std::string& serialized, int device_count) {
+  PJRTKIT_ASSIGN_OR_RETURN(CompileOptionsSummary summary, ReadCompileOptions(serialized));
+  if (summary.num_replicas < 0 || summary.num_partitions < 0) {
+    return InvalidArgument("compile options: num_replicas and num_partitions must be >= 1 (0 "
+                           "means 1); got " +
+                           std::to_string(summary.num_replicas) + " and " +
+                           std::to_string(summary.num_partitions));
+  }
+  const int64_t replicas = summary.num_replicas == 0 ? 1 : summary.num_replicas;
+  const int64_t partitions = summary.num_partitions == 0 ? 1 : summary.num_partitions;
+  if (replicas > device_count || partitions > device_count ||
+      replicas * partitions > device_count) {
+    return InvalidArgument("compile options ask for " + std::to_string(replicas) +
+                           " replicas x " + std::to_string(partitions) +
+                           " partitions; this client has " + std::to_string(device_count) +
+                           " devices (create option 'device_count')");
+  }
+  if (summary.num_replicas != 0 && summary.num_partitions != 0) return serialized;
+  std::string build_options;
+  if (summary.num_replicas == 0) AppendVarintField(kNumReplicas, 1, &build_options);
+  if (summary.num_partitions == 0) AppendVarintField(kNumPartitions, 1, &build_options);
+  std::string out = serialized;
+  AppendBytesField(kExecutableBuildOptions, build_options, &out);
+  return out;
+}
+
+std::string MinimalCompileOptions(int64_t num_replicas, int64_t num_partitions, bool portable) {
+  std::string build_options;
+  AppendVarintField(kNumReplicas, static_cast<uint64_t>(num_replicas), &build_options);
+  AppendVarintField(kNumPartitions, static_cast<uint64_t>(num_partitions), &build_options);
+  std::string out;
+  AppendBytesField(kExecutableBuildOptions, build_options, &out);
+  if (portable) AppendVarintField(kCompilePortableExecutable, 1, &out);
+  return out;
+}
+
+}  // namespace inner
+}  // namespace pjrtkit

@@ -1,0 +1,49 @@
+// Serialized xla.CompileOptionsProto helpers: the few fields pjrtkit reads, writes or guards.
+//
+// XLA:CPU aborts the process (CHECK failure in DeviceAssignment) when the options leave
+// executable_build_options.num_replicas or .num_partitions at 0, which is what an EMPTY options
+// string means in proto3; a negative value makes it throw std::bad_alloc. So pjrtkit reads those two
+// fields before every compile, treats 0 as "unset" (XLA's C++ ExecutableBuildOptions default is
+// 1), and rejects values the inner plugin cannot honour.
+//
+// Field numbers (xla/pjrt/proto/compile_options.proto, xla/xla.proto), checked against jaxlib's
+// CompileOptions().SerializeAsString():
+//   CompileOptionsProto.executable_build_options = 3 (message)
+//   CompileOptionsProto.compile_portable_executable = 4 (bool)
+//   ExecutableBuildOptionsProto.num_replicas = 4 (int64)
+//   ExecutableBuildOptionsProto.num_partitions = 5 (int64)
+#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_COMPILE_OPTIONS_H_
+#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_COMPILE_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "xla_plugin/client/status_or.h"
+
+namespace pjrtkit {
+namespace inner {
+
+// What pjrtkit reads from a serialized CompileOptionsProto.
+struct CompileOptionsSummary {
+  int64_t num_replicas = 0;               // 0 when unset.
+  int64_t num_partitions = 0;             // 0 when unset.
+  bool compile_portable_executable = false;
+};
+
+// Reads the fields above; INVALID_ARGUMENT when `serialized` is not a well-formed protobuf.
+StatusOr<CompileOptionsSummary> ReadCompileOptions(const std::string& serialized);
+
+// Returns `serialized` made safe for XLA:CPU on a client of `device_count` devices: unset (0)
+// num_replicas / num_partitions become 1 (by appending a protobuf fragment, which parsers merge);
+// negative values, or more replicas x partitions than devices, are INVALID_ARGUMENT.
+StatusOr<std::string> NormalizeCompileOptions(const std::string& serialized, int device_count);
+
+// A minimal serialized CompileOptionsProto: executable_build_options { num_replicas num_partitions }
+// and, when `portable`, compile_portable_executable = true. For (1, 1, false) the bytes are
+// 1a 04 20 01 28 01.
+std::string MinimalCompileOptions(int64_t num_replicas, int64_t num_partitions, bool portable);
+
+}  // namespace inner
+}  // namespace pjrtkit
+
+#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_COMPILE_OPTIONS_H_

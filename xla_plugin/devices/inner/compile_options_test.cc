@@ -1,0 +1,64 @@
+// The serialized CompileOptionsProto helpers (no plugin needed).
+#include "xla_plugin/devices/inner/compile_options.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace pjrtkit {
+namespace inner {
+namespace {
+
+TEST(CompileOptionsTest, MinimalBytes) {
+  EXPECT_EQ(MinimalCompileOptions(1, 1, false), std::string("\x1a\x04\x20\x01\x28\x01", 6));
+  EXPECT_EQ(MinimalCompileOptions(2, 1, true), std::string("\x1a\x04\x20\x02\x28\x01\x20\x01", 8));
+}
+
+TEST(CompileOptionsTest, ReadsWhatMinimalWrites) {
+  StatusOr<CompileOptionsSummary> summary = ReadCompileOptions(MinimalCompileOptions(3, 2, true));
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_EQ(summary->num_replicas, 3);
+  EXPECT_EQ(summary->num_partitions, 2);
+  EXPECT_TRUE(summary->compile_portable_executable);
+}
+
+TEST(CompileOptionsTest, EmptyBecomesOneByOne) {
+  StatusOr<std::string> normalized = NormalizeCompileOptions("", 4);
+  ASSERT_TRUE(normalized.ok());
+  EXPECT_EQ(*normalized, std::string("\x1a\x04\x20\x01\x28\x01", 6));
+}
+
+TEST(CompileOptionsTest, OnlyUnsetFieldsAreAppended) {
+  // executable_build_options { num_replicas: 2 } and an unrelated fixed32, fixed64 and string.
+  const std::string given("\x1a\x02\x20\x02\x3d\x01\x02\x03\x04\x41\x01\x02\x03\x04\x05\x06\x07"
+                          "\x08\x32\x01x",
+                          21);
+  StatusOr<std::string> normalized = NormalizeCompileOptions(given, 4);
+  ASSERT_TRUE(normalized.ok()) << normalized.status().ToString();
+  EXPECT_EQ(*normalized, given + std::string("\x1a\x02\x28\x01", 4));
+  StatusOr<CompileOptionsSummary> summary = ReadCompileOptions(*normalized);
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ(summary->num_replicas, 2);
+  EXPECT_EQ(summary->num_partitions, 1);
+  const std::string complete = MinimalCompileOptions(2, 2, false);
+  EXPECT_EQ(*NormalizeCompileOptions(complete, 4), complete);
+}
+
+TEST(CompileOptionsTest, Rejections) {
+  EXPECT_EQ(NormalizeCompileOptions(std::string("\x1a\x05\x20", 3), 4).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(NormalizeCompileOptions(std::string("\x0b", 1), 4).status().code(),
+            StatusCode::kInvalidArgument);  // A group: not used by XLA.
+  EXPECT_EQ(NormalizeCompileOptions(MinimalCompileOptions(-1, 1, false), 4).status().code(),
+            StatusCode::kInvalidArgument);
+  Status status = NormalizeCompileOptions(MinimalCompileOptions(3, 2, false), 4).status();
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(),
+            "compile options ask for 3 replicas x 2 partitions; this client has 4 devices "
+            "(create option 'device_count')");
+  EXPECT_TRUE(NormalizeCompileOptions(MinimalCompileOptions(2, 2, false), 4).ok());
+}
+
+}  // namespace
+}  // namespace inner
+}  // namespace pjrtkit

@@ -1,0 +1,87 @@
+#include "xla_plugin/devices/inner/custom_call_targets.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "xla_plugin/devices/inner/proto_reader.h"
+
+namespace pjrtkit {
+namespace inner {
+namespace {
+
+constexpr int kWithConfigModuleField = 1;         // HloModuleProtoWithConfig.hlo_module.
+constexpr int kModuleComputationsField = 3;       // HloModuleProto.computations.
+constexpr int kComputationInstructionsField = 2;  // HloComputationProto.instructions.
+constexpr int kInstructionOpcodeField = 2;        // HloInstructionProto.opcode.
+constexpr int kInstructionTargetField = 28;       // HloInstructionProto.custom_call_target.
+constexpr int kInstructionApiVersionField = 77;   // HloInstructionProto.custom_call_api_version.
+constexpr uint64_t kApiVersionTypedFfi = 4;       // CustomCallApiVersion.API_VERSION_TYPED_FFI.
+
+// `names` sorted, without repeats.
+std::vector<std::string> SortedUnique(std::vector<std::string> names) {
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+// Adds the custom calls of one serialized HloComputationProto to `typed_ffi` / `other`.
+Status ReadComputation(std::string_view computation, std::vector<std::string>* typed_ffi,
+                       std::vector<std::string>* other) {
+  ProtoReader reader(computation);
+  while (!reader.done()) {
+    PJRTKIT_ASSIGN_OR_RETURN(ProtoField field, reader.Next());
+    if (field.number != kComputationInstructionsField ||
+        field.type != WireType::kLengthDelimited) {
+      continue;
+    }
+    std::string_view opcode, target;
+    uint64_t api_version = 0;
+    ProtoReader instruction(field.bytes);
+    while (!instruction.done()) {
+      PJRTKIT_ASSIGN_OR_RETURN(ProtoField f, instruction.Next());
+      if (f.number == kInstructionOpcodeField && f.type == WireType::kLengthDelimited) {
+        opcode = f.bytes;
+      } else if (f.number == kInstructionTargetField && f.type == WireType::kLengthDelimited) {
+        target = f.bytes;
+      } else if (f.number == kInstructionApiVersionField && f.type == WireType::kVarint) {
+        api_version = f.varint;
+      }
+    }
+    if (opcode != "custom-call") continue;
+    (api_version == kApiVersionTypedFfi ? typed_ffi : other)->emplace_back(target);
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<CustomCallTargets> CustomCallTargets::FromOptimizedProgram(const Program& program) {
+  if (program.format == "hlo") return FromHloModule(program.code);
+  if (program.format != "hlo_with_config") {
+    return Unimplemented("custom-call targets: optimized program format '" + program.format +
+                         "' is not \"hlo\" or \"hlo_with_config\"");
+  }
+  ProtoReader reader(program.code);
+  while (!reader.done()) {
+    PJRTKIT_ASSIGN_OR_RETURN(ProtoField field, reader.Next());
+    if (field.number == kWithConfigModuleField && field.type == WireType::kLengthDelimited) {
+      return FromHloModule(field.bytes);
+    }
+  }
+  return InvalidArgument("custom-call targets: the HloModuleProtoWithConfig has no hlo_module");
+}
+
+StatusOr<CustomCallTargets> CustomCallTargets::FromHloModule(std::string_view module) {
+  std::vector<std::string> typed_ffi, other;
+  ProtoReader reader(module);
+  while (!reader.done()) {
+    PJRTKIT_ASSIGN_OR_RETURN(ProtoField field, reader.Next());
+    if (field.number == kModuleComputationsField && field.type == WireType::kLengthDelimited) {
+      PJRTKIT_RETURN_IF_ERROR(ReadComputation(field.bytes, &typed_ffi, &other));
+    }
+  }
+  return CustomCallTargets(SortedUnique(std::move(typed_ffi)), SortedUnique(std::move(other)));
+}
+
+}  // namespace inner
+}  // namespace pjrtkit

@@ -1,0 +1,99 @@
+// InnerLogLevel: which level XLA:CPU gets, and that the environment is put back (no plugin).
+#include "xla_plugin/devices/inner/inner_log_level.h"
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace pjrtkit {
+namespace inner {
+namespace {
+
+constexpr const char* kVar = InnerLogLevel::kVariable;
+
+// The value of TF_CPP_MIN_LOG_LEVEL now (nullopt: unset).
+std::optional<std::string> Now() {
+  const char* value = std::getenv(kVar);
+  return value == nullptr ? std::nullopt : std::optional<std::string>(value);
+}
+
+TEST(InnerLogLevelTest, ChoosesQuietUnlessTheUserChose) {
+  // Nobody chose: quiet, also over JAX's own default of 1.
+  EXPECT_EQ(*InnerLogLevel::Choose(nullptr, nullptr, nullptr), "3");
+  EXPECT_EQ(*InnerLogLevel::Choose(nullptr, nullptr, "1"), "3");
+  // The user's TF_CPP_MIN_LOG_LEVEL: exported at start (even "1"), or set in-process.
+  EXPECT_EQ(*InnerLogLevel::Choose(nullptr, "1", "1"), "1");
+  EXPECT_EQ(*InnerLogLevel::Choose(nullptr, "0", "0"), "0");
+  EXPECT_EQ(*InnerLogLevel::Choose(nullptr, nullptr, "0"), "0");
+  EXPECT_EQ(*InnerLogLevel::Choose(nullptr, nullptr, "2"), "2");
+  // pjrtkit's switch wins.
+  EXPECT_EQ(*InnerLogLevel::Choose("0", "3", "3"), "0");
+  EXPECT_EQ(*InnerLogLevel::Choose("3", "0", "0"), "3");
+  StatusOr<std::string> bad = InnerLogLevel::Choose("4", nullptr, nullptr);
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.status().message(),
+            "PJRTKIT_XLA_CPU_LOG_LEVEL must be 0, 1, 2 or 3 (XLA:CPU's minimum log level: INFO, "
+            "WARNING, ERROR, FATAL), got '4'");
+  EXPECT_FALSE(InnerLogLevel::Choose("", nullptr, nullptr).ok());
+  EXPECT_FALSE(InnerLogLevel::Choose("10", nullptr, nullptr).ok());
+}
+
+TEST(InnerLogLevelTest, SetsTheLevelAndPutsTheEnvironmentBack) {
+  unsetenv(kVar);
+  {
+    InnerLogLevel level("3");
+    EXPECT_EQ(Now(), "3");
+  }
+  EXPECT_EQ(Now(), std::nullopt);  // It was unset: unset again.
+
+  setenv(kVar, "1", 1);
+  {
+    InnerLogLevel level("3");
+    EXPECT_EQ(level.level(), "3");
+    EXPECT_EQ(Now(), "3");
+  }
+  EXPECT_EQ(Now(), "1");  // JAX's value is back.
+
+  {
+    InnerLogLevel level("1");  // Already that value: nothing to change or restore.
+    EXPECT_EQ(Now(), "1");
+  }
+  EXPECT_EQ(Now(), "1");
+
+  {
+    InnerLogLevel level("3");
+    setenv(kVar, "2", 1);  // Someone else's change meanwhile is kept.
+  }
+  EXPECT_EQ(Now(), "2");
+
+  {
+    std::optional<InnerLogLevel> moved;
+    InnerLogLevel level("0");
+    moved.emplace(std::move(level));
+    EXPECT_EQ(Now(), "0");
+  }
+  EXPECT_EQ(Now(), "2");  // Restored once, by the object moved into.
+  unsetenv(kVar);
+}
+
+TEST(InnerLogLevelTest, ForThisProcessReadsTheSwitch) {
+  unsetenv(kVar);
+  setenv(InnerLogLevel::kOverride, "2", 1);
+  {
+    StatusOr<std::optional<InnerLogLevel>> level = InnerLogLevel::ForThisProcess();
+    ASSERT_TRUE(level.ok()) << level.status().ToString();
+    EXPECT_EQ((*level)->level(), "2");
+    EXPECT_EQ(Now(), "2");
+  }
+  EXPECT_EQ(Now(), std::nullopt);
+  setenv(InnerLogLevel::kOverride, "loud", 1);
+  EXPECT_EQ(InnerLogLevel::ForThisProcess().status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Now(), std::nullopt);
+  unsetenv(InnerLogLevel::kOverride);
+}
+
+}  // namespace
+}  // namespace inner
+}  // namespace pjrtkit

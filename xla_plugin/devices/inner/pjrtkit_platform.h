@@ -1,0 +1,23 @@
+// What every device built on the shared wrapper has in common: the platform name JAX sees and
+// pjrtkit's version string.
+#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_PJRTKIT_PLATFORM_H_
+#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_PJRTKIT_PLATFORM_H_
+
+#include <string>
+
+namespace pjrtkit {
+namespace inner {
+
+// Platform name JAX sees, whatever the device.
+inline constexpr char kPlatformName[] = "pjrtkit";
+// pjrtkit's version.
+inline constexpr char kPjrtkitVersion[] = "0.1.0";
+
+// "pjrtkit 0.1.0 (<backend> <inner_version>)", or "pjrtkit 0.1.0 (<backend>)" when
+// `inner_version` is empty (a topology made without the inner plugin).
+std::string PlatformVersion(const std::string& backend, const std::string& inner_version);
+
+}  // namespace inner
+}  // namespace pjrtkit
+
+#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_PJRTKIT_PLATFORM_H_

@@ -1,0 +1,97 @@
+#include "xla_plugin/devices/inner/pooled_host_copy.h"
+
+#include <cstdint>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "xla_plugin/devices/inner/host_layout.h"
+#include "xla_plugin/devices/inner/inner_api.h"
+#include "xla_plugin/devices/inner/wrapped_buffer.h"
+#include "xla_plugin/devices/inner/wrapped_client.h"
+
+namespace pjrtkit {
+namespace inner {
+namespace {
+
+// True when `strides` (bytes) describe dense row-major `dims` of `element_bytes`-byte elements.
+bool IsDenseRowMajor(const std::vector<int64_t>& strides, const std::vector<int64_t>& dims,
+                     int64_t element_bytes) {
+  int64_t expected = element_bytes;
+  for (size_t i = dims.size(); i-- > 0;) {
+    if (dims[i] > 1 && strides[i] != expected) return false;
+    expected *= dims[i];
+  }
+  return true;
+}
+
+}  // namespace
+
+size_t PooledCopyBytes(const HostBufferArgs& args, const WrappedMemory* memory) {
+  if (args.data == nullptr || (memory != nullptr && !memory->is_device_kind())) return 0;
+  if (args.device_layout.has_value() && !IsRowMajor(*args.device_layout, args.dims.size())) {
+    return 0;
+  }
+  const int bits = ElementTypeBits(args.type);
+  if (bits <= 0 || bits % 8 != 0) return 0;  // Sub-byte types are packed by XLA:CPU.
+  if (args.byte_strides.has_value() &&
+      !IsDenseRowMajor(*args.byte_strides, args.dims, bits / 8)) {
+    return 0;
+  }
+  const bool zero_copy = args.semantics == HostBufferSemantics::kImmutableZeroCopy ||
+                         args.semantics == HostBufferSemantics::kMutableZeroCopy;
+  if (zero_copy &&
+      reinterpret_cast<uintptr_t>(args.data) % kXlaCpuZeroCopyAlignment == 0) {
+    return 0;  // XLA:CPU aliases it: no copy at all.
+  }
+  const size_t bytes = DenseByteSize(args.type, args.dims);
+  return bytes >= kMinPooledCopyBytes ? bytes : 0;
+}
+
+StatusOr<HostBufferResult> CopyThroughPool(WrappedClient* client,
+                                           const std::shared_ptr<HostBufferPool>& pool,
+                                           const HostBufferArgs& args, WrappedDevice* device,
+                                           WrappedMemory* memory, size_t bytes) {
+  size_t capacity = 0;
+  void* block = pool->Acquire(bytes, &capacity);
+  if (block == nullptr) {
+    return ResourceExhausted("BufferFromHostBuffer: cannot allocate " + std::to_string(bytes) +
+                             " bytes of host memory");
+  }
+  std::memcpy(block, args.data, bytes);
+
+  const InnerApi& inner = client->inner();
+  PJRTKIT_INNER_ARGS(PJRT_Client_BufferFromHostBuffer, inner_args);
+  inner_args.client = client->inner_client();
+  inner_args.data = block;
+  inner_args.type = ToInnerType(args.type);
+  inner_args.dims = args.dims.data();
+  inner_args.num_dims = args.dims.size();
+  inner_args.host_buffer_semantics = PJRT_HostBufferSemantics_kMutableZeroCopy;
+  inner_args.device = device->inner();
+  inner_args.memory = memory != nullptr ? memory->inner() : nullptr;
+  Status status = PJRTKIT_INNER_CALL(inner, PJRT_Client_BufferFromHostBuffer, &inner_args);
+  if (!status.ok()) {
+    pool->Release(block, capacity);
+    return status;
+  }
+  // The block is XLA:CPU's until its done event (at once if it copied after all).
+  std::shared_ptr<Event> released =
+      inner.WrapEvent(inner_args.done_with_host_buffer, "PJRT_Client_BufferFromHostBuffer");
+  released->OnReady([pool, block, capacity](const Status&) { pool->Release(block, capacity); });
+
+  StatusOr<std::shared_ptr<const WrappedBufferInfo>> info =
+      WrappedBuffer::ReadInfo(client, inner_args.buffer);
+  if (!info.ok()) {
+    inner.DestroyBuffer(inner_args.buffer);  // Which also gives the block back.
+    return info.status();
+  }
+  HostBufferResult result;
+  result.buffer = WrappedBuffer::WrapWithInfo(client, inner_args.buffer, std::move(info).value(),
+                                             /*known_ready=*/true);
+  result.done_with_host_buffer = inner.ready_event();  // Copied before returning.
+  return result;
+}
+
+}  // namespace inner
+}  // namespace pjrtkit

@@ -1,0 +1,525 @@
+#include "xla_plugin/devices/inner/wrapped_client.h"
+
+#include <cstring>
+#include <functional>
+#include <map>
+#include <utility>
+
+#include "xla_plugin/devices/inner/compile_options.h"
+#include "xla_plugin/devices/inner/host_memory.h"
+#include "xla_plugin/devices/inner/host_layout.h"
+#include "xla_plugin/devices/inner/inner_ffi.h"
+#include "xla_plugin/devices/inner/inner_layout.h"
+#include "xla_plugin/devices/inner/inner_layouts.h"
+#include "xla_plugin/devices/inner/pjrtkit_platform.h"
+#include "xla_plugin/devices/inner/pooled_host_copy.h"
+#include "xla_plugin/devices/inner/serialized_executable.h"
+#include "xla_plugin/devices/inner/wrapped_buffer.h"
+#include "xla_plugin/devices/inner/wrapped_loaded_executable.h"
+#include "xla_plugin/devices/inner/wrapped_topology.h"
+#include "xla_plugin/devices/inner/wrapped_transfer_manager.h"
+
+namespace pjrtkit {
+namespace inner {
+namespace {
+
+// Checks an element type and dimensions given by the framework.
+Status CheckShape(const char* what, ElementType type, const std::vector<int64_t>& dims) {
+  const int value = static_cast<int>(type);
+  if (value <= 0 || value > kMaxElementType) {
+    return InvalidArgument(std::string(what) + ": invalid element type " + std::to_string(value));
+  }
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] < 0) {
+      return InvalidArgument(std::string(what) + ": dimension " + std::to_string(i) + " is " +
+                             std::to_string(dims[i]) + "; dimensions must be >= 0");
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<WrappedClient>> WrappedClient::Create(
+    std::shared_ptr<InnerApi> inner, std::shared_ptr<const DevicePolicy> policy, int device_count,
+    size_t host_buffer_cache_bytes) {
+  PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<InnerClient> inner_client,
+                           InnerClient::Create(inner, std::move(policy), device_count));
+  std::unique_ptr<WrappedClient> client(
+      new WrappedClient(std::move(inner), std::move(inner_client)));
+  PJRTKIT_RETURN_IF_ERROR(client->Init(device_count));
+  if (host_buffer_cache_bytes > 0) {
+    client->host_buffer_pool_ = std::make_shared<HostBufferPool>(host_buffer_cache_bytes);
+  }
+  if (client->policy().memory_stats_source() == MemoryStatsSource::kCounted) {
+    const int64_t host_memory = HostPhysicalMemoryBytes();
+    for (const std::unique_ptr<WrappedDevice>& device : client->devices_) {
+      device->SetHostMemory(host_memory, client->host_buffer_pool_);
+    }
+  }
+  return client;
+}
+
+WrappedClient::WrappedClient(std::shared_ptr<InnerApi> inner,
+                           std::shared_ptr<InnerClient> inner_client)
+    : inner_(std::move(inner)), inner_client_(std::move(inner_client)) {}
+
+WrappedClient::~WrappedClient() {
+  // Let go of the inner client first (as before devices and memories), unless executables
+  // still share it.
+  topology_.reset();
+  inner_client_.reset();
+}
+
+Status WrappedClient::RegisterFfiHandler(const FfiHandlerRegistration& registration) {
+  PJRTKIT_ASSIGN_OR_RETURN(InnerFfi ffi, InnerFfi::Find(inner_));
+  return ffi.RegisterHandler(registration, policy().ffi_platform());
+}
+
+Status WrappedClient::RegisterFfiType(const FfiTypeRegistration& registration) {
+  PJRTKIT_ASSIGN_OR_RETURN(InnerFfi ffi, InnerFfi::Find(inner_));
+  return ffi.RegisterType(registration);
+}
+
+StatusOr<std::shared_ptr<PJRT_ExecuteContext>> WrappedClient::EmptyInnerContext() const {
+  std::lock_guard<std::mutex> lock(empty_context_mu_);
+  if (empty_inner_context_ == nullptr) {
+    PJRTKIT_INNER_ARGS(PJRT_ExecuteContext_Create, create);
+    PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*inner_, PJRT_ExecuteContext_Create, &create));
+    if (create.context == nullptr) {
+      return Internal(inner_->name() + " PJRT_ExecuteContext_Create returned no context");
+    }
+    std::shared_ptr<const InnerApi> inner = inner_;
+    empty_inner_context_.reset(create.context, [inner](PJRT_ExecuteContext* context) {
+      PJRTKIT_INNER_ARGS(PJRT_ExecuteContext_Destroy, destroy);
+      destroy.context = context;
+      PJRTKIT_INNER_CALL(*inner, PJRT_ExecuteContext_Destroy, &destroy);  // Nothing to do on error.
+    });
+  }
+  return empty_inner_context_;
+}
+
+StatusOr<MemoryLayout> WrappedClient::DefaultLayout(ElementType type,
+                                                   const std::vector<int64_t>& dims,
+                                                   const Memory* /*memory*/) const {
+  PJRTKIT_ASSIGN_OR_RETURN(InnerLayouts layouts, InnerLayouts::Find(inner_));
+  return layouts.DefaultLayout(inner_client(), type, dims);
+}
+
+Status WrappedClient::Init(int device_count) {
+  const DevicePolicy& policy = this->policy();
+  PJRTKIT_INNER_ARGS(PJRT_Client_PlatformVersion, version_args);
+  version_args.client = inner_client();
+  PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*inner_, PJRT_Client_PlatformVersion, &version_args));
+  platform_name_ = kPlatformName;
+  platform_version_ = PlatformVersion(
+      policy.backend(),
+      std::string(version_args.platform_version, version_args.platform_version_size));
+
+  // Our device ids equal the inner ones, so check that those are exactly 0..n-1.
+  PJRTKIT_INNER_ARGS(PJRT_Client_Devices, devices_args);
+  devices_args.client = inner_client();
+  PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*inner_, PJRT_Client_Devices, &devices_args));
+  if (device_count > 0 && devices_args.num_devices != static_cast<size_t>(device_count)) {
+    return Internal(inner_->name() + " created " + std::to_string(devices_args.num_devices) +
+                    " devices for " + std::to_string(device_count) + " requested");
+  }
+  if (devices_args.num_devices == 0) return Internal(inner_->name() + " created no devices");
+  const int count = static_cast<int>(devices_args.num_devices);
+  std::vector<PJRT_Device*> by_id(count, nullptr);
+  std::vector<InnerDeviceInfo> infos(count);
+  for (size_t i = 0; i < devices_args.num_devices; ++i) {
+    PJRT_Device* device = devices_args.devices[i];
+    PJRTKIT_ASSIGN_OR_RETURN(InnerDeviceInfo info, ReadDeviceInfo(device));
+    if (info.id < 0 || info.id >= count || by_id[info.id] != nullptr) {
+      return Internal(inner_->name() + " device ids are not 0.." + std::to_string(count - 1) +
+                      " (saw id " + std::to_string(info.id) + "); pjrtkit maps devices by id");
+    }
+    PJRTKIT_INNER_ARGS(PJRT_Device_IsAddressable, addressable_args);
+    addressable_args.device = device;
+    PJRTKIT_RETURN_IF_ERROR(
+        PJRTKIT_INNER_CALL(*inner_, PJRT_Device_IsAddressable, &addressable_args));
+    if (!addressable_args.is_addressable) {
+      return Internal(inner_->name() + " device " + std::to_string(info.id) +
+                      " is not addressable");
+    }
+    by_id[info.id] = device;
+    infos[info.id] = std::move(info);
+  }
+  const MemoryStatsSource stats = policy.memory_stats_source();
+  for (int id = 0; id < count; ++id) {
+    devices_.push_back(std::make_unique<WrappedDevice>(
+        policy.Describe(id, infos[id]), by_id[id], infos[id].local_hardware_id,
+        stats == MemoryStatsSource::kInner ? inner_.get() : nullptr));
+    device_ptrs_.push_back(devices_.back().get());
+    device_of_inner_[by_id[id]] = devices_.back().get();
+  }
+  PJRTKIT_RETURN_IF_ERROR(InitMemories());
+  std::vector<DeviceDescription> descriptions;
+  for (const std::unique_ptr<WrappedDevice>& device : devices_) {
+    descriptions.push_back(device->description());
+  }
+  topology_ = WrappedTopology::OfClient(inner_client_, platform_version_, std::move(descriptions));
+  return OkStatus();
+}
+
+StatusOr<InnerDeviceInfo> WrappedClient::ReadDeviceInfo(PJRT_Device* device) const {
+  InnerDeviceInfo info;
+  PJRTKIT_INNER_ARGS(PJRT_Device_GetDescription, description_args);
+  description_args.device = device;
+  PJRTKIT_RETURN_IF_ERROR(
+      PJRTKIT_INNER_CALL(*inner_, PJRT_Device_GetDescription, &description_args));
+  PJRT_DeviceDescription* description = description_args.device_description;
+  PJRTKIT_INNER_ARGS(PJRT_DeviceDescription_Id, id_args);
+  id_args.device_description = description;
+  PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*inner_, PJRT_DeviceDescription_Id, &id_args));
+  info.id = id_args.id;
+  PJRTKIT_INNER_ARGS(PJRT_DeviceDescription_Kind, kind_args);
+  kind_args.device_description = description;
+  PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*inner_, PJRT_DeviceDescription_Kind, &kind_args));
+  info.kind.assign(kind_args.device_kind, kind_args.device_kind_size);
+  PJRTKIT_INNER_ARGS(PJRT_DeviceDescription_DebugString, debug_args);
+  debug_args.device_description = description;
+  PJRTKIT_RETURN_IF_ERROR(
+      PJRTKIT_INNER_CALL(*inner_, PJRT_DeviceDescription_DebugString, &debug_args));
+  info.debug_string.assign(debug_args.debug_string, debug_args.debug_string_size);
+  PJRTKIT_INNER_ARGS(PJRT_DeviceDescription_ToString, to_string_args);
+  to_string_args.device_description = description;
+  PJRTKIT_RETURN_IF_ERROR(
+      PJRTKIT_INNER_CALL(*inner_, PJRT_DeviceDescription_ToString, &to_string_args));
+  info.to_string.assign(to_string_args.to_string, to_string_args.to_string_size);
+  PJRTKIT_INNER_ARGS(PJRT_DeviceDescription_Attributes, attributes_args);
+  attributes_args.device_description = description;
+  PJRTKIT_RETURN_IF_ERROR(
+      PJRTKIT_INNER_CALL(*inner_, PJRT_DeviceDescription_Attributes, &attributes_args));
+  PJRTKIT_ASSIGN_OR_RETURN(info.attributes, InnerApi::ToAttributeMap(
+                                                attributes_args.attributes,
+                                                attributes_args.num_attributes));
+  PJRTKIT_INNER_ARGS(PJRT_Device_LocalHardwareId, hardware_args);
+  hardware_args.device = device;
+  // Optional: a plugin without it keeps -1, and the device's id stands in.
+  if (PJRTKIT_INNER_CALL(*inner_, PJRT_Device_LocalHardwareId, &hardware_args).ok()) {
+    info.local_hardware_id = hardware_args.local_hardware_id;
+  }
+  return info;
+}
+
+Status WrappedClient::InitMemories() {
+  // pjrtkit's kind ids; kinds an inner plugin adds get the next numbers.
+  std::map<std::string, int> kind_ids = {{"device", 0}, {"pinned_host", 1}, {"unpinned_host", 2}};
+  for (const std::unique_ptr<WrappedDevice>& device : devices_) {
+    PJRTKIT_INNER_ARGS(PJRT_Device_DefaultMemory, default_args);
+    default_args.device = device->inner();
+    PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*inner_, PJRT_Device_DefaultMemory, &default_args));
+    PJRTKIT_INNER_ARGS(PJRT_Device_AddressableMemories, memories_args);
+    memories_args.device = device->inner();
+    PJRTKIT_RETURN_IF_ERROR(
+        PJRTKIT_INNER_CALL(*inner_, PJRT_Device_AddressableMemories, &memories_args));
+    std::vector<PJRT_Memory*> ordered = {default_args.memory};  // Default first.
+    for (size_t i = 0; i < memories_args.num_memories; ++i) {
+      if (memories_args.memories[i] != default_args.memory) {
+        ordered.push_back(memories_args.memories[i]);
+      }
+    }
+    std::vector<Memory*> ours;
+    for (PJRT_Memory* inner_memory : ordered) {
+      WrappedMemory* memory = FromInner(inner_memory);
+      if (memory == nullptr) {
+        PJRTKIT_INNER_ARGS(PJRT_Memory_Kind, kind_args);
+        kind_args.memory = inner_memory;
+        PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*inner_, PJRT_Memory_Kind, &kind_args));
+        std::string kind(kind_args.kind, kind_args.kind_size);
+        auto it = kind_ids.emplace(kind, static_cast<int>(kind_ids.size())).first;
+        memories_.push_back(std::make_unique<WrappedMemory>(static_cast<int>(memories_.size()),
+                                                           kind, it->second, inner_memory));
+        memory = memories_.back().get();
+        memory_ptrs_.push_back(memory);
+        memory_of_inner_[inner_memory] = memory;
+      }
+      ours.push_back(memory);
+    }
+    device->SetMemories(std::move(ours));
+  }
+  for (const std::unique_ptr<WrappedMemory>& memory : memories_) {
+    PJRTKIT_INNER_ARGS(PJRT_Memory_AddressableByDevices, by_args);
+    by_args.memory = memory->inner();
+    PJRTKIT_RETURN_IF_ERROR(
+        PJRTKIT_INNER_CALL(*inner_, PJRT_Memory_AddressableByDevices, &by_args));
+    std::vector<Device*> devices;
+    for (size_t i = 0; i < by_args.num_devices; ++i) {
+      WrappedDevice* device = FromInner(by_args.devices[i]);
+      if (device == nullptr) {
+        return Internal(inner_->name() + " memory is addressable by an unknown device");
+      }
+      devices.push_back(device);
+    }
+    memory->SetDevices(std::move(devices));
+  }
+  return OkStatus();
+}
+
+WrappedDevice* WrappedClient::FromInner(PJRT_Device* inner) const {
+  auto it = device_of_inner_.find(inner);
+  return it == device_of_inner_.end() ? nullptr : it->second;
+}
+
+WrappedMemory* WrappedClient::FromInner(PJRT_Memory* inner) const {
+  auto it = memory_of_inner_.find(inner);
+  return it == memory_of_inner_.end() ? nullptr : it->second;
+}
+
+StatusOr<WrappedDevice*> WrappedClient::OwnDevice(const Device* device, const char* what) const {
+  if (device == nullptr) return InvalidArgument(std::string(what) + " is null");
+  for (const std::unique_ptr<WrappedDevice>& own : devices_) {
+    if (own.get() == device) return own.get();
+  }
+  return InvalidArgument(std::string(what) + " is not a device of this pjrtkit client");
+}
+
+StatusOr<WrappedMemory*> WrappedClient::OwnMemory(const Memory* memory, const char* what) const {
+  if (memory == nullptr) return InvalidArgument(std::string(what) + " is null");
+  for (const std::unique_ptr<WrappedMemory>& own : memories_) {
+    if (own.get() == memory) return own.get();
+  }
+  return InvalidArgument(std::string(what) + " is not a memory of this pjrtkit client");
+}
+
+StatusOr<WrappedBuffer*> WrappedClient::OwnBuffer(Buffer* buffer, const std::string& what) const {
+  if (buffer == nullptr) return InvalidArgument(what + " is null");
+  auto* own = dynamic_cast<WrappedBuffer*>(buffer);
+  if (own == nullptr || own->client() != this) {
+    return InvalidArgument(what + " is not a buffer of this pjrtkit client");
+  }
+  return own;
+}
+
+StatusOr<HostBufferResult> WrappedClient::BufferFromHostBuffer(const HostBufferArgs& args) {
+  constexpr const char* kWhat = "BufferFromHostBuffer";
+  PJRTKIT_RETURN_IF_ERROR(CheckShape(kWhat, args.type, args.dims));
+  if (args.data == nullptr && DenseByteSize(args.type, args.dims) > 0) {
+    return InvalidArgument("BufferFromHostBuffer: data is null");
+  }
+  if (args.byte_strides.has_value() && args.byte_strides->size() != args.dims.size()) {
+    return InvalidArgument("BufferFromHostBuffer: " + std::to_string(args.byte_strides->size()) +
+                           " byte strides for " + std::to_string(args.dims.size()) +
+                           " dimensions");
+  }
+  WrappedDevice* device = nullptr;
+  WrappedMemory* memory = nullptr;
+  if (args.device != nullptr) {
+    PJRTKIT_ASSIGN_OR_RETURN(device, OwnDevice(args.device, "BufferFromHostBuffer device"));
+  }
+  if (args.memory != nullptr) {
+    PJRTKIT_ASSIGN_OR_RETURN(memory, OwnMemory(args.memory, "BufferFromHostBuffer memory"));
+    const std::vector<Device*>& by = memory->addressable_by_devices();
+    if (device == nullptr && !by.empty()) device = static_cast<WrappedDevice*>(by[0]);
+    bool addressable = false;
+    for (Device* d : by) addressable = addressable || d == device;
+    if (device != nullptr && !addressable) {
+      return InvalidArgument("BufferFromHostBuffer: memory " + memory->debug_string() +
+                             " is not addressable by device " +
+                             device->description().debug_string());
+    }
+  }
+  if (device == nullptr) {
+    return InvalidArgument("BufferFromHostBuffer needs a destination device or memory");
+  }
+  if (args.device_layout.has_value() && !IsRowMajor(*args.device_layout, args.dims.size()) &&
+      policy().moves_bytes_ignoring_layouts()) {
+    return BufferFromHostBufferInLayout(args, device, memory);
+  }
+  if (host_buffer_pool_ != nullptr) {
+    const size_t pooled_bytes = PooledCopyBytes(args, memory);
+    if (pooled_bytes > 0) {
+      return CopyThroughPool(this, host_buffer_pool_, args, device, memory, pooled_bytes);
+    }
+  }
+  std::optional<InnerLayout> layout;
+  if (args.device_layout.has_value()) layout.emplace(*args.device_layout);
+
+  PJRTKIT_INNER_ARGS(PJRT_Client_BufferFromHostBuffer, inner_args);
+  inner_args.client = inner_client();
+  inner_args.data = args.data;
+  inner_args.type = ToInnerType(args.type);
+  inner_args.dims = args.dims.data();
+  inner_args.num_dims = args.dims.size();
+  if (args.byte_strides.has_value()) {
+    inner_args.byte_strides = args.byte_strides->data();
+    inner_args.num_byte_strides = args.byte_strides->size();
+  }
+  inner_args.host_buffer_semantics = static_cast<PJRT_HostBufferSemantics>(args.semantics);
+  inner_args.device = device->inner();
+  inner_args.memory = memory != nullptr ? memory->inner() : nullptr;
+  inner_args.device_layout = layout ? layout->get() : nullptr;
+  PJRTKIT_RETURN_IF_ERROR(
+      PJRTKIT_INNER_CALL(*inner_, PJRT_Client_BufferFromHostBuffer, &inner_args));
+  HostBufferResult result;
+  result.done_with_host_buffer =
+      inner_->WrapEvent(inner_args.done_with_host_buffer, "PJRT_Client_BufferFromHostBuffer");
+  PJRTKIT_ASSIGN_OR_RETURN(result.buffer, WrappedBuffer::Wrap(this, inner_args.buffer));
+  return result;
+}
+
+StatusOr<HostBufferResult> WrappedClient::BufferFromHostBufferInLayout(const HostBufferArgs& args,
+                                                                      WrappedDevice* device,
+                                                                      WrappedMemory* memory) {
+  const MemoryLayout& layout = *args.device_layout;
+  const size_t rank = args.dims.size();
+  PJRTKIT_RETURN_IF_ERROR(CheckPermutationLayout("BufferFromHostBuffer", "device layout", layout,
+                                                 args.type, rank));
+  // XLA:CPU copies dense host bytes into the buffer as they are and labels them with the device
+  // layout (host_layout.h), so hand it bytes already in that layout.
+  const size_t element_bytes = static_cast<size_t>(ElementTypeBits(args.type) / 8);
+  std::vector<char> staging(DenseByteSize(args.type, args.dims));
+  const std::vector<int64_t> src_strides =
+      args.byte_strides.has_value() ? *args.byte_strides
+                                    : DenseByteStrides(args.dims, element_bytes,
+                                                       RowMajorLayout(rank).minor_to_major);
+  CopyStrided(static_cast<const char*>(args.data), src_strides, staging.data(),
+              DenseByteStrides(args.dims, element_bytes, layout.minor_to_major), args.dims,
+              element_bytes);
+  InnerLayout inner_layout(layout);
+  PJRTKIT_INNER_ARGS(PJRT_Client_BufferFromHostBuffer, inner_args);
+  inner_args.client = inner_client();
+  inner_args.data = staging.data();
+  inner_args.type = ToInnerType(args.type);
+  inner_args.dims = args.dims.data();
+  inner_args.num_dims = rank;
+  inner_args.host_buffer_semantics = PJRT_HostBufferSemantics_kImmutableOnlyDuringCall;
+  inner_args.device = device->inner();
+  inner_args.memory = memory != nullptr ? memory->inner() : nullptr;
+  inner_args.device_layout = inner_layout.get();
+  PJRTKIT_RETURN_IF_ERROR(
+      PJRTKIT_INNER_CALL(*inner_, PJRT_Client_BufferFromHostBuffer, &inner_args));
+  // The caller's data was read during this call (into `staging`, which XLA:CPU copied).
+  inner_->DestroyEvent(inner_args.done_with_host_buffer);
+  HostBufferResult result;
+  result.done_with_host_buffer = inner_->ready_event();
+  PJRTKIT_ASSIGN_OR_RETURN(result.buffer, WrappedBuffer::Wrap(this, inner_args.buffer));
+  return result;
+}
+
+StatusOr<std::unique_ptr<Buffer>> WrappedClient::CreateUninitializedBuffer(
+    ElementType type, const std::vector<int64_t>& dims, Memory* memory) {
+  PJRTKIT_RETURN_IF_ERROR(CheckShape("CreateUninitializedBuffer", type, dims));
+  PJRTKIT_ASSIGN_OR_RETURN(WrappedMemory * own,
+                           OwnMemory(memory, "CreateUninitializedBuffer memory"));
+  if (own->addressable_by_devices().empty()) {
+    return InvalidArgument("CreateUninitializedBuffer: memory " + own->debug_string() +
+                           " is addressable by no device");
+  }
+  PJRTKIT_INNER_ARGS(PJRT_Client_CreateUninitializedBuffer, args);
+  args.client = inner_client();
+  args.shape_dims = dims.data();
+  args.shape_num_dims = dims.size();
+  args.shape_element_type = ToInnerType(type);
+  args.device = static_cast<WrappedDevice*>(own->addressable_by_devices()[0])->inner();
+  args.memory = own->inner();
+  PJRTKIT_RETURN_IF_ERROR(
+      PJRTKIT_INNER_CALL(*inner_, PJRT_Client_CreateUninitializedBuffer, &args));
+  PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<WrappedBuffer> buffer,
+                           WrappedBuffer::Wrap(this, args.buffer));
+  return std::unique_ptr<Buffer>(std::move(buffer));
+}
+
+namespace {
+
+// The inner on-delete callback of a view: runs the pjrtkit callback `arg` owns, then frees it.
+void RunViewOnDelete(void* /*device_buffer_ptr*/, void* arg) {
+  std::unique_ptr<std::function<void()>> on_delete(static_cast<std::function<void()>*>(arg));
+  (*on_delete)();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Buffer>> WrappedClient::CreateViewOfDeviceBuffer(
+    const DeviceBufferViewArgs& args) {
+  constexpr const char* kWhat = "CreateViewOfDeviceBuffer";
+  PJRTKIT_RETURN_IF_ERROR(CheckShape(kWhat, args.type, args.dims));
+  if (args.data == nullptr) return InvalidArgument("CreateViewOfDeviceBuffer: data is null");
+  PJRTKIT_ASSIGN_OR_RETURN(WrappedDevice * device,
+                           OwnDevice(args.device, "CreateViewOfDeviceBuffer device"));
+  WrappedMemory* memory = nullptr;
+  if (args.memory != nullptr) {
+    PJRTKIT_ASSIGN_OR_RETURN(memory, OwnMemory(args.memory, "CreateViewOfDeviceBuffer memory"));
+  }
+  std::optional<InnerLayout> layout;
+  if (args.layout.has_value()) layout.emplace(*args.layout);
+  PJRTKIT_INNER_ARGS(PJRT_Client_CreateViewOfDeviceBuffer, inner_args);
+  inner_args.client = inner_client();
+  inner_args.device_buffer_ptr = args.data;
+  inner_args.dims = args.dims.data();
+  inner_args.num_dims = args.dims.size();
+  inner_args.element_type = ToInnerType(args.type);
+  inner_args.layout = layout ? layout->get() : nullptr;
+  inner_args.device = device->inner();
+  inner_args.memory = memory != nullptr ? memory->inner() : nullptr;
+  std::unique_ptr<std::function<void()>> on_delete;
+  if (args.on_delete) {
+    on_delete = std::make_unique<std::function<void()>>(args.on_delete);
+    inner_args.on_delete_callback = &RunViewOnDelete;
+    inner_args.on_delete_callback_arg = on_delete.get();
+  }
+  PJRTKIT_RETURN_IF_ERROR(
+      PJRTKIT_INNER_CALL(*inner_, PJRT_Client_CreateViewOfDeviceBuffer, &inner_args));
+  on_delete.release();  // The inner buffer owns it now: RunViewOnDelete frees it.
+  PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<WrappedBuffer> buffer,
+                           WrappedBuffer::Wrap(this, inner_args.buffer));
+  return std::unique_ptr<Buffer>(std::move(buffer));
+}
+
+StatusOr<std::unique_ptr<AsyncHostToDeviceTransferManager>>
+WrappedClient::CreateBuffersForAsyncHostToDevice(
+    const std::vector<BufferShape>& shapes,
+    const std::vector<std::optional<MemoryLayout>>& layouts, Memory* memory) {
+  for (const BufferShape& shape : shapes) {
+    PJRTKIT_RETURN_IF_ERROR(CheckShape("CreateBuffersForAsyncHostToDevice", shape.type,
+                                       shape.dims));
+  }
+  PJRTKIT_ASSIGN_OR_RETURN(WrappedMemory * own,
+                           OwnMemory(memory, "CreateBuffersForAsyncHostToDevice memory"));
+  PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<WrappedTransferManager> manager,
+                           WrappedTransferManager::Create(this, shapes, layouts, own));
+  return std::unique_ptr<AsyncHostToDeviceTransferManager>(std::move(manager));
+}
+
+StatusOr<std::unique_ptr<LoadedExecutable>> WrappedClient::Compile(
+    const Program& program, const std::string& compile_options) {
+  PJRTKIT_ASSIGN_OR_RETURN(InnerClient::LoadedPtr loaded,
+                           inner_client_->Compile(program, compile_options, "Compile"));
+  return WrapExecutable(std::move(loaded));
+}
+
+StatusOr<std::unique_ptr<LoadedExecutable>> WrappedClient::DeserializeAndLoad(
+    const std::string& serialized, const std::optional<std::string>& compile_options) {
+  constexpr const char* kWhat = "DeserializeAndLoad";
+  PJRTKIT_ASSIGN_OR_RETURN(SerializedExecutable parsed,
+                           SerializedExecutable::Decode(serialized, policy().backend(),
+                                                       inner_->name(), kWhat));
+  PJRTKIT_RETURN_IF_ERROR(parsed.CheckDeviceCount(static_cast<int>(devices_.size()), kWhat));
+  std::string options;
+  if (compile_options.has_value()) {
+    PJRTKIT_ASSIGN_OR_RETURN(
+        options, NormalizeCompileOptions(*compile_options, static_cast<int>(devices_.size())));
+  }
+  PJRTKIT_INNER_ARGS(PJRT_Executable_DeserializeAndLoad, args);
+  args.client = inner_client();
+  args.serialized_executable = parsed.inner().data();
+  args.serialized_executable_size = parsed.inner().size();
+  if (compile_options.has_value()) {
+    args.overridden_serialized_compile_options = options.data();
+    args.overridden_serialized_compile_options_size = options.size();
+  }
+  PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*inner_, PJRT_Executable_DeserializeAndLoad, &args));
+  return WrapExecutable(inner_client_->Adopt(args.loaded_executable));
+}
+
+StatusOr<std::unique_ptr<LoadedExecutable>> WrappedClient::WrapExecutable(
+    InnerClient::LoadedPtr inner) {
+  PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<WrappedLoadedExecutable> loaded,
+                           WrappedLoadedExecutable::Wrap(this, std::move(inner)));
+  return std::unique_ptr<LoadedExecutable>(std::move(loaded));
+}
+
+}  // namespace inner
+}  // namespace pjrtkit

@@ -1,0 +1,122 @@
+#include "xla_plugin/devices/inner/wrapped_topology.h"
+
+#include <utility>
+#include <vector>
+
+#include "xla_plugin/devices/inner/inner_layouts.h"
+#include "xla_plugin/devices/inner/pjrtkit_platform.h"
+#include "xla_plugin/devices/inner/wrapped_client.h"
+#include "xla_plugin/devices/inner/wrapped_executable.h"
+
+namespace pjrtkit {
+namespace inner {
+namespace {
+
+// Descriptions of devices 0..device_count-1 made by `policy` without the inner plugin.
+std::vector<DeviceDescription> Descriptions(const DevicePolicy& policy, int device_count) {
+  std::vector<DeviceDescription> devices;
+  devices.reserve(device_count);
+  for (int id = 0; id < device_count; ++id) {
+    InnerDeviceInfo info;
+    info.id = id;
+    devices.push_back(policy.Describe(id, info));
+  }
+  return devices;
+}
+
+// The topology attributes: {"device_count": device_count}.
+AttributeMap Attributes(size_t device_count) {
+  AttributeMap attributes;
+  attributes["device_count"] = static_cast<int64_t>(device_count);
+  return attributes;
+}
+
+}  // namespace
+
+std::unique_ptr<WrappedTopology> WrappedTopology::Create(std::shared_ptr<const DevicePolicy> policy,
+                                                         int device_count,
+                                                         std::string plugin_path) {
+  std::vector<DeviceDescription> devices = Descriptions(*policy, device_count);
+  const std::string version = PlatformVersion(policy->backend(), "");
+  return std::unique_ptr<WrappedTopology>(new WrappedTopology(
+      std::move(policy), std::move(devices), version, std::move(plugin_path),
+      /*compiler=*/nullptr));
+}
+
+std::unique_ptr<WrappedTopology> WrappedTopology::OfClient(std::shared_ptr<InnerClient> compiler,
+                                                           const std::string& platform_version,
+                                                           std::vector<DeviceDescription> devices) {
+  std::shared_ptr<const DevicePolicy> policy = compiler->shared_policy();
+  std::string plugin_path = compiler->api().path();  // Read before `compiler` is moved.
+  return std::unique_ptr<WrappedTopology>(
+      new WrappedTopology(std::move(policy), std::move(devices), platform_version,
+                          std::move(plugin_path), std::move(compiler)));
+}
+
+WrappedTopology::WrappedTopology(std::shared_ptr<const DevicePolicy> policy,
+                                 std::vector<DeviceDescription> devices,
+                                 const std::string& platform_version, std::string plugin_path,
+                                 std::shared_ptr<InnerClient> compiler)
+    : Topology(kPlatformName, platform_version, devices, Attributes(devices.size())),
+      policy_(std::move(policy)),
+      plugin_path_(std::move(plugin_path)),
+      compiler_(std::move(compiler)) {}
+
+std::shared_ptr<InnerClient> WrappedTopology::compiler() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return compiler_;
+}
+
+StatusOr<MemoryLayout> WrappedTopology::DefaultLayout(ElementType type,
+                                                      const std::vector<int64_t>& dims) const {
+  std::shared_ptr<InnerClient> inner = compiler();
+  if (inner == nullptr) return Topology::DefaultLayout(type, dims);
+  PJRTKIT_ASSIGN_OR_RETURN(InnerLayouts layouts, InnerLayouts::Find(inner->shared_api()));
+  return layouts.DefaultLayout(inner->get(), type, dims);
+}
+
+StatusOr<std::shared_ptr<InnerClient>> WrappedTopology::CompilerFor(Client* client) const {
+  auto* offered = dynamic_cast<WrappedClient*>(client);
+  if (offered != nullptr && offered->policy().backend() != policy_->backend()) {
+    offered = nullptr;  // Another device's client cannot compile for this topology.
+  }
+  if (offered != nullptr &&
+      offered->devices().size() == static_cast<size_t>(device_count())) {
+    return offered->shared_inner_client();  // Same devices: compile through it, for free.
+  }
+  std::lock_guard<std::mutex> lock(mu_);  // One compiler per topology, even under races.
+  if (compiler_ != nullptr) return compiler_;
+  const InnerPluginName& plugin = policy_->inner_plugin();
+  std::shared_ptr<InnerApi> api;
+  if (offered != nullptr) {
+    api = offered->shared_inner();  // The library the client already loaded.
+  } else if (!plugin_path_.empty()) {
+    PJRTKIT_ASSIGN_OR_RETURN(
+        api, InnerApi::Load(plugin_path_, "create option '" + plugin.path_option + "'", plugin));
+  } else {
+    return FailedPrecondition(
+        "PJRT_Compile: this pjrtkit topology was created without the create option '" +
+        plugin.path_option + "' and no pjrtkit client was given: compiling for it needs " +
+        "OpenXLA's " + plugin.display + " plugin (pass the absolute path of " + plugin.file +
+        " as '" + plugin.path_option +
+        "' to PJRT_TopologyDescription_Create, or a pjrtkit client to PJRT_Compile)");
+  }
+  PJRTKIT_ASSIGN_OR_RETURN(compiler_, InnerClient::Create(std::move(api), policy_, device_count()));
+  return compiler_;
+}
+
+StatusOr<std::shared_ptr<Executable>> WrappedTopology::Compile(const Program& program,
+                                                               const std::string& compile_options,
+                                                               Client* client) const {
+  PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<InnerClient> compiler, CompilerFor(client));
+  // XLA:CPU compiles and loads in one step; the executable keeps the (cheap) loaded part, which
+  // its inner executable points into.
+  PJRTKIT_ASSIGN_OR_RETURN(InnerClient::LoadedPtr loaded,
+                           compiler->Compile(program, compile_options, "PJRT_Compile"));
+  PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<WrappedExecutable> executable,
+                           WrappedExecutable::FromLoaded(std::move(compiler), std::move(loaded)));
+  return std::shared_ptr<Executable>(std::move(executable));
+}
+
+}  // namespace inner
+}  // namespace pjrtkit

@@ -1,0 +1,144 @@
+// DeviceChoice's rules and PjrtkitFactory: one factory, both devices.
+#include <limits.h>
+#include <stdlib.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "xla_plugin/devices/selection/device_choice.h"
+#include "xla_plugin/devices/selection/pjrtkit_factory.h"
+
+namespace pjrtkit {
+namespace selection {
+namespace {
+
+// `relative` resolved in the test's runfiles ("" when missing).
+std::string Runfile(const std::string& relative) {
+  const char* srcdir = getenv("TEST_SRCDIR");
+  if (srcdir == nullptr) return "";
+  for (const std::string& root : {std::string(srcdir) + "/pjrtkit/", std::string(srcdir) + "/"}) {
+    char resolved[PATH_MAX];
+    if (realpath((root + relative).c_str(), resolved) != nullptr) return resolved;
+  }
+  return "";
+}
+
+std::string XlaCpuPath() { return Runfile("external/venv/xla_cpu_pjrt.so"); }
+std::string FakeCudaPath() {
+  return Runfile("xla_plugin/devices/xla_gpu/testing/fake_cuda_plugin.so");
+}
+
+// Choose() on `options` and `facts`, as a name, or the error message.
+std::string Chosen(const AttributeMap& options, const MachineFacts& facts) {
+  StatusOr<DeviceKind> kind = DeviceChoice::Choose(options, facts);
+  return kind.ok() ? DeviceChoice::Name(*kind) : "error: " + kind.status().message();
+}
+
+MachineFacts Facts(std::string env, bool gpu, bool plugin) {
+  MachineFacts facts;
+  facts.device_env = std::move(env);
+  facts.nvidia_gpu = gpu;
+  facts.gpu_plugin = plugin;
+  return facts;
+}
+
+TEST(DeviceChoiceTest, WithNothingGivenTheMachineDecides) {
+  EXPECT_EQ(Chosen({}, Facts("", false, false)), "xla_cpu");
+  EXPECT_EQ(Chosen({}, Facts("", true, false)), "xla_cpu");  // A GPU but no CUDA plugin.
+  EXPECT_EQ(Chosen({}, Facts("", false, true)), "xla_cpu");  // The plugin but no GPU.
+  EXPECT_EQ(Chosen({}, Facts("", true, true)), "xla_gpu");
+  EXPECT_EQ(Chosen({{"device", std::string("auto")}}, Facts("auto", true, true)), "xla_gpu");
+}
+
+TEST(DeviceChoiceTest, TheOptionWinsThenDeviceOptionsThenTheEnvironment) {
+  EXPECT_EQ(Chosen({{"device", std::string("xla_cpu")}}, Facts("xla_gpu", true, true)),
+            "xla_cpu");
+  EXPECT_EQ(Chosen({{"device", std::string("xla_gpu")}}, Facts("", false, false)), "xla_gpu");
+  EXPECT_EQ(Chosen({{"device_count", int64_t{2}}}, Facts("xla_gpu", true, true)), "xla_cpu");
+  EXPECT_EQ(Chosen({{"xla_cpu_plugin_path", std::string("/x")}}, Facts("", true, true)),
+            "xla_cpu");
+  EXPECT_EQ(Chosen({{"memory_fraction", 0.5f}}, Facts("xla_cpu", false, false)), "xla_gpu");
+  EXPECT_EQ(Chosen({}, Facts("xla_gpu", false, false)), "xla_gpu");
+  EXPECT_EQ(Chosen({}, Facts("xla_cpu", true, true)), "xla_cpu");
+}
+
+TEST(DeviceChoiceTest, ContradictionsAndBadNamesAreInvalidArgument) {
+  EXPECT_EQ(Chosen({{"device", std::string("tpu")}}, Facts("", false, false)),
+            "error: create option 'device' must be 'xla_cpu', 'xla_gpu' or 'auto', got 'tpu'");
+  EXPECT_EQ(Chosen({{"device", int64_t{1}}}, Facts("", false, false)),
+            "error: create option 'device' must be string, got int64");
+  EXPECT_EQ(Chosen({}, Facts("gpu", false, false)),
+            "error: environment variable PJRTKIT_DEVICE must be 'xla_cpu', 'xla_gpu' or 'auto', "
+            "got 'gpu'");
+  EXPECT_EQ(Chosen({{"device", std::string("xla_gpu")}, {"device_count", int64_t{2}}},
+                   Facts("", true, true)),
+            "error: create option 'device_count' belongs to the xla_cpu device, but option "
+            "'device' is 'xla_gpu'");
+  EXPECT_EQ(Chosen({{"device", std::string("xla_cpu")}, {"allocator", std::string("bfc")}},
+                   Facts("", true, true)),
+            "error: create option 'allocator' belongs to the xla_gpu device, but option 'device' "
+            "is 'xla_cpu'");
+  EXPECT_EQ(Chosen({{"device_count", int64_t{2}}, {"preallocate", false}}, Facts("", true, true)),
+            "error: create options 'device_count' (xla_cpu device) and 'preallocate' (xla_gpu "
+            "device) select different devices; pass one device's options, or choose with option "
+            "'device'");
+}
+
+TEST(PjrtkitFactoryTest, OneFactoryMakesBothDevices) {
+  AttributeMap cpu;
+  cpu["xla_cpu_plugin_path"] = XlaCpuPath();
+  cpu["device_count"] = int64_t{2};
+  StatusOr<std::unique_ptr<Client>> cpu_client = PjrtkitFactory::CreateClient(cpu);
+  ASSERT_TRUE(cpu_client.ok()) << cpu_client.status().ToString();
+  ASSERT_EQ((*cpu_client)->devices().size(), 2u);
+  EXPECT_EQ((*cpu_client)->devices()[0]->description().kind(), "pjrtkit_cpu");
+
+  AttributeMap gpu;
+  gpu["device"] = std::string("xla_gpu");
+  gpu["xla_gpu_plugin_path"] = FakeCudaPath();
+  StatusOr<std::unique_ptr<Client>> gpu_client = PjrtkitFactory::CreateClient(gpu);
+  ASSERT_TRUE(gpu_client.ok()) << gpu_client.status().ToString();
+  ASSERT_EQ((*gpu_client)->devices().size(), 2u);
+  EXPECT_EQ((*gpu_client)->devices()[0]->description().kind(), "NVIDIA H200");
+  EXPECT_EQ((*gpu_client)->platform_name(), "pjrtkit");
+}
+
+TEST(PjrtkitFactoryTest, UnknownOptionsListDeviceAndTheChosenDevicesOptions) {
+  AttributeMap options;
+  options["device"] = std::string("xla_cpu");
+  options["cpu_device_count"] = int64_t{2};
+  StatusOr<std::unique_ptr<Client>> client = PjrtkitFactory::CreateClient(options);
+  EXPECT_EQ(client.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(client.status().message(),
+            "unknown create option 'cpu_device_count'; accepted options: device (string), "
+            "device_count (int64), xla_cpu_plugin_path (string), host_buffer_cache_mib (int64)");
+}
+
+TEST(PjrtkitFactoryTest, PluginAttributesAreWhatBothDevicesAccept) {
+  AttributeMap attributes = PjrtkitFactory::PluginAttributes();
+  ASSERT_EQ(attributes.size(), 4u);
+  EXPECT_EQ(std::get<int64_t>(attributes.at("xla_version")), 2);
+  EXPECT_EQ(std::get<std::vector<int64_t>>(attributes.at("stablehlo_current_version")),
+            (std::vector<int64_t>{1, 13, 3}));  // XLA:CPU's (XLA:GPU's is 1.20.0).
+  EXPECT_EQ(std::get<std::vector<int64_t>>(attributes.at("stablehlo_minimum_version")),
+            (std::vector<int64_t>{0, 9, 0}));
+  EXPECT_EQ(std::get<std::string>(attributes.at("pjrtkit_version")), "0.1.0");
+}
+
+TEST(PjrtkitFactoryTest, TopologiesFollowTheChoice) {
+  AttributeMap cpu;
+  cpu["device_count"] = int64_t{3};
+  StatusOr<std::unique_ptr<Topology>> topology = PjrtkitFactory::CreateTopology("", cpu);
+  ASSERT_TRUE(topology.ok()) << topology.status().ToString();
+  EXPECT_EQ((*topology)->devices().size(), 3u);
+  AttributeMap gpu;
+  gpu["device"] = std::string("xla_gpu");
+  EXPECT_EQ(PjrtkitFactory::CreateTopology("", gpu).status().code(),
+            StatusCode::kUnimplemented);
+}
+
+}  // namespace
+}  // namespace selection
+}  // namespace pjrtkit

@@ -1,0 +1,32 @@
+#include "xla_plugin/devices/xla_cpu/xla_cpu_policy.h"
+
+#include <cstdint>
+
+#include "xla_plugin/devices/xla_cpu/device_model.h"
+
+namespace pjrtkit {
+namespace xla_cpu {
+namespace {
+
+// The inner create option that sets XLA:CPU's device count.
+constexpr char kInnerDeviceCountOption[] = "cpu_device_count";
+
+}  // namespace
+
+XlaCpuPolicy::XlaCpuPolicy()
+    : plugin_{"XLA:CPU", "xla_cpu_pjrt.so", "xla_cpu_plugin_path", "the xla-cpu-pjrt wheel"},
+      backend_(kBackendName),
+      ffi_platform_{"Host", {"cpu", "host"}, "pjrtkit's reference device"} {}
+
+AttributeMap XlaCpuPolicy::InnerClientOptions(int device_count) const {
+  AttributeMap options;
+  options[kInnerDeviceCountOption] = int64_t{device_count};
+  return options;
+}
+
+DeviceDescription XlaCpuPolicy::Describe(int id, const inner::InnerDeviceInfo& /*inner*/) const {
+  return MakeDeviceDescription(id);
+}
+
+}  // namespace xla_cpu
+}  // namespace pjrtkit

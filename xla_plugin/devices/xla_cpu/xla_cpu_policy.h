@@ -1,0 +1,48 @@
+// XlaCpuPolicy: what makes the shared inner-plugin wrapper the xla_cpu device.
+#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_POLICY_H_
+#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_POLICY_H_
+
+#include <string>
+
+#include "xla_plugin/devices/inner/device_policy.h"
+
+namespace pjrtkit {
+namespace xla_cpu {
+
+// XLA:CPU under pjrtkit's own device model (device_model.h): the inner client gets
+// cpu_device_count, devices are "pjrtkit_cpu" whatever XLA:CPU calls them, FFI handlers register
+// under XLA:CPU's "Host" platform, and memory statistics are counted by pjrtkit (XLA:CPU reports
+// none).
+class XlaCpuPolicy : public inner::DevicePolicy {
+ public:
+  XlaCpuPolicy();
+
+  // {"XLA:CPU", "xla_cpu_pjrt.so", "xla_cpu_plugin_path", "the xla-cpu-pjrt wheel"}.
+  const inner::InnerPluginName& inner_plugin() const override { return plugin_; }
+  // "xla_cpu".
+  const std::string& backend() const override { return backend_; }
+  // {"cpu_device_count": device_count}.
+  AttributeMap InnerClientOptions(int device_count) const override;
+  // MakeDeviceDescription(id): the inner description is not used.
+  DeviceDescription Describe(int id, const inner::InnerDeviceInfo& inner) const override;
+  // "Host", for "pjrtkit", "cpu" and "host".
+  const inner::FfiPlatform& ffi_platform() const override { return ffi_platform_; }
+  // kCounted.
+  inner::MemoryStatsSource memory_stats_source() const override {
+    return inner::MemoryStatsSource::kCounted;
+  }
+  // XLA:CPU 0.0.1 moves bytes as they are (host_layout.h).
+  bool moves_bytes_ignoring_layouts() const override { return true; }
+  // XLA:CPU 0.0.1 crashes on a user-data lookup without a context.
+  bool ffi_programs_need_a_context() const override { return true; }
+
+ private:
+  inner::InnerPluginName plugin_;    // XLA:CPU's names.
+  std::string backend_;              // "xla_cpu".
+  inner::FfiPlatform ffi_platform_;  // "Host".
+};
+
+}  // namespace xla_cpu
+}  // namespace pjrtkit
+
+#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_POLICY_H_

@@ -1,0 +1,82 @@
+#include "xla_plugin/devices/xla_gpu/xla_gpu_factory.h"
+
+#include <iterator>
+#include <optional>
+#include <utility>
+
+#include "xla_plugin/devices/inner/inner_api.h"
+#include "xla_plugin/devices/inner/inner_log_level.h"
+#include "xla_plugin/devices/inner/pjrtkit_platform.h"
+#include "xla_plugin/devices/inner/wrapped_client.h"
+#include "xla_plugin/devices/xla_gpu/xla_gpu_options.h"
+#include "xla_plugin/devices/xla_gpu/xla_gpu_policy.h"
+
+namespace pjrtkit {
+namespace xla_gpu {
+
+std::vector<OptionSpec> XlaGpuFactory::OptionSpecs() { return XlaGpuOptions::Specs(); }
+
+inner::PluginSearch XlaGpuFactory::PluginSearch() {
+  return {kPluginPathEnv,
+          {"jax_plugins/xla_cuda13/xla_cuda_plugin.so",
+           "jax_plugins/xla_cuda12/xla_cuda_plugin.so"}};
+}
+
+Status XlaGpuFactory::Initialize() { return OkStatus(); }
+
+AttributeMap XlaGpuFactory::PluginAttributes() {
+  AttributeMap attributes;
+  attributes["xla_version"] = kXlaGpuXlaVersion;
+  attributes["stablehlo_current_version"] =
+      std::vector<int64_t>(std::begin(kXlaGpuStablehloCurrentVersion),
+                           std::end(kXlaGpuStablehloCurrentVersion));
+  attributes["stablehlo_minimum_version"] =
+      std::vector<int64_t>(std::begin(kXlaGpuStablehloMinimumVersion),
+                           std::end(kXlaGpuStablehloMinimumVersion));
+  attributes["pjrtkit_version"] = std::string(inner::kPjrtkitVersion);
+  return attributes;
+}
+
+StatusOr<std::unique_ptr<Client>> XlaGpuFactory::CreateClient(const AttributeMap& options) {
+  PJRTKIT_ASSIGN_OR_RETURN(XlaGpuOptions parsed, XlaGpuOptions::Parse(options));
+  std::string path = parsed.plugin_path();
+  std::string path_source = "create option '" + std::string(kPluginPathOption) + "'";
+  if (path.empty()) {
+    StatusOr<inner::LocatedPlugin> located =
+        inner::PluginLocator::LocateFromProcess(PluginSearch());
+    if (!located.ok()) {
+      return FailedPrecondition(
+          "the xla_gpu device needs OpenXLA's CUDA PJRT plugin (xla_cuda_plugin.so, from the "
+          "jax-cuda13-pjrt or jax-cuda12-pjrt wheel): pass its absolute path as create option '" +
+          std::string(kPluginPathOption) + "' or install it beside pjrtkit (" +
+          located.status().message() + ")");
+    }
+    path = located->path;
+    path_source = located->how;
+  }
+  // XLA:GPU reads its log threshold at its first log message: quiet unless the user chose.
+  PJRTKIT_ASSIGN_OR_RETURN(std::optional<inner::InnerLogLevel> log_level,
+                           inner::InnerLogLevel::ForThisProcess(kLogLevelEnv, "XLA:GPU"));
+  auto policy = std::make_shared<const XlaGpuPolicy>(parsed.inner_options());
+  PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<inner::InnerApi> api,
+                           inner::InnerApi::Load(path, path_source, policy->inner_plugin()));
+  // No host buffer pool: XLA:GPU copies host data to the GPU itself (staged through its own
+  // pinned buffers), so a pooled host copy would only add a memcpy.
+  PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<inner::WrappedClient> client,
+                           inner::WrappedClient::Create(std::move(api), std::move(policy),
+                                                        /*device_count=*/0,
+                                                        /*host_buffer_cache_bytes=*/0));
+  return std::unique_ptr<Client>(std::move(client));
+}
+
+StatusOr<std::unique_ptr<Topology>> XlaGpuFactory::CreateTopology(const std::string& /*name*/,
+                                                                  const AttributeMap& options) {
+  PJRTKIT_RETURN_IF_ERROR(XlaGpuOptions::Parse(options).status());
+  return Unimplemented(
+      "PJRT_TopologyDescription_Create: the xla_gpu device's topology is described by its "
+      "GPUs; create a client and use its topology (PJRT_Client_TopologyDescription), which "
+      "compiles ahead of time too");
+}
+
+}  // namespace xla_gpu
+}  // namespace pjrtkit

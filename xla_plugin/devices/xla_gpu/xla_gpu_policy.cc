@@ -1,0 +1,27 @@
+#include "xla_plugin/devices/xla_gpu/xla_gpu_policy.h"
+
+#include <utility>
+
+namespace pjrtkit {
+namespace xla_gpu {
+
+XlaGpuPolicy::XlaGpuPolicy(AttributeMap inner_options)
+    : plugin_{"XLA:GPU", "xla_cuda_plugin.so", "xla_gpu_plugin_path",
+              "the jax-cuda13-pjrt (or jax-cuda12-pjrt) wheel"},
+      backend_(kBackendName),
+      inner_options_(std::move(inner_options)),
+      ffi_platform_{"CUDA", {"cuda", "gpu"}, "pjrtkit's xla_gpu device",
+                    /*version_shims=*/false} {}
+
+DeviceDescription XlaGpuPolicy::Describe(int id, const inner::InnerDeviceInfo& inner) const {
+  const std::string ids = std::to_string(id);
+  const std::string kind = inner.kind.empty() ? std::string(kUnknownGpuKind) : inner.kind;
+  AttributeMap attributes = inner.attributes;
+  attributes["backend"] = std::string(kBackendName);
+  return DeviceDescription(id, /*process_index=*/0, kind, "PJRTKIT_" + ids,
+                           "PjrtkitDevice(id=" + ids + ", process_index=0, kind=" + kind + ")",
+                           std::move(attributes));
+}
+
+}  // namespace xla_gpu
+}  // namespace pjrtkit

@@ -1,0 +1,59 @@
+// XlaGpuPolicy: what makes the shared inner-plugin wrapper the xla_gpu device.
+#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_XLA_GPU_XLA_GPU_POLICY_H_
+#define PJRTKIT_XLA_PLUGIN_DEVICES_XLA_GPU_XLA_GPU_POLICY_H_
+
+#include <string>
+
+#include "xla_plugin/devices/inner/device_policy.h"
+
+namespace pjrtkit {
+namespace xla_gpu {
+
+// Kind of the devices of a topology made without the CUDA plugin (none is: see XlaGpuFactory).
+inline constexpr char kUnknownGpuKind[] = "pjrtkit_gpu";
+// Value of the "backend" device attribute.
+inline constexpr char kBackendName[] = "xla_gpu";
+
+// OpenXLA's CUDA plugin (xla_cuda_plugin.so) under pjrtkit's platform: the inner client gets
+// the create options the user gave (XlaGpuOptions), devices keep the GPU's real kind ("NVIDIA
+// H200") and every inner attribute (compute_capability, core_count, ...) plus backend
+// "xla_gpu", FFI handlers register under XLA:GPU's "CUDA" platform, and memory statistics are
+// XLA:GPU's allocator's.
+class XlaGpuPolicy : public inner::DevicePolicy {
+ public:
+  // A policy creating inner clients with `inner_options` (XlaGpuOptions::inner_options()).
+  explicit XlaGpuPolicy(AttributeMap inner_options);
+
+  // {"XLA:GPU", "xla_cuda_plugin.so", "xla_gpu_plugin_path", "the jax-cuda13-pjrt wheel"}.
+  const inner::InnerPluginName& inner_plugin() const override { return plugin_; }
+  // "xla_gpu".
+  const std::string& backend() const override { return backend_; }
+  // The options it was made with; `device_count` is not used (XLA:GPU makes one device per
+  // visible GPU).
+  AttributeMap InnerClientOptions(int device_count) const override { return inner_options_; }
+  // Kind: the inner kind; debug string "PJRTKIT_<id>"; to_string
+  // "PjrtkitDevice(id=<id>, process_index=0, kind=<kind>)"; attributes: the inner ones plus
+  // backend "xla_gpu".
+  DeviceDescription Describe(int id, const inner::InnerDeviceInfo& inner) const override;
+  // "CUDA", for "pjrtkit", "cuda" and "gpu".
+  const inner::FfiPlatform& ffi_platform() const override { return ffi_platform_; }
+  // kInner.
+  inner::MemoryStatsSource memory_stats_source() const override {
+    return inner::MemoryStatsSource::kInner;
+  }
+  // XLA:GPU lays data out as asked.
+  bool moves_bytes_ignoring_layouts() const override { return false; }
+  // XLA:GPU runs FFI programs without a context.
+  bool ffi_programs_need_a_context() const override { return false; }
+
+ private:
+  inner::InnerPluginName plugin_;    // XLA:GPU's names.
+  std::string backend_;              // "xla_gpu".
+  AttributeMap inner_options_;       // For PJRT_Client_Create.
+  inner::FfiPlatform ffi_platform_;  // "CUDA".
+};
+
+}  // namespace xla_gpu
+}  // namespace pjrtkit
+
+#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_XLA_GPU_XLA_GPU_POLICY_H_
