@@ -40,7 +40,14 @@ def test_reduced_axes_are_refused_on_pjrtkit_instead_of_wrong_values():
                  "sharding with `unreduced={...}`, e.g. from PartitionSpec(unreduced=...)), "
                  "which the XLA:CPU of xla-cpu-pjrt 0.0.1 that pjrtkit's reference device runs "
                  "on partitions incorrectly (wrong values, or a process abort); pjrtkit refuses "
-                 "to compile it")
+                 "to compile it (set PJRTKIT_ALLOW_UNSUPPORTED_PROGRAMS=1 to compile it anyway, "
+                 "at your own risk)")
+
+
+def test_the_refusal_can_be_lifted_and_then_xla_cpu_computes_it_wrongly():
+  got = run_python(_GRAD_THROUGH_REDUCED, env=plugin_env(
+      JAX_PLATFORMS="pjrtkit,cpu", PJRTKIT_ALLOW_UNSUPPORTED_PROGRAMS="1"))
+  assert got == [2.0] * 8  # XLA:CPU 0.0.1's wrong answer (jaxlib's cpu: all ones).
 
 
 def test_unreduced_sum_that_aborted_the_process_is_an_error():
