@@ -39,6 +39,43 @@ def setup_environment(platforms: str = "pjrtkit,cpu") -> None:
   os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 
+PALLAS = ("triton", "mosaic")
+"""The Pallas implementations: interpret mode without a GPU, compiled kernels on one."""
+
+
+def on_gpu() -> bool:
+  """Whether the kernels run on an NVIDIA GPU now (JAX's cuda backend or pjrtkit's GPU device)."""
+  from pjrtkit.kernels.core import device  # pylint: disable=g-import-not-at-top
+  return device.current_device().is_gpu
+
+
+def interpret(impl: str) -> bool:
+  """Whether a test runs `impl` in Pallas interpret mode: a Pallas kernel without a GPU."""
+  return impl in PALLAS and not on_gpu()
+
+
+def skip_unless_runnable(impl: str) -> None:
+  """Skips a test of `impl` where it cannot run: "native" off pjrtkit's CPU device."""
+  import pytest  # pylint: disable=g-import-not-at-top
+  from pjrtkit.kernels.core import device  # pylint: disable=g-import-not-at-top
+  if impl == "native" and not device.current_device().is_pjrtkit_cpu:
+    pytest.skip("the native kernels run on pjrtkit's CPU device only")
+
+
+def skip_on_gpu(why: str) -> None:
+  """Skips a CPU-device-only test on a GPU."""
+  import pytest  # pylint: disable=g-import-not-at-top
+  if on_gpu():
+    pytest.skip(why)
+
+
+def skip_unless_gpu() -> None:
+  """Skips a test of compiled Pallas kernels without a GPU."""
+  import pytest  # pylint: disable=g-import-not-at-top
+  if not on_gpu():
+    pytest.skip("compiled Triton / Mosaic GPU kernels need an NVIDIA GPU (tools/kernels_gpu)")
+
+
 def assert_close(got: Any, want: Any, dtype: str, what: str) -> None:
   """Asserts max |got - want| <= TOLERANCES[(dtype, what)] * max(1, max |want|)."""
   got = np.asarray(got, np.float32)

@@ -1,10 +1,11 @@
 """dot_product_attention: every implementation against the reference, forward and gradient,
 odd and even shapes, float32 and bfloat16, causal, grouped/multi-query heads, bias and mask.
 
-"triton" and "mosaic" run in Pallas interpret mode (no GPU in CI); "mosaic" on single-program
+Without a GPU (CI) "triton" and "mosaic" run in Pallas interpret mode; "mosaic" on single-program
 shapes (Pallas's Mosaic GPU interpreter gives NaN from the second program of a grid on; the
-kernels' loops over key/query blocks are still exercised). Tolerances:
-`pjrtkit.kernels.testing.TOLERANCES`.
+kernels' loops over key/query blocks are still exercised). On an NVIDIA GPU (tools/kernels_gpu)
+the same tests run the compiled kernels, and `test_pallas_on_gpu` adds multi-program shapes;
+"native" is skipped there. Tolerances: `pjrtkit.kernels.testing.TOLERANCES`.
 """
 
 from __future__ import annotations
@@ -43,11 +44,16 @@ def _check(impl, dtype, shape, causal, bias=None, mask=None):
   ref = lambda q, k, v, bias: reference(q, k, v, bias, mask, is_causal=causal)
   loss = lambda f: lambda *a: jnp.sum(jnp.sin(f(*a).astype(jnp.float32)))
   argnums = (0, 1, 2, 3) if bias is not None else (0, 1, 2)
-  with pk.pallas_interpret(impl in ("triton", "mosaic")):
-    out = jax.jit(ours)(q, k, v, bias)
-    grads = jax.jit(jax.grad(loss(ours), argnums=argnums))(q, k, v, bias)
-  testing.assert_close(out, ref(q, k, v, bias), dtype, "fwd")
-  for g, w in zip(grads, jax.grad(loss(ref), argnums=argnums)(q, k, v, bias)):
+  testing.skip_unless_runnable(impl)
+  # Float32 numerics in full float32 everywhere (XLA:GPU's default float32 dot is tf32).
+  with jax.default_matmul_precision("highest"):
+    with pk.pallas_interpret(testing.interpret(impl)):
+      out = jax.jit(ours)(q, k, v, bias)
+      grads = jax.jit(jax.grad(loss(ours), argnums=argnums))(q, k, v, bias)
+    want_out = ref(q, k, v, bias)
+    want_grads = jax.grad(loss(ref), argnums=argnums)(q, k, v, bias)
+  testing.assert_close(out, want_out, dtype, "fwd")
+  for g, w in zip(grads, want_grads):
     testing.assert_close(g, w, dtype, "grad")
 
 
@@ -79,7 +85,7 @@ def test_mosaic_in_interpret_mode(causal, kv_len):
     _check("mosaic", "bfloat16", shape, causal)
     return
   q, k, v = _inputs(shape, "bfloat16")  # Several key steps: forward and dQ (one program each).
-  with pk.pallas_interpret():
+  with pk.pallas_interpret(testing.interpret("mosaic")):
     out = jax.jit(lambda q, k, v: pk.dot_product_attention(q, k, v, implementation="mosaic"))(
         q, k, v)
     dq = jax.jit(jax.grad(lambda q: jnp.sum(pk.dot_product_attention(
@@ -87,6 +93,24 @@ def test_mosaic_in_interpret_mode(causal, kv_len):
   testing.assert_close(out, reference(q, k, v), "bfloat16", "fwd")
   want = jax.grad(lambda q: jnp.sum(reference(q, k, v).astype(jnp.float32)))(q)
   testing.assert_close(dq, want, "bfloat16", "grad")
+
+
+GPU_SHAPES = {  # (B, T, H, D, S, K): several programs per grid axis, odd lengths.
+    "odd_gqa_64": (2, 197, 4, 64, 131, 2),
+    "even_d128": (2, 256, 4, 128, 384, 4),
+    "mqa_512": (1, 512, 8, 64, 512, 1),
+}
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("shape", list(GPU_SHAPES))
+@pytest.mark.parametrize("impl", ["triton", "mosaic"])
+def test_pallas_on_gpu(impl, shape, dtype, causal):
+  testing.skip_unless_gpu()
+  if impl == "mosaic" and dtype == "float32":
+    pytest.skip("mosaic takes 16-bit operands (wgmma)")
+  _check(impl, dtype, GPU_SHAPES[shape], causal)
 
 
 def test_chunked_with_several_chunks_matches():
@@ -98,6 +122,7 @@ def test_chunked_with_several_chunks_matches():
 
 
 def test_explicit_implementations_refuse_with_reasons():
+  testing.skip_on_gpu("checks the refusals of pjrtkit's CPU device")
   q, k, v = _inputs(SHAPES["odd_gqa"], "float32")
   with pytest.raises(pk.UnsupportedImplementationError, match=(
       r"dot_product_attention: implementation='mosaic' cannot serve this call: Pallas Mosaic "

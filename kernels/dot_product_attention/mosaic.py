@@ -31,7 +31,6 @@ from pjrtkit.kernels.core.interpret import interpret_enabled
 from pjrtkit.kernels.core.op import Op
 from pjrtkit.kernels.core.spec import Spec
 from pjrtkit.kernels.dot_product_attention import base
-from pjrtkit.kernels.layer_norm.mosaic import call_params
 
 _DTYPES = ("bfloat16", "float16")
 _BLOCK_Q = 64
@@ -102,7 +101,7 @@ def _row_vector(value: float, n: int) -> Any:
 def _program_ids(num_blocks: tuple[int, int, int]) -> tuple[Any, Any, Any]:
   """(block, batch, head) of this program on the flattened 1-D grid (the Mosaic GPU interpreter
   computed wrong values for programs beyond the first along a third grid dimension)."""
-  pid = pl.program_id(0)
+  pid = pallas_lib.mosaic_program_id()
   nblk, nb, nh = num_blocks
   return lax.rem(pid, nblk), lax.rem(lax.div(pid, nblk), nb), lax.div(pid, nblk * nb)
 
@@ -314,14 +313,12 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
         _fwd_kernel, scale=spec.param("scale"), causal=spec.param("is_causal"), block_kv=bkv,
         kv_len=lay["s"], num_steps=lay["sp"] // bkv, group=lay["g"], head_dim=lay["d"],
         dtype=q.dtype)
-    gmem = plgpu.BlockSpec(memory_space=plgpu.GMEM)
-    out, lse = pl.pallas_call(
+    out, lse = pallas_lib.mosaic_call(
         functools.partial(kernel, num_blocks=(lay["tp"] // _BLOCK_Q, lay["b"], lay["h"])),
-        grid=(lay["tp"] // _BLOCK_Q * lay["b"] * lay["h"],),
-        in_specs=[gmem] * 3, out_specs=[gmem] * 2,
+        grid=lay["tp"] // _BLOCK_Q * lay["b"] * lay["h"], num_inputs=3,
         out_shape=[jax.ShapeDtypeStruct((lay["b"], lay["h"], lay["tp"], lay["d"]), q.dtype),
                    jax.ShapeDtypeStruct((lay["b"], lay["h"], lay["tp"]), jnp.float32)],
-        name="pjrtkit_attention_fwd_mosaic", **call_params(),
+        name="pjrtkit_attention_fwd_mosaic",
     )(_heads_major(q, lay["tp"]), _heads_major(k, lay["sp"]), _heads_major(v, lay["sp"]))
     out = jnp.swapaxes(out[:, :, :lay["t"]], 1, 2)
     return out, (q, k, v, bias, mask, out, lse[:, :, :lay["t"]])
@@ -338,21 +335,20 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
     dlt = pallas_lib.pad_axis(base.delta(out, dout), 2, tp)
     common = dict(scale=spec.param("scale"), causal=spec.param("is_causal"), block_kv=bkv,
                   kv_len=lay["s"], group=lay["g"], head_dim=lay["d"], dtype=q.dtype)
-    gmem = plgpu.BlockSpec(memory_space=plgpu.GMEM)
     f32 = jnp.float32
-    dq = pl.pallas_call(
+    dq = pallas_lib.mosaic_call(
         functools.partial(_dq_kernel, num_steps=sp // bkv,
                           num_blocks=(tp // _BLOCK_Q, lay["b"], lay["h"]), **common),
-        grid=(tp // _BLOCK_Q * lay["b"] * lay["h"],), in_specs=[gmem] * 6, out_specs=gmem,
+        grid=tp // _BLOCK_Q * lay["b"] * lay["h"], num_inputs=6,
         out_shape=jax.ShapeDtypeStruct((lay["b"], lay["h"], tp, lay["d"]), f32),
-        name="pjrtkit_attention_dq_mosaic", **call_params(),
+        name="pjrtkit_attention_dq_mosaic",
     )(qp, kp, vp, dop, lse_p, dlt)
-    dk, dv = pl.pallas_call(
+    dk, dv = pallas_lib.mosaic_call(
         functools.partial(_dkv_kernel, num_q_steps=tp // _BLOCK_Q,
                           num_blocks=(sp // bkv, lay["b"], lay["h"]), **common),
-        grid=(sp // bkv * lay["b"] * lay["h"],), in_specs=[gmem] * 6, out_specs=[gmem] * 2,
+        grid=sp // bkv * lay["b"] * lay["h"], num_inputs=6,
         out_shape=[jax.ShapeDtypeStruct((lay["b"], lay["h"], sp, lay["d"]), f32)] * 2,
-        name="pjrtkit_attention_dkv_mosaic", **call_params(),
+        name="pjrtkit_attention_dkv_mosaic",
     )(qp, kp, vp, dop, lse_p, dlt)
 
     def per_kv_head(x: Any) -> Any:

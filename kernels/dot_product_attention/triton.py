@@ -48,6 +48,13 @@ class TritonAttentionConfig:
         raise ValueError(f"{name} must be a power of two >= 16, got {value}")
 
 
+def _dot(a, b):
+  """a @ b with float32 accumulation; float32 operands in full float32 (not Triton's tf32)."""
+  if a.dtype == jnp.float32 and b.dtype == jnp.float32:
+    return plt.dot(a, b, allow_tf32=False)
+  return plt.dot(a, b)
+
+
 def _params(config: TritonAttentionConfig) -> dict[str, Any]:
   if interpret_enabled():
     return {"interpret": True}
@@ -64,7 +71,7 @@ def _fwd_kernel(q_ref, k_ref, v_ref, o_ref, lse_ref, *, scale, causal, block_q, 
     acc, m, l = carry
     k = k_ref[pl.ds(j * block_k, block_k), :]
     v = v_ref[pl.ds(j * block_k, block_k), :]
-    s = plt.dot(q, k.T).astype(jnp.float32) * scale
+    s = _dot(q, k.T).astype(jnp.float32) * scale
     kpos = j * block_k + lax.broadcasted_iota(jnp.int32, (block_q, block_k), 1)
     valid = kpos < kv_len
     if causal:
@@ -75,7 +82,7 @@ def _fwd_kernel(q_ref, k_ref, v_ref, o_ref, lse_ref, *, scale, causal, block_q, 
     alpha = jnp.exp(m - m_new)
     p = jnp.exp(s - m_new[:, None])
     l = l * alpha + jnp.sum(p, axis=1)
-    acc = acc * alpha[:, None] + plt.dot(p.astype(v.dtype), v).astype(jnp.float32)
+    acc = acc * alpha[:, None] + _dot(p.astype(v.dtype), v).astype(jnp.float32)
     return acc, m_new, l
 
   upper = num_k_blocks
@@ -97,16 +104,16 @@ def _dq_kernel(q_ref, k_ref, v_ref, do_ref, lse_ref, delta_ref, dq_ref, *, scale
   def body(j, dq):
     k = k_ref[pl.ds(j * block_k, block_k), :]
     v = v_ref[pl.ds(j * block_k, block_k), :]
-    s = plt.dot(q, k.T).astype(jnp.float32) * scale
+    s = _dot(q, k.T).astype(jnp.float32) * scale
     kpos = j * block_k + lax.broadcasted_iota(jnp.int32, (block_q, block_k), 1)
     valid = kpos < kv_len
     if causal:
       qpos = i * block_q + lax.broadcasted_iota(jnp.int32, (block_q, block_k), 0)
       valid = valid & (qpos >= kpos)
     p = jnp.where(valid, jnp.exp(s - lse[:, None]), 0.0)
-    dp = plt.dot(do, v.T).astype(jnp.float32)
+    dp = _dot(do, v.T).astype(jnp.float32)
     ds = p * (dp - delta[:, None])
-    return dq + plt.dot(ds.astype(k.dtype), k).astype(jnp.float32)
+    return dq + _dot(ds.astype(k.dtype), k).astype(jnp.float32)
 
   upper = num_k_blocks
   if causal:
@@ -126,17 +133,17 @@ def _dkv_kernel(q_ref, k_ref, v_ref, do_ref, lse_ref, delta_ref, dk_ref, dv_ref,
     do = do_ref[pl.ds(i * block_q, block_q), :]
     lse = lse_ref[pl.ds(i * block_q, block_q)]
     delta = delta_ref[pl.ds(i * block_q, block_q)]
-    s = plt.dot(q, k.T).astype(jnp.float32) * scale
+    s = _dot(q, k.T).astype(jnp.float32) * scale
     kpos = j * block_k + lax.broadcasted_iota(jnp.int32, (block_q, block_k), 1)
     valid = kpos < kv_len
     if causal:
       qpos = i * block_q + lax.broadcasted_iota(jnp.int32, (block_q, block_k), 0)
       valid = valid & (qpos >= kpos)
     p = jnp.where(valid, jnp.exp(s - lse[:, None]), 0.0)
-    dv = dv + plt.dot(p.astype(do.dtype).T, do).astype(jnp.float32)
-    dp = plt.dot(do, v.T).astype(jnp.float32)
+    dv = dv + _dot(p.astype(do.dtype).T, do).astype(jnp.float32)
+    dp = _dot(do, v.T).astype(jnp.float32)
     ds = p * (dp - delta[:, None])
-    dk = dk + plt.dot(ds.astype(q.dtype).T, q).astype(jnp.float32)
+    dk = dk + _dot(ds.astype(q.dtype).T, q).astype(jnp.float32)
     return dk, dv
 
   lower = lax.div(j * block_k, block_q) if causal else 0

@@ -1,7 +1,8 @@
 """layer_norm: every implementation against the reference, forward and gradient.
 
-"triton" and "mosaic" run in Pallas interpret mode (no GPU in CI). Tolerances:
-`pjrtkit.kernels.testing.TOLERANCES`.
+"triton" and "mosaic" run in Pallas interpret mode without a GPU (CI) and compiled on an NVIDIA
+GPU (tools/kernels_gpu: the same tests, plus `test_pallas_on_gpu`; "native" is skipped there).
+Tolerances: `pjrtkit.kernels.testing.TOLERANCES`.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ def _check(impl: str, dtype: str, shape, axis, subtract_mean, affine) -> None:
                                        implementation=impl)
   ref = lambda x, s, o: reference(x, s, o, axis=axis, subtract_mean=subtract_mean)
   argnums = (0, 1, 2) if affine else (0,)
-  with pk.pallas_interpret(impl in ("triton", "mosaic")):
+  testing.skip_unless_runnable(impl)
+  with pk.pallas_interpret(testing.interpret(impl)):
     y = jax.jit(ours)(x, scale, offset)
     grads = jax.jit(jax.grad(lambda *a: _loss(ours, *a), argnums=argnums))(x, scale, offset)
   testing.assert_close(y, ref(x, scale, offset), dtype, "fwd")
@@ -61,11 +63,27 @@ def test_numerics(impl, case, dtype):
     ("mosaic", "float32", CASES[0]), ("mosaic", "bfloat16", CASES[1]),
 ])
 def test_pallas_numerics_in_interpret_mode(impl, dtype, case):
+  if impl == "mosaic" and testing.on_gpu():
+    pytest.skip("the compiled Mosaic GPU layer_norm is refused on GPUs (test_pallas_on_gpu)")
+  _check(impl, dtype, *case)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("case", CASES + [((1000, 4096), -1, True, True), ((4, 300, 96), 1, False,
+                                                                           True)])
+@pytest.mark.parametrize("impl", ["triton", "mosaic"])
+def test_pallas_on_gpu(impl, case, dtype):
+  testing.skip_unless_gpu()
+  if impl == "mosaic":
+    with pytest.raises(pk.UnsupportedImplementationError, match="not verified on a GPU"):
+      pk.layer_norm(jnp.ones(case[0]), None, None, axis=case[1], implementation="mosaic")
+    return
   _check(impl, dtype, *case)
 
 
 @pytest.mark.parametrize("impl", ["triton", "mosaic"])
 def test_gpu_implementations_refuse_the_cpu_device(impl):
+  testing.skip_on_gpu("checks the refusals of pjrtkit's CPU device")
   x = jnp.ones((2, 8))
   with pytest.raises(pk.UnsupportedImplementationError) as e:
     pk.layer_norm(x, None, None, implementation=impl)
