@@ -62,6 +62,10 @@ def rows(size: str, iterations: int):
           times[impl] = _time(f, [x], iterations)
         except pk.UnsupportedImplementationError:
           times[impl] = None
+        except Exception as e:  # pylint: disable=broad-except
+          print(f"{label} {impl}: failed: {type(e).__name__}: {str(e)[:400]}", file=sys.stderr,
+                flush=True)
+          times[impl] = None
       base = times.get("xla")
       yield {"label": label, "ms": times,
              "ratio": {k: (v / base if v and base else None) for k, v in times.items()}}
@@ -97,17 +101,19 @@ def main(argv=None) -> int:
   p.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
   a = p.parse_args(argv)
   dev = pk.current_device()
-  table = list(rows(a.size, a.iterations))
-  impls = list(table[0]["ms"]) if table else []
-  print(f"device: {dev.describe()}, size {a.size}, ratio = time / xla time (same run)")
+  impls = list(pk.IMPLEMENTATIONS["dot_product_attention"])
+  print(f"device: {dev.describe()}, size {a.size}, ratio = time / xla time (same run)",
+        flush=True)
   print("| row | " + " | ".join(impls) + " |")
-  print("| --- |" + " --- |" * len(impls))
-  for r in table:
+  print("| --- |" + " --- |" * len(impls), flush=True)
+  table = []
+  for r in rows(a.size, a.iterations):  # Each row printed as soon as it is measured.
+    table.append(r)
     cells = [("n/a" if r["ms"].get(i) is None else f"{r['ms'][i]:.2f} ms ({r['ratio'][i]:.2f})")
-             for i in impls]
-    print(f"| {r['label']} | " + " | ".join(cells) + " |")
+             if i in r["ms"] else "-" for i in impls]
+    print(f"| {r['label']} | " + " | ".join(cells) + " |", flush=True)
   a.out.mkdir(parents=True, exist_ok=True)
-  stem = f"kernels_{a.size}_{dev.kind.replace(' ', '_')}"
+  stem = f"kernels_{a.size}_{dev.platform}_{dev.kind.replace(' ', '_')}"
   (a.out / f"{stem}.json").write_text(json.dumps({"device": dev.describe(), "rows": table},
                                                  indent=1))
   draw(table, a.out / f"{stem}.png", dev.describe())
