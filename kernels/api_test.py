@@ -118,6 +118,35 @@ def test_export_refused_on_another_platform():
     jax.export.export(f)(x)  # Without the disabled checks JAX refuses our custom call.
 
 
+class _FakeGpuBackend:
+  """What pjrtkit's program check reads of a backend on pjrtkit's GPU device."""
+
+  class _Device:
+    backend = "xla_gpu"
+    device_kind = "NVIDIA H200"
+
+  def local_devices(self):
+    return [self._Device()]
+
+
+def test_export_of_native_kernels_is_refused_on_the_gpu_device():
+  from jax_plugins.pjrtkit import _program_checks  # pylint: disable=g-import-not-at-top
+  x, _ = _inputs((1, 32, 1, 32))
+  f = jax.jit(lambda x: pk.dot_product_attention(x, x, x, implementation="native"))
+  exported = jax.export.export(f, disabled_checks=pk.DISABLE_JAX_EXPORT_CHECKS)(x)
+  back = jax.export.deserialize(exported.serialize())
+  module = jax.jit(back.call).lower(x).compiler_ir("stablehlo")
+  _program_checks.check(jax.devices()[0].client, module)  # The CPU device runs it.
+  with pytest.raises(ValueError) as error:
+    _program_checks.check(_FakeGpuBackend(), module)
+  assert str(error.value) == (
+      "pjrtkit: the program calls pjrtkit's native C++ kernels (custom call "
+      "'pjrtkit_kernels_attention_fwd'), which only pjrtkit's xla_cpu device runs; this is "
+      "pjrtkit's xla_gpu device (device kind 'NVIDIA H200'). A program exported (jax.export) on "
+      "one pjrtkit device runs only on that device kind: export it again on this one, or choose "
+      "an implementation this device has")
+
+
 def test_profiler_method_says_why_on_pjrtkit():
   f_std, args = pk.benchmarking.standardize_function(lambda a: a * 2, jnp.ones(4))
   run = pk.benchmarking.compile_benchmark(f_std, args)

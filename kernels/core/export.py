@@ -3,9 +3,10 @@
 Kernel calls are custom calls (pjrtkit's native XLA FFI handlers, Triton's and Mosaic GPU's
 custom calls) without JAX's compatibility guarantee, which ``jax.export`` refuses by default.
 A function exported with these checks disabled runs only where its custom calls exist: JAX itself
-refuses it on another platform (``exported for platforms ('pjrtkit',) but used on ('cpu',)``),
-and the native kernels refuse, with their own error, any device but the kind they were lowered
-for (see ``kernels/native/README.md``).
+refuses it on another platform (``exported for platforms ('pjrtkit',) but used on ('cpu',)``), and
+pjrtkit refuses it on its other device (both devices are platform ``pjrtkit``): Triton and Mosaic
+GPU calls on the CPU device, native calls on the GPU device, with a ValueError naming the kernels
+and both devices (``jax_plugins.pjrtkit._program_checks.DEVICE_ONLY_TARGETS``).
 """
 
 from __future__ import annotations

@@ -66,6 +66,20 @@ def _load() -> ctypes.CDLL:
   return ctypes.CDLL(str(path))
 
 
+def declare_cpu_only() -> None:
+  """Tells pjrtkit's program check that only its CPU device runs these targets, so a program
+  calling them (say, exported on the CPU device) is refused on the GPU device with a clear error.
+  Needs pjrtkit's JAX integration (``jax_plugins.pjrtkit``); without it there is nothing to do."""
+  try:
+    from jax_plugins.pjrtkit import _program_checks  # pylint: disable=g-import-not-at-top
+  except ImportError:
+    return
+  _program_checks.register_device_only_targets(TARGETS, "xla_cpu", "pjrtkit's native C++ kernels")
+
+
+declare_cpu_only()
+
+
 @functools.lru_cache(maxsize=None)
 def ensure_registered() -> None:
   """Loads the library and registers every handler for platform "pjrtkit" (once)."""
