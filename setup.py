@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from setuptools import setup
+from setuptools import find_namespace_packages, find_packages, setup
 
 _ROOT = Path(__file__).resolve().parent
 
@@ -35,5 +35,18 @@ def dependencies() -> list[str]:
           "numpy>=2"]
 
 
+def packages() -> tuple[list[str], dict[str, str]]:
+  """(packages, package_dir): python/'s packages, and the top-level kernels/ as pjrtkit.kernels
+  (python/pjrtkit/kernels/ only mounts kernels/ in a checkout, so it is left out)."""
+  found = [p for p in find_namespace_packages(where="python", include=["pjrtkit*", "jax_plugins*"])
+           if not p.startswith("pjrtkit.kernels")]
+  kernels = ["pjrtkit.kernels"] + [f"pjrtkit.kernels.{p}" for p in find_packages(where="kernels")]
+  return found + kernels, {"": "python", "pjrtkit.kernels": "kernels"}
+
+
 if __name__ == "__main__":
-  setup(install_requires=dependencies())
+  _packages, _dirs = packages()
+  setup(install_requires=dependencies(), packages=_packages, package_dir=_dirs,
+        package_data={"jax_plugins.pjrtkit": ["pjrtkit_plugin.so", "build_info.json"],
+                      "pjrtkit.kernels": ["tuned/*.json"],
+                      "pjrtkit.kernels.native": ["pjrtkit_kernels.so"]})

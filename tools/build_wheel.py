@@ -91,6 +91,17 @@ def build(plugin: Path, build_info: Path, out: Path) -> Path:
   for package in _PACKAGES:
     for source in sorted((REPO / package).glob("*.py")):
       files[str(source.relative_to(REPO / "python"))] = source.read_bytes()
+  # pjrtkit.kernels: the top-level kernels/ folder (python/pjrtkit/kernels/ only mounts it in a
+  # checkout) and its native library.
+  files = {n: d for n, d in files.items() if not n.startswith("pjrtkit/kernels/")}
+  for source in sorted((REPO / "kernels").rglob("*.py")):
+    if not source.name.endswith("_test.py"):
+      files["pjrtkit/kernels/" + str(source.relative_to(REPO / "kernels"))] = source.read_bytes()
+  for tuned in sorted((REPO / "kernels" / "tuned").glob("*.json")):
+    files[f"pjrtkit/kernels/tuned/{tuned.name}"] = tuned.read_bytes()
+  kernels_library = plugin.parents[1] / "kernels" / "native" / "pjrtkit_kernels.so"
+  if kernels_library.exists():
+    files["pjrtkit/kernels/native/pjrtkit_kernels.so"] = kernels_library.read_bytes()
   files["jax_plugins/pjrtkit/pjrtkit_plugin.so"] = plugin.read_bytes()
   files["jax_plugins/pjrtkit/build_info.json"] = build_info.read_bytes()
   files[f"{dist_info}/METADATA"] = metadata(version, info).encode()

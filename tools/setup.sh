@@ -73,7 +73,8 @@ if [ "$oldest_jax" = 1 ]; then make_venv .venv-jax-oldest requirements-jax-oldes
 # --- 4. Build the plugin and install pjrtkit in development mode against it. ----------------
 log "building //xla_plugin:pjrtkit_plugin.so"
 build_log=$(mktemp)
-if ! bazel build //xla_plugin:pjrtkit_plugin.so //xla_plugin:build_info >"$build_log" 2>&1; then
+if ! bazel build //xla_plugin:pjrtkit_plugin.so //xla_plugin:build_info \
+    //kernels/native:pjrtkit_kernels.so >"$build_log" 2>&1; then
   tail -n 60 "$build_log" >&2; rm -f "$build_log"; log "the plugin build failed"; exit 1
 fi
 grep -E "Elapsed time" "$build_log" >&2 || true
@@ -82,6 +83,9 @@ pkg=python/jax_plugins/pjrtkit
 for f in pjrtkit_plugin.so build_info.json; do
   cmp -s "bazel-bin/xla_plugin/$f" "$pkg/$f" || install -m 0644 "bazel-bin/xla_plugin/$f" "$pkg/$f"
 done
+# The native kernels' library next to their loader (pjrtkit.kernels.native.library finds it there).
+cmp -s bazel-bin/kernels/native/pjrtkit_kernels.so kernels/native/pjrtkit_kernels.so || \
+  install -m 0644 bazel-bin/kernels/native/pjrtkit_kernels.so kernels/native/pjrtkit_kernels.so
 # install_dev VENV: pjrtkit in development mode into VENV (once; the install points at python/).
 install_dev() {
   if ! "$1/bin/python" -c 'import importlib.metadata as m; m.distribution("pjrtkit")' 2>/dev/null; then

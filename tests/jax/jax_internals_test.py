@@ -130,23 +130,37 @@ def test_every_jax_internal_pjrtkit_uses_is_listed_and_unchanged():
           out[internal.name] = [internal.feature, f"{type(e).__name__}: {e}"]
       print(json.dumps(out))
   """)
-  assert len(got) == 44  # Distinct names: the xla_gpu device reuses some of the cpu entries.
+  assert len(got) == 46  # Distinct names: the xla_gpu device reuses some of the cpu entries.
   assert {name: problem for name, (_, problem) in got.items() if problem is not None} == {}
   features = sorted({feature for feature, _ in got.values()})
   # Host callbacks are one feature on both devices (the same rules, compile wrapper and
   # internals; only the FFI handler differs).
   assert features == sorted(["ffi", "cpu lowering", "host callbacks", "donation",
                              "persistent cache", "ahead-of-time topologies", "jit_report",
-                             "cuda lowering", "pallas gpu", "gpu alias"])
+                             "cuda lowering", "pallas gpu", "gpu alias",
+                             "kernels cupti"])
+
+
+SCANNED = ("python", "kernels")
+"""The folders of pjrtkit's Python code: the packages, and pjrtkit.kernels' sources."""
+
+
+def _python_files() -> list:
+  files = []
+  for folder in SCANNED:
+    root = runfiles_root() / folder
+    assert root.is_dir(), f"{root} is not in the test's runfiles"
+    files += sorted(p for p in root.rglob("*.py") if not p.name.endswith("_test.py"))
+  return files
 
 
 def _jax_src_references() -> set[str]:
-  """Every ``jax._src`` module pjrtkit's Python code imports, and every private (``_x``)
-  attribute it reads through one (``mlir._platforms_with_donation``)."""
+  """Every ``jax._src`` module pjrtkit's Python code (``SCANNED``) imports, and every private
+  (``_x``) attribute it reads through one (``mlir._platforms_with_donation``), directly or with
+  ``getattr(module, "_x")``."""
   import re  # pylint: disable=g-import-not-at-top
   found = set()
-  root = runfiles_root() / "python"
-  for path in sorted(root.rglob("*.py")):
+  for path in _python_files():
     text = path.read_text(encoding="utf-8")
     aliases = {}
     for module, names in re.findall(r"^\s*from (jax\._src[\w.]*) import ([\w, ]+)", text, re.M):
@@ -159,6 +173,8 @@ def _jax_src_references() -> set[str]:
     for alias, target in aliases.items():
       for attr in re.findall(rf"\b{re.escape(alias)}\.(_[A-Za-z]\w*)", text):
         found.add(f"{target}.{attr}")
+      for attr in re.findall(rf"getattr\({re.escape(alias)}, \"(_[A-Za-z]\w*)\"", text):
+        found.add(f"{target}.{attr}")
   return found
 
 
@@ -167,6 +183,7 @@ def test_no_module_reaches_into_jax_src_without_an_entry_in_the_one_list():
   listed = [i.name for i in _jax_internals.INTERNALS]
   refs = _jax_src_references()
   assert "jax._src.interpreters.mlir._platforms_with_donation" in refs  # The scan sees them.
+  assert any("kernels" in str(p) for p in _python_files())  # ... and kernels/ is scanned.
   unlisted = sorted(ref for ref in refs
                     if not any(name == ref or name.startswith(ref + ".") for name in listed))
   assert unlisted == [], ("pjrtkit imports or reads these JAX internals without an entry in "

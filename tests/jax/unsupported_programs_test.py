@@ -72,3 +72,32 @@ def test_unreduced_sum_that_aborted_the_process_is_an_error():
 
 if __name__ == "__main__":
   sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))
+
+
+_GPU_KERNEL_EXPORTED = """
+    import json, jax, jax.numpy as jnp, numpy as np
+    target = "__gpu$xla.gpu.triton"
+    f = jax.jit(lambda x: jax.ffi.ffi_call(target, jax.ShapeDtypeStruct((4,), jnp.float32))(x))
+    x = np.ones(4, np.float32)
+    exported = jax.export.export(
+        f, disabled_checks=[jax.export.DisabledSafetyCheck.custom_call(target)])(x)
+    back = jax.export.deserialize(exported.serialize())
+    try:
+      back.call(x)
+      out = "ran"
+    except Exception as e:
+      out = f"{type(e).__name__}: {e}"
+    print(json.dumps(out))
+"""
+
+
+def test_gpu_kernels_exported_elsewhere_are_refused_on_the_cpu_device():
+  # As if exported on pjrtkit's GPU device (both devices are platform 'pjrtkit', so JAX's own
+  # platform check lets it through): a clear error instead of XLA:CPU's missing-handler failure.
+  got = run_python(_GPU_KERNEL_EXPORTED,
+                   env=plugin_env(JAX_PLATFORMS="pjrtkit,cpu"))
+  assert got == ("ValueError: pjrtkit: the program calls Pallas Triton kernels (custom call "
+                 "'__gpu$xla.gpu.triton'), which only pjrtkit's xla_gpu device runs; this is "
+                 "pjrtkit's xla_cpu device (device kind 'pjrtkit_cpu'). A program exported "
+                 "(jax.export) on one pjrtkit device runs only on that device kind: export it "
+                 "again on this one, or choose an implementation this device has")

@@ -28,6 +28,8 @@ print(json.dumps({
     "plugin_file": p.__file__,
     "api": list(pjrtkit.build_info().pjrt_c_api_version),
     "jaxlib": __import__("jaxlib").__version__,
+    "kernels": float(__import__("pjrtkit.kernels", fromlist=["layer_norm"]).layer_norm(
+        jnp.arange(4.0), None, None, implementation="native")[3]),
 }))
 """
 
@@ -46,7 +48,9 @@ def test_wheel_name_contents_and_metadata(wheel: Path):
     info = json.loads(zf.read("jax_plugins/pjrtkit/build_info.json"))
     entry_points = zf.read("pjrtkit-0.1.0.dist-info/entry_points.txt").decode()
   assert {"jax_plugins/pjrtkit/__init__.py", "jax_plugins/pjrtkit/pjrtkit_plugin.so",
-          "pjrtkit/__init__.py", "pjrtkit-0.1.0.dist-info/RECORD"} <= names
+          "pjrtkit/__init__.py", "pjrtkit-0.1.0.dist-info/RECORD", "pjrtkit/kernels/__init__.py",
+          "pjrtkit/kernels/core/op.py", "pjrtkit/kernels/native/pjrtkit_kernels.so"} <= names
+  assert not any(n.endswith("_test.py") for n in names)
   assert "jax_plugins/__init__.py" not in names  # jax_plugins stays a namespace package
   assert info["pjrt_c_api_version"] == [0, 81]
   assert "Requires-Dist: jaxlib>=0.11.2,<=0.12.0.1" in meta
@@ -83,6 +87,7 @@ def test_fresh_venv_install_runs_jax(wheel: Path, tmp_path: Path):
   assert got["plugin_file"].startswith(str(venv))
   assert got["api"] == [0, 81]
   assert got["jaxlib"] == jaxlib_pin.split("==")[1]
+  assert abs(got["kernels"] - 1.3416406) < 1e-5  # (3 - 1.5) / sqrt(1.25 + 1e-6), native kernel
 
 
 if __name__ == "__main__":

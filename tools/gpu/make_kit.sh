@@ -1,27 +1,32 @@
 #!/bin/bash
-# Builds what the GPU suite needs and copies it into one folder that can travel to a GPU machine:
+# Builds what the GPU suites need and copies it into one folder that can travel to a GPU machine:
 #   bash tools/gpu/make_kit.sh DIR
 # DIR then holds pjrtkit_plugin.so, build_info.json, runner (the conformance suite),
-# xla_gpu_device_test, and python/, tests/{jax,testing}, tools/{bench,gpu} of this repository
-# (a few MB). On the GPU machine: bash DIR/tools/gpu/run_gpu_suite.sh --kit DIR --out OUTDIR.
+# xla_gpu_device_test, pjrtkit_kernels.so (the native kernels' library; the CPU device's only),
+# and python/, kernels/, tests/{jax,testing}, tools/{bench,gpu,kernels_gpu} of this repository
+# (a few MB). On the GPU machine: bash DIR/tools/gpu/run_gpu_suite.sh --kit DIR --out OUTDIR,
+# and bash DIR/tools/kernels_gpu/run.sh (pjrtkit.kernels; it finds DIR/pjrtkit_plugin.so).
 set -euo pipefail
 DIR="${1:?usage: make_kit.sh DIR}"
 REPO="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$REPO"
 bazel build //xla_plugin:pjrtkit_plugin.so //xla_plugin:build_info //tests/conformance:runner \
-  //xla_plugin/devices/xla_gpu:xla_gpu_device_test
+  //xla_plugin/devices/xla_gpu:xla_gpu_device_test //kernels/native:pjrtkit_kernels.so
 mkdir -p "$DIR"
-rm -rf "$DIR/python" "$DIR/tests" "$DIR/tools"
+rm -rf "$DIR/python" "$DIR/kernels" "$DIR/tests" "$DIR/tools"
 cp -f bazel-bin/xla_plugin/pjrtkit_plugin.so bazel-bin/xla_plugin/build_info.json \
-  bazel-bin/tests/conformance/runner bazel-bin/xla_plugin/devices/xla_gpu/xla_gpu_device_test "$DIR/"
+  bazel-bin/tests/conformance/runner bazel-bin/xla_plugin/devices/xla_gpu/xla_gpu_device_test \
+  bazel-bin/kernels/native/pjrtkit_kernels.so "$DIR/"
 chmod u+w "$DIR"/*
 mkdir -p "$DIR/tests" "$DIR/tools"
-cp -r python "$DIR/"
+cp -r python kernels "$DIR/"
 cp -r tests/jax tests/testing tests/__init__.py "$DIR/tests/"
-cp -r tools/bench tools/gpu "$DIR/tools/"
-# Without caches, results, and the built .so copies setup.sh leaves in python/ (the suite points
-# PJRTKIT_PLUGIN_LIBRARY at the kit's).
-find "$DIR/python" "$DIR/tests" "$DIR/tools" \( -name __pycache__ -o -name results \) -prune \
-  -exec rm -rf {} +
-find "$DIR/python" \( -name '*.so' -o -name build_info.json \) -delete
+cp -r tools/bench tools/gpu tools/kernels_gpu "$DIR/tools/"
+# Without caches, results, and the built .so copies setup.sh leaves in python/ and kernels/ (the
+# suites point PJRTKIT_PLUGIN_LIBRARY / PJRTKIT_KERNELS_LIBRARY at the kit's).
+find "$DIR/python" "$DIR/kernels" "$DIR/tests" "$DIR/tools" \( -name __pycache__ -o -name results \) \
+  -prune -exec rm -rf {} +
+find "$DIR/python" "$DIR/kernels" \( -name '*.so' -o -name build_info.json \) -delete
+# No Bazel files: the kit may sit inside a checkout whose `bazel test //...` must not see it.
+find "$DIR" \( -name BUILD -o -name "*.bzl" \) -delete
 du -sh "$DIR"

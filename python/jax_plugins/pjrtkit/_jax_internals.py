@@ -31,10 +31,12 @@ JIT_REPORT = "jit_report"
 CUDA_LOWERING = "cuda lowering"
 PALLAS_GPU = "pallas gpu"
 GPU_ALIAS = "gpu alias"
+KERNELS_CUPTI = "kernels cupti"
 FEATURES = (FFI, CPU_LOWERING, HOST_CALLBACKS, DONATION, PERSISTENT_CACHE, TOPOLOGY, JIT_REPORT,
-            CUDA_LOWERING, PALLAS_GPU, GPU_ALIAS)
+            CUDA_LOWERING, PALLAS_GPU, GPU_ALIAS, KERNELS_CUPTI)
 """The pjrtkit features that rely on JAX internals (``_integration`` installs those of the device
-JAX runs on: ``CPU_FEATURES`` or ``GPU_FEATURES``; ``pjrtkit.jit_report`` checks its own)."""
+JAX runs on: ``CPU_FEATURES`` or ``GPU_FEATURES``; ``pjrtkit.jit_report`` and
+``pjrtkit.kernels``' "cupti" benchmarking method check their own)."""
 
 CPU_FEATURES = (FFI, CPU_LOWERING, HOST_CALLBACKS, DONATION, PERSISTENT_CACHE)
 """What the integration installs for the xla_cpu device."""
@@ -125,6 +127,40 @@ def _exists(module: str, attr: str) -> Callable[[], str | None]:
 
 
 # ---- individual checks that need more than a signature or a source line --------------------
+
+MOSAIC_GPU_LIB = "jax._src.lib.mosaic_gpu"
+CUPTI_FUNCTIONS = ("_cupti_init", "_cupti_get_timings")
+
+
+def cupti_extension() -> Any | None:
+  """jaxlib's Mosaic GPU extension with CUPTI timings (present with the jax-cuda plugin), or None.
+
+  ``pjrtkit.kernels.benchmarking`` times method "cupti" with it, as
+  ``jax.experimental.mosaic.gpu.profiler`` does; without it "cupti" is unavailable.
+  """
+  try:
+    lib = importlib.import_module(MOSAIC_GPU_LIB)
+  except ImportError:
+    return None
+  ext = getattr(lib, "_mosaic_gpu_ext", None)
+  if ext is None or not all(hasattr(ext, f) for f in CUPTI_FUNCTIONS):
+    return None
+  return ext
+
+
+def _cupti_check() -> str | None:
+  """None without the CUDA plugin (the feature is simply off); else the CUPTI functions must be
+  there."""
+  try:
+    lib = importlib.import_module(MOSAIC_GPU_LIB)
+  except ImportError:
+    return None
+  ext = getattr(lib, "_mosaic_gpu_ext", None)
+  if ext is None:
+    return None
+  missing = [f for f in CUPTI_FUNCTIONS if not callable(getattr(ext, f, None))]
+  return f"_mosaic_gpu_ext lacks {missing}" if missing else None
+
 
 def donation_problem(mlir: Any = None) -> str | None:
   """Why JAX's donation list cannot be extended, or None when it can."""
@@ -535,6 +571,13 @@ INTERNALS: tuple[Internal, ...] = (
                                      "never seen function:\\n    {func_name} id={id(fun)}",
                                      "different input pytree", "for {func_name}",
                                      "Tracing context doesn't match"])),
+    Internal(f"{MOSAIC_GPU_LIB}._mosaic_gpu_ext._cupti_init", KERNELS_CUPTI, "called",
+             "pjrtkit.kernels.benchmarking method 'cupti': starts CUPTI kernel timing (what "
+             "jax.experimental.mosaic.gpu.profiler uses); absent without the CUDA plugin",
+             _cupti_check),
+    Internal(f"{MOSAIC_GPU_LIB}._mosaic_gpu_ext._cupti_get_timings", KERNELS_CUPTI, "called",
+             "pjrtkit.kernels.benchmarking method 'cupti': reads the kernels' device times",
+             _cupti_check),
     Internal("jax.monitoring events /jax/core/compile/*", JIT_REPORT, "read",
              "jit_report times tracing, lowering and backend compiles from these events",
              _source_has("jax._src.dispatch", None, ["/jax/core/compile/jaxpr_trace_duration",

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 ALLOW_ENV = "PJRTKIT_ALLOW_UNSUPPORTED_PROGRAMS"
@@ -68,14 +68,75 @@ def _inner_backend(backend: Any) -> str | None:
   return getattr(devices[0], "backend", None) if devices else None
 
 
+@dataclasses.dataclass(frozen=True)
+class DeviceOnlyTarget:
+  """A custom-call target that only one of pjrtkit's devices can run.
+
+  Attributes:
+    target: the custom-call target name.
+    backend: the ``backend`` device attribute of the device that runs it (``xla_gpu``).
+    what: what emits it, for the error (``Pallas Triton kernels``).
+  """
+
+  target: str
+  backend: str
+  what: str
+
+
+_GPU_KERNELS = {"__gpu$xla.gpu.triton": "Pallas Triton kernels", "triton_kernel_call":
+                "Triton kernels (jax-triton)", "mosaic_gpu": "Mosaic GPU kernels",
+                "mosaic_gpu_v2": "Mosaic GPU kernels"}
+DEVICE_ONLY_TARGETS: dict[str, DeviceOnlyTarget] = {
+    name: DeviceOnlyTarget(name, "xla_gpu", what) for name, what in _GPU_KERNELS.items()}
+"""Custom-call targets only one device runs, by name: XLA:GPU's Triton and Mosaic GPU kernels,
+plus what ``register_device_only_targets`` adds (pjrtkit's native CPU kernels)."""
+
+
+def register_device_only_targets(targets: Sequence[str], backend: str, what: str) -> None:
+  """Declares that only the device whose ``backend`` attribute is ``backend`` runs ``targets``.
+
+  A program calling one of them is then refused on pjrtkit's other devices with an error naming
+  ``what`` and both devices, instead of failing inside the inner plugin's compiler on a missing
+  handler (the typical case: a function exported with ``jax.export`` on one pjrtkit device and
+  called on another; both are platform ``pjrtkit``, so JAX's own platform check lets it through).
+  """
+  for target in targets:
+    DEVICE_ONLY_TARGETS[target] = DeviceOnlyTarget(target, backend, what)
+
+
+def _device_words(backend: Any, inner: str) -> str:
+  try:
+    kind = backend.local_devices()[0].device_kind
+  except Exception:  # pylint: disable=broad-except
+    kind = "unknown"
+  return f"pjrtkit's {inner or 'unknown'} device (device kind {kind!r})"
+
+
+def _calls(text: str, target: str) -> bool:
+  """Whether MLIR text ``text`` has a custom call to ``target`` (bare or quoted symbol)."""
+  return f"@{target}(" in text or f'@"{target}"' in text or f'call_target_name = "{target}"' in text
+
+
 def check(backend: Any, computation: Any) -> None:
-  """Raises NotImplementedError when ``computation`` uses a construct ``backend`` gets wrong."""
-  if os.environ.get(ALLOW_ENV) == "1":
-    return
-  limits = LIMITS.get(_inner_backend(backend) or "", ())
-  if not limits:
+  """Raises when ``computation`` cannot run on ``backend``'s device.
+
+  ValueError: it calls a custom-call target only another pjrtkit device runs
+  (``DEVICE_ONLY_TARGETS``). NotImplementedError: it uses a construct the device's inner plugin
+  gets wrong (``LIMITS``; ``PJRTKIT_ALLOW_UNSUPPORTED_PROGRAMS=1`` skips these).
+  """
+  inner = _inner_backend(backend) or ""
+  foreign = [t for t in DEVICE_ONLY_TARGETS.values() if t.backend != inner]
+  limits = () if os.environ.get(ALLOW_ENV) == "1" else LIMITS.get(inner, ())
+  if not foreign and not limits:
     return
   text = computation.operation.get_asm(enable_debug_info=False, large_elements_limit=16)
+  for target in foreign:
+    if _calls(text, target.target):
+      raise ValueError(
+          f"pjrtkit: the program calls {target.what} (custom call {target.target!r}), which only "
+          f"pjrtkit's {target.backend} device runs; this is {_device_words(backend, inner)}. A "
+          "program exported (jax.export) on one pjrtkit device runs only on that device kind: "
+          "export it again on this one, or choose an implementation this device has")
   for limit in limits:
     if limit.marker in text:
       raise NotImplementedError(f"pjrtkit: the program uses {limit.what}, {limit.why}; pjrtkit "

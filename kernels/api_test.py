@@ -1,0 +1,192 @@
+"""pjrtkit.kernels' user API on pjrtkit's CPU device: the issue's snippet (GPU implementations
+refused, then a CPU variant run end to end), choice, autotuning, export, benchmarking, user ops."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+
+from pjrtkit.kernels import testing
+
+testing.setup_environment()
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import pytest  # noqa: E402
+
+from pjrtkit import kernels as pk  # noqa: E402
+
+
+def _loss(x, scale, impls=("triton", "xla_chunked", None, "mosaic")):
+  x = pk.layer_norm(x, scale=scale, offset=None, implementation=impls[0])
+  x = pk.dot_product_attention(x, x, x, implementation=impls[1])
+  x = pk.layer_norm(x, scale=scale, offset=None, implementation=impls[2])
+  x = pk.dot_product_attention(x, x, x, implementation=impls[3])
+  return jnp.sum(x)
+
+
+def _inputs(shape=(2, 64, 2, 64)):
+  key = jax.random.key(0)
+  x = jax.random.normal(key, shape, jnp.bfloat16)
+  scale = jax.random.normal(key, (shape[-1],), jnp.bfloat16)
+  return x, scale
+
+
+def test_issue_snippet_refuses_gpu_implementations_before_running():
+  x, scale = _inputs()
+  f_grad = jax.jit(jax.grad(_loss))
+  with pytest.raises(pk.UnsupportedImplementationError, match=(
+      "layer_norm: implementation='triton' cannot serve this call: Pallas Triton kernels need an "
+      "NVIDIA GPU")):
+    f_grad(x, scale)
+
+
+def test_issue_snippet_cpu_variant_end_to_end():
+  x, scale = _inputs()
+  loss = lambda x, scale: _loss(x, scale, (None, "xla_chunked", None, "native"))  # noqa: E731
+  f_grad = jax.jit(jax.grad(loss))
+  out = f_grad(x, scale)
+  assert out.shape == x.shape and bool(jnp.all(jnp.isfinite(out.astype(jnp.float32))))
+  result = pk.autotune(f_grad, x, scale)
+  assert isinstance(result, pk.AutotuningResult)
+  assert result.device_kind == "pjrtkit_cpu"
+  phases = sorted((c.op, c.phase, c.requested) for c in result.choices)
+  assert phases == sorted([
+      ("layer_norm", "fwd", "auto"), ("layer_norm", "bwd", "auto"),
+      ("dot_product_attention", "fwd", "xla_chunked"), ("dot_product_attention", "bwd", "xla_chunked"),
+      ("dot_product_attention", "fwd", "native"), ("dot_product_attention", "bwd", "native")])
+  with result:
+    out_tuned = f_grad(x, scale)
+  assert out_tuned.shape == out.shape
+  again = pk.AutotuningResult.loads(result.dumps())
+  assert again.dumps() == result.dumps()
+  with again:  # Deterministic replay: the same choices, the same program, the same values.
+    assert (f_grad(x, scale) == out_tuned).all()
+  exported = jax.export.export(f_grad, disabled_checks=pk.DISABLE_JAX_EXPORT_CHECKS)(
+      jax.ShapeDtypeStruct(x.shape, x.dtype), jax.ShapeDtypeStruct(scale.shape, scale.dtype))
+  back = jax.export.deserialize(exported.serialize())
+  assert (back.call(x, scale) == out).all()
+  f_std, args = pk.benchmarking.standardize_function(loss, kwargs={"x": x, "scale": scale})
+  run = pk.benchmarking.compile_benchmark(f_std, args)
+  bench = run(args)
+  assert bench.method == "wallclock" and len(bench.evaluation_times_ms) == 10
+  assert bench.median_evaluation_time_ms > 0 and bench.compile_time_ms > 0
+  assert run(args, method="wallclock", iterations=3).evaluation_times_ms.__len__() == 3
+
+
+def test_autotune_finds_calls_in_the_lowering_and_replays_choices():
+  x, scale = _inputs((1, 48, 2, 32))
+  f = jax.jit(jax.grad(lambda x: jnp.sum(pk.dot_product_attention(x, x, x, is_causal=True))))
+  calls = pk.find_kernel_calls(f, x)
+  assert sorted((c.phase, c.requested) for c in calls) == [("bwd", "auto"), ("fwd", "auto")]
+  assert calls[0].spec.param("is_causal") is True
+  assert calls[0].spec.arg("query").shape == (1, 48, 2, 32)
+  result = pk.autotune(f, x, iterations=2)
+  fwd = next(c for c in result.choices if c.phase == "fwd")
+  assert fwd.implementation in ("xla", "xla_chunked", "native")
+  assert {c[0] for c in fwd.candidates} == {"xla", "xla_chunked", "native"}
+  forced = dataclasses.replace(fwd, implementation="xla_chunked", config=(("chunk_size", 16),))
+  pinned = pk.AutotuningResult(result.device_kind, (forced,))
+  plain = jax.jit(lambda x: pk.dot_product_attention(x, x, x, is_causal=True)).lower(x).as_text()
+  with pinned:
+    tuned = jax.jit(lambda x: pk.dot_product_attention(x, x, x, is_causal=True)).lower(x).as_text()
+  assert "pjrtkit_kernels_attention_fwd" in plain        # The rule: native.
+  assert "pjrtkit_kernels_attention_fwd" not in tuned    # The pinned choice: xla_chunked.
+  data = json.loads(pinned.dumps())
+  assert data["device_kind"] == "pjrtkit_cpu" and data["choices"][0]["config"] == {"chunk_size": 16}
+
+
+def test_rule_per_device_shape_and_dtype():
+  q = jnp.ones((1, 8, 2, 16), jnp.float32)
+  lowered = lambda **kw: jax.jit(lambda q: pk.dot_product_attention(q, q, q, **kw)).lower(q).as_text()  # noqa: E731
+  assert "pjrtkit_kernels_attention_fwd" in lowered()
+  assert "pjrtkit_kernels_attention_fwd" not in lowered(mask=jnp.ones((1, 1, 8, 8), bool))
+  assert "pjrtkit_kernels_attention_fwd" not in lowered(implementation="xla")
+
+
+def test_export_refused_on_another_platform():
+  x, scale = _inputs((1, 32, 1, 32))
+  f = jax.jit(lambda x: pk.dot_product_attention(x, x, x, implementation="native"))
+  exported = jax.export.export(f, disabled_checks=pk.DISABLE_JAX_EXPORT_CHECKS)(x)
+  assert exported.platforms == ("pjrtkit",)
+  back = jax.export.deserialize(exported.serialize())
+  with jax.default_device(jax.devices("cpu")[0]):
+    with pytest.raises(ValueError, match="exported for platforms .*pjrtkit.* but it is used on"):
+      jax.jit(back.call)(jax.device_put(x, jax.devices("cpu")[0]))
+  with pytest.raises(Exception, match="pjrtkit_kernels_attention_fwd"):
+    jax.export.export(f)(x)  # Without the disabled checks JAX refuses our custom call.
+
+
+class _FakeGpuBackend:
+  """What pjrtkit's program check reads of a backend on pjrtkit's GPU device."""
+
+  class _Device:
+    backend = "xla_gpu"
+    device_kind = "NVIDIA H200"
+
+  def local_devices(self):
+    return [self._Device()]
+
+
+def test_export_of_native_kernels_is_refused_on_the_gpu_device():
+  from jax_plugins.pjrtkit import _program_checks  # pylint: disable=g-import-not-at-top
+  x, _ = _inputs((1, 32, 1, 32))
+  f = jax.jit(lambda x: pk.dot_product_attention(x, x, x, implementation="native"))
+  exported = jax.export.export(f, disabled_checks=pk.DISABLE_JAX_EXPORT_CHECKS)(x)
+  back = jax.export.deserialize(exported.serialize())
+  module = jax.jit(back.call).lower(x).compiler_ir("stablehlo")
+  _program_checks.check(jax.devices()[0].client, module)  # The CPU device runs it.
+  with pytest.raises(ValueError) as error:
+    _program_checks.check(_FakeGpuBackend(), module)
+  assert str(error.value) == (
+      "pjrtkit: the program calls pjrtkit's native C++ kernels (custom call "
+      "'pjrtkit_kernels_attention_fwd'), which only pjrtkit's xla_cpu device runs; this is "
+      "pjrtkit's xla_gpu device (device kind 'NVIDIA H200'). A program exported (jax.export) on "
+      "one pjrtkit device runs only on that device kind: export it again on this one, or choose "
+      "an implementation this device has")
+
+
+def test_profiler_method_says_why_on_pjrtkit():
+  f_std, args = pk.benchmarking.standardize_function(lambda a: a * 2, jnp.ones(4))
+  run = pk.benchmarking.compile_benchmark(f_std, args)
+  with pytest.raises(ValueError, match="method='profiler': JAX's profiler trace has no device "
+                                       "events on platform 'pjrtkit'"):
+    run(args, method="profiler", iterations=1)
+  with pytest.raises(ValueError, match="method='cupti' needs an NVIDIA GPU"):
+    run(args, method="cupti", iterations=1)
+
+
+@dataclasses.dataclass(frozen=True)
+class ScaleConfig:
+  block: int = 4
+
+
+class ScaledSquare(pk.Op):
+  """A user's own op: y = (x * alpha)**2, tunable over `block` (unused by the math)."""
+
+  op_name = "scaled_square"
+  implementation = "jnp"
+  config_cls = ScaleConfig
+
+  def _get_autotuning_configs(self, spec):
+    return (ScaleConfig(4), ScaleConfig(8))
+
+  def forward(self, args, spec, config):
+    (x,) = args
+    return (x * spec.param("alpha")) ** 2, args
+
+
+def test_user_op_is_callable_differentiable_and_autotuned():
+  op = ScaledSquare()
+  x = jnp.arange(3.0)
+  assert op(x, alpha=2.0).tolist() == [0.0, 4.0, 16.0]
+  assert jax.grad(lambda x: op(x, alpha=2.0).sum())(x).tolist() == [0.0, 8.0, 16.0]
+  result = pk.autotune(jax.jit(lambda x: op(x, alpha=2.0)), x, iterations=1)
+  assert [(c.op, c.phase, c.implementation) for c in result.choices] == [
+      ("scaled_square", "fwd", "jnp")]
+  assert {dict(c[1])["block"] for c in result.choices[0].candidates} == {4, 8}
+
+
+if __name__ == "__main__":
+  sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))

@@ -1,0 +1,1 @@
+"""The kernel framework: `Op`, implementation choice, markers, autotuning, export checks."""

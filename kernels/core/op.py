@@ -1,0 +1,247 @@
+"""`Op`: one implementation of one kernel op, and how a call runs (choice, custom VJP, markers).
+
+An op family (``layer_norm``, ``dot_product_attention``, or a user's own op) is a table of
+implementations, each an `Op` instance. A call is described by a `Spec`. For each call and each
+phase (forward "fwd", gradient "bwd") an implementation and a config are chosen at trace time:
+
+* ``implementation="name"``: that implementation, or `UnsupportedImplementationError` naming it
+  and the reason, raised before anything is compiled or run; its config from tuned results when
+  present, else its default config.
+* ``implementation=None``: the tuned choice for this device kind and spec when present (active
+  `AutotuningResult`s, then the shipped ``kernels/tuned`` files), else the family's rule; the
+  forward and the gradient may get different implementations. "xla" serves every call, so there
+  is always a fallback.
+
+Every implementation's forward returns the family's common residuals and every backward takes
+them, so any forward can be paired with any backward.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+from typing import Any, Callable, ClassVar, Generic, Mapping, Sequence, TypeVar
+
+import jax
+
+from pjrtkit.kernels.core import device as device_lib
+from pjrtkit.kernels.core import markers, tuned
+from pjrtkit.kernels.core.errors import UnsupportedImplementationError
+from pjrtkit.kernels.core.spec import Spec
+
+ConfigT = TypeVar("ConfigT")
+
+
+@dataclasses.dataclass(frozen=True)
+class NoConfig:
+  """The config of an implementation without tunable parameters."""
+
+
+class Op(abc.ABC, Generic[ConfigT]):
+  """One implementation of a kernel op.
+
+  Subclasses set `op_name`, `implementation` and `config_cls` (a frozen dataclass), and implement
+  `forward` (and `backward` unless JAX's autodiff of `forward` is wanted). Override
+  `_get_autotuning_configs` to define the autotuning search space and `unsupported_reason` to
+  refuse calls this implementation cannot serve.
+
+  A subclass instance is callable on its own (a one-implementation family):
+  ``MyOp()(x, y, alpha=2.0)`` runs `forward` with the tuned or default config, findable by
+  `pjrtkit.kernels.autotune`.
+  """
+
+  op_name: ClassVar[str] = ""
+  implementation: ClassVar[str] = "default"
+  config_cls: ClassVar[type] = NoConfig
+
+  # --- what a subclass provides -----------------------------------------------------------------
+
+  def unsupported_reason(self, spec: Spec, device: device_lib.DeviceInfo) -> str | None:
+    """Why this implementation cannot serve `spec` on `device`; None when it can."""
+    del spec, device
+    return None
+
+  def default_config(self, spec: Spec) -> ConfigT:
+    """The config used when no tuned result applies."""
+    del spec
+    return self.config_cls()
+
+  def _get_autotuning_configs(self, spec: Spec) -> Sequence[ConfigT]:
+    """The configs `autotune` measures for `spec` (default: only the default config)."""
+    return (self.default_config(spec),)
+
+  def autotuning_configs(self, spec: Spec) -> tuple[ConfigT, ...]:
+    """`_get_autotuning_configs` without duplicates, default config first."""
+    out = [self.default_config(spec)]
+    for c in self._get_autotuning_configs(spec):
+      if c not in out:
+        out.append(c)
+    return tuple(out)
+
+  @abc.abstractmethod
+  def forward(self, args: tuple[Any, ...], spec: Spec, config: ConfigT) -> tuple[Any, Any]:
+    """Returns (output, residuals for `backward`)."""
+
+  def backward(self, residuals: Any, dout: Any, spec: Spec, config: ConfigT) -> tuple[Any, ...]:
+    """Cotangents of the array arguments (None for absent or non-float ones).
+
+    The default differentiates `forward` with JAX, taking the residuals to be the arguments.
+    """
+    args = residuals
+    diff = [i for i, a in enumerate(args) if _is_float(a)]
+
+    def fwd_of(*diff_args: Any) -> Any:
+      full = list(args)
+      for i, a in zip(diff, diff_args):
+        full[i] = a
+      return self.forward(tuple(full), spec, config)[0]
+
+    _, vjp = jax.vjp(fwd_of, *[args[i] for i in diff])
+    grads = vjp(dout)
+    out: list[Any] = [None] * len(args)
+    for i, g in zip(diff, grads):
+      out[i] = g
+    return tuple(out)
+
+  def make_spec(self, *args: Any, **params: Any) -> Spec:
+    """The Spec of a direct call of this op: positional arrays, keyword static parameters."""
+    name = self.op_name or type(self).__name__
+    return Spec.make(name, {f"arg{i}": a for i, a in enumerate(args)}, params)
+
+  # --- calling an Op directly -------------------------------------------------------------------
+
+  def __call__(self, *args: Any, implementation: str | None = None, **params: Any) -> Any:
+    spec = self.make_spec(*args, **params)
+    family = Family(spec.op, {self.implementation: self}, rule=lambda s, d, p: [self.implementation])
+    register_family(family)
+    return family.call(spec, args, implementation)
+
+  def __repr__(self) -> str:
+    return f"{type(self).__name__}(op={self.op_name!r}, implementation={self.implementation!r})"
+
+
+def _is_float(x: Any) -> bool:
+  return x is not None and jax.numpy.issubdtype(x.dtype, jax.numpy.inexact)
+
+
+def config_to_json(config: Any) -> tuple[tuple[str, Any], ...]:
+  """A frozen dataclass config as sorted (field, value) pairs."""
+  return tuple(sorted(dataclasses.asdict(config).items()))
+
+
+Rule = Callable[[Spec, device_lib.DeviceInfo, str], Sequence[str]]
+"""(spec, device, phase) -> implementation names in order of preference."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Choice:
+  """An (implementation, config) for one phase, and where it came from."""
+
+  op: Op
+  config: Any
+  source: str  # "explicit", "tuned", "rule"
+
+
+class Family:
+  """An op family: its implementations and the rule `implementation=None` falls back to."""
+
+  def __init__(self, name: str, implementations: Mapping[str, Op], rule: Rule) -> None:
+    self.name = name
+    self.implementations = dict(implementations)
+    self.rule = rule
+
+  def accepted(self) -> str:
+    """``'xla', 'native', ... or None``."""
+    return ", ".join(repr(n) for n in self.implementations) + " or None"
+
+  def choose(self, spec: Spec, requested: str | None, phase: str,
+             device: device_lib.DeviceInfo) -> Choice:
+    """The implementation and config for `phase` of this call (see the module docstring).
+
+    Raises:
+      ValueError: for an unknown implementation name.
+      UnsupportedImplementationError: when the requested implementation cannot serve the call.
+    """
+    if requested is not None:
+      if requested not in self.implementations:
+        raise ValueError(f"{self.name}: unknown implementation={requested!r}; accepted: "
+                         f"{self.accepted()}")
+      op = self.implementations[requested]
+      reason = op.unsupported_reason(spec, device)
+      if reason is not None:
+        raise UnsupportedImplementationError(self.name, requested, reason)
+      found = tuned.lookup(device.kind, self.name, phase, requested, spec)
+      if found is not None and found.implementation == requested:
+        return Choice(op, op.config_cls(**dict(found.config)), "tuned")
+      return Choice(op, op.default_config(spec), "explicit")
+    found = tuned.lookup(device.kind, self.name, phase, markers.AUTO, spec)
+    if found is not None and found.implementation in self.implementations:
+      op = self.implementations[found.implementation]
+      if op.unsupported_reason(spec, device) is None:
+        return Choice(op, op.config_cls(**dict(found.config)), "tuned")
+    for name in list(self.rule(spec, device, phase)) + ["xla"]:
+      op = self.implementations.get(name)
+      if op is not None and op.unsupported_reason(spec, device) is None:
+        return Choice(op, op.default_config(spec), "rule")
+    raise UnsupportedImplementationError(self.name, "None",
+                                         f"no implementation serves this call on "
+                                         f"{device.describe()}")
+
+  def supported(self, spec: Spec, device: device_lib.DeviceInfo) -> list[str]:
+    """Names of the implementations that can serve `spec` on `device`."""
+    return [n for n, op in self.implementations.items()
+            if op.unsupported_reason(spec, device) is None]
+
+  def call(self, spec: Spec, args: tuple[Any, ...], requested: str | None) -> Any:
+    """Runs one call: chooses both phases now (so refusals happen before anything runs), then
+    runs the forward, with the chosen backward as its custom VJP."""
+    device = device_lib.current_device()
+    fwd = self.choose(spec, requested, "fwd", device)
+    bwd = self.choose(spec, requested, "bwd", device)
+    return run(spec, args, requested, fwd, bwd)
+
+
+_FAMILIES: dict[str, Family] = {}
+
+
+def register_family(family: Family) -> None:
+  """Makes `family` known to `autotune` (idempotent per name)."""
+  _FAMILIES[family.name] = family
+
+
+def family(name: str) -> Family:
+  """The registered family `name`.
+
+  Raises:
+    KeyError: naming the known families.
+  """
+  if name not in _FAMILIES:
+    raise KeyError(f"unknown kernel op {name!r}; known: {sorted(_FAMILIES)}")
+  return _FAMILIES[name]
+
+
+def run(spec: Spec, args: tuple[Any, ...], requested: str | None, fwd: Choice,
+        bwd: Choice) -> Any:
+  """Runs `fwd` with `bwd` as its custom VJP, each inside its marker scope."""
+  fwd_scope = markers.marker("fwd", requested, spec)
+  bwd_scope = markers.marker("bwd", requested, spec)
+
+  @jax.custom_vjp
+  def call(*a: Any) -> Any:
+    with jax.named_scope(fwd_scope):
+      return fwd.op.forward(a, spec, fwd.config)[0]
+
+  def call_fwd(*a: Any) -> tuple[Any, Any]:
+    with jax.named_scope(fwd_scope):
+      return fwd.op.forward(a, spec, fwd.config)
+
+  def call_bwd(residuals: Any, dout: Any) -> tuple[Any, ...]:
+    with jax.named_scope(bwd_scope):
+      grads = bwd.op.backward(residuals, dout, spec, bwd.config)
+    return tuple(None if (g is None or not _is_float(a)) else g.astype(a.dtype)
+                 for a, g in zip(args, grads))
+
+  call.defvjp(call_fwd, call_bwd)
+  return call(*args)
+
+

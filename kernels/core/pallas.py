@@ -1,0 +1,83 @@
+"""What the Pallas implementations ("triton", "mosaic") share: when they can run, and padding."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+from pjrtkit.kernels.core.device import DeviceInfo
+from pjrtkit.kernels.core.interpret import interpret_enabled
+
+
+def gpu_unsupported_reason(device: DeviceInfo, backend: str, min_capability: tuple[int, int]
+                           ) -> str | None:
+  """Why a Pallas `backend` kernel cannot run on `device` (None under `pallas_interpret`)."""
+  if interpret_enabled():
+    return None
+  if not device.is_gpu:
+    return (f"Pallas {backend} kernels need an NVIDIA GPU; this is {device.describe()} (no GPU). "
+            f"Use implementation=None, 'xla' or 'native' here")
+  if device.compute_capability < min_capability:
+    return (f"Pallas {backend} kernels need compute capability "
+            f"{min_capability[0]}.{min_capability[1]}+, this GPU ({device.kind}) has "
+            f"{device.compute_capability[0]}.{device.compute_capability[1]}")
+  return None
+
+
+def next_pow2(n: int, minimum: int = 16) -> int:
+  """Smallest power of two >= max(n, minimum)."""
+  p = minimum
+  while p < n:
+    p *= 2
+  return p
+
+
+def round_up(n: int, m: int) -> int:
+  """n rounded up to a multiple of m."""
+  return -(-n // m) * m
+
+
+def pad_axis(x: Any, axis: int, size: int) -> Any:
+  """x zero-padded along `axis` to `size` (unchanged when already that long)."""
+  if x.shape[axis] == size:
+    return x
+  widths = [(0, 0)] * x.ndim
+  widths[axis] = (0, size - x.shape[axis])
+  return jnp.pad(x, widths)
+
+
+MOSAIC_GRID_AXIS = "pjrtkit_program"
+"""The grid axis name of compiled Mosaic GPU kernels (`mosaic_program_id` reads it)."""
+
+
+def mosaic_call(body: Callable[..., None], *, grid: int, out_shape: Any, num_inputs: int,
+                name: str) -> Callable[..., Any]:
+  """A Mosaic GPU kernel over a 1-D grid whose operands all stay in GMEM (the kernels copy tiles
+  themselves): ``body(*input_refs, *output_refs)``.
+
+  Compiled, it is ``plgpu.kernel`` (Pallas's Mosaic GPU entry point: in JAX 0.11.2 and 0.12
+  ``pl.pallas_call`` has no compiled Mosaic GPU lowering, seen on the H200 as an AssertionError in
+  ``pallas_call``'s gpu lowering). Under `pallas_interpret` it is ``pl.pallas_call`` with Pallas's
+  Mosaic GPU interpreter. Inside `body`, `mosaic_program_id` gives the program index either way.
+  """
+  import jax.experimental.pallas.mosaic_gpu as plgpu  # pylint: disable=g-import-not-at-top
+  if interpret_enabled():
+    gmem = plgpu.BlockSpec(memory_space=plgpu.GMEM)
+    outs = len(out_shape) if isinstance(out_shape, (list, tuple)) else None
+    return pl.pallas_call(
+        body, grid=(grid,), in_specs=[gmem] * num_inputs,
+        out_specs=gmem if outs is None else [gmem] * outs, out_shape=out_shape, name=name,
+        compiler_params=plgpu.CompilerParams(), interpret=plgpu.InterpretGPUParams())
+  return plgpu.kernel(body, out_type=out_shape, grid=(grid,), grid_names=(MOSAIC_GRID_AXIS,),
+                      compiler_params=plgpu.CompilerParams())
+
+
+def mosaic_program_id() -> Any:
+  """This program's index on a `mosaic_call` grid."""
+  if interpret_enabled():
+    return pl.program_id(0)
+  return lax.axis_index(MOSAIC_GRID_AXIS)
+

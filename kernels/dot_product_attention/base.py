@@ -1,0 +1,169 @@
+"""dot_product_attention: checks and Spec, the reference, the shared residuals and helpers.
+
+Layout is JAX's ``[batch, seq, heads, head_dim]``: query ``[B, T, H, D]``, key and value
+``[B, S, K, D]`` with ``H % K == 0`` (query head ``h`` reads key/value head ``h // (H // K)``:
+grouped-query, multi-query when K == 1). `bias` (float) and `mask` (bool, True = attend) broadcast
+to ``[B, H, T, S]``. ``is_causal``: query ``t`` attends keys ``s <= t`` (top-left aligned, as
+``jax.nn.dot_product_attention``). Masked logits take the finite value `MASK_VALUE`, so a row with
+every key masked averages all values in the forward (as in ``jax.nn``; "xla" and "xla_chunked").
+Known limitation: the gradient of such a row is wrong, because the saved log-sum-exp
+(``MASK_VALUE + log(S)``) cannot hold ``log(S)`` at that magnitude in float32. Logits, softmax and accumulation are
+float32; the output has the query's dtype.
+
+Residuals (every forward returns them, every backward takes them):
+``(query, key, value, bias, mask, out, lse)``, `lse` the float32 log-sum-exp of each row's
+logits, ``[B, H, T]``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from pjrtkit.kernels.core.spec import Spec
+
+OP_NAME = "dot_product_attention"
+FLOAT_DTYPES = ("float32", "bfloat16", "float16")
+MASK_VALUE = -0.7 * float(jnp.finfo(jnp.float32).max)
+"""The logit of a masked (query, key) pair."""
+
+
+def _check_array(name: str, a: Any) -> None:
+  if not hasattr(a, "shape") or not hasattr(a, "dtype"):
+    raise TypeError(f"dot_product_attention: {name} must be an array, got {type(a).__name__}")
+
+
+def make_spec(query: Any, key: Any, value: Any, bias: Any, mask: Any, is_causal: bool,
+              scale: float | None) -> Spec:
+  """Checks a call and returns its Spec (scale resolved to ``1/sqrt(D)`` when None).
+
+  Raises:
+    TypeError: an argument is not an array of an accepted dtype.
+    ValueError: shapes that do not fit the layout above.
+  """
+  for name, a in (("query", query), ("key", key), ("value", value)):
+    _check_array(name, a)
+    if a.ndim != 4:
+      raise ValueError(f"dot_product_attention: {name} must be [batch, seq, heads, head_dim] "
+                       f"(4 dimensions), got shape {tuple(a.shape)}")
+    if not jnp.issubdtype(a.dtype, jnp.floating):
+      raise TypeError(f"dot_product_attention: {name} must be floating (accepted: "
+                      f"{', '.join(FLOAT_DTYPES)}), got {jnp.dtype(a.dtype).name}")
+  if not query.dtype == key.dtype == value.dtype:
+    raise TypeError(f"dot_product_attention: query, key and value must have one dtype, got "
+                    f"{jnp.dtype(query.dtype).name}, {jnp.dtype(key.dtype).name}, "
+                    f"{jnp.dtype(value.dtype).name}")
+  b, t, h, d = query.shape
+  _, s, k, _ = key.shape
+  if tuple(key.shape) != (b, s, k, d):
+    raise ValueError(f"dot_product_attention: key must be [batch={b}, seq, kv_heads, head_dim={d}]"
+                     f", got {tuple(key.shape)}")
+  if tuple(value.shape) != tuple(key.shape):
+    raise ValueError(f"dot_product_attention: value must have key's shape {tuple(key.shape)}, "
+                     f"got {tuple(value.shape)}")
+  if k == 0 or h % k:
+    raise ValueError(f"dot_product_attention: query heads ({h}) must be a multiple of key/value "
+                     f"heads ({k})")
+  full = (b, h, t, s)
+  for name, a, kind in (("bias", bias, "floating"), ("mask", mask, "bool")):
+    if a is None:
+      continue
+    _check_array(name, a)
+    ok_dtype = (jnp.issubdtype(a.dtype, jnp.floating) if kind == "floating"
+                else a.dtype == jnp.bool_)
+    if not ok_dtype:
+      raise TypeError(f"dot_product_attention: {name} must be {kind}, got "
+                      f"{jnp.dtype(a.dtype).name}")
+    if a.ndim != 4 or any(x not in (1, f) for x, f in zip(a.shape, full)):
+      raise ValueError(f"dot_product_attention: {name} must broadcast to [batch, heads, q_seq, "
+                       f"kv_seq] = {full} (4 dimensions, each 1 or full), got {tuple(a.shape)}")
+  if scale is None:
+    scale = 1.0 / math.sqrt(d)
+  return Spec.make(OP_NAME, {"query": query, "key": key, "value": value, "bias": bias,
+                             "mask": mask},
+                   {"is_causal": bool(is_causal), "scale": float(scale)})
+
+
+def reference(query: jax.Array, key: jax.Array, value: jax.Array, bias: jax.Array | None = None,
+              mask: jax.Array | None = None, *, is_causal: bool = False,
+              scale: float | None = None) -> jax.Array:
+  """The plain-JAX definition (differentiated by JAX in tests)."""
+  b, t, h, d = query.shape
+  s, k = key.shape[1], key.shape[2]
+  scale = 1.0 / math.sqrt(d) if scale is None else scale
+  kr = jnp.repeat(key, h // k, axis=2).astype(jnp.float32)
+  vr = jnp.repeat(value, h // k, axis=2).astype(jnp.float32)
+  logits = jnp.einsum("bthd,bshd->bhts", query.astype(jnp.float32), kr) * scale
+  if bias is not None:
+    logits = logits + bias.astype(jnp.float32)
+  valid = jnp.ones((1, 1, t, s), bool)
+  if mask is not None:
+    valid = valid & mask
+  if is_causal:
+    valid = valid & (jnp.arange(t)[:, None] >= jnp.arange(s)[None, :])[None, None]
+  logits = jnp.where(valid, logits, MASK_VALUE)
+  weights = jax.nn.softmax(logits, axis=-1)
+  return jnp.einsum("bhts,bshd->bthd", weights, vr).astype(query.dtype)
+
+
+def dims(spec: Spec) -> tuple[int, int, int, int, int, int]:
+  """(B, T, H, D, S, K)."""
+  b, t, h, d = spec.arg("query").shape
+  s, k = spec.arg("key").shape[1:3]
+  return b, t, h, d, s, k
+
+
+def has_bias_or_mask(spec: Spec) -> bool:
+  """Whether the call has a bias or a mask."""
+  return spec.arg("bias") is not None or spec.arg("mask") is not None
+
+
+def grouped_logits(q: jax.Array, k: jax.Array, spec: Spec) -> jax.Array:
+  """float32 ``q k^T * scale`` as ``[B, H, T, S_chunk]`` for key chunk `k` ``[B, Sc, K, D]``."""
+  b, t, h, d = q.shape
+  kh = k.shape[2]
+  qg = q.reshape(b, t, kh, h // kh, d)
+  s = jnp.einsum("btkgd,bskd->bkgts", qg, k, preferred_element_type=jnp.float32)
+  return s.reshape(b, h, t, k.shape[1]) * spec.param("scale")
+
+
+def mask_logits(s: jax.Array, spec: Spec, bias: jax.Array | None, mask: jax.Array | None,
+                key_start: Any = 0, key_len: int | None = None) -> tuple[jax.Array, jax.Array]:
+  """Adds bias and applies mask/causality to float32 logits ``[B, H, T, Sc]`` of keys
+  ``key_start ...``; keys at or past `key_len` (padding) get -inf. Returns (logits, valid)."""
+  t, sc = s.shape[2], s.shape[3]
+  if bias is not None:
+    s = s + bias.astype(jnp.float32)
+  valid = jnp.ones((1, 1, t, sc), bool)
+  if mask is not None:
+    valid = valid & mask
+  kpos = key_start + jnp.arange(sc)
+  if spec.param("is_causal"):
+    valid = valid & (jnp.arange(t)[:, None] >= kpos[None, :])[None, None]
+  s = jnp.where(valid, s, MASK_VALUE)
+  if key_len is not None:
+    s = jnp.where((kpos < key_len)[None, None, None, :], s, -jnp.inf)
+  return s, valid
+
+
+def weighted_values(p: jax.Array, v: jax.Array, out_dtype: Any = jnp.float32) -> jax.Array:
+  """``p v`` for p ``[B, H, T, Sc]`` (float32) and v ``[B, Sc, K, D]``: ``[B, T, H, D]``."""
+  b, h, t, sc = p.shape
+  kh = v.shape[2]
+  pg = p.reshape(b, kh, h // kh, t, sc)
+  o = jnp.einsum("bkgts,bskd->btkgd", pg, v.astype(jnp.float32))
+  return o.reshape(b, t, h, v.shape[3]).astype(out_dtype)
+
+
+def reduce_to(x: jax.Array, shape: tuple[int, ...]) -> jax.Array:
+  """Sums `x` over the axes where `shape` has 1 (a broadcast operand's cotangent)."""
+  axes = tuple(i for i, (a, b) in enumerate(zip(x.shape, shape)) if b == 1 and a != 1)
+  return jnp.sum(x, axis=axes, keepdims=True) if axes else x
+
+
+def delta(out: jax.Array, dout: jax.Array) -> jax.Array:
+  """``rowsum(dout * out)`` as float32 ``[B, H, T]`` (the softmax backward's correction)."""
+  return jnp.einsum("bthd,bthd->bht", out.astype(jnp.float32), dout.astype(jnp.float32))

@@ -1,0 +1,156 @@
+"""dot_product_attention: every implementation against the reference, forward and gradient,
+odd and even shapes, float32 and bfloat16, causal, grouped/multi-query heads, bias and mask.
+
+Without a GPU (CI) "triton" and "mosaic" run in Pallas interpret mode; "mosaic" on single-program
+shapes (Pallas's Mosaic GPU interpreter gives NaN from the second program of a grid on; the
+kernels' loops over key/query blocks are still exercised). On an NVIDIA GPU (tools/kernels_gpu)
+the same tests run the compiled kernels, and `test_pallas_on_gpu` adds multi-program shapes;
+"native" is skipped there. Tolerances: `pjrtkit.kernels.testing.TOLERANCES`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from pjrtkit.kernels import testing
+
+testing.setup_environment()
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import pytest  # noqa: E402
+
+from pjrtkit import kernels as pk  # noqa: E402
+from pjrtkit.kernels.dot_product_attention.base import reference  # noqa: E402
+from pjrtkit.kernels.dot_product_attention.xla_chunked import ChunkedConfig  # noqa: E402
+
+SHAPES = {  # (B, T, H, D, S, K)
+    "odd_gqa": (2, 37, 4, 24, 29, 2),
+    "even_mqa": (1, 64, 4, 32, 96, 1),
+}
+
+
+def _inputs(shape, dtype, seed=0):
+  b, t, h, d, s, k = shape
+  k1, k2, k3 = jax.random.split(jax.random.key(seed), 3)
+  return (jax.random.normal(k1, (b, t, h, d), dtype), jax.random.normal(k2, (b, s, k, d), dtype),
+          jax.random.normal(k3, (b, s, k, d), dtype))
+
+
+def _check(impl, dtype, shape, causal, bias=None, mask=None):
+  q, k, v = _inputs(shape, dtype)
+  ours = lambda q, k, v, bias: pk.dot_product_attention(
+      q, k, v, bias=bias, mask=mask, is_causal=causal, implementation=impl)
+  ref = lambda q, k, v, bias: reference(q, k, v, bias, mask, is_causal=causal)
+  loss = lambda f: lambda *a: jnp.sum(jnp.sin(f(*a).astype(jnp.float32)))
+  argnums = (0, 1, 2, 3) if bias is not None else (0, 1, 2)
+  testing.skip_unless_runnable(impl)
+  # Float32 numerics in full float32 everywhere (XLA:GPU's default float32 dot is tf32).
+  with jax.default_matmul_precision("highest"):
+    with pk.pallas_interpret(testing.interpret(impl)):
+      out = jax.jit(ours)(q, k, v, bias)
+      grads = jax.jit(jax.grad(loss(ours), argnums=argnums))(q, k, v, bias)
+    want_out = ref(q, k, v, bias)
+    want_grads = jax.grad(loss(ref), argnums=argnums)(q, k, v, bias)
+  testing.assert_close(out, want_out, dtype, "fwd")
+  for g, w in zip(grads, want_grads):
+    testing.assert_close(g, w, dtype, "grad")
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("shape", list(SHAPES))
+@pytest.mark.parametrize("impl", ["xla", "xla_chunked", "native"])
+def test_numerics(impl, shape, dtype, causal):
+  _check(impl, dtype, SHAPES[shape], causal)
+
+
+@pytest.mark.parametrize("impl", ["xla", "xla_chunked"])
+def test_bias_and_mask(impl):
+  b, t, h, d, s, k = SHAPES["odd_gqa"]
+  bias = jax.random.normal(jax.random.key(7), (1, h, t, s), jnp.float32)
+  mask = jax.random.bernoulli(jax.random.key(8), 0.8, (b, 1, t, s))
+  _check(impl, "float32", SHAPES["odd_gqa"], True, bias=bias, mask=mask)
+
+
+@pytest.mark.parametrize("dtype,causal", [("float32", False), ("bfloat16", True)])
+def test_triton_in_interpret_mode(dtype, causal):
+  _check("triton", dtype, SHAPES["odd_gqa"], causal)
+
+
+@pytest.mark.parametrize("causal,kv_len", [(False, 64), (True, 64), (False, 200)])
+def test_mosaic_in_interpret_mode(causal, kv_len):
+  shape = (1, 64, 1, 64, kv_len, 1)
+  if kv_len == 64:
+    _check("mosaic", "bfloat16", shape, causal)
+    return
+  q, k, v = _inputs(shape, "bfloat16")  # Several key steps: forward and dQ (one program each).
+  with pk.pallas_interpret(testing.interpret("mosaic")):
+    out = jax.jit(lambda q, k, v: pk.dot_product_attention(q, k, v, implementation="mosaic"))(
+        q, k, v)
+    dq = jax.jit(jax.grad(lambda q: jnp.sum(pk.dot_product_attention(
+        q, k, v, implementation="mosaic").astype(jnp.float32))))(q)
+  testing.assert_close(out, reference(q, k, v), "bfloat16", "fwd")
+  want = jax.grad(lambda q: jnp.sum(reference(q, k, v).astype(jnp.float32)))(q)
+  testing.assert_close(dq, want, "bfloat16", "grad")
+
+
+GPU_SHAPES = {  # (B, T, H, D, S, K): several programs per grid axis, odd lengths.
+    "odd_gqa_64": (2, 197, 4, 64, 131, 2),
+    "even_d128": (2, 256, 4, 128, 384, 4),
+    "mqa_512": (1, 512, 8, 64, 512, 1),
+}
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("shape", list(GPU_SHAPES))
+@pytest.mark.parametrize("impl", ["triton", "mosaic"])
+def test_pallas_on_gpu(impl, shape, dtype, causal):
+  testing.skip_unless_gpu()
+  if impl == "mosaic" and dtype == "float32":
+    pytest.skip("mosaic takes 16-bit operands (wgmma)")
+  _check(impl, dtype, GPU_SHAPES[shape], causal)
+
+
+def test_chunked_with_several_chunks_matches():
+  q, k, v = _inputs(SHAPES["even_mqa"], "float32")
+  impl = pk.dot_product_attention.__globals__["IMPLEMENTATIONS"]["xla_chunked"]
+  spec = pk.dot_product_attention.__globals__["base"].make_spec(q, k, v, None, None, True, None)
+  with jax.default_matmul_precision("highest"):  # XLA:GPU's default float32 dot is tf32.
+    out, _ = impl.forward((q, k, v, None, None), spec, ChunkedConfig(16))
+    want = reference(q, k, v, is_causal=True)
+  testing.assert_close(out, want, "float32", "fwd")
+
+
+def test_explicit_implementations_refuse_with_reasons():
+  testing.skip_on_gpu("checks the refusals of pjrtkit's CPU device")
+  q, k, v = _inputs(SHAPES["odd_gqa"], "float32")
+  with pytest.raises(pk.UnsupportedImplementationError, match=(
+      r"dot_product_attention: implementation='mosaic' cannot serve this call: Pallas Mosaic "
+      r"GPU kernels need an NVIDIA GPU; this is platform 'pjrtkit', device kind 'pjrtkit_cpu' "
+      r"\(no GPU\)")):
+    pk.dot_product_attention(q, k, v, implementation="mosaic")
+  with pytest.raises(pk.UnsupportedImplementationError, match=(
+      "implementation='native' cannot serve this call: bias and mask are not supported")):
+    pk.dot_product_attention(q, k, v, mask=jnp.ones((1, 1, 37, 29), bool), implementation="native")
+  with pk.pallas_interpret():
+    with pytest.raises(pk.UnsupportedImplementationError, match=(
+        "implementation='mosaic' cannot serve this call: dtype float32 is not supported")):
+      pk.dot_product_attention(q, k, v, implementation="mosaic")
+
+
+def test_argument_errors_name_the_parameter():
+  q, k, v = _inputs(SHAPES["odd_gqa"], "float32")
+  with pytest.raises(ValueError, match=r"query heads \(4\) must be a multiple of key/value heads "
+                                       r"\(3\)"):
+    pk.dot_product_attention(q, jnp.ones((2, 29, 3, 24)), jnp.ones((2, 29, 3, 24)))
+  with pytest.raises(ValueError, match=r"mask must broadcast to \[batch, heads, q_seq, kv_seq\] = "
+                                       r"\(2, 4, 37, 29\)"):
+    pk.dot_product_attention(q, k, v, mask=jnp.ones((37, 29), bool))
+  with pytest.raises(TypeError, match="query, key and value must have one dtype"):
+    pk.dot_product_attention(q, k.astype(jnp.bfloat16), v)
+
+
+if __name__ == "__main__":
+  sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))

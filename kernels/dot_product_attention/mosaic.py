@@ -1,0 +1,359 @@
+"""dot_product_attention "mosaic": Pallas kernels lowered through Mosaic GPU (Hopper, sm_90+).
+
+Flash attention with warpgroup matrix multiplies (``plgpu.wgmma``) on bf16/f16 tiles in swizzled
+shared memory, filled by TMA copies (``copy_gmem_to_smem``). Forward: one program per
+(query block of 64 rows, batch, head), keys/values double-buffered (the copy of step n+2 is in
+flight while step n+1 computes), online softmax in registers, log-sum-exp saved. Backward: a dQ
+kernel over query blocks and a dK/dV kernel over key blocks (per query head, summed over each
+group afterwards), recomputing probabilities from the log-sum-exp. Sequences are padded to the
+blocks (padded keys masked). Serves bfloat16/float16, head_dim a multiple of 64 up to 256, causal
+or not, grouped/multi-query heads; not bias or mask, not float32 (wgmma takes 16-bit operands).
+
+Scratch memory and barriers come from ``pl.run_scoped`` and inputs stay in global memory, as
+Pallas's Mosaic GPU interpreter needs, so CI runs the same kernels under ``pallas_interpret()``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, Sequence
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+import jax.experimental.pallas.mosaic_gpu as plgpu
+
+from pjrtkit.kernels.core import pallas as pallas_lib
+from pjrtkit.kernels.core.device import DeviceInfo
+from pjrtkit.kernels.core.interpret import interpret_enabled
+from pjrtkit.kernels.core.op import Op
+from pjrtkit.kernels.core.spec import Spec
+from pjrtkit.kernels.dot_product_attention import base
+
+_DTYPES = ("bfloat16", "float16")
+_BLOCK_Q = 64
+_NEG_INF = float("-inf")
+
+
+@dataclasses.dataclass(frozen=True)
+class MosaicAttentionConfig:
+  """Attributes: block_kv: keys per step (a multiple of 64); the query block is 64 rows (one
+  warpgroup's wgmma tile)."""
+
+  block_kv: int = 64
+
+  def __post_init__(self) -> None:
+    if self.block_kv < 64 or self.block_kv % 64:
+      raise ValueError(f"block_kv must be a positive multiple of 64, got {self.block_kv}")
+
+
+def _smem(shape: tuple[int, ...], dtype: Any) -> Any:
+  """A swizzled shared-memory tile wgmma can read (rows of 64 16-bit elements = 128 bytes).
+
+  Pallas's Mosaic GPU interpreter does not model the tiling/swizzle transforms inside
+  ``run_scoped`` (it expects the transformed shape), and they do not change values, so they are
+  left out when interpreting.
+  """
+  if interpret_enabled():
+    return plgpu.SMEM(shape, dtype)
+  return plgpu.SMEM(shape, dtype, transforms=(plgpu.TilingTransform((8, 64)),
+                                              plgpu.SwizzleTransform(128)))
+
+
+def _mm(a: Any, b: Any, shape: tuple[int, int]) -> Any:
+  """``a @ b`` with one wgmma into a fresh float32 accumulator (waited for)."""
+
+  def body(acc_ref: Any) -> Any:
+    plgpu.wgmma(acc_ref, a, b)
+    return acc_ref[...]
+
+  return pl.run_scoped(body, plgpu.ACC(shape, jnp.float32))
+
+
+def _mm_staged(x: Any, stage: Any, b: Any, shape: tuple[int, int]) -> Any:
+  """``x @ b`` for a register value `x`: written to the shared-memory tile `stage` first (Pallas's
+  Mosaic GPU interpreter takes wgmma's left operand from shared memory only)."""
+  stage[...] = x.astype(stage.dtype)
+  plgpu.commit_smem()
+  return _mm(stage, b, shape)
+
+
+def _iota(shape: tuple[int, int], dim: int) -> Any:
+  return plgpu.broadcasted_iota(jnp.int32, shape, dim, layout=plgpu.Layout.WGMMA)
+
+
+def _valid(q0: Any, k0: Any, shape: tuple[int, int], kv_len: int, causal: bool,
+           rows_are_queries: bool = True) -> Any:
+  qdim, kdim = (0, 1) if rows_are_queries else (1, 0)
+  kpos = k0 + _iota(shape, kdim)
+  valid = kpos < kv_len
+  if causal:
+    valid = valid & (q0 + _iota(shape, qdim) >= kpos)
+  return valid
+
+
+def _row_vector(value: float, n: int) -> Any:
+  return plgpu.layout_cast(jnp.full((n,), value, jnp.float32), plgpu.Layout.WGMMA.reduce(1))
+
+
+def _program_ids(num_blocks: tuple[int, int, int]) -> tuple[Any, Any, Any]:
+  """(block, batch, head) of this program on the flattened 1-D grid (the Mosaic GPU interpreter
+  computed wrong values for programs beyond the first along a third grid dimension)."""
+  pid = pallas_lib.mosaic_program_id()
+  nblk, nb, nh = num_blocks
+  return lax.rem(pid, nblk), lax.rem(lax.div(pid, nblk), nb), lax.div(pid, nblk * nb)
+
+
+def _fwd_kernel(q_g, k_g, v_g, o_g, lse_g, *, num_blocks, scale, causal, block_kv, kv_len, num_steps,
+                group, head_dim, dtype):
+  i, b, h = _program_ids(num_blocks)
+  kvh = lax.div(h, group)
+  q_rows = pl.ds(i * _BLOCK_Q, _BLOCK_Q)
+  steps = num_steps
+  if causal:
+    steps = jnp.minimum(lax.div((i + 1) * _BLOCK_Q + block_kv - 1, block_kv), num_steps)
+
+  def scoped(q_s, k_s, v_s, lse_s, p_s, q_bar, k_bar, v_bar):
+    def issue(step, slot):
+      rows = pl.ds(step * block_kv, block_kv)
+      plgpu.copy_gmem_to_smem(k_g.at[b, kvh, rows], k_s.at[slot], k_bar.at[slot])
+      plgpu.copy_gmem_to_smem(v_g.at[b, kvh, rows], v_s.at[slot], v_bar.at[slot])
+
+    plgpu.copy_gmem_to_smem(q_g.at[b, h, q_rows], q_s, q_bar.at[0])
+    issue(0, 0)
+
+    if num_steps > 1:
+
+      @pl.when(steps > 1)
+      def _():
+        issue(1, 1)
+
+    plgpu.barrier_wait(q_bar.at[0])
+
+    def body(step, carry):
+      acc, m, l = carry
+      slot = lax.rem(step, 2)
+      plgpu.barrier_wait(k_bar.at[slot])
+      s = _mm(q_s, k_s.at[slot].transpose((1, 0)), (_BLOCK_Q, block_kv)) * scale
+      s = jnp.where(_valid(i * _BLOCK_Q, step * block_kv, s.shape, kv_len, causal), s, _NEG_INF)
+      m_new = jnp.maximum(m, s.max(axis=1))
+      alpha = jnp.exp(m - m_new)
+      p = jnp.exp(s - lax.broadcast_in_dim(m_new, s.shape, [0]))
+      l = l * alpha + p.sum(axis=1)
+      plgpu.barrier_wait(v_bar.at[slot])
+      pv = _mm_staged(p, p_s, v_s.at[slot], (_BLOCK_Q, head_dim))
+      acc = acc * lax.broadcast_in_dim(alpha, acc.shape, [0]) + pv
+
+      @pl.when(step + 2 < steps)
+      def _():
+        issue(step + 2, slot)
+
+      return acc, m_new, l
+
+    acc0 = plgpu.layout_cast(jnp.zeros((_BLOCK_Q, head_dim), jnp.float32), plgpu.Layout.WGMMA)
+    acc, m, l = lax.fori_loop(0, steps, body,
+                              (acc0, _row_vector(base.MASK_VALUE, _BLOCK_Q),
+                               _row_vector(0.0, _BLOCK_Q)))
+    q_s[...] = (acc / lax.broadcast_in_dim(l, acc.shape, [0])).astype(dtype)
+    lse_s[...] = m + jnp.log(l)
+    plgpu.commit_smem()
+    plgpu.copy_smem_to_gmem(q_s, o_g.at[b, h, q_rows])
+    plgpu.copy_smem_to_gmem(lse_s, lse_g.at[b, h, q_rows])
+    plgpu.wait_smem_to_gmem(0)
+
+  pl.run_scoped(scoped, _smem((_BLOCK_Q, head_dim), dtype),
+                _smem((2, block_kv, head_dim), dtype), _smem((2, block_kv, head_dim), dtype),
+                plgpu.SMEM((_BLOCK_Q,), jnp.float32), _smem((_BLOCK_Q, block_kv), dtype),
+                plgpu.Barrier(num_barriers=1), plgpu.Barrier(num_barriers=2),
+                plgpu.Barrier(num_barriers=2))
+
+
+def _dq_kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, *, num_blocks, scale, causal, block_kv, kv_len,
+               num_steps, group, head_dim, dtype):
+  i, b, h = _program_ids(num_blocks)
+  kvh = lax.div(h, group)
+  q_rows = pl.ds(i * _BLOCK_Q, _BLOCK_Q)
+  steps = num_steps
+  if causal:
+    steps = jnp.minimum(lax.div((i + 1) * _BLOCK_Q + block_kv - 1, block_kv), num_steps)
+
+  def scoped(q_s, do_s, k_s, v_s, lse_s, delta_s, dq_s, ds_s, bars, kv_bars):
+    plgpu.copy_gmem_to_smem(q_g.at[b, h, q_rows], q_s, bars.at[0])
+    plgpu.copy_gmem_to_smem(do_g.at[b, h, q_rows], do_s, bars.at[1])
+    plgpu.copy_gmem_to_smem(lse_g.at[b, h, q_rows], lse_s, bars.at[2])
+    plgpu.copy_gmem_to_smem(delta_g.at[b, h, q_rows], delta_s, bars.at[3])
+    for n in range(4):
+      plgpu.barrier_wait(bars.at[n])
+    lse = plgpu.load(lse_s, layout=plgpu.Layout.WGMMA.reduce(1))
+    delta = plgpu.load(delta_s, layout=plgpu.Layout.WGMMA.reduce(1))
+
+    def body(step, dq):
+      rows = pl.ds(step * block_kv, block_kv)
+      plgpu.copy_gmem_to_smem(k_g.at[b, kvh, rows], k_s, kv_bars.at[0])
+      plgpu.copy_gmem_to_smem(v_g.at[b, kvh, rows], v_s, kv_bars.at[1])
+      plgpu.barrier_wait(kv_bars.at[0])
+      plgpu.barrier_wait(kv_bars.at[1])
+      shape = (_BLOCK_Q, block_kv)
+      s = _mm(q_s, k_s.transpose((1, 0)), shape) * scale
+      p = jnp.exp(s - lax.broadcast_in_dim(lse, shape, [0]))
+      p = jnp.where(_valid(i * _BLOCK_Q, step * block_kv, shape, kv_len, causal), p, 0.0)
+      dp = _mm(do_s, v_s.transpose((1, 0)), shape)
+      ds = p * (dp - lax.broadcast_in_dim(delta, shape, [0]))
+      return dq + _mm_staged(ds, ds_s, k_s, (_BLOCK_Q, head_dim))
+
+    dq0 = plgpu.layout_cast(jnp.zeros((_BLOCK_Q, head_dim), jnp.float32), plgpu.Layout.WGMMA)
+    dq = lax.fori_loop(0, steps, body, dq0)
+    dq_s[...] = dq * scale
+    plgpu.commit_smem()
+    plgpu.copy_smem_to_gmem(dq_s, dq_g.at[b, h, q_rows])
+    plgpu.wait_smem_to_gmem(0)
+
+  pl.run_scoped(scoped, _smem((_BLOCK_Q, head_dim), dtype), _smem((_BLOCK_Q, head_dim), dtype),
+                _smem((block_kv, head_dim), dtype), _smem((block_kv, head_dim), dtype),
+                plgpu.SMEM((_BLOCK_Q,), jnp.float32), plgpu.SMEM((_BLOCK_Q,), jnp.float32),
+                plgpu.SMEM((_BLOCK_Q, head_dim), jnp.float32), _smem((_BLOCK_Q, block_kv), dtype),
+                plgpu.Barrier(num_barriers=4), plgpu.Barrier(num_barriers=2))
+
+
+def _dkv_kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dk_g, dv_g, *, num_blocks, scale, causal, block_kv,
+                kv_len, num_q_steps, group, head_dim, dtype):
+  j, b, h = _program_ids(num_blocks)
+  kvh = lax.div(h, group)
+  k_rows = pl.ds(j * block_kv, block_kv)
+  first = lax.div(j * block_kv, _BLOCK_Q) if causal else 0
+
+  def scoped(k_s, v_s, q_s, do_s, lse_s, delta_s, dk_s, dv_s, pt_s, dst_s, kv_bars, q_bars):
+    plgpu.copy_gmem_to_smem(k_g.at[b, kvh, k_rows], k_s, kv_bars.at[0])
+    plgpu.copy_gmem_to_smem(v_g.at[b, kvh, k_rows], v_s, kv_bars.at[1])
+    plgpu.barrier_wait(kv_bars.at[0])
+    plgpu.barrier_wait(kv_bars.at[1])
+
+    def body(step, carry):
+      dk, dv = carry
+      rows = pl.ds(step * _BLOCK_Q, _BLOCK_Q)
+      plgpu.copy_gmem_to_smem(q_g.at[b, h, rows], q_s, q_bars.at[0])
+      plgpu.copy_gmem_to_smem(do_g.at[b, h, rows], do_s, q_bars.at[1])
+      plgpu.copy_gmem_to_smem(lse_g.at[b, h, rows], lse_s, q_bars.at[2])
+      plgpu.copy_gmem_to_smem(delta_g.at[b, h, rows], delta_s, q_bars.at[3])
+      for n in range(4):
+        plgpu.barrier_wait(q_bars.at[n])
+      shape = (block_kv, _BLOCK_Q)
+      lse = plgpu.load(lse_s, layout=plgpu.Layout.WGMMA.reduce(0))
+      delta = plgpu.load(delta_s, layout=plgpu.Layout.WGMMA.reduce(0))
+      st = _mm(k_s, q_s.transpose((1, 0)), shape) * scale
+      pt = jnp.exp(st - lax.broadcast_in_dim(lse, shape, [1]))
+      pt = jnp.where(_valid(step * _BLOCK_Q, j * block_kv, shape, kv_len, causal, False), pt, 0.0)
+      dv = dv + _mm_staged(pt, pt_s, do_s, (block_kv, head_dim))
+      dpt = _mm(v_s, do_s.transpose((1, 0)), shape)
+      dst = pt * (dpt - lax.broadcast_in_dim(delta, shape, [1]))
+      dk = dk + _mm_staged(dst, dst_s, q_s, (block_kv, head_dim))
+      return dk, dv
+
+    zero = plgpu.layout_cast(jnp.zeros((block_kv, head_dim), jnp.float32), plgpu.Layout.WGMMA)
+    dk, dv = lax.fori_loop(first, num_q_steps, body, (zero, zero))
+    dk_s[...] = dk * scale
+    dv_s[...] = dv
+    plgpu.commit_smem()
+    plgpu.copy_smem_to_gmem(dk_s, dk_g.at[b, h, k_rows])
+    plgpu.copy_smem_to_gmem(dv_s, dv_g.at[b, h, k_rows])
+    plgpu.wait_smem_to_gmem(0)
+
+  pl.run_scoped(scoped, _smem((block_kv, head_dim), dtype), _smem((block_kv, head_dim), dtype),
+                _smem((_BLOCK_Q, head_dim), dtype), _smem((_BLOCK_Q, head_dim), dtype),
+                plgpu.SMEM((_BLOCK_Q,), jnp.float32), plgpu.SMEM((_BLOCK_Q,), jnp.float32),
+                plgpu.SMEM((block_kv, head_dim), jnp.float32),
+                plgpu.SMEM((block_kv, head_dim), jnp.float32), _smem((block_kv, _BLOCK_Q), dtype),
+                _smem((block_kv, _BLOCK_Q), dtype), plgpu.Barrier(num_barriers=2),
+                plgpu.Barrier(num_barriers=4))
+
+
+def _heads_major(x: Any, length: int) -> Any:
+  """``[B, L, N, D]`` -> ``[B, N, length, D]`` (zero-padded): each head's rows contiguous, so
+  every TMA copy is one contiguous 2-D tile."""
+  return jnp.swapaxes(pallas_lib.pad_axis(x, 1, length), 1, 2)
+
+
+class MosaicAttention(Op[MosaicAttentionConfig]):
+  """Flash attention as Pallas Mosaic GPU kernels."""
+
+  op_name = base.OP_NAME
+  implementation = "mosaic"
+  config_cls = MosaicAttentionConfig
+
+  def unsupported_reason(self, spec: Spec, device: DeviceInfo) -> str | None:
+    reason = pallas_lib.gpu_unsupported_reason(device, "Mosaic GPU", (9, 0))
+    if reason:
+      return reason
+    if base.has_bias_or_mask(spec):
+      return "bias and mask are not supported (use 'triton' without them, or 'xla_chunked')"
+    dtype = spec.arg("query").dtype
+    if dtype not in _DTYPES:
+      return f"dtype {dtype} is not supported (accepted: {', '.join(_DTYPES)}; wgmma operands)"
+    d = spec.arg("query").shape[3]
+    if d % 64 or d > 256:
+      return f"head_dim must be a multiple of 64 up to 256, got {d}"
+    return None
+
+  def _get_autotuning_configs(self, spec: Spec) -> Sequence[MosaicAttentionConfig]:
+    return (MosaicAttentionConfig(64), MosaicAttentionConfig(128))
+
+  def _layout(self, spec: Spec, config: MosaicAttentionConfig) -> dict[str, Any]:
+    b, t, h, d, s, k = base.dims(spec)
+    return dict(b=b, t=t, h=h, d=d, s=s, k=k, g=h // k, tp=pallas_lib.round_up(t, _BLOCK_Q),
+                sp=pallas_lib.round_up(s, config.block_kv))
+
+  def forward(self, args: tuple[Any, ...], spec: Spec, config: MosaicAttentionConfig
+              ) -> tuple[Any, Any]:
+    q, k, v, bias, mask = args
+    lay = self._layout(spec, config)
+    bkv = config.block_kv
+    kernel = functools.partial(
+        _fwd_kernel, scale=spec.param("scale"), causal=spec.param("is_causal"), block_kv=bkv,
+        kv_len=lay["s"], num_steps=lay["sp"] // bkv, group=lay["g"], head_dim=lay["d"],
+        dtype=q.dtype)
+    out, lse = pallas_lib.mosaic_call(
+        functools.partial(kernel, num_blocks=(lay["tp"] // _BLOCK_Q, lay["b"], lay["h"])),
+        grid=lay["tp"] // _BLOCK_Q * lay["b"] * lay["h"], num_inputs=3,
+        out_shape=[jax.ShapeDtypeStruct((lay["b"], lay["h"], lay["tp"], lay["d"]), q.dtype),
+                   jax.ShapeDtypeStruct((lay["b"], lay["h"], lay["tp"]), jnp.float32)],
+        name="pjrtkit_attention_fwd_mosaic",
+    )(_heads_major(q, lay["tp"]), _heads_major(k, lay["sp"]), _heads_major(v, lay["sp"]))
+    out = jnp.swapaxes(out[:, :, :lay["t"]], 1, 2)
+    return out, (q, k, v, bias, mask, out, lse[:, :, :lay["t"]])
+
+  def backward(self, residuals: Any, dout: Any, spec: Spec, config: MosaicAttentionConfig
+               ) -> tuple[Any, ...]:
+    q, k, v, _, _, out, lse = residuals
+    lay = self._layout(spec, config)
+    bkv = config.block_kv
+    tp, sp = lay["tp"], lay["sp"]
+    qp, dop = _heads_major(q, tp), _heads_major(dout.astype(q.dtype), tp)
+    kp, vp = _heads_major(k, sp), _heads_major(v, sp)
+    lse_p = pallas_lib.pad_axis(lse, 2, tp)
+    dlt = pallas_lib.pad_axis(base.delta(out, dout), 2, tp)
+    common = dict(scale=spec.param("scale"), causal=spec.param("is_causal"), block_kv=bkv,
+                  kv_len=lay["s"], group=lay["g"], head_dim=lay["d"], dtype=q.dtype)
+    f32 = jnp.float32
+    dq = pallas_lib.mosaic_call(
+        functools.partial(_dq_kernel, num_steps=sp // bkv,
+                          num_blocks=(tp // _BLOCK_Q, lay["b"], lay["h"]), **common),
+        grid=tp // _BLOCK_Q * lay["b"] * lay["h"], num_inputs=6,
+        out_shape=jax.ShapeDtypeStruct((lay["b"], lay["h"], tp, lay["d"]), f32),
+        name="pjrtkit_attention_dq_mosaic",
+    )(qp, kp, vp, dop, lse_p, dlt)
+    dk, dv = pallas_lib.mosaic_call(
+        functools.partial(_dkv_kernel, num_q_steps=tp // _BLOCK_Q,
+                          num_blocks=(sp // bkv, lay["b"], lay["h"]), **common),
+        grid=sp // bkv * lay["b"] * lay["h"], num_inputs=6,
+        out_shape=[jax.ShapeDtypeStruct((lay["b"], lay["h"], sp, lay["d"]), f32)] * 2,
+        name="pjrtkit_attention_dkv_mosaic",
+    )(qp, kp, vp, dop, lse_p, dlt)
+
+    def per_kv_head(x: Any) -> Any:
+      x = jnp.swapaxes(x[:, :, :lay["s"]], 1, 2)
+      return x.reshape(lay["b"], lay["s"], lay["k"], lay["g"], lay["d"]).sum(axis=3)
+
+    dq = jnp.swapaxes(dq[:, :, :lay["t"]], 1, 2)
+    return dq, per_kv_head(dk), per_kv_head(dv), None, None

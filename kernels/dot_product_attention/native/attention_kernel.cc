@@ -1,0 +1,352 @@
+// Compiled once per instruction set: PJRTKIT_ISA and PJRTKIT_VEC_WIDTH come from BUILD.
+#include "kernels/dot_product_attention/native/attention_kernel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "kernels/native/parallel_for.h"
+#include "kernels/native/simd.h"
+
+namespace pjrtkit_kernels {
+namespace PJRTKIT_ISA {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// C[m x n] = (accumulate ? C : 0) + A[m x k] B[k x n], row-major, leading dimensions given.
+// Register tiles of 4 rows x 2 vectors; n is the vectorised dimension.
+void Gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+          int64_t ldb, float* c, int64_t ldc, bool accumulate) {
+  constexpr int kRows = 4;
+  const int64_t nv = 2 * kLanes;
+  int64_t i = 0;
+  for (; i + kRows <= m; i += kRows) {
+    int64_t j = 0;
+    for (; j + nv <= n; j += nv) {
+      VecF acc[kRows][2];
+#pragma GCC unroll 4
+      for (int r = 0; r < kRows; ++r) {
+        acc[r][0] = accumulate ? Load(c + (i + r) * ldc + j) : Splat(0.f);
+        acc[r][1] = accumulate ? Load(c + (i + r) * ldc + j + kLanes) : Splat(0.f);
+      }
+      for (int64_t p = 0; p < k; ++p) {
+        const VecF b0 = Load(b + p * ldb + j);
+        const VecF b1 = Load(b + p * ldb + j + kLanes);
+#pragma GCC unroll 4
+        for (int r = 0; r < kRows; ++r) {
+          const VecF ar = Splat(a[(i + r) * lda + p]);
+          acc[r][0] += ar * b0;
+          acc[r][1] += ar * b1;
+        }
+      }
+#pragma GCC unroll 4
+      for (int r = 0; r < kRows; ++r) {
+        Store(c + (i + r) * ldc + j, acc[r][0]);
+        Store(c + (i + r) * ldc + j + kLanes, acc[r][1]);
+      }
+    }
+    for (; j + kLanes <= n; j += kLanes) {
+      VecF acc[kRows];
+      for (int r = 0; r < kRows; ++r) {
+        acc[r] = accumulate ? Load(c + (i + r) * ldc + j) : Splat(0.f);
+      }
+      for (int64_t p = 0; p < k; ++p) {
+        const VecF b0 = Load(b + p * ldb + j);
+        for (int r = 0; r < kRows; ++r) acc[r] += Splat(a[(i + r) * lda + p]) * b0;
+      }
+      for (int r = 0; r < kRows; ++r) Store(c + (i + r) * ldc + j, acc[r]);
+    }
+    for (; j < n; ++j) {
+      for (int r = 0; r < kRows; ++r) {
+        float s = accumulate ? c[(i + r) * ldc + j] : 0.f;
+        for (int64_t p = 0; p < k; ++p) s += a[(i + r) * lda + p] * b[p * ldb + j];
+        c[(i + r) * ldc + j] = s;
+      }
+    }
+  }
+  for (; i < m; ++i) {
+    int64_t j = 0;
+    for (; j + kLanes <= n; j += kLanes) {
+      VecF acc = accumulate ? Load(c + i * ldc + j) : Splat(0.f);
+      for (int64_t p = 0; p < k; ++p) acc += Splat(a[i * lda + p]) * Load(b + p * ldb + j);
+      Store(c + i * ldc + j, acc);
+    }
+    for (; j < n; ++j) {
+      float s = accumulate ? c[i * ldc + j] : 0.f;
+      for (int64_t p = 0; p < k; ++p) s += a[i * lda + p] * b[p * ldb + j];
+      c[i * ldc + j] = s;
+    }
+  }
+}
+
+// dst[c * ld_dst + r] = src[r * ld_src + c] for an m x n tile.
+void Transpose(int64_t m, int64_t n, const float* src, int64_t ld_src, float* dst,
+               int64_t ld_dst) {
+  for (int64_t r = 0; r < m; ++r) {
+    for (int64_t c = 0; c < n; ++c) dst[c * ld_dst + r] = src[r * ld_src + c];
+  }
+}
+
+float RowMax(const float* v, int64_t n) {
+  float m = kNegInf;
+  int64_t i = 0;
+  if (n >= kLanes) {
+    VecF acc = Load(v);
+    for (i = kLanes; i + kLanes <= n; i += kLanes) acc = VMax(acc, Load(v + i));
+    m = Max(acc);
+  }
+  for (; i < n; ++i) m = v[i] > m ? v[i] : m;
+  return m;
+}
+
+// v <- exp(v - shift); returns the sum.
+float ExpInPlace(float* v, int64_t n, float shift) {
+  const VecF s = Splat(shift);
+  VecF acc = Splat(0.f);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const VecF e = Exp(Load(v + i) - s);
+    Store(v + i, e);
+    acc += e;
+  }
+  float sum = Sum(acc);
+  for (; i < n; ++i) {
+    v[i] = ExpScalar(v[i] - shift);
+    sum += v[i];
+  }
+  return sum;
+}
+
+void ScaleRow(float* v, int64_t n, float f) {
+  const VecF s = Splat(f);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) Store(v + i, Load(v + i) * s);
+  for (; i < n; ++i) v[i] *= f;
+}
+
+// Sizes shared by forward and backward.
+struct Dims {
+  int64_t b, t, h, d, s, k, g, bq, bk, nq, nk;
+  explicit Dims(const AttentionArgs& a)
+      : b(a.batch), t(a.q_len), h(a.heads), d(a.head_dim), s(a.kv_len), k(a.kv_heads),
+        g(a.heads / a.kv_heads), bq(a.block_q), bk(a.block_k),
+        nq((a.q_len + a.block_q - 1) / a.block_q), nk((a.kv_len + a.block_k - 1) / a.block_k) {}
+  int64_t QOffset(int64_t bi, int64_t ti, int64_t hi) const { return ((bi * t + ti) * h + hi) * d; }
+  int64_t KOffset(int64_t bi, int64_t si, int64_t ki) const { return ((bi * s + si) * k + ki) * d; }
+  int64_t LseOffset(int64_t bi, int64_t hi, int64_t ti) const { return (bi * h + hi) * t + ti; }
+};
+
+// Splits of the query blocks of one (batch, kv head) pair, so that there are at least twice as
+// many items as threads when the pairs alone are too few.
+int64_t QuerySplits(const Dims& dm, int64_t max_splits) {
+  const int64_t pairs = dm.b * dm.k;
+  const int64_t want = (2 * ParallelFor::MaxThreads() + pairs - 1) / pairs;
+  return std::max<int64_t>(1, std::min({want, dm.nq, max_splits}));
+}
+
+// Keys a query-block range [qb0, qb1) can see.
+int64_t KeysNeeded(const AttentionArgs& a, const Dims& dm, int64_t qb1) {
+  return a.causal ? std::min(dm.s, std::min(dm.t, qb1 * dm.bq)) : dm.s;
+}
+
+// Packs keys [0, keys) of (bi, kvh): transposed blocks [nk][d][bk] into `t_blocks` and, when
+// `rows` is non-null, rows [keys][d] into `rows`.
+void PackKeys(const AttentionArgs& a, const Dims& dm, const void* src, int64_t bi, int64_t kvh,
+              int64_t keys, float* t_blocks, float* rows, float* row_buf) {
+  const int64_t blocks = (keys + dm.bk - 1) / dm.bk;
+  std::fill(t_blocks, t_blocks + blocks * dm.d * dm.bk, 0.f);
+  for (int64_t si = 0; si < keys; ++si) {
+    float* row = rows != nullptr ? rows + si * dm.d : row_buf;
+    LoadRow(a.type, src, dm.KOffset(bi, si, kvh), dm.d, row);
+    float* block = t_blocks + (si / dm.bk) * dm.d * dm.bk + (si % dm.bk);
+    for (int64_t di = 0; di < dm.d; ++di) block[di * dm.bk] = row[di];
+  }
+}
+
+// Causal mask of a [rows x cols] logits tile of queries q0.. and keys k0..: -inf above.
+void MaskCausal(float* tile, int64_t ld, int64_t rows, int64_t cols, int64_t q0, int64_t k0) {
+  if (k0 + cols - 1 <= q0) return;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = std::max<int64_t>(0, q0 + r + 1 - k0); c < cols; ++c) tile[r * ld + c] = kNegInf;
+  }
+}
+
+}  // namespace
+
+void AttentionForward(const AttentionArgs& a) {
+  const Dims dm(a);
+  const int64_t splits = QuerySplits(dm, dm.nq);
+  const int64_t items = dm.b * dm.k * splits;
+  const int workers = ParallelFor::Workers(items, 0);
+  const int64_t kt_size = dm.nk * dm.d * dm.bk;
+  const int64_t per_worker = kt_size + dm.s * dm.d + dm.bq * dm.d * 2 + dm.bq * dm.bk + 2 * dm.bq;
+  std::vector<std::vector<float>> scratch(workers, std::vector<float>(per_worker));
+  ParallelFor::Run(items, workers, [&](int w, int64_t item) {
+    float* kt = scratch[w].data();
+    float* vr = kt + kt_size;
+    float* qp = vr + dm.s * dm.d;
+    float* acc = qp + dm.bq * dm.d;
+    float* tile = acc + dm.bq * dm.d;
+    float* m = tile + dm.bq * dm.bk;
+    float* l = m + dm.bq;
+    const int64_t pair = item / splits, split = item % splits;
+    const int64_t bi = pair / dm.k, kvh = pair % dm.k;
+    const int64_t qb0 = split * dm.nq / splits, qb1 = (split + 1) * dm.nq / splits;
+    const int64_t keys = KeysNeeded(a, dm, qb1);
+    PackKeys(a, dm, a.k, bi, kvh, keys, kt, nullptr, qp);
+    for (int64_t si = 0; si < keys; ++si) LoadRow(a.type, a.v, dm.KOffset(bi, si, kvh), dm.d, vr + si * dm.d);
+    for (int64_t qb = qb0; qb < qb1; ++qb) {
+      const int64_t q0 = qb * dm.bq, mq = std::min(dm.bq, dm.t - q0);
+      const int64_t kend = a.causal ? std::min(dm.s, q0 + mq) : dm.s;
+      for (int64_t gi = 0; gi < dm.g; ++gi) {
+        const int64_t hi = kvh * dm.g + gi;
+        for (int64_t r = 0; r < mq; ++r) {
+          LoadRow(a.type, a.q, dm.QOffset(bi, q0 + r, hi), dm.d, qp + r * dm.d);
+          ScaleRow(qp + r * dm.d, dm.d, a.scale);
+          m[r] = kNegInf;
+          l[r] = 0.f;
+        }
+        std::fill(acc, acc + mq * dm.d, 0.f);
+        for (int64_t k0 = 0; k0 < kend; k0 += dm.bk) {
+          const int64_t nkj = std::min(dm.bk, dm.s - k0);
+          Gemm(mq, nkj, dm.d, qp, dm.d, kt + (k0 / dm.bk) * dm.d * dm.bk, dm.bk, tile, dm.bk,
+               false);
+          if (a.causal) MaskCausal(tile, dm.bk, mq, nkj, q0, k0);
+          for (int64_t r = 0; r < mq; ++r) {
+            float* row = tile + r * dm.bk;
+            const float mnew = std::max(m[r], RowMax(row, nkj));
+            if (mnew == kNegInf) {  // Every key of this row masked so far.
+              std::fill(row, row + nkj, 0.f);
+              continue;
+            }
+            const float alpha = m[r] == kNegInf ? 0.f : std::exp(m[r] - mnew);
+            l[r] = l[r] * alpha + ExpInPlace(row, nkj, mnew);
+            m[r] = mnew;
+            ScaleRow(acc + r * dm.d, dm.d, alpha);
+          }
+          Gemm(mq, dm.d, nkj, tile, dm.bk, vr + k0 * dm.d, dm.d, acc, dm.d, true);
+        }
+        for (int64_t r = 0; r < mq; ++r) {
+          ScaleRow(acc + r * dm.d, dm.d, l[r] > 0.f ? 1.f / l[r] : 0.f);
+          StoreRow(a.type, acc + r * dm.d, dm.d, a.out, dm.QOffset(bi, q0 + r, hi));
+          a.lse[dm.LseOffset(bi, hi, q0 + r)] = m[r] + std::log(l[r]);
+        }
+      }
+    }
+  });
+}
+
+void AttentionBackward(const AttentionArgs& a) {
+  const Dims dm(a);
+  // Partial dK/dV per split: allowed up to 256 MiB of float32, else one split per pair.
+  const int64_t pairs = dm.b * dm.k;
+  const int64_t max_splits =
+      std::max<int64_t>(1, (int64_t{64} << 20) / std::max<int64_t>(1, pairs * dm.s * dm.d * 2));
+  const int64_t splits = QuerySplits(dm, max_splits);
+  const int64_t items = pairs * splits;
+  const int workers = ParallelFor::Workers(items, 0);
+  const int64_t kt_size = dm.nk * dm.d * dm.bk;
+  const int64_t sd = dm.s * dm.d;
+  const int64_t tile = dm.bq * dm.bk;
+  const int64_t per_worker = 2 * kt_size + 3 * sd + 4 * dm.bq * dm.d + 4 * tile + 2 * dm.bq;
+  std::vector<std::vector<float>> scratch(workers, std::vector<float>(per_worker));
+  std::vector<float> partial(splits > 1 ? items * 2 * sd : 0);
+  ParallelFor::Run(items, workers, [&](int w, int64_t item) {
+    float* kt = scratch[w].data();
+    float* vt = kt + kt_size;
+    float* kr = vt + kt_size;
+    float* dk_acc = kr + sd;
+    float* dv_acc = dk_acc + sd;
+    float* qs = dv_acc + sd;
+    float* dob = qs + dm.bq * dm.d;
+    float* ob = dob + dm.bq * dm.d;
+    float* dq_acc = ob + dm.bq * dm.d;
+    float* p = dq_acc + dm.bq * dm.d;
+    float* ds = p + tile;
+    float* pt = ds + tile;
+    float* dst = pt + tile;
+    float* lse = dst + tile;
+    float* delta = lse + dm.bq;
+    const int64_t pair = item / splits, split = item % splits;
+    const int64_t bi = pair / dm.k, kvh = pair % dm.k;
+    const int64_t qb0 = split * dm.nq / splits, qb1 = (split + 1) * dm.nq / splits;
+    const int64_t keys = KeysNeeded(a, dm, qb1);
+    PackKeys(a, dm, a.k, bi, kvh, keys, kt, kr, nullptr);
+    PackKeys(a, dm, a.v, bi, kvh, keys, vt, nullptr, qs);
+    std::fill(dk_acc, dk_acc + 2 * sd, 0.f);
+    for (int64_t qb = qb0; qb < qb1; ++qb) {
+      const int64_t q0 = qb * dm.bq, mq = std::min(dm.bq, dm.t - q0);
+      const int64_t kend = a.causal ? std::min(dm.s, q0 + mq) : dm.s;
+      for (int64_t gi = 0; gi < dm.g; ++gi) {
+        const int64_t hi = kvh * dm.g + gi;
+        for (int64_t r = 0; r < mq; ++r) {
+          const int64_t off = dm.QOffset(bi, q0 + r, hi);
+          LoadRow(a.type, a.q, off, dm.d, qs + r * dm.d);
+          ScaleRow(qs + r * dm.d, dm.d, a.scale);
+          LoadRow(a.type, a.dout, off, dm.d, dob + r * dm.d);
+          LoadRow(a.type, a.out_in, off, dm.d, ob + r * dm.d);
+          float dl = 0.f;
+          for (int64_t di = 0; di < dm.d; ++di) dl += dob[r * dm.d + di] * ob[r * dm.d + di];
+          delta[r] = dl;
+          lse[r] = a.lse_in[dm.LseOffset(bi, hi, q0 + r)];
+        }
+        std::fill(dq_acc, dq_acc + mq * dm.d, 0.f);
+        for (int64_t k0 = 0; k0 < kend; k0 += dm.bk) {
+          const int64_t nkj = std::min(dm.bk, dm.s - k0);
+          const int64_t blk = (k0 / dm.bk) * dm.d * dm.bk;
+          Gemm(mq, nkj, dm.d, qs, dm.d, kt + blk, dm.bk, p, dm.bk, false);
+          if (a.causal) MaskCausal(p, dm.bk, mq, nkj, q0, k0);
+          for (int64_t r = 0; r < mq; ++r) ExpInPlace(p + r * dm.bk, nkj, lse[r]);
+          Gemm(mq, nkj, dm.d, dob, dm.d, vt + blk, dm.bk, ds, dm.bk, false);
+          for (int64_t r = 0; r < mq; ++r) {
+            const VecF dl = Splat(delta[r]);
+            float* dsr = ds + r * dm.bk;
+            const float* pr = p + r * dm.bk;
+            int64_t c = 0;
+            for (; c + kLanes <= nkj; c += kLanes) Store(dsr + c, Load(pr + c) * (Load(dsr + c) - dl));
+            for (; c < nkj; ++c) dsr[c] = pr[c] * (dsr[c] - delta[r]);
+          }
+          Transpose(mq, nkj, p, dm.bk, pt, dm.bq);
+          Transpose(mq, nkj, ds, dm.bk, dst, dm.bq);
+          Gemm(nkj, dm.d, mq, pt, dm.bq, dob, dm.d, dv_acc + k0 * dm.d, dm.d, true);
+          Gemm(nkj, dm.d, mq, dst, dm.bq, qs, dm.d, dk_acc + k0 * dm.d, dm.d, true);
+          Gemm(mq, dm.d, nkj, ds, dm.bk, kr + k0 * dm.d, dm.d, dq_acc, dm.d, true);
+        }
+        for (int64_t r = 0; r < mq; ++r) {
+          float* dst_row = a.dq + dm.QOffset(bi, q0 + r, hi);
+          for (int64_t di = 0; di < dm.d; ++di) dst_row[di] = dq_acc[r * dm.d + di] * a.scale;
+        }
+      }
+    }
+    if (splits == 1) {
+      for (int64_t si = 0; si < dm.s; ++si) {
+        std::copy(dk_acc + si * dm.d, dk_acc + (si + 1) * dm.d, a.dk + dm.KOffset(bi, si, kvh));
+        std::copy(dv_acc + si * dm.d, dv_acc + (si + 1) * dm.d, a.dv + dm.KOffset(bi, si, kvh));
+      }
+    } else {
+      std::copy(dk_acc, dk_acc + 2 * sd, partial.data() + item * 2 * sd);
+    }
+  });
+  if (splits == 1) return;
+  ParallelFor::Run(pairs, 0, [&](int, int64_t pair) {
+    const int64_t bi = pair / dm.k, kvh = pair % dm.k;
+    for (int64_t si = 0; si < dm.s; ++si) {
+      float* dk = a.dk + dm.KOffset(bi, si, kvh);
+      float* dv = a.dv + dm.KOffset(bi, si, kvh);
+      std::fill(dk, dk + dm.d, 0.f);
+      std::fill(dv, dv + dm.d, 0.f);
+      for (int64_t sp = 0; sp < splits; ++sp) {
+        const float* part = partial.data() + (pair * splits + sp) * 2 * sd;
+        for (int64_t di = 0; di < dm.d; ++di) {
+          dk[di] += part[si * dm.d + di];
+          dv[di] += part[sd + si * dm.d + di];
+        }
+      }
+    }
+  });
+}
+
+}  // namespace PJRTKIT_ISA
+}  // namespace pjrtkit_kernels

@@ -1,0 +1,51 @@
+// Native flash attention for pjrtkit's CPU device: forward (online softmax over key blocks, no
+// [T, S] matrix) and backward (recomputes probabilities from the saved log-sum-exp), in
+// [batch, seq, heads, head_dim] layout with grouped key/value heads.
+//
+// Work is split over (batch, kv head, query-block range) items on ParallelFor threads; each item
+// packs its key/value head once as float32 and runs register-blocked, vectorised tile products.
+// Compiled once per instruction set (kernels/native/simd.h); attention_ffi.cc dispatches.
+#ifndef PJRTKIT_KERNELS_DOT_PRODUCT_ATTENTION_NATIVE_ATTENTION_KERNEL_H_
+#define PJRTKIT_KERNELS_DOT_PRODUCT_ATTENTION_NATIVE_ATTENTION_KERNEL_H_
+
+#include <cstdint>
+
+#include "kernels/native/bfloat16.h"
+
+namespace pjrtkit_kernels {
+
+// Sizes, options and buffers of one attention call. q/k/v/out/dout have `type`; lse and the
+// gradients are float32.
+struct AttentionArgs {
+  int64_t batch = 0, q_len = 0, heads = 0, head_dim = 0, kv_len = 0, kv_heads = 0;
+  float scale = 1.f;
+  bool causal = false;
+  int64_t block_q = 64, block_k = 128;
+  ElementType type = ElementType::kF32;
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  void* out = nullptr;          // forward output [B, T, H, D]
+  float* lse = nullptr;         // forward output [B, H, T]
+  const void* out_in = nullptr;   // backward inputs
+  const float* lse_in = nullptr;
+  const void* dout = nullptr;
+  float* dq = nullptr;          // backward outputs
+  float* dk = nullptr;
+  float* dv = nullptr;
+};
+
+#define PJRTKIT_DECLARE_ATTENTION(isa)            \
+  namespace isa {                                 \
+  void AttentionForward(const AttentionArgs& a);  \
+  void AttentionBackward(const AttentionArgs& a); \
+  }
+
+PJRTKIT_DECLARE_ATTENTION(avx512)
+PJRTKIT_DECLARE_ATTENTION(avx2)
+PJRTKIT_DECLARE_ATTENTION(generic)
+#undef PJRTKIT_DECLARE_ATTENTION
+
+}  // namespace pjrtkit_kernels
+
+#endif  // PJRTKIT_KERNELS_DOT_PRODUCT_ATTENTION_NATIVE_ATTENTION_KERNEL_H_

@@ -1,0 +1,1 @@
+"""layer_norm: layer normalisation and RMS normalisation over one axis."""

@@ -1,0 +1,65 @@
+"""layer_norm's public function and its implementations table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pjrtkit.kernels.core.device import DeviceInfo
+from pjrtkit.kernels.core.op import Family, Op, register_family
+from pjrtkit.kernels.core.spec import Spec
+from pjrtkit.kernels.layer_norm import base
+from pjrtkit.kernels.layer_norm.mosaic import MosaicLayerNorm
+from pjrtkit.kernels.layer_norm.native import NativeLayerNorm
+from pjrtkit.kernels.layer_norm.triton import TritonLayerNorm
+from pjrtkit.kernels.layer_norm.xla import XlaLayerNorm
+
+IMPLEMENTATIONS: dict[str, Op] = {
+    "xla": XlaLayerNorm(),
+    "native": NativeLayerNorm(),
+    "triton": TritonLayerNorm(),
+    "mosaic": MosaicLayerNorm(),
+}
+
+
+def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
+  """The documented choice for ``implementation=None`` without a tuned result.
+
+  NVIDIA GPU: "triton" (one row per program, memory-bound; Mosaic GPU gains nothing here).
+  pjrtkit's CPU device: "native" (multithreaded over rows). Elsewhere: "xla".
+  An implementation that cannot serve the call is skipped; "xla" always can.
+  """
+  del spec, phase
+  if device.is_gpu:
+    return ["triton", "xla"]
+  if device.is_pjrtkit_cpu:
+    return ["native", "xla"]
+  return ["xla"]
+
+
+FAMILY = Family(base.OP_NAME, IMPLEMENTATIONS, rule)
+register_family(FAMILY)
+
+
+def layer_norm(x: Any, scale: Any, offset: Any, *, axis: int = -1, epsilon: float = 1e-6,
+               subtract_mean: bool = True, implementation: str | None = None) -> Any:
+  """Layer normalisation (RMS normalisation with ``subtract_mean=False``) over `axis`.
+
+  Args:
+    x: the input, float32, bfloat16 or float16 (float64 with "xla").
+    scale: ``[x.shape[axis]]`` multiplier, or None.
+    offset: ``[x.shape[axis]]`` addend, or None.
+    axis: the normalised axis.
+    epsilon: added to the variance (mean square for RMS norm).
+    subtract_mean: False for RMS norm.
+    implementation: "xla", "native" (pjrtkit's CPU device), "triton" or "mosaic" (NVIDIA GPUs),
+      or None to choose per device, shape and dtype (tuned results, else `rule`).
+
+  Returns:
+    The normalised array, with x's shape and dtype.
+
+  Raises:
+    TypeError, ValueError: for arguments of the wrong type, dtype or shape (naming the parameter).
+    UnsupportedImplementationError: when `implementation` cannot serve this call (no GPU, dtype).
+  """
+  spec = base.make_spec(x, scale, offset, axis, epsilon, subtract_mean)
+  return FAMILY.call(spec, (x, scale, offset), implementation)

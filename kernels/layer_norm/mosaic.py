@@ -1,0 +1,150 @@
+"""layer_norm "mosaic": Pallas kernels lowered through Mosaic GPU (``plgpu.CompilerParams``).
+
+Each program copies a tile of `block_rows` rows (channels padded to a multiple of 64) from
+global to shared memory with TMA, normalises it with the same kernel body as "triton", and copies
+the results back. Hopper (sm_90) and newer. Inputs stay in global memory (no BlockSpec
+pipelining), which is also what Pallas's Mosaic GPU interpret mode needs (it accepts only
+whole-array blocks), so CI runs these kernels under ``pallas_interpret()``.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Sequence
+
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+import jax.experimental.pallas.mosaic_gpu as plgpu
+
+from pjrtkit.kernels.core import pallas as pallas_lib
+from pjrtkit.kernels.core.device import DeviceInfo
+from pjrtkit.kernels.core.interpret import interpret_enabled
+from pjrtkit.kernels.core.op import Op
+from pjrtkit.kernels.core.spec import Spec
+from pjrtkit.kernels.layer_norm import base, pallas_common
+from pjrtkit.kernels.layer_norm.pallas_common import PallasLayerNormConfig
+
+_MAX_CHANNELS = 8192
+
+
+def _copy_in(pairs: list[tuple[Any, Any]], bars: Any) -> None:
+  for n, (src, dst) in enumerate(pairs):
+    plgpu.copy_gmem_to_smem(src, dst, bars.at[n])
+  for n in range(len(pairs)):
+    plgpu.barrier_wait(bars.at[n])
+
+
+def _copy_out(pairs: list[tuple[Any, Any]]) -> None:
+  plgpu.commit_smem()
+  for src, dst in pairs:
+    plgpu.copy_smem_to_gmem(src, dst)
+  plgpu.wait_smem_to_gmem(0)
+
+
+def _scoped(body: Any, scratch: list[Any]) -> Any:
+  """Runs `body` with shared-memory scratch and barriers allocated by ``pl.run_scoped`` (Pallas's
+  Mosaic GPU interpreter does not take barriers in ``scratch_shapes``)."""
+
+  def kernel(*refs: Any) -> None:
+    pl.run_scoped(lambda *scr: body(*refs, *scr), *scratch)
+
+  return kernel
+
+
+def _fwd(x_g, sc_g, of_g, y_g, m_g, r_g, x_s, sc_s, of_s, y_s, m_s, r_s, bars, *, block_rows,
+         **kw):
+  rows = pl.ds(pallas_lib.mosaic_program_id() * block_rows, block_rows)
+  _copy_in([(x_g.at[rows], x_s), (sc_g, sc_s), (of_g, of_s)], bars)
+  pallas_common.fwd_kernel(x_s, sc_s, of_s, y_s, m_s, r_s, **kw)
+  _copy_out([(y_s, y_g.at[rows]), (m_s, m_g.at[rows]), (r_s, r_g.at[rows])])
+
+
+def _bwd(x_g, sc_g, m_g, r_g, dy_g, dx_g, ds_g, do_g, x_s, sc_s, m_s, r_s, dy_s, dx_s, ds_s, do_s,
+         bars, *, block_rows, **kw):
+  i = pallas_lib.mosaic_program_id()
+  rows = pl.ds(i * block_rows, block_rows)
+  _copy_in([(x_g.at[rows], x_s), (sc_g, sc_s), (m_g.at[rows], m_s), (r_g.at[rows], r_s),
+            (dy_g.at[rows], dy_s)], bars)
+  pallas_common.bwd_kernel(x_s, sc_s, m_s, r_s, dy_s, dx_s, ds_s, do_s, **kw)
+  _copy_out([(dx_s, dx_g.at[rows]), (ds_s, ds_g.at[i]), (do_s, do_g.at[i])])
+
+
+class MosaicLayerNorm(Op[PallasLayerNormConfig]):
+  """Layer norm as Pallas Mosaic GPU kernels."""
+
+  op_name = base.OP_NAME
+  implementation = "mosaic"
+  config_cls = PallasLayerNormConfig
+
+  def unsupported_reason(self, spec: Spec, device: DeviceInfo) -> str | None:
+    reason = pallas_lib.gpu_unsupported_reason(device, "Mosaic GPU", (9, 0))
+    if reason:
+      return reason
+    if not interpret_enabled():
+      return ("not verified on a GPU: on the H200 (jax 0.11.2, 2026-12-01) every compiled test of "
+              "this kernel that ran failed, so it runs only under pallas_interpret() for now; use "
+              "'triton' or 'xla' on GPUs")
+    if spec.arg("x").dtype not in base.FLOAT_DTYPES:
+      return f"dtype {spec.arg('x').dtype} is not supported ({', '.join(base.FLOAT_DTYPES)})"
+    if spec.arg("x").shape[spec.param("axis")] > _MAX_CHANNELS:
+      return f"more than {_MAX_CHANNELS} channels do not fit one shared-memory tile"
+    return None
+
+  def default_config(self, spec: Spec) -> PallasLayerNormConfig:
+    c = pallas_lib.round_up(spec.arg("x").shape[spec.param("axis")], 64)
+    return PallasLayerNormConfig(64 if c <= 512 else 16)
+
+  def _get_autotuning_configs(self, spec: Spec) -> Sequence[PallasLayerNormConfig]:
+    return (PallasLayerNormConfig(16), PallasLayerNormConfig(64), PallasLayerNormConfig(128))
+
+  def forward(self, args: tuple[Any, ...], spec: Spec, config: PallasLayerNormConfig
+              ) -> tuple[Any, Any]:
+    x, scale, offset = args
+    r = config.block_rows
+    rows_p, sc, of, restore, n, c, cp = pallas_common._prepare(  # pylint: disable=protected-access
+        x, scale, offset, spec, r, lambda c: pallas_lib.round_up(c, 64))
+    npad = rows_p.shape[0]
+    f32 = jnp.float32
+    y, mean, rstd = pallas_lib.mosaic_call(
+        _scoped(functools.partial(_fwd, block_rows=r, channels=c,
+                                  epsilon=spec.param("epsilon"),
+                                  subtract_mean=spec.param("subtract_mean")),
+                [plgpu.SMEM((r, cp), x.dtype), plgpu.SMEM((cp,), f32), plgpu.SMEM((cp,), f32),
+                 plgpu.SMEM((r, cp), x.dtype), plgpu.SMEM((r,), f32), plgpu.SMEM((r,), f32),
+                 plgpu.Barrier(num_barriers=3)]),
+        grid=npad // r, num_inputs=3,
+        out_shape=[jax.ShapeDtypeStruct(rows_p.shape, x.dtype),
+                   jax.ShapeDtypeStruct((npad,), f32), jax.ShapeDtypeStruct((npad,), f32)],
+        name="pjrtkit_layer_norm_fwd_mosaic",
+    )(rows_p, sc, of)
+    shape = base.stats_shape(spec)
+    return restore(y[:n, :c]), (x, scale, offset, mean[:n].reshape(shape),
+                                rstd[:n].reshape(shape))
+
+  def backward(self, residuals: Any, dout: Any, spec: Spec, config: PallasLayerNormConfig
+               ) -> tuple[Any, ...]:
+    x, scale, _, mean, rstd = residuals
+    r = config.block_rows
+    rows_p, sc, _, restore, n, c, cp = pallas_common._prepare(  # pylint: disable=protected-access
+        x, scale, None, spec, r, lambda c: pallas_lib.round_up(c, 64))
+    npad = rows_p.shape[0]
+    dy_rows, _ = base.to_rows(dout.astype(x.dtype), spec.param("axis"))
+    dy_p = pallas_lib.pad_axis(pallas_lib.pad_axis(dy_rows, 0, npad), 1, cp)
+    f32 = jnp.float32
+    nb = npad // r
+    dx, dscale, doffset = pallas_lib.mosaic_call(
+        _scoped(functools.partial(_bwd, block_rows=r, channels=c,
+                                  subtract_mean=spec.param("subtract_mean")),
+                [plgpu.SMEM((r, cp), x.dtype), plgpu.SMEM((cp,), f32), plgpu.SMEM((r,), f32),
+                 plgpu.SMEM((r,), f32), plgpu.SMEM((r, cp), x.dtype),
+                 plgpu.SMEM((r, cp), x.dtype), plgpu.SMEM((cp,), f32), plgpu.SMEM((cp,), f32),
+                 plgpu.Barrier(num_barriers=5)]),
+        grid=nb, num_inputs=5,
+        out_shape=[jax.ShapeDtypeStruct(rows_p.shape, x.dtype),
+                   jax.ShapeDtypeStruct((nb, cp), f32), jax.ShapeDtypeStruct((nb, cp), f32)],
+        name="pjrtkit_layer_norm_bwd_mosaic",
+    )(rows_p, sc, pallas_lib.pad_axis(mean.reshape(n), 0, npad),
+      pallas_lib.pad_axis(rstd.reshape(n), 0, npad), dy_p)
+    return base.finish_grads(spec, restore(dx[:n, :c]), jnp.sum(dscale, 0)[:c],
+                             jnp.sum(doffset, 0)[:c])

@@ -1,0 +1,17 @@
+// CpuFeatures: which of the native kernels' instruction-set variants this CPU runs.
+#ifndef PJRTKIT_KERNELS_NATIVE_CPU_FEATURES_H_
+#define PJRTKIT_KERNELS_NATIVE_CPU_FEATURES_H_
+
+namespace pjrtkit_kernels {
+
+enum class Isa { kGeneric, kAvx2, kAvx512 };
+
+class CpuFeatures {
+ public:
+  // The widest variant supported: AVX-512 (F, BW, VL, DQ), else AVX2 with FMA, else generic.
+  static Isa Best();
+};
+
+}  // namespace pjrtkit_kernels
+
+#endif  // PJRTKIT_KERNELS_NATIVE_CPU_FEATURES_H_

@@ -1,0 +1,76 @@
+// Vector helpers for the native kernels, on GCC/Clang vector extensions.
+//
+// Each kernel source is compiled once per instruction set (BUILD: avx512, avx2, generic) with
+// PJRTKIT_ISA naming the namespace and PJRTKIT_VEC_WIDTH the float lanes (16, 8, 4); the FFI
+// handlers pick the variant the CPU supports at run time. Everything here is inline and lives in
+// that per-ISA namespace, so the variants never collide.
+#ifndef PJRTKIT_ISA
+#error "compile with -DPJRTKIT_ISA=<namespace> -DPJRTKIT_VEC_WIDTH=<lanes>"
+#endif
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace pjrtkit_kernels {
+namespace PJRTKIT_ISA {
+
+constexpr int kLanes = PJRTKIT_VEC_WIDTH;
+typedef float VecF __attribute__((vector_size(kLanes * 4), aligned(4)));
+typedef int32_t VecI __attribute__((vector_size(kLanes * 4), aligned(4)));
+
+inline VecF Splat(float x) {
+  VecF v;
+  for (int i = 0; i < kLanes; ++i) v[i] = x;
+  return v;
+}
+
+inline VecF Load(const float* p) {
+  VecF v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+inline void Store(float* p, VecF v) { std::memcpy(p, &v, sizeof(v)); }
+
+inline float Sum(VecF v) {
+  float s = 0.f;
+  for (int i = 0; i < kLanes; ++i) s += v[i];
+  return s;
+}
+
+inline float Max(VecF v) {
+  float m = v[0];
+  for (int i = 1; i < kLanes; ++i) m = v[i] > m ? v[i] : m;
+  return m;
+}
+
+inline VecF VMax(VecF a, VecF b) { return a > b ? a : b; }
+
+// exp(x) for float lanes: Cody-Waite range reduction and a degree-6 polynomial (relative error
+// below 2e-7 on [-87, 88]); below -87.3 (including -inf) the result is 0, above 88.7 it saturates.
+inline VecF Exp(VecF x_in) {
+  VecF x = x_in < Splat(-87.3f) ? Splat(-87.3f) : x_in;
+  x = x > Splat(88.7f) ? Splat(88.7f) : x;
+  // Round x * log2(e) to the nearest integer: adding 1.5 * 2^23 leaves it in the low bits.
+  const VecF n = (x * Splat(1.44269504f) + Splat(12582912.f)) - Splat(12582912.f);
+  VecF r = x - n * Splat(0.693359375f);
+  r = r - n * Splat(-2.12194440e-4f);
+  VecF p = Splat(1.9875691500e-4f);
+  p = p * r + Splat(1.3981999507e-3f);
+  p = p * r + Splat(8.3334519073e-3f);
+  p = p * r + Splat(4.1665795894e-2f);
+  p = p * r + Splat(1.6666665459e-1f);
+  p = p * r + Splat(5.0000001201e-1f);
+  p = p * r * r + r + Splat(1.f);
+  const VecI bits = (__builtin_convertvector(n, VecI) + 127) << 23;
+  VecF scale;
+  std::memcpy(&scale, &bits, sizeof(scale));
+  return x_in < Splat(-87.3f) ? Splat(0.f) : p * scale;
+}
+
+// Scalar exp with the same clamping (tails of rows shorter than a vector).
+inline float ExpScalar(float x) { return x < -87.3f ? 0.f : std::exp(x); }
+
+}  // namespace PJRTKIT_ISA
+}  // namespace pjrtkit_kernels
