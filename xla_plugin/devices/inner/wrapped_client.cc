@@ -134,7 +134,7 @@ Status WrappedClient::Init(int device_count, const ProcessPlacement& placement) 
   }
   if (placed) {
     process_index_ = placement.process_index;
-  } else {
+  } else if (placement.forward.is_multi_process()) {
     PJRTKIT_INNER_ARGS(PJRT_Client_ProcessIndex, process_args);
     process_args.client = inner_client();
     PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*inner_, PJRT_Client_ProcessIndex, &process_args));
@@ -223,6 +223,12 @@ StatusOr<InnerDeviceInfo> WrappedClient::ReadDeviceInfo(PJRT_Device* device) con
                                                 attributes_args.num_attributes));
   PJRTKIT_INNER_ARGS(PJRT_Device_LocalHardwareId, hardware_args);
   hardware_args.device = device;
+  // Optional: a plugin without it keeps process 0 (one-process clients).
+  PJRTKIT_INNER_ARGS(PJRT_DeviceDescription_ProcessIndex, process_args);
+  process_args.device_description = description;
+  if (PJRTKIT_INNER_CALL(*inner_, PJRT_DeviceDescription_ProcessIndex, &process_args).ok()) {
+    info.process_index = process_args.process_index;
+  }
   // Optional: a plugin without it keeps -1, and the device's id stands in.
   if (PJRTKIT_INNER_CALL(*inner_, PJRT_Device_LocalHardwareId, &hardware_args).ok()) {
     info.local_hardware_id = hardware_args.local_hardware_id;
