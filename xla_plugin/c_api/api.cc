@@ -75,7 +75,7 @@ PJRT_Api MakePjrtApi(const FactoryEntryPoints& entry_points) {
   api.PJRT_Client_CreateBuffersForAsyncHostToDevice = ClientCreateBuffersForAsyncHostToDevice;
   api.PJRT_Client_DmaMap = ClientDmaMap;                                    // UNIMPLEMENTED.
   api.PJRT_Client_DmaUnmap = ClientDmaUnmap;                                // UNIMPLEMENTED.
-  api.PJRT_Client_UpdateGlobalProcessInfo = ClientUpdateGlobalProcessInfo;  // UNIMPLEMENTED.
+  api.PJRT_Client_UpdateGlobalProcessInfo = ClientUpdateGlobalProcessInfo;
   api.PJRT_Client_CreateAliasBuffer = ClientCreateAliasBuffer;              // UNIMPLEMENTED.
   api.PJRT_Client_FulfillAliasBuffer = ClientFulfillAliasBuffer;            // UNIMPLEMENTED.
 

@@ -14,6 +14,8 @@
 // C++ standard library.
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 // PJRT C API.
 #include "xla/pjrt/c/pjrt_c_api.h"
@@ -24,6 +26,7 @@
 #include "xla_plugin/c_api/plugin.h"
 #include "xla_plugin/c_api/topology.h"
 #include "xla_plugin/client/client.h"
+#include "xla_plugin/client/multi_process.h"
 #include "xla_plugin/client/plugin_factory.h"
 #include "xla_plugin/client/status.h"
 #include "xla_plugin/client/status_or.h"
@@ -72,12 +75,35 @@ PJRT_Error* PluginAttributes(PJRT_Plugin_Attributes_Args* args) {
   return PluginAttributesFrom(args, &FactoryPluginAttributes<Factory>);
 }
 
+// True when Factory has CreateClient(options, multi_process).
+template <typename Factory, typename = void>
+struct TakesMultiProcess : std::false_type {};
+template <typename Factory>
+struct TakesMultiProcess<Factory, std::void_t<decltype(Factory::CreateClient(
+                                      std::declval<AttributeMap>(), std::declval<MultiProcess>()))>>
+    : std::true_type {};
+
+// The factory's client: CreateClient(options, multi_process) when it has one; otherwise
+// CreateClient(options), and a multi-process job is refused (the device cannot take part).
+template <typename Factory>
+StatusOr<std::unique_ptr<Client>> CreateFactoryClient(const AttributeMap& options,
+                                                      const MultiProcess& multi_process) {
+  if constexpr (TakesMultiProcess<Factory>::value) {
+    return StatusOr<std::unique_ptr<Client>>(Factory::CreateClient(options, multi_process));
+  } else {
+    if (multi_process.is_multi_process()) {
+      return Unimplemented("PJRT_Client_Create: this device does not take part in multi-process "
+                           "jobs (num_nodes = " + std::to_string(multi_process.num_processes()) +
+                           "); its factory has no CreateClient(options, multi_process)");
+    }
+    return StatusOr<std::unique_ptr<Client>>(Factory::CreateClient(options));
+  }
+}
+
 // PJRT_Client_Create for Factory.
 template <typename Factory>
 PJRT_Error* ClientCreate(PJRT_Client_Create_Args* args) {
-  return ClientCreateWith(args, [](const AttributeMap& options) {
-    return StatusOr<std::unique_ptr<Client>>(Factory::CreateClient(options));
-  });
+  return ClientCreateWith(args, &CreateFactoryClient<Factory>);
 }
 
 // PJRT_TopologyDescription_Create for Factory.

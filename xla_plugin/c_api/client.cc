@@ -10,6 +10,7 @@
 #include "xla_plugin/c_api/entry_point.h"
 #include "xla_plugin/c_api/ffi_registry.h"
 #include "xla_plugin/c_api/handles.h"
+#include "xla_plugin/c_api/key_value_callbacks.h"
 #include "xla_plugin/c_api/loaded_executable.h"
 
 namespace pjrtkit {
@@ -107,12 +108,16 @@ Status CheckSameClient(const char* fn, const char* what, const PJRT_Client* expe
 
 PJRT_Error* ClientCreateWith(PJRT_Client_Create_Args* args, CreateClientFn create) {
   return Guard("PJRT_Client_Create", [&](const char* fn) -> Status {
-    // kv_try_get_callback and kv_try_get_user_arg are newer and not read: not required.
+    // kv_try_get_callback and kv_try_get_user_arg are newer: read only when present.
     PJRTKIT_RETURN_IF_ERROR(
         CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Client_Create_Args, client)));
     PJRTKIT_ASSIGN_OR_RETURN(AttributeMap options,
                              ToAttributeMap(fn, args->create_options, args->num_options));
-    PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<Client> client, create(options));
+    PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<KeyValueStore> store,
+                             CallbackKeyValueStore::FromArgs(*args));
+    PJRTKIT_ASSIGN_OR_RETURN(MultiProcess multi_process,
+                             MultiProcess::FromOptions(&options, std::move(store)));
+    PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<Client> client, create(options, multi_process));
     PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<PJRT_Client> handle,
                              WrapClient(fn, std::move(client)));
     // FFI handlers/types registered so far (often before any client existed) reach it now.
@@ -128,6 +133,19 @@ PJRT_Error* ClientDestroy(PJRT_Client_Destroy_Args* args) {
         CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Client_Destroy_Args, client)));
     if (args->client != nullptr) FfiRegistry::Global().Detach(args->client->client.get());
     delete args->client;
+    return OkStatus();
+  });
+}
+
+PJRT_Error* ClientUpdateGlobalProcessInfo(PJRT_Client_UpdateGlobalProcessInfo_Args* args) {
+  return Guard("PJRT_Client_UpdateGlobalProcessInfo", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(CheckArgs(
+        fn, args, PJRTKIT_ARGS_SIZE(PJRT_Client_UpdateGlobalProcessInfo_Args, num_process_infos)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "client", args->client));
+    if (args->num_process_infos > 0 && args->process_infos == nullptr) {
+      return InvalidArgument(std::string(fn) + ": process_infos is null but num_process_infos is " +
+                             std::to_string(args->num_process_infos));
+    }
     return OkStatus();
   });
 }

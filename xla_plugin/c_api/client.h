@@ -11,6 +11,7 @@
 
 // pjrtkit client layer.
 #include "xla_plugin/client/client.h"
+#include "xla_plugin/client/multi_process.h"
 #include "xla_plugin/client/status.h"
 #include "xla_plugin/client/status_or.h"
 #include "xla_plugin/client/types.h"
@@ -18,8 +19,10 @@
 namespace pjrtkit {
 namespace capi {
 
-// The factory function PJRT_Client_Create calls.
-using CreateClientFn = StatusOr<std::unique_ptr<Client>> (*)(const AttributeMap& options);
+// The factory function PJRT_Client_Create calls: the device's options (node options taken out)
+// and where the client stands in a multi-process job.
+using CreateClientFn = StatusOr<std::unique_ptr<Client>> (*)(const AttributeMap& options,
+                                                              const MultiProcess& multi_process);
 
 // Wraps `client` in a new handle: builds the PJRT_Device / PJRT_Memory / PJRT_DeviceDescription
 // wrappers of every device and memory once, and the wrapper of the client's topology. INTERNAL
@@ -31,10 +34,15 @@ StatusOr<std::unique_ptr<PJRT_Client>> WrapClient(const char* fn, std::unique_pt
 Status CheckSameClient(const char* fn, const char* what, const PJRT_Client* expected,
                        const PJRT_Client* actual);
 
-// PJRT_Client_Create: converts the create options, calls `create`, wraps the client.
+// PJRT_Client_Create: converts the create options, takes the node options (node_id, num_nodes)
+// and the key-value callbacks into a MultiProcess, calls `create`, wraps the client.
 PJRT_Error* ClientCreateWith(PJRT_Client_Create_Args* args, CreateClientFn create);
 // PJRT_Client_Destroy: frees the client (nullptr is fine) and every device/memory wrapper.
 PJRT_Error* ClientDestroy(PJRT_Client_Destroy_Args* args);
+// PJRT_Client_UpdateGlobalProcessInfo: the framework's view of every process of a multi-process
+// job (jaxlib calls it whenever the coordination service's process states change, and aborts the
+// process when it fails). Checked, then accepted: pjrtkit's devices do not act on process states.
+PJRT_Error* ClientUpdateGlobalProcessInfo(PJRT_Client_UpdateGlobalProcessInfo_Args* args);
 // PJRT_Client_PlatformName: the platform name.
 PJRT_Error* ClientPlatformName(PJRT_Client_PlatformName_Args* args);
 // PJRT_Client_ProcessIndex: this process's index.

@@ -27,8 +27,6 @@ PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_CopyToDeviceStream_CurrentBytes, CopyToDeviceStr
 PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_Client_DmaMap, ClientDmaMap)
 // As above: nothing is ever mapped.
 PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_Client_DmaUnmap, ClientDmaUnmap)
-// pjrtkit clients are single-process; there is no coordination service to update.
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_Client_UpdateGlobalProcessInfo, ClientUpdateGlobalProcessInfo)
 // Client has no buffers whose memory is provided later (alias/fulfill).
 PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_Client_CreateAliasBuffer, ClientCreateAliasBuffer)
 // As above: no alias buffer can exist.

@@ -25,8 +25,6 @@ PJRT_Error* CopyToDeviceStreamCurrentBytes(PJRT_CopyToDeviceStream_CurrentBytes_
 PJRT_Error* ClientDmaMap(PJRT_Client_DmaMap_Args* args);
 // PJRT_Client_DmaUnmap: UNIMPLEMENTED.
 PJRT_Error* ClientDmaUnmap(PJRT_Client_DmaUnmap_Args* args);
-// PJRT_Client_UpdateGlobalProcessInfo: UNIMPLEMENTED.
-PJRT_Error* ClientUpdateGlobalProcessInfo(PJRT_Client_UpdateGlobalProcessInfo_Args* args);
 // PJRT_Client_CreateAliasBuffer: UNIMPLEMENTED.
 PJRT_Error* ClientCreateAliasBuffer(PJRT_Client_CreateAliasBuffer_Args* args);
 // PJRT_Client_FulfillAliasBuffer: UNIMPLEMENTED.

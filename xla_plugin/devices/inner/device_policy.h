@@ -52,8 +52,9 @@ class DevicePolicy {
   // The inner PJRT_Client_Create options for a client of `device_count` devices (0: as many as
   // the inner plugin finds).
   virtual AttributeMap InnerClientOptions(int device_count) const = 0;
-  // pjrtkit's description of device `id` of process 0, given what the inner plugin says of it
-  // (`inner` is empty, id aside, for a topology made without the inner plugin).
+  // pjrtkit's description of device `id`, given what the inner plugin says of it (its
+  // process_index included; `inner` is empty, id aside, for a topology made without the inner
+  // plugin).
   virtual DeviceDescription Describe(int id, const InnerDeviceInfo& inner) const = 0;
   // The FFI platform the device's custom calls run under.
   virtual const FfiPlatform& ffi_platform() const = 0;

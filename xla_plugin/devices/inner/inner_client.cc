@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "xla_plugin/devices/inner/compile_options.h"
+#include "xla_plugin/devices/inner/inner_key_value_callbacks.h"
 
 namespace pjrtkit {
 namespace inner {
@@ -48,14 +49,20 @@ std::vector<PJRT_NamedValue> ToNamedValues(const AttributeMap& options) {
 }  // namespace
 
 StatusOr<std::shared_ptr<InnerClient>> InnerClient::Create(
-    std::shared_ptr<InnerApi> api, std::shared_ptr<const DevicePolicy> policy, int device_count) {
+    std::shared_ptr<InnerApi> api, std::shared_ptr<const DevicePolicy> policy, int device_count,
+    const MultiProcess& forward) {
   if (api == nullptr) return Internal("InnerClient::Create: no inner plugin");
   if (policy == nullptr) return Internal("InnerClient::Create: no device policy");
-  const AttributeMap options = policy->InnerClientOptions(device_count);
+  AttributeMap options = policy->InnerClientOptions(device_count);
+  if (forward.node_options_given()) {
+    options[kNodeIdOption] = int64_t{forward.process_index()};
+    options[kNumNodesOption] = int64_t{forward.num_processes()};
+  }
   std::vector<PJRT_NamedValue> values = ToNamedValues(options);
   PJRTKIT_INNER_ARGS(PJRT_Client_Create, args);
   args.create_options = values.data();
   args.num_options = values.size();
+  if (forward.store() != nullptr) InnerKeyValueCallbacks::Fill(forward.store().get(), &args);
   PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*api, PJRT_Client_Create, &args));
   if (args.client == nullptr) {
     return Internal(api->name() + " PJRT_Client_Create returned no client");
@@ -63,6 +70,7 @@ StatusOr<std::shared_ptr<InnerClient>> InnerClient::Create(
   // From here on the client is owned, so an error below destroys it.
   std::shared_ptr<InnerClient> client(
       new InnerClient(std::move(api), std::move(policy), args.client, device_count));
+  client->store_ = forward.store();
   PJRTKIT_INNER_ARGS(PJRT_Client_Devices, devices_args);
   devices_args.client = client->client_;
   PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*client->api_, PJRT_Client_Devices, &devices_args));

@@ -8,6 +8,7 @@
 #include "xla/pjrt/c/pjrt_c_api.h"
 #include "xla_plugin/client/status_or.h"
 #include "xla_plugin/client/types.h"
+#include "xla_plugin/client/multi_process.h"
 #include "xla_plugin/devices/inner/device_policy.h"
 #include "xla_plugin/devices/inner/inner_api.h"
 
@@ -26,10 +27,13 @@ namespace inner {
 class InnerClient : public std::enable_shared_from_this<InnerClient> {
  public:
   // Creates an inner client on `api` with `policy`'s inner create options for `device_count`
-  // devices (0: as many as the inner plugin finds). device_count() is the number it made.
+  // devices (0: as many as the inner plugin finds). device_count() is the number it made. With
+  // `forward` from a multi-process job, the inner plugin also gets node_id / num_nodes and the
+  // framework's key-value store (kept as long as this client).
   static StatusOr<std::shared_ptr<InnerClient>> Create(std::shared_ptr<InnerApi> api,
                                                        std::shared_ptr<const DevicePolicy> policy,
-                                                       int device_count);
+                                                       int device_count,
+                                                       const MultiProcess& forward = {});
   InnerClient(const InnerClient&) = delete;
   InnerClient& operator=(const InnerClient&) = delete;
   // PJRT_Client_Destroy.
@@ -68,6 +72,7 @@ class InnerClient : public std::enable_shared_from_this<InnerClient> {
   std::shared_ptr<const DevicePolicy> policy_;  // The device's choices.
   PJRT_Client* client_;                         // Owned.
   int device_count_;                            // Inner devices.
+  std::shared_ptr<KeyValueStore> store_;        // Given to the inner plugin; may be null.
 };
 
 }  // namespace inner

@@ -14,6 +14,8 @@ namespace inner {
 // Empty for a topology made without the inner plugin.
 struct InnerDeviceInfo {
   int id = 0;                  // Inner device id (equal to pjrtkit's).
+  int process_index = 0;       // The device's process (the inner plugin's, or pjrtkit's).
+  bool addressable = true;     // True when this process can use the device.
   int local_hardware_id = -1;  // Inner local hardware id (-1: unknown).
   std::string kind;            // Inner device kind, e.g. "cpu" or "NVIDIA H200".
   std::string debug_string;    // Inner short name, e.g. "TFRT_CPU_0" or "cuda:0".

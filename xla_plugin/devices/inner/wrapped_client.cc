@@ -42,12 +42,13 @@ Status CheckShape(const char* what, ElementType type, const std::vector<int64_t>
 
 StatusOr<std::unique_ptr<WrappedClient>> WrappedClient::Create(
     std::shared_ptr<InnerApi> inner, std::shared_ptr<const DevicePolicy> policy, int device_count,
-    size_t host_buffer_cache_bytes) {
-  PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<InnerClient> inner_client,
-                           InnerClient::Create(inner, std::move(policy), device_count));
+    size_t host_buffer_cache_bytes, ProcessPlacement placement) {
+  PJRTKIT_ASSIGN_OR_RETURN(
+      std::shared_ptr<InnerClient> inner_client,
+      InnerClient::Create(inner, std::move(policy), device_count, placement.forward));
   std::unique_ptr<WrappedClient> client(
       new WrappedClient(std::move(inner), std::move(inner_client)));
-  PJRTKIT_RETURN_IF_ERROR(client->Init(device_count));
+  PJRTKIT_RETURN_IF_ERROR(client->Init(device_count, placement));
   if (host_buffer_cache_bytes > 0) {
     client->host_buffer_pool_ = std::make_shared<HostBufferPool>(host_buffer_cache_bytes);
   }
@@ -106,7 +107,7 @@ StatusOr<MemoryLayout> WrappedClient::DefaultLayout(ElementType type,
   return layouts.DefaultLayout(inner_client(), type, dims);
 }
 
-Status WrappedClient::Init(int device_count) {
+Status WrappedClient::Init(int device_count, const ProcessPlacement& placement) {
   const DevicePolicy& policy = this->policy();
   PJRTKIT_INNER_ARGS(PJRT_Client_PlatformVersion, version_args);
   version_args.client = inner_client();
@@ -126,6 +127,19 @@ Status WrappedClient::Init(int device_count) {
   }
   if (devices_args.num_devices == 0) return Internal(inner_->name() + " created no devices");
   const int count = static_cast<int>(devices_args.num_devices);
+  const bool placed = placement.process_index >= 0;  // pjrtkit places the devices (CPU).
+  if (placed && placement.device_process.size() != devices_args.num_devices) {
+    return Internal(inner_->name() + " created " + std::to_string(count) + " devices for " +
+                    std::to_string(placement.device_process.size()) + " placed in processes");
+  }
+  if (placed) {
+    process_index_ = placement.process_index;
+  } else if (placement.forward.is_multi_process()) {
+    PJRTKIT_INNER_ARGS(PJRT_Client_ProcessIndex, process_args);
+    process_args.client = inner_client();
+    PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*inner_, PJRT_Client_ProcessIndex, &process_args));
+    process_index_ = process_args.process_index;
+  }
   std::vector<PJRT_Device*> by_id(count, nullptr);
   std::vector<InnerDeviceInfo> infos(count);
   for (size_t i = 0; i < devices_args.num_devices; ++i) {
@@ -135,24 +149,36 @@ Status WrappedClient::Init(int device_count) {
       return Internal(inner_->name() + " device ids are not 0.." + std::to_string(count - 1) +
                       " (saw id " + std::to_string(info.id) + "); pjrtkit maps devices by id");
     }
-    PJRTKIT_INNER_ARGS(PJRT_Device_IsAddressable, addressable_args);
-    addressable_args.device = device;
-    PJRTKIT_RETURN_IF_ERROR(
-        PJRTKIT_INNER_CALL(*inner_, PJRT_Device_IsAddressable, &addressable_args));
-    if (!addressable_args.is_addressable) {
-      return Internal(inner_->name() + " device " + std::to_string(info.id) +
-                      " is not addressable");
+    if (placed) {
+      info.process_index = placement.device_process[info.id];
+      info.addressable = info.process_index == process_index_;
+    } else {
+      PJRTKIT_INNER_ARGS(PJRT_Device_IsAddressable, addressable_args);
+      addressable_args.device = device;
+      PJRTKIT_RETURN_IF_ERROR(
+          PJRTKIT_INNER_CALL(*inner_, PJRT_Device_IsAddressable, &addressable_args));
+      info.addressable = addressable_args.is_addressable;
     }
     by_id[info.id] = device;
     infos[info.id] = std::move(info);
   }
   const MemoryStatsSource stats = policy.memory_stats_source();
+  int local_index = 0;  // Placed devices: local hardware ids 0..n-1 in this process.
   for (int id = 0; id < count; ++id) {
+    const int hardware_id = placed ? local_index : infos[id].local_hardware_id;
     devices_.push_back(std::make_unique<WrappedDevice>(
-        policy.Describe(id, infos[id]), by_id[id], infos[id].local_hardware_id,
-        stats == MemoryStatsSource::kInner ? inner_.get() : nullptr));
+        policy.Describe(id, infos[id]), by_id[id], hardware_id,
+        stats == MemoryStatsSource::kInner ? inner_.get() : nullptr, infos[id].addressable));
     device_ptrs_.push_back(devices_.back().get());
+    if (infos[id].addressable) {
+      addressable_ptrs_.push_back(devices_.back().get());
+      ++local_index;
+    }
     device_of_inner_[by_id[id]] = devices_.back().get();
+  }
+  if (addressable_ptrs_.empty()) {
+    return Internal(inner_->name() + " gave this process (" + std::to_string(process_index_) +
+                    ") no addressable device");
   }
   PJRTKIT_RETURN_IF_ERROR(InitMemories());
   std::vector<DeviceDescription> descriptions;
@@ -197,6 +223,12 @@ StatusOr<InnerDeviceInfo> WrappedClient::ReadDeviceInfo(PJRT_Device* device) con
                                                 attributes_args.num_attributes));
   PJRTKIT_INNER_ARGS(PJRT_Device_LocalHardwareId, hardware_args);
   hardware_args.device = device;
+  // Optional: a plugin without it keeps process 0 (one-process clients).
+  PJRTKIT_INNER_ARGS(PJRT_DeviceDescription_ProcessIndex, process_args);
+  process_args.device_description = description;
+  if (PJRTKIT_INNER_CALL(*inner_, PJRT_DeviceDescription_ProcessIndex, &process_args).ok()) {
+    info.process_index = process_args.process_index;
+  }
   // Optional: a plugin without it keeps -1, and the device's id stands in.
   if (PJRTKIT_INNER_CALL(*inner_, PJRT_Device_LocalHardwareId, &hardware_args).ok()) {
     info.local_hardware_id = hardware_args.local_hardware_id;
@@ -208,6 +240,7 @@ Status WrappedClient::InitMemories() {
   // pjrtkit's kind ids; kinds an inner plugin adds get the next numbers.
   std::map<std::string, int> kind_ids = {{"device", 0}, {"pinned_host", 1}, {"unpinned_host", 2}};
   for (const std::unique_ptr<WrappedDevice>& device : devices_) {
+    if (!device->IsAddressable()) continue;  // Another process's: no memories here.
     PJRTKIT_INNER_ARGS(PJRT_Device_DefaultMemory, default_args);
     default_args.device = device->inner();
     PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*inner_, PJRT_Device_DefaultMemory, &default_args));
@@ -251,7 +284,7 @@ Status WrappedClient::InitMemories() {
       if (device == nullptr) {
         return Internal(inner_->name() + " memory is addressable by an unknown device");
       }
-      devices.push_back(device);
+      if (device->IsAddressable()) devices.push_back(device);
     }
     memory->SetDevices(std::move(devices));
   }
@@ -271,7 +304,15 @@ WrappedMemory* WrappedClient::FromInner(PJRT_Memory* inner) const {
 StatusOr<WrappedDevice*> WrappedClient::OwnDevice(const Device* device, const char* what) const {
   if (device == nullptr) return InvalidArgument(std::string(what) + " is null");
   for (const std::unique_ptr<WrappedDevice>& own : devices_) {
-    if (own.get() == device) return own.get();
+    if (own.get() != device) continue;
+    if (!own->IsAddressable()) {
+      return InvalidArgument(std::string(what) + " (device " +
+                             std::to_string(own->description().id()) + " of process " +
+                             std::to_string(own->description().process_index()) +
+                             ") is not addressable by this process (" +
+                             std::to_string(process_index_) + ")");
+    }
+    return own.get();
   }
   return InvalidArgument(std::string(what) + " is not a device of this pjrtkit client");
 }

@@ -16,6 +16,7 @@
 #include "xla_plugin/devices/inner/host_buffer_pool.h"
 #include "xla_plugin/devices/inner/inner_api.h"
 #include "xla_plugin/devices/inner/inner_client.h"
+#include "xla_plugin/devices/inner/process_placement.h"
 #include "xla_plugin/devices/inner/wrapped_device.h"
 #include "xla_plugin/devices/inner/wrapped_memory.h"
 
@@ -34,16 +35,18 @@ class WrappedClient : public Client {
   // many as the inner plugin finds) and wraps it. INTERNAL when the inner plugin made another
   // number of devices than asked for, or when its device ids are not exactly 0..n-1. Host-to-device
   // copies go through a HostBufferPool keeping up to `host_buffer_cache_bytes` (0: no pool; see
-  // pooled_host_copy.h; only for inner plugins whose device memory is host memory).
+  // pooled_host_copy.h; only for inner plugins whose device memory is host memory). `placement`
+  // says how the client takes part in a multi-process job (process_placement.h; default: alone).
   static StatusOr<std::unique_ptr<WrappedClient>> Create(
       std::shared_ptr<InnerApi> inner, std::shared_ptr<const DevicePolicy> policy,
-      int device_count, size_t host_buffer_cache_bytes);
+      int device_count, size_t host_buffer_cache_bytes, ProcessPlacement placement = {});
   ~WrappedClient() override;
 
   const std::string& platform_name() const override { return platform_name_; }
   const std::string& platform_version() const override { return platform_version_; }
   const std::vector<Device*>& devices() const override { return device_ptrs_; }
-  const std::vector<Device*>& addressable_devices() const override { return device_ptrs_; }
+  const std::vector<Device*>& addressable_devices() const override { return addressable_ptrs_; }
+  int process_index() const override { return process_index_; }
   const std::vector<Memory*>& memories() const override { return memory_ptrs_; }
   StatusOr<HostBufferResult> BufferFromHostBuffer(const HostBufferArgs& args) override;
   StatusOr<std::unique_ptr<LoadedExecutable>> Compile(const Program& program,
@@ -102,8 +105,9 @@ class WrappedClient : public Client {
 
  private:
   WrappedClient(std::shared_ptr<InnerApi> inner, std::shared_ptr<InnerClient> inner_client);
-  // Builds devices, memories and topology from the inner client; `device_count` as for Create.
-  Status Init(int device_count);
+  // Builds devices, memories and topology from the inner client; `device_count` and `placement`
+  // as for Create.
+  Status Init(int device_count, const ProcessPlacement& placement);
   // What the inner plugin says of `device`.
   StatusOr<InnerDeviceInfo> ReadDeviceInfo(PJRT_Device* device) const;
   // Builds the memories of every device (called by Init).
@@ -122,6 +126,8 @@ class WrappedClient : public Client {
   std::string platform_version_;                        // See pjrtkit_platform.h.
   std::vector<std::unique_ptr<WrappedDevice>> devices_;  // By id.
   std::vector<Device*> device_ptrs_;                    // Views of devices_.
+  std::vector<Device*> addressable_ptrs_;               // This process's devices.
+  int process_index_ = 0;                               // This process.
   std::vector<std::unique_ptr<WrappedMemory>> memories_; // By id.
   std::vector<Memory*> memory_ptrs_;                    // Views of memories_.
   std::unique_ptr<Topology> topology_;                  // pjrtkit's topology.

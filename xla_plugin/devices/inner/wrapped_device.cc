@@ -15,10 +15,13 @@ std::optional<int64_t> IfSet(int64_t value, bool is_set) {
 }  // namespace
 
 WrappedDevice::WrappedDevice(DeviceDescription description, PJRT_Device* inner,
-                             int local_hardware_id, const InnerApi* stats_api)
+                             int local_hardware_id, const InnerApi* stats_api, bool addressable)
     : description_(std::move(description)),
       inner_(inner),
-      local_hardware_id_(local_hardware_id >= 0 ? local_hardware_id : description_.id()),
+      local_hardware_id_(!addressable           ? -1
+                         : local_hardware_id >= 0 ? local_hardware_id
+                                                  : description_.id()),
+      addressable_(addressable),
       stats_api_(stats_api) {}
 
 void WrappedDevice::SetMemories(std::vector<Memory*> memories) { memories_ = std::move(memories); }

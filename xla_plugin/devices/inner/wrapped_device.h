@@ -24,15 +24,16 @@ class WrappedDevice : public Device {
   // Device described by `description`, wrapping `inner`, whose local hardware id is
   // `local_hardware_id` (< 0: unknown, the id stands in). With `stats_api` (the inner plugin,
   // which must outlive the device) memory statistics are the inner plugin's; without, pjrtkit's
-  // own counts (see GetMemoryStats).
+  // own counts (see GetMemoryStats). A device of another process (`addressable` false) has no
+  // memories and local hardware id -1.
   WrappedDevice(DeviceDescription description, PJRT_Device* inner, int local_hardware_id,
-                const InnerApi* stats_api);
+                const InnerApi* stats_api, bool addressable = true);
 
   // Sets the device's memories (default first).
   void SetMemories(std::vector<Memory*> memories);
 
   const DeviceDescription& description() const override { return description_; }
-  bool IsAddressable() const override { return true; }
+  bool IsAddressable() const override { return addressable_; }
   int local_hardware_id() const override { return local_hardware_id_; }
   const std::vector<Memory*>& memories() const override { return memories_; }
   Memory* default_memory() const override { return memories_.empty() ? nullptr : memories_[0]; }
@@ -60,7 +61,8 @@ class WrappedDevice : public Device {
 
   DeviceDescription description_;  // pjrtkit's description.
   PJRT_Device* inner_;             // Owned by the inner client.
-  int local_hardware_id_;          // Inner local hardware id, or the id.
+  int local_hardware_id_;          // Inner local hardware id, or the id; -1: not addressable.
+  bool addressable_;               // False for a device of another process.
   const InnerApi* stats_api_;      // Forwards memory statistics when set.
   std::vector<Memory*> memories_;  // Default memory first; owned by the client.
   MemoryCounter counter_;          // Memory statistics.

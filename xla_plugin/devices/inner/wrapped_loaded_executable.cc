@@ -55,12 +55,29 @@ Status WrappedLoadedExecutable::Init() {
   device_args.executable = inner_;
   PJRTKIT_RETURN_IF_ERROR(
       PJRTKIT_INNER_CALL(api, PJRT_LoadedExecutable_AddressableDevices, &device_args));
+  std::string remote;  // Devices of other processes the program was compiled for.
   for (size_t i = 0; i < device_args.num_addressable_devices; ++i) {
     WrappedDevice* device = client_->FromInner(device_args.addressable_devices[i]);
     if (device == nullptr) {
       return Internal(api.name() + " loaded an executable on an unknown device");
     }
+    if (!device->IsAddressable()) {
+      remote += (remote.empty() ? "" : ", ") + std::to_string(device->description().id()) +
+                " (process " + std::to_string(device->description().process_index()) + ")";
+      continue;
+    }
     devices_.push_back(device);
+  }
+  // Only a plugin that knows nothing of other processes (pjrtkit placed the devices: XLA:CPU)
+  // loads a program on them; it would run their shards here, and its collectives would stay
+  // inside this process: refused rather than computed wrongly or left to hang.
+  if (!remote.empty()) {
+    return Unimplemented(
+        "pjrtkit (" + client_->policy().backend() + "): this program spans processes (it runs on "
+        "devices " + remote + " besides this process's " + std::to_string(devices_.size()) +
+        "), but " + api.name() + " runs programs and collectives within one process only; run "
+        "it on this process's devices (jax.local_devices()), or on a device whose inner plugin "
+        "does cross-process collectives (xla_gpu: NCCL)");
   }
   return OkStatus();
 }

@@ -52,12 +52,13 @@ StatusOr<AttributeMap> PjrtkitFactory::DeviceOptions(const AttributeMap& options
   return rest;
 }
 
-StatusOr<std::unique_ptr<Client>> PjrtkitFactory::CreateClient(const AttributeMap& options) {
+StatusOr<std::unique_ptr<Client>> PjrtkitFactory::CreateClient(const AttributeMap& options,
+                                                              const MultiProcess& job) {
   PJRTKIT_ASSIGN_OR_RETURN(DeviceKind kind,
                            DeviceChoice::Choose(options, DeviceChoice::FromProcess()));
   PJRTKIT_ASSIGN_OR_RETURN(AttributeMap rest, DeviceOptions(options, kind));
-  if (kind == DeviceKind::kXlaGpu) return xla_gpu::XlaGpuFactory::CreateClient(rest);
-  return xla_cpu::XlaCpuFactory::CreateClient(rest);
+  if (kind == DeviceKind::kXlaGpu) return xla_gpu::XlaGpuFactory::CreateClient(rest, job);
+  return xla_cpu::XlaCpuFactory::CreateClient(rest, job);
 }
 
 StatusOr<std::unique_ptr<Topology>> PjrtkitFactory::CreateTopology(const std::string& name,

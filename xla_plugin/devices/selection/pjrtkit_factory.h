@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "xla_plugin/client/client.h"
+#include "xla_plugin/client/multi_process.h"
 #include "xla_plugin/client/options.h"
 #include "xla_plugin/client/plugin_factory.h"
 #include "xla_plugin/client/topology.h"
@@ -30,7 +31,8 @@ struct PjrtkitFactory {
   // programs for the current version).
   static AttributeMap PluginAttributes();
   // The chosen device's client.
-  static StatusOr<std::unique_ptr<Client>> CreateClient(const AttributeMap& options);
+  static StatusOr<std::unique_ptr<Client>> CreateClient(const AttributeMap& options,
+                                                        const MultiProcess& job = {});
   // The chosen device's topology.
   static StatusOr<std::unique_ptr<Topology>> CreateTopology(const std::string& name,
                                                             const AttributeMap& options);

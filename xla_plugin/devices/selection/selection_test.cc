@@ -113,7 +113,8 @@ TEST(PjrtkitFactoryTest, UnknownOptionsListDeviceAndTheChosenDevicesOptions) {
   EXPECT_EQ(client.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(client.status().message(),
             "unknown create option 'cpu_device_count'; accepted options: device (string), "
-            "device_count (int64), xla_cpu_plugin_path (string), host_buffer_cache_mib (int64)");
+            "device_count (int64), xla_cpu_plugin_path (string), host_buffer_cache_mib (int64), "
+            "process_join_timeout_s (int64)");
 }
 
 TEST(PjrtkitFactoryTest, PluginAttributesAreWhatBothDevicesAccept) {

@@ -29,10 +29,10 @@ inline constexpr int kDefaultDeviceCount = 4;
 // empty (a topology made without the inner plugin).
 std::string PlatformVersion(const std::string& inner_version);
 
-// Description of device `id` of process 0: kind "pjrtkit_cpu", debug string "PJRTKIT_<id>",
-// to_string "PjrtkitDevice(id=<id>, process_index=0, kind=pjrtkit_cpu)", attributes
-// {"backend": "xla_cpu", "core_count": 1} (each pjrtkit device is one XLA:CPU device).
-DeviceDescription MakeDeviceDescription(int id);
+// Description of device `id` of process `process_index`: kind "pjrtkit_cpu", debug string
+// "PJRTKIT_<id>", to_string "PjrtkitDevice(id=<id>, process_index=<p>, kind=pjrtkit_cpu)",
+// attributes {"backend": "xla_cpu", "core_count": 1} (each pjrtkit device is one XLA:CPU device).
+DeviceDescription MakeDeviceDescription(int id, int process_index = 0);
 
 }  // namespace xla_cpu
 }  // namespace pjrtkit

@@ -1,5 +1,6 @@
 #include "xla_plugin/devices/xla_cpu/xla_cpu_factory.h"
 
+#include <cstdlib>
 #include <iterator>
 #include <optional>
 #include <utility>
@@ -11,6 +12,7 @@
 #include "xla_plugin/devices/inner/wrapped_topology.h"
 #include "xla_plugin/devices/xla_cpu/builtin_ffi_handlers.h"
 #include "xla_plugin/devices/xla_cpu/device_model.h"
+#include "xla_plugin/devices/xla_cpu/process_exchange.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_policy.h"
 
 namespace pjrtkit {
@@ -41,6 +43,8 @@ std::vector<OptionSpec> XlaCpuFactory::OptionSpecs() {
        "$PJRTKIT_XLA_CPU_PLUGIN, then the xla-cpu-pjrt package installed beside pjrtkit)"},
       {kHostBufferCacheOption, AttributeValue(int64_t{kDefaultHostBufferCacheMib}),
        "MiB of host memory kept for reuse by host-to-device copies, >= 0 (default 1024; 0: off)"},
+      {kJoinTimeoutOption, AttributeValue(int64_t{120}),
+       "seconds a multi-process client waits for the other processes, 1..86400 (default 120)"},
   };
 }
 
@@ -63,9 +67,16 @@ AttributeMap XlaCpuFactory::PluginAttributes() {
   return attributes;
 }
 
-StatusOr<std::unique_ptr<Client>> XlaCpuFactory::CreateClient(const AttributeMap& options) {
+StatusOr<std::unique_ptr<Client>> XlaCpuFactory::CreateClient(const AttributeMap& options,
+                                                             const MultiProcess& job) {
   int device_count = 0;
   PJRTKIT_ASSIGN_OR_RETURN(Options parsed, ParseOptions(options, &device_count));
+  const int64_t join_timeout_s = parsed.GetInt(kJoinTimeoutOption);
+  if (join_timeout_s < 1 || join_timeout_s > 86400) {
+    return InvalidArgument("create option '" + std::string(kJoinTimeoutOption) +
+                           "' must be in [1, 86400] (seconds), got " +
+                           std::to_string(join_timeout_s));
+  }
   std::string path = parsed.GetString(kPluginPathOption);
   std::string path_source = "create option '" + std::string(kPluginPathOption) + "'";
   if (path.empty()) {
@@ -94,10 +105,34 @@ StatusOr<std::unique_ptr<Client>> XlaCpuFactory::CreateClient(const AttributeMap
   PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<inner::InnerApi> api,
                            inner::InnerApi::Load(path, path_source, policy->inner_plugin()));
   const inner::FfiPlatform ffi_platform = policy->ffi_platform();
-  PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<inner::WrappedClient> client,
-                           inner::WrappedClient::Create(std::move(api), std::move(policy),
-                                                        device_count,
-                                                        static_cast<size_t>(cache_mib) << 20));
+  // XLA:CPU ignores node options and the store: pjrtkit places every process's devices.
+  inner::ProcessPlacement placement;
+  int inner_device_count = device_count;
+  if (job.is_multi_process()) {
+    const char* override_version = std::getenv(kVersionOverrideEnv);
+    const std::string version = override_version != nullptr && override_version[0] != '\0'
+                                    ? std::string(override_version)
+                                    : std::string(kPjrtkitVersion);
+    PJRTKIT_ASSIGN_OR_RETURN(
+        std::vector<int> counts,
+        ProcessExchange::Run(job, device_count, version,
+                             static_cast<int>(join_timeout_s * 1000)));
+    placement.process_index = job.process_index();
+    for (size_t process = 0; process < counts.size(); ++process) {
+      placement.device_process.insert(placement.device_process.end(), counts[process],
+                                      static_cast<int>(process));
+    }
+    inner_device_count = static_cast<int>(placement.device_process.size());
+    if (inner_device_count > kMaxDeviceCount) {
+      return InvalidArgument("pjrtkit (xla_cpu): the job has " +
+                             std::to_string(inner_device_count) + " devices in all, more than " +
+                             std::to_string(kMaxDeviceCount));
+    }
+  }
+  PJRTKIT_ASSIGN_OR_RETURN(
+      std::unique_ptr<inner::WrappedClient> client,
+      inner::WrappedClient::Create(std::move(api), std::move(policy), inner_device_count,
+                                   static_cast<size_t>(cache_mib) << 20, std::move(placement)));
   // Handlers jaxlib keeps inside its own XLA (dce_sink). XLA:CPU's FFI registry is process-wide,
   // so this only adds them once; a plugin without the FFI extension runs no FFI handlers at all.
   StatusOr<inner::InnerFfi> ffi = inner::InnerFfi::Find(client->shared_inner());

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "xla_plugin/client/client.h"
+#include "xla_plugin/client/multi_process.h"
 #include "xla_plugin/client/options.h"
 #include "xla_plugin/client/plugin_factory.h"
 #include "xla_plugin/client/topology.h"
@@ -27,6 +28,14 @@ namespace xla_cpu {
 //       ahead-of-time compilation (loaded at the first PJRT_Compile that needs it, not before).
 //   host_buffer_cache_mib (int64, default 1024, >= 0): MiB of host memory the client keeps for
 //       reuse by host-to-device copies (HostBufferPool); 0 turns the pool off.
+//   process_join_timeout_s (int64, default 120, 1..86400): in a multi-process job, how long
+//       client creation waits for every other process's client.
+// Multi-process (node_id / num_nodes and the framework's key-value store, after
+// jax.distributed.initialize()): XLA:CPU ignores both, so pjrtkit places the devices itself.
+// Each process publishes its pjrtkit version and device count (ProcessExchange), a different
+// version is refused; the inner client gets every process's devices (global ids in process
+// order) and only this process's are addressable. Programs spanning processes are refused at
+// compile (XLA:CPU's collectives stay inside one process).
 struct XlaCpuFactory {
   // Nothing to do: XLA:CPU is loaded and initialized by CreateClient.
   static Status Initialize();
@@ -34,8 +43,10 @@ struct XlaCpuFactory {
   // them against the loaded plugin).
   static AttributeMap PluginAttributes();
   // Loads XLA:CPU from xla_cpu_plugin_path (or where PluginSearch() finds it) and creates a
-  // client of device_count devices.
-  static StatusOr<std::unique_ptr<Client>> CreateClient(const AttributeMap& options);
+  // client of device_count devices in this process (and, in a multi-process job, every other
+  // process's devices as non-addressable ones).
+  static StatusOr<std::unique_ptr<Client>> CreateClient(const AttributeMap& options,
+                                                        const MultiProcess& job = {});
   // pjrtkit's topology of device_count devices (an WrappedTopology, which compiles ahead of
   // time); loads nothing. `name` is not used.
   static StatusOr<std::unique_ptr<Topology>> CreateTopology(const std::string& name,
@@ -57,6 +68,9 @@ inline constexpr int64_t kXlaCpuStablehloMinimumVersion[] = {0, 9, 0};
 inline constexpr char kDeviceCountOption[] = "device_count";
 inline constexpr char kPluginPathOption[] = "xla_cpu_plugin_path";
 inline constexpr char kHostBufferCacheOption[] = "host_buffer_cache_mib";
+inline constexpr char kJoinTimeoutOption[] = "process_join_timeout_s";
+// Replaces the pjrtkit version a process publishes to the others (tests of the mismatch check).
+inline constexpr char kVersionOverrideEnv[] = "PJRTKIT_TEST_PUBLISHED_VERSION";
 // The environment variable PluginSearch() reads first.
 inline constexpr char kPluginPathEnv[] = "PJRTKIT_XLA_CPU_PLUGIN";
 // Default of host_buffer_cache_mib: 1 GiB.

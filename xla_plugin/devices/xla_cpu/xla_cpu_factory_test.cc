@@ -4,12 +4,15 @@
 
 #include <stdlib.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "xla_plugin/client/multi_process.h"
 #include "xla_plugin/devices/inner/inner_api.h"
+#include "xla_plugin/devices/xla_cpu/device_model.h"
 #include "xla_plugin/devices/inner/wrapped_topology.h"
 #include "xla_plugin/devices/xla_cpu/test_util.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_policy.h"
@@ -43,13 +46,85 @@ TEST(XlaCpuFactoryTest, InitializeIsOk) {
 
 TEST(XlaCpuFactoryTest, OptionSpecs) {
   std::vector<OptionSpec> specs = XlaCpuFactory::OptionSpecs();
-  ASSERT_EQ(specs.size(), 3u);
+  ASSERT_EQ(specs.size(), 4u);
   EXPECT_EQ(specs[0].name, "device_count");
   EXPECT_EQ(std::get<int64_t>(specs[0].type_tag), 4);
   EXPECT_EQ(specs[1].name, "xla_cpu_plugin_path");
   EXPECT_EQ(std::get<std::string>(specs[1].type_tag), "");
   EXPECT_EQ(specs[2].name, "host_buffer_cache_mib");
   EXPECT_EQ(std::get<int64_t>(specs[2].type_tag), 1024);
+  EXPECT_EQ(specs[3].name, "process_join_timeout_s");
+  EXPECT_EQ(std::get<int64_t>(specs[3].type_tag), 120);
+}
+
+// A store in memory whose Get does not wait: a missing key is DEADLINE_EXCEEDED at once.
+class MapStore : public KeyValueStore {
+ public:
+  StatusOr<std::string> Get(const std::string& key, int) override {
+    auto it = values.find(key);
+    if (it == values.end()) return Status(StatusCode::kDeadlineExceeded, "no " + key);
+    return it->second;
+  }
+  StatusOr<std::string> TryGet(const std::string& key) override { return Get(key, 0); }
+  Status Put(const std::string& key, const std::string& value) override {
+    values[key] = value;
+    return OkStatus();
+  }
+  std::map<std::string, std::string> values;
+};
+
+// Process 1 of 2, process 0 having published `entry`.
+StatusOr<std::unique_ptr<Client>> SecondProcess(std::shared_ptr<MapStore> store,
+                                                const std::string& entry) {
+  if (!entry.empty()) store->values["pjrtkit/xla_cpu/process/0"] = entry;
+  AttributeMap options = ClientOptions(2);
+  options["node_id"] = int64_t{1};
+  options["num_nodes"] = int64_t{2};
+  options["process_join_timeout_s"] = int64_t{1};
+  StatusOr<MultiProcess> job = MultiProcess::FromOptions(&options, store);
+  if (!job.ok()) return job.status();
+  return XlaCpuFactory::CreateClient(options, *job);
+}
+
+TEST(XlaCpuFactoryTest, MultiProcessPlacesEveryProcesssDevices) {
+  auto store = std::make_shared<MapStore>();
+  StatusOr<std::unique_ptr<Client>> client = SecondProcess(
+      store, "pjrtkit_version=" + std::string(kPjrtkitVersion) + ";devices=3");
+  ASSERT_TRUE(client.ok()) << client.status().message();
+  EXPECT_EQ(store->values["pjrtkit/xla_cpu/process/1"],
+            "pjrtkit_version=" + std::string(kPjrtkitVersion) + ";devices=2");
+  EXPECT_EQ((*client)->process_index(), 1);
+  ASSERT_EQ((*client)->devices().size(), 5u);
+  ASSERT_EQ((*client)->addressable_devices().size(), 2u);
+  for (int id = 0; id < 5; ++id) {
+    const Device* device = (*client)->devices()[id];
+    const bool mine = id >= 3;
+    EXPECT_EQ(device->description().id(), id);
+    EXPECT_EQ(device->description().process_index(), mine ? 1 : 0);
+    EXPECT_EQ(device->IsAddressable(), mine);
+    EXPECT_EQ(device->local_hardware_id(), mine ? id - 3 : -1);
+    EXPECT_EQ(device->memories().empty(), !mine);
+  }
+  EXPECT_EQ((*client)->addressable_devices()[0]->description().id(), 3);
+  for (const Memory* memory : (*client)->memories()) {
+    for (const Device* device : memory->addressable_by_devices()) {
+      EXPECT_TRUE(device->IsAddressable());
+    }
+  }
+}
+
+TEST(XlaCpuFactoryTest, MultiProcessRefusesAnotherPjrtkitVersion) {
+  ExpectError(SecondProcess(std::make_shared<MapStore>(), "pjrtkit_version=0.0.0-x;devices=2")
+                  .status(),
+              StatusCode::kFailedPrecondition,
+              {"pjrtkit version mismatch across processes: process 1 runs pjrtkit " +
+                   std::string(kPjrtkitVersion) + ", process 0 runs pjrtkit 0.0.0-x"});
+}
+
+TEST(XlaCpuFactoryTest, MultiProcessNamesAMissingProcess) {
+  ExpectError(SecondProcess(std::make_shared<MapStore>(), "").status(),
+              StatusCode::kDeadlineExceeded,
+              {"process 0 of 2 did not create its pjrtkit client within 1 s"});
 }
 
 TEST(XlaCpuFactoryTest, UnknownOptionIsInvalidArgument) {

@@ -24,8 +24,8 @@ AttributeMap XlaCpuPolicy::InnerClientOptions(int device_count) const {
   return options;
 }
 
-DeviceDescription XlaCpuPolicy::Describe(int id, const inner::InnerDeviceInfo& /*inner*/) const {
-  return MakeDeviceDescription(id);
+DeviceDescription XlaCpuPolicy::Describe(int id, const inner::InnerDeviceInfo& inner) const {
+  return MakeDeviceDescription(id, inner.process_index);
 }
 
 }  // namespace xla_cpu

@@ -23,7 +23,7 @@ class XlaCpuPolicy : public inner::DevicePolicy {
   const std::string& backend() const override { return backend_; }
   // {"cpu_device_count": device_count}.
   AttributeMap InnerClientOptions(int device_count) const override;
-  // MakeDeviceDescription(id): the inner description is not used.
+  // MakeDeviceDescription(id, process): of the inner description only the process is used.
   DeviceDescription Describe(int id, const inner::InnerDeviceInfo& inner) const override;
   // "Host", for "pjrtkit", "cpu" and "host".
   const inner::FfiPlatform& ffi_platform() const override { return ffi_platform_; }

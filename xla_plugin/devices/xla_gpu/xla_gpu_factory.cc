@@ -37,7 +37,8 @@ AttributeMap XlaGpuFactory::PluginAttributes() {
   return attributes;
 }
 
-StatusOr<std::unique_ptr<Client>> XlaGpuFactory::CreateClient(const AttributeMap& options) {
+StatusOr<std::unique_ptr<Client>> XlaGpuFactory::CreateClient(const AttributeMap& options,
+                                                             const MultiProcess& job) {
   PJRTKIT_ASSIGN_OR_RETURN(XlaGpuOptions parsed, XlaGpuOptions::Parse(options));
   std::string path = parsed.plugin_path();
   std::string path_source = "create option '" + std::string(kPluginPathOption) + "'";
@@ -62,10 +63,16 @@ StatusOr<std::unique_ptr<Client>> XlaGpuFactory::CreateClient(const AttributeMap
                            inner::InnerApi::Load(path, path_source, policy->inner_plugin()));
   // No host buffer pool: XLA:GPU copies host data to the GPU itself (staged through its own
   // pinned buffers), so a pooled host copy would only add a memcpy.
+  // Multi-process: the CUDA plugin gets node_id / num_nodes and the framework's store, and
+  // builds the job itself (global devices, NCCL communicators across processes); each device's
+  // process and addressability are what it reports.
+  inner::ProcessPlacement placement;
+  placement.forward = job;
   PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<inner::WrappedClient> client,
                            inner::WrappedClient::Create(std::move(api), std::move(policy),
                                                         /*device_count=*/0,
-                                                        /*host_buffer_cache_bytes=*/0));
+                                                        /*host_buffer_cache_bytes=*/0,
+                                                        std::move(placement)));
   return std::unique_ptr<Client>(std::move(client));
 }
 

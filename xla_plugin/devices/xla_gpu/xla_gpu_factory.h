@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "xla_plugin/client/client.h"
+#include "xla_plugin/client/multi_process.h"
 #include "xla_plugin/client/options.h"
 #include "xla_plugin/client/plugin_factory.h"
 #include "xla_plugin/client/topology.h"
@@ -28,7 +29,8 @@ struct XlaGpuFactory {
   static AttributeMap PluginAttributes();
   // Loads the CUDA plugin (xla_gpu_plugin_path, or where PluginSearch() finds it) and creates a
   // client of every visible GPU (or of visible_devices) with the options given.
-  static StatusOr<std::unique_ptr<Client>> CreateClient(const AttributeMap& options);
+  static StatusOr<std::unique_ptr<Client>> CreateClient(const AttributeMap& options,
+                                                        const MultiProcess& job = {});
   // UNIMPLEMENTED: an xla_gpu topology is described by the GPUs, so it comes from a client
   // (PJRT_Client_TopologyDescription), which also compiles ahead of time for it.
   static StatusOr<std::unique_ptr<Topology>> CreateTopology(const std::string& name,

@@ -18,8 +18,10 @@ DeviceDescription XlaGpuPolicy::Describe(int id, const inner::InnerDeviceInfo& i
   const std::string kind = inner.kind.empty() ? std::string(kUnknownGpuKind) : inner.kind;
   AttributeMap attributes = inner.attributes;
   attributes["backend"] = std::string(kBackendName);
-  return DeviceDescription(id, /*process_index=*/0, kind, "PJRTKIT_" + ids,
-                           "PjrtkitDevice(id=" + ids + ", process_index=0, kind=" + kind + ")",
+  const std::string process = std::to_string(inner.process_index);
+  return DeviceDescription(id, inner.process_index, kind, "PJRTKIT_" + ids,
+                           "PjrtkitDevice(id=" + ids + ", process_index=" + process +
+                               ", kind=" + kind + ")",
                            std::move(attributes));
 }
 

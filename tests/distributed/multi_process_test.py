@@ -1,0 +1,144 @@
+"""jax.distributed through pjrtkit: two processes on this machine, no launcher.
+
+Each case starts two `worker.py` processes (coordinator on 127.0.0.1, a free port), each with
+JAX_PLATFORMS=pjrtkit and 2 CPU devices, in their own process group; every case has a hard
+deadline, and on any failure or timeout both groups are killed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.testing.plugin_env import plugin_env  # noqa: E402
+
+_WORKER = Path(__file__).with_name("worker.py")
+_DEADLINE_S = 120  # Per case, for both processes together.
+
+
+def _free_port() -> int:
+  with socket.socket() as s:
+    s.bind(("127.0.0.1", 0))
+    return s.getsockname()[1]
+
+
+def _start(mode: str, process_id: int, port: int, *extra: str, env_extra=None) -> subprocess.Popen:
+  env = plugin_env(JAX_PLATFORMS="pjrtkit", **(env_extra or {}))
+  return subprocess.Popen(
+      [sys.executable, str(_WORKER), mode, str(process_id), "2", str(port), *extra],
+      env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+      start_new_session=True)  # Its own process group: killed as a whole.
+
+
+def _kill(procs) -> None:
+  for p in procs:
+    if p.poll() is None:
+      try:
+        os.killpg(p.pid, signal.SIGKILL)
+      except ProcessLookupError:
+        pass
+
+
+def _collect(procs, deadline_s: float = _DEADLINE_S, wait_for=None) -> list[dict]:
+  """Waits for `wait_for` (default: every process), killing all of them past the deadline or
+  afterwards; the JSON line each printed last, or {"exit": code, "stderr": ...} for one that
+  printed none (JAX aborts a process whose coordination service fails)."""
+  end = time.monotonic() + deadline_s
+  outputs = []
+  try:
+    for p in (procs if wait_for is None else wait_for):
+      left = max(end - time.monotonic(), 0.1)
+      try:
+        out, err = p.communicate(timeout=left)
+      except subprocess.TimeoutExpired:
+        _kill(procs)
+        raise AssertionError(f"process {procs.index(p)} still running after {deadline_s} s: "
+                             "killed (a hang is a failure)")
+      lines = [l for l in out.splitlines() if l.startswith("{")]
+      if not lines:
+        outputs.append({"exit": p.returncode, "stdout": out, "stderr": err[-4000:]})
+        continue
+      assert p.returncode == 0, f"process {procs.index(p)} exited {p.returncode}\n{err[-4000:]}"
+      outputs.append(json.loads(lines[-1]))
+  finally:
+    _kill(procs)
+  return outputs
+
+
+def test_two_processes_global_devices_arrays_and_collectives():
+  port = _free_port()
+  results = _collect([_start("full", 0, port), _start("full", 1, port)])
+  for pid, got in enumerate(results):
+    assert "exit" not in got and "init_error" not in got, got
+    assert got["process_index"] == pid
+    assert got["process_count"] == 2
+    # Every process's devices, global ids in process order, process_index per device.
+    assert got["devices"] == [[0, 0, "pjrtkit"], [1, 0, "pjrtkit"], [2, 1, "pjrtkit"],
+                              [3, 1, "pjrtkit"]]
+    # This process's devices, local hardware ids 0..1.
+    assert got["local_devices"] == [[2 * pid, pid, 0], [2 * pid + 1, pid, 1]]
+    # A jax.Array over both processes from per-process data.
+    assert got["array_shape"] == [4]
+    assert got["array_fully_addressable"] is False
+    base = 10 * pid + 1
+    assert got["array_shards"] == [[2 * pid, [base]], [2 * pid + 1, [base + 1]]]
+    # Cross-process collectives: exact values if the device runs them, else pjrtkit's error.
+    for name, expected in (("psum", [26.0]), ("all_gather", [1.0, 2.0, 11.0, 12.0])):
+      error = got[f"{name}_error"]
+      if error is None:
+        assert got["results"][name] == expected, (name, got["results"])
+      else:
+        assert "pjrtkit (xla_cpu): this program spans processes" in error, error
+        assert "runs programs and collectives within one process only" in error, error
+    # This process's devices alone still compute.
+    assert got["local_double"] == [2.0 * base, 2.0 * (base + 1)]
+    assert got["local_psum"] == [2.0 * base + 1]
+
+
+def test_a_process_that_never_joins_fails_the_other_in_bounded_time():
+  # Process 1 never starts: JAX's coordination service gives up after initialization_timeout
+  # (5 s) and jaxlib ends process 0 (SIGABRT, DEADLINE_EXCEEDED on RegisterTask), before pjrtkit
+  # is involved.
+  port = _free_port()
+  start = time.monotonic()
+  (got,) = _collect([_start("init", 0, port, "5")], deadline_s=60)
+  assert time.monotonic() - start < 60
+  if "exit" in got:
+    assert got["exit"] != 0 and "DEADLINE_EXCEEDED" in got["stderr"], got
+  else:
+    assert "init_error" in got, got
+
+
+def test_a_process_that_never_creates_its_client_fails_the_other_in_bounded_time():
+  # Both join jax.distributed; process 1 never creates its backend, so process 0's pjrtkit
+  # client waits process_join_timeout_s (3 s) for process 1's entry, then fails with pjrtkit's
+  # error naming the missing process.
+  port = _free_port()
+  start = time.monotonic()
+  procs = [_start("init", 0, port, "30", "3"), _start("idle", 1, port)]
+  (got,) = _collect(procs, deadline_s=60, wait_for=procs[:1])
+  assert time.monotonic() - start < 60
+  text = got.get("init_error") or got.get("stderr", "")
+  assert "process 1 of 2 did not create its pjrtkit client within 3 s" in text, got
+
+
+def test_a_mismatched_pjrtkit_version_is_refused_at_initialize():
+  port = _free_port()
+  procs = [_start("init", 0, port),
+           _start("init", 1, port, env_extra={"PJRTKIT_TEST_PUBLISHED_VERSION": "0.0.0-other"})]
+  results = _collect(procs)
+  errors = " | ".join(got.get("init_error") or got.get("stderr", "") for got in results)
+  assert "pjrtkit version mismatch across processes" in errors, errors
+  assert "0.0.0-other" in errors, errors
+
+
+if __name__ == "__main__":
+  sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))
