@@ -7,6 +7,7 @@ deadline, and on any failure or timeout both groups are killed.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import signal
@@ -21,7 +22,14 @@ import pytest
 from tests.testing.plugin_env import plugin_env  # noqa: E402
 
 _WORKER = Path(__file__).with_name("worker.py")
-_DEADLINE_S = 120  # Per case, for both processes together.
+_DEADLINE_S = 120  # Per case, for both processes together (all cases: 240 s < Bazel's 300 s).
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_this_process() -> None:
+  """In the child: SIGKILL when the test process dies (Bazel's timeout kills only the test's
+  process group, and each worker has its own)."""
+  ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def _free_port() -> int:
@@ -35,7 +43,8 @@ def _start(mode: str, process_id: int, port: int, *extra: str, env_extra=None) -
   return subprocess.Popen(
       [sys.executable, str(_WORKER), mode, str(process_id), "2", str(port), *extra],
       env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-      start_new_session=True)  # Its own process group: killed as a whole.
+      start_new_session=True,  # Its own process group: killed as a whole.
+      preexec_fn=_die_with_this_process)
 
 
 def _kill(procs) -> None:
@@ -90,14 +99,14 @@ def test_two_processes_global_devices_arrays_and_collectives():
     assert got["array_fully_addressable"] is False
     base = 10 * pid + 1
     assert got["array_shards"] == [[2 * pid, [base]], [2 * pid + 1, [base + 1]]]
-    # Cross-process collectives: exact values if the device runs them, else pjrtkit's error.
-    for name, expected in (("psum", [26.0]), ("all_gather", [1.0, 2.0, 11.0, 12.0])):
+    # Cross-process collectives: the CPU device refuses them (XLA:CPU has none); a device that
+    # runs them must give exactly psum [26] and all-gather [1, 2, 11, 12].
+    for name in ("psum", "all_gather"):
       error = got[f"{name}_error"]
-      if error is None:
-        assert got["results"][name] == expected, (name, got["results"])
-      else:
-        assert "pjrtkit (xla_cpu): this program spans processes" in error, error
-        assert "runs programs and collectives within one process only" in error, error
+      assert error is not None, (name, got["results"])
+      assert error.split(": ", 1)[1].startswith(  # After the exception's type name.
+          "UNIMPLEMENTED: pjrtkit (xla_cpu): this program spans processes (it runs on devices "), error
+      assert "but XLA:CPU runs programs and collectives within one process only" in error, error
     # This process's devices alone still compute.
     assert got["local_double"] == [2.0 * base, 2.0 * (base + 1)]
     assert got["local_psum"] == [2.0 * base + 1]
@@ -110,7 +119,7 @@ def test_a_process_that_never_joins_fails_the_other_in_bounded_time():
   port = _free_port()
   start = time.monotonic()
   (got,) = _collect([_start("init", 0, port, "5")], deadline_s=60)
-  assert time.monotonic() - start < 60
+  assert time.monotonic() - start < 40  # 5 s of timeout, plus start-up on a loaded machine.
   if "exit" in got:
     assert got["exit"] != 0 and "DEADLINE_EXCEEDED" in got["stderr"], got
   else:
@@ -125,19 +134,14 @@ def test_a_process_that_never_creates_its_client_fails_the_other_in_bounded_time
   start = time.monotonic()
   procs = [_start("init", 0, port, "30", "3"), _start("idle", 1, port)]
   (got,) = _collect(procs, deadline_s=60, wait_for=procs[:1])
-  assert time.monotonic() - start < 60
+  assert 3 <= time.monotonic() - start < 40  # The 3 s join timeout, plus start-up.
   text = got.get("init_error") or got.get("stderr", "")
   assert "process 1 of 2 did not create its pjrtkit client within 3 s" in text, got
 
 
-def test_a_mismatched_pjrtkit_version_is_refused_at_initialize():
-  port = _free_port()
-  procs = [_start("init", 0, port),
-           _start("init", 1, port, env_extra={"PJRTKIT_TEST_PUBLISHED_VERSION": "0.0.0-other"})]
-  results = _collect(procs)
-  errors = " | ".join(got.get("init_error") or got.get("stderr", "") for got in results)
-  assert "pjrtkit version mismatch across processes" in errors, errors
-  assert "0.0.0-other" in errors, errors
+# A mismatched pjrtkit version is refused at client creation: tested in C++
+# (xla_cpu_factory_test MultiProcessRefusesAnotherPjrtkitVersion), where the other process's entry
+# can be written directly; a real second build is not at hand here.
 
 
 if __name__ == "__main__":

@@ -33,6 +33,14 @@ StatusOr<std::vector<int>> ProcessExchange::Run(const MultiProcess& job, int dev
         deadline - std::chrono::steady_clock::now());
     StatusOr<std::string> entry =
         job.store()->Get(Key(other), static_cast<int>(std::max<int64_t>(left.count(), 1)));
+    if (!entry.ok() && entry.status().code() != StatusCode::kDeadlineExceeded &&
+        entry.status().code() != StatusCode::kNotFound) {
+      // The store itself failed (coordination service gone, cancelled, ...): say so, keep its code.
+      return Status(entry.status().code(),
+                    "pjrtkit (xla_cpu): reading process " + std::to_string(other) +
+                        "'s entry from the framework's key-value store failed; this is process " +
+                        std::to_string(me) + " (" + entry.status().message() + ")");
+    }
     if (!entry.ok()) {
       return Status(StatusCode::kDeadlineExceeded,
                     "pjrtkit (xla_cpu): process " + std::to_string(other) + " of " +

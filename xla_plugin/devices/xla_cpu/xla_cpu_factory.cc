@@ -109,13 +109,9 @@ StatusOr<std::unique_ptr<Client>> XlaCpuFactory::CreateClient(const AttributeMap
   inner::ProcessPlacement placement;
   int inner_device_count = device_count;
   if (job.is_multi_process()) {
-    const char* override_version = std::getenv(kVersionOverrideEnv);
-    const std::string version = override_version != nullptr && override_version[0] != '\0'
-                                    ? std::string(override_version)
-                                    : std::string(kPjrtkitVersion);
     PJRTKIT_ASSIGN_OR_RETURN(
         std::vector<int> counts,
-        ProcessExchange::Run(job, device_count, version,
+        ProcessExchange::Run(job, device_count, std::string(kPjrtkitVersion),
                              static_cast<int>(join_timeout_s * 1000)));
     placement.process_index = job.process_index();
     for (size_t process = 0; process < counts.size(); ++process) {

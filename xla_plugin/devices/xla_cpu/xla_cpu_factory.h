@@ -69,8 +69,6 @@ inline constexpr char kDeviceCountOption[] = "device_count";
 inline constexpr char kPluginPathOption[] = "xla_cpu_plugin_path";
 inline constexpr char kHostBufferCacheOption[] = "host_buffer_cache_mib";
 inline constexpr char kJoinTimeoutOption[] = "process_join_timeout_s";
-// Replaces the pjrtkit version a process publishes to the others (tests of the mismatch check).
-inline constexpr char kVersionOverrideEnv[] = "PJRTKIT_TEST_PUBLISHED_VERSION";
 // The environment variable PluginSearch() reads first.
 inline constexpr char kPluginPathEnv[] = "PJRTKIT_XLA_CPU_PLUGIN";
 // Default of host_buffer_cache_mib: 1 GiB.

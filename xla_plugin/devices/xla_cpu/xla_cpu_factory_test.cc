@@ -127,6 +127,21 @@ TEST(XlaCpuFactoryTest, MultiProcessNamesAMissingProcess) {
               {"process 0 of 2 did not create its pjrtkit client within 1 s"});
 }
 
+// A store whose reads fail as a dead coordination service's do.
+class UnavailableStore : public MapStore {
+ public:
+  StatusOr<std::string> Get(const std::string& key, int) override {
+    return Status(StatusCode::kUnavailable, "coordination service gone");
+  }
+};
+
+TEST(XlaCpuFactoryTest, MultiProcessKeepsTheStoresOwnErrorWhenItFails) {
+  ExpectError(SecondProcess(std::make_shared<UnavailableStore>(), "").status(),
+              StatusCode::kUnavailable,
+              {"pjrtkit (xla_cpu): reading process 0's entry from the framework's key-value "
+               "store failed; this is process 1 (coordination service gone)"});
+}
+
 TEST(XlaCpuFactoryTest, UnknownOptionIsInvalidArgument) {
   AttributeMap options = ClientOptions();
   options["cpu_device_count"] = int64_t{2};
