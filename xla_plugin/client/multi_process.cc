@@ -41,6 +41,10 @@ StatusOr<MultiProcess> MultiProcess::FromOptions(AttributeMap* options,
   if (has_id && !has_count) {
     return InvalidArgument("create option 'node_id' needs 'num_nodes' (the number of processes)");
   }
+  if (has_count && !has_id && num_nodes > 1) {
+    return InvalidArgument("create option 'num_nodes' (" + std::to_string(num_nodes) +
+                           ") needs 'node_id' (this process's index in [0, num_nodes))");
+  }
   if (num_nodes < 1 || num_nodes > 65536) {
     return InvalidArgument("create option 'num_nodes' must be in [1, 65536], got " +
                            std::to_string(num_nodes));

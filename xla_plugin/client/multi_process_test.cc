@@ -58,24 +58,42 @@ TEST(MultiProcessTest, AcceptsDecimalStrings) {
   EXPECT_EQ(job->num_processes(), 3);
 }
 
-TEST(MultiProcessTest, RejectsBadValues) {
+TEST(MultiProcessTest, RejectsBadValuesWithExactErrors) {
   const auto error = [](AttributeMap options, bool store) {
     StatusOr<MultiProcess> job =
         MultiProcess::FromOptions(&options, store ? std::make_shared<MapStore>() : nullptr);
     EXPECT_FALSE(job.ok());
-    return job.ok() ? std::string() : job.status().message();
+    if (job.ok()) return std::string("ok");
+    EXPECT_EQ(job.status().code(), StatusCode::kInvalidArgument);
+    return job.status().message();
   };
-  EXPECT_NE(error({{"node_id", 1.5f}, {"num_nodes", int64_t{2}}}, true)
-                .find("'node_id' must be an int64"),
-            std::string::npos);
-  EXPECT_NE(error({{"node_id", int64_t{2}}, {"num_nodes", int64_t{2}}}, true)
-                .find("must be in [0, num_nodes) = [0, 2), got 2"),
-            std::string::npos);
-  EXPECT_NE(error({{"node_id", int64_t{0}}}, true).find("needs 'num_nodes'"), std::string::npos);
-  EXPECT_NE(error({{"num_nodes", int64_t{0}}}, true).find("[1, 65536]"), std::string::npos);
-  EXPECT_NE(error({{"node_id", int64_t{0}}, {"num_nodes", int64_t{2}}}, false)
-                .find("needs the framework's key-value store"),
-            std::string::npos);
+  EXPECT_EQ(error({{"node_id", 1.5f}, {"num_nodes", int64_t{2}}}, true),
+            "create option 'node_id' must be an int64 (the framework's node option), got float");
+  EXPECT_EQ(error({{"node_id", int64_t{2}}, {"num_nodes", int64_t{2}}}, true),
+            "create option 'node_id' must be in [0, num_nodes) = [0, 2), got 2");
+  EXPECT_EQ(error({{"node_id", int64_t{-1}}, {"num_nodes", int64_t{2}}}, true),
+            "create option 'node_id' must be in [0, num_nodes) = [0, 2), got -1");
+  EXPECT_EQ(error({{"node_id", int64_t{0}}}, true),
+            "create option 'node_id' needs 'num_nodes' (the number of processes)");
+  EXPECT_EQ(error({{"num_nodes", int64_t{2}}}, true),
+            "create option 'num_nodes' (2) needs 'node_id' (this process's index in [0, "
+            "num_nodes))");
+  EXPECT_EQ(error({{"num_nodes", int64_t{0}}}, true),
+            "create option 'num_nodes' must be in [1, 65536], got 0");
+  EXPECT_EQ(error({{"node_id", int64_t{0}}, {"num_nodes", int64_t{65537}}}, true),
+            "create option 'num_nodes' must be in [1, 65536], got 65537");
+  EXPECT_EQ(error({{"node_id", std::string("1234567890")}, {"num_nodes", int64_t{2}}}, true),
+            "create option 'node_id' must be an int64 (the framework's node option), got string");
+  EXPECT_EQ(error({{"node_id", int64_t{0}}, {"num_nodes", int64_t{2}}}, false),
+            "a client of 2 processes (create option 'num_nodes') needs the framework's key-value "
+            "store: PJRT_Client_Create_Args.kv_get_callback and kv_put_callback were not set");
+}
+
+TEST(MultiProcessTest, OneProcessMayGiveNumNodesAlone) {
+  AttributeMap options = {{"num_nodes", int64_t{1}}};
+  StatusOr<MultiProcess> job = MultiProcess::FromOptions(&options, nullptr);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_FALSE(job->is_multi_process());
 }
 
 }  // namespace
