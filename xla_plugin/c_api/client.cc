@@ -6,6 +6,7 @@
 #include <vector>
 
 // pjrtkit.
+#include "xla_plugin/c_api/client_reference.h"
 #include "xla_plugin/c_api/convert.h"
 #include "xla_plugin/c_api/entry_point.h"
 #include "xla_plugin/c_api/ffi_registry.h"
@@ -126,8 +127,10 @@ PJRT_Error* ClientDestroy(PJRT_Client_Destroy_Args* args) {
   return Guard("PJRT_Client_Destroy", [&](const char* fn) -> Status {
     PJRTKIT_RETURN_IF_ERROR(
         CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Client_Destroy_Args, client)));
-    if (args->client != nullptr) FfiRegistry::Global().Detach(args->client->client.get());
-    delete args->client;
+    if (args->client == nullptr) return OkStatus();
+    FfiRegistry::Global().Detach(args->client->client.get());
+    // Buffers, executables and transfer managers still alive keep the client until they go.
+    ClientReference::Release(args->client);
     return OkStatus();
   });
 }

@@ -33,7 +33,9 @@ Status CheckSameClient(const char* fn, const char* what, const PJRT_Client* expe
 
 // PJRT_Client_Create: converts the create options, calls `create`, wraps the client.
 PJRT_Error* ClientCreateWith(PJRT_Client_Create_Args* args, CreateClientFn create);
-// PJRT_Client_Destroy: frees the client (nullptr is fine) and every device/memory wrapper.
+// PJRT_Client_Destroy: drops the framework's reference (nullptr is fine); the client and every
+// device/memory wrapper go when the last buffer, loaded executable and transfer manager made
+// through it is destroyed too.
 PJRT_Error* ClientDestroy(PJRT_Client_Destroy_Args* args);
 // PJRT_Client_PlatformName: the platform name.
 PJRT_Error* ClientPlatformName(PJRT_Client_PlatformName_Args* args);
