@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from tests.testing.plugin_env import plugin_env, run_python
+from tests.testing.plugin_env import plugin_env, run_python, run_python_with_stderr
 
 _PRELUDE = """
 import ctypes, json
@@ -160,3 +160,37 @@ def test_python_abi_declarations_match_pjrt_0_81():
 
 if __name__ == "__main__":
   sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))
+
+
+def test_a_refused_replay_is_logged_and_named_in_the_compile_error():
+  # Registered before the backend exists, so JAX's call returns OK; XLA:CPU refuses the handler
+  # (it declares XLA FFI API 99.0) when pjrtkit replays it at client creation.
+  got, stderr = run_python_with_stderr(_PRELUDE + textwrap.dedent("""
+      def future_major(frame_pointer):
+        frame = frame_pointer.contents
+        if _xla_ffi.fill_metadata(frame):
+          ext = ctypes.cast(frame.extension_start,
+                            ctypes.POINTER(_xla_ffi.MetadataExtension)).contents
+          ext.metadata.contents.api_version.major_version = 99
+          ext.metadata.contents.api_version.minor_version = 0
+        return None
+      FUTURE = _xla_ffi.HANDLER(future_major)
+      capsule = jax.ffi.pycapsule(ctypes.cast(FUTURE, ctypes.c_void_p).value)
+      jax.ffi.register_ffi_target("future_major_op", capsule, platform="pjrtkit")
+      x = jnp.zeros(2, jnp.float32)   # Creates the backend: the registration is replayed.
+      try:
+        jax.jit(lambda v: jax.ffi.ffi_call("future_major_op",
+                                           jax.ShapeDtypeStruct((2,), jnp.float32))(v))(x)
+        err = None
+      except Exception as e:
+        err = str(e)
+      print(json.dumps({"err": err, "after": (x + 1).tolist()}))
+  """), env=plugin_env(JAX_PLATFORMS="pjrtkit"))
+  refusal = ("XLA:CPU refused FFI handler 'future_major_op': it is built against XLA FFI API "
+             "99.0, XLA:CPU implements 0.")
+  assert "pjrtkit: warning: FAILED_PRECONDITION: replaying FFI handler 'future_major_op'" in stderr
+  assert refusal in stderr
+  assert "No FFI handler registered for future_major_op" in got["err"]
+  assert "'future_major_op' was refused when registered: FAILED_PRECONDITION" in got["err"]
+  assert refusal in got["err"]
+  assert got["after"] == [1.0, 1.0]  # The client keeps working.

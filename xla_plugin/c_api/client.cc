@@ -248,8 +248,14 @@ PJRT_Error* ClientCompile(PJRT_Client_Compile_Args* args) {
     PJRTKIT_ASSIGN_OR_RETURN(
         std::string options,
         ToString(fn, "compile_options", args->compile_options, args->compile_options_size));
-    PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<LoadedExecutable> loaded,
-                             args->client->client->Compile(cpp_program, options));
+    StatusOr<std::unique_ptr<LoadedExecutable>> compiled =
+        args->client->client->Compile(cpp_program, options);
+    if (!compiled.ok()) {
+      // "No FFI handler registered for x" says why when x was refused at registration.
+      return FfiRegistry::Global().ExplainCompileError(args->client->client.get(),
+                                                       compiled.status());
+    }
+    std::unique_ptr<LoadedExecutable> loaded = std::move(compiled).value();
     PJRTKIT_ASSIGN_OR_RETURN(args->executable,
                              WrapLoadedExecutable(fn, args->client, std::move(loaded)));
     return OkStatus();
