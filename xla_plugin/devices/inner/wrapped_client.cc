@@ -49,7 +49,8 @@ StatusOr<std::unique_ptr<WrappedClient>> WrappedClient::Create(
       new WrappedClient(std::move(inner), std::move(inner_client)));
   PJRTKIT_RETURN_IF_ERROR(client->Init(device_count));
   if (host_buffer_cache_bytes > 0) {
-    client->host_buffer_pool_ = std::make_shared<HostBufferPool>(host_buffer_cache_bytes);
+    client->host_buffer_pool_ =
+        std::make_shared<HostBufferPool>(HostBufferPool::DefaultOptions(host_buffer_cache_bytes));
   }
   if (client->policy().memory_stats_source() == MemoryStatsSource::kCounted) {
     const int64_t host_memory = HostPhysicalMemoryBytes();

@@ -40,7 +40,7 @@ std::vector<OptionSpec> XlaCpuFactory::OptionSpecs() {
        "absolute path of OpenXLA's XLA:CPU PJRT plugin, xla_cpu_pjrt.so (default: "
        "$PJRTKIT_XLA_CPU_PLUGIN, then the xla-cpu-pjrt package installed beside pjrtkit)"},
       {kHostBufferCacheOption, AttributeValue(int64_t{kDefaultHostBufferCacheMib}),
-       "MiB of host memory kept for reuse by host-to-device copies, >= 0 (default 1024; 0: off)"},
+       "MiB of host memory kept for reuse by host-to-device copies, >= 0 (default 512; 0: off)"},
   };
 }
 

@@ -25,8 +25,9 @@ namespace xla_cpu {
 //       PluginSearch() finds it ($PJRTKIT_XLA_CPU_PLUGIN, then the xla-cpu-pjrt package beside
 //       pjrtkit); CreateClient fails when neither has it; CreateTopology keeps it for
 //       ahead-of-time compilation (loaded at the first PJRT_Compile that needs it, not before).
-//   host_buffer_cache_mib (int64, default 1024, >= 0): MiB of host memory the client keeps for
-//       reuse by host-to-device copies (HostBufferPool); 0 turns the pool off.
+//   host_buffer_cache_mib (int64, default 512, >= 0): MiB of host memory the client keeps for
+//       reuse by host-to-device copies (HostBufferPool; blocks unused for a second, or while
+//       memory is short, are given back); 0 turns the pool off.
 struct XlaCpuFactory {
   // Nothing to do: XLA:CPU is loaded and initialized by CreateClient.
   static Status Initialize();
@@ -60,7 +61,7 @@ inline constexpr char kHostBufferCacheOption[] = "host_buffer_cache_mib";
 // The environment variable PluginSearch() reads first.
 inline constexpr char kPluginPathEnv[] = "PJRTKIT_XLA_CPU_PLUGIN";
 // Default of host_buffer_cache_mib: 1 GiB.
-inline constexpr int64_t kDefaultHostBufferCacheMib = 1024;
+inline constexpr int64_t kDefaultHostBufferCacheMib = 512;
 
 static_assert(CheckPluginFactory<XlaCpuFactory>(), "XlaCpuFactory");
 

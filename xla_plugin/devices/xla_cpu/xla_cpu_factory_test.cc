@@ -49,7 +49,7 @@ TEST(XlaCpuFactoryTest, OptionSpecs) {
   EXPECT_EQ(specs[1].name, "xla_cpu_plugin_path");
   EXPECT_EQ(std::get<std::string>(specs[1].type_tag), "");
   EXPECT_EQ(specs[2].name, "host_buffer_cache_mib");
-  EXPECT_EQ(std::get<int64_t>(specs[2].type_tag), 1024);
+  EXPECT_EQ(std::get<int64_t>(specs[2].type_tag), 512);
 }
 
 TEST(XlaCpuFactoryTest, UnknownOptionIsInvalidArgument) {
