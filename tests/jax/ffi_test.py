@@ -194,3 +194,35 @@ def test_a_refused_replay_is_logged_and_named_in_the_compile_error():
   assert "'future_major_op' was refused when registered: FAILED_PRECONDITION" in got["err"]
   assert refusal in got["err"]
   assert got["after"] == [1.0, 1.0]  # The client keeps working.
+
+
+def test_an_error_inside_the_device_is_a_python_exception_and_the_client_keeps_working():
+  # An FFI handler that fails while the program runs (an error inside the device): the error
+  # reaches Python through the execution's event, and later work on the same client is fine.
+  got = _run("""
+      def failing(frame_pointer):
+        frame = frame_pointer.contents
+        if _xla_ffi.fill_metadata(frame):
+          return None
+        return _xla_ffi.make_error(frame, _xla_ffi.ERROR_INTERNAL, "pjrtkit_test: boom")
+      FAILING = _xla_ffi.HANDLER(failing)
+      capsule = jax.ffi.pycapsule(ctypes.cast(FAILING, ctypes.c_void_p).value)
+      jax.ffi.register_ffi_target("pjrtkit_test_failing", capsule, platform="pjrtkit")
+      pk = jax.devices("pjrtkit")[0]
+      x = jax.device_put(np.arange(4, dtype=np.float32), pk)
+      call = jax.jit(lambda v: jax.ffi.ffi_call("pjrtkit_test_failing",
+                                                jax.ShapeDtypeStruct(v.shape, v.dtype))(v))
+      errors = []
+      for _ in range(3):
+        try:
+          np.asarray(call(x))
+          errors.append(None)
+        except Exception as e:
+          errors.append([type(e).__name__, str(e)])
+      after = (jax.jit(lambda v: v * 2)(x)).tolist()
+      print(json.dumps({"errors": errors, "after": after}))
+  """)
+  for error in got["errors"]:
+    assert error is not None
+    assert "pjrtkit_test: boom" in error[1]
+  assert got["after"] == [0.0, 2.0, 4.0, 6.0]

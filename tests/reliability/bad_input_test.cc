@@ -3,10 +3,6 @@
 // working afterwards. These are the items of issue 11's "Bad input through the C API" list that
 // the conformance suite does not already cover (see README.md here for the mapping); they are
 // pjrtkit's own expectations, not conformance cases: OpenXLA's XLA:CPU plugin crashes on several.
-#include <dlfcn.h>
-#include <limits.h>
-#include <stdlib.h>
-
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -21,10 +17,6 @@
 
 namespace pjrt_conformance {
 namespace {
-
-// Runfiles paths (the test's working directory is the runfiles root).
-constexpr char kPjrtkitPlugin[] = "xla_plugin/pjrtkit_plugin.so";
-constexpr char kXlaCpuPlugin[] = "external/venv/xla_cpu_pjrt.so";
 
 class BadInputTest : public ClientTestBase {
  protected:
@@ -246,31 +238,6 @@ TEST_F(BadInputTest, DeletingAnExecutableTwiceIsHarmlessAndItThenRefusesToRun) {
   EXPECT_EQ(status.code, PJRT_Error_Code_FAILED_PRECONDITION) << status;
   EXPECT_NE(status.message.find("deleted"), std::string::npos) << status;
 }
-
-// Registers pjrtkit's plugin (2 devices on the XLA:CPU plugin from the runfiles).
-const bool kRegistered = [] {
-  void* handle = dlopen(kPjrtkitPlugin, RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    std::fprintf(stderr, "dlopen(%s): %s\n", kPjrtkitPlugin, dlerror());
-    std::abort();
-  }
-  using GetPjrtApiFn = const PJRT_Api* (*)();
-  auto get_api = reinterpret_cast<GetPjrtApiFn>(dlsym(handle, "GetPjrtApi"));
-  if (get_api == nullptr) std::abort();
-  char resolved[PATH_MAX];
-  if (realpath(kXlaCpuPlugin, resolved) == nullptr) {
-    std::fprintf(stderr, "cannot find %s\n", kXlaCpuPlugin);
-    std::abort();
-  }
-  PluginTraits traits;
-  traits.platform_name = "pjrtkit";
-  traits.device_count = 2;
-  RegisterPlugin(get_api(),
-                 {NamedOption::Str("xla_cpu_plugin_path", resolved),
-                  NamedOption::Int("device_count", 2)},
-                 traits);
-  return true;
-}();
 
 }  // namespace
 }  // namespace pjrt_conformance
