@@ -46,6 +46,10 @@ TEST_F(ClientChurnTest, CreatingAndDestroyingAClient100TimesLeavesRssFlat) {
   }
   const int64_t growth = RssBytes() - after_warmup;
   Report("rss_growth_bytes_over_90_clients", std::to_string(growth));
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // The sanitizer's quarantine holds freed memory: LeakSanitizer checks leaks at exit instead.
+  GTEST_SKIP() << "RSS bound not checked under a sanitizer (growth " << growth << " bytes)";
+#endif
   EXPECT_LE(growth, kRssBoundBytes) << "RSS grew by " << growth << " bytes over "
                                     << kClients - kWarmup << " clients";
 }
