@@ -105,6 +105,15 @@ void ClientTestBase::SetUp() {
   ASSERT_TRUE(status.ok()) << "PJRT_Client_Create failed: " << status;
 }
 
+void ClientTestBase::UseClient(PJRT_Client* client) {
+  if (client != nullptr) {
+    client_ = client;
+    return;
+  }
+  const Status status = SharedClient(&client_);
+  EXPECT_TRUE(status.ok()) << "PJRT_Client_Create failed: " << status;
+}
+
 std::vector<PJRT_Device*> ClientTestBase::Devices() {
   PJRT_ARGS(PJRT_Client_Devices_Args, args);
   args.client = client_;

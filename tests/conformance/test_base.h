@@ -83,8 +83,11 @@ class ClientTestBase : public ApiTestBase {
  protected:
   void SetUp() override;
 
-  // The shared client.
+  // The shared client, or the case's own client after UseClient.
   PJRT_Client* client() const { return client_; }
+  // Points client() and every helper below at `client` (a case's own client, not owned), or
+  // back at the shared client when `client` is NULL.
+  void UseClient(PJRT_Client* client);
 
   // ---- Devices and memories (a failing query adds a test failure and returns empty) ----
   // PJRT_Client_Devices.
@@ -162,7 +165,7 @@ class ClientTestBase : public ApiTestBase {
                  PJRT_Device* execute_device = nullptr);
 
  private:
-  PJRT_Client* client_ = nullptr;  // The shared client (owned by plugin.cc).
+  PJRT_Client* client_ = nullptr;  // The client in use (the shared one is owned by plugin.cc).
 };
 
 }  // namespace pjrt_conformance

@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from tests.testing.plugin_env import plugin_env, run_python
+from tests.testing.plugin_env import plugin_env, run_python, run_python_with_stderr
 
 _PRELUDE = """
 import ctypes, json
@@ -160,3 +160,69 @@ def test_python_abi_declarations_match_pjrt_0_81():
 
 if __name__ == "__main__":
   sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))
+
+
+def test_a_refused_replay_is_logged_and_named_in_the_compile_error():
+  # Registered before the backend exists, so JAX's call returns OK; XLA:CPU refuses the handler
+  # (it declares XLA FFI API 99.0) when pjrtkit replays it at client creation.
+  got, stderr = run_python_with_stderr(_PRELUDE + textwrap.dedent("""
+      def future_major(frame_pointer):
+        frame = frame_pointer.contents
+        if _xla_ffi.fill_metadata(frame):
+          ext = ctypes.cast(frame.extension_start,
+                            ctypes.POINTER(_xla_ffi.MetadataExtension)).contents
+          ext.metadata.contents.api_version.major_version = 99
+          ext.metadata.contents.api_version.minor_version = 0
+        return None
+      FUTURE = _xla_ffi.HANDLER(future_major)
+      capsule = jax.ffi.pycapsule(ctypes.cast(FUTURE, ctypes.c_void_p).value)
+      jax.ffi.register_ffi_target("future_major_op", capsule, platform="pjrtkit")
+      x = jnp.zeros(2, jnp.float32)   # Creates the backend: the registration is replayed.
+      try:
+        jax.jit(lambda v: jax.ffi.ffi_call("future_major_op",
+                                           jax.ShapeDtypeStruct((2,), jnp.float32))(v))(x)
+        err = None
+      except Exception as e:
+        err = str(e)
+      print(json.dumps({"err": err, "after": (x + 1).tolist()}))
+  """), env=plugin_env(JAX_PLATFORMS="pjrtkit"))
+  refusal = ("XLA:CPU refused FFI handler 'future_major_op': it is built against XLA FFI API "
+             "99.0, XLA:CPU implements 0.")
+  assert "pjrtkit: warning: FAILED_PRECONDITION: replaying FFI handler 'future_major_op'" in stderr
+  assert refusal in stderr
+  assert "No FFI handler registered for future_major_op" in got["err"]
+  assert "'future_major_op' was refused when registered: FAILED_PRECONDITION" in got["err"]
+  assert refusal in got["err"]
+  assert got["after"] == [1.0, 1.0]  # The client keeps working.
+
+
+def test_an_error_inside_the_device_is_a_python_exception_and_the_client_keeps_working():
+  # An FFI handler that fails while the program runs (an error inside the device): the error
+  # reaches Python through the execution's event, and later work on the same client is fine.
+  got = _run("""
+      def failing(frame_pointer):
+        frame = frame_pointer.contents
+        if _xla_ffi.fill_metadata(frame):
+          return None
+        return _xla_ffi.make_error(frame, _xla_ffi.ERROR_INTERNAL, "pjrtkit_test: boom")
+      FAILING = _xla_ffi.HANDLER(failing)
+      capsule = jax.ffi.pycapsule(ctypes.cast(FAILING, ctypes.c_void_p).value)
+      jax.ffi.register_ffi_target("pjrtkit_test_failing", capsule, platform="pjrtkit")
+      pk = jax.devices("pjrtkit")[0]
+      x = jax.device_put(np.arange(4, dtype=np.float32), pk)
+      call = jax.jit(lambda v: jax.ffi.ffi_call("pjrtkit_test_failing",
+                                                jax.ShapeDtypeStruct(v.shape, v.dtype))(v))
+      errors = []
+      for _ in range(3):
+        try:
+          np.asarray(call(x))
+          errors.append(None)
+        except Exception as e:
+          errors.append([type(e).__name__, str(e)])
+      after = (jax.jit(lambda v: v * 2)(x)).tolist()
+      print(json.dumps({"errors": errors, "after": after}))
+  """)
+  for error in got["errors"]:
+    assert error is not None
+    assert "pjrtkit_test: boom" in error[1]
+  assert got["after"] == [0.0, 2.0, 4.0, 6.0]

@@ -12,7 +12,10 @@
 //                  (noted) accepted the zeroed args or crashed on them. PJRT_Error_* slots are
 //                  reported implemented when non-NULL without being called.
 // Each probe runs in a forked child, so a plugin that crashes on zeroed args cannot take the
-// report down. The extension chain (PJRT_Api.extension_start) is listed after the table.
+// report down. That probe shows only that a slot validates its Args: a second, functional probe
+// (functional_probe.h) creates a client with the --option=NAME=TYPE:VALUE options and calls the
+// slots it can with valid arguments, and the table reports both columns. The extension chain
+// (PJRT_Api.extension_start) is listed after the table.
 
 // C standard library / POSIX.
 #include <dlfcn.h>
@@ -24,10 +27,13 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <string>
+#include <vector>
 #include <type_traits>
 
 // PJRT C API.
+#include "tools/api_coverage/functional_probe.h"
 #include "xla/pjrt/c/pjrt_c_api.h"
 
 namespace {
@@ -147,7 +153,13 @@ struct Summary {
   int unimplemented = 0;
   int null = 0;
   int absent = 0;
+  int functional_ok = 0;             // Functional probe: answered OK.
+  int functional_unimplemented = 0;  // Functional probe: answered UNIMPLEMENTED.
+  int functional_error = 0;          // Functional probe: another error, or crashed.
+  int not_exercised = 0;             // Not called by the functional probe.
 };
+
+using Functional = std::map<std::string, api_coverage::FunctionalResult>;
 
 // Classifies one slot at `offset` in the PJRT_Api.
 template <typename Args, typename Result>
@@ -158,13 +170,24 @@ Verdict Classify(const PJRT_Api* api, const char* name, size_t offset, Result (*
   return Probe(api, fn);
 }
 
-// Prints the table and returns the counts.
-Summary PrintSlots(const PJRT_Api* api) {
+// Prints the table (the zeroed-args probe and the functional probe) and returns the counts.
+Summary PrintSlots(const PJRT_Api* api, const Functional& functional) {
   Summary summary;
-  std::printf("| # | slot | status |\n| --- | --- | --- |\n");
+  std::printf("| # | slot | status | functional |\n| --- | --- | --- | --- |\n");
   int index = 0;
   auto report = [&](const char* name, Verdict v) {
-    std::printf("| %d | %s | %s |\n", ++index, name, VerdictText(v));
+    auto found = functional.find(name);
+    const std::string used = found == functional.end() ? "not exercised" : found->second.status;
+    if (found == functional.end()) {
+      ++summary.not_exercised;
+    } else if (used == "ok") {
+      ++summary.functional_ok;
+    } else if (used == "UNIMPLEMENTED") {
+      ++summary.functional_unimplemented;
+    } else {
+      ++summary.functional_error;
+    }
+    std::printf("| %d | %s | %s | %s |\n", ++index, name, VerdictText(v), used.c_str());
     switch (v) {
       case Verdict::kUnimplemented:
         ++summary.unimplemented;
@@ -186,6 +209,18 @@ Summary PrintSlots(const PJRT_Api* api) {
   return summary;
 }
 
+// Prints the rows about behaviour within a slot ("SLOT (what)") and the message of every
+// functional answer that was not OK.
+void PrintFunctionalDetails(const Functional& functional) {
+  std::printf("\n## Functional probe: within slots, and answers other than OK\n\n");
+  std::printf("| call | functional | message |\n| --- | --- | --- |\n");
+  for (const auto& [name, result] : functional) {
+    if (name.find(" (") == std::string::npos && result.status == "ok") continue;
+    std::printf("| %s | %s | %s |\n", name.c_str(), result.status.c_str(),
+                result.message.c_str());
+  }
+}
+
 // Prints the extension chain.
 void PrintExtensions(const PJRT_Api* api) {
   std::printf("\n## Extensions\n\n");
@@ -204,10 +239,31 @@ void PrintExtensions(const PJRT_Api* api) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s path/to/pjrt_plugin.so\n", argv[0]);
+  std::vector<api_coverage::CreateOption> options;
+  const char* plugin = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--option=", 0) == 0) {
+      api_coverage::CreateOption option;
+      if (!api_coverage::ParseCreateOption(arg.substr(9), &option)) {
+        std::fprintf(stderr, "api_coverage: bad option %s (want NAME=int:N, NAME=str:S or "
+                     "NAME=path:P)\n", argv[i]);
+        return 2;
+      }
+      options.push_back(option);
+    } else if (plugin == nullptr) {
+      plugin = argv[i];
+    } else {
+      plugin = nullptr;
+      break;
+    }
+  }
+  if (plugin == nullptr) {
+    std::fprintf(stderr, "usage: %s path/to/pjrt_plugin.so [--option=NAME=TYPE:VALUE]...\n",
+                 argv[0]);
     return 2;
   }
+  argv[1] = const_cast<char*>(plugin);
   void* library = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
     std::fprintf(stderr, "api_coverage: cannot load %s: %s\n", argv[1], dlerror());
@@ -230,9 +286,16 @@ int main(int argc, char** argv) {
       "(struct_size %zu).\n\n",
       api->pjrt_api_version.major_version, api->pjrt_api_version.minor_version, api->struct_size,
       PJRT_API_MAJOR, PJRT_API_MINOR, static_cast<size_t>(PJRT_Api_STRUCT_SIZE));
-  Summary summary = PrintSlots(api);
+  const Functional functional = api_coverage::RunFunctionalProbe(api, options);
+  Summary summary = PrintSlots(api, functional);
   std::printf("\nSummary: %d implemented, %d UNIMPLEMENTED, %d NULL, %d absent.\n",
               summary.implemented, summary.unimplemented, summary.null, summary.absent);
+  std::printf(
+      "Functional (valid arguments on a client): %d ok, %d UNIMPLEMENTED, %d failed, %d not "
+      "exercised.\n",
+      summary.functional_ok, summary.functional_unimplemented, summary.functional_error,
+      summary.not_exercised);
+  PrintFunctionalDetails(functional);
   PrintExtensions(api);
   return 0;
 }

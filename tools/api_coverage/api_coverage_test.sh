@@ -16,30 +16,39 @@ expect() {
 }
 
 report="$("$tool" "$fake")" || { echo "FAIL: api_coverage exited $? on the fake plugin"; exit 1; }
-expect "$report" "| 1 | PJRT_Error_Destroy | implemented |"
-expect "$report" "| 11 | PJRT_Client_Create | implemented |"
-expect "$report" "| 71 | PJRT_Buffer_ToHostBuffer | implemented |"
-expect "$report" "| 78 | PJRT_CopyToDeviceStream_Destroy | UNIMPLEMENTED |"
-expect "$report" "| 90 | PJRT_Compile | implemented |"
-expect "$report" "| 94 | PJRT_Client_CreateViewOfDeviceBuffer | implemented |"
-expect "$report" "| 99 | PJRT_ExecuteContext_Create | implemented |"
-expect "$report" "| 104 | PJRT_Client_CreateBuffersForAsyncHostToDevice | implemented |"
-expect "$report" "| 110 | PJRT_AsyncHostToDeviceTransferManager_AddMetadata | implemented |"
-expect "$report" "| 111 | PJRT_Client_DmaMap | UNIMPLEMENTED |"
-expect "$report" "| 115 | PJRT_TopologyDescription_Deserialize | implemented |"
-expect "$report" "| 118 | PJRT_LoadedExecutable_GetDeviceAssignment | implemented |"
+expect "$report" "| 1 | PJRT_Error_Destroy | implemented | ok |"
+expect "$report" "| 11 | PJRT_Client_Create | implemented | ok |"
+expect "$report" "| 71 | PJRT_Buffer_ToHostBuffer | implemented | ok |"
+expect "$report" "| 78 | PJRT_CopyToDeviceStream_Destroy | UNIMPLEMENTED | not exercised |"
+expect "$report" "| 90 | PJRT_Compile | implemented | error: INVALID_ARGUMENT |"
+expect "$report" "| 94 | PJRT_Client_CreateViewOfDeviceBuffer | implemented | not exercised |"
+expect "$report" "| 99 | PJRT_ExecuteContext_Create | implemented | not exercised |"
+expect "$report" "| 104 | PJRT_Client_CreateBuffersForAsyncHostToDevice | implemented | not exercised |"
+expect "$report" "| 110 | PJRT_AsyncHostToDeviceTransferManager_AddMetadata | implemented | not exercised |"
+expect "$report" "| 111 | PJRT_Client_DmaMap | UNIMPLEMENTED | not exercised |"
+expect "$report" "| 115 | PJRT_TopologyDescription_Deserialize | implemented | ok |"
+expect "$report" "| 118 | PJRT_LoadedExecutable_GetDeviceAssignment | implemented | not exercised |"
 expect "$report" "Summary: 109 implemented, 9 UNIMPLEMENTED, 0 NULL, 0 absent."
+# The fake device compiles only its own compile-options format: the probe reports the refusal.
+expect "$report" "Functional (valid arguments on a client): 70 ok, 0 UNIMPLEMENTED, 2 failed, 46 not exercised."
+expect "$report" "| 14 | PJRT_Client_ProcessIndex | implemented | ok |"
 expect "$report" "| 1 | PJRT_Extension_Type_FFI (5) | 48 |"
 
 report="$("$tool" "$partial")" || { echo "FAIL: api_coverage exited $? on the partial plugin"; exit 1; }
-expect "$report" "| 3 | PJRT_Error_GetCode | implemented |"
-expect "$report" "| 4 | PJRT_Plugin_Initialize | implemented |"
-expect "$report" "| 5 | PJRT_Plugin_Attributes | NULL |"
-expect "$report" "| 13 | PJRT_Client_PlatformName | implemented (crashed on zeroed args) |"
-expect "$report" "| 14 | PJRT_Client_ProcessIndex | implemented (accepted zeroed args) |"
-expect "$report" "| 111 | PJRT_Client_DmaMap | UNIMPLEMENTED |"
+expect "$report" "| 3 | PJRT_Error_GetCode | implemented | not exercised |"
+expect "$report" "| 4 | PJRT_Plugin_Initialize | implemented | ok |"
+expect "$report" "| 5 | PJRT_Plugin_Attributes | NULL | not exercised |"
+expect "$report" "| 13 | PJRT_Client_PlatformName | implemented (crashed on zeroed args) | not exercised |"
+expect "$report" "| 14 | PJRT_Client_ProcessIndex | implemented (accepted zeroed args) | not exercised |"
+expect "$report" "| 111 | PJRT_Client_DmaMap | UNIMPLEMENTED | not exercised |"
 expect "$report" "Summary: 5 implemented, 1 UNIMPLEMENTED, 112 NULL, 0 absent."
+expect "$report" "Functional (valid arguments on a client): 1 ok, 0 UNIMPLEMENTED, 0 failed, 117 not exercised."
 expect "$report" "| 1 | PJRT_Extension_Type_Layouts (4) | 24 |"
+
+if "$tool" "$fake" --option=bad 2>/dev/null; then
+  echo "FAIL: a malformed --option must be an error"
+  failures=$((failures + 1))
+fi
 
 if "$tool" /nonexistent.so 2>/dev/null; then
   echo "FAIL: a missing plugin must be an error"

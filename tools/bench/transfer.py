@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import statistics
+import time
 from typing import Any
 
 import numpy as np
@@ -70,6 +72,52 @@ def host_to_device(config: BenchConfig, device: Any) -> list[Measurement]:
                            note=_alignment_note(src)))
     del src
   return out
+
+
+KEPT_ALIVE_BYTES = 64 << 20
+"""Size of each put of the arrays-kept-alive pattern."""
+KEPT_ALIVE_COUNT = 8
+"""Arrays kept alive at once in that pattern (512 MiB of 64 MiB puts)."""
+
+
+def host_to_device_kept(config: BenchConfig, device: Any) -> list[Measurement]:
+  """device_put of 64 MiB misaligned numpy arrays whose results stay alive.
+
+  The other pattern of `host_to_device` drops each result before the next put, which lets a
+  pool hand the same block back every time. Here every sample puts KEPT_ALIVE_COUNT arrays and
+  keeps them all (as a training loop keeps its inputs or a user keeps a dataset), so no put of a
+  sample can reuse the memory of another; the arrays are deleted between samples. Two rows: the
+  first sample alone (every put gets memory the process never had: first touches) and the median
+  over all samples (later samples may reuse what the earlier ones released).
+  """
+  import jax  # pylint: disable=g-import-not-at-top
+
+  src = host_array(KEPT_ALIVE_BYTES)
+  samples = max(3, config.transfer_repeats(KEPT_ALIVE_BYTES) // 3)
+  first: list[float] = []
+  every: list[float] = []
+  for sample in range(samples):
+    kept = []
+    for _ in range(KEPT_ALIVE_COUNT):
+      start = time.perf_counter()
+      kept.append(jax.device_put(src, device).block_until_ready())
+      elapsed = time.perf_counter() - start
+      every.append(elapsed)
+      if sample == 0:
+        first.append(elapsed)
+    if float(kept[-1][-1]) != float(src[-1]) or float(kept[0][1]) != float(src[1]):
+      raise AssertionError("device_put (kept alive) produced the wrong data")
+    for array in kept:
+      array.delete()
+    del kept
+  name = size_name(KEPT_ALIVE_BYTES)
+  note = f"{KEPT_ALIVE_COUNT} arrays alive per sample; {_alignment_note(src)}"
+  return [
+      Measurement(f"h2d_{name}_kept_first", f"device_put {name}, kept alive, first sample",
+                  "transfer", statistics.median(first), nbytes=KEPT_ALIVE_BYTES, note=note),
+      Measurement(f"h2d_{name}_kept", f"device_put {name}, kept alive", "transfer",
+                  statistics.median(every), nbytes=KEPT_ALIVE_BYTES, note=note),
+  ]
 
 
 def device_to_host(config: BenchConfig, device: Any) -> list[Measurement]:

@@ -26,6 +26,7 @@ def workloads(config: BenchConfig, device: Any) -> list[Workload]:
       ("dispatch", lambda: compute.dispatch(config, device)),
       ("memcpy", lambda: transfer.memcpy(config)),
       ("host_to_device", lambda: transfer.host_to_device(config, device)),
+      ("host_to_device_kept", lambda: transfer.host_to_device_kept(config, device)),
       ("device_to_host", lambda: transfer.device_to_host(config, device)),
       ("matmul", lambda: compute.matmul(config, device)),
       ("mlp", lambda: compute.mlp(config, device)),

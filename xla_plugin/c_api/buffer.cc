@@ -48,6 +48,7 @@ StatusOr<PJRT_Memory*> MemoryHandle(const char* fn, const PJRT_Buffer* buffer) {
 
 PJRT_Buffer* WrapBuffer(PJRT_Client* client, std::unique_ptr<Buffer> buffer) {
   auto* handle = new PJRT_Buffer();
+  handle->client_reference.Reset(client);
   handle->buffer = std::move(buffer);
   handle->client = client;
   return handle;

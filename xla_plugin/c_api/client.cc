@@ -6,6 +6,7 @@
 #include <vector>
 
 // pjrtkit.
+#include "xla_plugin/c_api/client_reference.h"
 #include "xla_plugin/c_api/convert.h"
 #include "xla_plugin/c_api/entry_point.h"
 #include "xla_plugin/c_api/ffi_registry.h"
@@ -131,8 +132,10 @@ PJRT_Error* ClientDestroy(PJRT_Client_Destroy_Args* args) {
   return Guard("PJRT_Client_Destroy", [&](const char* fn) -> Status {
     PJRTKIT_RETURN_IF_ERROR(
         CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Client_Destroy_Args, client)));
-    if (args->client != nullptr) FfiRegistry::Global().Detach(args->client->client.get());
-    delete args->client;
+    if (args->client == nullptr) return OkStatus();
+    FfiRegistry::Global().Detach(args->client->client.get());
+    // Buffers, executables and transfer managers still alive keep the client until they go.
+    ClientReference::Release(args->client);
     return OkStatus();
   });
 }
@@ -263,8 +266,14 @@ PJRT_Error* ClientCompile(PJRT_Client_Compile_Args* args) {
     PJRTKIT_ASSIGN_OR_RETURN(
         std::string options,
         ToString(fn, "compile_options", args->compile_options, args->compile_options_size));
-    PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<LoadedExecutable> loaded,
-                             args->client->client->Compile(cpp_program, options));
+    StatusOr<std::unique_ptr<LoadedExecutable>> compiled =
+        args->client->client->Compile(cpp_program, options);
+    if (!compiled.ok()) {
+      // "No FFI handler registered for x" says why when x was refused at registration.
+      return FfiRegistry::Global().ExplainCompileError(args->client->client.get(),
+                                                       compiled.status());
+    }
+    std::unique_ptr<LoadedExecutable> loaded = std::move(compiled).value();
     PJRTKIT_ASSIGN_OR_RETURN(args->executable,
                              WrapLoadedExecutable(fn, args->client, std::move(loaded)));
     return OkStatus();

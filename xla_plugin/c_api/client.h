@@ -37,7 +37,9 @@ Status CheckSameClient(const char* fn, const char* what, const PJRT_Client* expe
 // PJRT_Client_Create: converts the create options, takes the node options (node_id, num_nodes)
 // and the key-value callbacks into a MultiProcess, calls `create`, wraps the client.
 PJRT_Error* ClientCreateWith(PJRT_Client_Create_Args* args, CreateClientFn create);
-// PJRT_Client_Destroy: frees the client (nullptr is fine) and every device/memory wrapper.
+// PJRT_Client_Destroy: drops the framework's reference (nullptr is fine); the client and every
+// device/memory wrapper go when the last buffer, loaded executable and transfer manager made
+// through it is destroyed too.
 PJRT_Error* ClientDestroy(PJRT_Client_Destroy_Args* args);
 // PJRT_Client_UpdateGlobalProcessInfo: the framework's view of every process of a multi-process
 // job (jaxlib calls it whenever the coordination service's process states change, and aborts the

@@ -246,8 +246,11 @@ PJRT_Error* ClientCreateBuffersForAsyncHostToDevice(
                       std::to_string(manager->buffer_count()) + " buffers for " +
                       std::to_string(shapes.size()) + " shape specs");
     }
-    args->transfer_manager =
-        new PJRT_AsyncHostToDeviceTransferManager{std::move(manager), args->client};
+    auto* handle = new PJRT_AsyncHostToDeviceTransferManager();
+    handle->client_reference.Reset(args->client);
+    handle->manager = std::move(manager);
+    handle->client = args->client;
+    args->transfer_manager = handle;
     return OkStatus();
   });
 }

@@ -2,6 +2,7 @@
 
 // C++ standard library.
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 #include <set>
 #include <utility>
@@ -253,8 +254,12 @@ PJRT_Error_Code ToPjrtErrorCode(StatusCode code) { return static_cast<PJRT_Error
 
 PJRT_Buffer_Type ToPjrtBufferType(ElementType type) { return static_cast<PJRT_Buffer_Type>(type); }
 
-StatusOr<ElementType> FromPjrtBufferType(const char* fn, PJRT_Buffer_Type type) {
-  const int value = static_cast<int>(type);
+StatusOr<ElementType> FromPjrtBufferType(const char* fn, const PJRT_Buffer_Type& type) {
+  // The framework may put any int there: read the bytes, since loading an enum value outside the
+  // enumeration's range is undefined behaviour (UBSan flagged PJRT_Buffer_Type 9999).
+  static_assert(sizeof(PJRT_Buffer_Type) == sizeof(int), "PJRT_Buffer_Type is an int");
+  int value = 0;
+  std::memcpy(&value, &type, sizeof(value));
   if (value <= 0 || value > kMaxElementType) {
     return Invalid(fn, "invalid PJRT_Buffer_Type " + std::to_string(value));
   }

@@ -46,7 +46,7 @@ PJRT_Buffer_Type ToPjrtBufferType(ElementType type);
 
 // The ElementType equal to `type`; INVALID_ARGUMENT (naming `fn`) when `type` is out of range or
 // PJRT_Buffer_Type_INVALID.
-StatusOr<ElementType> FromPjrtBufferType(const char* fn, PJRT_Buffer_Type type);
+StatusOr<ElementType> FromPjrtBufferType(const char* fn, const PJRT_Buffer_Type& type);
 
 // ---- Strings ----------------------------------------------------------------------------------
 

@@ -2,6 +2,7 @@
 
 // C++ standard library.
 #include <algorithm>
+#include <cstdio>
 #include <string>
 #include <utility>
 
@@ -27,6 +28,14 @@ std::string Describe(const FfiTypeRegistration& registration) {
          std::to_string(registration.type_id) + ")";
 }
 
+// The name a refusal of `registration` is found by in compile errors.
+const std::string& NameOf(const FfiHandlerRegistration& registration) {
+  return registration.target_name;
+}
+const std::string& NameOf(const FfiTypeRegistration& registration) {
+  return registration.type_name;
+}
+
 // `status` with `context` in front of its message.
 Status WithContext(const Status& status, const std::string& context) {
   return Status(status.code(), context + ": " + status.message());
@@ -42,25 +51,25 @@ FfiRegistry& FfiRegistry::Global() {
 template <typename Registration>
 Status FfiRegistry::ForwardLocked(const Registration& registration, bool* keep) {
   Status first_error;
-  std::vector<Status> refusals;
   bool any_accepted = clients_.empty();
   for (Client* client : clients_) {
     Status status = SendTo(client, registration);
-    if (status.ok() || status.code() == StatusCode::kUnimplemented) {
+    if (status.ok()) {
       any_accepted = true;
       continue;
     }
-    refusals.push_back(WithContext(status, "registering " + Describe(registration) + " with " +
-                                               client->platform_name() + " client"));
-    if (first_error.ok()) first_error = refusals.back();
+    // UNIMPLEMENTED too: the registration did not reach this client.
+    Status refusal = WithContext(status, "registering " + Describe(registration) + " with " +
+                                             client->platform_name() + " client");
+    if (first_error.ok()) first_error = refusal;
+    RecordLocked(client, NameOf(registration), std::move(refusal));
   }
   *keep = any_accepted;
-  if (any_accepted) {
-    for (Status& refusal : refusals) {
-      if (refusals_.size() < kMaxRefusals) refusals_.push_back(std::move(refusal));
-    }
-  }
   return first_error;
+}
+
+void FfiRegistry::RecordLocked(const Client* client, const std::string& name, Status status) {
+  if (refusals_.size() < kMaxRefusals) refusals_.push_back(Refusal{client, name, std::move(status)});
 }
 
 Status FfiRegistry::AddHandler(const FfiHandlerRegistration& registration) {
@@ -127,11 +136,14 @@ Status FfiRegistry::Attach(Client* client) {
   std::lock_guard<std::mutex> lock(mu_);
   auto replay = [&](const auto& registration) {
     Status status = SendTo(client, registration);
-    if (status.ok() || status.code() == StatusCode::kUnimplemented) return;
-    if (refusals_.size() < kMaxRefusals) {
-      refusals_.push_back(WithContext(status, "replaying " + Describe(registration) + " to " +
-                                                  client->platform_name() + " client"));
-    }
+    if (status.ok()) return;
+    // UNIMPLEMENTED too: the registration did not reach this client. Nobody called us for this
+    // registration now, so say it where the user looks (the registration call returned OK).
+    Status refusal = WithContext(status, "replaying " + Describe(registration) + " to " +
+                                             client->platform_name() + " client");
+    std::fprintf(stderr, "pjrtkit: warning: %s; programs calling '%s' will not compile\n",
+                 refusal.ToString().c_str(), NameOf(registration).c_str());
+    RecordLocked(client, NameOf(registration), std::move(refusal));
   };
   for (const FfiTypeRegistration& type : types_) replay(type);
   for (const FfiHandlerRegistration& handler : handlers_) replay(handler);
@@ -144,6 +156,21 @@ Status FfiRegistry::Attach(Client* client) {
 void FfiRegistry::Detach(Client* client) {
   std::lock_guard<std::mutex> lock(mu_);
   clients_.erase(std::remove(clients_.begin(), clients_.end(), client), clients_.end());
+  refusals_.erase(std::remove_if(refusals_.begin(), refusals_.end(),
+                                 [&](const Refusal& r) { return r.client == client; }),
+                  refusals_.end());
+}
+
+Status FfiRegistry::ExplainCompileError(const Client* client, const Status& error) const {
+  if (error.ok()) return error;
+  std::string message = error.message();
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Refusal& refusal : refusals_) {
+    if (refusal.client != client || refusal.name.empty()) continue;
+    if (error.message().find(refusal.name) == std::string::npos) continue;
+    message += "; '" + refusal.name + "' was refused when registered: " + refusal.status.ToString();
+  }
+  return Status(error.code(), std::move(message));
 }
 
 std::vector<FfiHandlerRegistration> FfiRegistry::handlers() const {
@@ -158,7 +185,9 @@ std::vector<FfiTypeRegistration> FfiRegistry::types() const {
 
 std::vector<Status> FfiRegistry::refusals() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return refusals_;
+  std::vector<Status> statuses;
+  for (const Refusal& refusal : refusals_) statuses.push_back(refusal.status);
+  return statuses;
 }
 
 }  // namespace capi

@@ -11,17 +11,20 @@
 // instance. Thread-safe: one mutex serializes registrations and attach/detach, so no client can
 // miss a registration.
 //
-// Errors from clients: UNIMPLEMENTED (a device without FFI support) is ignored; any other error of
-// a live client fails the registration, which is then not kept. A replayed registration that a new
-// client rejects does not fail PJRT_Client_Create (one bad registration must not take the whole
-// platform down): the error is recorded (refusals()) and programs using that target fail to
-// compile on that client.
+// Errors from clients ("refusals"; UNIMPLEMENTED, a device without FFI support, is one too: the
+// registration did not reach that client): a live client's refusal fails the registration, which
+// is kept only when another live client accepted it. A replayed registration that a new client
+// refuses does not fail PJRT_Client_Create (one bad registration must not take the whole platform
+// down): the refusal is logged to stderr at once, recorded (refusals()), and named in the error of
+// a compile on that client that fails mentioning the target (ExplainCompileError), instead of
+// XLA's bare "No FFI handler registered for ...".
 #ifndef PJRTKIT_XLA_PLUGIN_C_API_FFI_REGISTRY_H_
 #define PJRTKIT_XLA_PLUGIN_C_API_FFI_REGISTRY_H_
 
 // C++ standard library.
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <vector>
 
 // pjrtkit.
@@ -66,10 +69,16 @@ class FfiRegistry {
   // Stops forwarding to `client` (call before destroying it). Unknown clients are ignored.
   void Detach(Client* client);
 
+  // `error` (a failed compile on `client`) with every refusal by `client` of a registration
+  // whose name its message mentions appended, so "No FFI handler registered for x" says why x is
+  // missing; `error` itself when there is none (or it is OK).
+  Status ExplainCompileError(const Client* client, const Status& error) const;
+
   // Copies of what is registered, in registration order (for tests and diagnostics).
   std::vector<FfiHandlerRegistration> handlers() const;
   std::vector<FfiTypeRegistration> types() const;
-  // The errors of replays refused by clients at Attach, oldest first (at most kMaxRefusals).
+  // The refusals of attached clients (at Attach or when forwarded), oldest first (at most
+  // kMaxRefusals; a client's go when it is detached).
   std::vector<Status> refusals() const;
 
   // How many refusals are kept.
@@ -83,11 +92,21 @@ class FfiRegistry {
   template <typename Registration>
   Status ForwardLocked(const Registration& registration, bool* keep);
 
+  // A registration a client refused.
+  struct Refusal {
+    const Client* client;  // The client that refused it (attached).
+    std::string name;      // The handler's target name or the type's name.
+    Status status;         // Why, with context.
+  };
+
+  // Records a refusal (mu_ held; dropped beyond kMaxRefusals).
+  void RecordLocked(const Client* client, const std::string& name, Status status);
+
   mutable std::mutex mu_;                         // Guards everything below.
   std::vector<FfiHandlerRegistration> handlers_;  // In registration order.
   std::vector<FfiTypeRegistration> types_;        // In registration order; ids nonzero.
   std::vector<Client*> clients_;                  // Attached, not owned.
-  std::vector<Status> refusals_;                  // Replay errors (at most kMaxRefusals).
+  std::vector<Refusal> refusals_;                 // At most kMaxRefusals.
   int64_t next_type_id_ = kFirstTypeId;           // Next id AddType assigns.
 };
 

@@ -204,6 +204,67 @@ TEST(FfiRegistryTest, AReplayRefusalIsRecordedAndDoesNotFailAttach) {
   registry.Detach(client.get());
 }
 
+TEST(FfiRegistryTest, AReplayRefusalIsLoggedAndNamedInACompileErrorOfThatClient) {
+  FfiRegistry registry;
+  ASSERT_TRUE(registry.AddHandler(Handler("refuse_replayed")).ok());
+  std::unique_ptr<Client> client = NewFakeClient();
+  std::unique_ptr<Client> other = NewFakeClient();
+  ::testing::internal::CaptureStderr();
+  ASSERT_TRUE(registry.Attach(client.get()).ok());
+  const std::string logged = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(logged,
+            "pjrtkit: warning: INVALID_ARGUMENT: replaying FFI handler 'refuse_replayed' "
+            "(platform 'pjrtkit') to fake client: fake: refusing FFI handler 'refuse_replayed'; "
+            "programs calling 'refuse_replayed' will not compile\n");
+  const Status compile_error =
+      NotFound("No FFI handler registered for refuse_replayed on platform Host");
+  Status explained = registry.ExplainCompileError(client.get(), compile_error);
+  EXPECT_EQ(explained.code(), StatusCode::kNotFound);
+  EXPECT_EQ(explained.message(),
+            "No FFI handler registered for refuse_replayed on platform Host; 'refuse_replayed' "
+            "was refused when registered: INVALID_ARGUMENT: replaying FFI handler "
+            "'refuse_replayed' (platform 'pjrtkit') to fake client: fake: refusing FFI handler "
+            "'refuse_replayed'");
+  // Errors that do not name it, and other clients' errors, are left alone.
+  EXPECT_EQ(registry.ExplainCompileError(client.get(), NotFound("No FFI handler for x")).message(),
+            "No FFI handler for x");
+  EXPECT_EQ(registry.ExplainCompileError(other.get(), compile_error).message(),
+            compile_error.message());
+  EXPECT_TRUE(registry.ExplainCompileError(client.get(), OkStatus()).ok());
+  // A detached client's refusals go with it.
+  registry.Detach(client.get());
+  EXPECT_TRUE(registry.refusals().empty());
+  EXPECT_EQ(registry.ExplainCompileError(client.get(), compile_error).message(),
+            compile_error.message());
+}
+
+TEST(FfiRegistryTest, UnimplementedIsARefusalNotAnAcceptance) {
+  FfiRegistry registry;
+  // Replayed: recorded (and logged) like any refusal.
+  ASSERT_TRUE(registry.AddHandler(Handler("unimplemented_replayed")).ok());
+  std::unique_ptr<Client> client = NewFakeClient();
+  ::testing::internal::CaptureStderr();
+  ASSERT_TRUE(registry.Attach(client.get()).ok());
+  EXPECT_NE(::testing::internal::GetCapturedStderr().find("UNIMPLEMENTED: replaying FFI handler "
+                                                          "'unimplemented_replayed'"),
+            std::string::npos);
+  ASSERT_EQ(registry.refusals().size(), 1u);
+  EXPECT_TRUE(AsFake(client)->ffi_handlers().empty());
+  // Live: the only client did not take it, so the registration fails and is not kept.
+  Status live = registry.AddHandler(Handler("unimplemented_live", &handler_b));
+  EXPECT_EQ(live.code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(live.message(),
+            "registering FFI handler 'unimplemented_live' (platform 'pjrtkit') with fake client: "
+            "fake: no FFI support for 'unimplemented_live'");
+  ASSERT_EQ(registry.handlers().size(), 1u);
+  EXPECT_EQ(registry.handlers()[0].target_name, "unimplemented_replayed");
+  EXPECT_EQ(registry.refusals().size(), 2u);
+  EXPECT_NE(registry.ExplainCompileError(client.get(), NotFound("unimplemented_live")).message()
+                .find("was refused when registered: UNIMPLEMENTED"),
+            std::string::npos);
+  registry.Detach(client.get());
+}
+
 TEST(FfiRegistryTest, AttachNullIsInvalid) {
   FfiRegistry registry;
   EXPECT_EQ(registry.Attach(nullptr).code(), StatusCode::kInvalidArgument);

@@ -5,8 +5,11 @@
 // Ownership:
 //   PJRT_Client            owns the pjrtkit::Client, every PJRT_Device / PJRT_Memory /
 //                          PJRT_DeviceDescription wrapper (made once, at PJRT_Client_Create) and
-//                          the wrapper of its topology.
-//   PJRT_Buffer            owns its pjrtkit::Buffer; points back to its PJRT_Client.
+//                          the wrapper of its topology. Reference counted (client_reference.h):
+//                          PJRT_Client_Destroy drops the framework's reference, and every
+//                          buffer, loaded executable and transfer manager holds one, so those
+//                          may be destroyed (or used) after PJRT_Client_Destroy.
+//   PJRT_Buffer            owns its pjrtkit::Buffer; references its PJRT_Client.
 //   PJRT_Executable        shares the pjrtkit::Executable (std::shared_ptr), so it outlives the
 //                          PJRT_LoadedExecutable it came from, or, made by PJRT_Compile, the
 //                          PJRT_TopologyDescription (and any client) it was compiled with.
@@ -36,6 +39,7 @@
 #include "xla_plugin/abi/layouts_extension.h"
 
 // pjrtkit.
+#include "xla_plugin/c_api/client_reference.h"
 #include "xla_plugin/c_api/convert.h"
 #include "xla_plugin/c_api/once_cache.h"
 #include "xla_plugin/client/async_host_to_device_transfer.h"
@@ -146,6 +150,9 @@ struct PJRT_Client {
     return it == memory_handles.end() ? nullptr : it->second;
   }
 
+  // References (client_reference.h): the framework's, until PJRT_Client_Destroy, and one per
+  // buffer, loaded executable and transfer manager; the last one to go deletes this client.
+  std::atomic<int64_t> references{1};
   std::unique_ptr<pjrtkit::Client> client;                   // Destroyed last (declared first).
   std::vector<std::unique_ptr<PJRT_Device>> owned_devices;   // Every device wrapper.
   std::vector<std::unique_ptr<PJRT_Memory>> owned_memories;  // Every memory wrapper.
@@ -175,6 +182,8 @@ struct PJRT_Client {
 // hands the pjrtkit::Buffer to its client (PJRT_Client::RetainReferenced), as jaxlib's backends
 // keep memory shared with NumPy or DLPack.
 struct PJRT_Buffer {
+  // Keeps `client` alive; destroyed after every other member (declared first).
+  pjrtkit::capi::ClientReference client_reference;
   // True after PJRT_Buffer_Delete, or when the device deleted or donated the buffer.
   bool IsDeleted() const {
     return delete_requested.load(std::memory_order_acquire) || buffer->IsDeleted();
@@ -210,6 +219,8 @@ struct PJRT_Executable {
 
 // A program loaded onto devices. Owns its pjrtkit::LoadedExecutable.
 struct PJRT_LoadedExecutable {
+  // Keeps `client` alive; destroyed after every other member (declared first).
+  pjrtkit::capi::ClientReference client_reference;
   std::unique_ptr<pjrtkit::LoadedExecutable> loaded;  // Never null.
   PJRT_Client* client;                                // The client it was loaded by.
   std::vector<PJRT_Device*> addressable_devices;      // AddressableDevices output.
@@ -227,6 +238,8 @@ struct PJRT_LoadedExecutable {
 
 // The buffers of one asynchronous host-to-device transfer. Owns the manager.
 struct PJRT_AsyncHostToDeviceTransferManager {
+  // Keeps `client` alive; destroyed after every other member (declared first).
+  pjrtkit::capi::ClientReference client_reference;
   std::unique_ptr<pjrtkit::AsyncHostToDeviceTransferManager> manager;  // Never null.
   PJRT_Client* client;  // The client it was created by (and its buffers belong to).
 };

@@ -177,6 +177,7 @@ StatusOr<PJRT_LoadedExecutable*> WrapLoadedExecutable(const char* fn, PJRT_Clien
   handle->num_outputs = loaded->executable()->num_outputs();
   handle->loaded = std::move(loaded);
   handle->client = client;
+  handle->client_reference.Reset(client);
   ApplyThreadBinding(handle.get());  // Compile and DeserializeAndLoad both come here.
   return handle.release();
 }

@@ -85,7 +85,10 @@ const char* ElementTypeName(ElementType type) {
 size_t DenseByteSize(ElementType type, const std::vector<int64_t>& dims) {
   uint64_t elements = 1;
   for (int64_t d : dims) elements *= static_cast<uint64_t>(d < 0 ? 0 : d);
-  return static_cast<size_t>((elements * ElementTypeBits(type) + 7) / 8);
+  // elements * bits / 8 rounded up, without forming elements * bits (which wraps for arrays of
+  // 2^61 bytes and more; callers check that the size fits in 63 bits first).
+  const uint64_t bits = static_cast<uint64_t>(ElementTypeBits(type));
+  return static_cast<size_t>(elements / 8 * bits + (elements % 8 * bits + 7) / 8);
 }
 
 const char* AttributeTypeName(const AttributeValue& value) {

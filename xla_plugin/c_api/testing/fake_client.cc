@@ -305,6 +305,9 @@ Status FakeClient::RegisterFfiHandler(const FfiHandlerRegistration& registration
   if (!accept_all_ffi_ && registration.target_name.rfind("refuse", 0) == 0) {
     return InvalidArgument("fake: refusing FFI handler '" + registration.target_name + "'");
   }
+  if (!accept_all_ffi_ && registration.target_name.rfind("unimplemented", 0) == 0) {
+    return Unimplemented("fake: no FFI support for '" + registration.target_name + "'");
+  }
   std::lock_guard<std::mutex> lock(mu_);
   ffi_handlers_.push_back(registration);
   return OkStatus();

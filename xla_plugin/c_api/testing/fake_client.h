@@ -146,7 +146,8 @@ class FakeClient : public Client {
       const std::vector<BufferShape>& shapes,
       const std::vector<std::optional<MemoryLayout>>& layouts, Memory* memory) override;
   // Record FFI registrations (ffi_handlers() / ffi_types()); a target or type whose name starts
-  // with "refuse" is INVALID_ARGUMENT (test hook for refusals).
+  // with "refuse" is INVALID_ARGUMENT, one starting with "unimplemented" UNIMPLEMENTED (test hooks
+  // for refusals).
   Status RegisterFfiHandler(const FfiHandlerRegistration& registration) override;
   Status RegisterFfiType(const FfiTypeRegistration& registration) override;
   // When true, "refuse..." names are accepted like any other (a client that accepts what another

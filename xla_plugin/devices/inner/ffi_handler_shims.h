@@ -40,7 +40,8 @@ class FfiHandlerShims {
   static constexpr size_t kCapacity = 256;
 
   // The shim (an XLA_FFI_Handler*) forwarding to `handler` (an XLA_FFI_Handler*); the same shim
-  // for the same handler. nullptr when `handler` is null or all kCapacity slots are in use.
+  // for the same handler. nullptr when `handler` is null or all kCapacity slots are in use
+  // (InnerFfi::RegisterHandler then refuses the handler with RESOURCE_EXHAUSTED).
   static void* Wrap(void* handler);
 
   // What the last metadata query through `shim` (a pointer Wrap returned) saw; a default

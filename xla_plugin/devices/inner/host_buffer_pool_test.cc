@@ -1,9 +1,12 @@
 // HostBufferPool: block reuse, alignment and the limit on kept bytes.
 #include "xla_plugin/devices/inner/host_buffer_pool.h"
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <utility>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -48,8 +51,8 @@ TEST(HostBufferPoolTest, BlocksAreAligned) {
   ASSERT_NE(small, nullptr);
   ASSERT_NE(large, nullptr);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(small) % HostBufferPool::kAlignment, 0u);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(large) % HostBufferPool::kHugePageBytes, 0u);
-  EXPECT_EQ(large_capacity, size_t{4} << 20);  // Whole huge pages.
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(large) % HostBufferPool::kLargeBlockBytes, 0u);
+  EXPECT_EQ(large_capacity, size_t{4} << 20);  // Whole 2 MiB units.
   pool.Release(small, small_capacity);
   pool.Release(large, large_capacity);
 }
@@ -101,6 +104,80 @@ TEST(HostBufferPoolTest, NewSizesEvictStaleOnesAndAreReused) {
   pool.Release(huge, huge_capacity);
   EXPECT_EQ(pool.stats().evicted, 4);
   EXPECT_EQ(pool.stats().cached_bytes, size_t{8} << 20);
+}
+
+// Waits up to 5 s for `done`; true when it held.
+template <typename Predicate>
+bool WaitFor(Predicate done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+TEST(HostBufferPoolTest, IdleBlocksAreFreedAndBusyOnesKept) {
+  HostBufferPool::Options options;
+  options.max_cached_bytes = size_t{1} << 20;
+  options.idle_release = std::chrono::milliseconds(50);
+  HostBufferPool pool(options);
+  size_t capacity = 0;
+  void* block = pool.Acquire(8192, &capacity);
+  pool.Release(block, capacity);
+  EXPECT_EQ(pool.stats().cached_bytes, 8192u);
+  ASSERT_TRUE(WaitFor([&] { return pool.stats().idle_freed == 1; }));
+  EXPECT_EQ(pool.stats().cached_bytes, 0u);
+  // A block reused well within the idle time stays (the reuse pattern keeps its speed).
+  for (int i = 0; i < 20; ++i) {
+    void* again = pool.Acquire(8192, &capacity);
+    pool.Release(again, capacity);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_EQ(pool.stats().reused, 19);
+  EXPECT_EQ(pool.stats().idle_freed, 1);
+}
+
+TEST(HostBufferPoolTest, NothingIsKeptWhenMemoryIsShort) {
+  std::atomic<uint64_t> available{uint64_t{1} << 30};
+  HostBufferPool::Options options;
+  options.max_cached_bytes = size_t{1} << 20;
+  options.min_available_bytes = uint64_t{512} << 20;
+  options.available_bytes = [&] { return available.load(); };
+  HostBufferPool pool(options);
+  size_t a_capacity = 0, b_capacity = 0;
+  void* a = pool.Acquire(4096, &a_capacity);
+  void* b = pool.Acquire(8192, &b_capacity);
+  pool.Release(a, a_capacity);
+  EXPECT_EQ(pool.stats().cached_bytes, 4096u);
+  available = uint64_t{256} << 20;  // Below the minimum: b is freed, and so is the kept a.
+  pool.Release(b, b_capacity);
+  EXPECT_EQ(pool.stats().cached_bytes, 0u);
+  EXPECT_EQ(pool.stats().pressure_freed, 2);
+}
+
+TEST(HostBufferPoolTest, TrimAndDiscardFree) {
+  HostBufferPool pool(size_t{1} << 20);
+  size_t a_capacity = 0, b_capacity = 0, c_capacity = 0;
+  void* a = pool.Acquire(4096, &a_capacity);
+  void* b = pool.Acquire(8192, &b_capacity);
+  void* c = pool.Acquire(8192, &c_capacity);
+  pool.Release(a, a_capacity);
+  pool.Release(b, b_capacity);
+  pool.Discard(c);  // Its user failed: not kept.
+  EXPECT_EQ(pool.stats().discarded, 1);
+  EXPECT_EQ(pool.stats().cached_bytes, 4096u + 8192u);
+  EXPECT_EQ(pool.Trim(), 4096u + 8192u);
+  EXPECT_EQ(pool.stats().cached_bytes, 0u);
+  EXPECT_EQ(pool.stats().trimmed, 2);
+  EXPECT_EQ(pool.Trim(), 0u);
+}
+
+TEST(HostBufferPoolTest, DefaultOptionsReleaseIdleBlocksAndWatchMemory) {
+  HostBufferPool::Options options = HostBufferPool::DefaultOptions(size_t{512} << 20);
+  EXPECT_EQ(options.max_cached_bytes, size_t{512} << 20);
+  EXPECT_EQ(options.idle_release, std::chrono::milliseconds(1000));
+  EXPECT_GT(options.min_available_bytes, 0u);
 }
 
 }  // namespace

@@ -60,10 +60,17 @@ Status InnerFfi::RegisterHandler(const FfiHandlerRegistration& registration,
   if (extension_->register_handler == nullptr) {
     return Unimplemented(inner_->name() + "'s FFI extension has no register_handler");
   }
-  // Through a shim (ffi_handler_shims.h) when a slot is free: it adapts the declared version and
-  // tells us what the inner metadata query saw.
+  // Through a shim (ffi_handler_shims.h): it adapts the declared version and tells us what the
+  // inner metadata query saw. Without a free slot the handler is refused: registered bare, a
+  // newer-minor handler would be dropped by XLA without a word.
   void* shim =
       ffi_platform.version_shims ? FfiHandlerShims::Wrap(registration.handler) : nullptr;
+  if (ffi_platform.version_shims && shim == nullptr) {
+    return ResourceExhausted("cannot register FFI handler '" + registration.target_name +
+                             "': all " + std::to_string(FfiHandlerShims::kCapacity) +
+                             " FFI handler slots of this process are in use (one per distinct "
+                             "handler function)");
+  }
   if (shim != nullptr) FfiHandlerShims::ResetQuery(shim);
   abi::FfiRegisterHandlerArgs args{};
   args.struct_size = abi::kFfiRegisterHandlerArgsSize;

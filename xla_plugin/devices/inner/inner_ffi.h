@@ -37,7 +37,8 @@ class InnerFfi {
   // Registers the typed FFI handler with the inner plugin for `platform` (see InnerPlatformName),
   // through a version shim (ffi_handler_shims.h). FAILED_PRECONDITION when the inner metadata
   // query shows it refuses the handler (an incompatible XLA FFI API version, or a handler that
-  // fails the query); XLA's own PJRT FFI extension would drop it silently.
+  // fails the query); XLA's own PJRT FFI extension would drop it silently. RESOURCE_EXHAUSTED
+  // when the platform uses shims and all FfiHandlerShims::kCapacity slots hold other handlers.
   Status RegisterHandler(const FfiHandlerRegistration& registration,
                          const FfiPlatform& platform) const;
 

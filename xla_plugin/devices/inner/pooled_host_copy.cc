@@ -78,7 +78,14 @@ StatusOr<HostBufferResult> CopyThroughPool(WrappedClient* client,
   // The block is XLA:CPU's until its done event (at once if it copied after all).
   std::shared_ptr<Event> released =
       inner.WrapEvent(inner_args.done_with_host_buffer, "PJRT_Client_BufferFromHostBuffer");
-  released->OnReady([pool, block, capacity](const Status&) { pool->Release(block, capacity); });
+  // Reused only after XLA:CPU reported it done with the block; after an error it is freed instead.
+  released->OnReady([pool, block, capacity](const Status& status) {
+    if (status.ok()) {
+      pool->Release(block, capacity);
+    } else {
+      pool->Discard(block);
+    }
+  });
 
   StatusOr<std::shared_ptr<const WrappedBufferInfo>> info =
       WrappedBuffer::ReadInfo(client, inner_args.buffer);

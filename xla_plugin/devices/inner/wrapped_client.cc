@@ -1,6 +1,8 @@
 #include "xla_plugin/devices/inner/wrapped_client.h"
 
+#include <cstdint>
 #include <cstring>
+#include <string>
 #include <functional>
 #include <map>
 #include <utility>
@@ -23,6 +25,13 @@ namespace pjrtkit {
 namespace inner {
 namespace {
 
+// "[2,3]" for dims {2, 3}.
+std::string DimsString(const std::vector<int64_t>& dims) {
+  std::string text = "[";
+  for (size_t i = 0; i < dims.size(); ++i) text += (i ? "," : "") + std::to_string(dims[i]);
+  return text + "]";
+}
+
 // Checks an element type and dimensions given by the framework.
 Status CheckShape(const char* what, ElementType type, const std::vector<int64_t>& dims) {
   const int value = static_cast<int>(type);
@@ -35,7 +44,32 @@ Status CheckShape(const char* what, ElementType type, const std::vector<int64_t>
                              std::to_string(dims[i]) + "; dimensions must be >= 0");
     }
   }
+  // The byte size must fit in 63 bits (DenseByteSize would wrap around).
+  unsigned __int128 bits = static_cast<unsigned __int128>(ElementTypeBits(type));
+  const unsigned __int128 limit = static_cast<unsigned __int128>(INT64_MAX) * 8;
+  for (int64_t d : dims) {
+    bits *= static_cast<uint64_t>(d);
+    if (bits > limit) {
+      return InvalidArgument(std::string(what) + ": the dimensions " + DimsString(dims) +
+                             " make an array of more than 2^63 bytes");
+    }
+  }
   return OkStatus();
+}
+
+// RESOURCE_EXHAUSTED when an array of `type` x `dims` is larger than the host's physical memory
+// (a device whose memory is host memory could never hold it; asking the inner plugin would make
+// it try the allocation).
+Status CheckFitsInHostMemory(const char* what, ElementType type, const std::vector<int64_t>& dims) {
+  // CheckShape made sure this fits in 63 bits (DenseByteSize wraps around past 2^64 bits).
+  unsigned __int128 bits = static_cast<unsigned __int128>(ElementTypeBits(type));
+  for (int64_t d : dims) bits *= static_cast<uint64_t>(d);
+  const uint64_t bytes = static_cast<uint64_t>((bits + 7) / 8);
+  const int64_t host = HostPhysicalMemoryBytes();
+  if (host <= 0 || bytes <= static_cast<uint64_t>(host)) return OkStatus();
+  return ResourceExhausted(std::string(what) + ": an array of " + DimsString(dims) + " needs " +
+                           std::to_string(bytes) + " bytes, more than the host's " +
+                           std::to_string(host) + " bytes of memory");
 }
 
 }  // namespace
@@ -50,7 +84,8 @@ StatusOr<std::unique_ptr<WrappedClient>> WrappedClient::Create(
       new WrappedClient(std::move(inner), std::move(inner_client)));
   PJRTKIT_RETURN_IF_ERROR(client->Init(device_count, placement));
   if (host_buffer_cache_bytes > 0) {
-    client->host_buffer_pool_ = std::make_shared<HostBufferPool>(host_buffer_cache_bytes);
+    client->host_buffer_pool_ =
+        std::make_shared<HostBufferPool>(HostBufferPool::DefaultOptions(host_buffer_cache_bytes));
   }
   if (client->policy().memory_stats_source() == MemoryStatsSource::kCounted) {
     const int64_t host_memory = HostPhysicalMemoryBytes();
@@ -340,6 +375,9 @@ StatusOr<HostBufferResult> WrappedClient::BufferFromHostBuffer(const HostBufferA
   if (args.data == nullptr && DenseByteSize(args.type, args.dims) > 0) {
     return InvalidArgument("BufferFromHostBuffer: data is null");
   }
+  if (policy().memory_stats_source() == MemoryStatsSource::kCounted) {
+    PJRTKIT_RETURN_IF_ERROR(CheckFitsInHostMemory(kWhat, args.type, args.dims));
+  }
   if (args.byte_strides.has_value() && args.byte_strides->size() != args.dims.size()) {
     return InvalidArgument("BufferFromHostBuffer: " + std::to_string(args.byte_strides->size()) +
                            " byte strides for " + std::to_string(args.dims.size()) +
@@ -443,6 +481,9 @@ StatusOr<HostBufferResult> WrappedClient::BufferFromHostBufferInLayout(const Hos
 StatusOr<std::unique_ptr<Buffer>> WrappedClient::CreateUninitializedBuffer(
     ElementType type, const std::vector<int64_t>& dims, Memory* memory) {
   PJRTKIT_RETURN_IF_ERROR(CheckShape("CreateUninitializedBuffer", type, dims));
+  if (policy().memory_stats_source() == MemoryStatsSource::kCounted) {
+    PJRTKIT_RETURN_IF_ERROR(CheckFitsInHostMemory("CreateUninitializedBuffer", type, dims));
+  }
   PJRTKIT_ASSIGN_OR_RETURN(WrappedMemory * own,
                            OwnMemory(memory, "CreateUninitializedBuffer memory"));
   if (own->addressable_by_devices().empty()) {

@@ -42,7 +42,7 @@ std::vector<OptionSpec> XlaCpuFactory::OptionSpecs() {
        "absolute path of OpenXLA's XLA:CPU PJRT plugin, xla_cpu_pjrt.so (default: "
        "$PJRTKIT_XLA_CPU_PLUGIN, then the xla-cpu-pjrt package installed beside pjrtkit)"},
       {kHostBufferCacheOption, AttributeValue(int64_t{kDefaultHostBufferCacheMib}),
-       "MiB of host memory kept for reuse by host-to-device copies, >= 0 (default 1024; 0: off)"},
+       "MiB of host memory kept for reuse by host-to-device copies, >= 0 (default 512; 0: off)"},
       {kJoinTimeoutOption, AttributeValue(int64_t{120}),
        "seconds a multi-process client waits for the other processes, 1..86400 (default 120)"},
   };

@@ -26,8 +26,9 @@ namespace xla_cpu {
 //       PluginSearch() finds it ($PJRTKIT_XLA_CPU_PLUGIN, then the xla-cpu-pjrt package beside
 //       pjrtkit); CreateClient fails when neither has it; CreateTopology keeps it for
 //       ahead-of-time compilation (loaded at the first PJRT_Compile that needs it, not before).
-//   host_buffer_cache_mib (int64, default 1024, >= 0): MiB of host memory the client keeps for
-//       reuse by host-to-device copies (HostBufferPool); 0 turns the pool off.
+//   host_buffer_cache_mib (int64, default 512, >= 0): MiB of host memory the client keeps for
+//       reuse by host-to-device copies (HostBufferPool; blocks unused for a second, or while
+//       memory is short, are given back); 0 turns the pool off.
 //   process_join_timeout_s (int64, default 120, 1..86400): in a multi-process job, how long
 //       client creation waits for every other process's client.
 // Multi-process (node_id / num_nodes and the framework's key-value store, after
@@ -72,7 +73,7 @@ inline constexpr char kJoinTimeoutOption[] = "process_join_timeout_s";
 // The environment variable PluginSearch() reads first.
 inline constexpr char kPluginPathEnv[] = "PJRTKIT_XLA_CPU_PLUGIN";
 // Default of host_buffer_cache_mib: 1 GiB.
-inline constexpr int64_t kDefaultHostBufferCacheMib = 1024;
+inline constexpr int64_t kDefaultHostBufferCacheMib = 512;
 
 static_assert(CheckPluginFactory<XlaCpuFactory>(), "XlaCpuFactory");
 

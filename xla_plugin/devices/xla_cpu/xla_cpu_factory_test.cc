@@ -52,7 +52,7 @@ TEST(XlaCpuFactoryTest, OptionSpecs) {
   EXPECT_EQ(specs[1].name, "xla_cpu_plugin_path");
   EXPECT_EQ(std::get<std::string>(specs[1].type_tag), "");
   EXPECT_EQ(specs[2].name, "host_buffer_cache_mib");
-  EXPECT_EQ(std::get<int64_t>(specs[2].type_tag), 1024);
+  EXPECT_EQ(std::get<int64_t>(specs[2].type_tag), 512);
   EXPECT_EQ(specs[3].name, "process_join_timeout_s");
   EXPECT_EQ(std::get<int64_t>(specs[3].type_tag), 120);
 }
