@@ -114,15 +114,24 @@ PJRT_Error* ClientCreateWith(PJRT_Client_Create_Args* args, CreateClientFn creat
         CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Client_Create_Args, client)));
     PJRTKIT_ASSIGN_OR_RETURN(AttributeMap options,
                              ToAttributeMap(fn, args->create_options, args->num_options));
-    PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<KeyValueStore> store,
+    PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<CallbackKeyValueStore> store,
                              CallbackKeyValueStore::FromArgs(*args));
+    // However creation ends, the framework's callbacks are not called after this call unless the
+    // client exists (PJRT_Client_Destroy closes the store then).
+    struct CloseUnlessKept {
+      std::shared_ptr<CallbackKeyValueStore> store;
+      ~CloseUnlessKept() {
+        if (store != nullptr) store->Close();
+      }
+    } close_on_failure{store};
     PJRTKIT_ASSIGN_OR_RETURN(MultiProcess multi_process,
-                             MultiProcess::FromOptions(&options, std::move(store)));
+                             MultiProcess::FromOptions(&options, store));
     PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<Client> client, create(options, multi_process));
     PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<PJRT_Client> handle,
                              WrapClient(fn, std::move(client)));
     // FFI handlers/types registered so far (often before any client existed) reach it now.
     PJRTKIT_RETURN_IF_ERROR(FfiRegistry::Global().Attach(handle->client.get()));
+    handle->kv_store = std::move(close_on_failure.store);
     args->client = handle.release();
     return OkStatus();
   });
@@ -134,6 +143,9 @@ PJRT_Error* ClientDestroy(PJRT_Client_Destroy_Args* args) {
         CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Client_Destroy_Args, client)));
     if (args->client == nullptr) return OkStatus();
     FfiRegistry::Global().Detach(args->client->client.get());
+    // The framework may free its key-value callbacks once this returns; a device's inner client
+    // kept alive by executables must not call them any more.
+    if (args->client->kv_store != nullptr) args->client->kv_store->Close();
     // Buffers, executables and transfer managers still alive keep the client until they go.
     ClientReference::Release(args->client);
     return OkStatus();

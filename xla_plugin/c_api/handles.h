@@ -41,6 +41,7 @@
 // pjrtkit.
 #include "xla_plugin/c_api/client_reference.h"
 #include "xla_plugin/c_api/convert.h"
+#include "xla_plugin/c_api/key_value_callbacks.h"
 #include "xla_plugin/c_api/once_cache.h"
 #include "xla_plugin/client/async_host_to_device_transfer.h"
 #include "xla_plugin/client/buffer.h"
@@ -163,6 +164,8 @@ struct PJRT_Client {
   std::vector<PJRT_Memory*> addressable_memories;      // PJRT_Client_AddressableMemories output.
   std::unique_ptr<PJRT_TopologyDescription> topology;  // Borrowed wrapper; null on error.
   pjrtkit::Status topology_status;                     // Why `topology` is null.
+  // The framework's key-value callbacks (null without them): closed by PJRT_Client_Destroy.
+  std::shared_ptr<pjrtkit::capi::CallbackKeyValueStore> kv_store;
 
   // Keeps `buffer`, whose handle was destroyed while external references to its memory were
   // still held, until the client is destroyed (those references can no longer be dropped).

@@ -33,12 +33,12 @@ Status TakeError(PJRT_Error* error, const std::string& what) {
 
 }  // namespace
 
-StatusOr<std::shared_ptr<KeyValueStore>> CallbackKeyValueStore::FromArgs(
+StatusOr<std::shared_ptr<CallbackKeyValueStore>> CallbackKeyValueStore::FromArgs(
     const PJRT_Client_Create_Args& args) {
   const bool has_try_get =
       args.struct_size >= offsetof(PJRT_Client_Create_Args, kv_try_get_user_arg) + sizeof(void*);
   if (args.kv_get_callback == nullptr && args.kv_put_callback == nullptr) {
-    return std::shared_ptr<KeyValueStore>();
+    return std::shared_ptr<CallbackKeyValueStore>();
   }
   if (args.kv_get_callback == nullptr || args.kv_put_callback == nullptr) {
     return InvalidArgument(
@@ -54,10 +54,23 @@ StatusOr<std::shared_ptr<KeyValueStore>> CallbackKeyValueStore::FromArgs(
     store->try_get_ = args.kv_try_get_callback;
     store->try_get_arg_ = args.kv_try_get_user_arg;
   }
-  return std::shared_ptr<KeyValueStore>(std::move(store));
+  return store;
+}
+
+void CallbackKeyValueStore::Close() {
+  std::unique_lock<std::shared_mutex> lock(mutex_);
+  closed_ = true;
+}
+
+Status CallbackKeyValueStore::ClosedError(const std::string& what) const {
+  return FailedPrecondition("key-value store " + what +
+                            ": the framework's key-value store is gone (its PJRT_Client was "
+                            "destroyed)");
 }
 
 StatusOr<std::string> CallbackKeyValueStore::Get(const std::string& key, int timeout_ms) {
+  std::shared_lock<std::shared_mutex> lock(mutex_);
+  if (closed_) return ClosedError("get '" + key + "'");
   PJRT_KeyValueGetCallback_Args args{};
   args.struct_size = PJRT_KeyValueGetCallback_Args_STRUCT_SIZE;
   args.key = key.data();
@@ -74,6 +87,8 @@ StatusOr<std::string> CallbackKeyValueStore::Get(const std::string& key, int tim
 }
 
 StatusOr<std::string> CallbackKeyValueStore::TryGet(const std::string& key) {
+  std::shared_lock<std::shared_mutex> lock(mutex_);
+  if (closed_) return ClosedError("try-get '" + key + "'");
   if (try_get_ == nullptr) {
     return Unimplemented("the framework passed no kv_try_get_callback");
   }
@@ -92,6 +107,8 @@ StatusOr<std::string> CallbackKeyValueStore::TryGet(const std::string& key) {
 }
 
 Status CallbackKeyValueStore::Put(const std::string& key, const std::string& value) {
+  std::shared_lock<std::shared_mutex> lock(mutex_);
+  if (closed_) return ClosedError("put '" + key + "'");
   PJRT_KeyValuePutCallback_Args args{};
   args.struct_size = PJRT_KeyValuePutCallback_Args_STRUCT_SIZE;
   args.key = key.data();
