@@ -22,6 +22,10 @@ import pytest
 from tests.testing.plugin_env import plugin_env  # noqa: E402
 
 _WORKER = Path(__file__).with_name("worker.py")
+_DEVICE = os.environ.get("PJRTKIT_MP_DEVICE", "cpu")
+"""pjrtkit's device under test: "cpu" (CI: 2 CPU devices per process) or "gpu" (a machine with
+2 GPUs and the CUDA plugin: one GPU per process; see README's Multi-process section)."""
+_PER_PROCESS = 1 if _DEVICE == "gpu" else 2
 _DEADLINE_S = 120  # Per case, for both processes together (all cases: 240 s < Bazel's 300 s).
 _PR_SET_PDEATHSIG = 1
 
@@ -85,31 +89,38 @@ def _collect(procs, deadline_s: float = _DEADLINE_S, wait_for=None) -> list[dict
 def test_two_processes_global_devices_arrays_and_collectives():
   port = _free_port()
   results = _collect([_start("full", 0, port), _start("full", 1, port)])
+  n = _PER_PROCESS
+  everything = [float(10 * p + 1 + i) for p in range(2) for i in range(n)]
   for pid, got in enumerate(results):
     assert "exit" not in got and "init_error" not in got, got
     assert got["process_index"] == pid
     assert got["process_count"] == 2
     # Every process's devices, global ids in process order, process_index per device.
-    assert got["devices"] == [[0, 0, "pjrtkit"], [1, 0, "pjrtkit"], [2, 1, "pjrtkit"],
-                              [3, 1, "pjrtkit"]]
-    # This process's devices, local hardware ids 0..1.
-    assert got["local_devices"] == [[2 * pid, pid, 0], [2 * pid + 1, pid, 1]]
+    assert got["devices"] == [[i, i // n, "pjrtkit"] for i in range(2 * n)]
+    # This process's devices, local hardware ids 0..n-1.
+    assert got["local_devices"] == [[n * pid + i, pid, i] for i in range(n)]
+    assert got["addressable"] == [n * pid + i for i in range(n)]
     # A jax.Array over both processes from per-process data.
-    assert got["array_shape"] == [4]
+    assert got["array_shape"] == [2 * n]
     assert got["array_fully_addressable"] is False
     base = 10 * pid + 1
-    assert got["array_shards"] == [[2 * pid, [base]], [2 * pid + 1, [base + 1]]]
-    # Cross-process collectives: the CPU device refuses them (XLA:CPU has none); a device that
-    # runs them must give exactly psum [26] and all-gather [1, 2, 11, 12].
-    for name in ("psum", "all_gather"):
-      error = got[f"{name}_error"]
-      assert error is not None, (name, got["results"])
-      assert error.split(": ", 1)[1].startswith(  # After the exception's type name.
-          "UNIMPLEMENTED: pjrtkit (xla_cpu): this program spans processes (it runs on devices "), error
-      assert "but XLA:CPU runs programs and collectives within one process only" in error, error
+    assert got["array_shards"] == [[n * pid + i, [base + i]] for i in range(n)]
+    if _DEVICE == "gpu":
+      # NCCL through the CUDA plugin: exact values.
+      assert got["psum_error"] is None and got["all_gather_error"] is None, got
+      assert got["results"] == {"psum": [sum(everything)], "all_gather": everything}
+    else:
+      # The CPU device refuses cross-process programs (XLA:CPU has no cross-process collectives).
+      for name in ("psum", "all_gather"):
+        error = got[f"{name}_error"]
+        assert error is not None, (name, got["results"])
+        assert error.split(": ", 1)[1].startswith(  # After the exception's type name.
+            "UNIMPLEMENTED: pjrtkit (xla_cpu): this program spans processes (it runs on devices "),\
+            error
+        assert "but XLA:CPU runs programs and collectives within one process only" in error, error
     # This process's devices alone still compute.
-    assert got["local_double"] == [2.0 * base, 2.0 * (base + 1)]
-    assert got["local_psum"] == [2.0 * base + 1]
+    assert got["local_double"] == [2.0 * (base + i) for i in range(n)]
+    assert got["local_psum"] == [float(sum(base + i for i in range(n)))]
 
 
 def test_a_process_that_never_joins_fails_the_other_in_bounded_time():
@@ -126,6 +137,8 @@ def test_a_process_that_never_joins_fails_the_other_in_bounded_time():
     assert "init_error" in got, got
 
 
+@pytest.mark.skipif(_DEVICE == "gpu", reason="pjrtkit's join timeout is the CPU device's; on the "
+                    "GPU device the CUDA plugin waits for the other processes itself")
 def test_a_process_that_never_creates_its_client_fails_the_other_in_bounded_time():
   # Both join jax.distributed; process 1 never creates its backend, so process 0's pjrtkit
   # client waits process_join_timeout_s (3 s) for process 1's entry, then fails with pjrtkit's

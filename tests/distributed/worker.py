@@ -3,7 +3,9 @@
 Usage: worker.py MODE PROCESS_ID NUM_PROCESSES PORT [INIT_TIMEOUT_S [JOIN_TIMEOUT_S]]
 
 INIT_TIMEOUT_S is jax.distributed.initialize's initialization_timeout (default 30), JOIN_TIMEOUT_S
-pjrtkit's create option process_join_timeout_s (default 20).
+pjrtkit's create option process_join_timeout_s (default 20). $PJRTKIT_MP_DEVICE chooses pjrtkit's
+device: "cpu" (default: 2 CPU devices per process) or "gpu" (one GPU per process, GPU i for
+process i, through the CUDA plugin).
 
 Prints one JSON line (the last line of stdout) with what it saw. MODE:
   full     initialize, global device list, a process-spanning jax.Array, shard_map psum and
@@ -36,8 +38,13 @@ def main() -> None:
   join_timeout = int(sys.argv[6]) if len(sys.argv) > 6 else 20
   import jax
   jax.config.update("jax_platforms", "pjrtkit")
-  jax.config.update("jax_pjrt_client_create_options",
-                    {"device_count": 2, "process_join_timeout_s": join_timeout})
+  if os.environ.get("PJRTKIT_MP_DEVICE", "cpu") == "gpu":
+    per_process = 1
+    options = {"device": "xla_gpu", "visible_devices": [process_id]}
+  else:
+    per_process = 2
+    options = {"device_count": 2, "process_join_timeout_s": join_timeout}
+  jax.config.update("jax_pjrt_client_create_options", options)
   out: dict = {"process_id": process_id}
   try:
     jax.distributed.initialize(coordinator_address=f"127.0.0.1:{port}",
@@ -65,7 +72,8 @@ def main() -> None:
 
   mesh = Mesh(np.array(jax.devices()), ("x",))
   sharding = NamedSharding(mesh, P("x"))
-  local = np.arange(2, dtype=np.float32) + 10 * process_id + 1  # p0: [1, 2], p1: [11, 12]
+  # CPU: p0 [1, 2], p1 [11, 12]; GPU: p0 [1], p1 [11].
+  local = np.arange(per_process, dtype=np.float32) + 10 * process_id + 1
   arr = jax.make_array_from_process_local_data(sharding, local)
   out["array_shape"] = list(arr.shape)
   out["array_fully_addressable"] = arr.is_fully_addressable
