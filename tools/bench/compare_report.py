@@ -136,7 +136,8 @@ def draw(doc: dict[str, Any], path: Path) -> None:
       else:
         width = max(1, int(_BAR * r["throughput"] / top))
         bad = r["check"] == "mismatch"
-        canvas.fill_rect(_LEFT, y, width, 9, (200, 40, 40) if bad else _COLORS[r["group"]])
+        color = (200, 40, 40) if bad else _COLORS.get(r["group"], (120, 120, 120))
+        canvas.fill_rect(_LEFT, y, width, 9, color)
         unit = compare_cases.throughput_unit(doc["cases"][case_id]["op"])
         label = f"{_num(r['throughput'])} {unit}, {r['ms']:.3f} ms" + (" MISMATCH" if bad else "") + \
             (" BEST" if r["best"] else "")
