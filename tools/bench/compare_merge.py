@@ -90,6 +90,10 @@ def main(argv: Sequence[str] | None = None) -> int:
   p.add_argument("--numerator", default="pjrtkit")
   p.add_argument("--denominator", default="cuda")
   a = p.parse_args(argv)
+  missing = [str(f) for f in a.files if not f.exists()]
+  if missing:
+    print(f"merge: missing {', '.join(missing)} (that run wrote nothing)", flush=True)
+    return 2
   merged = merge([json.loads(f.read_text()) for f in a.files], a.numerator, a.denominator)
   a.out.mkdir(parents=True, exist_ok=True)
   (a.out / "kernel_compare_platforms.json").write_text(json.dumps(merged, indent=1))
