@@ -66,11 +66,12 @@ def _tokamax_version() -> str:
 
 
 def method_for(device: jax.Device, requested: str | None) -> str:
-  """`requested`, else CUPTI on NVIDIA GPUs and pjrtkit.kernels' default elsewhere."""
+  """`requested`, else pjrtkit.kernels' default for `device`: CUPTI kernel time on NVIDIA GPUs
+  (JAX's profiler trace where jaxlib has no CUPTI extension; the tables name the method)."""
   if requested:
     return requested
   with jax.default_device(device):
-    return "cupti" if device_lib.current_device().is_gpu else pk.benchmarking.default_method()
+    return pk.benchmarking.default_method()
 
 
 def _parser() -> argparse.ArgumentParser:
