@@ -139,8 +139,8 @@ def draw(doc: dict[str, Any], path: Path) -> None:
         color = (200, 40, 40) if bad else _COLORS.get(r["group"], (120, 120, 120))
         canvas.fill_rect(_LEFT, y, width, 9, color)
         unit = compare_cases.throughput_unit(doc["cases"][case_id]["op"])
-        label = f"{_num(r['throughput'])} {unit}, {r['ms']:.3f} ms" + (" MISMATCH" if bad else "") + \
-            (" BEST" if r["best"] else "")
+        label = (f"{_num(r['throughput'])} {unit}, {r['ms']:.3f} ms" +
+                 (" MISMATCH" if bad else "") + (" BEST" if r["best"] else ""))
         canvas.text(_LEFT + width + 4, y + 1, label, (150, 0, 0) if bad else (0, 0, 0))
       y += _ROW
     y += 4

@@ -53,7 +53,7 @@ def test_a_fast_wrong_contender_is_never_best():
   results = [cm.Result("A3", "cuDNN", cc.CUDNN, cm.OK, ms=2.0, check="reference"),
              cm.Result("A3", "pk triton", cc.OURS, cm.OK, ms=1.5, check="ok"),
              cm.Result("A3", "wrong", cc.OURS, cm.OK, ms=0.1, check="mismatch"),
-             cm.Result("A3", "tokamax mosaic", cc.TOKAMAX, cm.SKIP, reason="NotImplementedError: x")]
+             cm.Result("A3", "tokamax mosaic", cc.TOKAMAX, cm.SKIP, reason="NotImplementedError")]
   rows = compare_report.annotate(case, results)
   assert [r["best"] for r in rows] == [False, True, False, False]
   assert [r["ratio"] for r in rows] == [1.0, 0.75, 0.05, None]
