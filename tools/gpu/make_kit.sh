@@ -4,8 +4,11 @@
 # DIR then holds pjrtkit_plugin.so, build_info.json, runner (the conformance suite),
 # xla_gpu_device_test, pjrtkit_kernels.so (the native kernels' library; the CPU device's only),
 # and python/, kernels/, tests/{jax,testing}, tools/{bench,gpu,kernels_gpu} of this repository
-# (a few MB). On the GPU machine: bash DIR/tools/gpu/run_gpu_suite.sh --kit DIR --out OUTDIR,
-# and bash DIR/tools/kernels_gpu/run.sh (pjrtkit.kernels; it finds DIR/pjrtkit_plugin.so).
+# (a few MB), and wheels/: Tokamax 0.0.17 and the wheels the H200 image lacks for it (~9 MB; see
+# tools/kernels_gpu/tokamax_wheels.txt; KIT_WHEELS=0 leaves them out). On the GPU machine:
+# bash DIR/tools/gpu/run_gpu_suite.sh --kit DIR --out OUTDIR,
+# bash DIR/tools/kernels_gpu/run.sh (pjrtkit.kernels; it finds DIR/pjrtkit_plugin.so), and
+# bash DIR/tools/kernels_gpu/speed.sh (the kernel comparison against cuDNN, XLA and Tokamax).
 set -euo pipefail
 DIR="${1:?usage: make_kit.sh DIR}"
 REPO="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -29,4 +32,7 @@ find "$DIR/python" "$DIR/kernels" "$DIR/tests" "$DIR/tools" \( -name __pycache__
 find "$DIR/python" "$DIR/kernels" \( -name '*.so' -o -name build_info.json \) -delete
 # No Bazel files: the kit may sit inside a checkout whose `bazel test //...` must not see it.
 find "$DIR" \( -name BUILD -o -name "*.bzl" \) -delete
+if [ "${KIT_WHEELS:-1}" != 0 ]; then
+  bash tools/kernels_gpu/download_wheels.sh "$DIR/wheels"
+fi
 du -sh "$DIR"

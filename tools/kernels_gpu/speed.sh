@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# The GPU kernel comparison (issue 13) on the H200 machine, from a kit made by
+# tools/gpu/make_kit.sh (bash tools/gpu/make_kit.sh build/kit; carry build/kit):
+#   OUT=... bash build/kit/tools/kernels_gpu/speed.sh
+#   0. installs the kit's wheels (Tokamax 0.0.17 and what the image lacks for it) into
+#      KIT/.pydeps with pip --no-index --no-deps, and puts it and tokamax_shims on PYTHONPATH;
+#   1. MODE=auto (default): a ~1 min probe whether pjrtkit and JAX's cuda backend work in ONE
+#      process (JAX_PLATFORMS=pjrtkit,cuda, no preallocation, kernels traced per device);
+#   2. if so (or MODE=dual): one process measures both platforms (cuda: every contender; pjrtkit:
+#      pjrtkit.kernels only); otherwise (or MODE=two): JAX_PLATFORMS=cuda (every contender), then
+#      JAX_PLATFORMS=pjrtkit (pjrtkit.kernels only), each under `timeout`;
+#   3. merges: pjrtkit time / cuda time per case and implementation of ours (goal: within 2 %).
+# $OUT gets at most 8 files: summary.txt, speed.log, kernel_compare_<platforms>.{md,json,png}
+# (cuda; pjrtkit without the PNG), kernel_compare_platforms.json. Whole run: under ~8 minutes
+# (limits: PROBE_TIMEOUT 90, CUDA_TIMEOUT 240, PJRTKIT_TIMEOUT 130, DUAL_TIMEOUT 360 seconds).
+# Every run writes its files after each case, so one cut by its time limit keeps what it measured.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+KIT=$PWD
+OUT=${OUT:-/tmp/kernels_speed_out}; mkdir -p "$OUT"
+PY=${PYTHON:-python3}
+MODE=${MODE:-auto}
+# ITERATIONS, CASES (e.g. A1,A2,L1) and COMPARE_ARGS (e.g. --quick: a smoke test) reach every run.
+ARGS=(--iterations "${ITERATIONS:-10}" ${CASES:+--cases "$CASES"} ${COMPARE_ARGS:-})
+S="$OUT/summary.txt" LOG="$OUT/speed.log"
+: > "$S"; : > "$LOG"
+say() { echo "$*" | tee -a "$S"; }
+export TF_CPP_MIN_LOG_LEVEL=3 PYTHONUNBUFFERED=1
+[ -f pjrtkit_plugin.so ] && export PJRTKIT_PLUGIN_LIBRARY="$KIT/pjrtkit_plugin.so"
+[ -f pjrtkit_kernels.so ] && export PJRTKIT_KERNELS_LIBRARY="$KIT/pjrtkit_kernels.so"
+
+if ls wheels/*.whl > /dev/null 2>&1; then
+  $PY -m pip install --quiet --no-index --no-deps --target "$KIT/.pydeps" wheels/*.whl >> "$LOG" 2>&1
+  say "wheels: pip install rc=$? ($(ls wheels/*.whl | wc -l) wheels into .pydeps)"
+else
+  say "wheels: none in the kit (Tokamax will skip with its import error)"
+fi
+export PYTHONPATH="$KIT:$KIT/python:$KIT/.pydeps:$KIT/tools/kernels_gpu/tokamax_shims${PYTHONPATH:+:$PYTHONPATH}"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | sed 's/^/gpu: /' | tee -a "$S"
+say "python: $($PY -c 'import sys, jax, jaxlib; print(sys.version.split()[0], "jax", jax.__version__, "jaxlib", jaxlib.__version__)' 2>&1 | tail -1)"
+say "tokamax: $($PY -c 'import tokamax; print(tokamax.__version__, tokamax.__file__)' 2>&1 | tail -1)"
+
+compare() {  # compare <timeout> <JAX_PLATFORMS> <args...>: one kernel_compare process
+  local limit=$1 platforms=$2 start=$SECONDS; shift 2
+  echo "=== JAX_PLATFORMS=$platforms kernel_compare $*" >> "$LOG"
+  JAX_PLATFORMS=$platforms timeout "$limit" $PY -m tools.bench.kernel_compare --out "$OUT" "$@" \
+    >> "$LOG" 2>&1
+  local rc=$?
+  say "run JAX_PLATFORMS=$platforms $*: rc=$rc$([ $rc = 124 ] && echo " (time limit $limit s)") in $((SECONDS - start)) s"
+  return $rc
+}
+
+if [ "$MODE" = auto ]; then
+  probe=$(mktemp -d)
+  echo "=== probe: one process, pjrtkit and cuda" >> "$LOG"
+  XLA_PYTHON_CLIENT_PREALLOCATE=false JAX_PLATFORMS=pjrtkit,cuda timeout "${PROBE_TIMEOUT:-90}" \
+    $PY -m tools.bench.kernel_compare --out "$probe" --quick --cases A3,L1 --contenders ours \
+    --platforms cuda,pjrtkit --iterations 2 --no-png >> "$LOG" 2>&1
+  rc=$?
+  verdict=$($PY - "$probe/kernel_compare_cuda-pjrtkit.json" <<'PY' 2>&1
+import json, sys
+try:
+  doc = json.load(open(sys.argv[1]))
+except Exception as e:
+  print(f"no probe output ({e})"); sys.exit(1)
+ok = {r["platform"]: sum(x["status"] == "ok" for x in r["rows"]) for r in doc["runs"]}
+print("ran on both:", ok if all(ok.values()) and len(ok) == 2 else f"NOT both: {ok}")
+sys.exit(0 if all(ok.values()) and len(ok) == 2 else 1)
+PY
+)
+  vrc=$?
+  rm -rf "$probe"
+  say "one-process probe (pjrtkit + cuda): rc=$rc; $verdict"
+  MODE=$([ $rc = 0 ] && [ $vrc = 0 ] && echo dual || echo two)
+fi
+
+if [ "$MODE" = dual ]; then
+  XLA_PYTHON_CLIENT_PREALLOCATE=false compare "${DUAL_TIMEOUT:-360}" pjrtkit,cuda \
+    --platforms cuda,pjrtkit --ours-only pjrtkit "${ARGS[@]}"
+  results=("$OUT/kernel_compare_cuda-pjrtkit.json")
+  tables=("$OUT/kernel_compare_cuda-pjrtkit.md")
+else
+  compare "${CUDA_TIMEOUT:-240}" cuda "${ARGS[@]}"
+  compare "${PJRTKIT_TIMEOUT:-130}" pjrtkit --contenders ours --no-png "${ARGS[@]}"
+  results=("$OUT/kernel_compare_cuda.json" "$OUT/kernel_compare_pjrtkit.json")
+  tables=("$OUT/kernel_compare_cuda.md")
+fi
+say "mode: $MODE (dual = one process for both platforms)"
+
+merge_out=$(mktemp -d)
+$PY -m tools.bench.kernel_compare merge "${results[@]}" --out "$merge_out" >> "$LOG" 2>&1
+say "merge rc=$?"
+cp "$merge_out/kernel_compare_platforms.json" "$OUT/" 2> /dev/null
+for t in "${tables[@]}" "$merge_out/kernel_compare_platforms.md"; do
+  [ -f "$t" ] && { echo; cat "$t"; } >> "$S"
+done
+rm -rf "$merge_out"
+say "total: $SECONDS s"
+ls "$OUT" | tee -a "$S"
