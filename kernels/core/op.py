@@ -66,6 +66,12 @@ class Op(abc.ABC, Generic[ConfigT]):
     del spec
     return self.config_cls()
 
+  def phase_config(self, spec: Spec, phase: str) -> ConfigT:
+    """The config for `phase` ("fwd" or "bwd") when no tuned result applies (default:
+    `default_config`, the same for both phases)."""
+    del phase
+    return self.default_config(spec)
+
   def _get_autotuning_configs(self, spec: Spec) -> Sequence[ConfigT]:
     """The configs `autotune` measures for `spec` (default: only the default config)."""
     return (self.default_config(spec),)
@@ -173,7 +179,7 @@ class Family:
       found = tuned.lookup(device.kind, self.name, phase, requested, spec)
       if found is not None and found.implementation == requested:
         return Choice(op, op.config_cls(**dict(found.config)), "tuned")
-      return Choice(op, op.default_config(spec), "explicit")
+      return Choice(op, op.phase_config(spec, phase), "explicit")
     found = tuned.lookup(device.kind, self.name, phase, markers.AUTO, spec)
     if found is not None and found.implementation in self.implementations:
       op = self.implementations[found.implementation]
@@ -182,7 +188,7 @@ class Family:
     for name in list(self.rule(spec, device, phase)) + ["xla"]:
       op = self.implementations.get(name)
       if op is not None and op.unsupported_reason(spec, device) is None:
-        return Choice(op, op.default_config(spec), "rule")
+        return Choice(op, op.phase_config(spec, phase), "rule")
     raise UnsupportedImplementationError(self.name, "None",
                                          f"no implementation serves this call on "
                                          f"{device.describe()}")

@@ -178,6 +178,15 @@ class TritonAttention(Op[TritonAttentionConfig]):
   implementation = "triton"
   config_cls = TritonAttentionConfig
 
+  def phase_config(self, spec: Spec, phase: str) -> TritonAttentionConfig:
+    """Untuned choice, from the H200 runs (2026-12-01, bf16, CUPTI): forward at head_dim >= 128
+    with 128-row query tiles, 8 warps, 3 stages (412 against 345 TFLOP/s for 64/64/4/2 at
+    1x16384x16x128); everything else, the backward included, 64/64/4/2 (the backward at
+    32x2048x16x64 lost 13-35% with any larger tile)."""
+    if phase == "fwd" and spec.arg("query").shape[3] >= 128:
+      return TritonAttentionConfig(128, 64, 8, 3)
+    return self.default_config(spec)
+
   def unsupported_reason(self, spec: Spec, device: DeviceInfo) -> str | None:
     reason = pallas_lib.gpu_unsupported_reason(device, "Triton", (8, 0))
     if reason:

@@ -1,0 +1,227 @@
+"""dot_product_attention "mosaic" forward: a warp-specialised Mosaic GPU kernel (Hopper, sm_90+).
+
+One program (CTA) per (pair of query blocks, batch, head) runs three warpgroups:
+
+* warpgroups 0 and 1 compute, each on its own `block_q` query rows (so a CTA covers
+  ``2 * block_q`` rows and reads each key/value tile once for both);
+* warpgroup 2 only moves data: it keeps `stages` key/value tiles in flight with TMA, refilling a
+  slot as soon as both compute warpgroups have released it (``*_free`` barriers, two arrivals).
+
+Each compute step is ``S = Q K^T`` (wgmma from shared memory), the online softmax in registers
+(base-2 exponentials with the softmax scale folded into ``log2(e)``), then ``O += P V`` with `P`
+taken straight from registers as wgmma's left operand. The two compute warpgroups are staggered
+by one phase through a two-party rendezvous barrier, so one warpgroup's softmax runs while the
+other's matrix multiplies occupy the tensor cores (the "ping-pong" schedule of FlashAttention-3).
+Keys are read straight from the ``[B, S, K, D]`` arrays (strided 2-D TMA tiles), so nothing is
+transposed in memory. Causal programs stop at the diagonal and mask only the steps that cross it.
+
+Sequences are padded to the blocks (padded keys masked). The log-sum-exp (natural log) is saved
+for the backward kernels in ``mosaic.py``. Compiled only: Pallas's Mosaic GPU interpreter (JAX
+0.11.2, 0.12) cannot lower this kernel's wgmma pipeline effects, so under `pallas_interpret`
+``mosaic.py`` runs its single-warpgroup forward instead.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+import jax.experimental.pallas.mosaic_gpu as plgpu
+
+from pjrtkit.kernels.core import pallas as pallas_lib
+
+_LOG2E = math.log2(math.e)
+_COMPUTE_WGS = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class FwdGeometry:
+  """Static shape of one forward call (everything the kernel body needs besides the refs)."""
+
+  batch: int
+  heads: int
+  kv_heads: int
+  q_len_padded: int
+  kv_len: int
+  kv_len_padded: int
+  head_dim: int
+  block_q: int
+  block_kv: int
+  stages: int
+  scale: float
+  causal: bool
+
+  @property
+  def q_pairs(self) -> int:
+    return self.q_len_padded // (_COMPUTE_WGS * self.block_q)
+
+  @property
+  def kv_steps(self) -> int:
+    return self.kv_len_padded // self.block_kv
+
+
+def _tiled(shape: tuple[int, ...], dtype: Any) -> Any:
+  """A shared-memory tile wgmma reads (128-byte swizzle)."""
+  return plgpu.SMEM(shape, dtype, transforms=(plgpu.TilingTransform((8, 64)),
+                                              plgpu.SwizzleTransform(128)))
+
+
+def _row(value: float, n: int) -> Any:
+  return plgpu.layout_cast(jnp.full((n,), value, jnp.float32), plgpu.Layout.WGMMA.reduce(1))
+
+
+def _program(g: FwdGeometry) -> tuple[Any, Any, Any]:
+  """(query-pair index, batch, head): pairs of one (batch, head) are neighbours on the grid, so
+  they share that head's keys and values in L2."""
+  pid = lax.axis_index(pallas_lib.MOSAIC_GRID_AXIS)
+  return lax.rem(pid, g.q_pairs), lax.rem(lax.div(pid, g.q_pairs), g.batch), lax.div(
+      pid, g.q_pairs * g.batch)
+
+
+def _steps_for(g: FwdGeometry, row_end: Any) -> Any:
+  """How many key steps rows below `row_end` need (all of them unless causal)."""
+  if not g.causal:
+    return g.kv_steps
+  return jnp.minimum(lax.div(row_end + g.block_kv - 1, g.block_kv), g.kv_steps)
+
+
+def _kernel(q_g, k_g, v_g, o_g, lse_g, q_s, k_s, v_s, lse_s, q_bar, k_bar, v_bar, k_free, v_free,
+            turn, *, g: FwdGeometry):
+  pair, b, h = _program(g)
+  wg = lax.axis_index("wg")
+  kvh = lax.div(h, g.heads // g.kv_heads)
+  pair_steps = _steps_for(g, (pair + 1) * _COMPUTE_WGS * g.block_q)
+
+  def rendezvous():
+    plgpu.barrier_arrive(turn)
+    plgpu.barrier_wait(turn)
+
+  @pl.when(wg < _COMPUTE_WGS)
+  def _compute():
+    plgpu.set_max_registers(232, action="increase")  # 2 x 128 x 232 + 128 x 40 <= 64 Ki registers
+    row0 = (pair * _COMPUTE_WGS + wg) * g.block_q
+    steps = _steps_for(g, row0 + g.block_q)
+    q_tile = q_s.at[wg]
+    plgpu.copy_gmem_to_smem(q_g.at[b, pl.ds(row0, g.block_q), h], q_tile, q_bar.at[wg])
+    plgpu.barrier_wait(q_bar.at[wg])
+    c = g.scale * _LOG2E
+    shape = (g.block_q, g.block_kv)
+
+    def step(kv_step: Any, carry: Any, masked: bool) -> Any:
+      acc, m, l = carry
+      slot = lax.rem(kv_step, g.stages)
+      plgpu.barrier_wait(k_bar.at[slot])
+
+      def qk(acc_ref: Any) -> Any:
+        plgpu.wgmma(acc_ref, q_tile, k_s.at[slot].transpose((1, 0)))
+        rendezvous()
+        return acc_ref[...]
+
+      s = pl.run_scoped(qk, plgpu.ACC(shape, jnp.float32))
+      plgpu.barrier_arrive(k_free.at[slot])
+      s = s * c
+      if masked:
+        cols = kv_step * g.block_kv + plgpu.broadcasted_iota(jnp.int32, shape, 1,
+                                                             layout=plgpu.Layout.WGMMA)
+        keep = cols < g.kv_len
+        if g.causal:
+          keep = keep & (cols <= row0 + plgpu.broadcasted_iota(jnp.int32, shape, 0,
+                                                               layout=plgpu.Layout.WGMMA))
+        s = jnp.where(keep, s, -jnp.inf)
+      m_new = jnp.maximum(m, s.max(axis=1))
+      alpha = jnp.exp2(m - m_new)
+      p = jnp.exp2(s - lax.broadcast_in_dim(m_new, shape, [0]))
+      l = l * alpha + p.sum(axis=1)
+      acc = acc * lax.broadcast_in_dim(alpha, acc.shape, [0])
+      p16 = p.astype(q_s.dtype)
+      acc, l, m_new, p16 = lax.optimization_barrier((acc, l, m_new, p16))
+      plgpu.barrier_arrive(turn)
+      plgpu.barrier_wait(v_bar.at[slot])
+      plgpu.barrier_wait(turn)
+
+      def pv(acc_ref: Any) -> None:
+        plgpu.wgmma(acc_ref, p16, v_s.at[slot])
+
+      acc = pl.run_state(pv)(plgpu.ACC.init(acc))
+      plgpu.barrier_arrive(v_free.at[slot])
+      return acc, m_new, l
+
+    carry = (plgpu.layout_cast(jnp.zeros((g.block_q, g.head_dim), jnp.float32),
+                               plgpu.Layout.WGMMA),
+             _row(-jnp.inf, g.block_q), _row(0.0, g.block_q))
+    pl.when(wg == 1)(rendezvous)
+    # Steps whose keys all lie below this block's first row and inside kv_len need no mask.
+    clean = g.kv_len // g.block_kv
+    if g.causal:
+      clean = jnp.minimum(lax.div(row0, g.block_kv), clean)
+    carry = lax.fori_loop(0, clean, lambda i, c_: step(i, c_, False), carry)
+    carry = lax.fori_loop(clean, steps, lambda i, c_: step(i, c_, True), carry)
+
+    def drain(kv_step: Any, _: Any) -> None:
+      # The other warpgroup may need more steps (causal): release the slots this one skips and
+      # keep the rendezvous count equal.
+      slot = lax.rem(kv_step, g.stages)
+      plgpu.barrier_arrive(k_free.at[slot])
+      plgpu.barrier_arrive(v_free.at[slot])
+      rendezvous()
+      rendezvous()
+
+    lax.fori_loop(steps, pair_steps, drain, None)
+    pl.when(wg == 0)(rendezvous)
+    acc, m, l = carry
+    q_tile[...] = (acc * lax.broadcast_in_dim(1.0 / l, acc.shape, [0])).astype(q_s.dtype)
+    lse_s.at[wg][...] = (m + jnp.log2(l)) / _LOG2E
+    plgpu.commit_smem()
+    plgpu.copy_smem_to_gmem(q_tile, o_g.at[b, pl.ds(row0, g.block_q), h])
+    plgpu.copy_smem_to_gmem(lse_s.at[wg], lse_g.at[b, h, pl.ds(row0, g.block_q)])
+    plgpu.wait_smem_to_gmem(0)
+
+  @pl.when(wg == _COMPUTE_WGS)
+  def _memory():
+    plgpu.set_max_registers(40, action="decrease")
+
+    def load(kv_step: Any, slot: Any) -> None:
+      rows = pl.ds(kv_step * g.block_kv, g.block_kv)
+      plgpu.copy_gmem_to_smem(k_g.at[b, rows, kvh], k_s.at[slot], k_bar.at[slot])
+      plgpu.copy_gmem_to_smem(v_g.at[b, rows, kvh], v_s.at[slot], v_bar.at[slot])
+
+    for i in range(g.stages):
+      pl.when(i < pair_steps)(lambda i=i: load(i, i))
+
+    def refill(kv_step: Any, _: Any) -> None:
+      slot = lax.rem(kv_step, g.stages)
+      plgpu.barrier_wait(k_free.at[slot])
+      plgpu.barrier_wait(v_free.at[slot])
+      load(kv_step + g.stages, slot)
+
+    lax.fori_loop(0, jnp.maximum(pair_steps - g.stages, 0), refill, None)
+
+
+def forward(q: Any, k: Any, v: Any, g: FwdGeometry) -> tuple[Any, Any]:
+  """``(out [B, Tp, H, D], lse [B, H, Tp])`` for inputs already padded to the geometry."""
+  dtype = q.dtype
+  scratch = [
+      _tiled((_COMPUTE_WGS, g.block_q, g.head_dim), dtype),
+      _tiled((g.stages, g.block_kv, g.head_dim), dtype),
+      _tiled((g.stages, g.block_kv, g.head_dim), dtype),
+      plgpu.SMEM((_COMPUTE_WGS, g.block_q), jnp.float32),
+      plgpu.Barrier(num_barriers=_COMPUTE_WGS),
+      plgpu.Barrier(num_barriers=g.stages),
+      plgpu.Barrier(num_barriers=g.stages),
+      plgpu.Barrier(num_arrivals=_COMPUTE_WGS, num_barriers=g.stages),
+      plgpu.Barrier(num_arrivals=_COMPUTE_WGS, num_barriers=g.stages),
+      plgpu.Barrier(num_arrivals=_COMPUTE_WGS),
+  ]
+  out_type = [jax.ShapeDtypeStruct((g.batch, g.q_len_padded, g.heads, g.head_dim), dtype),
+              jax.ShapeDtypeStruct((g.batch, g.heads, g.q_len_padded), jnp.float32)]
+  return plgpu.kernel(
+      lambda *refs: _kernel(*refs, g=g), out_type=out_type, scratch_types=scratch,
+      grid=(g.q_pairs * g.batch * g.heads,), grid_names=(pallas_lib.MOSAIC_GRID_AXIS,),
+      num_threads=_COMPUTE_WGS + 1, thread_name="wg",
+      compiler_params=plgpu.CompilerParams(approx_math=True),
+      kernel_name="pjrtkit_attention_fwd_mosaic")(q, k, v)
