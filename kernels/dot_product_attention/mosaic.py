@@ -200,29 +200,38 @@ def _dq_kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, *, num_blocks, scale, 
   if causal:
     steps = jnp.minimum(lax.div((i + 1) * _BLOCK_Q + block_kv - 1, block_kv), num_steps)
 
-  def scoped(q_s, do_s, k_s, v_s, lse_s, delta_s, dq_s, ds_s, bars, kv_bars):
+  def scoped(q_s, do_s, k_s, v_s, lse_s, delta_s, dq_s, ds_s, bars, k_bar, v_bar):
+    def issue(step, slot):
+      rows = pl.ds(step * block_kv, block_kv)
+      plgpu.copy_gmem_to_smem(k_g.at[b, kvh, rows], k_s.at[slot], k_bar.at[slot])
+      plgpu.copy_gmem_to_smem(v_g.at[b, kvh, rows], v_s.at[slot], v_bar.at[slot])
+
     plgpu.copy_gmem_to_smem(q_g.at[b, h, q_rows], q_s, bars.at[0])
     plgpu.copy_gmem_to_smem(do_g.at[b, h, q_rows], do_s, bars.at[1])
     plgpu.copy_gmem_to_smem(lse_g.at[b, h, q_rows], lse_s, bars.at[2])
     plgpu.copy_gmem_to_smem(delta_g.at[b, h, q_rows], delta_s, bars.at[3])
+    issue(0, 0)
+    if num_steps > 1:
+      pl.when(steps > 1)(lambda: issue(1, 1))
     for n in range(4):
       plgpu.barrier_wait(bars.at[n])
     lse = plgpu.load(lse_s, layout=plgpu.Layout.WGMMA.reduce(1))
     delta = plgpu.load(delta_s, layout=plgpu.Layout.WGMMA.reduce(1))
 
     def body(step, dq):
-      rows = pl.ds(step * block_kv, block_kv)
-      plgpu.copy_gmem_to_smem(k_g.at[b, kvh, rows], k_s, kv_bars.at[0])
-      plgpu.copy_gmem_to_smem(v_g.at[b, kvh, rows], v_s, kv_bars.at[1])
-      plgpu.barrier_wait(kv_bars.at[0])
-      plgpu.barrier_wait(kv_bars.at[1])
+      slot = lax.rem(step, 2)
+      plgpu.barrier_wait(k_bar.at[slot])
+      plgpu.barrier_wait(v_bar.at[slot])
       shape = (_BLOCK_Q, block_kv)
-      s = _mm(q_s, k_s.transpose((1, 0)), shape) * scale
+      s = _mm(q_s, k_s.at[slot].transpose((1, 0)), shape) * scale
       p = jnp.exp(s - lax.broadcast_in_dim(lse, shape, [0]))
       p = jnp.where(_valid(i * _BLOCK_Q, step * block_kv, shape, kv_len, causal), p, 0.0)
-      dp = _mm(do_s, v_s.transpose((1, 0)), shape)
+      dp = _mm(do_s, v_s.at[slot].transpose((1, 0)), shape)
       ds = p * (dp - lax.broadcast_in_dim(delta, shape, [0]))
-      return dq + _mm_staged(ds, ds_s, k_s, (_BLOCK_Q, head_dim))
+      dq = dq + _mm_staged(ds, ds_s, k_s.at[slot], (_BLOCK_Q, head_dim))
+      # Both tiles of this slot are read (each wgmma above was waited for): refill it.
+      pl.when(step + 2 < steps)(lambda: issue(step + 2, slot))
+      return dq
 
     dq0 = plgpu.layout_cast(jnp.zeros((_BLOCK_Q, head_dim), jnp.float32), plgpu.Layout.WGMMA)
     dq = lax.fori_loop(0, steps, body, dq0)
@@ -232,10 +241,11 @@ def _dq_kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, *, num_blocks, scale, 
     plgpu.wait_smem_to_gmem(0)
 
   pl.run_scoped(scoped, _smem((_BLOCK_Q, head_dim), dtype), _smem((_BLOCK_Q, head_dim), dtype),
-                _smem((block_kv, head_dim), dtype), _smem((block_kv, head_dim), dtype),
+                _smem((2, block_kv, head_dim), dtype), _smem((2, block_kv, head_dim), dtype),
                 plgpu.SMEM((_BLOCK_Q,), jnp.float32), plgpu.SMEM((_BLOCK_Q,), jnp.float32),
                 plgpu.SMEM((_BLOCK_Q, head_dim), jnp.float32), _smem((_BLOCK_Q, block_kv), dtype),
-                plgpu.Barrier(num_barriers=4), plgpu.Barrier(num_barriers=2))
+                plgpu.Barrier(num_barriers=4), plgpu.Barrier(num_barriers=2),
+                plgpu.Barrier(num_barriers=2))
 
 
 def _dkv_kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dk_g, dv_g, *, num_blocks, scale, causal, block_kv,
@@ -245,31 +255,40 @@ def _dkv_kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dk_g, dv_g, *, num_blocks, 
   k_rows = pl.ds(j * block_kv, block_kv)
   first = lax.div(j * block_kv, _BLOCK_Q) if causal else 0
 
-  def scoped(k_s, v_s, q_s, do_s, lse_s, delta_s, dk_s, dv_s, pt_s, dst_s, kv_bars, q_bars):
+  def scoped(k_s, v_s, q_s, do_s, lse_s, delta_s, dk_s, dv_s, pt_s, dst_s, kv_bars, q_bar,
+             do_bar, lse_bar, delta_bar):
+    def issue(step, slot):
+      rows = pl.ds(step * _BLOCK_Q, _BLOCK_Q)
+      plgpu.copy_gmem_to_smem(q_g.at[b, h, rows], q_s.at[slot], q_bar.at[slot])
+      plgpu.copy_gmem_to_smem(do_g.at[b, h, rows], do_s.at[slot], do_bar.at[slot])
+      plgpu.copy_gmem_to_smem(lse_g.at[b, h, rows], lse_s.at[slot], lse_bar.at[slot])
+      plgpu.copy_gmem_to_smem(delta_g.at[b, h, rows], delta_s.at[slot], delta_bar.at[slot])
+
     plgpu.copy_gmem_to_smem(k_g.at[b, kvh, k_rows], k_s, kv_bars.at[0])
     plgpu.copy_gmem_to_smem(v_g.at[b, kvh, k_rows], v_s, kv_bars.at[1])
+    # Query step n uses slot (n - first) % 2; the first two are issued before the loop.
+    pl.when(first < num_q_steps)(lambda: issue(first, 0))
+    pl.when(first + 1 < num_q_steps)(lambda: issue(first + 1, 1))
     plgpu.barrier_wait(kv_bars.at[0])
     plgpu.barrier_wait(kv_bars.at[1])
 
     def body(step, carry):
       dk, dv = carry
-      rows = pl.ds(step * _BLOCK_Q, _BLOCK_Q)
-      plgpu.copy_gmem_to_smem(q_g.at[b, h, rows], q_s, q_bars.at[0])
-      plgpu.copy_gmem_to_smem(do_g.at[b, h, rows], do_s, q_bars.at[1])
-      plgpu.copy_gmem_to_smem(lse_g.at[b, h, rows], lse_s, q_bars.at[2])
-      plgpu.copy_gmem_to_smem(delta_g.at[b, h, rows], delta_s, q_bars.at[3])
-      for n in range(4):
-        plgpu.barrier_wait(q_bars.at[n])
+      slot = lax.rem(step - first, 2)
+      for bar in (q_bar, do_bar, lse_bar, delta_bar):
+        plgpu.barrier_wait(bar.at[slot])
       shape = (block_kv, _BLOCK_Q)
-      lse = plgpu.load(lse_s, layout=plgpu.Layout.WGMMA.reduce(0))
-      delta = plgpu.load(delta_s, layout=plgpu.Layout.WGMMA.reduce(0))
-      st = _mm(k_s, q_s.transpose((1, 0)), shape) * scale
+      q_t, do_t = q_s.at[slot], do_s.at[slot]
+      lse = plgpu.load(lse_s.at[slot], layout=plgpu.Layout.WGMMA.reduce(0))
+      delta = plgpu.load(delta_s.at[slot], layout=plgpu.Layout.WGMMA.reduce(0))
+      st = _mm(k_s, q_t.transpose((1, 0)), shape) * scale
       pt = jnp.exp(st - lax.broadcast_in_dim(lse, shape, [1]))
       pt = jnp.where(_valid(step * _BLOCK_Q, j * block_kv, shape, kv_len, causal, False), pt, 0.0)
-      dv = dv + _mm_staged(pt, pt_s, do_s, (block_kv, head_dim))
-      dpt = _mm(v_s, do_s.transpose((1, 0)), shape)
+      dv = dv + _mm_staged(pt, pt_s, do_t, (block_kv, head_dim))
+      dpt = _mm(v_s, do_t.transpose((1, 0)), shape)
       dst = pt * (dpt - lax.broadcast_in_dim(delta, shape, [1]))
-      dk = dk + _mm_staged(dst, dst_s, q_s, (block_kv, head_dim))
+      dk = dk + _mm_staged(dst, dst_s, q_t, (block_kv, head_dim))
+      pl.when(step + 2 < num_q_steps)(lambda: issue(step + 2, slot))
       return dk, dv
 
     zero = plgpu.layout_cast(jnp.zeros((block_kv, head_dim), jnp.float32), plgpu.Layout.WGMMA)
@@ -282,12 +301,13 @@ def _dkv_kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dk_g, dv_g, *, num_blocks, 
     plgpu.wait_smem_to_gmem(0)
 
   pl.run_scoped(scoped, _smem((block_kv, head_dim), dtype), _smem((block_kv, head_dim), dtype),
-                _smem((_BLOCK_Q, head_dim), dtype), _smem((_BLOCK_Q, head_dim), dtype),
-                plgpu.SMEM((_BLOCK_Q,), jnp.float32), plgpu.SMEM((_BLOCK_Q,), jnp.float32),
+                _smem((2, _BLOCK_Q, head_dim), dtype), _smem((2, _BLOCK_Q, head_dim), dtype),
+                plgpu.SMEM((2, _BLOCK_Q), jnp.float32), plgpu.SMEM((2, _BLOCK_Q), jnp.float32),
                 plgpu.SMEM((block_kv, head_dim), jnp.float32),
                 plgpu.SMEM((block_kv, head_dim), jnp.float32), _smem((block_kv, _BLOCK_Q), dtype),
                 _smem((block_kv, _BLOCK_Q), dtype), plgpu.Barrier(num_barriers=2),
-                plgpu.Barrier(num_barriers=4))
+                plgpu.Barrier(num_barriers=2), plgpu.Barrier(num_barriers=2),
+                plgpu.Barrier(num_barriers=2), plgpu.Barrier(num_barriers=2))
 
 
 def _heads_major(x: Any, length: int) -> Any:
@@ -323,8 +343,8 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
 
   def _get_autotuning_configs(self, spec: Spec) -> Sequence[MosaicAttentionConfig]:
     d = spec.arg("query").shape[3]
-    candidates = (MosaicAttentionConfig(64, 2), MosaicAttentionConfig(64, 4),
-                  MosaicAttentionConfig(128, 2), MosaicAttentionConfig(128, 3))
+    candidates = (MosaicAttentionConfig(64, 4), MosaicAttentionConfig(128, 2),
+                  MosaicAttentionConfig(128, 3), MosaicAttentionConfig(256, 2))
     return tuple(c for c in candidates if c.smem_bytes(d, 2) <= _SMEM_LIMIT)
 
   def _layout(self, spec: Spec, config: MosaicAttentionConfig) -> dict[str, Any]:
