@@ -54,7 +54,7 @@ MOSAIC_GRID_AXIS = "pjrtkit_program"
 
 
 def mosaic_call(body: Callable[..., None], *, grid: int, out_shape: Any, num_inputs: int,
-                name: str) -> Callable[..., Any]:
+                name: str, reduction_scratch_bytes: int | None = None) -> Callable[..., Any]:
   """A Mosaic GPU kernel over a 1-D grid whose operands all stay in GMEM (the kernels copy tiles
   themselves): ``body(*input_refs, *output_refs)``.
 
@@ -62,6 +62,7 @@ def mosaic_call(body: Callable[..., None], *, grid: int, out_shape: Any, num_inp
   ``pl.pallas_call`` has no compiled Mosaic GPU lowering, seen on the H200 as an AssertionError in
   ``pallas_call``'s gpu lowering). Under `pallas_interpret` it is ``pl.pallas_call`` with Pallas's
   Mosaic GPU interpreter. Inside `body`, `mosaic_program_id` gives the program index either way.
+  `reduction_scratch_bytes`: shared memory for reductions across warps (None: Pallas's default).
   """
   import jax.experimental.pallas.mosaic_gpu as plgpu  # pylint: disable=g-import-not-at-top
   if interpret_enabled():
@@ -71,8 +72,10 @@ def mosaic_call(body: Callable[..., None], *, grid: int, out_shape: Any, num_inp
         body, grid=(grid,), in_specs=[gmem] * num_inputs,
         out_specs=gmem if outs is None else [gmem] * outs, out_shape=out_shape, name=name,
         compiler_params=plgpu.CompilerParams(), interpret=plgpu.InterpretGPUParams())
+  params = ({} if reduction_scratch_bytes is None
+            else {"reduction_scratch_bytes": reduction_scratch_bytes})
   return plgpu.kernel(body, out_type=out_shape, grid=(grid,), grid_names=(MOSAIC_GRID_AXIS,),
-                      compiler_params=plgpu.CompilerParams())
+                      compiler_params=plgpu.CompilerParams(**params))
 
 
 def mosaic_program_id() -> Any:

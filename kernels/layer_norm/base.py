@@ -77,7 +77,11 @@ def reference(x: jax.Array, scale: jax.Array | None, offset: jax.Array | None, *
 
 
 def to_rows(x: jax.Array, axis: int) -> tuple[jax.Array, Callable[[jax.Array], jax.Array]]:
-  """x as [rows, channels] with `axis` last, and the function that undoes it for outputs."""
+  """x as [rows, channels] with `axis` last, and the function that undoes it for outputs (both
+  reshapes only when `axis` is already last)."""
+  if axis % x.ndim == x.ndim - 1:
+    shape = x.shape
+    return x.reshape(-1, shape[-1]), lambda y: y.reshape(shape)
   moved = jnp.moveaxis(x, axis, -1)
   rows = moved.reshape(-1, moved.shape[-1])
 
@@ -85,6 +89,21 @@ def to_rows(x: jax.Array, axis: int) -> tuple[jax.Array, Callable[[jax.Array], j
     return jnp.moveaxis(y.reshape(moved.shape), -1, axis)
 
   return rows, restore
+
+
+def statistics(x: jax.Array, spec: Spec) -> tuple[jax.Array, jax.Array]:
+  """The residuals (mean, rstd) as plain JAX reductions over `axis` (zeros for the mean of RMS
+  norm), for implementations whose kernels do not write them: XLA fuses them, and drops them
+  when no backward reads them."""
+  axis, xf = spec.param("axis"), x.astype(jnp.float32)
+  if spec.param("subtract_mean"):
+    mean = jnp.mean(xf, axis=axis, keepdims=True)
+  else:
+    mean = jnp.zeros(xf.shape[:axis] + (1,) + xf.shape[axis + 1:], jnp.float32)
+  centred = xf - mean
+  var = jnp.mean(centred * centred, axis=axis, keepdims=True)
+  rstd = jax.lax.rsqrt(var + spec.param("epsilon"))
+  return jnp.squeeze(mean, axis), jnp.squeeze(rstd, axis)
 
 
 def stats_shape(spec: Spec) -> tuple[int, ...]:

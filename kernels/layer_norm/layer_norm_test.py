@@ -18,7 +18,12 @@ import jax.numpy as jnp  # noqa: E402
 import pytest  # noqa: E402
 
 from pjrtkit import kernels as pk  # noqa: E402
+from pjrtkit.kernels.core import device  # noqa: E402
+from pjrtkit.kernels.core import op as op_lib  # noqa: E402
+from pjrtkit.kernels.core.tuned import AutotuningResult, TunedChoice  # noqa: E402
+from pjrtkit.kernels.layer_norm import base  # noqa: E402
 from pjrtkit.kernels.layer_norm.base import reference  # noqa: E402
+from pjrtkit.kernels.layer_norm.triton import TritonLayerNorm, TritonLayerNormConfig  # noqa: E402
 
 CASES = [  # (shape, axis, subtract_mean, with scale/offset)
     ((3, 5, 37), -1, True, True),     # odd channels, rows not a multiple of any block
@@ -79,6 +84,122 @@ def test_pallas_on_gpu(impl, case, dtype):
       pk.layer_norm(jnp.ones(case[0]), None, None, axis=case[1], implementation="mosaic")
     return
   _check(impl, dtype, *case)
+
+
+_Cfg = TritonLayerNormConfig
+TRITON_LOOPS = [  # (shape, channels axis, subtract_mean, affine, epsilon, config)
+    ((37, 64), -1, True, True, 1e-6, _Cfg(8, 4, 2, True)),   # tail tile, 3 steps, prefetch
+    ((37, 64), -1, True, True, 1e-6, _Cfg(8, 4, 2, False)),  # the same without prefetch
+    ((37, 64), -1, True, True, 1e-6, _Cfg(8, 4, 0, True)),   # one program per tile
+    ((3, 40), -1, True, True, 1e-6, _Cfg(1, 4, 8, True)),    # rows < programs
+    ((1, 48), -1, True, True, 1e-6, _Cfg(4, 4, 4, True)),    # a single row
+    ((2, 9, 100), -1, False, True, 1e-6, _Cfg(4, 4, 3, True)),  # RMS, 100 channels
+    ((21, 37), -1, True, False, 0.0, _Cfg(16, 4, 1, True)),  # epsilon 0, one program, 2 steps
+    ((5, 24, 7), 1, True, True, 1e-5, _Cfg(2, 4, 4, True)),  # axis not last
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("case", TRITON_LOOPS)
+def test_triton_tiles_and_backward_loop(case, dtype):
+  """The "triton" kernels with explicit configs: masked tail tiles, padded channels, backward
+  programs that loop over several tiles (or get none), forward and backward against the
+  reference's value and VJP."""
+  if testing.on_gpu():
+    pytest.skip("interpret-mode check of the tiling (test_pallas_on_gpu runs the compiled kernels)")
+  shape, axis, subtract_mean, affine, eps, config = case
+  k1, k2, k3, k4 = jax.random.split(jax.random.key(1), 4)
+  x = jax.random.normal(k1, shape, dtype) * 3 + 1
+  c = shape[axis]
+  scale = jax.random.normal(k2, (c,), jnp.float32) if affine else None
+  offset = jax.random.normal(k3, (c,), jnp.float32) if affine else None
+  dout = jax.random.normal(k4, shape, dtype)
+  spec = base.make_spec(x, scale, offset, axis, eps, subtract_mean)
+  op = TritonLayerNorm()
+
+  def ours(x, scale, offset, dout):
+    y, residuals = op.forward((x, scale, offset), spec, config)
+    return y, op.backward(residuals, dout, spec, config)
+
+  with pk.pallas_interpret():
+    y, (dx, dscale, doffset) = jax.jit(ours)(x, scale, offset, dout)
+  ref = lambda *a: reference(*a, axis=axis, epsilon=eps, subtract_mean=subtract_mean)
+  want_y, vjp = jax.vjp(ref, x, scale, offset)
+  want_dx, want_dscale, want_doffset = vjp(dout)
+  testing.assert_close(y, want_y, dtype, "fwd")
+  testing.assert_close(dx, want_dx, dtype, "grad")
+  if affine:
+    testing.assert_close(dscale, want_dscale, dtype, "grad")
+    testing.assert_close(doffset, want_doffset, dtype, "grad")
+  else:
+    assert dscale is None and doffset is None
+
+
+def _eqns(jaxpr):
+  """Every equation of `jaxpr` and of the jaxprs in its parameters (not inside kernels)."""
+  for eqn in jaxpr.eqns:
+    yield eqn
+    if eqn.primitive.name == "pallas_call":
+      continue
+    for value in eqn.params.values():
+      for sub in value if isinstance(value, (tuple, list)) else (value,):
+        sub = getattr(sub, "jaxpr", sub)
+        if hasattr(sub, "eqns"):
+          yield from _eqns(sub)
+
+
+def test_triton_forward_is_one_kernel_on_the_input_as_it_is():
+  """The forward kernel reads x itself (a reshape of it) when axis is last: no pad, transpose
+  or cast of x before it; the residual statistics beside it are plain JAX ops (dropped when
+  unused)."""
+  x = jnp.ones((4, 6, 40), jnp.bfloat16)
+  with pk.pallas_interpret():
+    jaxpr = jax.make_jaxpr(lambda x, s: pk.layer_norm(x, s, None, implementation="triton"))(
+        x, jnp.ones((40,), jnp.bfloat16))
+  eqns = list(_eqns(jaxpr.jaxpr))
+  calls = [e for e in eqns if e.primitive.name == "pallas_call"]
+  assert len(calls) == 1
+  names = {e.primitive.name for e in eqns}
+  assert not names & {"pad", "transpose", "concatenate", "dynamic_update_slice"}, names
+  producer = {id(v): e for e in eqns for v in e.outvars}
+  kernel_x = calls[0].invars[0]
+  assert kernel_x.aval.shape == (24, 40) and kernel_x.aval.dtype == jnp.bfloat16
+  assert producer[id(kernel_x)].primitive.name == "reshape"
+
+
+def test_triton_config_validation_and_candidates():
+  with pytest.raises(ValueError, match="block_rows must be a power of two"):
+    TritonLayerNormConfig(block_rows=3)
+  with pytest.raises(ValueError, match="num_warps must be one of"):
+    TritonLayerNormConfig(num_warps=6)
+  with pytest.raises(ValueError, match="programs must be >= 0"):
+    TritonLayerNormConfig(programs=-1)
+  with pytest.raises(ValueError, match="prefetch must be a bool"):
+    TritonLayerNormConfig(prefetch=1)
+  for shape in [(1048576, 64), (8192, 8192), (10, 37), (2, 65536)]:
+    spec = base.make_spec(jax.ShapeDtypeStruct(shape, jnp.bfloat16), None, None, -1, 1e-6, True)
+    configs = TritonLayerNorm().autotuning_configs(spec)
+    assert 2 <= len(configs) <= 8
+    assert configs[0] == TritonLayerNorm().default_config(spec)
+    assert len(set(configs)) == len(configs)
+    assert hash(configs[0]) == hash(TritonLayerNorm().default_config(spec))
+
+
+def test_a_tuned_config_reaches_the_triton_kernels():
+  """An AutotuningResult for requested="triton" picks the config of both phases."""
+  x = jnp.ones((10, 37), jnp.float32)
+  spec = base.make_spec(x, None, None, -1, 1e-6, True)
+  config = TritonLayerNormConfig(2, 8, 3, True)
+  kind = device.current_device().kind
+  result = AutotuningResult(kind, tuple(
+      TunedChoice("layer_norm", phase, "triton", spec, "triton", op_lib.config_to_json(config),
+                  0.0) for phase in ("fwd", "bwd")))
+  with pk.pallas_interpret(), result:
+    jaxpr = jax.make_jaxpr(jax.grad(lambda x: jnp.sum(pk.layer_norm(
+        x, None, None, implementation="triton"))))(x)
+  grids = [e.params["grid_mapping"].grid for e in _eqns(jaxpr.jaxpr)
+           if e.primitive.name == "pallas_call"]
+  assert grids == [(3,), (3,)], grids  # 5 tiles of 2 rows over 3 programs (default: 1 tile)
 
 
 @pytest.mark.parametrize("impl", ["triton", "mosaic"])

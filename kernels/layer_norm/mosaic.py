@@ -1,10 +1,12 @@
 """layer_norm "mosaic": Pallas kernels lowered through Mosaic GPU (``plgpu.CompilerParams``).
 
-Each program copies a tile of `block_rows` rows (channels padded to a multiple of 64) from
-global to shared memory with TMA, normalises it with the same kernel body as "triton", and copies
-the results back. Hopper (sm_90) and newer. Inputs stay in global memory (no BlockSpec
-pipelining), which is also what Pallas's Mosaic GPU interpret mode needs (it accepts only
-whole-array blocks), so CI runs these kernels under ``pallas_interpret()``.
+Each program copies a tile of `block_rows` rows (a multiple of 64; channels padded to a multiple
+of 64) from global to shared memory with TMA, normalises it in registers laid out explicitly
+(WGMMA tile layout; Mosaic GPU's layout inference finds no layout for the plain body), and
+copies the results back; the backward recomputes mean and rstd from x. Hopper (sm_90) and newer.
+Refused on GPUs until verified there (`ENABLED_ON_GPU` is the switch). Inputs stay in global
+memory (no BlockSpec pipelining), which is also what Pallas's Mosaic GPU interpret mode needs (it
+accepts only whole-array blocks), so CI runs these kernels under ``pallas_interpret()``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any, Sequence
 
 import jax
 import jax.numpy as jnp
+from jax import lax
 from jax.experimental import pallas as pl
 import jax.experimental.pallas.mosaic_gpu as plgpu
 
@@ -25,7 +28,16 @@ from pjrtkit.kernels.core.spec import Spec
 from pjrtkit.kernels.layer_norm import base, pallas_common
 from pjrtkit.kernels.layer_norm.pallas_common import PallasLayerNormConfig
 
-_MAX_CHANNELS = 8192
+_MAX_CHANNELS = 256
+"""A 64-row tile of x, dy and dx in shared memory and x, dy, xhat, g, dx in registers (the WGMMA
+layout spreads 64 rows over one warpgroup): 256 channels keep both within bounds."""
+
+_BLOCK_ROWS = 64
+"""Rows per program: the WGMMA register layout covers 64-row multiples."""
+
+ENABLED_ON_GPU = False
+"""Whether the compiled kernels may run on a GPU (True once an H200 run shows them compiling
+and correct: ln_probe.py); until then they run only under pallas_interpret()."""
 
 
 def _copy_in(pairs: list[tuple[Any, Any]], bars: Any) -> None:
@@ -52,22 +64,82 @@ def _scoped(body: Any, scratch: list[Any]) -> Any:
   return kernel
 
 
+# Explicit register layouts (Mosaic GPU's layout inference found none for the plain body on the
+# H200, jax 0.11.2): tiles in the WGMMA layout (64-row multiples), per-row vectors in its
+# reduce(1) layout, per-channel vectors in its reduce(0) layout.
+_TILE = plgpu.Layout.WGMMA
+_ROW = plgpu.Layout.WGMMA.reduce(1)
+_COL = plgpu.Layout.WGMMA.reduce(0)
+
+
+def _rows(v: Any, shape: tuple[int, int]) -> Any:
+  return lax.broadcast_in_dim(v, shape, [0])
+
+
+def _cols(v: Any, shape: tuple[int, int]) -> Any:
+  return lax.broadcast_in_dim(v, shape, [1])
+
+
+def _normalize(x: Any, channels: int, epsilon: float, subtract_mean: bool
+               ) -> tuple[Any, Any, Any]:
+  """(xhat, mean, rstd) of a float32 tile in the WGMMA layout (xhat 0 at padded channels)."""
+  shape = x.shape
+  valid = plgpu.broadcasted_iota(jnp.int32, shape, 1, layout=_TILE) < channels
+  if subtract_mean:
+    mean = jnp.sum(x, axis=1) / channels
+  else:
+    mean = plgpu.layout_cast(jnp.zeros(shape[:1], jnp.float32), _ROW)
+  xc = jnp.where(valid, x - _rows(mean, shape), 0.0)
+  rstd = lax.rsqrt(jnp.sum(xc * xc, axis=1) / channels + epsilon)
+  return xc * _rows(rstd, shape), mean, rstd
+
+
+def _fwd_body(x_s, sc_s, of_s, y_s, m_s, r_s, *, channels, epsilon, subtract_mean):
+  x = plgpu.load(x_s, layout=_TILE).astype(jnp.float32)
+  xhat, mean, rstd = _normalize(x, channels, epsilon, subtract_mean)
+  y = (xhat * _cols(plgpu.load(sc_s, layout=_COL), x.shape)
+       + _cols(plgpu.load(of_s, layout=_COL), x.shape))
+  y_s[...] = y.astype(y_s.dtype)
+  m_s[...] = mean
+  r_s[...] = rstd
+
+
+def _bwd_body(x_s, sc_s, dy_s, dx_s, ds_s, do_s, *, channels, epsilon, subtract_mean):
+  x = plgpu.load(x_s, layout=_TILE).astype(jnp.float32)
+  dy = plgpu.load(dy_s, layout=_TILE).astype(jnp.float32)
+  shape = x.shape
+  xhat, _, rstd = _normalize(x, channels, epsilon, subtract_mean)
+  g = dy * _cols(plgpu.load(sc_s, layout=_COL), shape)
+  dx = g - xhat * _rows(jnp.sum(g * xhat, axis=1) / channels, shape)
+  if subtract_mean:
+    dx = dx - _rows(jnp.sum(g, axis=1) / channels, shape)
+  dx_s[...] = (dx * _rows(rstd, shape)).astype(dx_s.dtype)
+  ds_s[...] = jnp.sum(dy * xhat, axis=0)
+  do_s[...] = jnp.sum(dy, axis=0)
+
+
 def _fwd(x_g, sc_g, of_g, y_g, m_g, r_g, x_s, sc_s, of_s, y_s, m_s, r_s, bars, *, block_rows,
          **kw):
   rows = pl.ds(pallas_lib.mosaic_program_id() * block_rows, block_rows)
   _copy_in([(x_g.at[rows], x_s), (sc_g, sc_s), (of_g, of_s)], bars)
-  pallas_common.fwd_kernel(x_s, sc_s, of_s, y_s, m_s, r_s, **kw)
+  _fwd_body(x_s, sc_s, of_s, y_s, m_s, r_s, **kw)
   _copy_out([(y_s, y_g.at[rows]), (m_s, m_g.at[rows]), (r_s, r_g.at[rows])])
 
 
-def _bwd(x_g, sc_g, m_g, r_g, dy_g, dx_g, ds_g, do_g, x_s, sc_s, m_s, r_s, dy_s, dx_s, ds_s, do_s,
-         bars, *, block_rows, **kw):
+def _bwd(x_g, sc_g, dy_g, dx_g, ds_g, do_g, x_s, sc_s, dy_s, dx_s, ds_s, do_s, bars, *,
+         block_rows, **kw):
   i = pallas_lib.mosaic_program_id()
   rows = pl.ds(i * block_rows, block_rows)
-  _copy_in([(x_g.at[rows], x_s), (sc_g, sc_s), (m_g.at[rows], m_s), (r_g.at[rows], r_s),
-            (dy_g.at[rows], dy_s)], bars)
-  pallas_common.bwd_kernel(x_s, sc_s, m_s, r_s, dy_s, dx_s, ds_s, do_s, **kw)
+  _copy_in([(x_g.at[rows], x_s), (sc_g, sc_s), (dy_g.at[rows], dy_s)], bars)
+  _bwd_body(x_s, sc_s, dy_s, dx_s, ds_s, do_s, **kw)
   _copy_out([(dx_s, dx_g.at[rows]), (ds_s, ds_g.at[i]), (do_s, do_g.at[i])])
+
+
+def _block_rows(config: PallasLayerNormConfig) -> int:
+  if config.block_rows % _BLOCK_ROWS:
+    raise ValueError(f"layer_norm 'mosaic': block_rows must be a multiple of {_BLOCK_ROWS} (the "
+                     f"WGMMA register layout), got {config.block_rows}")
+  return config.block_rows
 
 
 class MosaicLayerNorm(Op[PallasLayerNormConfig]):
@@ -81,7 +153,7 @@ class MosaicLayerNorm(Op[PallasLayerNormConfig]):
     reason = pallas_lib.gpu_unsupported_reason(device, "Mosaic GPU", (9, 0))
     if reason:
       return reason
-    if not interpret_enabled():
+    if not interpret_enabled() and not ENABLED_ON_GPU:
       return ("not verified on a GPU: on the H200 (jax 0.11.2, 2026-12-01) every compiled test of "
               "this kernel that ran failed, so it runs only under pallas_interpret() for now; use "
               "'triton' or 'xla' on GPUs")
@@ -92,16 +164,16 @@ class MosaicLayerNorm(Op[PallasLayerNormConfig]):
     return None
 
   def default_config(self, spec: Spec) -> PallasLayerNormConfig:
-    c = pallas_lib.round_up(spec.arg("x").shape[spec.param("axis")], 64)
-    return PallasLayerNormConfig(64 if c <= 512 else 16)
+    return PallasLayerNormConfig(_BLOCK_ROWS)
 
   def _get_autotuning_configs(self, spec: Spec) -> Sequence[PallasLayerNormConfig]:
-    return (PallasLayerNormConfig(16), PallasLayerNormConfig(64), PallasLayerNormConfig(128))
+    c = pallas_lib.round_up(spec.arg("x").shape[spec.param("axis")], 64)
+    return (PallasLayerNormConfig(64),) + ((PallasLayerNormConfig(128),) if c <= 128 else ())
 
   def forward(self, args: tuple[Any, ...], spec: Spec, config: PallasLayerNormConfig
               ) -> tuple[Any, Any]:
     x, scale, offset = args
-    r = config.block_rows
+    r = _block_rows(config)
     rows_p, sc, of, restore, n, c, cp = pallas_common._prepare(  # pylint: disable=protected-access
         x, scale, offset, spec, r, lambda c: pallas_lib.round_up(c, 64))
     npad = rows_p.shape[0]
@@ -124,8 +196,8 @@ class MosaicLayerNorm(Op[PallasLayerNormConfig]):
 
   def backward(self, residuals: Any, dout: Any, spec: Spec, config: PallasLayerNormConfig
                ) -> tuple[Any, ...]:
-    x, scale, _, mean, rstd = residuals
-    r = config.block_rows
+    x, scale, _, _, _ = residuals  # mean and rstd are recomputed from x in the kernel
+    r = _block_rows(config)
     rows_p, sc, _, restore, n, c, cp = pallas_common._prepare(  # pylint: disable=protected-access
         x, scale, None, spec, r, lambda c: pallas_lib.round_up(c, 64))
     npad = rows_p.shape[0]
@@ -135,16 +207,18 @@ class MosaicLayerNorm(Op[PallasLayerNormConfig]):
     nb = npad // r
     dx, dscale, doffset = pallas_lib.mosaic_call(
         _scoped(functools.partial(_bwd, block_rows=r, channels=c,
+                                  epsilon=spec.param("epsilon"),
                                   subtract_mean=spec.param("subtract_mean")),
-                [plgpu.SMEM((r, cp), x.dtype), plgpu.SMEM((cp,), f32), plgpu.SMEM((r,), f32),
-                 plgpu.SMEM((r,), f32), plgpu.SMEM((r, cp), x.dtype),
-                 plgpu.SMEM((r, cp), x.dtype), plgpu.SMEM((cp,), f32), plgpu.SMEM((cp,), f32),
-                 plgpu.Barrier(num_barriers=5)]),
-        grid=nb, num_inputs=5,
+                [plgpu.SMEM((r, cp), x.dtype), plgpu.SMEM((cp,), f32),
+                 plgpu.SMEM((r, cp), x.dtype), plgpu.SMEM((r, cp), x.dtype),
+                 plgpu.SMEM((cp,), f32), plgpu.SMEM((cp,), f32),
+                 plgpu.Barrier(num_barriers=3)]),
+        grid=nb, num_inputs=3,
+        # dscale/doffset sum the tile's rows across the warpgroup's 4 warps.
+        reduction_scratch_bytes=max(2048, 8 * 4 * cp),
         out_shape=[jax.ShapeDtypeStruct(rows_p.shape, x.dtype),
                    jax.ShapeDtypeStruct((nb, cp), f32), jax.ShapeDtypeStruct((nb, cp), f32)],
         name="pjrtkit_layer_norm_bwd_mosaic",
-    )(rows_p, sc, pallas_lib.pad_axis(mean.reshape(n), 0, npad),
-      pallas_lib.pad_axis(rstd.reshape(n), 0, npad), dy_p)
+    )(rows_p, sc, dy_p)
     return base.finish_grads(spec, restore(dx[:n, :c]), jnp.sum(dscale, 0)[:c],
                              jnp.sum(doffset, 0)[:c])

@@ -1,10 +1,30 @@
-"""layer_norm "triton": Pallas ``pallas_call`` kernels lowered through Triton, one tile of
-`block_rows` rows (channels padded to a power of two) per program; forward and backward."""
+"""layer_norm "triton": Pallas ``pallas_call`` kernels lowered through Triton.
+
+The input is viewed as ``[rows, channels]`` (a reshape when `axis` is last) and stays in global
+memory as it is: no padding, no copies. A tile is `block_rows` rows by the channels rounded up
+to a power of two; loads and stores are masked at the last tile and at the padded channels.
+
+* Forward: writes only ``y``. The residual statistics are plain JAX reductions beside the
+  kernel, so XLA drops them when the backward does not read them (this one does not), and
+  drops the whole kernel when ``y`` itself is dead (``jax.grad`` of a loss that needs only the
+  gradient).
+* Backward: recomputes mean and rstd from ``x`` (cheaper than reading them: the row is in
+  registers), writes ``dx``, and accumulates ``dscale``/``doffset`` in registers; each program
+  writes one float32 row of partial sums at the end, and XLA adds those rows.
+
+Both kernels launch at most `programs` programs (a few per SM), each looping over every
+programs-th tile, optionally loading the next tile before using the current one (`prefetch`).
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from typing import Any, Sequence
 
+import jax
+import jax.numpy as jnp
+from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as plt
 
@@ -13,25 +33,199 @@ from pjrtkit.kernels.core.device import DeviceInfo
 from pjrtkit.kernels.core.interpret import interpret_enabled
 from pjrtkit.kernels.core.op import Op
 from pjrtkit.kernels.core.spec import Spec
-from pjrtkit.kernels.layer_norm import base, pallas_common
-from pjrtkit.kernels.layer_norm.pallas_common import PallasLayerNormConfig
+from pjrtkit.kernels.layer_norm import base
 
 _MAX_CHANNELS = 1 << 16
+_MAX_TILE = 1 << 17
+"""Most elements in one tile (Triton's limit on a tensor is 2**20; registers run out long
+before)."""
+_DEFAULT_SMS = 132
+"""SM count assumed where the device does not report one (H100 SXM and H200 have 132)."""
+_NUM_WARPS = (1, 2, 4, 8, 16, 32)
 
 
-def _params(config: PallasLayerNormConfig) -> dict[str, Any]:
-  del config
+@dataclasses.dataclass(frozen=True)
+class TritonLayerNormConfig:
+  """Attributes:
+    block_rows: rows per tile (a power of two); a tile is block_rows x channels rounded up to a
+      power of two, the same in both kernels.
+    num_warps: warps per program (1, 2, 4, 8, 16 or 32).
+    programs: the most programs either kernel launches, each looping over every programs-th
+      tile (a few per SM keep every SM busy without a tail); 0: one program per tile. The
+      backward writes one float32 row of dscale/doffset partial sums per program.
+    prefetch: in the loop, load the next tile before using this one (its loads stay in flight
+      while this tile is reduced and stored; costs the registers of one more tile).
+  """
+
+  block_rows: int = 16
+  num_warps: int = 4
+  programs: int = 2 * _DEFAULT_SMS
+  prefetch: bool = True
+
+  def __post_init__(self) -> None:
+    if self.block_rows < 1 or self.block_rows & (self.block_rows - 1):
+      raise ValueError(f"block_rows must be a power of two, got {self.block_rows}")
+    if self.num_warps not in _NUM_WARPS:
+      raise ValueError(f"num_warps must be one of {_NUM_WARPS}, got {self.num_warps}")
+    if self.programs < 0:
+      raise ValueError(f"programs must be >= 0 (0: one per tile), got {self.programs}")
+    if not isinstance(self.prefetch, bool):
+      raise ValueError(f"prefetch must be a bool, got {self.prefetch!r}")
+
+
+def sm_count() -> int:
+  """Streaming multiprocessors of the default device (`_DEFAULT_SMS` where it does not say)."""
+  try:
+    dev = jax.config.jax_default_device
+    if dev is None or isinstance(dev, str):
+      dev = jax.devices(dev)[0] if isinstance(dev, str) else jax.devices()[0]
+    count = int(getattr(dev, "core_count", 0) or 0)
+  except Exception:  # pylint: disable=broad-except
+    count = 0
+  return count if count > 0 else _DEFAULT_SMS
+
+
+def _config(tile: int, cp: int, num_warps: int, per_sm: int, prefetch: bool = True
+            ) -> TritonLayerNormConfig:
+  """About `tile` elements per tile (at least one row), `per_sm` programs per SM (0: one per
+  tile)."""
+  return TritonLayerNormConfig(max(1, tile // cp), num_warps, per_sm * sm_count(), prefetch)
+
+
+def _params(config: TritonLayerNormConfig) -> dict[str, Any]:
   if interpret_enabled():
     return {"interpret": True}
-  return {"compiler_params": plt.CompilerParams(num_warps=4, num_stages=1)}
+  # num_stages: Triton's pipeliner leaves these loops' loads alone (no dot); `prefetch` does it.
+  return {"compiler_params": plt.CompilerParams(num_warps=config.num_warps, num_stages=1)}
 
 
-class TritonLayerNorm(Op[PallasLayerNormConfig]):
+def _tile(first_row: Any, block_rows: int, n: int, c: int, cp: int) -> tuple[Any, Any, Any]:
+  """Row indices [block_rows, 1], channel indices [1, cp], and the mask of real elements."""
+  rows = first_row + lax.broadcasted_iota(jnp.int32, (block_rows, 1), 0)
+  cols = lax.broadcasted_iota(jnp.int32, (1, cp), 1)
+  mask = rows < n
+  if cp != c:
+    mask = mask & (cols < c)
+  return rows, cols, jnp.broadcast_to(mask, (block_rows, cp))
+
+
+def _load(ref: Any, mask: Any) -> Any:
+  return plt.load(ref, mask=mask, other=0).astype(jnp.float32)
+
+
+def _load_vector(ref: Any, c: int, cp: int) -> Any:
+  """A [1, cp] float32 parameter vector (zero past c), read in its own dtype."""
+  cols = lax.iota(jnp.int32, cp)
+  v = _load(ref.at[cols], cols < c) if cp != c else plt.load(ref.at[cols]).astype(jnp.float32)
+  return v[None, :]
+
+
+def _normalize(x: Any, mask: Any, c: int, epsilon: float, subtract_mean: bool
+               ) -> tuple[Any, Any]:
+  """(xhat, rstd) of a float32 tile whose masked entries are 0; xhat is 0 where masked."""
+  if subtract_mean:
+    mean = jnp.sum(x, axis=1, keepdims=True) * (1.0 / c)
+    xc = jnp.where(mask, x - mean, 0.0)
+  else:
+    xc = x
+  rstd = lax.rsqrt(jnp.sum(xc * xc, axis=1, keepdims=True) * (1.0 / c) + epsilon)
+  # Masked rows have rstd = rsqrt(epsilon) (inf for epsilon = 0): keep them out of xhat.
+  return jnp.where(mask, xc * rstd, 0.0), rstd
+
+
+def _tile_loop(pid: Any, programs: int, steps: int, block_rows: int, n: int, c: int, cp: int,
+               refs: Sequence[Any], body: Any, init: Any, prefetch: bool) -> Any:
+  """Runs ``body(rows, cols, mask, tiles, carry) -> carry`` over this program's tiles (tile
+  ``step * programs + pid`` for step < `steps`; tiles past the last row are fully masked, so
+  they move no data), with ``tiles`` the float32 tiles of `refs` there.
+
+  With `prefetch`, the tiles of the next step are loaded before this step's are used: their
+  loads are in flight while this step reduces and stores.
+  """
+
+  def load(step: Any) -> tuple[Any, ...]:
+    rows, cols, mask = _tile((step * programs + pid) * block_rows, block_rows, n, c, cp)
+    return tuple(plt.load(ref.at[rows, cols], mask=mask, other=0) for ref in refs)
+
+  def run(step: Any, tiles: tuple[Any, ...], carry: Any) -> Any:
+    rows, cols, mask = _tile((step * programs + pid) * block_rows, block_rows, n, c, cp)
+    return body(rows, cols, mask, tuple(t.astype(jnp.float32) for t in tiles), carry)
+
+  if steps == 1:
+    return run(0, load(0), init)
+  if not prefetch:
+    return lax.fori_loop(0, steps, lambda step, carry: run(step, load(step), carry), init)
+
+  def step_fn(step: Any, state: tuple[Any, Any]) -> tuple[Any, Any]:
+    tiles, carry = state
+    following = load(step + 1)
+    return following, run(step, tiles, carry)
+
+  return lax.fori_loop(0, steps, step_fn, (load(0), init))[1]
+
+
+def _fwd_kernel(*refs, has_scale, has_offset, n, c, cp, block_rows, programs, steps, prefetch,
+                epsilon, subtract_mean):
+  x_ref, *params, y_ref = refs
+  scale = _load_vector(params.pop(0), c, cp) if has_scale else 1.0
+  offset = _load_vector(params.pop(0), c, cp) if has_offset else 0.0
+
+  def body(rows, cols, mask, tiles, carry):
+    y, _ = _normalize(tiles[0], mask, c, epsilon, subtract_mean)
+    if has_scale:
+      y = y * scale
+    if has_offset:
+      y = y + offset
+    plt.store(y_ref.at[rows, cols], y.astype(y_ref.dtype), mask=mask)
+    return carry
+
+  _tile_loop(pl.program_id(0), programs, steps, block_rows, n, c, cp, [x_ref], body, (),
+             prefetch)
+
+
+def _bwd_kernel(*refs, has_scale, n, c, cp, block_rows, programs, steps, prefetch, epsilon,
+                subtract_mean):
+  if has_scale:
+    x_ref, sc_ref, dy_ref, dx_ref, ds_ref, do_ref = refs
+    scale = _load_vector(sc_ref, c, cp)
+  else:
+    x_ref, dy_ref, dx_ref, ds_ref, do_ref = refs
+    scale = 1.0
+  pid = pl.program_id(0)
+
+  def body(rows, cols, mask, tiles, carry):
+    x, dy = tiles
+    dscale, doffset = carry
+    xhat, rstd = _normalize(x, mask, c, epsilon, subtract_mean)
+    g = dy * scale if has_scale else dy
+    dx = g - xhat * (jnp.sum(g * xhat, axis=1, keepdims=True) * (1.0 / c))
+    if subtract_mean:
+      dx = dx - jnp.sum(g, axis=1, keepdims=True) * (1.0 / c)
+    plt.store(dx_ref.at[rows, cols], (dx * rstd).astype(dx_ref.dtype), mask=mask)
+    return dscale + jnp.sum(dy * xhat, axis=0), doffset + jnp.sum(dy, axis=0)
+
+  zeros = jnp.zeros((cp,), jnp.float32)
+  dscale, doffset = _tile_loop(pid, programs, steps, block_rows, n, c, cp, [x_ref, dy_ref], body,
+                               (zeros, zeros), prefetch)
+  cols = lax.iota(jnp.int32, cp)
+  mask = (cols < c) if cp != c else None
+  plt.store(ds_ref.at[pid, cols], dscale, mask=mask)
+  plt.store(do_ref.at[pid, cols], doffset, mask=mask)
+
+
+def _grid(n: int, config: "TritonLayerNormConfig") -> tuple[int, int]:
+  """(programs, steps): programs launched and tiles each loops over."""
+  tiles = pl.cdiv(n, config.block_rows)
+  programs = tiles if config.programs == 0 else min(config.programs, tiles)
+  return programs, pl.cdiv(tiles, programs)
+
+
+class TritonLayerNorm(Op[TritonLayerNormConfig]):
   """Layer norm as Pallas Triton kernels."""
 
   op_name = base.OP_NAME
   implementation = "triton"
-  config_cls = PallasLayerNormConfig
+  config_cls = TritonLayerNormConfig
 
   def unsupported_reason(self, spec: Spec, device: DeviceInfo) -> str | None:
     reason = pallas_lib.gpu_unsupported_reason(device, "Triton", (8, 0))
@@ -43,20 +237,61 @@ class TritonLayerNorm(Op[PallasLayerNormConfig]):
       return f"more than {_MAX_CHANNELS} channels are not supported"
     return None
 
-  def default_config(self, spec: Spec) -> PallasLayerNormConfig:
-    c = pallas_lib.next_pow2(spec.arg("x").shape[spec.param("axis")])
-    return PallasLayerNormConfig(max(1, min(16, 8192 // c)))
+  def default_config(self, spec: Spec) -> TritonLayerNormConfig:
+    cp = pallas_lib.next_pow2(spec.arg("x").shape[spec.param("axis")])
+    if cp <= 2048:
+      return _config(8192, cp, 8, 2)
+    return _config(cp, cp, 16, 1)
 
-  def _get_autotuning_configs(self, spec: Spec) -> Sequence[PallasLayerNormConfig]:
-    c = pallas_lib.next_pow2(spec.arg("x").shape[spec.param("axis")])
-    return tuple(PallasLayerNormConfig(r) for r in (1, 4, 16, 64) if r * c <= 1 << 16)
+  def _get_autotuning_configs(self, spec: Spec) -> Sequence[TritonLayerNormConfig]:
+    # Registers (ptxas for sm_90 on Triton 3.6 output) decide how many programs fit an SM; the
+    # per-SM counts below are those fits for the backward (the forward needs fewer registers).
+    cp = pallas_lib.next_pow2(spec.arg("x").shape[spec.param("axis")])
+    if cp <= 2048:
+      candidates = [_config(8192, cp, 8, 0), _config(8192, cp, 8, 2, False),
+                    _config(4096, cp, 4, 4), _config(4096, cp, 8, 3),
+                    _config(16384, cp, 16, 0)]
+    else:
+      candidates = [_config(cp, cp, 16, 0), _config(cp, cp, 16, 1, False),
+                    _config(cp, cp, 32, 1), _config(cp, cp, 8, 2),
+                    _config(2 * cp, cp, 16, 1)]
+    return tuple(cfg for cfg in candidates if cfg.block_rows * cp <= _MAX_TILE)
 
-  def forward(self, args: tuple[Any, ...], spec: Spec, config: PallasLayerNormConfig
+  def forward(self, args: tuple[Any, ...], spec: Spec, config: TritonLayerNormConfig
               ) -> tuple[Any, Any]:
-    return pallas_common.forward(args, spec, config.block_rows, _params(config),
-                                 pallas_lib.next_pow2, pl.BlockSpec)
+    x, scale, offset = args
+    rows, restore = base.to_rows(x, spec.param("axis"))
+    n, c = rows.shape
+    cp, r = pallas_lib.next_pow2(c), config.block_rows
+    eps, subtract_mean = spec.param("epsilon"), spec.param("subtract_mean")
+    params = [v for v in (scale, offset) if v is not None]  # read in their own dtype
+    programs, steps = _grid(n, config)
+    y = pl.pallas_call(
+        functools.partial(_fwd_kernel, has_scale=scale is not None,
+                          has_offset=offset is not None, n=n, c=c, cp=cp, block_rows=r,
+                          programs=programs, steps=steps, prefetch=config.prefetch, epsilon=eps,
+                          subtract_mean=subtract_mean),
+        grid=(programs,), out_shape=jax.ShapeDtypeStruct(rows.shape, x.dtype),
+        name="pjrtkit_layer_norm_fwd", **_params(config),
+    )(rows, *params)
+    mean, rstd = base.statistics(x, spec)
+    return restore(y), (x, scale, offset, mean, rstd)
 
-  def backward(self, residuals: Any, dout: Any, spec: Spec, config: PallasLayerNormConfig
+  def backward(self, residuals: Any, dout: Any, spec: Spec, config: TritonLayerNormConfig
                ) -> tuple[Any, ...]:
-    return pallas_common.backward(residuals, dout, spec, config.block_rows, _params(config),
-                                  pallas_lib.next_pow2, pl.BlockSpec)
+    x, scale, _, _, _ = residuals  # mean and rstd are recomputed from x in the kernel.
+    rows, restore = base.to_rows(x, spec.param("axis"))
+    dy, _ = base.to_rows(dout, spec.param("axis"))  # read in its own dtype
+    n, c = rows.shape
+    cp, r = pallas_lib.next_pow2(c), config.block_rows
+    programs, steps = _grid(n, config)
+    part = jax.ShapeDtypeStruct((programs, c), jnp.float32)
+    dx, dscale, doffset = pl.pallas_call(
+        functools.partial(_bwd_kernel, has_scale=scale is not None, n=n, c=c, cp=cp,
+                          block_rows=r, programs=programs, steps=steps, prefetch=config.prefetch,
+                          epsilon=spec.param("epsilon"), subtract_mean=spec.param("subtract_mean")),
+        grid=(programs,), out_shape=[jax.ShapeDtypeStruct(rows.shape, x.dtype), part, part],
+        name="pjrtkit_layer_norm_bwd", **_params(config),
+    )(rows, *([] if scale is None else [scale]), dy)
+    return base.finish_grads(spec, restore(dx), jnp.sum(dscale, axis=0),
+                             jnp.sum(doffset, axis=0))
