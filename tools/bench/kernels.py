@@ -138,7 +138,8 @@ def main(argv=None) -> int:
   table = []
   ops = tuple(o for o in a.ops.split(",") if o)
   phases = tuple(p for p in a.phases.split(",") if p)
-  for r in rows(a.size, a.iterations, a.rounds, ops, phases):  # Each row printed as soon as it is measured.
+  # Each row printed as soon as it is measured.
+  for r in rows(a.size, a.iterations, a.rounds, ops, phases):
     table.append(r)
     cells = [("n/a" if r["ms"].get(i) is None else f"{r['ms'][i]:.2f} ms ({r['ratio'][i]:.2f})")
              if i in r["ms"] else "-" for i in impls]

@@ -2,8 +2,9 @@
 //
 // x is [rows, channels] float32 or bfloat16 (the Python side moves the normalised axis last and
 // passes scale/offset as float32, ones/zeros when absent). The backward takes no mean/rstd: it
-// recomputes them from x, so the forward's call is dead code when only the gradient is used. Only buffers and attributes are
-// decoded: nothing newer than XLA FFI 0.2, which pjrtkit's reference device declares.
+// recomputes them from x, so the forward's call is dead code when only the gradient is used.
+// Only buffers and attributes are decoded: nothing newer than XLA FFI 0.2, which pjrtkit's
+// reference device declares.
 #include <cstdint>
 #include <string>
 
