@@ -105,6 +105,18 @@ def test_rule_per_device_shape_and_dtype():
   assert "pjrtkit_kernels_attention_fwd" not in lowered(implementation="xla")
 
 
+@pytest.mark.parametrize("dtype", [jnp.float32, jnp.bfloat16])
+def test_layer_norm_rule_takes_native_forward_and_gradient_on_the_cpu_device(dtype):
+  testing.skip_on_gpu("checks the rule of pjrtkit's CPU device")
+  x = jnp.ones((8, 32), dtype)
+  scale = jnp.ones((32,), jnp.float32)
+  loss = lambda x, s: jnp.sum(pk.layer_norm(x, s, None).astype(jnp.float32))  # noqa: E731
+  fwd = jax.jit(loss).lower(x, scale).as_text()
+  grad = jax.jit(jax.grad(loss, argnums=(0, 1))).lower(x, scale).as_text()
+  assert "pjrtkit_kernels_layer_norm_fwd" in fwd
+  assert "pjrtkit_kernels_layer_norm_bwd" in grad
+
+
 def test_export_refused_on_another_platform():
   x, scale = _inputs((1, 32, 1, 32))
   f = jax.jit(lambda x: pk.dot_product_attention(x, x, x, implementation="native"))

@@ -7,6 +7,8 @@ Tolerances: `pjrtkit.kernels.testing.TOLERANCES`.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 
 from pjrtkit.kernels import testing
@@ -61,6 +63,59 @@ def _check(impl: str, dtype: str, shape, axis, subtract_mean, affine) -> None:
 @pytest.mark.parametrize("impl", ["xla", "native"])
 def test_numerics(impl, case, dtype):
   _check(impl, dtype, *case)
+
+
+# The native backward cuts rows into at most 64 chunks fixed by the shape (each sums its own
+# dscale/doffset partials) and recomputes the statistics from x: one row, rows not divisible by
+# the thread count or the chunk size, more rows than channels, many channels.
+NATIVE_CASES = [
+    ((1, 5000), -1, True, True),      # one row, channels not a multiple of any vector width
+    ((203, 2048), -1, True, True),    # 13 chunks of 16 rows, the last one of 11
+    ((4099, 8), -1, False, True),     # 2 chunks of 4096 and 3 rows
+    ((1000, 4096), -1, True, True),   # 63 chunks of 16 rows, the last one of 8
+    ((7, 3, 129), 1, True, True),     # the normalised axis in the middle (a transposed dy)
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("case", NATIVE_CASES)
+def test_native_reduction_shapes(case, dtype):
+  _check("native", dtype, *case)
+
+
+@contextlib.contextmanager
+def _all_threads_on(cpus: set[int]):
+  """Pins every thread of this process to `cpus` (threads started meanwhile inherit it)."""
+  tids = [int(t) for t in os.listdir("/proc/self/task")]
+  saved = {t: os.sched_getaffinity(t) for t in tids}
+  try:
+    for t in tids:
+      os.sched_setaffinity(t, cpus)
+    yield
+  finally:
+    for t, mask in saved.items():
+      with contextlib.suppress(OSError):  # A thread that has ended meanwhile.
+        os.sched_setaffinity(t, mask)
+
+
+def test_native_gradient_does_not_depend_on_the_thread_count():
+  """dx, dscale and doffset are the same bits on one CPU and on all of them, in every repeat.
+
+  (The partials are per chunk, not per thread. On a busy machine the second thread sometimes
+  starts too late to claim a chunk, so a per-thread version would fail only some runs.)"""
+  testing.skip_unless_runnable("native")
+  k1, k2, k3 = jax.random.split(jax.random.key(1), 3)
+  x = jax.random.normal(k1, (4096, 512), jnp.float32)
+  scale = jax.random.normal(k2, (512,), jnp.float32)
+  offset = jax.random.normal(k3, (512,), jnp.float32)
+  f = jax.jit(jax.grad(lambda *a: _loss(
+      lambda x, s, o: pk.layer_norm(x, s, o, implementation="native"), *a), argnums=(0, 1, 2)))
+  many = [jax.block_until_ready(f(x, scale, offset)) for _ in range(4)]
+  with _all_threads_on({min(os.sched_getaffinity(0))}):
+    one = jax.block_until_ready(f(x, scale, offset))
+  for got in many:
+    for a, b in zip(got, one):
+      assert bool((a == b).all())
 
 
 @pytest.mark.parametrize("impl,dtype,case", [

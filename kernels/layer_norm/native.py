@@ -1,5 +1,6 @@
 """layer_norm "native": C++ XLA FFI handlers (``native/layer_norm_*.cc``) on pjrtkit's CPU
-device, multithreaded over rows and vectorised over channels; forward and backward."""
+device, multithreaded over rows and vectorised over channels; forward and backward, each one pass
+over memory (the backward recomputes the row statistics instead of reading them)."""
 
 from __future__ import annotations
 
@@ -54,17 +55,27 @@ class NativeLayerNorm(Op[NoConfig]):
     return restore(y), (x, scale, offset, mean.reshape(shape), rstd.reshape(shape))
 
   def backward(self, residuals: Any, dout: Any, spec: Spec, config: NoConfig) -> tuple[Any, ...]:
+    """dx, dscale, doffset from x and dout alone.
+
+    The kernel recomputes each row's mean and rstd from x (as the forward does, bit for bit), so
+    the residuals' `mean` and `rstd` are not read: when nothing reads the forward's output (a
+    loss that only takes the gradient), XLA drops the forward's call, as it drops the forward of
+    "xla". dscale/doffset are computed only when the call has a scale or an offset.
+    """
     library.ensure_registered()
-    x, scale, offset, mean, rstd = residuals
+    x, scale, _, _, _ = residuals
     axis = spec.param("axis")
     rows, restore = base.to_rows(x, axis)
     drows, _ = base.to_rows(dout.astype(x.dtype), axis)
-    n, c = rows.shape
+    c = rows.shape[1]
     sc = jnp.ones((c,), jnp.float32) if scale is None else scale.astype(jnp.float32)
+    param_grads = spec.arg("scale") is not None or spec.arg("offset") is not None
     dx, dscale, doffset = jax.ffi.ffi_call(
         "pjrtkit_kernels_layer_norm_bwd",
         (jax.ShapeDtypeStruct(rows.shape, rows.dtype), jax.ShapeDtypeStruct((c,), jnp.float32),
-         jax.ShapeDtypeStruct((c,), jnp.float32)))(
-             rows, sc, mean.reshape(n), rstd.reshape(n), drows,
-             subtract_mean=np.int64(spec.param("subtract_mean")))
+         jax.ShapeDtypeStruct((c,), jnp.float32)),
+        input_output_aliases={2: 0})(
+             rows, sc, drows, epsilon=np.float32(spec.param("epsilon")),
+             subtract_mean=np.int64(spec.param("subtract_mean")),
+             param_grads=np.int64(param_grads))
     return base.finish_grads(spec, restore(dx), dscale, doffset)

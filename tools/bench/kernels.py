@@ -1,17 +1,24 @@
 """Kernel table: every pjrtkit.kernels implementation's time per shape as a ratio to "xla" in
 the same run, on the current device, plus a PNG.
 
-  JAX_PLATFORMS=pjrtkit .venv/bin/python -m tools.bench.kernels [--size ci|large|gpu] [--out DIR]
+  JAX_PLATFORMS=pjrtkit .venv/bin/python -m tools.bench.kernels [--size ci|large|gpu]
+      [--rounds N] [--ops layer_norm,attention] [--phases fwd,fwd+bwd,bwd] [--out DIR]
 
-Each row times ``jax.jit`` of the forward and of forward+gradient (``jax.grad`` of a sum) with
+Each row times ``jax.jit`` of the forward and of forward+gradient (``jax.grad`` of a sum: the
+cotangent is a constant, and nothing reads the forward's output), or, with phase ``bwd``, of the
+gradient alone from a given cotangent (``jax.vjp``, the cotangent a random array passed in), with
 `pjrtkit.kernels.benchmarking` (method None: CUPTI on NVIDIA GPUs, wall clock on pjrtkit's CPU
-device), medians of the iterations. Implementations that cannot serve a row are "n/a".
+device), medians of the iterations. Each implementation of a row is compiled once, then timed in
+`--rounds` rounds that alternate the implementations (the order reversed every other round), so
+load from other processes falls on all of them alike; a row reports the median over rounds, and
+the JSON keeps every round. Implementations that cannot serve a row are "n/a".
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 from pathlib import Path
 
@@ -38,36 +45,54 @@ SIZES = {  # name -> [(op, shape, dtype, causal)]
 }
 
 
-def _time(f, args, iterations):
-  run = pk.benchmarking.compile_benchmark(jax.jit(f), args)
-  return run(args, iterations=iterations).median_evaluation_time_ms
+def _function(phase: str, fn):
+  """The jitted function of `phase` for the op call `fn(x)`."""
+  if phase == "fwd":
+    return jax.jit(fn)
+  if phase == "fwd+bwd":
+    return jax.jit(jax.grad(lambda x: jnp.sum(fn(x).astype(jnp.float32))))
+  return jax.jit(lambda x, dy: jax.vjp(fn, x)[1](dy)[0])
 
 
-def rows(size: str, iterations: int):
+def rows(size: str, iterations: int, rounds: int = 1, ops: tuple[str, ...] = (),
+         phases: tuple[str, ...] = ("fwd", "fwd+bwd")):
+  """Yields one dict per row: label, median ms per implementation, ratio to "xla", rounds."""
   for op, shape, dtype, causal in SIZES[size]:
+    if ops and op not in ops:
+      continue
     key = jax.random.key(0)
     x = jax.random.normal(key, shape, dtype)
     impls = pk.IMPLEMENTATIONS["dot_product_attention" if op == "attention" else op]
-    for phase in ("fwd", "fwd+bwd"):
+    for phase in phases:
       label = f"{op} {'x'.join(map(str, shape))} {dtype}{' causal' if causal else ''} {phase}"
-      times = {}
+      args = [x]
+      if phase == "bwd":
+        args = [x, jax.random.normal(jax.random.key(1), shape, dtype)]
+        label += " (cotangent given)"
+      runs = {}
       for impl in impls:
         if op == "attention":
           fn = lambda x, impl=impl: pk.dot_product_attention(x, x, x, is_causal=causal,
                                                              implementation=impl)
         else:
           fn = lambda x, impl=impl: pk.layer_norm(x, None, None, implementation=impl)
-        f = fn if phase == "fwd" else jax.grad(lambda x, fn=fn: jnp.sum(fn(x).astype(jnp.float32)))
         try:
-          times[impl] = _time(f, [x], iterations)
+          runs[impl] = pk.benchmarking.compile_benchmark(_function(phase, fn), args)
         except pk.UnsupportedImplementationError:
-          times[impl] = None
+          runs[impl] = None
         except Exception as e:  # pylint: disable=broad-except
           print(f"{label} {impl}: failed: {type(e).__name__}: {str(e)[:400]}", file=sys.stderr,
                 flush=True)
-          times[impl] = None
+          runs[impl] = None
+      per_round = {impl: [] for impl, run in runs.items() if run is not None}
+      for r in range(rounds):
+        order = list(per_round) if r % 2 == 0 else list(reversed(per_round))
+        for impl in order:
+          per_round[impl].append(runs[impl](args, iterations=iterations).median_evaluation_time_ms)
+      times = {impl: (statistics.median(per_round[impl]) if impl in per_round else None)
+               for impl in runs}
       base = times.get("xla")
-      yield {"label": label, "ms": times,
+      yield {"label": label, "ms": times, "rounds": per_round,
              "ratio": {k: (v / base if v and base else None) for k, v in times.items()}}
 
 
@@ -98,24 +123,33 @@ def main(argv=None) -> int:
   p = argparse.ArgumentParser(description=__doc__)
   p.add_argument("--size", default="ci", choices=sorted(SIZES))
   p.add_argument("--iterations", type=int, default=5)
+  p.add_argument("--rounds", type=int, default=1,
+                 help="rounds alternating the implementations; medians over rounds")
+  p.add_argument("--ops", default="", help="comma-separated ops to run (attention, layer_norm)")
+  p.add_argument("--phases", default="fwd,fwd+bwd", help="comma-separated: fwd, fwd+bwd, bwd")
   p.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
   a = p.parse_args(argv)
   dev = pk.current_device()
   impls = list(pk.IMPLEMENTATIONS["dot_product_attention"])
-  print(f"device: {dev.describe()}, size {a.size}, ratio = time / xla time (same run)",
-        flush=True)
+  print(f"device: {dev.describe()}, size {a.size}, {a.rounds} round(s), ratio = time / xla "
+        f"time (same run)", flush=True)
   print("| row | " + " | ".join(impls) + " |")
   print("| --- |" + " --- |" * len(impls), flush=True)
   table = []
-  for r in rows(a.size, a.iterations):  # Each row printed as soon as it is measured.
+  ops = tuple(o for o in a.ops.split(",") if o)
+  phases = tuple(p for p in a.phases.split(",") if p)
+  # Each row printed as soon as it is measured.
+  for r in rows(a.size, a.iterations, a.rounds, ops, phases):
     table.append(r)
     cells = [("n/a" if r["ms"].get(i) is None else f"{r['ms'][i]:.2f} ms ({r['ratio'][i]:.2f})")
              if i in r["ms"] else "-" for i in impls]
     print(f"| {r['label']} | " + " | ".join(cells) + " |", flush=True)
   a.out.mkdir(parents=True, exist_ok=True)
   stem = f"kernels_{a.size}_{dev.platform}_{dev.kind.replace(' ', '_')}"
-  (a.out / f"{stem}.json").write_text(json.dumps({"device": dev.describe(), "rows": table},
-                                                 indent=1))
+  if ops:
+    stem += "_" + "_".join(ops)
+  (a.out / f"{stem}.json").write_text(json.dumps({"device": dev.describe(), "rounds": a.rounds,
+                                                  "rows": table}, indent=1))
   draw(table, a.out / f"{stem}.png", dev.describe())
   return 0
 

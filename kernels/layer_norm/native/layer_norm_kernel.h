@@ -13,19 +13,21 @@
 namespace pjrtkit_kernels {
 
 // Buffers and sizes of one layer norm call. Statistics, scale, offset and the parameter
-// gradients are float32; x, y, dy and dx have `type`.
+// gradients are float32; x, y, dy and dx have `type`. The backward recomputes each row's
+// statistics from x (as the forward computes them) instead of reading mean/rstd.
 struct LayerNormArgs {
   int64_t rows = 0;
   int64_t channels = 0;
   float epsilon = 0.f;
   bool subtract_mean = true;
+  bool param_grads = true;  // backward: compute dscale/doffset (else they are written as zeros)
   ElementType type = ElementType::kF32;
   const void* x = nullptr;
   const float* scale = nullptr;   // [channels]
   const float* offset = nullptr;  // [channels] (forward)
   void* y = nullptr;              // forward output
-  float* mean = nullptr;          // [rows]: forward output, backward input
-  float* rstd = nullptr;          // [rows]: forward output, backward input
+  float* mean = nullptr;          // [rows]: forward output
+  float* rstd = nullptr;          // [rows]: forward output
   const void* dy = nullptr;       // backward input
   void* dx = nullptr;             // backward outputs
   float* dscale = nullptr;
