@@ -190,7 +190,9 @@ def _kernel(q_g, k_g, v_g, o_g, lse_g, q_s, k_s, v_s, lse_s, q_bar, k_bar, v_bar
       plgpu.copy_gmem_to_smem(k_g.at[b, rows, kvh], k_s.at[slot], k_bar.at[slot])
       plgpu.copy_gmem_to_smem(v_g.at[b, rows, kvh], v_s.at[slot], v_bar.at[slot])
 
-    for i in range(g.stages):
+    # Only steps that exist (a static slice past the keys fails to lower, even under a false
+    # condition); causal pairs may need fewer.
+    for i in range(min(g.stages, g.kv_steps)):
       pl.when(i < pair_steps)(lambda i=i: load(i, i))
 
     def refill(kv_step: Any, _: Any) -> None:

@@ -123,8 +123,6 @@ def test_native_gradient_does_not_depend_on_the_thread_count():
     ("mosaic", "float32", CASES[0]), ("mosaic", "bfloat16", CASES[1]),
 ])
 def test_pallas_numerics_in_interpret_mode(impl, dtype, case):
-  if impl == "mosaic" and testing.on_gpu():
-    pytest.skip("the compiled Mosaic GPU layer_norm is refused on GPUs (test_pallas_on_gpu)")
   _check(impl, dtype, *case)
 
 
@@ -134,8 +132,8 @@ def test_pallas_numerics_in_interpret_mode(impl, dtype, case):
 @pytest.mark.parametrize("impl", ["triton", "mosaic"])
 def test_pallas_on_gpu(impl, case, dtype):
   testing.skip_unless_gpu()
-  if impl == "mosaic":
-    with pytest.raises(pk.UnsupportedImplementationError, match="not verified on a GPU"):
+  if impl == "mosaic" and case[0][case[1]] > 256:
+    with pytest.raises(pk.UnsupportedImplementationError, match="channels"):
       pk.layer_norm(jnp.ones(case[0]), None, None, axis=case[1], implementation="mosaic")
     return
   _check(impl, dtype, *case)

@@ -243,6 +243,20 @@ class TritonLayerNorm(Op[TritonLayerNormConfig]):
       return _config(8192, cp, 8, 2)
     return _config(cp, cp, 16, 1)
 
+  def phase_config(self, spec: Spec, phase: str) -> TritonLayerNormConfig:
+    """Untuned choice per phase, from the H200 run of 2026-12-01 (bf16, CUPTI, scale and offset
+    float32): up to 2048 channels one program per tile, the forward 16384-element tiles with 16
+    warps (4.05 TB/s at 1048576x64, xla 3.92), the backward 8192-element tiles with 8 warps (3.21
+    TB/s counted as 5 passes, xla 2.10); wider rows, the forward two rows per program with 16
+    warps on one program per SM (3.38 TB/s at 8192x8192, xla 2.84), the backward `default_config`
+    (2.99 TB/s, xla 2.07)."""
+    cp = pallas_lib.next_pow2(spec.arg("x").shape[spec.param("axis")])
+    if cp <= 2048:
+      return _config(16384, cp, 16, 0) if phase == "fwd" else _config(8192, cp, 8, 0)
+    if phase == "fwd" and 2 * cp <= _MAX_TILE:
+      return _config(2 * cp, cp, 16, 1)
+    return self.default_config(spec)
+
   def _get_autotuning_configs(self, spec: Spec) -> Sequence[TritonLayerNormConfig]:
     # Registers (ptxas for sm_90 on Triton 3.6 output) decide how many programs fit an SM; the
     # per-SM counts below are those fits for the backward (the forward needs fewer registers).
