@@ -16,6 +16,13 @@ import jax.numpy as jnp  # noqa: E402
 import pytest  # noqa: E402
 
 from pjrtkit import kernels as pk  # noqa: E402
+from pjrtkit.kernels.core import device as device_lib  # noqa: E402
+from pjrtkit.kernels.dot_product_attention import api as attention_api  # noqa: E402
+from pjrtkit.kernels.dot_product_attention import base as attention_base  # noqa: E402
+from pjrtkit.kernels.dot_product_attention.mosaic import MosaicAttentionConfig  # noqa: E402
+from pjrtkit.kernels.dot_product_attention.triton import TritonAttentionConfig  # noqa: E402
+from pjrtkit.kernels.layer_norm import api as layer_norm_api  # noqa: E402
+from pjrtkit.kernels.layer_norm import base as layer_norm_base  # noqa: E402
 
 
 def _loss(x, scale, impls=("triton", "xla_chunked", None, "mosaic")):
@@ -115,6 +122,51 @@ def test_layer_norm_rule_takes_native_forward_and_gradient_on_the_cpu_device(dty
   grad = jax.jit(jax.grad(loss, argnums=(0, 1))).lower(x, scale).as_text()
   assert "pjrtkit_kernels_layer_norm_fwd" in fwd
   assert "pjrtkit_kernels_layer_norm_bwd" in grad
+
+
+H200 = device_lib.DeviceInfo(platform="cuda", kind="NVIDIA H200", compute_capability=(9, 0))
+
+
+def test_gpu_rule_and_phase_configs_follow_the_h200_runs():
+  """implementation=None on an H200 without a tuned file: the rule and `phase_config` (README
+  "H200: against cuDNN, XLA and Tokamax"), each phase on its own."""
+  q = jax.ShapeDtypeStruct((32, 2048, 16, 64), jnp.bfloat16)
+  spec = attention_base.make_spec(q, q, q, None, None, False, None)
+  fwd = attention_api.FAMILY.choose(spec, None, "fwd", H200)
+  bwd = attention_api.FAMILY.choose(spec, None, "bwd", H200)
+  assert (fwd.op.implementation, fwd.config) == ("mosaic", MosaicAttentionConfig(256, 2))
+  assert (bwd.op.implementation, bwd.config) == ("triton", TritonAttentionConfig(64, 64, 4, 2))
+  causal = attention_base.make_spec(q, q, q, None, None, True, None)
+  assert attention_api.FAMILY.choose(causal, None, "fwd", H200).config == MosaicAttentionConfig(
+      128, 2)
+  wide = jax.ShapeDtypeStruct((1, 16384, 16, 128), jnp.bfloat16)
+  wide_spec = attention_base.make_spec(wide, wide, wide, None, None, False, None)
+  assert attention_api.FAMILY.choose(wide_spec, "triton", "fwd", H200).config == (
+      TritonAttentionConfig(128, 64, 8, 3))
+  assert attention_api.FAMILY.choose(wide_spec, "triton", "bwd", H200).config == (
+      TritonAttentionConfig(64, 64, 4, 2))
+  f32 = jax.ShapeDtypeStruct((1, 256, 2, 128), jnp.float32)
+  f32_spec = attention_base.make_spec(f32, f32, f32, None, None, False, None)
+  assert attention_api.FAMILY.choose(f32_spec, None, "fwd", H200).op.implementation == "triton"
+  assert attention_api.FAMILY.choose(f32_spec, None, "fwd", H200).config == (
+      TritonAttentionConfig())
+  odd = jax.ShapeDtypeStruct((1, 256, 2, 96), jnp.bfloat16)
+  odd_spec = attention_base.make_spec(odd, odd, odd, None, None, False, None)
+  with pytest.raises(pk.UnsupportedImplementationError, match="head_dim must be 64 or 128"):
+    attention_api.FAMILY.choose(odd_spec, "mosaic", "fwd", H200)
+
+  x = jax.ShapeDtypeStruct((1048576, 64), jnp.bfloat16)
+  ln = layer_norm_base.make_spec(x, None, None, -1, 1e-6, True)
+  ln_fwd = layer_norm_api.FAMILY.choose(ln, None, "fwd", H200)
+  ln_bwd = layer_norm_api.FAMILY.choose(ln, None, "bwd", H200)
+  assert ln_fwd.op.implementation == ln_bwd.op.implementation == "triton"
+  assert (ln_fwd.config.block_rows, ln_fwd.config.num_warps, ln_fwd.config.programs) == (256, 16, 0)
+  assert (ln_bwd.config.block_rows, ln_bwd.config.num_warps, ln_bwd.config.programs) == (128, 8, 0)
+  wide_x = jax.ShapeDtypeStruct((8192, 8192), jnp.bfloat16)
+  wide_ln = layer_norm_base.make_spec(wide_x, None, None, -1, 1e-6, True)
+  assert layer_norm_api.FAMILY.choose(wide_ln, None, "fwd", H200).config.block_rows == 2
+  assert layer_norm_api.FAMILY.choose(wide_ln, None, "bwd", H200).config == (
+      layer_norm_api.IMPLEMENTATIONS["triton"].default_config(wide_ln))
 
 
 def test_export_refused_on_another_platform():

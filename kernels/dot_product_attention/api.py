@@ -29,11 +29,11 @@ _SMALL_LOGITS = 1 << 20
 def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   """The documented choice for ``implementation=None`` without a tuned result.
 
-  NVIDIA GPU, from the H200 runs (bf16, CUPTI, 2026-12-01): the forward "mosaic" (warp
-  specialised; 320-644 TFLOP/s against "triton"'s 244-412 at every measured row), the gradient
-  "triton" (its backward about 5.2 ms against "mosaic"'s 6.3 ms at 32x2048x16x64); each falls
-  back to the other (bias, mask, float32 or head_dim not a multiple of 64 leave "triton"), then
-  "xla".
+  NVIDIA GPU, from the H200 comparison of 2026-12-01 (bf16, CUPTI, README "H200: against cuDNN,
+  XLA and Tokamax"): the forward "mosaic" (warp specialised; 422-655 TFLOP/s against "triton"'s
+  290-404 at every forward row), the gradient "triton" (its backward about 5.2 ms against
+  "mosaic"'s 5.95 ms at 32x2048x16x64); each falls back to the other (bias, mask, float32 or
+  another head_dim leave "triton"), then "xla".
   pjrtkit's CPU device: "native" (f32/bf16, no bias/mask); with a bias or a mask "xla_chunked"
   for more than 2**20 logits, else "xla". Elsewhere: "xla_chunked" for more than 2**20 logits
   (memory linear in sequence length), else "xla". Off GPUs the forward and the gradient follow

@@ -1,16 +1,19 @@
 """dot_product_attention "mosaic": Pallas kernels lowered through Mosaic GPU (Hopper, sm_90+).
 
 Flash attention with warpgroup matrix multiplies (``plgpu.wgmma``) on bf16/f16 tiles in swizzled
-shared memory, filled by TMA copies (``copy_gmem_to_smem``). Forward: one program per
-(query block of 64 rows, batch, head), keys/values double-buffered (the copy of step n+2 is in
-flight while step n+1 computes), online softmax in registers, log-sum-exp saved. Backward: a dQ
-kernel over query blocks and a dK/dV kernel over key blocks (per query head, summed over each
-group afterwards), recomputing probabilities from the log-sum-exp. Sequences are padded to the
-blocks (padded keys masked). Serves bfloat16/float16, head_dim a multiple of 64 up to 256, causal
-or not, grouped/multi-query heads; not bias or mask, not float32 (wgmma takes 16-bit operands).
+shared memory, filled by TMA copies (``copy_gmem_to_smem``). Forward, compiled: the
+warp-specialised kernel of ``mosaic_fwd`` (two compute warpgroups, one TMA producer). Forward under
+``pallas_interpret()`` (whose interpreter cannot lower that kernel): `_fwd_kernel`, one program
+per (query block of 64 rows, batch, head), keys/values double-buffered, the same arithmetic.
+Backward: a dQ kernel over query blocks and a dK/dV kernel over key blocks (per query head, summed
+over each group afterwards), recomputing probabilities from the log-sum-exp, the next step's
+tiles in flight while the current one computes. Sequences are padded to the blocks (padded keys
+masked). Serves bfloat16/float16, head_dim 64 or 128, causal or not, grouped/multi-query heads;
+not bias or mask, not float32 (wgmma takes 16-bit operands).
 
 Scratch memory and barriers come from ``pl.run_scoped`` and inputs stay in global memory, as
-Pallas's Mosaic GPU interpreter needs, so CI runs the same kernels under ``pallas_interpret()``.
+Pallas's Mosaic GPU interpreter needs, so CI runs the backward and the interpreted forward under
+``pallas_interpret()``.
 """
 
 from __future__ import annotations
@@ -127,7 +130,8 @@ def _program_ids(num_blocks: tuple[int, int, int]) -> tuple[Any, Any, Any]:
   return lax.rem(pid, nblk), lax.rem(lax.div(pid, nblk), nb), lax.div(pid, nblk * nb)
 
 
-def _fwd_kernel(q_g, k_g, v_g, o_g, lse_g, *, num_blocks, scale, causal, block_kv, kv_len, num_steps,
+def _fwd_kernel(q_g, k_g, v_g, o_g, lse_g, *, num_blocks, scale, causal, block_kv, kv_len,
+                num_steps,
                 group, head_dim, dtype):
   i, b, h = _program_ids(num_blocks)
   kvh = lax.div(h, group)
@@ -191,7 +195,8 @@ def _fwd_kernel(q_g, k_g, v_g, o_g, lse_g, *, num_blocks, scale, causal, block_k
                 plgpu.Barrier(num_barriers=2))
 
 
-def _dq_kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, *, num_blocks, scale, causal, block_kv, kv_len,
+def _dq_kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, *, num_blocks, scale, causal, block_kv,
+               kv_len,
                num_steps, group, head_dim, dtype):
   i, b, h = _program_ids(num_blocks)
   kvh = lax.div(h, group)
@@ -248,7 +253,8 @@ def _dq_kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, *, num_blocks, scale, 
                 plgpu.Barrier(num_barriers=2))
 
 
-def _dkv_kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dk_g, dv_g, *, num_blocks, scale, causal, block_kv,
+def _dkv_kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dk_g, dv_g, *, num_blocks, scale, causal,
+                block_kv,
                 kv_len, num_q_steps, group, head_dim, dtype):
   j, b, h = _program_ids(num_blocks)
   kvh = lax.div(h, group)
@@ -333,8 +339,9 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
     if dtype not in _DTYPES:
       return f"dtype {dtype} is not supported (accepted: {', '.join(_DTYPES)}; wgmma operands)"
     d = spec.arg("query").shape[3]
-    if d % 64 or d > 256:
-      return f"head_dim must be a multiple of 64 up to 256, got {d}"
+    if d not in (64, 128):
+      return (f"head_dim must be 64 or 128, got {d} (larger head dims overflow the backward's "
+              f"shared memory and were not verified on a GPU)")
     return None
 
   def default_config(self, spec: Spec) -> MosaicAttentionConfig:

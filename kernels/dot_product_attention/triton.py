@@ -179,11 +179,12 @@ class TritonAttention(Op[TritonAttentionConfig]):
   config_cls = TritonAttentionConfig
 
   def phase_config(self, spec: Spec, phase: str) -> TritonAttentionConfig:
-    """Untuned choice, from the H200 runs (2026-12-01, bf16, CUPTI): forward at head_dim >= 128
-    with 128-row query tiles, 8 warps, 3 stages (412 against 345 TFLOP/s for 64/64/4/2 at
-    1x16384x16x128); everything else, the backward included, 64/64/4/2 (the backward at
-    32x2048x16x64 lost 13-35% with any larger tile)."""
-    if phase == "fwd" and spec.arg("query").shape[3] >= 128:
+    """Untuned choice, from the H200 runs (2026-12-01, bf16, CUPTI): the 16-bit forward at
+    head_dim 128 with 128-row query tiles, 8 warps, 3 stages (412 against 345 TFLOP/s for
+    64/64/4/2 at 1x16384x16x128); everything else, the backward included, 64/64/4/2 (the
+    backward at 32x2048x16x64 lost 4-56 % with every other tile measured)."""
+    query = spec.arg("query")
+    if phase == "fwd" and query.shape[3] == 128 and query.dtype in ("bfloat16", "float16"):
       return TritonAttentionConfig(128, 64, 8, 3)
     return self.default_config(spec)
 

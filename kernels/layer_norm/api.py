@@ -25,9 +25,10 @@ def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   """The documented choice for ``implementation=None`` without a tuned result, from the kernel
   tables in the README (``tools/bench/kernels.py``, ratio to "xla" in the same run).
 
-  NVIDIA GPU: "triton", forward and gradient (H200, 2026-12-01, bf16, with `phase_config`'s
-  configs: forward 1.03x / 1.19x faster than xla at 1048576x64 / 8192x8192, gradient 1.53x /
-  1.45x), then "xla". "mosaic" is not chosen: it is correct on the H200 but was not timed.
+  NVIDIA GPU: "triton", forward and gradient (H200 comparison of 2026-12-01, bf16, CUPTI,
+  `phase_config`'s configs: forward 4.10 / 3.45 TB/s against XLA's 3.98 / 3.30 at 1048576x64 /
+  8192x8192, forward+backward 3.51 / 2.97 against 1.60 / 1.22), then "xla". "mosaic" is not
+  chosen: 3.77 and 2.68 TB/s at 1048576x64, and at most 256 channels.
   pjrtkit's CPU device: "native", forward and gradient, float32 and bfloat16 (at 4096x4096:
   float32 forward 0.76-0.86x of xla's time, forward+gradient 0.74-0.77x, gradient from a given
   cotangent 0.80-0.84x; bfloat16 0.13-0.49x. One pass over memory each way, the backward's

@@ -118,6 +118,23 @@ def test_native_gradient_does_not_depend_on_the_thread_count():
       assert bool((a == b).all())
 
 
+@pytest.mark.parametrize("impl", ["triton", "mosaic"])
+def test_epsilon_zero_with_a_row_tail_keeps_gradients_finite(impl):
+  """21 rows: the last tile is padded, and a padded row's rstd is inf when epsilon is 0; its
+  normalised values must not reach the scale and offset gradients (they did for "mosaic")."""
+  x = jax.random.normal(jax.random.key(3), (21, 64), jnp.float32)
+  scale, offset = jnp.full((64,), 1.5, jnp.float32), jnp.full((64,), 0.25, jnp.float32)
+  loss = lambda f: lambda x, s, o: jnp.sum(jnp.sin(f(x, s, o)))  # noqa: E731
+  ours = loss(lambda x, s, o: pk.layer_norm(x, s, o, epsilon=0.0, implementation=impl))
+  ref = loss(lambda x, s, o: reference(x, s, o, epsilon=0.0))
+  with pk.pallas_interpret(testing.interpret(impl)):
+    got = jax.jit(jax.grad(ours, argnums=(0, 1, 2)))(x, scale, offset)
+  want = jax.grad(ref, argnums=(0, 1, 2))(x, scale, offset)
+  for g, w in zip(got, want):
+    assert bool(jnp.all(jnp.isfinite(g)))
+    testing.assert_close(g, w, "float32", "grad")
+
+
 @pytest.mark.parametrize("impl,dtype,case", [
     ("triton", "float32", CASES[0]), ("triton", "bfloat16", CASES[1]),
     ("mosaic", "float32", CASES[0]), ("mosaic", "bfloat16", CASES[1]),

@@ -37,8 +37,8 @@ _BLOCK_ROWS = 64
 """Rows per program: the WGMMA register layout covers 64-row multiples."""
 
 ENABLED_ON_GPU = True
-"""Whether the compiled kernels may run on a GPU (True once an H200 run shows them compiling
-and correct: ln_probe.py); until then they run only under pallas_interpret()."""
+"""Whether the compiled kernels may run on a GPU (an H200 run on 2026-12-01 showed them compiling
+and correct; False sends them back to pallas_interpret() only)."""
 
 
 def _copy_in(pairs: list[tuple[Any, Any]], bars: Any) -> None:
@@ -81,23 +81,26 @@ def _cols(v: Any, shape: tuple[int, int]) -> Any:
   return lax.broadcast_in_dim(v, shape, [1])
 
 
-def _normalize(x: Any, channels: int, epsilon: float, subtract_mean: bool
-               ) -> tuple[Any, Any, Any]:
-  """(xhat, mean, rstd) of a float32 tile in the WGMMA layout (xhat 0 at padded channels)."""
+def _normalize(x: Any, row0: Any, num_rows: int, channels: int, epsilon: float,
+               subtract_mean: bool) -> tuple[Any, Any, Any]:
+  """(xhat, mean, rstd) of a float32 tile in the WGMMA layout whose first row is `row0` (xhat 0
+  at padded channels and at padded rows, whose rstd is inf when epsilon is 0)."""
   shape = x.shape
-  valid = plgpu.broadcasted_iota(jnp.int32, shape, 1, layout=_TILE) < channels
+  valid = ((plgpu.broadcasted_iota(jnp.int32, shape, 1, layout=_TILE) < channels)
+           & (row0 + plgpu.broadcasted_iota(jnp.int32, shape, 0, layout=_TILE) < num_rows))
   if subtract_mean:
     mean = jnp.sum(x, axis=1) / channels
   else:
     mean = plgpu.layout_cast(jnp.zeros(shape[:1], jnp.float32), _ROW)
   xc = jnp.where(valid, x - _rows(mean, shape), 0.0)
   rstd = lax.rsqrt(jnp.sum(xc * xc, axis=1) / channels + epsilon)
-  return xc * _rows(rstd, shape), mean, rstd
+  return jnp.where(valid, xc * _rows(rstd, shape), 0.0), mean, rstd
 
 
-def _fwd_body(x_s, sc_s, of_s, y_s, m_s, r_s, *, channels, epsilon, subtract_mean):
+def _fwd_body(x_s, sc_s, of_s, y_s, m_s, r_s, *, row0, num_rows, channels, epsilon,
+              subtract_mean):
   x = plgpu.load(x_s, layout=_TILE).astype(jnp.float32)
-  xhat, mean, rstd = _normalize(x, channels, epsilon, subtract_mean)
+  xhat, mean, rstd = _normalize(x, row0, num_rows, channels, epsilon, subtract_mean)
   y = (xhat * _cols(plgpu.load(sc_s, layout=_COL), x.shape)
        + _cols(plgpu.load(of_s, layout=_COL), x.shape))
   y_s[...] = y.astype(y_s.dtype)
@@ -105,11 +108,12 @@ def _fwd_body(x_s, sc_s, of_s, y_s, m_s, r_s, *, channels, epsilon, subtract_mea
   r_s[...] = rstd
 
 
-def _bwd_body(x_s, sc_s, dy_s, dx_s, ds_s, do_s, *, channels, epsilon, subtract_mean):
+def _bwd_body(x_s, sc_s, dy_s, dx_s, ds_s, do_s, *, row0, num_rows, channels, epsilon,
+              subtract_mean):
   x = plgpu.load(x_s, layout=_TILE).astype(jnp.float32)
   dy = plgpu.load(dy_s, layout=_TILE).astype(jnp.float32)
   shape = x.shape
-  xhat, _, rstd = _normalize(x, channels, epsilon, subtract_mean)
+  xhat, _, rstd = _normalize(x, row0, num_rows, channels, epsilon, subtract_mean)
   g = dy * _cols(plgpu.load(sc_s, layout=_COL), shape)
   dx = g - xhat * _rows(jnp.sum(g * xhat, axis=1) / channels, shape)
   if subtract_mean:
@@ -121,9 +125,10 @@ def _bwd_body(x_s, sc_s, dy_s, dx_s, ds_s, do_s, *, channels, epsilon, subtract_
 
 def _fwd(x_g, sc_g, of_g, y_g, m_g, r_g, x_s, sc_s, of_s, y_s, m_s, r_s, bars, *, block_rows,
          **kw):
-  rows = pl.ds(pallas_lib.mosaic_program_id() * block_rows, block_rows)
+  row0 = pallas_lib.mosaic_program_id() * block_rows
+  rows = pl.ds(row0, block_rows)
   _copy_in([(x_g.at[rows], x_s), (sc_g, sc_s), (of_g, of_s)], bars)
-  _fwd_body(x_s, sc_s, of_s, y_s, m_s, r_s, **kw)
+  _fwd_body(x_s, sc_s, of_s, y_s, m_s, r_s, row0=row0, **kw)
   _copy_out([(y_s, y_g.at[rows]), (m_s, m_g.at[rows]), (r_s, r_g.at[rows])])
 
 
@@ -132,7 +137,7 @@ def _bwd(x_g, sc_g, dy_g, dx_g, ds_g, do_g, x_s, sc_s, dy_s, dx_s, ds_s, do_s, b
   i = pallas_lib.mosaic_program_id()
   rows = pl.ds(i * block_rows, block_rows)
   _copy_in([(x_g.at[rows], x_s), (sc_g, sc_s), (dy_g.at[rows], dy_s)], bars)
-  _bwd_body(x_s, sc_s, dy_s, dx_s, ds_s, do_s, **kw)
+  _bwd_body(x_s, sc_s, dy_s, dx_s, ds_s, do_s, row0=i * block_rows, **kw)
   _copy_out([(dx_s, dx_g.at[rows]), (ds_s, ds_g.at[i]), (do_s, do_g.at[i])])
 
 
@@ -180,7 +185,7 @@ class MosaicLayerNorm(Op[PallasLayerNormConfig]):
     npad = rows_p.shape[0]
     f32 = jnp.float32
     y, mean, rstd = pallas_lib.mosaic_call(
-        _scoped(functools.partial(_fwd, block_rows=r, channels=c,
+        _scoped(functools.partial(_fwd, block_rows=r, num_rows=n, channels=c,
                                   epsilon=spec.param("epsilon"),
                                   subtract_mean=spec.param("subtract_mean")),
                 [plgpu.SMEM((r, cp), x.dtype), plgpu.SMEM((cp,), f32), plgpu.SMEM((cp,), f32),
@@ -207,7 +212,7 @@ class MosaicLayerNorm(Op[PallasLayerNormConfig]):
     f32 = jnp.float32
     nb = npad // r
     dx, dscale, doffset = pallas_lib.mosaic_call(
-        _scoped(functools.partial(_bwd, block_rows=r, channels=c,
+        _scoped(functools.partial(_bwd, block_rows=r, num_rows=n, channels=c,
                                   epsilon=spec.param("epsilon"),
                                   subtract_mean=spec.param("subtract_mean")),
                 [plgpu.SMEM((r, cp), x.dtype), plgpu.SMEM((cp,), f32),

@@ -245,14 +245,18 @@ class TritonLayerNorm(Op[TritonLayerNormConfig]):
 
   def phase_config(self, spec: Spec, phase: str) -> TritonLayerNormConfig:
     """Untuned choice per phase, from the H200 run of 2026-12-01 (bf16, CUPTI, scale and offset
-    float32): up to 2048 channels one program per tile, the forward 16384-element tiles with 16
-    warps (4.05 TB/s at 1048576x64, xla 3.92), the backward 8192-element tiles with 8 warps (3.21
-    TB/s counted as 5 passes, xla 2.10); wider rows, the forward two rows per program with 16
-    warps on one program per SM (3.38 TB/s at 8192x8192, xla 2.84), the backward `default_config`
-    (2.99 TB/s, xla 2.07)."""
+    float32): the forward up to 2048 channels one program per tile of 16384 elements with 16
+    warps (4.05 TB/s at 1048576x64, xla 3.92); the backward up to 256 channels one program per
+    8192-element tile with 8 warps (3.21 TB/s counted as 5 passes, xla 2.10; its per-tile float32
+    partial sums grow with the channels, so wider rows keep `default_config`'s bounded programs);
+    wider rows, the forward two rows per program with 16 warps on one program per SM (3.38 TB/s
+    at 8192x8192, xla 2.84), the backward `default_config` (2.99 TB/s, xla 2.07)."""
     cp = pallas_lib.next_pow2(spec.arg("x").shape[spec.param("axis")])
-    if cp <= 2048:
-      return _config(16384, cp, 16, 0) if phase == "fwd" else _config(8192, cp, 8, 0)
+    if cp <= 2048 and phase == "fwd":
+      return _config(16384, cp, 16, 0)
+    if cp <= 256 and phase == "bwd":
+      # One program per tile writes a float32 partial row per tile: cheap for narrow rows only.
+      return _config(8192, cp, 8, 0)
     if phase == "fwd" and 2 * cp <= _MAX_TILE:
       return _config(2 * cp, cp, 16, 1)
     return self.default_config(spec)
