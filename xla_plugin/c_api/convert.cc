@@ -312,7 +312,12 @@ StatusOr<AttributeMap> ToAttributeMap(const char* fn, const PJRT_NamedValue* val
     std::string name(v.name, v.name_size);
     const std::string label = "option '" + name + "'";
     AttributeValue value;
-    switch (v.type) {
+    // Read as an int: loading a value outside the enum as one is undefined behaviour (UBSan in
+    // tests/fuzz create_options_fuzzer flagged type 255).
+    static_assert(sizeof(PJRT_NamedValue_Type) == sizeof(int), "PJRT_NamedValue_Type is an int");
+    int type = 0;
+    std::memcpy(&type, &v.type, sizeof(type));
+    switch (type) {
       case PJRT_NamedValue_kString:
         if (v.string_value == nullptr && v.value_size > 0) {
           return Invalid(fn, label + " has a null string value");
@@ -337,8 +342,7 @@ StatusOr<AttributeMap> ToAttributeMap(const char* fn, const PJRT_NamedValue* val
         value = v.bool_value;
         break;
       default:
-        return Invalid(fn, label + " has unknown PJRT_NamedValue_Type " +
-                               std::to_string(static_cast<int>(v.type)));
+        return Invalid(fn, label + " has unknown PJRT_NamedValue_Type " + std::to_string(type));
     }
     if (!out.emplace(std::move(name), std::move(value)).second) {
       return Invalid(fn, label + " is given more than once");
