@@ -14,6 +14,7 @@
 // pjrtkit.
 #include "xla_plugin/abi/ffi_extension.h"
 #include "xla_plugin/abi/pjrtkit_extension.h"
+#include "xla_plugin/c_api/convert.h"
 #include "xla_plugin/c_api/handles.h"
 #include "xla_plugin/c_api/test_util.h"
 
@@ -29,7 +30,8 @@ class ExecutableBindingTest : public ClientTest {
   void SetUp() override {
     ClientTest::SetUp();
     const PJRT_Extension_Base* ext = api_->extension_start;
-    while (ext != nullptr && ext->type != abi::kPjrtkitExtensionType) ext = ext->next;
+    // pjrtkit's type is outside PJRT_Extension_Type: read it as an int (UBSan).
+    while (ext != nullptr && RawEnumValue(ext->type) != abi::kPjrtkitExtensionType) ext = ext->next;
     ASSERT_NE(ext, nullptr);
     extension_ = reinterpret_cast<const abi::PjrtkitExtension*>(ext);
   }
