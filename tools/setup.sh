@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up a pjrtkit checkout on Debian: system packages (Bazel 4.2.3 from bazel-bootstrap, gtest,
-# a C++ compiler), the project virtualenv .venv on Python 3.12 with requirements.lock, the plugin
+# a C++ compiler, clang with libFuzzer for //tests/fuzz), the project virtualenv .venv on Python 3.12 with requirements.lock, the plugin
 # built by Bazel, and pjrtkit installed into .venv in development mode against that build.
 # Idempotent: a second run installs nothing when nothing changed and only lets Bazel check the build.
 #
@@ -25,6 +25,10 @@ command -v bazel-4 >/dev/null 2>&1 || need+=(bazel-bootstrap)
 [ -f /usr/include/gtest/gtest.h ] || need+=(libgtest-dev)
 command -v g++ >/dev/null 2>&1 || need+=(g++)
 command -v unzip >/dev/null 2>&1 || need+=(unzip)
+# clang and its libFuzzer/sanitizer runtimes: //tests/fuzz builds its fuzzers with them.
+command -v clang++ >/dev/null 2>&1 || need+=(clang)
+[ -f "$(clang++ -print-resource-dir 2>/dev/null)/lib/linux/libclang_rt.fuzzer-x86_64.a" ] || \
+  need+=(libclang-rt-dev)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   log "installing Debian packages: ${need[*]}"

@@ -8,12 +8,18 @@ Importing this package does not import JAX. The plugin registers itself with JAX
 from __future__ import annotations
 
 from pjrtkit._build_info import BuildInfo, build_info
+from pjrtkit._host_buffer_pool import HostBufferPoolStats
+from pjrtkit._host_buffer_pool import host_buffer_pool_stats
+from pjrtkit._host_buffer_pool import trim_host_buffer_pool
 from pjrtkit._version import __version__
 
 PLATFORM_NAME = "pjrtkit"
 """The platform name JAX reports for pjrtkit devices."""
 
-__all__ = ["BuildInfo", "PLATFORM_NAME", "__version__", "build_info", "library_path"]
+__all__ = [
+    "BuildInfo", "HostBufferPoolStats", "PLATFORM_NAME", "__version__", "build_info",
+    "host_buffer_pool_stats", "library_path", "trim_host_buffer_pool",
+]
 
 
 def library_path() -> str:

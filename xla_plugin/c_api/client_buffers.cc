@@ -93,7 +93,7 @@ PJRT_Error* ClientBufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Args* ar
       return InvalidArgument(std::string(fn) + ": args->data is null");
     }
     host.data = args->data;
-    const int semantics = static_cast<int>(args->host_buffer_semantics);
+    const int semantics = RawEnumValue(args->host_buffer_semantics);
     if (semantics < 0 || semantics > static_cast<int>(HostBufferSemantics::kMutableZeroCopy)) {
       return InvalidArgument(std::string(fn) + ": unknown host_buffer_semantics " +
                              std::to_string(semantics));

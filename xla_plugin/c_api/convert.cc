@@ -255,11 +255,7 @@ PJRT_Error_Code ToPjrtErrorCode(StatusCode code) { return static_cast<PJRT_Error
 PJRT_Buffer_Type ToPjrtBufferType(ElementType type) { return static_cast<PJRT_Buffer_Type>(type); }
 
 StatusOr<ElementType> FromPjrtBufferType(const char* fn, const PJRT_Buffer_Type& type) {
-  // The framework may put any int there: read the bytes, since loading an enum value outside the
-  // enumeration's range is undefined behaviour (UBSan flagged PJRT_Buffer_Type 9999).
-  static_assert(sizeof(PJRT_Buffer_Type) == sizeof(int), "PJRT_Buffer_Type is an int");
-  int value = 0;
-  std::memcpy(&value, &type, sizeof(value));
+  const int value = RawEnumValue(type);  // The framework may put any int there.
   if (value <= 0 || value > kMaxElementType) {
     return Invalid(fn, "invalid PJRT_Buffer_Type " + std::to_string(value));
   }
@@ -312,7 +308,8 @@ StatusOr<AttributeMap> ToAttributeMap(const char* fn, const PJRT_NamedValue* val
     std::string name(v.name, v.name_size);
     const std::string label = "option '" + name + "'";
     AttributeValue value;
-    switch (v.type) {
+    const int type = RawEnumValue(v.type);  // tests/fuzz found 255 here.
+    switch (type) {
       case PJRT_NamedValue_kString:
         if (v.string_value == nullptr && v.value_size > 0) {
           return Invalid(fn, label + " has a null string value");
@@ -337,8 +334,7 @@ StatusOr<AttributeMap> ToAttributeMap(const char* fn, const PJRT_NamedValue* val
         value = v.bool_value;
         break;
       default:
-        return Invalid(fn, label + " has unknown PJRT_NamedValue_Type " +
-                               std::to_string(static_cast<int>(v.type)));
+        return Invalid(fn, label + " has unknown PJRT_NamedValue_Type " + std::to_string(type));
     }
     if (!out.emplace(std::move(name), std::move(value)).second) {
       return Invalid(fn, label + " is given more than once");
@@ -398,14 +394,14 @@ StatusOr<MemoryLayout> FromPjrtLayout(const char* fn, const PJRT_Buffer_MemoryLa
   // these structs with XLA's ConvertToBufferMemoryLayoutData, which sets neither (0.11.2 and
   // 0.12.0.1 send whatever was on the stack: 0, 1, 2, ...), and XLA's own plugins never read
   // them. Every field that matters is checked instead.
-  switch (layout.type) {
+  const int layout_type = RawEnumValue(layout.type);
+  switch (layout_type) {
     case PJRT_Buffer_MemoryLayout_Type_Tiled:
       return FromTiled(fn, layout.tiled, dims.size());
     case PJRT_Buffer_MemoryLayout_Type_Strides:
       return FromStrides(fn, layout.strides, type, dims);
   }
-  return Invalid(
-      fn, "unknown PJRT_Buffer_MemoryLayout_Type " + std::to_string(static_cast<int>(layout.type)));
+  return Invalid(fn, "unknown PJRT_Buffer_MemoryLayout_Type " + std::to_string(layout_type));
 }
 
 StatusOr<std::vector<int64_t>> DenseByteStrides(ElementType type, const std::vector<int64_t>& dims,

@@ -4,6 +4,7 @@
 #define PJRTKIT_XLA_PLUGIN_C_API_CONVERT_H_
 
 // C++ standard library.
+#include <cstring>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -43,6 +44,17 @@ PJRT_Error_Code ToPjrtErrorCode(StatusCode code);
 
 // The PJRT_Buffer_Type equal to `type`.
 PJRT_Buffer_Type ToPjrtBufferType(ElementType type);
+
+// The int in a C enum field the framework filled in. Read as bytes: loading a value outside the
+// enumeration's range as the enum is undefined behaviour (UBSan flagged PJRT_Buffer_Type 9999,
+// PJRT_NamedValue_Type 255, PJRT_HostBufferSemantics 42, PJRT_Buffer_MemoryLayout_Type 7).
+template <typename Enum>
+inline int RawEnumValue(const Enum& field) {
+  static_assert(sizeof(Enum) == sizeof(int), "a C enum the size of an int");
+  int value = 0;
+  std::memcpy(&value, &field, sizeof(value));
+  return value;
+}
 
 // The ElementType equal to `type`; INVALID_ARGUMENT (naming `fn`) when `type` is out of range or
 // PJRT_Buffer_Type_INVALID.

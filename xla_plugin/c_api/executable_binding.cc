@@ -7,6 +7,7 @@
 
 // pjrtkit.
 #include "xla_plugin/c_api/entry_point.h"
+#include "xla_plugin/c_api/host_buffer_pool_extension.h"
 
 namespace pjrtkit {
 namespace capi {
@@ -45,6 +46,7 @@ PJRT_Extension_Base* PjrtkitExtensionBase(PJRT_Extension_Base* next) {
     e.base.type = static_cast<PJRT_Extension_Type>(abi::kPjrtkitExtensionType);
     e.base.next = next;
     e.bind_executables = &BindExecutables;
+    e.host_buffer_pool = &HostBufferPool;
     return e;
   }();
   return &extension.base;

@@ -33,7 +33,7 @@ namespace capi {
 PJRT_Error* BindExecutables(abi::BindExecutablesArgs* args);
 
 // The extension struct (a function-local static, built on first call with `next` as the next
-// extension of the chain). Returns its PJRT_Extension_Base, ready to link into the chain.
+// extension of the chain), with both entry points (host_buffer_pool: host_buffer_pool_extension.h). Returns its PJRT_Extension_Base, ready to link into the chain.
 PJRT_Extension_Base* PjrtkitExtensionBase(PJRT_Extension_Base* next);
 
 // Gives `loaded` (just compiled or deserialized on this thread) the thread's binding, if one is

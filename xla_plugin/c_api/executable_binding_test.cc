@@ -14,6 +14,7 @@
 // pjrtkit.
 #include "xla_plugin/abi/ffi_extension.h"
 #include "xla_plugin/abi/pjrtkit_extension.h"
+#include "xla_plugin/c_api/convert.h"
 #include "xla_plugin/c_api/handles.h"
 #include "xla_plugin/c_api/test_util.h"
 
@@ -29,7 +30,8 @@ class ExecutableBindingTest : public ClientTest {
   void SetUp() override {
     ClientTest::SetUp();
     const PJRT_Extension_Base* ext = api_->extension_start;
-    while (ext != nullptr && ext->type != abi::kPjrtkitExtensionType) ext = ext->next;
+    // pjrtkit's type is outside PJRT_Extension_Type: read it as an int (UBSan).
+    while (ext != nullptr && RawEnumValue(ext->type) != abi::kPjrtkitExtensionType) ext = ext->next;
     ASSERT_NE(ext, nullptr);
     extension_ = reinterpret_cast<const abi::PjrtkitExtension*>(ext);
   }
@@ -201,6 +203,34 @@ TEST_F(ExecutableBindingTest, TheBindingBelongsToItsThread) {
   ASSERT_TRUE(Run(other).ok);
   EXPECT_EQ(Fake(client_)->last_context(), nullptr);
   DestroyLoaded(other);
+}
+
+// host_buffer_pool, the extension's second entry: the fake device has no pool, so every count is
+// zero; what a real pool reports is checked end to end by //tests/jax:host_buffer_pool_test.
+TEST_F(ExecutableBindingTest, HostBufferPoolChecksItsArgumentsAndCountsClients) {
+  ASSERT_NE(extension_->host_buffer_pool, nullptr);
+  ErrorInfo null_args = Consume(extension_->host_buffer_pool(nullptr));
+  EXPECT_EQ(null_args.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  abi::HostBufferPoolArgs args{};
+  args.struct_size = abi::kHostBufferPoolArgsSize - 1;
+  ErrorInfo small = Consume(extension_->host_buffer_pool(&args));
+  EXPECT_EQ(small.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_NE(small.message.find("PJRT_Pjrtkit_HostBufferPool"), std::string::npos);
+
+  args.struct_size = abi::kHostBufferPoolArgsSize;
+  args.client = client_;
+  args.trim = 1;
+  args.held_bytes = 99;  // Outputs are overwritten.
+  ASSERT_TRUE(Consume(extension_->host_buffer_pool(&args)).ok);
+  EXPECT_EQ(args.clients, 1u);
+  EXPECT_EQ(args.trimmed_bytes, 0u);
+  EXPECT_EQ(args.held_bytes, 0u);
+  EXPECT_EQ(args.limit_bytes, 0u);
+
+  args.client = nullptr;  // Every live client of the process: this test's one.
+  ASSERT_TRUE(Consume(extension_->host_buffer_pool(&args)).ok);
+  EXPECT_EQ(args.clients, 1u);
+  EXPECT_EQ(args.in_use_bytes, 0u);
 }
 
 }  // namespace

@@ -161,6 +161,11 @@ void FfiRegistry::Detach(Client* client) {
                   refusals_.end());
 }
 
+void FfiRegistry::ForEachAttached(const std::function<void(Client*)>& fn) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (Client* client : clients_) fn(client);
+}
+
 Status FfiRegistry::ExplainCompileError(const Client* client, const Status& error) const {
   if (error.ok()) return error;
   std::string message = error.message();

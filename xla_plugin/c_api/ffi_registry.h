@@ -7,7 +7,8 @@
 // So every registration is kept here and
 //   - forwarded at once to every attached (live) client, and
 //   - replayed, in registration order (types first), to each client at PJRT_Client_Create.
-// This class is the only mutable global of the C-API layer; FfiRegistry::Global() is its one
+// The attached clients are also the process's live clients for pjrtkit's own extension (the
+// host buffer pool across clients). This class is the only mutable global of the C-API layer; FfiRegistry::Global() is its one
 // instance. Thread-safe: one mutex serializes registrations and attach/detach, so no client can
 // miss a registration.
 //
@@ -23,6 +24,7 @@
 
 // C++ standard library.
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -68,6 +70,10 @@ class FfiRegistry {
 
   // Stops forwarding to `client` (call before destroying it). Unknown clients are ignored.
   void Detach(Client* client);
+  // Calls `fn` on every attached client, with the registry locked (so none is detached, and so
+  // destroyed, meanwhile; `fn` must not call back into the registry). pjrtkit's extension uses it
+  // to reach every live client's host buffer pool (abi::HostBufferPoolArgs with no client).
+  void ForEachAttached(const std::function<void(Client*)>& fn) const;
 
   // `error` (a failed compile on `client`) with every refusal by `client` of a registration
   // whose name its message mentions appended, so "No FFI handler registered for x" says why x is

@@ -136,7 +136,7 @@ PJRT_Error* TransferManagerSetBufferError(
                               error_message_size)));
         PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "transfer_manager", args->transfer_manager));
         PJRTKIT_RETURN_IF_ERROR(CheckIndex(fn, *args->transfer_manager, args->buffer_index));
-        const int code = static_cast<int>(args->error_code);
+        const int code = RawEnumValue(args->error_code);
         if (code <= 0 || code > static_cast<int>(StatusCode::kUnauthenticated)) {
           return InvalidArgument(std::string(fn) + ": error_code " + std::to_string(code) +
                                  " is not an error (give a PJRT_Error_Code from 1 to 16)");

@@ -53,6 +53,16 @@ struct DeviceBufferViewArgs {
   std::function<void()> on_delete;
 };
 
+// What a client's host buffer pool holds (Client::host_buffer_pool_stats()): host memory kept
+// for host-to-device copies (see devices/inner/host_buffer_pool.h).
+struct HostBufferPoolStats {
+  size_t held_bytes = 0;      // Released blocks kept for reuse (what TrimHostBufferPool frees).
+  int64_t held_blocks = 0;    // How many.
+  size_t in_use_bytes = 0;    // Blocks backing live buffers.
+  int64_t in_use_blocks = 0;  // How many.
+  size_t limit_bytes = 0;     // The most it keeps (create option host_buffer_cache_mib; 0: off).
+};
+
 // A device platform's client. Device teams subclass it (see devices/inner/wrapped_client.h,
 // which the xla_cpu and xla_gpu reference devices share).
 class Client {
@@ -117,6 +127,10 @@ class Client {
     return Unimplemented(
         "Client::CreateBuffersForAsyncHostToDevice is not implemented by this device");
   }
+  // What the client's host buffer pool holds. Default: all zeros (no pool).
+  virtual HostBufferPoolStats host_buffer_pool_stats() const { return HostBufferPoolStats(); }
+  // Frees every block the host buffer pool keeps for reuse; returns the bytes freed. Default: 0.
+  virtual size_t TrimHostBufferPool() { return 0; }
   // Makes the XLA FFI handler available to programs this client compiles. Called for every
   // registration made through the plugin's FFI extension, including those made before the client
   // existed (replayed at PJRT_Client_Create). UNIMPLEMENTED: this device runs no FFI handlers.

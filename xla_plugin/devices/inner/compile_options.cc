@@ -10,6 +10,7 @@ namespace inner {
 namespace {
 
 // Field numbers (see the header).
+constexpr int kDeviceOrdinal = 1;
 constexpr int kExecutableBuildOptions = 3;
 constexpr int kCompilePortableExecutable = 4;
 constexpr int kNumReplicas = 4;
@@ -29,6 +30,9 @@ Status ReadBuildOptions(std::string_view message, CompileOptionsSummary* summary
     StatusOr<ProtoField> field = reader.Next();
     if (!field.ok()) return Malformed("executable_build_options", field.status());
     if (field->type != WireType::kVarint) continue;
+    if (field->number == kDeviceOrdinal) {
+      summary->device_ordinal = static_cast<int64_t>(field->varint);
+    }
     if (field->number == kNumReplicas) summary->num_replicas = static_cast<int64_t>(field->varint);
     if (field->number == kNumPartitions) {
       summary->num_partitions = static_cast<int64_t>(field->varint);
@@ -83,6 +87,14 @@ StatusOr<std::string> NormalizeCompileOptions(const std::string& serialized, int
                            "means 1); got " +
                            std::to_string(summary.num_replicas) + " and " +
                            std::to_string(summary.num_partitions));
+  }
+  // XLA:CPU narrows device_ordinal to an int and CHECKs that it is >= 0 unless it is -1, so an
+  // int64 whose low 32 bits read -1, or any other negative value, aborted the process (found by
+  // tests/fuzz compile_options_fuzzer).
+  if (summary.device_ordinal < -1 || summary.device_ordinal >= device_count) {
+    return InvalidArgument("compile options: executable_build_options.device_ordinal must be -1 "
+                           "(any device) or in [0, " + std::to_string(device_count) +
+                           ") on this client; got " + std::to_string(summary.device_ordinal));
   }
   const int64_t replicas = summary.num_replicas == 0 ? 1 : summary.num_replicas;
   const int64_t partitions = summary.num_partitions == 0 ? 1 : summary.num_partitions;

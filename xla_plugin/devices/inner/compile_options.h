@@ -10,6 +10,7 @@
 // CompileOptions().SerializeAsString():
 //   CompileOptionsProto.executable_build_options = 3 (message)
 //   CompileOptionsProto.compile_portable_executable = 4 (bool)
+//   ExecutableBuildOptionsProto.device_ordinal = 1 (int64)
 //   ExecutableBuildOptionsProto.num_replicas = 4 (int64)
 //   ExecutableBuildOptionsProto.num_partitions = 5 (int64)
 #ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_COMPILE_OPTIONS_H_
@@ -25,6 +26,7 @@ namespace inner {
 
 // What pjrtkit reads from a serialized CompileOptionsProto.
 struct CompileOptionsSummary {
+  int64_t device_ordinal = -1;            // -1 (any device) when unset.
   int64_t num_replicas = 0;               // 0 when unset.
   int64_t num_partitions = 0;             // 0 when unset.
   bool compile_portable_executable = false;
@@ -35,7 +37,8 @@ StatusOr<CompileOptionsSummary> ReadCompileOptions(const std::string& serialized
 
 // Returns `serialized` made safe for XLA:CPU on a client of `device_count` devices: unset (0)
 // num_replicas / num_partitions become 1 (by appending a protobuf fragment, which parsers merge);
-// negative values, or more replicas x partitions than devices, are INVALID_ARGUMENT.
+// negative values, more replicas x partitions than devices, or a device_ordinal outside
+// [-1, device_count) are INVALID_ARGUMENT.
 StatusOr<std::string> NormalizeCompileOptions(const std::string& serialized, int device_count);
 
 // A minimal serialized CompileOptionsProto: executable_build_options { num_replicas num_partitions }

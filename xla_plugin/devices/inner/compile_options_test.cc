@@ -59,6 +59,22 @@ TEST(CompileOptionsTest, Rejections) {
   EXPECT_TRUE(NormalizeCompileOptions(MinimalCompileOptions(2, 2, false), 4).ok());
 }
 
+TEST(CompileOptionsTest, DeviceOrdinalOutsideTheClientIsRefused) {
+  // executable_build_options { device_ordinal: -1 } and { device_ordinal: 1 } pass on 2 devices.
+  const std::string minus_one("\x1a\x0b\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 13);
+  EXPECT_TRUE(NormalizeCompileOptions(minus_one, 2).ok());
+  EXPECT_TRUE(NormalizeCompileOptions(std::string("\x1a\x02\x08\x01", 4), 2).ok());
+  // The fuzzer's finding: an int64 whose low 32 bits are -1 (XLA:CPU CHECK-failed on it).
+  const std::string narrowed("\x1a\x0b\x08\xff\xff\xff\xff\xff\xfc\xff\xff\xff\x01", 13);
+  Status status = NormalizeCompileOptions(narrowed, 2).status();
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(),
+            "compile options: executable_build_options.device_ordinal must be -1 (any device) or "
+            "in [0, 2) on this client; got -103079215105");
+  EXPECT_EQ(NormalizeCompileOptions(std::string("\x1a\x02\x08\x02", 4), 2).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace inner
 }  // namespace pjrtkit

@@ -65,13 +65,28 @@ void* HostBufferPool::Acquire(size_t size, size_t* capacity) {
       void* block = it->second.block;
       free_blocks_.erase(it);
       stats_.cached_bytes -= rounded;
+      --stats_.cached_blocks;
       ++stats_.reused;
+      stats_.in_use_bytes += rounded;
+      ++stats_.in_use_blocks;
       return block;
     }
     ++stats_.allocated;
   }
   // No MADV_HUGEPAGE: see the header.
-  return std::aligned_alloc(rounded >= kLargeBlockBytes ? kLargeBlockBytes : kAlignment, rounded);
+  void* block =
+      std::aligned_alloc(rounded >= kLargeBlockBytes ? kLargeBlockBytes : kAlignment, rounded);
+  if (block != nullptr) {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.in_use_bytes += rounded;
+    ++stats_.in_use_blocks;
+  }
+  return block;
+}
+
+void HostBufferPool::ReturnedLocked(size_t capacity) {
+  stats_.in_use_bytes -= std::min(stats_.in_use_bytes, capacity);
+  if (stats_.in_use_blocks > 0) --stats_.in_use_blocks;
 }
 
 bool HostBufferPool::MemoryAllowsKeeping(size_t capacity) const {
@@ -88,6 +103,7 @@ void HostBufferPool::Release(void* block, size_t capacity) {
   const bool memory_allows = capacity <= options_.max_cached_bytes && MemoryAllowsKeeping(capacity);
   {
     std::lock_guard<std::mutex> lock(mu_);
+    ReturnedLocked(capacity);
     if (capacity > options_.max_cached_bytes) {
       // Alone above the limit: freed below.
     } else if (!memory_allows) {
@@ -96,6 +112,7 @@ void HostBufferPool::Release(void* block, size_t capacity) {
       stats_.pressure_freed += static_cast<int64_t>(free_blocks_.size()) + 1;
       free_blocks_.clear();
       stats_.cached_bytes = 0;
+      stats_.cached_blocks = 0;
     } else {
       // Make room by evicting the least recently released blocks (the pool holds few blocks, so a
       // scan is cheaper than keeping a second index).
@@ -105,12 +122,14 @@ void HostBufferPool::Release(void* block, size_t capacity) {
           if (it->second.released_at < oldest->second.released_at) oldest = it;
         }
         stats_.cached_bytes -= oldest->first;
+        --stats_.cached_blocks;
         ++stats_.evicted;
         to_free.push_back(oldest->second.block);
         free_blocks_.erase(oldest);
       }
       free_blocks_.emplace(capacity, Kept{block, ++release_clock_, Clock::now()});
       stats_.cached_bytes += capacity;
+      ++stats_.cached_blocks;
       kept = true;
       if (options_.idle_release.count() > 0 && !idle_thread_.joinable() && !stopping_) {
         idle_thread_ = std::thread([this] { FreeIdleBlocks(); });
@@ -122,10 +141,11 @@ void HostBufferPool::Release(void* block, size_t capacity) {
   if (!kept) std::free(block);
 }
 
-void HostBufferPool::Discard(void* block) {
+void HostBufferPool::Discard(void* block, size_t capacity) {
   if (block == nullptr) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    ReturnedLocked(capacity);
     ++stats_.discarded;
   }
   std::free(block);
@@ -141,6 +161,7 @@ size_t HostBufferPool::Trim() {
     stats_.trimmed += static_cast<int64_t>(free_blocks_.size());
     free_blocks_.clear();
     stats_.cached_bytes = 0;
+    stats_.cached_blocks = 0;
   }
   for (void* block : to_free) std::free(block);
   return bytes;
@@ -169,6 +190,7 @@ void HostBufferPool::FreeIdleBlocks() {
       }
       to_free.push_back(it->second.block);
       stats_.cached_bytes -= it->first;
+      --stats_.cached_blocks;
       ++stats_.idle_freed;
       it = free_blocks_.erase(it);
     }

@@ -59,6 +59,9 @@ class HostBufferPool {
   // What the pool has done, for tests and diagnostics.
   struct Stats {
     size_t cached_bytes = 0;     // Bytes of released blocks kept for reuse.
+    int64_t cached_blocks = 0;   // Released blocks kept for reuse.
+    size_t in_use_bytes = 0;     // Bytes of blocks handed out and not yet released/discarded.
+    int64_t in_use_blocks = 0;   // Blocks handed out and not yet released or discarded.
     int64_t reused = 0;          // Acquire calls served by a kept block.
     int64_t allocated = 0;       // Acquire calls that allocated a new block.
     int64_t evicted = 0;         // Kept blocks freed to make room for a more recent one.
@@ -87,8 +90,9 @@ class HostBufferPool {
   // Gives back a block from Acquire once its user is done with it: kept for reuse (see the class
   // comment) or freed.
   void Release(void* block, size_t capacity);
-  // Frees a block from Acquire without keeping it (its user finished with an error).
-  void Discard(void* block);
+  // Frees a block from Acquire (`capacity` as Acquire reported it) without keeping it (its user
+  // finished with an error).
+  void Discard(void* block, size_t capacity);
   // Frees every kept block now; returns the bytes freed.
   size_t Trim();
   // The maximum bytes kept.
@@ -110,6 +114,8 @@ class HostBufferPool {
     Clock::time_point released_time;
   };
 
+  // Counts a block of `capacity` as no longer in use (mu_ held).
+  void ReturnedLocked(size_t capacity);
   // True when keeping `capacity` more bytes leaves enough memory available.
   bool MemoryAllowsKeeping(size_t capacity) const;
   // Body of the idle thread: frees blocks idle for options_.idle_release until stopping_.

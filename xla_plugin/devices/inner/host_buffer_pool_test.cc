@@ -162,15 +162,39 @@ TEST(HostBufferPoolTest, TrimAndDiscardFree) {
   void* a = pool.Acquire(4096, &a_capacity);
   void* b = pool.Acquire(8192, &b_capacity);
   void* c = pool.Acquire(8192, &c_capacity);
+  EXPECT_EQ(pool.stats().in_use_bytes, 4096u + 8192u + 8192u);
+  EXPECT_EQ(pool.stats().in_use_blocks, 3);
+  EXPECT_EQ(pool.stats().cached_blocks, 0);
   pool.Release(a, a_capacity);
   pool.Release(b, b_capacity);
-  pool.Discard(c);  // Its user failed: not kept.
+  pool.Discard(c, c_capacity);  // Its user failed: not kept.
   EXPECT_EQ(pool.stats().discarded, 1);
+  EXPECT_EQ(pool.stats().in_use_bytes, 0u);
+  EXPECT_EQ(pool.stats().in_use_blocks, 0);
   EXPECT_EQ(pool.stats().cached_bytes, 4096u + 8192u);
+  EXPECT_EQ(pool.stats().cached_blocks, 2);
   EXPECT_EQ(pool.Trim(), 4096u + 8192u);
   EXPECT_EQ(pool.stats().cached_bytes, 0u);
+  EXPECT_EQ(pool.stats().cached_blocks, 0);
   EXPECT_EQ(pool.stats().trimmed, 2);
   EXPECT_EQ(pool.Trim(), 0u);
+}
+
+TEST(HostBufferPoolTest, ReusedBlocksCountAsInUseAgain) {
+  HostBufferPool pool(size_t{64} << 20);
+  size_t capacity = 0;
+  void* block = pool.Acquire(size_t{3} << 20, &capacity);  // Rounded to 2 MiB: 4 MiB.
+  EXPECT_EQ(capacity, size_t{4} << 20);
+  pool.Release(block, capacity);
+  EXPECT_EQ(pool.stats().in_use_bytes, 0u);
+  EXPECT_EQ(pool.stats().cached_blocks, 1);
+  void* again = pool.Acquire(size_t{3} << 20, &capacity);
+  EXPECT_EQ(again, block);
+  EXPECT_EQ(pool.stats().in_use_bytes, size_t{4} << 20);
+  EXPECT_EQ(pool.stats().in_use_blocks, 1);
+  EXPECT_EQ(pool.stats().cached_blocks, 0);
+  EXPECT_EQ(pool.stats().cached_bytes, 0u);
+  pool.Release(again, capacity);
 }
 
 TEST(HostBufferPoolTest, DefaultOptionsReleaseIdleBlocksAndWatchMemory) {

@@ -83,7 +83,7 @@ StatusOr<HostBufferResult> CopyThroughPool(WrappedClient* client,
     if (status.ok()) {
       pool->Release(block, capacity);
     } else {
-      pool->Discard(block);
+      pool->Discard(block, capacity);
     }
   });
 

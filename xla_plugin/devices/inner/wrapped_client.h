@@ -75,6 +75,22 @@ class WrappedClient : public Client {
   // inner FFI platform ("Host", "CUDA").
   Status RegisterFfiHandler(const FfiHandlerRegistration& registration) override;
   Status RegisterFfiType(const FfiTypeRegistration& registration) override;
+  // The pool's kept and in-use blocks and its limit (all zeros when the pool is off).
+  HostBufferPoolStats host_buffer_pool_stats() const override {
+    HostBufferPoolStats out;
+    if (host_buffer_pool_ == nullptr) return out;
+    const HostBufferPool::Stats stats = host_buffer_pool_->stats();
+    out.held_bytes = stats.cached_bytes;
+    out.held_blocks = stats.cached_blocks;
+    out.in_use_bytes = stats.in_use_bytes;
+    out.in_use_blocks = stats.in_use_blocks;
+    out.limit_bytes = host_buffer_pool_->max_cached_bytes();
+    return out;
+  }
+  // HostBufferPool::Trim (0 when the pool is off).
+  size_t TrimHostBufferPool() override {
+    return host_buffer_pool_ == nullptr ? 0 : host_buffer_pool_->Trim();
+  }
 
   // An inner execute context without entries, created at the first call and shared by every
   // execution of a program that calls FFI handlers without user data of its own (see
