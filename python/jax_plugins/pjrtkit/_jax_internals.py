@@ -4,8 +4,8 @@ JAX gives a PJRT plugin no public way to join what it decides by platform name (
 rules, host callbacks, donation, the persistent cache, compile-only topologies), so pjrtkit's
 integration reaches into ``jax._src``. Each such object is one ``Internal`` of ``INTERNALS``:
 its dotted name, the pjrtkit feature that needs it, how it is used, why, and a check that the
-object still has the shape pjrtkit relies on. ``problems()`` runs the checks; the integration
-(``_integration.install``) installs nothing when one fails, and
+object still has the shape pjrtkit relies on (most are built by ``_jax_checks``). ``problems()``
+runs the checks; the integration (``_integration.install``) installs nothing when one fails, and
 ``//tests/jax:jax_internals_test`` fails naming the object when a JAX release changes one. The
 same test makes sure no module of pjrtkit imports from ``jax._src`` without an entry here.
 
@@ -20,6 +20,11 @@ import importlib
 import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from jax_plugins.pjrtkit._jax_checks import (dataclass_fields, exists, generic_rule_check,
+                                             gpu_registrations_check, has_params, impl_check,
+                                             importable_or_absent, load_module, param_names,
+                                             registrations_check, rule_check, source_has)
 
 FFI = "ffi"
 CPU_LOWERING = "cpu lowering"
@@ -66,66 +71,6 @@ class Internal:
   check: Callable[[], str | None]
 
 
-def _module(name: str) -> Any:
-  """The module ``name``; also a module JAX re-exports as an attribute (``jax._src.lib._jax``)."""
-  try:
-    return importlib.import_module(name)
-  except ModuleNotFoundError:
-    parent, _, attr = name.rpartition(".")
-    module = getattr(importlib.import_module(parent), attr, None)
-    if module is None:
-      raise
-    return module
-
-
-def _params(fn: Callable[..., Any]) -> list[str]:
-  return list(inspect.signature(fn).parameters)
-
-
-def _source(obj: Any) -> str:
-  return inspect.getsource(getattr(obj, "__wrapped__", obj))
-
-
-def _has_params(module: str, attr: str, params: Sequence[str]) -> Callable[[], str | None]:
-  """A check that ``module.attr`` exists and takes (at least) ``params``."""
-
-  def check() -> str | None:
-    fn = getattr(_module(module), attr, None)
-    if fn is None or not callable(fn):
-      return "is gone"
-    original = getattr(fn, "__wrapped__", fn)
-    missing = [p for p in params if p not in _params(original)]
-    return f"no longer takes {missing} ({inspect.signature(original)})" if missing else None
-
-  return check
-
-
-def _source_has(module: str, attr: str | None, fragments: Sequence[str]) -> Callable[[], str | None]:
-  """A check that the source of ``module.attr`` (or the module) still contains ``fragments``."""
-
-  def check() -> str | None:
-    obj = _module(module)
-    if attr is not None:
-      obj = getattr(obj, attr, None)
-      if obj is None:
-        return "is gone"
-    try:
-      source = _source(obj)
-    except (OSError, TypeError) as exc:
-      return f"cannot be read: {exc}"
-    missing = [f for f in fragments if f not in source]
-    return f"no longer contains {missing}" if missing else None
-
-  return check
-
-
-def _exists(module: str, attr: str) -> Callable[[], str | None]:
-  def check() -> str | None:
-    return None if getattr(_module(module), attr, None) is not None else "is gone"
-
-  return check
-
-
 # ---- individual checks that need more than a signature or a source line --------------------
 
 MOSAIC_GPU_LIB = "jax._src.lib.mosaic_gpu"
@@ -164,7 +109,7 @@ def _cupti_check() -> str | None:
 
 def donation_problem(mlir: Any = None) -> str | None:
   """Why JAX's donation list cannot be extended, or None when it can."""
-  mlir = mlir if mlir is not None else _module("jax._src.interpreters.mlir")
+  mlir = mlir if mlir is not None else load_module("jax._src.interpreters.mlir")
   platforms = getattr(mlir, "_platforms_with_donation", None)
   if not isinstance(platforms, list):
     return ("jax._src.interpreters.mlir._platforms_with_donation is "
@@ -182,13 +127,13 @@ CACHE_PLATFORMS_SOURCE = 'supported_platforms = ["tpu", "gpu", "cpu", "neuron"]'
 def cache_problem(compilation_cache: Any = None, compiler: Any = None) -> str | None:
   """Why JAX's persistent-cache gate cannot be widened, or None when it can."""
   compilation_cache = (compilation_cache if compilation_cache is not None
-                       else _module("jax._src.compilation_cache"))
-  compiler = compiler if compiler is not None else _module("jax._src.compiler")
+                       else load_module("jax._src.compilation_cache"))
+  compiler = compiler if compiler is not None else load_module("jax._src.compiler")
   gate = getattr(compilation_cache, "is_cache_used", None)
   if gate is None or not callable(gate):
     return "jax._src.compilation_cache.is_cache_used is missing"
   original = getattr(gate, "__wrapped__", gate)
-  if _params(original) != ["backend"]:
+  if param_names(original) != ["backend"]:
     return (f"jax._src.compilation_cache.is_cache_used{inspect.signature(original)} no longer "
             "takes (backend)")
   try:
@@ -206,7 +151,7 @@ def cache_problem(compilation_cache: Any = None, compiler: Any = None) -> str | 
 
 
 def _cpu_rules_check(platform: str = "cpu") -> str | None:
-  table = getattr(_module("jax._src.interpreters.mlir"), "_platform_specific_lowerings", None)
+  table = getattr(load_module("jax._src.interpreters.mlir"), "_platform_specific_lowerings", None)
   if not isinstance(table, dict) or platform not in table:
     return f"has no '{platform}' table"
   if not all(callable(getattr(e, "rule", e)) for e in table[platform].values()):
@@ -214,88 +159,12 @@ def _cpu_rules_check(platform: str = "cpu") -> str | None:
   return None
 
 
-def _gpu_registrations_check(module: str) -> Callable[[], str | None]:
-  """A check that ``module.registrations()`` still maps 'CUDA' to (name, capsule, version)."""
-
-  def check() -> str | None:
-    fn = getattr(_module(module), "registrations", None)
-    if fn is None or not callable(fn):
-      return "is gone"
-    registrations = fn()
-    if not isinstance(registrations, dict) or not isinstance(registrations.get("CUDA", []), list):
-      return "registrations() no longer maps 'CUDA' to a list"
-    if not all(isinstance(t, tuple) and len(t) == 3 for t in registrations.get("CUDA", [])):
-      return "registrations()['CUDA'] no longer holds (name, capsule, api_version) triples"
-    return None
-
-  return check
-
-
-def _generic_rule_check(module: str, primitive: str, rule: str,
-                        fragments: Sequence[str]) -> Callable[[], str | None]:
-  """A check that the generic rule of ``module.primitive`` is still the function ``rule`` and
-  still chooses by the platform names it reads (its source has ``fragments``). The rule is read
-  from the table: some are registered by a decorator that leaves None under their name."""
-
-  def check() -> str | None:
-    mlir = _module("jax._src.interpreters.mlir")
-    prim = getattr(_module(module), primitive, None)
-    entry = mlir._lowerings.get(prim) if prim is not None else None  # pylint: disable=protected-access
-    fn = getattr(entry, "rule", None)
-    if fn is None or getattr(fn, "__name__", None) != rule:
-      return f"is no longer the generic lowering rule of {primitive}"
-    try:
-      source = _source(fn)
-    except (OSError, TypeError) as exc:
-      return f"cannot be read: {exc}"
-    missing = [f for f in fragments if f not in source]
-    return f"no longer contains {missing}" if missing else None
-
-  return check
-
-
-def _importable_or_absent(module: str) -> Callable[[], str | None]:
-  """A check that ``module`` imports, or is absent only for want of jaxlib's CUDA plugin."""
-
-  def check() -> str | None:
-    try:
-      importlib.import_module(module)
-    except ImportError as exc:
-      try:
-        importlib.import_module("jax_cuda13_plugin")
-      except ImportError:
-        try:
-          importlib.import_module("jax_cuda12_plugin")
-        except ImportError:
-          return None  # No CUDA plugin: Mosaic GPU cannot import here, nothing to register.
-      return f"does not import with jaxlib's CUDA plugin installed: {exc}"
-    return None
-
-  return check
-
-
 def _alias_check() -> str | None:
-  aliases = getattr(_module("jax._src.xla_bridge"), "_alias_to_platforms", None)
+  aliases = getattr(load_module("jax._src.xla_bridge"), "_alias_to_platforms", None)
   if not isinstance(aliases, dict) or not isinstance(aliases.get("gpu"), list) or \
       "cuda" not in aliases["gpu"]:
     return "no longer maps 'gpu' to a list of platforms holding 'cuda'"
   return None
-
-
-def _registrations_check(module: str) -> Callable[[], str | None]:
-  def check() -> str | None:
-    try:
-      registrations = _module(module).registrations()
-    except ImportError:
-      return None  # An older jaxlib without that module: nothing to register.
-    if not isinstance(registrations, dict):
-      return f"registrations() returns {type(registrations).__name__}, expected a dict"
-    targets = registrations.get("cpu", [])
-    if not all(isinstance(t, tuple) and len(t) == 3 for t in targets):
-      return "registrations()['cpu'] no longer holds (name, capsule, api_version) triples"
-    return None
-
-  return check
 
 
 EMIT_PYTHON_CALLBACK_SOURCE = (
@@ -309,13 +178,13 @@ EMIT_PYTHON_CALLBACK_SOURCE = (
 
 
 def _compile_entry_check() -> str | None:
-  compiler = _module("jax._src.compiler")
-  pxla = _module("jax._src.interpreters.pxla")
+  compiler = load_module("jax._src.compiler")
+  pxla = load_module("jax._src.interpreters.pxla")
   fn = getattr(compiler, "compile_or_get_cached", None)
   if fn is None:
     return "is gone"
   original = getattr(fn, "__wrapped__", fn)
-  if _params(original)[:5] != ["backend", "computation", "devices", "compile_options",
+  if param_names(original)[:5] != ["backend", "computation", "devices", "compile_options",
                                "host_callbacks"]:
     return (f"{inspect.signature(original)} no longer starts with (backend, computation, "
             "devices, compile_options, host_callbacks)")
@@ -325,55 +194,10 @@ def _compile_entry_check() -> str | None:
   return None
 
 
-def _rule_check(table: str, module: str, primitive: str, rule: str) -> Callable[[], str | None]:
-  """A check that JAX keeps ``module.rule`` for ``module.primitive`` in ``table``."""
-
-  def check() -> str | None:
-    mlir = _module("jax._src.interpreters.mlir")
-    rules = (mlir._lowerings if table == "generic"  # pylint: disable=protected-access
-             else getattr(mlir, "_platform_specific_lowerings", {}).get(table, {}))
-    owner = _module(module)
-    prim, fn = getattr(owner, primitive, None), getattr(owner, rule, None)
-    entry = rules.get(prim) if prim is not None else None
-    if entry is None or fn is None or getattr(entry, "rule", None) is not fn:
-      return f"is no longer the {table} lowering rule of {primitive}"
-    return None
-
-  return check
-
-
-def _dataclass_fields(cls_path: str, fields: Sequence[str], methods: Sequence[str]
-                      ) -> Callable[[], str | None]:
-  def check() -> str | None:
-    module, _, name = cls_path.rpartition(".")
-    cls = getattr(_module(module), name, None)
-    if cls is None or not dataclasses.is_dataclass(cls):
-      return "is no longer a dataclass"
-    have = {f.name for f in dataclasses.fields(cls)}
-    missing = [f for f in fields if f not in have] + [
-        m for m in methods if not callable(getattr(cls, m, None))]
-    return f"no longer has {missing}" if missing else None
-
-  return check
-
-
-def _impl_check(module: str, path: str, params: Sequence[str]) -> Callable[[], str | None]:
-  def check() -> str | None:
-    obj: Any = _module(module)
-    for part in path.split("."):
-      obj = getattr(obj, part, None)
-      if obj is None:
-        return "is gone"
-    return None if sorted(_params(obj)) == sorted(params) else (
-        f"no longer takes {list(params)} ({inspect.signature(obj)})")
-
-  return check
-
-
 def _get_backend_check() -> str | None:
-  cls = _module("jax._src.interpreters.mlir").ModuleContext
+  cls = load_module("jax._src.interpreters.mlir").ModuleContext
   fn = getattr(cls, "get_backend", None)
-  return None if fn is not None and "optional" in _params(fn) else "no longer takes optional="
+  return None if fn is not None and "optional" in param_names(fn) else "no longer takes optional="
 
 
 _PE = "jax._src.interpreters.partial_eval"
@@ -383,39 +207,39 @@ INTERNALS: tuple[Internal, ...] = (
     Internal("jax._src.xla_bridge.register_plugin", TOPOLOGY, "called",
              "registers the plugin with a make_topology factory (PJRT_Compile needs the XLA:CPU "
              "path in topology options)",
-             _has_params("jax._src.xla_bridge", "register_plugin",
-                         ["plugin_name", "priority", "library_path", "options",
+             has_params("jax._src.xla_bridge", "register_plugin",
+                        ["plugin_name", "priority", "library_path", "options",
                           "make_topology"])),
     Internal("jax._src.lib.xla_client.make_c_api_device_topology", TOPOLOGY, "called",
              "the default topology factory, with pjrtkit's options added",
-             _exists("jax._src.lib.xla_client", "make_c_api_device_topology")),
+             exists("jax._src.lib.xla_client", "make_c_api_device_topology")),
     Internal("jax._src.lib._jax.CompileOnlyPyClient", TOPOLOGY, "read",
              "tells a compile-only (topology) lowering apart, to refuse host callbacks there",
-             _exists("jax._src.lib._jax", "CompileOnlyPyClient")),
+             exists("jax._src.lib._jax", "CompileOnlyPyClient")),
     Internal("jax._src.interpreters.mlir.ModuleContext.get_backend", TOPOLOGY, "called",
              "the backend a lowering is for (optional=True)", _get_backend_check),
     # -- FFI registrations -------------------------------------------------------------------
     Internal("jax._src.lib.xla_client.register_custom_call_handler", FFI, "called",
              "routes jax.ffi.register_ffi_target(platform='pjrtkit') to the plugin's FFI "
              "extension (queued registrations are replayed)",
-             _has_params("jax._src.lib.xla_client", "register_custom_call_handler",
-                         ["platform", "handler"])),
+             has_params("jax._src.lib.xla_client", "register_custom_call_handler",
+                        ["platform", "handler"])),
     Internal("jax._src.lib.xla_client.register_custom_type_handler", FFI, "called",
              "routes jax.ffi.register_ffi_type(platform='pjrtkit') the same way",
-             _exists("jax._src.lib.xla_client", "register_custom_type_handler")),
+             exists("jax._src.lib.xla_client", "register_custom_type_handler")),
     # -- cpu lowering rules and the LAPACK / sparse handlers they emit -----------------------
     Internal("jax._src.interpreters.mlir._platform_specific_lowerings", CPU_LOWERING, "read",
              "the cpu rules pjrtkit registers for its platform too", _cpu_rules_check),
     Internal("jax._src.interpreters.mlir.register_lowering", CPU_LOWERING, "called",
              "registers rules for platform 'pjrtkit'",
-             _has_params("jax._src.interpreters.mlir", "register_lowering",
-                         ["prim", "rule", "platform", "inline", "cacheable"])),
+             has_params("jax._src.interpreters.mlir", "register_lowering",
+                        ["prim", "rule", "platform", "inline", "cacheable"])),
     Internal("jax._src.lib.lapack.registrations", CPU_LOWERING, "called",
              "jaxlib's LAPACK FFI handlers, registered for 'pjrtkit'",
-             _registrations_check("jax._src.lib.lapack")),
+             registrations_check("jax._src.lib.lapack")),
     Internal("jax._src.lib.cpu_sparse.registrations", CPU_LOWERING, "called",
              "jaxlib's CPU sparse FFI handlers, registered for 'pjrtkit'",
-             _registrations_check("jax._src.lib.cpu_sparse")),
+             registrations_check("jax._src.lib.cpu_sparse")),
     # -- host callbacks ----------------------------------------------------------------------
     Internal("jax._src.compiler.compile_or_get_cached", HOST_CALLBACKS, "wrapped",
              "JAX's one compile entry point (called as a module attribute by pxla); pjrtkit's "
@@ -423,61 +247,61 @@ INTERNALS: tuple[Internal, ...] = (
              "the inner plugin computes wrongly (_program_checks)", _compile_entry_check),
     Internal("jax._src.callback.emit_python_callback", HOST_CALLBACKS, "called (by JAX's rules)",
              "emits xla_ffi_python_cpu_callback with attribute `index` for the cpu platform",
-             _source_has("jax._src.callback", "emit_python_callback",
-                         EMIT_PYTHON_CALLBACK_SOURCE)),
+             source_has("jax._src.callback", "emit_python_callback",
+                        EMIT_PYTHON_CALLBACK_SOURCE)),
     Internal("jax._src.interpreters.mlir._lowerings", HOST_CALLBACKS, "read",
              "the generic rule table, where JAX keeps the pure_callback / io_callback rules",
-             lambda: None if isinstance(getattr(_module("jax._src.interpreters.mlir"),
+             lambda: None if isinstance(getattr(load_module("jax._src.interpreters.mlir"),
                                                 "_lowerings", None), dict) else "is not a dict"),
     Internal("jax._src.callback.pure_callback_lowering", HOST_CALLBACKS, "called",
              "JAX's rule for pure_callback, run with the platforms read as cpu",
-             _rule_check("generic", "jax._src.callback", "pure_callback_p",
-                         "pure_callback_lowering")),
+             rule_check("generic", "jax._src.callback", "pure_callback_p",
+                        "pure_callback_lowering")),
     Internal("jax._src.callback.io_callback_lowering", HOST_CALLBACKS, "called",
              "JAX's rule for io_callback, run the same way",
-             _rule_check("generic", "jax._src.callback", "io_callback_p",
-                         "io_callback_lowering")),
+             rule_check("generic", "jax._src.callback", "io_callback_p",
+                        "io_callback_lowering")),
     Internal("jax._src.debugging.debug_callback_lowering", HOST_CALLBACKS, "called",
              "JAX's cpu rule for jax.debug.callback",
-             _rule_check("cpu", "jax._src.debugging", "debug_callback_p",
-                         "debug_callback_lowering")),
+             rule_check("cpu", "jax._src.debugging", "debug_callback_p",
+                        "debug_callback_lowering")),
     Internal("jax._src.debugging.debug_print_lowering_rule", HOST_CALLBACKS, "called",
              "JAX's cpu rule for jax.debug.print",
-             _rule_check("cpu", "jax._src.debugging", "debug_print_p",
-                         "debug_print_lowering_rule")),
+             rule_check("cpu", "jax._src.debugging", "debug_print_p",
+                        "debug_print_lowering_rule")),
     Internal("jax._src.checkify.check_lowering_rule", HOST_CALLBACKS, "called",
              "JAX's cpu rule for checkify's check",
-             _rule_check("cpu", "jax._src.checkify", "check_p", "check_lowering_rule")),
+             rule_check("cpu", "jax._src.checkify", "check_p", "check_lowering_rule")),
     Internal("jax._src.interpreters.mlir.ModuleContext", HOST_CALLBACKS, "read",
              "replace(platforms=, backend=) makes the cpu-named context the rules run in",
-             _dataclass_fields("jax._src.interpreters.mlir.ModuleContext",
-                               ["platforms", "backend", "host_callbacks"], ["replace"])),
+             dataclass_fields("jax._src.interpreters.mlir.ModuleContext",
+                              ["platforms", "backend", "host_callbacks"], ["replace"])),
     Internal("jax._src.interpreters.mlir.LoweringRuleContext", HOST_CALLBACKS, "read",
              "replace(module_context=, platforms=), tokens_out and set_tokens_out carry ordered "
              "effects' tokens back",
-             _dataclass_fields("jax._src.interpreters.mlir.LoweringRuleContext",
-                               ["module_context", "platforms", "tokens_out"],
-                               ["replace", "set_tokens_out"])),
+             dataclass_fields("jax._src.interpreters.mlir.LoweringRuleContext",
+                              ["module_context", "platforms", "tokens_out"],
+                              ["replace", "set_tokens_out"])),
     Internal("jax._src.callback.pure_callback_impl", HOST_CALLBACKS, "called",
              "raises JAX's own 'cpu is not listed' error at lowering",
-             _impl_check("jax._src.callback", "pure_callback_impl",
-                         ["args", "result_avals", "callback", "sharding", "vmap_method"])),
+             impl_check("jax._src.callback", "pure_callback_impl",
+                        ["args", "result_avals", "callback", "sharding", "vmap_method"])),
     Internal("jax._src.callback.io_callback_impl", HOST_CALLBACKS, "called",
              "the same, for io_callback",
-             _impl_check("jax._src.callback", "io_callback_impl",
-                         ["args", "result_avals", "callback", "sharding", "ordered"])),
+             impl_check("jax._src.callback", "io_callback_impl",
+                        ["args", "result_avals", "callback", "sharding", "ordered"])),
     Internal("jax._src.debugging.debug_callback_p.impl", HOST_CALLBACKS, "called",
              "the same, for jax.debug callbacks",
-             _impl_check("jax._src.debugging", "debug_callback_p.impl",
-                         ["args", "callback", "effect", "partitioned"])),
+             impl_check("jax._src.debugging", "debug_callback_p.impl",
+                        ["args", "callback", "effect", "partitioned"])),
     Internal("jax._src.debugging.debug_effect", HOST_CALLBACKS, "read",
-             "the effect passed to the probe above", _exists("jax._src.debugging",
-                                                             "debug_effect")),
+             "the effect passed to the probe above", exists("jax._src.debugging",
+                                                            "debug_effect")),
     Internal("jax._src.xla_bridge.local_devices", HOST_CALLBACKS, "called",
              "is the cpu backend there? (backend='cpu')",
-             _has_params("jax._src.xla_bridge", "local_devices", ["backend"])),
+             has_params("jax._src.xla_bridge", "local_devices", ["backend"])),
     Internal("jax._src.xla_bridge.get_backend", HOST_CALLBACKS, "called",
-             "the backend a lowering without one runs on", _has_params(
+             "the backend a lowering without one runs on", has_params(
                  "jax._src.xla_bridge", "get_backend", ["platform"])),
     # -- donation and the persistent cache (gated by platform name) --------------------------
     Internal("jax._src.interpreters.mlir._platforms_with_donation", DONATION, "extended",
@@ -491,74 +315,74 @@ INTERNALS: tuple[Internal, ...] = (
              lambda: _cpu_rules_check("cuda")),
     Internal("jax._src.interpreters.mlir.register_lowering", CUDA_LOWERING, "called",
              "registers the cuda rules, run as for cuda, for platform 'pjrtkit'",
-             _has_params("jax._src.interpreters.mlir", "register_lowering",
-                         ["prim", "rule", "platform", "inline", "cacheable"])),
+             has_params("jax._src.interpreters.mlir", "register_lowering",
+                        ["prim", "rule", "platform", "inline", "cacheable"])),
     Internal("jax._src.interpreters.mlir._lowerings", CUDA_LOWERING, "read",
              "the generic rules of pallas_call, mpmd_map and platform_index",
-             lambda: None if isinstance(getattr(_module("jax._src.interpreters.mlir"),
+             lambda: None if isinstance(getattr(load_module("jax._src.interpreters.mlir"),
                                                 "_lowerings", None), dict) else "is not a dict"),
     Internal("jax._src.interpreters.mlir.ModuleContext", CUDA_LOWERING, "read",
              "replace(platforms=, backend=) makes the cuda-named context the rules run in",
-             _dataclass_fields("jax._src.interpreters.mlir.ModuleContext",
-                               ["platforms", "backend"], ["replace"])),
+             dataclass_fields("jax._src.interpreters.mlir.ModuleContext",
+                              ["platforms", "backend"], ["replace"])),
     Internal("jax._src.interpreters.mlir.LoweringRuleContext", CUDA_LOWERING, "read",
              "replace(module_context=, platforms=) and the tokens of ordered effects",
-             _dataclass_fields("jax._src.interpreters.mlir.LoweringRuleContext",
-                               ["module_context", "platforms", "tokens_out"],
-                               ["replace", "set_tokens_out"])),
+             dataclass_fields("jax._src.interpreters.mlir.LoweringRuleContext",
+                              ["module_context", "platforms", "tokens_out"],
+                              ["replace", "set_tokens_out"])),
     Internal("jax._src.xla_bridge.get_backend", CUDA_LOWERING, "called",
-             "the backend a lowering without one runs on", _has_params(
+             "the backend a lowering without one runs on", has_params(
                  "jax._src.xla_bridge", "get_backend", ["platform"])),
     Internal("jax._src.lax.control_flow.conditionals._platform_index_lowering", CUDA_LOWERING,
              "called", "lax.platform_dependent chooses its cuda branch on the xla_gpu device",
-             _generic_rule_check("jax._src.lax.control_flow.conditionals", "platform_index_p",
-                                 "_platform_index_lowering", ["mlir.lower_per_platform("])),
+             generic_rule_check("jax._src.lax.control_flow.conditionals", "platform_index_p",
+                                "_platform_index_lowering", ["mlir.lower_per_platform("])),
     Internal("jax._src.lax.control_flow.conditionals._cond_lowering", CUDA_LOWERING, "called",
              "cond's rule keeps the branches of lax.platform_dependent by platform name "
              "(jnp.linalg uses it): run as for cuda",
-             _generic_rule_check("jax._src.lax.control_flow.conditionals", "cond_p",
-                                 "_cond_lowering", ["mlir._platforms_for_eqn(ctx)"])),
+             generic_rule_check("jax._src.lax.control_flow.conditionals", "cond_p",
+                                "_cond_lowering", ["mlir._platforms_for_eqn(ctx)"])),
     Internal("jax._src.lib.gpu_solver.registrations", CUDA_LOWERING, "called",
              "jaxlib's cuSOLVER FFI handlers, registered for 'pjrtkit' (XLA:GPU's CUDA)",
-             _gpu_registrations_check("jax._src.lib.gpu_solver")),
+             gpu_registrations_check("jax._src.lib.gpu_solver")),
     Internal("jax._src.lib.gpu_linalg.registrations", CUDA_LOWERING, "called",
              "jaxlib's CUDA linalg helpers (lu pivots, cholesky update), the same way",
-             _gpu_registrations_check("jax._src.lib.gpu_linalg")),
+             gpu_registrations_check("jax._src.lib.gpu_linalg")),
     Internal("jax._src.lib.gpu_prng.registrations", CUDA_LOWERING, "called",
              "jaxlib's CUDA threefry kernel, the same way",
-             _gpu_registrations_check("jax._src.lib.gpu_prng")),
+             gpu_registrations_check("jax._src.lib.gpu_prng")),
     Internal("jax._src.lib.gpu_sparse.registrations", CUDA_LOWERING, "called",
              "jaxlib's cuSPARSE kernels, the same way",
-             _gpu_registrations_check("jax._src.lib.gpu_sparse")),
+             gpu_registrations_check("jax._src.lib.gpu_sparse")),
     Internal("jaxlib.plugin_support.import_from_plugin", CUDA_LOWERING, "called",
              "jaxlib's cuda_plugin_extension: its ffi_handlers() (the GPU host-callback "
              "handlers) and ffi_types(), registered for 'pjrtkit'",
-             _has_params("jaxlib.plugin_support", "import_from_plugin",
-                         ["plugin_name", "submodule_name"])),
+             has_params("jaxlib.plugin_support", "import_from_plugin",
+                        ["plugin_name", "submodule_name"])),
     Internal("jax._src.lib.xla_client.register_custom_type", CUDA_LOWERING, "called",
              "registers the cuda_plugin_extension's FFI types for 'pjrtkit'",
-             _has_params("jax._src.lib.xla_client", "register_custom_type",
-                         ["type_name", "type_id", "platform"])),
+             has_params("jax._src.lib.xla_client", "register_custom_type",
+                        ["type_name", "type_id", "platform"])),
     Internal("jax._src.lib.xla_client.generate_pjrt_gpu_plugin_options", CUDA_LOWERING, "called",
              "JAX's GPU client settings (XLA_PYTHON_CLIENT_*) become the xla_gpu device's "
-             "create options", _exists("jax._src.lib.xla_client",
-                                       "generate_pjrt_gpu_plugin_options")),
+             "create options", exists("jax._src.lib.xla_client",
+                                      "generate_pjrt_gpu_plugin_options")),
     Internal("jax._src.pallas.pallas_call._pallas_call_lowering", PALLAS_GPU, "called",
              "pallas_call's generic rule, run as for cuda: Triton or Mosaic GPU",
-             _generic_rule_check("jax._src.pallas.pallas_call", "pallas_call_p",
-                                 "_pallas_call_lowering", ["cuda=gpu_lowering"])),
+             generic_rule_check("jax._src.pallas.pallas_call", "pallas_call_p",
+                                "_pallas_call_lowering", ["cuda=gpu_lowering"])),
     Internal("jax._src.pallas.mpmd._mpmd_map_lowering", PALLAS_GPU, "called",
              "mpmd_map's generic rule (Mosaic GPU kernels), run as for cuda",
-             _generic_rule_check("jax._src.pallas.mpmd", "mpmd_map_p", "_mpmd_map_lowering",
-                                 ["ctx.module_context.platforms", 'case "cuda"'])),
+             generic_rule_check("jax._src.pallas.mpmd", "mpmd_map_p", "_mpmd_map_lowering",
+                                ["ctx.module_context.platforms", 'case "cuda"'])),
     Internal("jax._src.pallas.triton.pallas_call_registration", PALLAS_GPU, "read (its source)",
              "Triton's registration reads the lowering platform from the rule context",
-             _source_has("jax._src.pallas.triton.pallas_call_registration", None,
-                         ["ctx.platforms or ctx.module_context.platforms"])),
+             source_has("jax._src.pallas.triton.pallas_call_registration", None,
+                        ["ctx.platforms or ctx.module_context.platforms"])),
     Internal("jax._src.pallas.mosaic_gpu.pallas_call_registration", PALLAS_GPU, "imported",
              "registers Pallas's Mosaic GPU lowering of pallas_call before the first kernel "
              "(JAX 0.11.2 imports it only from mpmd_map's lowering)",
-             _importable_or_absent("jax._src.pallas.mosaic_gpu.pallas_call_registration")),
+             importable_or_absent("jax._src.pallas.mosaic_gpu.pallas_call_registration")),
     Internal("jax._src.xla_bridge._alias_to_platforms", GPU_ALIAS, "extended",
              "'pjrtkit' is appended to the 'gpu' alias (after cuda) on the xla_gpu device, so "
              "jax.devices('gpu') finds it", _alias_check),
@@ -566,11 +390,11 @@ INTERNALS: tuple[Internal, ...] = (
     Internal(f"{_PE}.explain", JIT_REPORT, "read (its log text)",
              "jit_report parses the WARNING it logs through the logger "
              f"'{_PE}' with regular expressions (pjrtkit._jit_explain)",
-             _source_has(_PE, None, ["logger = logging.getLogger(__name__)",
-                                     'TRACING CACHE MISS at {callsite}:',
-                                     "never seen function:\\n    {func_name} id={id(fun)}",
-                                     "different input pytree", "for {func_name}",
-                                     "Tracing context doesn't match"])),
+             source_has(_PE, None, ["logger = logging.getLogger(__name__)",
+                                    'TRACING CACHE MISS at {callsite}:',
+                                    "never seen function:\\n    {func_name} id={id(fun)}",
+                                    "different input pytree", "for {func_name}",
+                                    "Tracing context doesn't match"])),
     Internal(f"{MOSAIC_GPU_LIB}._mosaic_gpu_ext._cupti_init", KERNELS_CUPTI, "called",
              "pjrtkit.kernels.benchmarking method 'cupti': starts CUPTI kernel timing (what "
              "jax.experimental.mosaic.gpu.profiler uses); absent without the CUDA plugin",
@@ -580,9 +404,9 @@ INTERNALS: tuple[Internal, ...] = (
              _cupti_check),
     Internal("jax.monitoring events /jax/core/compile/*", JIT_REPORT, "read",
              "jit_report times tracing, lowering and backend compiles from these events",
-             _source_has("jax._src.dispatch", None, ["/jax/core/compile/jaxpr_trace_duration",
-                                                     "/jax/core/compile/backend_compile_duration",
-                                                     "/jax/core/compile/jaxpr_to_mlir_module_duration"])),
+             source_has("jax._src.dispatch", None, ["/jax/core/compile/jaxpr_trace_duration",
+                                                    "/jax/core/compile/backend_compile_duration",
+                                                    "/jax/core/compile/jaxpr_to_mlir_module_duration"])),
 )
 """Every JAX internal pjrtkit uses (``//tests/jax:jax_internals_test`` keeps the list complete)."""
 
