@@ -1,5 +1,7 @@
 #include "tests/fuzz/fuzz_support.h"
 
+#include "tests/conformance/test_data.h"
+
 // C and C++ standard library.
 #include <cstdio>
 #include <cstdlib>
@@ -10,22 +12,6 @@ extern "C" const PJRT_Api* GetPjrtApi();
 
 namespace pjrtkit_fuzz {
 namespace {
-
-// xla.CompileOptionsProto: executable_build_options {device_ordinal: -1, num_replicas: 1,
-// num_partitions: 1} (tests/conformance kCompileOptions1x1).
-constexpr unsigned char kCompileOptions1x1[] = {0x1a, 0x0f, 0x08, 0xff, 0xff, 0xff, 0xff, 0xff,
-                                                0xff, 0xff, 0xff, 0xff, 0x01, 0x20, 0x01, 0x28,
-                                                0x01};
-
-constexpr char kAddOneMlir[] = R"mlir(
-module @add_one attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
-  func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
-    %cst = stablehlo.constant dense<1.000000e+00> : tensor<4xf32>
-    %0 = stablehlo.add %arg0, %cst : tensor<4xf32>
-    return %0 : tensor<4xf32>
-  }
-}
-)mlir";
 
 // A PJRT_NamedValue of type int64.
 PJRT_NamedValue IntOption(const char* name, int64_t value) {
@@ -42,11 +28,11 @@ PJRT_NamedValue IntOption(const char* name, int64_t value) {
 }  // namespace
 
 std::string_view CompileOptions1x1() {
-  return std::string_view(reinterpret_cast<const char*>(kCompileOptions1x1),
-                          sizeof(kCompileOptions1x1));
+  return std::string_view(reinterpret_cast<const char*>(pjrt_conformance::kCompileOptions1x1),
+                          pjrt_conformance::kCompileOptions1x1Size);
 }
 
-std::string_view AddOneMlir() { return kAddOneMlir; }
+std::string_view AddOneMlir() { return pjrt_conformance::kAddOneF32; }
 
 FuzzSupport& FuzzSupport::Get() {
   static FuzzSupport* const support = new FuzzSupport();  // Never destroyed: threads may use it.

@@ -18,25 +18,12 @@ import textwrap
 
 import pytest
 
+from tests.testing import callback_child
 from tests.testing.plugin_env import plugin_env, run_python, run_python_failing
 
-_PRELUDE = """
-import json
-import numpy as np
-import jax, jax.numpy as jnp
-from jax.experimental import io_callback
-from jax_plugins.pjrtkit import _host_callbacks
-assert jax.default_backend() == "pjrtkit", jax.default_backend()
-"""
-
-
-def _env(**extra: str) -> dict[str, str]:
-  return plugin_env(JAX_PLATFORMS="pjrtkit,cpu", **extra)
-
-
-def _run(code: str, setup: str = "") -> dict:
-  """Runs the prelude, `setup` (unindented) and `code` in a child; returns its JSON."""
-  return run_python(_PRELUDE + setup + textwrap.dedent(code), env=_env())
+_PRELUDE = callback_child.PRELUDE
+_env = callback_child.env
+_run = callback_child.run
 
 
 def _stdout(code: str) -> list[str]:

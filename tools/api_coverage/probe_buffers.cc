@@ -4,21 +4,14 @@
 #include <cstdint>
 #include <cstring>
 
+#include "tools/api_coverage/probe_fixtures.h"
+
 namespace api_coverage {
 
 void ProbeBuffers(ProbeRecorder* probe, PJRT_Client* client, PJRT_Device* device,
                   PJRT_Memory* memory) {
-  const float data[4] = {1.0f, 2.0f, 3.0f, 4.0f};
-  const int64_t dims[1] = {4};
-  PROBE_ARGS(PJRT_Client_BufferFromHostBuffer_Args, from_host);
-  from_host.client = client;
-  from_host.data = data;
-  from_host.type = PJRT_Buffer_Type_F32;
-  from_host.dims = dims;
-  from_host.num_dims = 1;
-  from_host.host_buffer_semantics = PJRT_HostBufferSemantics_kImmutableOnlyDuringCall;
-  from_host.device = device;
-  if (!PROBE_CALL(PJRT_Client_BufferFromHostBuffer, from_host)) return;
+  PJRT_Client_BufferFromHostBuffer_Args from_host = ProbeF32Buffer(probe, client, device);
+  if (from_host.buffer == nullptr) return;
   PJRT_Buffer* buffer = from_host.buffer;
   if (PJRT_Event* done = from_host.done_with_host_buffer) {
     PROBE_ARGS(PJRT_Event_IsReady_Args, is_ready);
@@ -104,6 +97,7 @@ void ProbeBuffers(ProbeRecorder* probe, PJRT_Client* client, PJRT_Device* device
     to_memory.dst_memory = memory;
     if (PROBE_CALL(PJRT_Buffer_CopyToMemory, to_memory)) probe->DestroyBuffer(to_memory.dst_buffer);
   }
+  const int64_t dims[1] = {4};
   PROBE_ARGS(PJRT_Client_CreateUninitializedBuffer_Args, uninitialized);
   uninitialized.client = client;
   uninitialized.shape_dims = dims;

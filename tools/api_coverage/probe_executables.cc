@@ -8,6 +8,7 @@
 // The PJRT FFI extension's ABI (PJRT C API 0.81), the suite's program and compile options.
 #include "tests/conformance/test_data.h"
 #include "xla_plugin/abi/ffi_extension.h"
+#include "tools/api_coverage/probe_fixtures.h"
 
 namespace api_coverage {
 namespace {
@@ -71,19 +72,12 @@ void ProbeExecuteWithContext(ProbeRecorder* probe, PJRT_LoadedExecutable* loaded
 }  // namespace
 
 void ProbeExecutables(ProbeRecorder* probe, PJRT_Client* client, PJRT_Device* device) {
-  std::string code = pjrt_conformance::kAddOneF32;
-  const std::string format = "mlir";
-  const std::string compile_options = pjrt_conformance::CompileOptions1x1();
-  PROBE_ARGS(PJRT_Program, program);
-  program.code = &code[0];
-  program.code_size = code.size();
-  program.format = format.data();
-  program.format_size = format.size();
+  AddOneProgram add_one;
   PROBE_ARGS(PJRT_Client_Compile_Args, compile);
   compile.client = client;
-  compile.program = &program;
-  compile.compile_options = compile_options.data();
-  compile.compile_options_size = compile_options.size();
+  compile.program = add_one.program();
+  compile.compile_options = add_one.compile_options().data();
+  compile.compile_options_size = add_one.compile_options().size();
   if (!PROBE_CALL(PJRT_Client_Compile, compile)) return;
   PJRT_LoadedExecutable* loaded = compile.executable;
 
@@ -172,17 +166,8 @@ void ProbeExecutables(ProbeRecorder* probe, PJRT_Client* client, PJRT_Device* de
     PROBE_CALL(PJRT_Executable_Destroy, destroy);
   }
 
-  const float data[4] = {1.0f, 2.0f, 3.0f, 4.0f};
-  const int64_t dims[1] = {4};
-  PROBE_ARGS(PJRT_Client_BufferFromHostBuffer_Args, from_host);
-  from_host.client = client;
-  from_host.data = data;
-  from_host.type = PJRT_Buffer_Type_F32;
-  from_host.dims = dims;
-  from_host.num_dims = 1;
-  from_host.host_buffer_semantics = PJRT_HostBufferSemantics_kImmutableOnlyDuringCall;
-  from_host.device = device;
-  if (PROBE_CALL(PJRT_Client_BufferFromHostBuffer, from_host)) {
+  PJRT_Client_BufferFromHostBuffer_Args from_host = ProbeF32Buffer(probe, client, device);
+  if (from_host.buffer != nullptr) {
     probe->AwaitAndDestroy(from_host.done_with_host_buffer);
     PJRT_Buffer* input = from_host.buffer;
     PJRT_Buffer* const arguments[1] = {input};

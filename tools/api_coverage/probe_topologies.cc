@@ -5,7 +5,7 @@
 #include <string>
 
 // The suite's program and compile options.
-#include "tests/conformance/test_data.h"
+#include "tools/api_coverage/probe_fixtures.h"
 
 namespace api_coverage {
 
@@ -42,19 +42,12 @@ void ProbeTopologies(ProbeRecorder* probe, PJRT_Client* client) {
         PROBE_CALL(PJRT_TopologyDescription_Destroy, destroy);
       }
     }
-    std::string code = pjrt_conformance::kAddOneF32;
-    const std::string format = "mlir";
-    const std::string compile_options = pjrt_conformance::CompileOptions1x1();
-    PROBE_ARGS(PJRT_Program, program);
-    program.code = &code[0];
-    program.code_size = code.size();
-    program.format = format.data();
-    program.format_size = format.size();
+    AddOneProgram add_one;
     PROBE_ARGS(PJRT_Compile_Args, compile);
     compile.topology = topology;
-    compile.program = &program;
-    compile.compile_options = compile_options.data();
-    compile.compile_options_size = compile_options.size();
+    compile.program = add_one.program();
+    compile.compile_options = add_one.compile_options().data();
+    compile.compile_options_size = add_one.compile_options().size();
     compile.client = client;
     if (PROBE_CALL(PJRT_Compile, compile)) {
       PROBE_ARGS(PJRT_Executable_Destroy_Args, destroy);
