@@ -11,7 +11,10 @@ configs; a call with ``implementation=None`` over every implementation that serv
 
 from __future__ import annotations
 
+import concurrent.futures
 import logging
+import os
+import time
 from typing import Any, Callable
 
 import jax
@@ -35,64 +38,114 @@ def find_kernel_calls(f: Callable[..., Any], *args: Any, **kwargs: Any
   return markers.find_calls(text)
 
 
-def _phase_function(impl: op_lib.Op, phase: str, spec: Spec, config: Any,
-                    family: op_lib.Family) -> tuple[Callable[..., Any], list[Any]]:
-  """A function of arrays timing one phase of `impl`, and its arguments."""
+def _phase_inputs(phase: str, spec: Spec, family: op_lib.Family, fallback: op_lib.Op
+                  ) -> tuple[list[Any], Any]:
+  """The arrays a phase is timed with, made once per call: the forward takes the call's example
+  arguments; the gradient takes the "xla" forward's residuals and a random output cotangent
+  (then the second item is the residuals' tree)."""
   args = spec.example_args(seed=0)
   if phase == "fwd":
-    return (lambda *a: impl.forward(a, spec, config)[0]), list(args)
-  maker = family.implementations.get("xla", impl)
+    return list(args), None
+  maker = family.implementations.get("xla", fallback)
   out, residuals = jax.jit(lambda *a: maker.forward(a, spec, maker.default_config(spec)))(*args)
   rng = np.random.default_rng(1)
   dout = jax.numpy.asarray(rng.standard_normal(out.shape), out.dtype)
   leaves, tree = jax.tree.flatten(residuals)
+  return leaves + [dout], tree
+
+
+def _phase_function(impl: op_lib.Op, phase: str, spec: Spec, config: Any,
+                    tree: Any) -> Callable[..., Any]:
+  """A function of the phase's arrays (see `_phase_inputs`) running one phase of `impl`."""
+  if phase == "fwd":
+    return lambda *a: impl.forward(a, spec, config)[0]
 
   def bwd(*arrays: Any) -> Any:
     res = jax.tree.unflatten(tree, arrays[:-1])
     return impl.backward(res, arrays[-1], spec, config)
 
-  return bwd, leaves + [dout]
+  return bwd
 
 
-def _measure(fn: Callable[..., Any], args: list[Any], iterations: int,
-             method: str | None) -> float:
-  runner = benchmarking.compile_benchmark(jax.jit(fn), args)
-  return runner(args, method=method, iterations=iterations).median_evaluation_time_ms
+def _compile_all(lowered: list[Any], workers: int) -> list[Any]:
+  """Compiles the lowered candidates, `workers` at a time, keeping each one's compiled
+  executable or its exception, in order. Lowering stays on the caller's thread (it reads JAX's
+  thread-local contexts: the default device, Pallas interpret mode); compiling does not, and XLA
+  and the Triton and Mosaic GPU compilers release the GIL."""
+
+  def attempt(item: Any) -> Any:
+    if isinstance(item, Exception):
+      return item
+    try:
+      start = time.perf_counter()
+      return item.compile(), (time.perf_counter() - start) * 1e3
+    except Exception as e:  # pylint: disable=broad-except
+      return e
+
+  if workers <= 1 or len(lowered) <= 1:
+    return [attempt(item) for item in lowered]
+  with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+    return list(pool.map(attempt, lowered))
+
+
+def _lower(fn: Callable[..., Any], args: list[Any]) -> Any:
+  """``jax.jit(fn).lower(*args)``, or the exception it raised."""
+  try:
+    return jax.jit(fn).lower(*args)
+  except Exception as e:  # pylint: disable=broad-except
+    return e
 
 
 def autotune(f: Callable[..., Any], *args: Any, iterations: int = 5, method: str | None = None,
-             **kwargs: Any) -> AutotuningResult:
+             compile_workers: int | None = None, **kwargs: Any) -> AutotuningResult:
   """Autotunes every kernel call in ``f(*args, **kwargs)`` on the current device.
+
+  The candidates of a call are lowered one by one, compiled `compile_workers` at a time, then
+  timed one at a time, so no two candidates share the device while they are measured.
 
   Args:
     f: a function or a jitted function (e.g. ``jax.jit(jax.grad(loss))``).
     *args: its arguments (arrays or ``jax.ShapeDtypeStruct``).
     iterations: timed calls per candidate (median taken).
     method: the `benchmarking` method; None picks the best for the device.
+    compile_workers: threads compiling candidates (default: the CPU count, at most 8; 1
+      compiles one at a time).
     **kwargs: keyword arguments of f.
 
   Returns:
     An AutotuningResult for the current device kind, one TunedChoice per call and phase.
 
   Raises:
+    ValueError: when `compile_workers` is not a positive integer.
     RuntimeError: when no candidate of a call could be measured.
   """
+  if compile_workers is None:
+    compile_workers = min(8, os.cpu_count() or 1)
+  if not isinstance(compile_workers, int) or compile_workers < 1:
+    raise ValueError(f"compile_workers must be a positive integer, got {compile_workers!r}")
   device = device_lib.current_device()
   choices = []
   for phase, requested, spec in markers.unique_specs(find_kernel_calls(f, *args, **kwargs)):
     family = op_lib.family(spec.op)
     names = family.supported(spec, device) if requested == markers.AUTO else [requested]
+    pairs = [(name, config) for name in names
+             for config in family.implementations[name].autotuning_configs(spec)]
+    if not pairs:
+      raise RuntimeError(f"autotune: {spec.op} ({phase}) has no candidate on {device.describe()}")
+    fn_args, tree = _phase_inputs(phase, spec, family, family.implementations[pairs[0][0]])
+    lowered = [_lower(_phase_function(family.implementations[name], phase, spec, config, tree),
+                      fn_args) for name, config in pairs]
     candidates = []
-    for name in names:
-      impl = family.implementations[name]
-      for config in impl.autotuning_configs(spec):
-        try:
-          fn, fn_args = _phase_function(impl, phase, spec, config, family)
-          t = _measure(fn, fn_args, iterations, method)
-        except Exception as e:  # pylint: disable=broad-except
-          _LOG.warning("autotune: %s %s %s %s failed: %s", spec.op, phase, name, config, e)
-          continue
-        candidates.append((name, op_lib.config_to_json(config), t))
+    for (name, config), built in zip(pairs, _compile_all(lowered, compile_workers)):
+      try:
+        if isinstance(built, Exception):
+          raise built
+        runner = benchmarking.BenchmarkRunner(built[0], 0.0, built[1])
+        t = runner(fn_args, method=method, iterations=iterations).median_evaluation_time_ms
+      except Exception as e:  # pylint: disable=broad-except
+        _LOG.warning("autotune: %s %s %s %s failed: %s", spec.op, phase, name, config, e)
+        continue
+      candidates.append((name, op_lib.config_to_json(config), t))
     if not candidates:
       raise RuntimeError(f"autotune: no candidate of {spec.op} ({phase}) could be measured on "
                          f"{device.describe()}")
