@@ -17,6 +17,8 @@ import pytest  # noqa: E402
 
 from pjrtkit import kernels as pk  # noqa: E402
 from pjrtkit.kernels.core import device as device_lib  # noqa: E402
+from pjrtkit.kernels.core import op as op_lib  # noqa: E402
+from pjrtkit.kernels.core import tuned as tuned_lib  # noqa: E402
 from pjrtkit.kernels.dot_product_attention import api as attention_api  # noqa: E402
 from pjrtkit.kernels.dot_product_attention import base as attention_base  # noqa: E402
 from pjrtkit.kernels.dot_product_attention.mosaic import MosaicAttentionConfig  # noqa: E402
@@ -104,12 +106,57 @@ def test_autotune_finds_calls_in_the_lowering_and_replays_choices():
   assert data["device_kind"] == "pjrtkit_cpu" and data["choices"][0]["config"] == {"chunk_size": 16}
 
 
+def test_autotune_compiles_in_parallel_with_the_callers_contexts():
+  x, _ = _inputs((1, 40, 2, 16))
+  f = jax.jit(lambda x: jnp.sum(pk.dot_product_attention(x, x, x, implementation="triton")))
+  with pk.pallas_interpret():  # Read on the lowering thread; the compile threads do not see it.
+    serial = pk.autotune(f, x, iterations=1, compile_workers=1)
+    parallel = pk.autotune(f, x, iterations=1, compile_workers=4)
+  configs = lambda r: sorted(json.dumps(dict(c[1]), sort_keys=True)  # noqa: E731
+                             for c in r.choices[0].candidates)
+  assert configs(serial) == configs(parallel)
+  triton = op_lib.family("dot_product_attention").implementations["triton"]
+  assert len(configs(parallel)) == len(triton.autotuning_configs(parallel.choices[0].spec)) > 1
+  with pytest.raises(ValueError, match="compile_workers must be a positive integer, got 0"):
+    pk.autotune(f, x, compile_workers=0)
+
+
 def test_rule_per_device_shape_and_dtype():
   q = jnp.ones((1, 8, 2, 16), jnp.float32)
   lowered = lambda **kw: jax.jit(lambda q: pk.dot_product_attention(q, q, q, **kw)).lower(q).as_text()  # noqa: E731
   assert "pjrtkit_kernels_attention_fwd" in lowered()
   assert "pjrtkit_kernels_attention_fwd" not in lowered(mask=jnp.ones((1, 1, 8, 8), bool))
   assert "pjrtkit_kernels_attention_fwd" not in lowered(implementation="xla")
+
+
+def test_the_shipped_h200_choices_serve_their_calls_and_win_over_the_rule():
+  """kernels/tuned/NVIDIA_H200.json (tools/kernels_gpu/tune.py on the H200): every choice is a
+  valid config of an implementation that serves its call there, the fastest of its candidates,
+  and what implementation=None (or the named implementation) then takes."""
+  shipped = tuned_lib.shipped_result("NVIDIA H200")
+  assert shipped is not None and shipped.device_kind == "NVIDIA H200"
+  autos = set()
+  for c in shipped.choices:
+    family = op_lib.family(c.op)
+    impl = family.implementations[c.implementation]
+    config = impl.config_cls(**dict(c.config))
+    assert c.implementation in family.supported(c.spec, H200), c.key()
+    assert c.requested in ("auto", c.implementation)
+    times = [t for _, _, t in c.candidates]
+    assert times == sorted(times) and c.time_ms == pytest.approx(times[0], abs=1e-6)
+    choice = family.choose(c.spec, None if c.requested == "auto" else c.requested, c.phase, H200)
+    assert (choice.source, choice.op.implementation, choice.config) == (
+        "tuned", c.implementation, config)
+    if c.requested == "auto":
+      autos.add((c.op, c.phase, c.spec.arg(c.spec.arg_names[0]).shape,
+                 dict(c.spec.params).get("is_causal")))
+  # Every shape of the H200 comparison, both phases (the forward-only causal 16384 row: forward).
+  for shape, causal in [((1, 16384, 16, 128), False), ((32, 2048, 16, 64), False),
+                        ((32, 2048, 16, 64), True)]:
+    assert {p for o, p, s, k in autos if (s, k) == (shape, causal)} == {"fwd", "bwd"}
+  assert ("dot_product_attention", "fwd", (1, 16384, 16, 128), True) in autos
+  for shape in [(1048576, 64), (8192, 8192), (32, 2048, 16, 64)]:
+    assert {p for o, p, s, k in autos if o == "layer_norm" and s == shape} == {"fwd", "bwd"}
 
 
 @pytest.mark.parametrize("dtype", [jnp.float32, jnp.bfloat16])
@@ -127,9 +174,10 @@ def test_layer_norm_rule_takes_native_forward_and_gradient_on_the_cpu_device(dty
 H200 = device_lib.DeviceInfo(platform="cuda", kind="NVIDIA H200", compute_capability=(9, 0))
 
 
-def test_gpu_rule_and_phase_configs_follow_the_h200_runs():
+def test_gpu_rule_and_phase_configs_follow_the_h200_runs(monkeypatch):
   """implementation=None on an H200 without a tuned file: the rule and `phase_config` (README
   "H200: against cuDNN, XLA and Tokamax"), each phase on its own."""
+  monkeypatch.setattr(tuned_lib, "shipped_result", lambda kind: None)
   q = jax.ShapeDtypeStruct((32, 2048, 16, 64), jnp.bfloat16)
   spec = attention_base.make_spec(q, q, q, None, None, False, None)
   fwd = attention_api.FAMILY.choose(spec, None, "fwd", H200)

@@ -249,7 +249,7 @@ def test_triton_config_validation_and_candidates():
   for shape in [(1048576, 64), (8192, 8192), (10, 37), (2, 65536)]:
     spec = base.make_spec(jax.ShapeDtypeStruct(shape, jnp.bfloat16), None, None, -1, 1e-6, True)
     configs = TritonLayerNorm().autotuning_configs(spec)
-    assert 2 <= len(configs) <= 8
+    assert 2 <= len(configs) <= 11  # The default first, then the candidates.
     assert configs[0] == TritonLayerNorm().default_config(spec)
     assert len(set(configs)) == len(configs)
     assert hash(configs[0]) == hash(TritonLayerNorm().default_config(spec))

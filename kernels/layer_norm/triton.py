@@ -272,7 +272,9 @@ class TritonLayerNorm(Op[TritonLayerNormConfig]):
     else:
       candidates = [_config(cp, cp, 16, 0), _config(cp, cp, 16, 1, False),
                     _config(cp, cp, 32, 1), _config(cp, cp, 8, 2),
-                    _config(2 * cp, cp, 16, 1)]
+                    _config(2 * cp, cp, 16, 1), _config(2 * cp, cp, 16, 0),
+                    _config(cp, cp, 8, 0), _config(4 * cp, cp, 32, 1),
+                    _config(cp, cp, 8, 3), _config(cp, cp, 4, 4)]
     return tuple(cfg for cfg in candidates if cfg.block_rows * cp <= _MAX_TILE)
 
   def forward(self, args: tuple[Any, ...], spec: Spec, config: TritonLayerNormConfig
