@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Nsight Compute profiles of pjrtkit.kernels on the H200 machine (issue 13: what limits each
+# kernel), from a kit made by tools/gpu/make_kit.sh:
+#   OUT=... bash KIT/tools/kernels_gpu/profile.sh [CASE:IMPLEMENTATION:PHASE ...]
+# Runs tools/kernels_gpu/profile_cases.py under ncu on JAX's CUDA backend and profiles every
+# kernel of ours (names with pjrtkit or mosaic in them), with the sections that say what bounds a kernel:
+# speed of light (compute and memory throughput), compute workload (pipe utilisation), memory
+# workload, occupancy, launch statistics (registers, shared memory), warp state (stall reasons).
+# Clocks are left as the GPU runs them (--clock-control none). Writes $OUT/ncu_details.csv
+# (ncu --csv --page details) and $OUT/ncu_summary.txt (a few key metrics per kernel).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-/tmp/kernels_profile_out}; mkdir -p "$OUT"
+PY=${PYTHON:-python3}
+NCU=${NCU:-$(command -v ncu || echo /usr/local/cuda/bin/ncu)}
+TARGETS=("$@")
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(A1:mosaic:fwd A3:mosaic:fwd A4:mosaic:bwd A4:triton:bwd
+                                     A3:triton:fwd L2:triton:fwd L4:triton:bwd)
+export PYTHONPATH="$PWD:$PWD/python${PYTHONPATH:+:$PYTHONPATH}" TF_CPP_MIN_LOG_LEVEL=3
+export XLA_PYTHON_CLIENT_PREALLOCATE=false JAX_PLATFORMS=${JAX_PLATFORMS:-cuda}
+SECTIONS=(SpeedOfLight ComputeWorkloadAnalysis MemoryWorkloadAnalysis Occupancy LaunchStats
+          WarpStateStats)
+args=()
+for s in "${SECTIONS[@]}"; do args+=(--section "$s"); done
+# Each target runs twice (warm-up, then the run to read): both are profiled, the second is later.
+timeout "${PROFILE_TIMEOUT:-300}" "$NCU" --target-processes all --clock-control none \
+  --kernel-name regex:'pjrtkit|mosaic' "${args[@]}" --csv --page details \
+  "$PY" -m tools.kernels_gpu.profile_cases "${TARGETS[@]}" > "$OUT/ncu_raw.txt" 2> "$OUT/ncu_stderr.txt"
+echo "ncu rc=$?" | tee "$OUT/ncu_summary.txt"
+grep -a '^"' "$OUT/ncu_raw.txt" > "$OUT/ncu_details.csv"
+grep -av '^"' "$OUT/ncu_raw.txt" | tail -20 >> "$OUT/ncu_summary.txt"
+$PY - "$OUT/ncu_details.csv" >> "$OUT/ncu_summary.txt" <<'PY'
+import csv, sys, collections
+rows = list(csv.DictReader(open(sys.argv[1])))
+want = ("Duration", "Compute (SM) Throughput", "Memory Throughput", "DRAM Throughput",
+        "Achieved Occupancy", "Theoretical Occupancy", "Registers Per Thread",
+        "Dynamic Shared Memory Per Block", "Block Size", "Grid Size", "Executed Ipc Active",
+        "Issue Slots Busy", "L1/TEX Hit Rate", "L2 Hit Rate")
+kernels = collections.OrderedDict()
+for r in rows:
+  key = (r.get("ID"), r.get("Kernel Name", "")[:60])
+  kernels.setdefault(key, {})
+  if r.get("Metric Name") in want:
+    kernels[key][r["Metric Name"]] = f'{r.get("Metric Value")} {r.get("Metric Unit", "")}'.strip()
+for (i, name), metrics in kernels.items():
+  print(f"[{i}] {name}")
+  for m in want:
+    if m in metrics:
+      print(f"    {m}: {metrics[m]}")
+PY
+cat "$OUT/ncu_summary.txt" | head -150
