@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+import threading
 
 from pjrtkit.kernels import testing
 
@@ -25,6 +26,7 @@ from pjrtkit.kernels.dot_product_attention.mosaic import MosaicAttentionConfig  
 from pjrtkit.kernels.dot_product_attention.triton import TritonAttentionConfig  # noqa: E402
 from pjrtkit.kernels.layer_norm import api as layer_norm_api  # noqa: E402
 from pjrtkit.kernels.layer_norm import base as layer_norm_base  # noqa: E402
+from pjrtkit.kernels.layer_norm import triton as layer_norm_triton  # noqa: E402
 
 
 def _loss(x, scale, impls=("triton", "xla_chunked", None, "mosaic")):
@@ -109,16 +111,27 @@ def test_autotune_finds_calls_in_the_lowering_and_replays_choices():
 def test_autotune_compiles_in_parallel_with_the_callers_contexts():
   x, _ = _inputs((1, 40, 2, 16))
   f = jax.jit(lambda x: jnp.sum(pk.dot_product_attention(x, x, x, implementation="triton")))
+  threads = []
+  compile_ = jax.stages.Lowered.compile
+
+  def recording(self, *args, **kwargs):
+    threads.append(threading.get_ident())
+    return compile_(self, *args, **kwargs)
+
   with pk.pallas_interpret():  # Read on the lowering thread; the compile threads do not see it.
     serial = pk.autotune(f, x, iterations=1, compile_workers=1)
-    parallel = pk.autotune(f, x, iterations=1, compile_workers=4)
+    with pytest.MonkeyPatch.context() as patch:
+      patch.setattr(jax.stages.Lowered, "compile", recording)
+      parallel = pk.autotune(f, x, iterations=1, compile_workers=4)
+  assert threading.get_ident() not in threads and 1 < len(set(threads)) <= 4
   configs = lambda r: sorted(json.dumps(dict(c[1]), sort_keys=True)  # noqa: E731
                              for c in r.choices[0].candidates)
   assert configs(serial) == configs(parallel)
   triton = op_lib.family("dot_product_attention").implementations["triton"]
   assert len(configs(parallel)) == len(triton.autotuning_configs(parallel.choices[0].spec)) > 1
-  with pytest.raises(ValueError, match="compile_workers must be a positive integer, got 0"):
-    pk.autotune(f, x, compile_workers=0)
+  for bad in (0, True, 2.0):
+    with pytest.raises(ValueError, match=f"compile_workers must be a positive integer, got {bad}"):
+      pk.autotune(f, x, compile_workers=bad)
 
 
 def test_rule_per_device_shape_and_dtype():
@@ -129,10 +142,12 @@ def test_rule_per_device_shape_and_dtype():
   assert "pjrtkit_kernels_attention_fwd" not in lowered(implementation="xla")
 
 
-def test_the_shipped_h200_choices_serve_their_calls_and_win_over_the_rule():
+def test_the_shipped_h200_choices_serve_their_calls_and_win_over_the_rule(monkeypatch):
   """kernels/tuned/NVIDIA_H200.json (tools/kernels_gpu/tune.py on the H200): every choice is a
-  valid config of an implementation that serves its call there, the fastest of its candidates,
-  and what implementation=None (or the named implementation) then takes."""
+  valid config of an implementation that serves its call there, still one of its candidates,
+  the fastest of those measured, and what implementation=None (or the named implementation)
+  then takes."""
+  monkeypatch.setattr(layer_norm_triton, "sm_count", lambda: 132)  # The H200's, not this CPU's.
   shipped = tuned_lib.shipped_result("NVIDIA H200")
   assert shipped is not None and shipped.device_kind == "NVIDIA H200"
   autos = set()
@@ -140,6 +155,7 @@ def test_the_shipped_h200_choices_serve_their_calls_and_win_over_the_rule():
     family = op_lib.family(c.op)
     impl = family.implementations[c.implementation]
     config = impl.config_cls(**dict(c.config))
+    assert config in impl.autotuning_configs(c.spec), c.key()  # Not stale: still a candidate.
     assert c.implementation in family.supported(c.spec, H200), c.key()
     assert c.requested in ("auto", c.implementation)
     times = [t for _, _, t in c.candidates]
@@ -299,6 +315,36 @@ def test_user_op_is_callable_differentiable_and_autotuned():
       ("scaled_square", "fwd", "jnp")]
   assert {dict(c[1])["block"] for c in result.choices[0].candidates} == {4, 8}
 
+
+
+class FragileSquare(ScaledSquare):
+  """ScaledSquare whose block-8 config fails to lower (a candidate that cannot be built)."""
+
+  op_name = "fragile_square"
+
+  def _get_autotuning_configs(self, spec):
+    return (ScaleConfig(4), ScaleConfig(8), ScaleConfig(16))
+
+  def forward(self, args, spec, config):
+    if config.block == 8:
+      raise ValueError("block 8 does not lower")
+    return super().forward(args, spec, config)
+
+
+def test_autotune_skips_candidates_that_fail_and_refuses_when_none_is_left(monkeypatch, caplog):
+  op = FragileSquare()
+  x = jnp.arange(3.0)
+  f = jax.jit(lambda x: op(x, alpha=2.0))
+  result = pk.autotune(f, x, iterations=1, compile_workers=2)
+  assert sorted(dict(c[1])["block"] for c in result.choices[0].candidates) == [4, 16]
+  assert "fragile_square fwd jnp ScaleConfig(block=8) failed: block 8 does not lower" in caplog.text
+
+  def broken(*args, **kwargs):
+    raise RuntimeError("the device went away")
+
+  monkeypatch.setattr(pk.benchmarking.BenchmarkRunner, "__call__", broken)
+  with pytest.raises(RuntimeError, match="no candidate of fragile_square \\(fwd\\) could be measured"):
+    pk.autotune(f, x, iterations=1)
 
 if __name__ == "__main__":
   sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))

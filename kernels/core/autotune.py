@@ -38,20 +38,24 @@ def find_kernel_calls(f: Callable[..., Any], *args: Any, **kwargs: Any
   return markers.find_calls(text)
 
 
-def _phase_inputs(phase: str, spec: Spec, family: op_lib.Family, fallback: op_lib.Op
-                  ) -> tuple[list[Any], Any]:
-  """The arrays a phase is timed with, made once per call: the forward takes the call's example
-  arguments; the gradient takes the "xla" forward's residuals and a random output cotangent
+def _phase_inputs(phase: str, spec: Spec, maker: op_lib.Op) -> tuple[list[Any], Any]:
+  """The arrays a phase is timed with: the forward takes the call's example arguments; the
+  gradient takes `maker`'s forward residuals (default config) and a random output cotangent
   (then the second item is the residuals' tree)."""
   args = spec.example_args(seed=0)
   if phase == "fwd":
     return list(args), None
-  maker = family.implementations.get("xla", fallback)
   out, residuals = jax.jit(lambda *a: maker.forward(a, spec, maker.default_config(spec)))(*args)
   rng = np.random.default_rng(1)
   dout = jax.numpy.asarray(rng.standard_normal(out.shape), out.dtype)
   leaves, tree = jax.tree.flatten(residuals)
   return leaves + [dout], tree
+
+
+def _residual_maker(family: op_lib.Family, name: str) -> str:
+  """Whose forward makes the residuals a gradient candidate `name` is timed with: "xla" (one set
+  for every candidate) when the family has it, else the candidate's own implementation."""
+  return "xla" if "xla" in family.implementations else name
 
 
 def _phase_function(impl: op_lib.Op, phase: str, spec: Spec, config: Any,
@@ -68,17 +72,22 @@ def _phase_function(impl: op_lib.Op, phase: str, spec: Spec, config: Any,
 
 
 def _compile_all(lowered: list[Any], workers: int) -> list[Any]:
-  """Compiles the lowered candidates, `workers` at a time, keeping each one's compiled
-  executable or its exception, in order. Lowering stays on the caller's thread (it reads JAX's
-  thread-local contexts: the default device, Pallas interpret mode); compiling does not, and XLA
-  and the Triton and Mosaic GPU compilers release the GIL."""
+  """Compiles the lowered candidates (`_lower`'s results), `workers` at a time, keeping each
+  one's `BenchmarkRunner` or exception, in order. Lowering stays on the caller's thread: it
+  reads JAX's thread-local contexts (the default device, Pallas interpret mode). Compiling reads
+  only JAX's global config (a ``with``-scoped setting such as ``jax.log_compiles()`` does not
+  reach the workers); XLA and the Triton and Mosaic GPU compilers release the GIL. A runner's
+  compile time is measured while other candidates compile beside it."""
 
   def attempt(item: Any) -> Any:
     if isinstance(item, Exception):
       return item
+    lowered_fn, lowering_ms = item
     try:
       start = time.perf_counter()
-      return item.compile(), (time.perf_counter() - start) * 1e3
+      compiled = lowered_fn.compile()
+      return benchmarking.BenchmarkRunner(compiled, lowering_ms,
+                                          (time.perf_counter() - start) * 1e3)
     except Exception as e:  # pylint: disable=broad-except
       return e
 
@@ -89,11 +98,22 @@ def _compile_all(lowered: list[Any], workers: int) -> list[Any]:
 
 
 def _lower(fn: Callable[..., Any], args: list[Any]) -> Any:
-  """``jax.jit(fn).lower(*args)``, or the exception it raised."""
+  """``(jax.jit(fn).lower(*args), milliseconds)``, or the exception it raised."""
   try:
-    return jax.jit(fn).lower(*args)
+    start = time.perf_counter()
+    lowered = jax.jit(fn).lower(*args)
+    return lowered, (time.perf_counter() - start) * 1e3
   except Exception as e:  # pylint: disable=broad-except
     return e
+
+
+def _default_workers() -> int:
+  """The CPUs this process may run on (affinity, not the machine's count), at most 8."""
+  try:
+    cpus = len(os.sched_getaffinity(0))
+  except AttributeError:  # Not on Linux.
+    cpus = os.cpu_count() or 1
+  return max(1, min(8, cpus))
 
 
 def autotune(f: Callable[..., Any], *args: Any, iterations: int = 5, method: str | None = None,
@@ -108,8 +128,8 @@ def autotune(f: Callable[..., Any], *args: Any, iterations: int = 5, method: str
     *args: its arguments (arrays or ``jax.ShapeDtypeStruct``).
     iterations: timed calls per candidate (median taken).
     method: the `benchmarking` method; None picks the best for the device.
-    compile_workers: threads compiling candidates (default: the CPU count, at most 8; 1
-      compiles one at a time).
+    compile_workers: threads compiling candidates (default: the CPUs this process may use, at
+      most 8; 1 compiles one at a time).
     **kwargs: keyword arguments of f.
 
   Returns:
@@ -117,11 +137,13 @@ def autotune(f: Callable[..., Any], *args: Any, iterations: int = 5, method: str
 
   Raises:
     ValueError: when `compile_workers` is not a positive integer.
-    RuntimeError: when no candidate of a call could be measured.
+    RuntimeError: when no candidate of a call could be measured, or a gradient's inputs (the
+      residuals of the "xla" forward, else of the candidate's own) could not be made.
   """
   if compile_workers is None:
-    compile_workers = min(8, os.cpu_count() or 1)
-  if not isinstance(compile_workers, int) or compile_workers < 1:
+    compile_workers = _default_workers()
+  if (isinstance(compile_workers, bool) or not isinstance(compile_workers, int)
+      or compile_workers < 1):
     raise ValueError(f"compile_workers must be a positive integer, got {compile_workers!r}")
   device = device_lib.current_device()
   choices = []
@@ -132,15 +154,25 @@ def autotune(f: Callable[..., Any], *args: Any, iterations: int = 5, method: str
              for config in family.implementations[name].autotuning_configs(spec)]
     if not pairs:
       raise RuntimeError(f"autotune: {spec.op} ({phase}) has no candidate on {device.describe()}")
-    fn_args, tree = _phase_inputs(phase, spec, family, family.implementations[pairs[0][0]])
-    lowered = [_lower(_phase_function(family.implementations[name], phase, spec, config, tree),
-                      fn_args) for name, config in pairs]
+    inputs: dict[str, tuple[list[Any], Any]] = {}
+    lowered = []
+    for name, config in pairs:
+      maker = _residual_maker(family, name)
+      if maker not in inputs:
+        try:
+          inputs[maker] = _phase_inputs(phase, spec, family.implementations[maker])
+        except Exception as e:  # pylint: disable=broad-except
+          raise RuntimeError(f"autotune: the {phase} inputs of {spec.op} (from its {maker!r} "
+                             f"forward) could not be made on {device.describe()}: {e}") from e
+      fn_args, tree = inputs[maker]
+      lowered.append(_lower(_phase_function(family.implementations[name], phase, spec, config,
+                                            tree), fn_args))
     candidates = []
-    for (name, config), built in zip(pairs, _compile_all(lowered, compile_workers)):
+    for (name, config), runner in zip(pairs, _compile_all(lowered, compile_workers)):
+      fn_args = inputs[_residual_maker(family, name)][0]
       try:
-        if isinstance(built, Exception):
-          raise built
-        runner = benchmarking.BenchmarkRunner(built[0], 0.0, built[1])
+        if isinstance(runner, Exception):
+          raise runner
         t = runner(fn_args, method=method, iterations=iterations).median_evaluation_time_ms
       except Exception as e:  # pylint: disable=broad-except
         _LOG.warning("autotune: %s %s %s %s failed: %s", spec.op, phase, name, config, e)

@@ -133,14 +133,16 @@ class AutotuningResult:
 _CONTEXTS: list[Any] = []
 
 
-def _file_name(device_kind: str) -> str:
-  return re.sub(r"[^A-Za-z0-9_.-]+", "_", device_kind) + ".json"
+def shipped_path(device_kind: str) -> Path:
+  """``kernels/tuned/<kind>.json``, runs of characters other than letters, digits, ``_.-`` in
+  the kind as one underscore (``NVIDIA H200`` -> ``NVIDIA_H200.json``)."""
+  return _TUNED_DIR / (re.sub(r"[^A-Za-z0-9_.-]+", "_", device_kind) + ".json")
 
 
 @functools.lru_cache(maxsize=None)
 def shipped_result(device_kind: str) -> AutotuningResult | None:
-  """The tuned results shipped for `device_kind` (``kernels/tuned/<kind>.json``), if any."""
-  path = _TUNED_DIR / _file_name(device_kind)
+  """The tuned results shipped for `device_kind` (`shipped_path`), if any."""
+  path = shipped_path(device_kind)
   if not path.exists():
     return None
   return AutotuningResult.loads(path.read_text(encoding="utf-8"))

@@ -89,6 +89,13 @@ def _pk_layer_norm(impl: str | None) -> Callable[[Case], Forward]:
   return make
 
 
+def pk_forward(case: Case, implementation: str | None) -> Forward:
+  """pjrtkit.kernels' op of `case` (attention or layer norm, the comparison's parameters) with
+  `implementation`: the forward every "pk" contender times."""
+  maker = _pk_attention if case.op == ATTENTION else _pk_layer_norm
+  return maker(implementation)(case)
+
+
 def jnp_layer_norm(x: jax.Array, scale: jax.Array, offset: jax.Array) -> jax.Array:
   """Layer norm in plain jnp (float32 inside, the input's dtype out): XLA's fused reference."""
   xf = x.astype(jnp.float32)

@@ -7,7 +7,9 @@
 # speed of light (compute and memory throughput), compute workload (pipe utilisation), memory
 # workload, occupancy, launch statistics (registers, shared memory), warp state (stall reasons).
 # Clocks are left as the GPU runs them (--clock-control none). Writes $OUT/ncu_details.csv
-# (ncu --csv --page details) and $OUT/ncu_summary.txt (a few key metrics per kernel).
+# (ncu --csv --page details) and $OUT/ncu_summary.txt (key metrics and ncu's rule verdicts per
+# kernel: highest-utilised pipe, the top stall, occupancy limiters). Kernels appear in launch
+# order, each target's twice; a bwd target's forward kernels too (its residuals are made first).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/kernels_profile_out}; mkdir -p "$OUT"
@@ -32,20 +34,31 @@ grep -av '^"' "$OUT/ncu_raw.txt" | tail -20 >> "$OUT/ncu_summary.txt"
 $PY - "$OUT/ncu_details.csv" >> "$OUT/ncu_summary.txt" <<'PY'
 import csv, sys, collections
 rows = list(csv.DictReader(open(sys.argv[1])))
-want = ("Duration", "Compute (SM) Throughput", "Memory Throughput", "DRAM Throughput",
-        "Achieved Occupancy", "Theoretical Occupancy", "Registers Per Thread",
-        "Dynamic Shared Memory Per Block", "Block Size", "Grid Size", "Executed Ipc Active",
-        "Issue Slots Busy", "L1/TEX Hit Rate", "L2 Hit Rate")
+SOL, CW, MW = "GPU Speed Of Light Throughput", "Compute Workload Analysis", "Memory Workload Analysis"
+OCC, LS, WS = "Occupancy", "Launch Statistics", "Warp State Statistics"
+want = [(SOL, "Duration"), (SOL, "Compute (SM) Throughput"), (SOL, "Memory Throughput"),
+        (SOL, "DRAM Throughput"), (OCC, "Achieved Occupancy"), (OCC, "Theoretical Occupancy"),
+        (LS, "Registers Per Thread"), (LS, "Dynamic Shared Memory Per Block"), (LS, "Block Size"),
+        (LS, "Grid Size"), (CW, "Executed Ipc Active"), (CW, "Issue Slots Busy"),
+        (WS, "Warp Cycles Per Issued Instruction"), (MW, "L1/TEX Hit Rate"), (MW, "L2 Hit Rate")]
 kernels = collections.OrderedDict()
 for r in rows:
-  key = (r.get("ID"), r.get("Kernel Name", "")[:60])
-  kernels.setdefault(key, {})
-  if r.get("Metric Name") in want:
-    kernels[key][r["Metric Name"]] = f'{r.get("Metric Value")} {r.get("Metric Unit", "")}'.strip()
-for (i, name), metrics in kernels.items():
+  k = kernels.setdefault((r.get("ID"), r.get("Kernel Name", "")[:60]), {"metrics": {}, "rules": []})
+  key = (r.get("Section Name"), r.get("Metric Name"))
+  if key in want:
+    k["metrics"][key] = f'{r.get("Metric Value")} {r.get("Metric Unit", "")}'.strip()
+  rule = (r.get("Rule Name") or "").strip()
+  if rule in ("HighPipeUtilization", "CPIStall", "TheoreticalOccupancy", "SOLBottleneck"):
+    text = (r.get("Rule Description") or "").split(". ")[0]
+    if text and not text.startswith(("The optional metric", "Check the Warp Stall")):
+      speedup = r.get("Estimated Speedup") or ""
+      k["rules"].append(f"{rule}: {text}" + (f" (estimated speedup {speedup} %)" if speedup else ""))
+for (i, name), k in kernels.items():
   print(f"[{i}] {name}")
-  for m in want:
-    if m in metrics:
-      print(f"    {m}: {metrics[m]}")
+  for section, metric in want:
+    if (section, metric) in k["metrics"]:
+      print(f"    {metric}: {k['metrics'][(section, metric)]}")
+  for rule in dict.fromkeys(k["rules"]):
+    print(f"    rule {rule}")
 PY
 cat "$OUT/ncu_summary.txt" | head -150

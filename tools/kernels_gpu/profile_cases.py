@@ -23,9 +23,7 @@ def target_function(case: compare_cases.Case, implementation: str, phase: str
   """The jitted phase of `implementation` at `case`'s shape, and its arguments."""
   arrays = compare_contenders.make_inputs(case)
   n_in = 3
-  forward = (compare_contenders._pk_attention(implementation)(case)  # pylint: disable=protected-access
-             if case.op == compare_cases.ATTENTION
-             else compare_contenders._pk_layer_norm(implementation)(case))  # pylint: disable=protected-access
+  forward = compare_contenders.pk_forward(case, implementation)
   if phase == "fwd":
     return jax.jit(forward), arrays[:n_in]
   if phase != "bwd":

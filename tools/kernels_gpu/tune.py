@@ -29,9 +29,7 @@ from tools.bench import compare_cases, compare_contenders
 
 def _case_function(case: compare_cases.Case) -> Any:
   """The case's ``implementation=None`` call, forward or forward+backward, as in the comparison."""
-  maker = (compare_contenders._pk_attention(None) if case.op == compare_cases.ATTENTION  # pylint: disable=protected-access
-           else compare_contenders._pk_layer_norm(None))  # pylint: disable=protected-access
-  return compare_contenders.phase_function(maker(case), case)
+  return compare_contenders.phase_function(compare_contenders.pk_forward(case, None), case)
 
 
 def _snippet_layer_norm() -> tuple[Any, list[jax.Array]]:
@@ -62,11 +60,6 @@ def merge(existing: pk.AutotuningResult | None, new: Sequence[pk.TunedChoice],
   return pk.AutotuningResult(device_kind, tuple(by_key[k] for k in sorted(by_key)))
 
 
-def tuned_path(device_kind: str) -> Path:
-  """``kernels/tuned/<device kind>.json`` (the file `pk` reads for that kind)."""
-  return tuned_lib._TUNED_DIR / tuned_lib._file_name(device_kind)  # pylint: disable=protected-access
-
-
 def main(argv: Sequence[str] | None = None) -> int:
   """Tunes, writes the file, prints one line per choice."""
   parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -76,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
   parser.add_argument("--no-snippet", action="store_true", help="leave out the snippet's call")
   ns = parser.parse_args(argv)
   device = pk.current_device()
-  path = Path(ns.out) if ns.out else tuned_path(device.kind)
+  path = Path(ns.out) if ns.out else tuned_lib.shipped_path(device.kind)
   existing = pk.AutotuningResult.loads(path.read_text()) if path.exists() else None
   if existing is not None and existing.device_kind != device.kind:
     raise SystemExit(f"{path} holds choices for {existing.device_kind!r}, not {device.kind!r}")

@@ -17,6 +17,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from pjrtkit import kernels as pk  # noqa: E402
+from pjrtkit.kernels.core import tuned as tuned_lib  # noqa: E402
 from tools.bench import compare_cases  # noqa: E402
 from tools.bench import compare_contenders as cc  # noqa: E402
 from tools.kernels_gpu import profile_cases  # noqa: E402
@@ -73,9 +74,12 @@ def test_tune_refuses_a_file_of_another_device_kind(quick, tmp_path):
     tune.main(["--cases", "L1", "--out", str(out), "--no-snippet"])
 
 
-def test_tuned_path_is_the_file_pk_reads():
-  assert tune.tuned_path("NVIDIA H200").name == "NVIDIA_H200.json"
-  assert tune.tuned_path("NVIDIA H200").parent.name == "tuned"
+def test_the_shipped_h200_file_is_where_tune_writes_and_what_pk_reads():
+  path = tuned_lib.shipped_path("NVIDIA H200")
+  assert path == Path(tune.__file__).resolve().parents[2] / "kernels" / "tuned" / "NVIDIA_H200.json"
+  shipped = pk.AutotuningResult.loads(path.read_text())
+  assert shipped == tuned_lib.shipped_result("NVIDIA H200")
+  assert shipped.dumps() + "\n" == path.read_text()  # As tune.py writes it: stable text.
 
 
 def _close_bf16(got: jax.Array, want: jax.Array) -> None:
@@ -90,7 +94,7 @@ def test_profile_targets_run_one_phase_each():
   case = _SELECT(["L3"], quick=True)[0]
   fwd, fwd_args = profile_cases.target_function(case, "xla", "fwd")
   assert len(fwd_args) == 3
-  forward = cc._pk_layer_norm("xla")(case)  # pylint: disable=protected-access
+  forward = cc.pk_forward(case, "xla")
   _close_bf16(fwd(*fwd_args), forward(*fwd_args))
   bwd, bwd_args = profile_cases.target_function(case, "xla", "bwd")
   arrays = cc.make_inputs(case)
