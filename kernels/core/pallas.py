@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+import jax
 import jax.numpy as jnp
 from jax import lax
 from jax.experimental import pallas as pl
@@ -25,6 +26,22 @@ def gpu_unsupported_reason(device: DeviceInfo, backend: str, min_capability: tup
             f"{min_capability[0]}.{min_capability[1]}+, this GPU ({device.kind}) has "
             f"{device.compute_capability[0]}.{device.compute_capability[1]}")
   return None
+
+
+DEFAULT_SMS = 132
+"""SM count assumed where the device does not report one (H100 SXM and H200 have 132)."""
+
+
+def sm_count() -> int:
+  """Streaming multiprocessors of the default device (`DEFAULT_SMS` where it does not say)."""
+  try:
+    dev = jax.config.jax_default_device
+    if dev is None or isinstance(dev, str):
+      dev = jax.devices(dev)[0] if isinstance(dev, str) else jax.devices()[0]
+    count = int(getattr(dev, "core_count", 0) or 0)
+  except Exception:  # pylint: disable=broad-except
+    count = 0
+  return count if count > 0 else DEFAULT_SMS
 
 
 def next_pow2(n: int, minimum: int = 16) -> int:
