@@ -125,6 +125,18 @@ def test_mosaic_persistent_forward_on_gpu(shape):
   _check("mosaic", "bfloat16", shape, False)
 
 
+@pytest.mark.parametrize("shape,causal", [
+    ((1, 128, 2, 64, 384, 1), True),     # key blocks past every query: dK = dV = 0
+    ((2, 300, 4, 64, 1000, 2), False),   # 8 key blocks, the last one partly past kv_len
+    ((1, 1000, 4, 64, 300, 4), True),    # more queries than keys, causal
+])
+def test_mosaic_fused_backward_on_gpu(shape, causal):
+  """The warp-specialised backward (``mosaic_bwd``: one program per 128 keys, dQ by TMA
+  reduce-add) at shapes the other GPU tests leave out."""
+  testing.skip_unless_gpu()
+  _check("mosaic", "bfloat16", shape, causal)
+
+
 def test_chunked_with_several_chunks_matches():
   q, k, v = _inputs(SHAPES["even_mqa"], "float32")
   impl = pk.dot_product_attention.__globals__["IMPLEMENTATIONS"]["xla_chunked"]

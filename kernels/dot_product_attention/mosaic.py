@@ -33,7 +33,7 @@ from pjrtkit.kernels.core.device import DeviceInfo
 from pjrtkit.kernels.core.interpret import interpret_enabled
 from pjrtkit.kernels.core.op import Op
 from pjrtkit.kernels.core.spec import Spec
-from pjrtkit.kernels.dot_product_attention import base, mosaic_fwd
+from pjrtkit.kernels.dot_product_attention import base, mosaic_bwd, mosaic_fwd
 
 _DTYPES = ("bfloat16", "float16")
 _BLOCK_Q = 64
@@ -416,6 +416,35 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
 
   def backward(self, residuals: Any, dout: Any, spec: Spec, config: MosaicAttentionConfig
                ) -> tuple[Any, ...]:
+    q, k, v, _, _, out, lse = residuals
+    if not interpret_enabled():
+      b, t, h, d, s, kh = base.dims(spec)
+      geometry = mosaic_bwd.BwdGeometry(
+          batch=b, heads=h, kv_heads=kh, q_len_padded=pallas_lib.round_up(t, mosaic_bwd.BLOCK_Q),
+          kv_len=s, kv_len_padded=pallas_lib.round_up(s, mosaic_bwd.BLOCK_KV), head_dim=d,
+          scale=spec.param("scale"), causal=spec.param("is_causal"))
+      if geometry.fits(q.dtype.itemsize):
+        return self._fused_backward(residuals, dout, geometry)
+    return self._split_backward(residuals, dout, spec, config)
+
+  def _fused_backward(self, residuals: Any, dout: Any, g: mosaic_bwd.BwdGeometry
+                      ) -> tuple[Any, ...]:
+    """The compiled backward: one warp-specialised kernel (``mosaic_bwd``)."""
+    q, k, v, _, _, out, lse = residuals
+    t, s = q.shape[1], k.shape[1]
+    tp, sp = g.q_len_padded, g.kv_len_padded
+    dq, dk, dv = mosaic_bwd.backward(
+        pallas_lib.pad_axis(q, 1, tp), pallas_lib.pad_axis(k, 1, sp),
+        pallas_lib.pad_axis(v, 1, sp), pallas_lib.pad_axis(dout.astype(q.dtype), 1, tp),
+        pallas_lib.pad_axis(lse * mosaic_bwd.LOG2E, 2, tp),
+        pallas_lib.pad_axis(base.delta(out, dout), 2, tp), g)
+    return dq[:, :t].astype(q.dtype), dk[:, :s], dv[:, :s], None, None
+
+  def _split_backward(self, residuals: Any, dout: Any, spec: Spec, config: MosaicAttentionConfig
+                      ) -> tuple[Any, ...]:
+    """A dQ kernel over query blocks and a dK/dV kernel over key blocks, single-warpgroup: the
+    backward under `pallas_interpret` (whose interpreter cannot lower ``mosaic_bwd``) and where
+    ``mosaic_bwd``'s tiles do not fit in shared memory (head_dim 128)."""
     q, k, v, _, _, out, lse = residuals
     config = dataclasses.replace(config, block_kv=_BWD_BLOCK_KV)
     lay = self._layout(spec, config)
