@@ -101,6 +101,18 @@ class BwdGeometry:
     return self.kv_blocks * self.batch * self.kv_heads
 
   @property
+  def dq_columns_split(self) -> bool:
+    """Whether both compute warpgroups share each step's dQ product, each on half of the head
+    dimension (head_dim a multiple of 128: a half is whole 64-column tiles of the swizzled key
+    tile), rather than one warpgroup doing all of it, alternating by step."""
+    return self.head_dim % 128 == 0
+
+  @property
+  def dq_tile(self) -> tuple[int, int]:
+    """The dQ tile one warpgroup computes and adds per step."""
+    return (BLOCK_Q, self.head_dim // 2 if self.dq_columns_split else self.head_dim)
+
+  @property
   def mask_kv_len(self) -> bool:
     """Whether keys past the true length exist (and so every step masks them)."""
     return self.kv_len != self.kv_len_padded
@@ -112,7 +124,7 @@ class BwdGeometry:
              + 2 * self.stages * BLOCK_Q * d * itemsize       # Q, dO
              + 2 * self.stages * BLOCK_Q * 4                  # lse, delta
              + 2 * BLOCK_KV * BLOCK_Q * itemsize              # dS^T, two slots
-             + _COMPUTE_WGS * BLOCK_Q * d * 4)                # dQ staging, float32
+             + _COMPUTE_WGS * self.dq_tile[0] * self.dq_tile[1] * 4)  # dQ staging, float32
     return tiles + 4096
 
   def fits(self, itemsize: int) -> bool:
@@ -177,31 +189,34 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
       slot = lax.rem(it, g.stages)
       dslot = lax.rem(it, 2)
       q_t, do_t = q_s.at[slot], do_s.at[slot]
-      plgpu.barrier_wait(q_bar.at[slot])
-      plgpu.barrier_wait(lse_bar.at[slot])
-      st = mm(k_w, q_t.transpose((1, 0)), shape)
-      lse = plgpu.load(lse_s.at[slot], layout=plgpu.Layout.WGMMA.reduce(0))
-      pt = jnp.exp2(st * c - lax.broadcast_in_dim(lse, shape, [1]))
-      if masked:
-        key = key0 + plgpu.broadcasted_iota(jnp.int32, shape, 0, layout=plgpu.Layout.WGMMA)
-        keep = key < g.kv_len
-        if g.causal:
-          query = n * BLOCK_Q + plgpu.broadcasted_iota(jnp.int32, shape, 1,
-                                                       layout=plgpu.Layout.WGMMA)
-          keep = keep & (query >= key)
-        pt = jnp.where(keep, pt, 0.0)
-      plgpu.barrier_wait(do_bar.at[slot])
-      plgpu.barrier_wait(delta_bar.at[slot])
-      dpt = mm(v_w, do_t.transpose((1, 0)), shape)
+      for bar in (q_bar, do_bar, lse_bar, delta_bar):
+        plgpu.barrier_wait(bar.at[slot])
+
+      def scores(st_ref: Any, dpt_ref: Any) -> tuple[Any, Any]:
+        plgpu.wgmma(st_ref, k_w, q_t.transpose((1, 0)))
+        plgpu.wgmma(dpt_ref, v_w, do_t.transpose((1, 0)))
+        # P^T is computed while dP^T is still in the tensor cores.
+        st = plgpu.wgmma_accumulator_load(st_ref, wait_n=1)
+        lse = plgpu.load(lse_s.at[slot], layout=plgpu.Layout.WGMMA.reduce(0))
+        pt = jnp.exp2(st * c - lax.broadcast_in_dim(lse, shape, [1]))
+        if masked:
+          key = key0 + plgpu.broadcasted_iota(jnp.int32, shape, 0, layout=plgpu.Layout.WGMMA)
+          keep = key < g.kv_len
+          if g.causal:
+            query = n * BLOCK_Q + plgpu.broadcasted_iota(jnp.int32, shape, 1,
+                                                         layout=plgpu.Layout.WGMMA)
+            keep = keep & (query >= key)
+          pt = jnp.where(keep, pt, 0.0)
+        return pt, plgpu.wgmma_accumulator_load(dpt_ref, wait_n=0)
+
+      pt, dpt = pl.run_scoped(scores, plgpu.ACC(shape, jnp.float32),
+                              plgpu.ACC(shape, jnp.float32))
       delta = plgpu.load(delta_s.at[slot], layout=plgpu.Layout.WGMMA.reduce(0))
       dst = pt * (dpt - lax.broadcast_in_dim(delta, shape, [1])) * g.scale
       pt16, ds16 = pt.astype(q_s.dtype), dst.astype(q_s.dtype)
-      dv = accumulate(dv, pt16, do_t)
-      dk = accumulate(dk, ds16, q_t)
-      # Both products that read this step's Q and dO were waited for: release the slot.
-      plgpu.barrier_arrive(q_free.at[slot])
 
-      # dS^T into this warpgroup's half of the shared tile, once the step two back is done.
+      # dS^T into this warpgroup's half of the shared tile (once the dQ product two steps back
+      # released it), so the dQ product can start while dK and dV accumulate.
       @pl.when(it >= 2)
       def _():
         plgpu.barrier_wait(ds_free.at[dslot])
@@ -210,18 +225,31 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
       plgpu.commit_smem()
       plgpu.barrier_arrive(ds_ready.at[dslot])
 
-      @pl.when(dslot == wg)
-      def _():
+      def grads(refs: tuple[Any, Any]) -> None:
+        dv_ref, dk_ref = refs
+        plgpu.wgmma(dv_ref, pt16, do_t)
+        plgpu.wgmma(dk_ref, ds16, q_t)
+
+      dv, dk = pl.run_state(grads)((plgpu.ACC.init(dv), plgpu.ACC.init(dk)))
+      # Both products that read this step's Q and dO were waited for: release the slot.
+      plgpu.barrier_arrive(q_free.at[slot])
+
+      def dq_product(cols: Any, dq_g_cols: Any) -> None:
         plgpu.barrier_wait(ds_ready.at[dslot])
-        dq = mm(dst_s.at[dslot].transpose((1, 0)), k_s, (BLOCK_Q, d))
+        dq = mm(dst_s.at[dslot].transpose((1, 0)), cols, g.dq_tile)
         plgpu.barrier_arrive(ds_free.at[dslot])
         # This warpgroup's previous dQ store must have read its staging tile.
         plgpu.wait_smem_to_gmem(0, wait_read_only=True)
         dq_s.at[wg][...] = dq
         plgpu.commit_smem()
-        plgpu.copy_smem_to_gmem(dq_s.at[wg], dq_g.at[b, pl.ds(n * BLOCK_Q, BLOCK_Q), h],
-                                reduction_op="add")
+        plgpu.copy_smem_to_gmem(dq_s.at[wg], dq_g_cols, reduction_op="add")
 
+      rows = pl.ds(n * BLOCK_Q, BLOCK_Q)
+      if g.dq_columns_split:
+        half = pl.ds(wg * (d // 2), d // 2)
+        dq_product(k_s.at[:, half], dq_g.at[b, rows, h, half])
+      else:
+        pl.when(dslot == wg)(lambda: dq_product(k_s, dq_g.at[b, rows, h]))
       return dk, dv
 
     def head(hh: Any, carry: Any) -> Any:
@@ -304,7 +332,7 @@ def backward(q: Any, k: Any, v: Any, do: Any, lse2: Any, delta: Any, g: BwdGeome
       plgpu.SMEM((g.stages, BLOCK_Q), f32),                  # lse_s
       plgpu.SMEM((g.stages, BLOCK_Q), f32),                  # delta_s
       _tiled((2, BLOCK_KV, BLOCK_Q), dtype),                 # dst_s
-      plgpu.SMEM((_COMPUTE_WGS, BLOCK_Q, d), f32),           # dq_s
+      plgpu.SMEM((_COMPUTE_WGS, *g.dq_tile), f32),           # dq_s
       plgpu.Barrier(num_barriers=2),                         # kv_bar
       plgpu.Barrier(num_barriers=g.stages),                  # q_bar
       plgpu.Barrier(num_barriers=g.stages),                  # do_bar
@@ -312,7 +340,8 @@ def backward(q: Any, k: Any, v: Any, do: Any, lse2: Any, delta: Any, g: BwdGeome
       plgpu.Barrier(num_barriers=g.stages),                  # delta_bar
       plgpu.Barrier(num_arrivals=_COMPUTE_WGS, num_barriers=g.stages),  # q_free
       plgpu.Barrier(num_arrivals=_COMPUTE_WGS, num_barriers=2),         # ds_ready
-      plgpu.Barrier(num_barriers=2),                                    # ds_free
+      plgpu.Barrier(num_arrivals=_COMPUTE_WGS if g.dq_columns_split else 1,
+                    num_barriers=2),                                    # ds_free
       plgpu.Barrier(num_arrivals=_COMPUTE_WGS),                         # done
   ]
   kv_type = jax.ShapeDtypeStruct((g.batch, g.kv_len_padded, g.kv_heads, d), dtype)
