@@ -5,15 +5,18 @@ shared memory, filled by TMA copies (``copy_gmem_to_smem``). Forward, compiled: 
 warp-specialised kernel of ``mosaic_fwd`` (two compute warpgroups, one TMA producer). Forward under
 ``pallas_interpret()`` (whose interpreter cannot lower that kernel): `_fwd_kernel`, one program
 per (query block of 64 rows, batch, head), keys/values double-buffered, the same arithmetic.
-Backward: a dQ kernel over query blocks and a dK/dV kernel over key blocks (per query head, summed
-over each group afterwards), recomputing probabilities from the log-sum-exp, the next step's
-tiles in flight while the current one computes. Sequences are padded to the blocks (padded keys
-masked). Serves bfloat16/float16, head_dim 64 or 128, causal or not, grouped/multi-query heads;
-not bias or mask, not float32 (wgmma takes 16-bit operands).
+Backward, compiled: the warp-specialised kernel of ``mosaic_bwd`` (one program per 128 keys:
+dK and dV in registers, dQ added to a float32 array by TMA reduce-adds). Backward under
+``pallas_interpret()``: a dQ kernel over query blocks and a dK/dV kernel over key blocks (per
+query head, summed over each group afterwards), single-warpgroup, recomputing probabilities from
+the log-sum-exp, the next step's tiles in flight while the current one computes: the same
+arithmetic. Sequences are padded to the blocks (padded keys masked). Serves bfloat16/float16,
+head_dim 64 or 128, causal or not, grouped/multi-query heads; not bias or mask, not float32
+(wgmma takes 16-bit operands).
 
-Scratch memory and barriers come from ``pl.run_scoped`` and inputs stay in global memory, as
-Pallas's Mosaic GPU interpreter needs, so CI runs the backward and the interpreted forward under
-``pallas_interpret()``.
+The interpreted kernels take scratch memory and barriers from ``pl.run_scoped`` and keep their
+inputs in global memory, as Pallas's Mosaic GPU interpreter needs, so CI runs them under
+``pallas_interpret()``; the compiled kernels run in the H200 checks (tools/kernels_gpu).
 """
 
 from __future__ import annotations
@@ -43,8 +46,9 @@ _NEG_INF = float("-inf")
 @dataclasses.dataclass(frozen=True)
 class MosaicAttentionConfig:
   """Attributes:
-    block_kv: keys per forward step (a multiple of 64; the backward uses 64).
-    stages: key/value tiles the forward keeps in flight (2 or more).
+    block_kv: keys per forward step (a multiple of 64; the backward's blocks are its own).
+    stages: key/value tiles the forward keeps in flight (2 or more); the compiled backward keeps
+      as many query steps in flight, fewer where they do not fit in shared memory.
   The query block is 64 rows per warpgroup (one wgmma tile; the forward's two compute
   warpgroups cover 128 rows)."""
 
@@ -68,9 +72,9 @@ class MosaicAttentionConfig:
 _SMEM_LIMIT = 227 * 1024
 """Hopper's shared memory per block (sm_90: 227 KiB)."""
 _BWD_BLOCK_KV = 64
-"""The backward kernels' key block, whatever the config: on the H200 (32x2048x16x64, bf16) the
-gradient took 6.3 ms with 64 and 9.7 ms with 128, and at head_dim 128 a 128-key dK/dV tile does
-not fit in shared memory."""
+"""The interpreted backward kernels' key block, whatever the config (when they were the compiled
+backward too, on the H200 at 32x2048x16x64 bf16 the gradient took 6.3 ms with 64 and 9.7 ms with
+128, and at head_dim 128 a 128-key dK/dV tile does not fit in shared memory)."""
 
 
 def _smem(shape: tuple[int, ...], dtype: Any) -> Any:
@@ -354,6 +358,14 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
       return MosaicAttentionConfig(256, 2)
     return MosaicAttentionConfig(128 if d <= 128 else 64, 2)
 
+  def phase_config(self, spec: Spec, phase: str) -> MosaicAttentionConfig:
+    """The forward: `default_config`. The gradient: 4 query steps in flight where they fit (on
+    the H200 at 32x2048x16x64 bf16 the backward took 3.13 ms with 4 and 3.25 ms with 2; causal
+    1.84 and 1.91 ms); its key blocks do not depend on the config."""
+    if phase == "bwd":
+      return MosaicAttentionConfig(_BWD_BLOCK_KV, 4)
+    return self.default_config(spec)
+
   def _get_autotuning_configs(self, spec: Spec) -> Sequence[MosaicAttentionConfig]:
     d = spec.arg("query").shape[3]
     candidates = (MosaicAttentionConfig(64, 4), MosaicAttentionConfig(128, 2),
@@ -419,11 +431,15 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
     q, k, v, _, _, out, lse = residuals
     if not interpret_enabled():
       b, t, h, d, s, kh = base.dims(spec)
-      geometry = mosaic_bwd.BwdGeometry(
-          batch=b, heads=h, kv_heads=kh, q_len_padded=pallas_lib.round_up(t, mosaic_bwd.BLOCK_Q),
-          kv_len=s, kv_len_padded=pallas_lib.round_up(s, mosaic_bwd.BLOCK_KV), head_dim=d,
-          scale=spec.param("scale"), causal=spec.param("is_causal"))
-      if geometry.fits(q.dtype.itemsize):
+      # The config's `stages` query steps in flight, fewer where they do not fit; causal, 128
+      # query rows per step first (H200, 32x2048x16x64 bf16: 1.81 ms against 1.84 ms for 64
+      # rows with 4 stages; without a mask 3.19 against 3.13 ms, so 64 rows there).
+      causal = spec.param("is_causal")
+      geometry = mosaic_bwd.choose(
+          batch=b, q_len=t, heads=h, kv_heads=kh, kv_len=s, head_dim=d,
+          scale=spec.param("scale"), causal=causal, itemsize=q.dtype.itemsize,
+          max_stages=config.stages, block_qs=(128, 64) if causal else (64,))
+      if geometry is not None:
         return self._fused_backward(residuals, dout, geometry)
     return self._split_backward(residuals, dout, spec, config)
 
@@ -443,8 +459,9 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
   def _split_backward(self, residuals: Any, dout: Any, spec: Spec, config: MosaicAttentionConfig
                       ) -> tuple[Any, ...]:
     """A dQ kernel over query blocks and a dK/dV kernel over key blocks, single-warpgroup: the
-    backward under `pallas_interpret` (whose interpreter cannot lower ``mosaic_bwd``) and where
-    ``mosaic_bwd``'s tiles do not fit in shared memory (head_dim 128)."""
+    backward under `pallas_interpret` (whose interpreter cannot lower ``mosaic_bwd``), and a
+    fallback for a geometry ``mosaic_bwd`` cannot fit in shared memory (none at the head dims
+    `unsupported_reason` admits, 64 and 128)."""
     q, k, v, _, _, out, lse = residuals
     config = dataclasses.replace(config, block_kv=_BWD_BLOCK_KV)
     lay = self._layout(spec, config)

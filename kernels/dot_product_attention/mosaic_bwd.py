@@ -52,8 +52,8 @@ from pjrtkit.kernels.core import pallas as pallas_lib
 LOG2E = math.log2(math.e)
 """The backward takes the log-sum-exp in base 2: ``lse * LOG2E``."""
 _COMPUTE_WGS = 2
-BLOCK_Q = 64
-"""Query rows per step (one wgmma tile)."""
+BLOCK_QS = (64, 128)
+"""Query rows per step the kernel takes (`BwdGeometry.block_q`)."""
 BLOCK_KV = _COMPUTE_WGS * 64
 """Keys per program: 64 per compute warpgroup."""
 SMEM_LIMIT = 227 * 1024
@@ -64,7 +64,9 @@ SMEM_LIMIT = 227 * 1024
 class BwdGeometry:
   """Static shape of one backward call (everything the kernel body needs besides the refs).
 
-  `q_len_padded` is a multiple of `BLOCK_Q`, `kv_len_padded` of `BLOCK_KV`."""
+  `q_len_padded` is a multiple of `block_q`, `kv_len_padded` of `BLOCK_KV`. `stages`: query
+  steps in flight; `ds_slots`: shared dS^T tiles (2: a warpgroup writes the next step's while the
+  dQ product reads this one's; 1 saves the shared memory of one)."""
 
   batch: int
   heads: int
@@ -76,13 +78,19 @@ class BwdGeometry:
   scale: float
   causal: bool
   stages: int = 2
+  block_q: int = 64
+  ds_slots: int = 2
 
   def __post_init__(self) -> None:
-    if self.q_len_padded % BLOCK_Q or self.kv_len_padded % BLOCK_KV:
-      raise ValueError(f"padded lengths must be multiples of {BLOCK_Q} (queries) and {BLOCK_KV} "
-                       f"(keys), got {self.q_len_padded} and {self.kv_len_padded}")
+    if self.block_q not in BLOCK_QS:
+      raise ValueError(f"block_q must be one of {BLOCK_QS}, got {self.block_q}")
+    if self.q_len_padded % self.block_q or self.kv_len_padded % BLOCK_KV:
+      raise ValueError(f"padded lengths must be multiples of {self.block_q} (queries) and "
+                       f"{BLOCK_KV} (keys), got {self.q_len_padded} and {self.kv_len_padded}")
     if self.stages < 2:
       raise ValueError(f"stages must be at least 2, got {self.stages}")
+    if self.ds_slots not in (1, 2):
+      raise ValueError(f"ds_slots must be 1 or 2, got {self.ds_slots}")
 
   @property
   def group(self) -> int:
@@ -90,7 +98,7 @@ class BwdGeometry:
 
   @property
   def q_steps(self) -> int:
-    return self.q_len_padded // BLOCK_Q
+    return self.q_len_padded // self.block_q
 
   @property
   def kv_blocks(self) -> int:
@@ -110,7 +118,7 @@ class BwdGeometry:
   @property
   def dq_tile(self) -> tuple[int, int]:
     """The dQ tile one warpgroup computes and adds per step."""
-    return (BLOCK_Q, self.head_dim // 2 if self.dq_columns_split else self.head_dim)
+    return (self.block_q, self.head_dim // 2 if self.dq_columns_split else self.head_dim)
 
   @property
   def mask_kv_len(self) -> bool:
@@ -121,14 +129,33 @@ class BwdGeometry:
     """Shared memory of the tiles, plus 4 KiB for barriers and alignment."""
     d = self.head_dim
     tiles = (2 * BLOCK_KV * d * itemsize                      # keys, values
-             + 2 * self.stages * BLOCK_Q * d * itemsize       # Q, dO
-             + 2 * self.stages * BLOCK_Q * 4                  # lse, delta
-             + 2 * BLOCK_KV * BLOCK_Q * itemsize              # dS^T, two slots
+             + 2 * self.stages * self.block_q * d * itemsize  # Q, dO
+             + 2 * self.stages * self.block_q * 4             # lse, delta
+             + self.ds_slots * BLOCK_KV * self.block_q * itemsize  # dS^T
              + _COMPUTE_WGS * self.dq_tile[0] * self.dq_tile[1] * 4)  # dQ staging, float32
     return tiles + 4096
 
   def fits(self, itemsize: int) -> bool:
     return self.smem_bytes(itemsize) <= SMEM_LIMIT
+
+
+def choose(*, batch: int, q_len: int, heads: int, kv_heads: int, kv_len: int, head_dim: int,
+           scale: float, causal: bool, itemsize: int, max_stages: int,
+           block_qs: tuple[int, ...] = (64,)) -> BwdGeometry | None:
+  """The first geometry that fits in shared memory: `block_qs` in order, then two dS^T tiles
+  before one, then the most query steps in flight up to `max_stages` (at least 2). None if none
+  fits."""
+  for block_q in block_qs:
+    for ds_slots in (2, 1):
+      for stages in range(max(2, max_stages), 1, -1):
+        g = BwdGeometry(batch=batch, heads=heads, kv_heads=kv_heads,
+                        q_len_padded=pallas_lib.round_up(q_len, block_q), kv_len=kv_len,
+                        kv_len_padded=pallas_lib.round_up(kv_len, BLOCK_KV), head_dim=head_dim,
+                        scale=scale, causal=causal, stages=stages, block_q=block_q,
+                        ds_slots=ds_slots)
+        if g.fits(itemsize):
+          return g
+  return None
 
 
 def _tiled(shape: tuple[int, ...], dtype: Any) -> Any:
@@ -149,7 +176,7 @@ def _first_step(g: BwdGeometry, j: Any) -> Any:
   """The first query step that sees key block `j` (causal: the block's first key's row)."""
   if not g.causal:
     return 0
-  return jnp.minimum(j * (BLOCK_KV // BLOCK_Q), g.q_steps)
+  return jnp.minimum(j * (BLOCK_KV // g.block_q), g.q_steps)
 
 
 def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s, do_s, lse_s,
@@ -165,7 +192,7 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
     plgpu.set_max_registers(232, action="increase")  # 2 x 128 x 232 + 128 x 40 <= 64 Ki registers
     c = g.scale * LOG2E
     d = g.head_dim
-    shape = (64, BLOCK_Q)  # (this warpgroup's keys, queries)
+    shape = (64, g.block_q)  # (this warpgroup's keys, queries)
     my_keys = pl.ds(wg * 64, 64)
     k_w, v_w = k_s.at[my_keys], v_s.at[my_keys]
     key0 = j * BLOCK_KV + wg * 64
@@ -187,7 +214,8 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
 
     def step(h: Any, n: Any, it: Any, dk: Any, dv: Any, masked: bool) -> tuple[Any, Any]:
       slot = lax.rem(it, g.stages)
-      dslot = lax.rem(it, 2)
+      dslot = lax.rem(it, 2)  # the dS^T barriers of this step
+      ds_tile = dst_s.at[lax.rem(it, g.ds_slots)]
       q_t, do_t = q_s.at[slot], do_s.at[slot]
       for bar in (q_bar, do_bar, lse_bar, delta_bar):
         plgpu.barrier_wait(bar.at[slot])
@@ -203,7 +231,7 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
           key = key0 + plgpu.broadcasted_iota(jnp.int32, shape, 0, layout=plgpu.Layout.WGMMA)
           keep = key < g.kv_len
           if g.causal:
-            query = n * BLOCK_Q + plgpu.broadcasted_iota(jnp.int32, shape, 1,
+            query = n * g.block_q + plgpu.broadcasted_iota(jnp.int32, shape, 1,
                                                          layout=plgpu.Layout.WGMMA)
             keep = keep & (query >= key)
           pt = jnp.where(keep, pt, 0.0)
@@ -215,13 +243,13 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
       dst = pt * (dpt - lax.broadcast_in_dim(delta, shape, [1])) * g.scale
       pt16, ds16 = pt.astype(q_s.dtype), dst.astype(q_s.dtype)
 
-      # dS^T into this warpgroup's half of the shared tile (once the dQ product two steps back
-      # released it), so the dQ product can start while dK and dV accumulate.
-      @pl.when(it >= 2)
+      # dS^T into this warpgroup's half of the shared tile (once the dQ product that last read
+      # that tile released it), so the dQ product can start while dK and dV accumulate.
+      @pl.when(it >= g.ds_slots)
       def _():
-        plgpu.barrier_wait(ds_free.at[dslot])
+        plgpu.barrier_wait(ds_free.at[lax.rem(it - g.ds_slots, 2)])
 
-      dst_s.at[dslot, my_keys][...] = ds16
+      ds_tile.at[my_keys][...] = ds16
       plgpu.commit_smem()
       plgpu.barrier_arrive(ds_ready.at[dslot])
 
@@ -236,7 +264,7 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
 
       def dq_product(cols: Any, dq_g_cols: Any) -> None:
         plgpu.barrier_wait(ds_ready.at[dslot])
-        dq = mm(dst_s.at[dslot].transpose((1, 0)), cols, g.dq_tile)
+        dq = mm(ds_tile.transpose((1, 0)), cols, g.dq_tile)
         plgpu.barrier_arrive(ds_free.at[dslot])
         # This warpgroup's previous dQ store must have read its staging tile.
         plgpu.wait_smem_to_gmem(0, wait_read_only=True)
@@ -244,7 +272,7 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
         plgpu.commit_smem()
         plgpu.copy_smem_to_gmem(dq_s.at[wg], dq_g_cols, reduction_op="add")
 
-      rows = pl.ds(n * BLOCK_Q, BLOCK_Q)
+      rows = pl.ds(n * g.block_q, g.block_q)
       if g.dq_columns_split:
         half = pl.ds(wg * (d // 2), d // 2)
         dq_product(k_s.at[:, half], dq_g.at[b, rows, h, half])
@@ -268,7 +296,7 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
       if g.mask_kv_len:
         return run(first, g.q_steps, carry, True)
       if g.causal:
-        diagonal_end = jnp.minimum(first + BLOCK_KV // BLOCK_Q, g.q_steps)
+        diagonal_end = jnp.minimum(first + BLOCK_KV // g.block_q, g.q_steps)
         carry = run(first, diagonal_end, carry, True)
         return run(diagonal_end, g.q_steps, carry, False)
       return run(first, g.q_steps, carry, False)
@@ -303,7 +331,7 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
         def _():
           plgpu.barrier_wait(q_free.at[slot])
 
-        rows = pl.ds(n * BLOCK_Q, BLOCK_Q)
+        rows = pl.ds(n * g.block_q, g.block_q)
         plgpu.copy_gmem_to_smem(q_g.at[b, rows, h], q_s.at[slot], q_bar.at[slot])
         plgpu.copy_gmem_to_smem(lse_g.at[b, h, rows], lse_s.at[slot], lse_bar.at[slot])
         plgpu.copy_gmem_to_smem(do_g.at[b, rows, h], do_s.at[slot], do_bar.at[slot])
@@ -327,11 +355,11 @@ def backward(q: Any, k: Any, v: Any, do: Any, lse2: Any, delta: Any, g: BwdGeome
   scratch = [
       _tiled((BLOCK_KV, d), dtype),                          # k_s
       _tiled((BLOCK_KV, d), dtype),                          # v_s
-      _tiled((g.stages, BLOCK_Q, d), dtype),                 # q_s
-      _tiled((g.stages, BLOCK_Q, d), dtype),                 # do_s
-      plgpu.SMEM((g.stages, BLOCK_Q), f32),                  # lse_s
-      plgpu.SMEM((g.stages, BLOCK_Q), f32),                  # delta_s
-      _tiled((2, BLOCK_KV, BLOCK_Q), dtype),                 # dst_s
+      _tiled((g.stages, g.block_q, d), dtype),               # q_s
+      _tiled((g.stages, g.block_q, d), dtype),               # do_s
+      plgpu.SMEM((g.stages, g.block_q), f32),                # lse_s
+      plgpu.SMEM((g.stages, g.block_q), f32),                # delta_s
+      _tiled((g.ds_slots, BLOCK_KV, g.block_q), dtype),      # dst_s
       plgpu.SMEM((_COMPUTE_WGS, *g.dq_tile), f32),           # dq_s
       plgpu.Barrier(num_barriers=2),                         # kv_bar
       plgpu.Barrier(num_barriers=g.stages),                  # q_bar

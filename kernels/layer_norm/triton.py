@@ -256,7 +256,8 @@ class TritonLayerNorm(Op[TritonLayerNormConfig]):
     if cp <= 2048:
       candidates = [_config(8192, cp, 8, 0), _config(8192, cp, 8, 2, False),
                     _config(4096, cp, 4, 4), _config(4096, cp, 8, 3),
-                    _config(16384, cp, 16, 0)]
+                    _config(16384, cp, 16, 0), _config(32768, cp, 16, 0),
+                    _config(16384, cp, 8, 0), _config(16384, cp, 16, 2)]
     else:
       candidates = [_config(cp, cp, 16, 0), _config(cp, cp, 16, 1, False),
                     _config(cp, cp, 32, 1), _config(cp, cp, 8, 2),
