@@ -93,8 +93,12 @@ def _row(value: float, n: int) -> Any:
 def _tile(g: FwdGeometry, tile: Any) -> tuple[Any, Any, Any, Any, Any]:
   """(query-pair index, batch, head, key/value head, key steps of the pair) of `tile`: pairs of
   one (batch, head) are neighbouring tiles, so CTAs working at the same time share that head's
-  keys and values in L2."""
+  keys and values in L2. Causal, each head's pairs run last row first: the longest tiles start
+  first and the shortest fill the end of the launch, where SMs would otherwise wait on a long
+  tile started late."""
   pair = lax.rem(tile, g.q_pairs)
+  if g.causal:
+    pair = g.q_pairs - 1 - pair
   b = lax.rem(lax.div(tile, g.q_pairs), g.batch)
   h = lax.div(tile, g.q_pairs * g.batch)
   return (pair, b, h, lax.div(h, g.heads // g.kv_heads),
