@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any, Callable, Sequence
 
 import jax
@@ -42,6 +43,21 @@ def sm_count() -> int:
   except Exception:  # pylint: disable=broad-except
     count = 0
   return count if count > 0 else DEFAULT_SMS
+
+
+_DETERMINISM_FLAGS = ("--xla_gpu_deterministic_ops", "--xla_gpu_exclude_nondeterministic_ops")
+
+
+def deterministic_ops_requested() -> bool:
+  """Whether ``XLA_FLAGS`` asks XLA:GPU for deterministic results
+  (``--xla_gpu_deterministic_ops`` or ``--xla_gpu_exclude_nondeterministic_ops``, given alone or
+  ``=true``/``=1``): kernels whose floating-point sums depend on the order of atomic adds then
+  take a deterministic path."""
+  for flag in os.environ.get("XLA_FLAGS", "").split():
+    name, _, value = flag.partition("=")
+    if name in _DETERMINISM_FLAGS and value.lower() in ("", "true", "1"):
+      return True
+  return False
 
 
 def next_pow2(n: int, minimum: int = 16) -> int:

@@ -6,7 +6,9 @@ warp-specialised kernel of ``mosaic_fwd`` (two compute warpgroups, one TMA produ
 ``pallas_interpret()`` (whose interpreter cannot lower that kernel): `_fwd_kernel`, one program
 per (query block of 64 rows, batch, head), keys/values double-buffered, the same arithmetic.
 Backward, compiled: the warp-specialised kernel of ``mosaic_bwd`` (one program per 128 keys:
-dK and dV in registers, dQ added to a float32 array by TMA reduce-adds). Backward under
+dK and dV in registers, dQ added to a float32 array by TMA reduce-adds, so dQ's rounding varies
+from run to run; ``XLA_FLAGS=--xla_gpu_deterministic_ops=true`` takes the split kernels below
+instead, which are deterministic). Backward under
 ``pallas_interpret()``: a dQ kernel over query blocks and a dK/dV kernel over key blocks (per
 query head, summed over each group afterwards), single-warpgroup, recomputing probabilities from
 the log-sum-exp, the next step's tiles in flight while the current one computes: the same
@@ -429,7 +431,9 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
   def backward(self, residuals: Any, dout: Any, spec: Spec, config: MosaicAttentionConfig
                ) -> tuple[Any, ...]:
     q, k, v, _, _, out, lse = residuals
-    if not interpret_enabled():
+    # The fused backward adds dQ by atomic float32 reduce-adds, in an order that varies from run
+    # to run; deterministic results (XLA_FLAGS) take the split kernels, which add in a fixed order.
+    if not interpret_enabled() and not pallas_lib.deterministic_ops_requested():
       b, t, h, d, s, kh = base.dims(spec)
       # The config's `stages` query steps in flight, fewer where they do not fit; causal, 128
       # query rows per step first (H200, 32x2048x16x64 bf16: 1.81 ms against 1.84 ms for 64
@@ -459,9 +463,11 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
   def _split_backward(self, residuals: Any, dout: Any, spec: Spec, config: MosaicAttentionConfig
                       ) -> tuple[Any, ...]:
     """A dQ kernel over query blocks and a dK/dV kernel over key blocks, single-warpgroup: the
-    backward under `pallas_interpret` (whose interpreter cannot lower ``mosaic_bwd``), and a
-    fallback for a geometry ``mosaic_bwd`` cannot fit in shared memory (none at the head dims
-    `unsupported_reason` admits, 64 and 128)."""
+    backward under `pallas_interpret` (whose interpreter cannot lower ``mosaic_bwd``), the
+    compiled backward when ``XLA_FLAGS`` asks for deterministic ops (no atomic adds: bitwise the
+    same every run; on the H200 about 6 ms against the fused kernel's 3.3 ms at
+    32x2048x16x64), and a fallback for a geometry ``mosaic_bwd`` cannot fit in shared memory
+    (none at the head dims `unsupported_reason` admits, 64 and 128)."""
     q, k, v, _, _, out, lse = residuals
     config = dataclasses.replace(config, block_kv=_BWD_BLOCK_KV)
     lay = self._layout(spec, config)

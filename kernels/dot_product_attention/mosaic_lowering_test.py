@@ -85,6 +85,25 @@ def test_forward_and_fused_backward_lower_for_cuda(shape, causal):
   assert re.findall(r"custom_call @(\w+)", exported.mlir_module()).count("mosaic_gpu_v2") == 2
 
 
+@pytest.mark.parametrize("flags,kernels", [
+    ("--xla_gpu_deterministic_ops=true", 3), ("--xla_gpu_exclude_nondeterministic_ops", 3),
+    ("--xla_gpu_deterministic_ops=false", 2), ("", 2)])
+def test_deterministic_ops_take_the_split_backward(monkeypatch, flags, kernels):
+  """With XLA_FLAGS asking for determinism the backward is the dQ and dK/dV kernels (no atomic
+  adds): three Mosaic GPU kernels with the forward instead of two."""
+  monkeypatch.setenv("XLA_FLAGS", flags)
+  impl = MosaicAttention()
+  q = jax.ShapeDtypeStruct((2, 256, 4, 64), jnp.bfloat16)
+
+  def grads(q, k, v, dout):
+    spec = base.make_spec(q, k, v, None, None, False, None)
+    _, residuals = impl.forward((q, k, v, None, None), spec, impl.phase_config(spec, "fwd"))
+    return impl.backward(residuals, dout, spec, impl.phase_config(spec, "bwd"))[:3]
+
+  exported = jax.export.export(jax.jit(grads), platforms=["cuda"])(q, q, q, q)
+  assert re.findall(r"custom_call @(\w+)", exported.mlir_module()).count("mosaic_gpu_v2") == kernels
+
+
 def test_bwd_phase_config_keeps_four_query_steps_in_flight():
   q = jax.ShapeDtypeStruct((32, 2048, 16, 64), jnp.bfloat16)
   spec = base.make_spec(q, q, q, None, None, False, None)
