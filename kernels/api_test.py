@@ -199,7 +199,7 @@ def test_gpu_rule_and_phase_configs_follow_the_h200_runs(monkeypatch):
   fwd = attention_api.FAMILY.choose(spec, None, "fwd", H200)
   bwd = attention_api.FAMILY.choose(spec, None, "bwd", H200)
   assert (fwd.op.implementation, fwd.config) == ("mosaic", MosaicAttentionConfig(256, 2))
-  assert (bwd.op.implementation, bwd.config) == ("triton", TritonAttentionConfig(64, 64, 4, 2))
+  assert (bwd.op.implementation, bwd.config) == ("mosaic", MosaicAttentionConfig(64, 4))
   causal = attention_base.make_spec(q, q, q, None, None, True, None)
   assert attention_api.FAMILY.choose(causal, None, "fwd", H200).config == MosaicAttentionConfig(
       128, 2)

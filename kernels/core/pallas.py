@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any, Callable, Sequence
 
+import jax
 import jax.numpy as jnp
 from jax import lax
 from jax.experimental import pallas as pl
@@ -25,6 +27,37 @@ def gpu_unsupported_reason(device: DeviceInfo, backend: str, min_capability: tup
             f"{min_capability[0]}.{min_capability[1]}+, this GPU ({device.kind}) has "
             f"{device.compute_capability[0]}.{device.compute_capability[1]}")
   return None
+
+
+DEFAULT_SMS = 132
+"""SM count assumed where the device does not report one (H100 SXM and H200 have 132)."""
+
+
+def sm_count() -> int:
+  """Streaming multiprocessors of the default device (`DEFAULT_SMS` where it does not say)."""
+  try:
+    dev = jax.config.jax_default_device
+    if dev is None or isinstance(dev, str):
+      dev = jax.devices(dev)[0] if isinstance(dev, str) else jax.devices()[0]
+    count = int(getattr(dev, "core_count", 0) or 0)
+  except Exception:  # pylint: disable=broad-except
+    count = 0
+  return count if count > 0 else DEFAULT_SMS
+
+
+_DETERMINISM_FLAGS = ("--xla_gpu_deterministic_ops", "--xla_gpu_exclude_nondeterministic_ops")
+
+
+def deterministic_ops_requested() -> bool:
+  """Whether ``XLA_FLAGS`` asks XLA:GPU for deterministic results
+  (``--xla_gpu_deterministic_ops`` or ``--xla_gpu_exclude_nondeterministic_ops``, given alone or
+  ``=true``/``=1``): kernels whose floating-point sums depend on the order of atomic adds then
+  take a deterministic path."""
+  for flag in os.environ.get("XLA_FLAGS", "").split():
+    name, _, value = flag.partition("=")
+    if name in _DETERMINISM_FLAGS and value.lower() in ("", "true", "1"):
+      return True
+  return False
 
 
 def next_pow2(n: int, minimum: int = 16) -> int:

@@ -29,11 +29,11 @@ _SMALL_LOGITS = 1 << 20
 def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   """The documented choice for ``implementation=None`` without a tuned result.
 
-  NVIDIA GPU, from the H200 comparison of 2026-12-01 (bf16, CUPTI, README "H200: against cuDNN,
-  XLA and Tokamax"): the forward "mosaic" (warp specialised; 422-655 TFLOP/s against "triton"'s
-  290-404 at every forward row), the gradient "triton" (its backward about 5.2 ms against
-  "mosaic"'s 5.95 ms at 32x2048x16x64); each falls back to the other (bias, mask, float32 or
-  another head_dim leave "triton"), then "xla".
+  NVIDIA GPU, from the H200 comparisons of 2026-12-01 (bf16, CUPTI, README "H200: against cuDNN,
+  XLA and Tokamax"): "mosaic" for the forward and the gradient (warp specialised; forward
+  422-655 TFLOP/s against "triton"'s 290-404 at every forward row; forward+backward 419 against
+  273 TFLOP/s at 32x2048x16x64, 565 against 354 at 1x16384x16x128), then "triton" (bias, mask,
+  float32 or another head_dim), then "xla".
   pjrtkit's CPU device: "native" (f32/bf16, no bias/mask); with a bias or a mask "xla_chunked"
   for more than 2**20 logits, else "xla". Elsewhere: "xla_chunked" for more than 2**20 logits
   (memory linear in sequence length), else "xla". Off GPUs the forward and the gradient follow
@@ -43,7 +43,7 @@ def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   b, t, h, _, s, _ = base.dims(spec)
   big = b * h * t * s > _SMALL_LOGITS
   if device.is_gpu:
-    return ["mosaic", "triton", "xla"] if phase == "fwd" else ["triton", "mosaic", "xla"]
+    return ["mosaic", "triton", "xla"]
   if device.is_pjrtkit_cpu:
     return ["native", "xla_chunked" if big else "xla"]
   return ["xla_chunked" if big else "xla"]

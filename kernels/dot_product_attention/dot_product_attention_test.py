@@ -21,6 +21,7 @@ import jax.numpy as jnp  # noqa: E402
 import pytest  # noqa: E402
 
 from pjrtkit import kernels as pk  # noqa: E402
+from pjrtkit.kernels.core import pallas as pallas_lib  # noqa: E402
 from pjrtkit.kernels.dot_product_attention.base import reference  # noqa: E402
 from pjrtkit.kernels.dot_product_attention.xla_chunked import ChunkedConfig  # noqa: E402
 
@@ -111,6 +112,29 @@ def test_pallas_on_gpu(impl, shape, dtype, causal):
   if impl == "mosaic" and dtype == "float32":
     pytest.skip("mosaic takes 16-bit operands (wgmma)")
   _check(impl, dtype, GPU_SHAPES[shape], causal)
+
+
+@pytest.mark.parametrize("shape", [(2, 1024, 16, 64, 1000, 8), (1, 2048, 16, 128, 2048, 16)])
+def test_mosaic_persistent_forward_on_gpu(shape):
+  """More tiles (pairs of 64-row query blocks x batch x heads: 256 here) than an H200 has SMs
+  (132): each CTA of the persistent forward runs one or two tiles, with odd key lengths and
+  grouped heads in the first shape."""
+  testing.skip_unless_gpu()
+  b, t, h = shape[:3]
+  assert t // 128 * b * h > pallas_lib.sm_count()
+  _check("mosaic", "bfloat16", shape, False)
+
+
+@pytest.mark.parametrize("shape,causal", [
+    ((1, 128, 2, 64, 384, 1), True),     # key blocks past every query: dK = dV = 0
+    ((2, 300, 4, 64, 1000, 2), False),   # 8 key blocks, the last one partly past kv_len
+    ((1, 1000, 4, 64, 300, 4), True),    # more queries than keys, causal
+])
+def test_mosaic_fused_backward_on_gpu(shape, causal):
+  """The warp-specialised backward (``mosaic_bwd``: one program per 128 keys, dQ by TMA
+  reduce-add) at shapes the other GPU tests leave out."""
+  testing.skip_unless_gpu()
+  _check("mosaic", "bfloat16", shape, causal)
 
 
 def test_chunked_with_several_chunks_matches():

@@ -5,15 +5,20 @@ shared memory, filled by TMA copies (``copy_gmem_to_smem``). Forward, compiled: 
 warp-specialised kernel of ``mosaic_fwd`` (two compute warpgroups, one TMA producer). Forward under
 ``pallas_interpret()`` (whose interpreter cannot lower that kernel): `_fwd_kernel`, one program
 per (query block of 64 rows, batch, head), keys/values double-buffered, the same arithmetic.
-Backward: a dQ kernel over query blocks and a dK/dV kernel over key blocks (per query head, summed
-over each group afterwards), recomputing probabilities from the log-sum-exp, the next step's
-tiles in flight while the current one computes. Sequences are padded to the blocks (padded keys
-masked). Serves bfloat16/float16, head_dim 64 or 128, causal or not, grouped/multi-query heads;
-not bias or mask, not float32 (wgmma takes 16-bit operands).
+Backward, compiled: the warp-specialised kernel of ``mosaic_bwd`` (one program per 128 keys:
+dK and dV in registers, dQ added to a float32 array by TMA reduce-adds, so dQ's rounding varies
+from run to run; ``XLA_FLAGS=--xla_gpu_deterministic_ops=true`` takes the split kernels below
+instead, which are deterministic). Backward under
+``pallas_interpret()``: a dQ kernel over query blocks and a dK/dV kernel over key blocks (per
+query head, summed over each group afterwards), single-warpgroup, recomputing probabilities from
+the log-sum-exp, the next step's tiles in flight while the current one computes: the same
+arithmetic. Sequences are padded to the blocks (padded keys masked). Serves bfloat16/float16,
+head_dim 64 or 128, causal or not, grouped/multi-query heads; not bias or mask, not float32
+(wgmma takes 16-bit operands).
 
-Scratch memory and barriers come from ``pl.run_scoped`` and inputs stay in global memory, as
-Pallas's Mosaic GPU interpreter needs, so CI runs the backward and the interpreted forward under
-``pallas_interpret()``.
+The interpreted kernels take scratch memory and barriers from ``pl.run_scoped`` and keep their
+inputs in global memory, as Pallas's Mosaic GPU interpreter needs, so CI runs them under
+``pallas_interpret()``; the compiled kernels run in the H200 checks (tools/kernels_gpu).
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from pjrtkit.kernels.core.device import DeviceInfo
 from pjrtkit.kernels.core.interpret import interpret_enabled
 from pjrtkit.kernels.core.op import Op
 from pjrtkit.kernels.core.spec import Spec
-from pjrtkit.kernels.dot_product_attention import base, mosaic_fwd
+from pjrtkit.kernels.dot_product_attention import base, mosaic_bwd, mosaic_fwd
 
 _DTYPES = ("bfloat16", "float16")
 _BLOCK_Q = 64
@@ -43,8 +48,9 @@ _NEG_INF = float("-inf")
 @dataclasses.dataclass(frozen=True)
 class MosaicAttentionConfig:
   """Attributes:
-    block_kv: keys per forward step (a multiple of 64; the backward uses 64).
-    stages: key/value tiles the forward keeps in flight (2 or more).
+    block_kv: keys per forward step (a multiple of 64; the backward's blocks are its own).
+    stages: key/value tiles the forward keeps in flight (2 or more); the compiled backward keeps
+      as many query steps in flight, fewer where they do not fit in shared memory.
   The query block is 64 rows per warpgroup (one wgmma tile; the forward's two compute
   warpgroups cover 128 rows)."""
 
@@ -58,19 +64,19 @@ class MosaicAttentionConfig:
       raise ValueError(f"stages must be at least 2, got {self.stages}")
 
   def smem_bytes(self, head_dim: int, itemsize: int) -> int:
-    """Shared memory the forward kernel needs at `head_dim` (tiles, plus 4 KiB for barriers and
-    alignment: block_kv 128 with 3 stages at head_dim 128 measured 232568 bytes, 2680 over the
-    tiles)."""
-    return ((2 * _BLOCK_Q + 2 * self.stages * self.block_kv) * head_dim * itemsize
+    """Shared memory the forward kernel needs at `head_dim`: two query slots per compute
+    warpgroup, `stages` key and value tiles, plus 4 KiB for barriers and alignment (block_kv 128
+    with 3 stages at head_dim 128 measured 2680 bytes over the tiles)."""
+    return ((4 * _BLOCK_Q + 2 * self.stages * self.block_kv) * head_dim * itemsize
             + 2 * _BLOCK_Q * 4 + 4096)
 
 
 _SMEM_LIMIT = 227 * 1024
 """Hopper's shared memory per block (sm_90: 227 KiB)."""
 _BWD_BLOCK_KV = 64
-"""The backward kernels' key block, whatever the config: on the H200 (32x2048x16x64, bf16) the
-gradient took 6.3 ms with 64 and 9.7 ms with 128, and at head_dim 128 a 128-key dK/dV tile does
-not fit in shared memory."""
+"""The interpreted backward kernels' key block, whatever the config (when they were the compiled
+backward too, on the H200 at 32x2048x16x64 bf16 the gradient took 6.3 ms with 64 and 9.7 ms with
+128, and at head_dim 128 a 128-key dK/dV tile does not fit in shared memory)."""
 
 
 def _smem(shape: tuple[int, ...], dtype: Any) -> Any:
@@ -354,6 +360,14 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
       return MosaicAttentionConfig(256, 2)
     return MosaicAttentionConfig(128 if d <= 128 else 64, 2)
 
+  def phase_config(self, spec: Spec, phase: str) -> MosaicAttentionConfig:
+    """The forward: `default_config`. The gradient: 4 query steps in flight where they fit (on
+    the H200 at 32x2048x16x64 bf16 the backward took 3.13 ms with 4 and 3.25 ms with 2; causal
+    1.84 and 1.91 ms); its key blocks do not depend on the config."""
+    if phase == "bwd":
+      return MosaicAttentionConfig(_BWD_BLOCK_KV, 4)
+    return self.default_config(spec)
+
   def _get_autotuning_configs(self, spec: Spec) -> Sequence[MosaicAttentionConfig]:
     d = spec.arg("query").shape[3]
     candidates = (MosaicAttentionConfig(64, 4), MosaicAttentionConfig(128, 2),
@@ -377,11 +391,15 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
       return self._interpreted_forward(args, spec, config)
     tp = pallas_lib.round_up(t, 2 * _BLOCK_Q)
     sp = pallas_lib.round_up(s, config.block_kv)
+    tiles = tp // (2 * _BLOCK_Q) * b * h
+    # Persistent (one CTA per SM looping over tiles) without a causal mask; causal tiles differ
+    # in cost, so they keep one tile per CTA and the hardware's scheduling.
+    programs = tiles if spec.param("is_causal") else min(tiles, pallas_lib.sm_count())
     geometry = mosaic_fwd.FwdGeometry(
         batch=b, heads=h, kv_heads=kh, q_len_padded=tp, kv_len=s, kv_len_padded=sp,
         head_dim=d, block_q=_BLOCK_Q, block_kv=config.block_kv,
         stages=max(2, min(config.stages, sp // config.block_kv)),
-        scale=spec.param("scale"), causal=spec.param("is_causal"))
+        scale=spec.param("scale"), causal=spec.param("is_causal"), programs=programs)
     out, lse = mosaic_fwd.forward(pallas_lib.pad_axis(q, 1, tp), pallas_lib.pad_axis(k, 1, sp),
                                   pallas_lib.pad_axis(v, 1, sp), geometry)
     out = out[:, :t]
@@ -412,6 +430,44 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
 
   def backward(self, residuals: Any, dout: Any, spec: Spec, config: MosaicAttentionConfig
                ) -> tuple[Any, ...]:
+    q, k, v, _, _, out, lse = residuals
+    # The fused backward adds dQ by atomic float32 reduce-adds, in an order that varies from run
+    # to run; deterministic results (XLA_FLAGS) take the split kernels, which add in a fixed order.
+    if not interpret_enabled() and not pallas_lib.deterministic_ops_requested():
+      b, t, h, d, s, kh = base.dims(spec)
+      # The config's `stages` query steps in flight, fewer where they do not fit; causal, 128
+      # query rows per step first (H200, 32x2048x16x64 bf16: 1.81 ms against 1.84 ms for 64
+      # rows with 4 stages; without a mask 3.19 against 3.13 ms, so 64 rows there).
+      causal = spec.param("is_causal")
+      geometry = mosaic_bwd.choose(
+          batch=b, q_len=t, heads=h, kv_heads=kh, kv_len=s, head_dim=d,
+          scale=spec.param("scale"), causal=causal, itemsize=q.dtype.itemsize,
+          max_stages=config.stages, block_qs=(128, 64) if causal else (64,))
+      if geometry is not None:
+        return self._fused_backward(residuals, dout, geometry)
+    return self._split_backward(residuals, dout, spec, config)
+
+  def _fused_backward(self, residuals: Any, dout: Any, g: mosaic_bwd.BwdGeometry
+                      ) -> tuple[Any, ...]:
+    """The compiled backward: one warp-specialised kernel (``mosaic_bwd``)."""
+    q, k, v, _, _, out, lse = residuals
+    t, s = q.shape[1], k.shape[1]
+    tp, sp = g.q_len_padded, g.kv_len_padded
+    dq, dk, dv = mosaic_bwd.backward(
+        pallas_lib.pad_axis(q, 1, tp), pallas_lib.pad_axis(k, 1, sp),
+        pallas_lib.pad_axis(v, 1, sp), pallas_lib.pad_axis(dout.astype(q.dtype), 1, tp),
+        pallas_lib.pad_axis(lse * mosaic_bwd.LOG2E, 2, tp),
+        pallas_lib.pad_axis(base.delta(out, dout), 2, tp), g)
+    return dq[:, :t].astype(q.dtype), dk[:, :s], dv[:, :s], None, None
+
+  def _split_backward(self, residuals: Any, dout: Any, spec: Spec, config: MosaicAttentionConfig
+                      ) -> tuple[Any, ...]:
+    """A dQ kernel over query blocks and a dK/dV kernel over key blocks, single-warpgroup: the
+    backward under `pallas_interpret` (whose interpreter cannot lower ``mosaic_bwd``), the
+    compiled backward when ``XLA_FLAGS`` asks for deterministic ops (no atomic adds: bitwise the
+    same every run; on the H200 about 6 ms against the fused kernel's 3.3 ms at
+    32x2048x16x64), and a fallback for a geometry ``mosaic_bwd`` cannot fit in shared memory
+    (none at the head dims `unsupported_reason` admits, 64 and 128)."""
     q, k, v, _, _, out, lse = residuals
     config = dataclasses.replace(config, block_kv=_BWD_BLOCK_KV)
     lay = self._layout(spec, config)

@@ -1,6 +1,11 @@
 """dot_product_attention "mosaic" forward: a warp-specialised Mosaic GPU kernel (Hopper, sm_90+).
 
-One program (CTA) per (pair of query blocks, batch, head) runs three warpgroups:
+Each program (CTA) works through tiles (pair of query blocks, batch, head): tile `pid`, then
+``pid + programs``, ... With ``programs`` at the SM count the kernel is persistent: one CTA per
+SM, the producer loading the next tile's keys/values while the compute warpgroups finish the
+current tile, and each compute warpgroup's next query block loaded (into the other of two slots)
+while it works on the current one. With ``programs`` equal to the tile count it is one tile per
+CTA. Each CTA runs three warpgroups:
 
 * warpgroups 0 and 1 compute, each on its own `block_q` query rows (so a CTA covers
   ``2 * block_q`` rows and reads each key/value tile once for both);
@@ -55,6 +60,12 @@ class FwdGeometry:
   stages: int
   scale: float
   causal: bool
+  programs: int
+
+  def __post_init__(self) -> None:
+    if not 1 <= self.programs <= self.tiles:
+      raise ValueError(f"programs must be in [1, {self.tiles}] (the tile count), got "
+                       f"{self.programs}")
 
   @property
   def q_pairs(self) -> int:
@@ -63,6 +74,10 @@ class FwdGeometry:
   @property
   def kv_steps(self) -> int:
     return self.kv_len_padded // self.block_kv
+
+  @property
+  def tiles(self) -> int:
+    return self.q_pairs * self.batch * self.heads
 
 
 def _tiled(shape: tuple[int, ...], dtype: Any) -> Any:
@@ -75,12 +90,19 @@ def _row(value: float, n: int) -> Any:
   return plgpu.layout_cast(jnp.full((n,), value, jnp.float32), plgpu.Layout.WGMMA.reduce(1))
 
 
-def _program(g: FwdGeometry) -> tuple[Any, Any, Any]:
-  """(query-pair index, batch, head): pairs of one (batch, head) are neighbours on the grid, so
-  they share that head's keys and values in L2."""
-  pid = lax.axis_index(pallas_lib.MOSAIC_GRID_AXIS)
-  return lax.rem(pid, g.q_pairs), lax.rem(lax.div(pid, g.q_pairs), g.batch), lax.div(
-      pid, g.q_pairs * g.batch)
+def _tile(g: FwdGeometry, tile: Any) -> tuple[Any, Any, Any, Any, Any]:
+  """(query-pair index, batch, head, key/value head, key steps of the pair) of `tile`: pairs of
+  one (batch, head) are neighbouring tiles, so CTAs working at the same time share that head's
+  keys and values in L2. Causal, each head's pairs run last row first: the longest tiles start
+  first and the shortest fill the end of the launch, where SMs would otherwise wait on a long
+  tile started late."""
+  pair = lax.rem(tile, g.q_pairs)
+  if g.causal:
+    pair = g.q_pairs - 1 - pair
+  b = lax.rem(lax.div(tile, g.q_pairs), g.batch)
+  h = lax.div(tile, g.q_pairs * g.batch)
+  return (pair, b, h, lax.div(h, g.heads // g.kv_heads),
+          _steps_for(g, (pair + 1) * _COMPUTE_WGS * g.block_q))
 
 
 def _steps_for(g: FwdGeometry, row_end: Any) -> Any:
@@ -92,10 +114,10 @@ def _steps_for(g: FwdGeometry, row_end: Any) -> Any:
 
 def _kernel(q_g, k_g, v_g, o_g, lse_g, q_s, k_s, v_s, lse_s, q_bar, k_bar, v_bar, k_free, v_free,
             turn, *, g: FwdGeometry):
-  pair, b, h = _program(g)
+  pid = lax.axis_index(pallas_lib.MOSAIC_GRID_AXIS)
   wg = lax.axis_index("wg")
-  kvh = lax.div(h, g.heads // g.kv_heads)
-  pair_steps = _steps_for(g, (pair + 1) * _COMPUTE_WGS * g.block_q)
+  # Tiles pid, pid + programs, ... (at least one: programs <= tiles).
+  local_tiles = lax.div(g.tiles - pid + g.programs - 1, g.programs)
 
   def rendezvous():
     plgpu.barrier_arrive(turn)
@@ -104,115 +126,140 @@ def _kernel(q_g, k_g, v_g, o_g, lse_g, q_s, k_s, v_s, lse_s, q_bar, k_bar, v_bar
   @pl.when(wg < _COMPUTE_WGS)
   def _compute():
     plgpu.set_max_registers(232, action="increase")  # 2 x 128 x 232 + 128 x 40 <= 64 Ki registers
-    row0 = (pair * _COMPUTE_WGS + wg) * g.block_q
-    steps = _steps_for(g, row0 + g.block_q)
-    q_tile = q_s.at[wg]
-    plgpu.copy_gmem_to_smem(q_g.at[b, pl.ds(row0, g.block_q), h], q_tile, q_bar.at[wg])
-    plgpu.barrier_wait(q_bar.at[wg])
     c = g.scale * _LOG2E
     shape = (g.block_q, g.block_kv)
 
-    def step(kv_step: Any, carry: Any, masked: bool) -> Any:
-      acc, m, l = carry
-      slot = lax.rem(kv_step, g.stages)
-      plgpu.barrier_wait(k_bar.at[slot])
+    def first_row(pair: Any) -> Any:
+      return (pair * _COMPUTE_WGS + wg) * g.block_q
 
-      def qk(acc_ref: Any) -> Any:
-        plgpu.wgmma(acc_ref, q_tile, k_s.at[slot].transpose((1, 0)))
+    def load_q(i: Any, qslot: Any) -> None:
+      pair, b, h, _, _ = _tile(g, pid + i * g.programs)
+      plgpu.copy_gmem_to_smem(q_g.at[b, pl.ds(first_row(pair), g.block_q), h],
+                              q_s.at[wg, qslot], q_bar.at[wg * 2 + qslot])
+
+    load_q(0, 0)
+
+    def tile_body(i: Any, base: Any) -> Any:
+      # `base`: key/value steps of this CTA's earlier tiles (the producer's running count).
+      pair, b, h, _, pair_steps = _tile(g, pid + i * g.programs)
+      qslot = lax.rem(i, 2)
+      row0 = first_row(pair)
+      steps = _steps_for(g, row0 + g.block_q)
+      q_tile = q_s.at[wg, qslot]
+      plgpu.barrier_wait(q_bar.at[wg * 2 + qslot])
+      # The other slot's last use (the previous tile's output) was read out by its TMA store.
+      pl.when(i + 1 < local_tiles)(lambda: load_q(i + 1, 1 - qslot))
+
+      def step(kv_step: Any, carry: Any, masked: bool) -> Any:
+        acc, m, l = carry
+        slot = lax.rem(base + kv_step, g.stages)
+        plgpu.barrier_wait(k_bar.at[slot])
+
+        def qk(acc_ref: Any) -> Any:
+          plgpu.wgmma(acc_ref, q_tile, k_s.at[slot].transpose((1, 0)))
+          rendezvous()
+          return acc_ref[...]
+
+        s = pl.run_scoped(qk, plgpu.ACC(shape, jnp.float32))
+        plgpu.barrier_arrive(k_free.at[slot])
+        s = s * c
+        if masked:
+          cols = kv_step * g.block_kv + plgpu.broadcasted_iota(jnp.int32, shape, 1,
+                                                               layout=plgpu.Layout.WGMMA)
+          keep = cols < g.kv_len
+          if g.causal:
+            keep = keep & (cols <= row0 + plgpu.broadcasted_iota(jnp.int32, shape, 0,
+                                                                 layout=plgpu.Layout.WGMMA))
+          s = jnp.where(keep, s, -jnp.inf)
+        m_new = jnp.maximum(m, s.max(axis=1))
+        alpha = jnp.exp2(m - m_new)
+        p = jnp.exp2(s - lax.broadcast_in_dim(m_new, shape, [0]))
+        l = l * alpha + p.sum(axis=1)
+        acc = acc * lax.broadcast_in_dim(alpha, acc.shape, [0])
+        p16 = p.astype(q_s.dtype)
+        acc, l, m_new, p16 = lax.optimization_barrier((acc, l, m_new, p16))
+        plgpu.barrier_arrive(turn)
+        plgpu.barrier_wait(v_bar.at[slot])
+        plgpu.barrier_wait(turn)
+
+        def pv(acc_ref: Any) -> None:
+          plgpu.wgmma(acc_ref, p16, v_s.at[slot])
+
+        acc = pl.run_state(pv)(plgpu.ACC.init(acc))
+        plgpu.barrier_arrive(v_free.at[slot])
+        return acc, m_new, l
+
+      carry = (plgpu.layout_cast(jnp.zeros((g.block_q, g.head_dim), jnp.float32),
+                                 plgpu.Layout.WGMMA),
+               _row(-jnp.inf, g.block_q), _row(0.0, g.block_q))
+      pl.when(wg == 1)(rendezvous)
+      # Steps whose keys all lie below this block's first row and inside kv_len need no mask.
+      clean = g.kv_len // g.block_kv
+      if g.causal:
+        clean = jnp.minimum(lax.div(row0, g.block_kv), clean)
+      carry = lax.fori_loop(0, clean, lambda j, c_: step(j, c_, False), carry)
+      carry = lax.fori_loop(clean, steps, lambda j, c_: step(j, c_, True), carry)
+
+      def drain(kv_step: Any, _: Any) -> None:
+        # The other warpgroup may need more steps (causal): release the slots this one skips
+        # and keep the rendezvous count equal.
+        slot = lax.rem(base + kv_step, g.stages)
+        plgpu.barrier_arrive(k_free.at[slot])
+        plgpu.barrier_arrive(v_free.at[slot])
         rendezvous()
-        return acc_ref[...]
+        rendezvous()
 
-      s = pl.run_scoped(qk, plgpu.ACC(shape, jnp.float32))
-      plgpu.barrier_arrive(k_free.at[slot])
-      s = s * c
-      if masked:
-        cols = kv_step * g.block_kv + plgpu.broadcasted_iota(jnp.int32, shape, 1,
-                                                             layout=plgpu.Layout.WGMMA)
-        keep = cols < g.kv_len
-        if g.causal:
-          keep = keep & (cols <= row0 + plgpu.broadcasted_iota(jnp.int32, shape, 0,
-                                                               layout=plgpu.Layout.WGMMA))
-        s = jnp.where(keep, s, -jnp.inf)
-      m_new = jnp.maximum(m, s.max(axis=1))
-      alpha = jnp.exp2(m - m_new)
-      p = jnp.exp2(s - lax.broadcast_in_dim(m_new, shape, [0]))
-      l = l * alpha + p.sum(axis=1)
-      acc = acc * lax.broadcast_in_dim(alpha, acc.shape, [0])
-      p16 = p.astype(q_s.dtype)
-      acc, l, m_new, p16 = lax.optimization_barrier((acc, l, m_new, p16))
-      plgpu.barrier_arrive(turn)
-      plgpu.barrier_wait(v_bar.at[slot])
-      plgpu.barrier_wait(turn)
+      lax.fori_loop(steps, pair_steps, drain, None)
+      pl.when(wg == 0)(rendezvous)
+      acc, m, l = carry
+      q_tile[...] = (acc * lax.broadcast_in_dim(1.0 / l, acc.shape, [0])).astype(q_s.dtype)
+      lse_s.at[wg][...] = (m + jnp.log2(l)) / _LOG2E
+      plgpu.commit_smem()
+      plgpu.copy_smem_to_gmem(q_tile, o_g.at[b, pl.ds(row0, g.block_q), h])
+      plgpu.copy_smem_to_gmem(lse_s.at[wg], lse_g.at[b, h, pl.ds(row0, g.block_q)])
+      # Before this slot and lse_s are written again, the stores must have read them.
+      plgpu.wait_smem_to_gmem(0, wait_read_only=True)
+      return base + pair_steps
 
-      def pv(acc_ref: Any) -> None:
-        plgpu.wgmma(acc_ref, p16, v_s.at[slot])
-
-      acc = pl.run_state(pv)(plgpu.ACC.init(acc))
-      plgpu.barrier_arrive(v_free.at[slot])
-      return acc, m_new, l
-
-    carry = (plgpu.layout_cast(jnp.zeros((g.block_q, g.head_dim), jnp.float32),
-                               plgpu.Layout.WGMMA),
-             _row(-jnp.inf, g.block_q), _row(0.0, g.block_q))
-    pl.when(wg == 1)(rendezvous)
-    # Steps whose keys all lie below this block's first row and inside kv_len need no mask.
-    clean = g.kv_len // g.block_kv
-    if g.causal:
-      clean = jnp.minimum(lax.div(row0, g.block_kv), clean)
-    carry = lax.fori_loop(0, clean, lambda i, c_: step(i, c_, False), carry)
-    carry = lax.fori_loop(clean, steps, lambda i, c_: step(i, c_, True), carry)
-
-    def drain(kv_step: Any, _: Any) -> None:
-      # The other warpgroup may need more steps (causal): release the slots this one skips and
-      # keep the rendezvous count equal.
-      slot = lax.rem(kv_step, g.stages)
-      plgpu.barrier_arrive(k_free.at[slot])
-      plgpu.barrier_arrive(v_free.at[slot])
-      rendezvous()
-      rendezvous()
-
-    lax.fori_loop(steps, pair_steps, drain, None)
-    pl.when(wg == 0)(rendezvous)
-    acc, m, l = carry
-    q_tile[...] = (acc * lax.broadcast_in_dim(1.0 / l, acc.shape, [0])).astype(q_s.dtype)
-    lse_s.at[wg][...] = (m + jnp.log2(l)) / _LOG2E
-    plgpu.commit_smem()
-    plgpu.copy_smem_to_gmem(q_tile, o_g.at[b, pl.ds(row0, g.block_q), h])
-    plgpu.copy_smem_to_gmem(lse_s.at[wg], lse_g.at[b, h, pl.ds(row0, g.block_q)])
+    lax.fori_loop(0, local_tiles, tile_body, 0)
     plgpu.wait_smem_to_gmem(0)
 
   @pl.when(wg == _COMPUTE_WGS)
   def _memory():
     plgpu.set_max_registers(40, action="decrease")
 
-    def load(kv_step: Any, slot: Any) -> None:
-      rows = pl.ds(kv_step * g.block_kv, g.block_kv)
-      plgpu.copy_gmem_to_smem(k_g.at[b, rows, kvh], k_s.at[slot], k_bar.at[slot])
-      plgpu.copy_gmem_to_smem(v_g.at[b, rows, kvh], v_s.at[slot], v_bar.at[slot])
+    def tile_body(i: Any, base: Any) -> Any:
+      _, b, _, kvh, pair_steps = _tile(g, pid + i * g.programs)
 
-    # Only steps that exist (a static slice past the keys fails to lower, even under a false
-    # condition); causal pairs may need fewer.
-    for i in range(min(g.stages, g.kv_steps)):
-      pl.when(i < pair_steps)(lambda i=i: load(i, i))
+      def load(kv_step: Any, _: Any) -> None:
+        n = base + kv_step
+        slot = lax.rem(n, g.stages)
 
-    def refill(kv_step: Any, _: Any) -> None:
-      slot = lax.rem(kv_step, g.stages)
-      plgpu.barrier_wait(k_free.at[slot])
-      plgpu.barrier_wait(v_free.at[slot])
-      load(kv_step + g.stages, slot)
+        @pl.when(n >= g.stages)
+        def _():
+          # Refill only once both compute warpgroups released the slot's previous tiles.
+          plgpu.barrier_wait(k_free.at[slot])
+          plgpu.barrier_wait(v_free.at[slot])
 
-    lax.fori_loop(0, jnp.maximum(pair_steps - g.stages, 0), refill, None)
+        rows = pl.ds(kv_step * g.block_kv, g.block_kv)
+        plgpu.copy_gmem_to_smem(k_g.at[b, rows, kvh], k_s.at[slot], k_bar.at[slot])
+        plgpu.copy_gmem_to_smem(v_g.at[b, rows, kvh], v_s.at[slot], v_bar.at[slot])
+
+      lax.fori_loop(0, pair_steps, load, None)
+      return base + pair_steps
+
+    lax.fori_loop(0, local_tiles, tile_body, 0)
 
 
 def forward(q: Any, k: Any, v: Any, g: FwdGeometry) -> tuple[Any, Any]:
   """``(out [B, Tp, H, D], lse [B, H, Tp])`` for inputs already padded to the geometry."""
   dtype = q.dtype
   scratch = [
-      _tiled((_COMPUTE_WGS, g.block_q, g.head_dim), dtype),
+      _tiled((_COMPUTE_WGS, 2, g.block_q, g.head_dim), dtype),
       _tiled((g.stages, g.block_kv, g.head_dim), dtype),
       _tiled((g.stages, g.block_kv, g.head_dim), dtype),
       plgpu.SMEM((_COMPUTE_WGS, g.block_q), jnp.float32),
-      plgpu.Barrier(num_barriers=_COMPUTE_WGS),
+      plgpu.Barrier(num_barriers=2 * _COMPUTE_WGS),
       plgpu.Barrier(num_barriers=g.stages),
       plgpu.Barrier(num_barriers=g.stages),
       plgpu.Barrier(num_arrivals=_COMPUTE_WGS, num_barriers=g.stages),
@@ -223,7 +270,7 @@ def forward(q: Any, k: Any, v: Any, g: FwdGeometry) -> tuple[Any, Any]:
               jax.ShapeDtypeStruct((g.batch, g.heads, g.q_len_padded), jnp.float32)]
   return plgpu.kernel(
       lambda *refs: _kernel(*refs, g=g), out_type=out_type, scratch_types=scratch,
-      grid=(g.q_pairs * g.batch * g.heads,), grid_names=(pallas_lib.MOSAIC_GRID_AXIS,),
+      grid=(g.programs,), grid_names=(pallas_lib.MOSAIC_GRID_AXIS,),
       num_threads=_COMPUTE_WGS + 1, thread_name="wg",
       compiler_params=plgpu.CompilerParams(approx_math=True),
       kernel_name="pjrtkit_attention_fwd_mosaic")(q, k, v)

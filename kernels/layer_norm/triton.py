@@ -29,6 +29,7 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as plt
 
 from pjrtkit.kernels.core import pallas as pallas_lib
+from pjrtkit.kernels.core.pallas import sm_count
 from pjrtkit.kernels.core.device import DeviceInfo
 from pjrtkit.kernels.core.interpret import interpret_enabled
 from pjrtkit.kernels.core.op import Op
@@ -39,8 +40,7 @@ _MAX_CHANNELS = 1 << 16
 _MAX_TILE = 1 << 17
 """Most elements in one tile (Triton's limit on a tensor is 2**20; registers run out long
 before)."""
-_DEFAULT_SMS = 132
-"""SM count assumed where the device does not report one (H100 SXM and H200 have 132)."""
+_DEFAULT_SMS = pallas_lib.DEFAULT_SMS
 _NUM_WARPS = (1, 2, 4, 8, 16, 32)
 
 
@@ -71,18 +71,6 @@ class TritonLayerNormConfig:
       raise ValueError(f"programs must be >= 0 (0: one per tile), got {self.programs}")
     if not isinstance(self.prefetch, bool):
       raise ValueError(f"prefetch must be a bool, got {self.prefetch!r}")
-
-
-def sm_count() -> int:
-  """Streaming multiprocessors of the default device (`_DEFAULT_SMS` where it does not say)."""
-  try:
-    dev = jax.config.jax_default_device
-    if dev is None or isinstance(dev, str):
-      dev = jax.devices(dev)[0] if isinstance(dev, str) else jax.devices()[0]
-    count = int(getattr(dev, "core_count", 0) or 0)
-  except Exception:  # pylint: disable=broad-except
-    count = 0
-  return count if count > 0 else _DEFAULT_SMS
 
 
 def _config(tile: int, cp: int, num_warps: int, per_sm: int, prefetch: bool = True
@@ -268,7 +256,8 @@ class TritonLayerNorm(Op[TritonLayerNormConfig]):
     if cp <= 2048:
       candidates = [_config(8192, cp, 8, 0), _config(8192, cp, 8, 2, False),
                     _config(4096, cp, 4, 4), _config(4096, cp, 8, 3),
-                    _config(16384, cp, 16, 0)]
+                    _config(16384, cp, 16, 0), _config(32768, cp, 16, 0),
+                    _config(16384, cp, 8, 0), _config(16384, cp, 16, 2)]
     else:
       candidates = [_config(cp, cp, 16, 0), _config(cp, cp, 16, 1, False),
                     _config(cp, cp, 32, 1), _config(cp, cp, 8, 2),

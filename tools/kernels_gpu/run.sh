@@ -6,10 +6,12 @@
 #      written, then the kernel tests with the compiled Triton / Mosaic GPU kernels;
 #   2. (one platform at a time) the kernel benchmark, tools/bench/kernels.py --size gpu.
 # Writes summary.txt, <platform>.log, and the benchmark's JSON and PNG into $OUT (8 files at
-# most come back from the device machine). Steps have time limits so the whole run ends in ~9 min
-# (SNIPPET_TIMEOUT 240, TESTS_TIMEOUT 220, BENCH_TIMEOUT 150 s; TEST_TIMEOUT 200 s per test: a
-# float32 Triton compile at head_dim 128 took over 90 s with 8 workers on 16 cores; PYTEST_K
-# picks tests by pytest -k; DEADLINE=0 skips the benchmark).
+# most come back from the device machine). Steps have time limits (SNIPPET_TIMEOUT 240,
+# TESTS_TIMEOUT 400, BENCH_TIMEOUT 150 s; TEST_TIMEOUT 200 s per test: a float32 Triton compile
+# at head_dim 128 took over 90 s with 8 workers on 16 cores). On 2026-12-01 the snippet took
+# ~100 s and both platforms' tests did not finish in 250 s, so a full run needs more than one
+# 600 s device call: SNIPPET=0 skips the snippet, PYTEST_K picks tests by pytest -k, TEST_FILES
+# the test files, DEADLINE=0 skips the benchmark.
 #   bash tools/kernels_gpu/run.sh [platform ...]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -56,7 +58,10 @@ f_std, args = pk.benchmarking.standardize_function(loss, kwargs={"x": x, "scale"
 run = pk.benchmarking.compile_benchmark(f_std, args)
 bench = run(args)                            # pk.benchmarking.BenchmarkData
 finite = bool(jnp.all(jnp.isfinite(out.astype(jnp.float32))))
+# Replays agree to rounding, not bitwise: the fused Mosaic backward adds dQ by atomic reduce-adds.
+replay_diff = float(jnp.max(jnp.abs(out2.astype(jnp.float32) - out.astype(jnp.float32))))
 print("exported platforms", exported.platforms, "replay equal", bool((out2 == out).all()),
+      f"replay max|diff| {replay_diff:.3g} of max|out| {float(jnp.max(jnp.abs(out.astype(jnp.float32)))):.3g}",
       "deserialized finite", bool(jnp.all(jnp.isfinite(again.astype(jnp.float32)))))
 print(f"snippet OK finite={finite} method={bench.method} median={bench.median_evaluation_time_ms:.3f} ms "
       f"compile={bench.compile_time_ms:.0f} ms peak_memory={bench.peak_memory_mb} MB")
@@ -69,7 +74,7 @@ PY
 tests() {
   JAX_PLATFORMS=$1 XLA_PYTHON_CLIENT_PREALLOCATE=false timeout $2 $PY -m pytest -n ${WORKERS:-4} \
     -p no:cacheprovider -v --timeout=${TEST_TIMEOUT:-200} --tb=line -rfE ${PYTEST_K:+-k "$PYTEST_K"} \
-    kernels/layer_norm/layer_norm_test.py kernels/dot_product_attention/dot_product_attention_test.py
+    ${TEST_FILES:-kernels/layer_norm/layer_norm_test.py kernels/dot_product_attention/dot_product_attention_test.py}
 }
 
 platform_checks() {
@@ -77,10 +82,12 @@ platform_checks() {
   kind=$(JAX_PLATFORMS=$p timeout 120 $PY -c 'import jax; d=jax.devices()[0]; print(d.platform, "|", d.device_kind)' 2>>"$log" | tail -1)
   echo "$p: ${kind:-unavailable}" > "$OUT/.$p.summary"
   case "$kind" in *NVIDIA*) ;; *) echo "  skipped: no GPU device on platform $p" >> "$OUT/.$p.summary"; return ;; esac
-  XLA_PYTHON_CLIENT_PREALLOCATE=false snippet "$p" >> "$log" 2>&1
-  rc=$?
-  echo "  snippet rc=$rc: $(grep -a '^snippet OK' "$log" | tail -1)" >> "$OUT/.$p.summary"
-  tests "$p" ${TESTS_TIMEOUT:-220} >> "$log" 2>&1
+  if [ "${SNIPPET:-1}" != 0 ]; then
+    XLA_PYTHON_CLIENT_PREALLOCATE=false snippet "$p" >> "$log" 2>&1
+    rc=$?
+    echo "  snippet rc=$rc: $(grep -a '^snippet OK' "$log" | tail -1)" >> "$OUT/.$p.summary"
+  fi
+  tests "$p" ${TESTS_TIMEOUT:-400} >> "$log" 2>&1
   echo "  tests rc=$?: $(grep -aE '^=+ .*[0-9]+ (passed|failed)' "$log" | tail -1)" >> "$OUT/.$p.summary"
 }
 

@@ -1,0 +1,383 @@
+"""dot_product_attention "mosaic" backward: one warp-specialised Mosaic GPU kernel (Hopper, sm_90+).
+
+One program (CTA) per (key block of ``2 * 64`` keys, batch, key/value head). It keeps its keys and
+values in shared memory and walks every query block (64 rows) of every query head of its group,
+so dK and dV are summed over the group in registers and written once, in the input dtype. Three
+warpgroups:
+
+* warpgroups 0 and 1 compute, each on its own 64 keys;
+* warpgroup 2 only moves data: it loads the key/value block, then keeps `stages` query steps
+  (Q, dO, the log-sum-exp and delta = rowsum(dO * O)) in flight with TMA, refilling a slot once
+  both compute warpgroups released it.
+
+Per query step each compute warpgroup does, with its keys K_w, V_w (64 x D):
+
+  S^T  = K_w Q^T           (wgmma, both operands in shared memory)
+  P^T  = exp2(S^T c - lse)  (registers; c = scale * log2(e), lse saved in base 2)
+  dP^T = V_w dO^T
+  dS^T = P^T (dP^T - delta) * scale
+  dV  += P^T dO             (P^T straight from registers as wgmma's left operand)
+  dK  += dS^T Q             (dS^T from registers)
+
+and writes dS^T into its half of a shared ``[128 keys, 64 queries]`` tile. The dQ product of
+the step, ``dQ_step = dS K`` over all 128 keys (the tile read transposed), is done by one
+warpgroup, alternating by step, which adds it to a float32 dQ in global memory with a TMA
+reduce-add (``copy_smem_to_gmem(reduction_op="add")``). That dQ starts as zeros: it is passed in
+as a mutable array reference (`jax.new_ref`), which the kernel updates in place. Five matrix
+products per step instead of the seven of a split dQ / dK-dV pair of kernels, and nothing is
+transposed or padded in memory beyond the blocks: Q, dO, dQ, dK and dV are read and written in
+JAX's ``[B, T, H, D]`` layout as strided 2-D TMA tiles.
+
+Causal programs start at the first query block that reaches their keys and mask only the two
+steps that cross the diagonal; keys past the true length are masked only when the length is not
+a multiple of 128. Compiled only: Pallas's Mosaic GPU interpreter cannot lower warp-specialised
+wgmma kernels, so under `pallas_interpret` ``mosaic.py`` runs its two single-warpgroup backward
+kernels instead (the same arithmetic).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+import jax.experimental.pallas.mosaic_gpu as plgpu
+
+from pjrtkit.kernels.core import pallas as pallas_lib
+
+LOG2E = math.log2(math.e)
+"""The backward takes the log-sum-exp in base 2: ``lse * LOG2E``."""
+_COMPUTE_WGS = 2
+BLOCK_QS = (64, 128)
+"""Query rows per step the kernel takes (`BwdGeometry.block_q`)."""
+BLOCK_KV = _COMPUTE_WGS * 64
+"""Keys per program: 64 per compute warpgroup."""
+SMEM_LIMIT = 227 * 1024
+"""Hopper's shared memory per block (sm_90: 227 KiB)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class BwdGeometry:
+  """Static shape of one backward call (everything the kernel body needs besides the refs).
+
+  `q_len_padded` is a multiple of `block_q`, `kv_len_padded` of `BLOCK_KV`. `stages`: query
+  steps in flight; `ds_slots`: shared dS^T tiles (2: a warpgroup writes the next step's while the
+  dQ product reads this one's; 1 saves the shared memory of one)."""
+
+  batch: int
+  heads: int
+  kv_heads: int
+  q_len_padded: int
+  kv_len: int
+  kv_len_padded: int
+  head_dim: int
+  scale: float
+  causal: bool
+  stages: int = 2
+  block_q: int = 64
+  ds_slots: int = 2
+
+  def __post_init__(self) -> None:
+    if self.block_q not in BLOCK_QS:
+      raise ValueError(f"block_q must be one of {BLOCK_QS}, got {self.block_q}")
+    if self.q_len_padded % self.block_q or self.kv_len_padded % BLOCK_KV:
+      raise ValueError(f"padded lengths must be multiples of {self.block_q} (queries) and "
+                       f"{BLOCK_KV} (keys), got {self.q_len_padded} and {self.kv_len_padded}")
+    if self.stages < 2:
+      raise ValueError(f"stages must be at least 2, got {self.stages}")
+    if self.ds_slots not in (1, 2):
+      raise ValueError(f"ds_slots must be 1 or 2, got {self.ds_slots}")
+
+  @property
+  def group(self) -> int:
+    return self.heads // self.kv_heads
+
+  @property
+  def q_steps(self) -> int:
+    return self.q_len_padded // self.block_q
+
+  @property
+  def kv_blocks(self) -> int:
+    return self.kv_len_padded // BLOCK_KV
+
+  @property
+  def programs(self) -> int:
+    return self.kv_blocks * self.batch * self.kv_heads
+
+  @property
+  def dq_columns_split(self) -> bool:
+    """Whether both compute warpgroups share each step's dQ product, each on half of the head
+    dimension (head_dim a multiple of 128: a half is whole 64-column tiles of the swizzled key
+    tile), rather than one warpgroup doing all of it, alternating by step."""
+    return self.head_dim % 128 == 0
+
+  @property
+  def dq_tile(self) -> tuple[int, int]:
+    """The dQ tile one warpgroup computes and adds per step."""
+    return (self.block_q, self.head_dim // 2 if self.dq_columns_split else self.head_dim)
+
+  @property
+  def mask_kv_len(self) -> bool:
+    """Whether keys past the true length exist (and so every step masks them)."""
+    return self.kv_len != self.kv_len_padded
+
+  def smem_bytes(self, itemsize: int) -> int:
+    """Shared memory of the tiles, plus 4 KiB for barriers and alignment."""
+    d = self.head_dim
+    tiles = (2 * BLOCK_KV * d * itemsize                      # keys, values
+             + 2 * self.stages * self.block_q * d * itemsize  # Q, dO
+             + 2 * self.stages * self.block_q * 4             # lse, delta
+             + self.ds_slots * BLOCK_KV * self.block_q * itemsize  # dS^T
+             + _COMPUTE_WGS * self.dq_tile[0] * self.dq_tile[1] * 4)  # dQ staging, float32
+    return tiles + 4096
+
+  def fits(self, itemsize: int) -> bool:
+    return self.smem_bytes(itemsize) <= SMEM_LIMIT
+
+
+def choose(*, batch: int, q_len: int, heads: int, kv_heads: int, kv_len: int, head_dim: int,
+           scale: float, causal: bool, itemsize: int, max_stages: int,
+           block_qs: tuple[int, ...] = (64,)) -> BwdGeometry | None:
+  """The first geometry that fits in shared memory: `block_qs` in order, then two dS^T tiles
+  before one, then the most query steps in flight up to `max_stages` (at least 2). None if none
+  fits."""
+  for block_q in block_qs:
+    for ds_slots in (2, 1):
+      for stages in range(max(2, max_stages), 1, -1):
+        g = BwdGeometry(batch=batch, heads=heads, kv_heads=kv_heads,
+                        q_len_padded=pallas_lib.round_up(q_len, block_q), kv_len=kv_len,
+                        kv_len_padded=pallas_lib.round_up(kv_len, BLOCK_KV), head_dim=head_dim,
+                        scale=scale, causal=causal, stages=stages, block_q=block_q,
+                        ds_slots=ds_slots)
+        if g.fits(itemsize):
+          return g
+  return None
+
+
+def _tiled(shape: tuple[int, ...], dtype: Any) -> Any:
+  """A shared-memory tile wgmma reads (128-byte swizzle)."""
+  return plgpu.SMEM(shape, dtype, transforms=(plgpu.TilingTransform((8, 64)),
+                                              plgpu.SwizzleTransform(128)))
+
+
+def _program(g: BwdGeometry) -> tuple[Any, Any, Any]:
+  """(key block, batch, key/value head) of this program: the key blocks of one (batch, head) are
+  neighbours, so programs running together share that head's queries in L2."""
+  pid = lax.axis_index(pallas_lib.MOSAIC_GRID_AXIS)
+  return (lax.rem(pid, g.kv_blocks), lax.rem(lax.div(pid, g.kv_blocks), g.batch),
+          lax.div(pid, g.kv_blocks * g.batch))
+
+
+def _first_step(g: BwdGeometry, j: Any) -> Any:
+  """The first query step that sees key block `j` (causal: the block's first key's row)."""
+  if not g.causal:
+    return 0
+  return jnp.minimum(j * (BLOCK_KV // g.block_q), g.q_steps)
+
+
+def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s, do_s, lse_s,
+            delta_s, dst_s, dq_s, kv_bar, q_bar, do_bar, lse_bar, delta_bar, q_free, ds_ready,
+            ds_free, done, *, g: BwdGeometry):
+  j, b, kvh = _program(g)
+  wg = lax.axis_index("wg")
+  first = _first_step(g, j)
+  keys = pl.ds(j * BLOCK_KV, BLOCK_KV)
+
+  @pl.when(wg < _COMPUTE_WGS)
+  def _compute():
+    plgpu.set_max_registers(232, action="increase")  # 2 x 128 x 232 + 128 x 40 <= 64 Ki registers
+    c = g.scale * LOG2E
+    d = g.head_dim
+    shape = (64, g.block_q)  # (this warpgroup's keys, queries)
+    my_keys = pl.ds(wg * 64, 64)
+    k_w, v_w = k_s.at[my_keys], v_s.at[my_keys]
+    key0 = j * BLOCK_KV + wg * 64
+    plgpu.barrier_wait(kv_bar.at[0])
+    plgpu.barrier_wait(kv_bar.at[1])
+
+    def mm(a: Any, b_: Any, out_shape: tuple[int, int]) -> Any:
+      def body(acc_ref: Any) -> Any:
+        plgpu.wgmma(acc_ref, a, b_)
+        return acc_ref[...]
+
+      return pl.run_scoped(body, plgpu.ACC(out_shape, jnp.float32))
+
+    def accumulate(acc: Any, a: Any, b_: Any) -> Any:
+      def body(acc_ref: Any) -> None:
+        plgpu.wgmma(acc_ref, a, b_)
+
+      return pl.run_state(body)(plgpu.ACC.init(acc))
+
+    def step(h: Any, n: Any, it: Any, dk: Any, dv: Any, masked: bool) -> tuple[Any, Any]:
+      slot = lax.rem(it, g.stages)
+      dslot = lax.rem(it, 2)  # the dS^T barriers of this step
+      ds_tile = dst_s.at[lax.rem(it, g.ds_slots)]
+      q_t, do_t = q_s.at[slot], do_s.at[slot]
+      for bar in (q_bar, do_bar, lse_bar, delta_bar):
+        plgpu.barrier_wait(bar.at[slot])
+
+      def scores(st_ref: Any, dpt_ref: Any) -> tuple[Any, Any]:
+        plgpu.wgmma(st_ref, k_w, q_t.transpose((1, 0)))
+        plgpu.wgmma(dpt_ref, v_w, do_t.transpose((1, 0)))
+        # P^T is computed while dP^T is still in the tensor cores.
+        st = plgpu.wgmma_accumulator_load(st_ref, wait_n=1)
+        lse = plgpu.load(lse_s.at[slot], layout=plgpu.Layout.WGMMA.reduce(0))
+        pt = jnp.exp2(st * c - lax.broadcast_in_dim(lse, shape, [1]))
+        if masked:
+          key = key0 + plgpu.broadcasted_iota(jnp.int32, shape, 0, layout=plgpu.Layout.WGMMA)
+          keep = key < g.kv_len
+          if g.causal:
+            query = n * g.block_q + plgpu.broadcasted_iota(jnp.int32, shape, 1,
+                                                         layout=plgpu.Layout.WGMMA)
+            keep = keep & (query >= key)
+          pt = jnp.where(keep, pt, 0.0)
+        return pt, plgpu.wgmma_accumulator_load(dpt_ref, wait_n=0)
+
+      pt, dpt = pl.run_scoped(scores, plgpu.ACC(shape, jnp.float32),
+                              plgpu.ACC(shape, jnp.float32))
+      delta = plgpu.load(delta_s.at[slot], layout=plgpu.Layout.WGMMA.reduce(0))
+      dst = pt * (dpt - lax.broadcast_in_dim(delta, shape, [1])) * g.scale
+      pt16, ds16 = pt.astype(q_s.dtype), dst.astype(q_s.dtype)
+
+      # dS^T into this warpgroup's half of the shared tile (once the dQ product that last read
+      # that tile released it), so the dQ product can start while dK and dV accumulate.
+      @pl.when(it >= g.ds_slots)
+      def _():
+        plgpu.barrier_wait(ds_free.at[lax.rem(it - g.ds_slots, 2)])
+
+      ds_tile.at[my_keys][...] = ds16
+      plgpu.commit_smem()
+      plgpu.barrier_arrive(ds_ready.at[dslot])
+
+      def grads(refs: tuple[Any, Any]) -> None:
+        dv_ref, dk_ref = refs
+        plgpu.wgmma(dv_ref, pt16, do_t)
+        plgpu.wgmma(dk_ref, ds16, q_t)
+
+      dv, dk = pl.run_state(grads)((plgpu.ACC.init(dv), plgpu.ACC.init(dk)))
+      # Both products that read this step's Q and dO were waited for: release the slot.
+      plgpu.barrier_arrive(q_free.at[slot])
+
+      def dq_product(cols: Any, dq_g_cols: Any) -> None:
+        plgpu.barrier_wait(ds_ready.at[dslot])
+        dq = mm(ds_tile.transpose((1, 0)), cols, g.dq_tile)
+        plgpu.barrier_arrive(ds_free.at[dslot])
+        # This warpgroup's previous dQ store must have read its staging tile.
+        plgpu.wait_smem_to_gmem(0, wait_read_only=True)
+        dq_s.at[wg][...] = dq
+        plgpu.commit_smem()
+        plgpu.copy_smem_to_gmem(dq_s.at[wg], dq_g_cols, reduction_op="add")
+
+      rows = pl.ds(n * g.block_q, g.block_q)
+      if g.dq_columns_split:
+        half = pl.ds(wg * (d // 2), d // 2)
+        dq_product(k_s.at[:, half], dq_g.at[b, rows, h, half])
+      else:
+        pl.when(dslot == wg)(lambda: dq_product(k_s, dq_g.at[b, rows, h]))
+      return dk, dv
+
+    def head(hh: Any, carry: Any) -> Any:
+      dk, dv, it = carry
+      h = kvh * g.group + hh
+
+      def run(lo: Any, hi: Any, carry: Any, masked: bool) -> Any:
+        def body(n: Any, carry: Any) -> Any:
+          dk, dv, it = carry
+          dk, dv = step(h, n, it, dk, dv, masked)
+          return dk, dv, it + 1
+
+        return lax.fori_loop(lo, hi, body, carry)
+
+      carry = (dk, dv, it)
+      if g.mask_kv_len:
+        return run(first, g.q_steps, carry, True)
+      if g.causal:
+        diagonal_end = jnp.minimum(first + BLOCK_KV // g.block_q, g.q_steps)
+        carry = run(first, diagonal_end, carry, True)
+        return run(diagonal_end, g.q_steps, carry, False)
+      return run(first, g.q_steps, carry, False)
+
+    zero = plgpu.layout_cast(jnp.zeros((64, d), jnp.float32), plgpu.Layout.WGMMA)
+    dk, dv, _ = lax.fori_loop(0, g.group, head, (zero, zero, 0))
+    # The other warpgroup's last dQ product may still read every key: meet before the key and
+    # value tiles are overwritten with this warpgroup's dK and dV.
+    plgpu.barrier_arrive(done)
+    plgpu.barrier_wait(done)
+    k_w[...] = dk.astype(k_s.dtype)
+    v_w[...] = dv.astype(v_s.dtype)
+    plgpu.commit_smem()
+    rows = pl.ds(key0, 64)
+    plgpu.copy_smem_to_gmem(k_w, dk_g.at[b, rows, kvh])
+    plgpu.copy_smem_to_gmem(v_w, dv_g.at[b, rows, kvh])
+    plgpu.wait_smem_to_gmem(0)
+
+  @pl.when(wg == _COMPUTE_WGS)
+  def _memory():
+    plgpu.set_max_registers(40, action="decrease")
+    plgpu.copy_gmem_to_smem(k_g.at[b, keys, kvh], k_s, kv_bar.at[0])
+    plgpu.copy_gmem_to_smem(v_g.at[b, keys, kvh], v_s, kv_bar.at[1])
+
+    def head(hh: Any, it0: Any) -> Any:
+      h = kvh * g.group + hh
+
+      def load(n: Any, it: Any) -> Any:
+        slot = lax.rem(it, g.stages)
+
+        @pl.when(it >= g.stages)
+        def _():
+          plgpu.barrier_wait(q_free.at[slot])
+
+        rows = pl.ds(n * g.block_q, g.block_q)
+        plgpu.copy_gmem_to_smem(q_g.at[b, rows, h], q_s.at[slot], q_bar.at[slot])
+        plgpu.copy_gmem_to_smem(lse_g.at[b, h, rows], lse_s.at[slot], lse_bar.at[slot])
+        plgpu.copy_gmem_to_smem(do_g.at[b, rows, h], do_s.at[slot], do_bar.at[slot])
+        plgpu.copy_gmem_to_smem(delta_g.at[b, h, rows], delta_s.at[slot], delta_bar.at[slot])
+        return it + 1
+
+      return lax.fori_loop(first, g.q_steps, load, it0)
+
+    lax.fori_loop(0, g.group, head, 0)
+
+
+def backward(q: Any, k: Any, v: Any, do: Any, lse2: Any, delta: Any, g: BwdGeometry
+             ) -> tuple[Any, Any, Any]:
+  """``(dq [B, Tp, H, D] float32, dk, dv [B, Sp, K, D] in the input dtype)`` for inputs already
+  padded to the geometry: q, do ``[B, Tp, H, D]``, k, v ``[B, Sp, K, D]``, `lse2` the forward's
+  log-sum-exp in base 2 (``lse * log2(e)``) and `delta` = rowsum(dO * O), both ``[B, H, Tp]``
+  float32 (zero in padded rows)."""
+  dtype = q.dtype
+  d = g.head_dim
+  f32 = jnp.float32
+  scratch = [
+      _tiled((BLOCK_KV, d), dtype),                          # k_s
+      _tiled((BLOCK_KV, d), dtype),                          # v_s
+      _tiled((g.stages, g.block_q, d), dtype),               # q_s
+      _tiled((g.stages, g.block_q, d), dtype),               # do_s
+      plgpu.SMEM((g.stages, g.block_q), f32),                # lse_s
+      plgpu.SMEM((g.stages, g.block_q), f32),                # delta_s
+      _tiled((g.ds_slots, BLOCK_KV, g.block_q), dtype),      # dst_s
+      plgpu.SMEM((_COMPUTE_WGS, *g.dq_tile), f32),           # dq_s
+      plgpu.Barrier(num_barriers=2),                         # kv_bar
+      plgpu.Barrier(num_barriers=g.stages),                  # q_bar
+      plgpu.Barrier(num_barriers=g.stages),                  # do_bar
+      plgpu.Barrier(num_barriers=g.stages),                  # lse_bar
+      plgpu.Barrier(num_barriers=g.stages),                  # delta_bar
+      plgpu.Barrier(num_arrivals=_COMPUTE_WGS, num_barriers=g.stages),  # q_free
+      plgpu.Barrier(num_arrivals=_COMPUTE_WGS, num_barriers=2),         # ds_ready
+      plgpu.Barrier(num_arrivals=_COMPUTE_WGS if g.dq_columns_split else 1,
+                    num_barriers=2),                                    # ds_free
+      plgpu.Barrier(num_arrivals=_COMPUTE_WGS),                         # done
+  ]
+  kv_type = jax.ShapeDtypeStruct((g.batch, g.kv_len_padded, g.kv_heads, d), dtype)
+  dq_ref = jax.new_ref(jnp.zeros((g.batch, g.q_len_padded, g.heads, d), f32))
+  dk, dv = plgpu.kernel(
+      lambda *refs: _kernel(*refs, g=g), out_type=[kv_type, kv_type], scratch_types=scratch,
+      grid=(g.programs,), grid_names=(pallas_lib.MOSAIC_GRID_AXIS,),
+      num_threads=_COMPUTE_WGS + 1, thread_name="wg",
+      compiler_params=plgpu.CompilerParams(approx_math=True),
+      kernel_name="pjrtkit_attention_bwd_mosaic")(q, k, v, do, lse2, delta, dq_ref)
+  return jax.freeze(dq_ref), dk, dv
