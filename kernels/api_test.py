@@ -233,6 +233,25 @@ def test_gpu_rule_and_phase_configs_follow_the_h200_runs(monkeypatch):
       layer_norm_api.IMPLEMENTATIONS["triton"].default_config(wide_ln))
 
 
+def test_wgmma_kernels_refuse_gpus_after_hopper(monkeypatch):
+  """The Mosaic kernels use Hopper's wgmma: a later GPU (here a stand-in B200, compute capability
+  10.0) is refused with the reason, and implementation=None takes the next entry of the rule."""
+  monkeypatch.setattr(tuned_lib, "shipped_result", lambda kind: None)
+  b200 = device_lib.DeviceInfo(platform="cuda", kind="NVIDIA B200", compute_capability=(10, 0))
+  q = jax.ShapeDtypeStruct((32, 2048, 16, 64), jnp.bfloat16)
+  spec = attention_base.make_spec(q, q, q, None, None, False, None)
+  message = (r"Pallas Mosaic GPU kernels here use wgmma, which only compute capability 9.x has; "
+             r"this GPU \(NVIDIA B200\) has 10.0")
+  with pytest.raises(pk.UnsupportedImplementationError, match=message):
+    attention_api.FAMILY.choose(spec, "mosaic", "bwd", b200)
+  assert attention_api.FAMILY.choose(spec, None, "fwd", b200).op.implementation == "triton"
+  assert attention_api.FAMILY.choose(spec, None, "bwd", b200).op.implementation == "triton"
+  x = jax.ShapeDtypeStruct((1048576, 64), jnp.bfloat16)
+  ln = layer_norm_base.make_spec(x, None, None, -1, 1e-6, True)
+  with pytest.raises(pk.UnsupportedImplementationError, match=message):
+    layer_norm_api.FAMILY.choose(ln, "mosaic", "fwd", b200)
+
+
 def test_export_refused_on_another_platform():
   x, scale = _inputs((1, 32, 1, 32))
   f = jax.jit(lambda x: pk.dot_product_attention(x, x, x, implementation="native"))

@@ -14,9 +14,11 @@ from pjrtkit.kernels.core.device import DeviceInfo
 from pjrtkit.kernels.core.interpret import interpret_enabled
 
 
-def gpu_unsupported_reason(device: DeviceInfo, backend: str, min_capability: tuple[int, int]
-                           ) -> str | None:
-  """Why a Pallas `backend` kernel cannot run on `device` (None under `pallas_interpret`)."""
+def gpu_unsupported_reason(device: DeviceInfo, backend: str, min_capability: tuple[int, int],
+                           only_major: int | None = None) -> str | None:
+  """Why a Pallas `backend` kernel cannot run on `device` (None under `pallas_interpret`).
+  `only_major`: the one compute capability major the kernels target (wgmma kernels: 9, Hopper;
+  later GPUs do not have wgmma)."""
   if interpret_enabled():
     return None
   if not device.is_gpu:
@@ -26,7 +28,23 @@ def gpu_unsupported_reason(device: DeviceInfo, backend: str, min_capability: tup
     return (f"Pallas {backend} kernels need compute capability "
             f"{min_capability[0]}.{min_capability[1]}+, this GPU ({device.kind}) has "
             f"{device.compute_capability[0]}.{device.compute_capability[1]}")
+  if only_major is not None and device.compute_capability[0] != only_major:
+    return (f"Pallas {backend} kernels here use wgmma, which only compute capability "
+            f"{only_major}.x has; this GPU ({device.kind}) has "
+            f"{device.compute_capability[0]}.{device.compute_capability[1]}")
   return None
+
+
+HOPPER_SMEM_LIMIT = 227 * 1024
+"""Shared memory one Hopper block may use (sm_90: 227 KiB)."""
+
+
+def wgmma_smem(shape: tuple[int, ...], dtype: Any) -> Any:
+  """A Mosaic GPU shared-memory tile wgmma and TMA read: (8, 64) tiles, 128-byte swizzle (rows of
+  64 16-bit elements)."""
+  import jax.experimental.pallas.mosaic_gpu as plgpu  # pylint: disable=g-import-not-at-top
+  return plgpu.SMEM(shape, dtype, transforms=(plgpu.TilingTransform((8, 64)),
+                                              plgpu.SwizzleTransform(128)))
 
 
 DEFAULT_SMS = 132
@@ -52,7 +70,8 @@ def deterministic_ops_requested() -> bool:
   """Whether ``XLA_FLAGS`` asks XLA:GPU for deterministic results
   (``--xla_gpu_deterministic_ops`` or ``--xla_gpu_exclude_nondeterministic_ops``, given alone or
   ``=true``/``=1``): kernels whose floating-point sums depend on the order of atomic adds then
-  take a deterministic path."""
+  take a deterministic path. Read when a call is traced: set the flag before the first call (as
+  XLA itself needs), since functions already traced and cached keep the path they took."""
   for flag in os.environ.get("XLA_FLAGS", "").split():
     name, _, value = flag.partition("=")
     if name in _DETERMINISM_FLAGS and value.lower() in ("", "true", "1"):

@@ -49,7 +49,7 @@ _NEG_INF = float("-inf")
 class MosaicAttentionConfig:
   """Attributes:
     block_kv: keys per forward step (a multiple of 64; the backward's blocks are its own).
-    stages: key/value tiles the forward keeps in flight (2 or more); the compiled backward keeps
+    stages: key/value tiles the forward keeps in flight (2 or more); the fused backward keeps
       as many query steps in flight, fewer where they do not fit in shared memory.
   The query block is 64 rows per warpgroup (one wgmma tile; the forward's two compute
   warpgroups cover 128 rows)."""
@@ -71,8 +71,7 @@ class MosaicAttentionConfig:
             + 2 * _BLOCK_Q * 4 + 4096)
 
 
-_SMEM_LIMIT = 227 * 1024
-"""Hopper's shared memory per block (sm_90: 227 KiB)."""
+_SMEM_LIMIT = pallas_lib.HOPPER_SMEM_LIMIT
 _BWD_BLOCK_KV = 64
 """The interpreted backward kernels' key block, whatever the config (when they were the compiled
 backward too, on the H200 at 32x2048x16x64 bf16 the gradient took 6.3 ms with 64 and 9.7 ms with
@@ -88,8 +87,7 @@ def _smem(shape: tuple[int, ...], dtype: Any) -> Any:
   """
   if interpret_enabled():
     return plgpu.SMEM(shape, dtype)
-  return plgpu.SMEM(shape, dtype, transforms=(plgpu.TilingTransform((8, 64)),
-                                              plgpu.SwizzleTransform(128)))
+  return pallas_lib.wgmma_smem(shape, dtype)
 
 
 def _mm(a: Any, b: Any, shape: tuple[int, int]) -> Any:
@@ -336,7 +334,7 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
   config_cls = MosaicAttentionConfig
 
   def unsupported_reason(self, spec: Spec, device: DeviceInfo) -> str | None:
-    reason = pallas_lib.gpu_unsupported_reason(device, "Mosaic GPU", (9, 0))
+    reason = pallas_lib.gpu_unsupported_reason(device, "Mosaic GPU", (9, 0), only_major=9)
     if reason:
       return reason
     if base.has_bias_or_mask(spec):
@@ -361,9 +359,10 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
     return MosaicAttentionConfig(128 if d <= 128 else 64, 2)
 
   def phase_config(self, spec: Spec, phase: str) -> MosaicAttentionConfig:
-    """The forward: `default_config`. The gradient: 4 query steps in flight where they fit (on
-    the H200 at 32x2048x16x64 bf16 the backward took 3.13 ms with 4 and 3.25 ms with 2; causal
-    1.84 and 1.91 ms); its key blocks do not depend on the config."""
+    """The forward: `default_config`. The gradient: up to 4 query steps in flight in the fused
+    backward, fewer where they do not fit (on the H200 at 32x2048x16x64 bf16 it took 3.13 ms
+    with 4 and 3.25 ms with 2; causal calls take 128-row steps, which fit 2); its key blocks do
+    not depend on the config, and the split kernels ignore it."""
     if phase == "bwd":
       return MosaicAttentionConfig(_BWD_BLOCK_KV, 4)
     return self.default_config(spec)

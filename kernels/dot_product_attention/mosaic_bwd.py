@@ -1,7 +1,8 @@
 """dot_product_attention "mosaic" backward: one warp-specialised Mosaic GPU kernel (Hopper, sm_90+).
 
 One program (CTA) per (key block of ``2 * 64`` keys, batch, key/value head). It keeps its keys and
-values in shared memory and walks every query block (64 rows) of every query head of its group,
+values in shared memory and walks every query block (`block_q` rows: 64, or 128 for causal calls)
+of every query head of its group,
 so dK and dV are summed over the group in registers and written once, in the input dtype. Three
 warpgroups:
 
@@ -19,7 +20,7 @@ Per query step each compute warpgroup does, with its keys K_w, V_w (64 x D):
   dV  += P^T dO             (P^T straight from registers as wgmma's left operand)
   dK  += dS^T Q             (dS^T from registers)
 
-and writes dS^T into its half of a shared ``[128 keys, 64 queries]`` tile. The dQ product of
+and writes dS^T into its half of a shared ``[128 keys, block_q queries]`` tile. The dQ product of
 the step, ``dQ_step = dS K`` over all 128 keys (the tile read transposed), is done by one
 warpgroup, alternating by step, which adds it to a float32 dQ in global memory with a TMA
 reduce-add (``copy_smem_to_gmem(reduction_op="add")``). That dQ starts as zeros: it is passed in
@@ -28,8 +29,8 @@ products per step instead of the seven of a split dQ / dK-dV pair of kernels, an
 transposed or padded in memory beyond the blocks: Q, dO, dQ, dK and dV are read and written in
 JAX's ``[B, T, H, D]`` layout as strided 2-D TMA tiles.
 
-Causal programs start at the first query block that reaches their keys and mask only the two
-steps that cross the diagonal; keys past the true length are masked only when the length is not
+Causal programs start at the first query block that reaches their keys and mask only the steps
+that cross the diagonal (two of 64 rows, or one of 128); keys past the true length are masked only when the length is not
 a multiple of 128. Compiled only: Pallas's Mosaic GPU interpreter cannot lower warp-specialised
 wgmma kernels, so under `pallas_interpret` ``mosaic.py`` runs its two single-warpgroup backward
 kernels instead (the same arithmetic).
@@ -56,8 +57,6 @@ BLOCK_QS = (64, 128)
 """Query rows per step the kernel takes (`BwdGeometry.block_q`)."""
 BLOCK_KV = _COMPUTE_WGS * 64
 """Keys per program: 64 per compute warpgroup."""
-SMEM_LIMIT = 227 * 1024
-"""Hopper's shared memory per block (sm_90: 227 KiB)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,6 +81,8 @@ class BwdGeometry:
   ds_slots: int = 2
 
   def __post_init__(self) -> None:
+    if self.kv_heads < 1 or self.heads % self.kv_heads:
+      raise ValueError(f"heads ({self.heads}) must be a multiple of kv_heads ({self.kv_heads})")
     if self.block_q not in BLOCK_QS:
       raise ValueError(f"block_q must be one of {BLOCK_QS}, got {self.block_q}")
     if self.q_len_padded % self.block_q or self.kv_len_padded % BLOCK_KV:
@@ -94,18 +95,22 @@ class BwdGeometry:
 
   @property
   def group(self) -> int:
+    """Query heads per key/value head (each program walks all of them)."""
     return self.heads // self.kv_heads
 
   @property
   def q_steps(self) -> int:
+    """Query blocks of `block_q` rows."""
     return self.q_len_padded // self.block_q
 
   @property
   def kv_blocks(self) -> int:
+    """Key blocks of `BLOCK_KV` keys."""
     return self.kv_len_padded // BLOCK_KV
 
   @property
   def programs(self) -> int:
+    """Programs launched: one per (key block, batch, key/value head)."""
     return self.kv_blocks * self.batch * self.kv_heads
 
   @property
@@ -136,7 +141,8 @@ class BwdGeometry:
     return tiles + 4096
 
   def fits(self, itemsize: int) -> bool:
-    return self.smem_bytes(itemsize) <= SMEM_LIMIT
+    """Whether `smem_bytes` fits a Hopper block."""
+    return self.smem_bytes(itemsize) <= pallas_lib.HOPPER_SMEM_LIMIT
 
 
 def choose(*, batch: int, q_len: int, heads: int, kv_heads: int, kv_len: int, head_dim: int,
@@ -156,12 +162,6 @@ def choose(*, batch: int, q_len: int, heads: int, kv_heads: int, kv_len: int, he
         if g.fits(itemsize):
           return g
   return None
-
-
-def _tiled(shape: tuple[int, ...], dtype: Any) -> Any:
-  """A shared-memory tile wgmma reads (128-byte swizzle)."""
-  return plgpu.SMEM(shape, dtype, transforms=(plgpu.TilingTransform((8, 64)),
-                                              plgpu.SwizzleTransform(128)))
 
 
 def _program(g: BwdGeometry) -> tuple[Any, Any, Any]:
@@ -353,13 +353,13 @@ def backward(q: Any, k: Any, v: Any, do: Any, lse2: Any, delta: Any, g: BwdGeome
   d = g.head_dim
   f32 = jnp.float32
   scratch = [
-      _tiled((BLOCK_KV, d), dtype),                          # k_s
-      _tiled((BLOCK_KV, d), dtype),                          # v_s
-      _tiled((g.stages, g.block_q, d), dtype),               # q_s
-      _tiled((g.stages, g.block_q, d), dtype),               # do_s
+      pallas_lib.wgmma_smem((BLOCK_KV, d), dtype),                          # k_s
+      pallas_lib.wgmma_smem((BLOCK_KV, d), dtype),                          # v_s
+      pallas_lib.wgmma_smem((g.stages, g.block_q, d), dtype),               # q_s
+      pallas_lib.wgmma_smem((g.stages, g.block_q, d), dtype),               # do_s
       plgpu.SMEM((g.stages, g.block_q), f32),                # lse_s
       plgpu.SMEM((g.stages, g.block_q), f32),                # delta_s
-      _tiled((g.ds_slots, BLOCK_KV, g.block_q), dtype),      # dst_s
+      pallas_lib.wgmma_smem((g.ds_slots, BLOCK_KV, g.block_q), dtype),      # dst_s
       plgpu.SMEM((_COMPUTE_WGS, *g.dq_tile), f32),           # dq_s
       plgpu.Barrier(num_barriers=2),                         # kv_bar
       plgpu.Barrier(num_barriers=g.stages),                  # q_bar

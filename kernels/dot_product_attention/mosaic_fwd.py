@@ -66,6 +66,11 @@ class FwdGeometry:
     if not 1 <= self.programs <= self.tiles:
       raise ValueError(f"programs must be in [1, {self.tiles}] (the tile count), got "
                        f"{self.programs}")
+    if self.causal and self.programs != self.tiles:
+      # A causal warpgroup skips the barrier waits of the steps it drains, which keeps barrier
+      # phases right only when each program runs one tile.
+      raise ValueError(f"causal programs must equal the tile count ({self.tiles}), got "
+                       f"{self.programs}")
 
   @property
   def q_pairs(self) -> int:
@@ -78,12 +83,6 @@ class FwdGeometry:
   @property
   def tiles(self) -> int:
     return self.q_pairs * self.batch * self.heads
-
-
-def _tiled(shape: tuple[int, ...], dtype: Any) -> Any:
-  """A shared-memory tile wgmma reads (128-byte swizzle)."""
-  return plgpu.SMEM(shape, dtype, transforms=(plgpu.TilingTransform((8, 64)),
-                                              plgpu.SwizzleTransform(128)))
 
 
 def _row(value: float, n: int) -> Any:
@@ -255,9 +254,9 @@ def forward(q: Any, k: Any, v: Any, g: FwdGeometry) -> tuple[Any, Any]:
   """``(out [B, Tp, H, D], lse [B, H, Tp])`` for inputs already padded to the geometry."""
   dtype = q.dtype
   scratch = [
-      _tiled((_COMPUTE_WGS, 2, g.block_q, g.head_dim), dtype),
-      _tiled((g.stages, g.block_kv, g.head_dim), dtype),
-      _tiled((g.stages, g.block_kv, g.head_dim), dtype),
+      pallas_lib.wgmma_smem((_COMPUTE_WGS, 2, g.block_q, g.head_dim), dtype),
+      pallas_lib.wgmma_smem((g.stages, g.block_kv, g.head_dim), dtype),
+      pallas_lib.wgmma_smem((g.stages, g.block_kv, g.head_dim), dtype),
       plgpu.SMEM((_COMPUTE_WGS, g.block_q), jnp.float32),
       plgpu.Barrier(num_barriers=2 * _COMPUTE_WGS),
       plgpu.Barrier(num_barriers=g.stages),

@@ -1,8 +1,9 @@
 """The compiled "mosaic" attention kernels, checked without a GPU: the backward's geometry choice
 (shared memory, blocks, stages), and lowering for CUDA (``jax.export(..., platforms=["cuda"])``
-runs Pallas's Mosaic GPU lowering on the CPU, which catches shape, layout, transform and barrier
-errors in the warp-specialised kernels that Pallas's interpreter cannot run). Their numerics are
-checked on the H200 (tools/kernels_gpu: dot_product_attention_test's GPU tests).
+runs Pallas's Mosaic GPU lowering on the CPU, which catches shape, layout, transform and
+scratch-allocation errors in the warp-specialised kernels that Pallas's interpreter cannot run;
+not barrier ordering or phase errors, which only show when they run). Their numerics are checked
+on the H200 (tools/kernels_gpu: dot_product_attention_test's GPU tests).
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ import pytest  # noqa: E402
 
 from pjrtkit.kernels.dot_product_attention import base  # noqa: E402
 from pjrtkit.kernels.dot_product_attention import mosaic_bwd  # noqa: E402
+from pjrtkit.kernels.dot_product_attention import mosaic_fwd  # noqa: E402
 from pjrtkit.kernels.dot_product_attention.mosaic import MosaicAttention  # noqa: E402
-from pjrtkit.kernels.dot_product_attention.mosaic import MosaicAttentionConfig  # noqa: E402
 
 
 def _choose(b, t, h, d, s, k, causal, max_stages=4, block_qs=(64,)):
@@ -32,20 +33,30 @@ def _choose(b, t, h, d, s, k, causal, max_stages=4, block_qs=(64,)):
 
 
 def test_backward_geometry_fits_hopper_shared_memory():
-  g = _choose(32, 2048, 16, 64, 2048, 16, False)
+  spec = base.make_spec(*[jax.ShapeDtypeStruct((32, 2048, 16, 64), jnp.bfloat16)] * 3, None,
+                        None, False, None)
+  max_stages = MosaicAttention().phase_config(spec, "bwd").stages
+  g = _choose(32, 2048, 16, 64, 2048, 16, False, max_stages=max_stages)
   assert (g.block_q, g.stages, g.ds_slots, g.dq_columns_split) == (64, 4, 2, False)
   assert (g.q_steps, g.kv_blocks, g.programs, g.group) == (32, 16, 8192, 1)
   # Keys, values 2 x 16 KiB; Q, dO 4 stages x 2 x 8 KiB; lse, delta 2 KiB; dS^T 2 x 16 KiB;
   # dQ staging 2 x 16 KiB; 4 KiB of barriers and alignment.
   assert g.smem_bytes(2) == 32768 + 65536 + 2048 + 32768 + 32768 + 4096
+  # Nsight Compute on the H200 (tools/bench/results/ncu_h200_fused_bwd_summary.txt): this kernel
+  # took 166,104 bytes of dynamic shared memory, and A6's below 198,792: the estimate covers both
+  # with under 4 KiB to spare.
+  assert 166104 <= g.smem_bytes(2) < 166104 + 4096
   wide = _choose(1, 16384, 16, 128, 16384, 16, False)
   assert (wide.block_q, wide.stages, wide.ds_slots, wide.dq_columns_split) == (64, 2, 2, True)
   assert wide.dq_tile == (64, 64) and wide.fits(2)
+  assert 198792 <= wide.smem_bytes(2) < 198792 + 4096
   causal = _choose(2, 197, 4, 64, 131, 2, True, block_qs=(128, 64))
   assert (causal.block_q, causal.stages, causal.ds_slots) == (128, 2, 1)
   assert (causal.q_len_padded, causal.kv_len_padded, causal.mask_kv_len) == (256, 256, True)
   assert causal.programs == 2 * 2 * 2
   assert _choose(1, 64, 1, 512, 64, 1, False) is None  # No tile of head_dim 512 fits.
+  with pytest.raises(ValueError, match=r"heads \(6\) must be a multiple of kv_heads \(4\)"):
+    mosaic_bwd.BwdGeometry(1, 6, 4, 64, 64, 128, 64, 0.125, False)
 
 
 def test_backward_geometry_refuses_bad_values():
@@ -65,6 +76,8 @@ def test_backward_geometry_refuses_bad_values():
     ((2, 197, 4, 64, 131, 2), True),         # odd lengths, grouped heads, 128-row steps
     ((2, 256, 4, 128, 384, 4), False),       # head_dim 128: dQ split by columns
     ((1, 1000, 4, 64, 300, 1), True),        # multi-query, more queries than keys
+    ((1, 256, 2, 64, 256, 2), True),         # causal, no key padding: masked then clean steps
+    ((1, 256, 4, 128, 256, 2), True),        # causal, head_dim 128, grouped heads, column split
 ])
 def test_forward_and_fused_backward_lower_for_cuda(shape, causal):
   b, t, h, d, s, k = shape
@@ -104,10 +117,28 @@ def test_deterministic_ops_take_the_split_backward(monkeypatch, flags, kernels):
   assert re.findall(r"custom_call @(\w+)", exported.mlir_module()).count("mosaic_gpu_v2") == kernels
 
 
-def test_bwd_phase_config_keeps_four_query_steps_in_flight():
-  q = jax.ShapeDtypeStruct((32, 2048, 16, 64), jnp.bfloat16)
-  spec = base.make_spec(q, q, q, None, None, False, None)
-  assert MosaicAttention().phase_config(spec, "bwd") == MosaicAttentionConfig(64, 4)
+@pytest.mark.parametrize("causal", [False, True])
+def test_fused_backward_with_64_row_steps_lowers_for_cuda(causal):
+  """`mosaic_bwd.backward` directly at block_q 64 (what non-causal calls take; causal calls take
+  128 first), causal included, with one dS^T slot."""
+  g = mosaic_bwd.BwdGeometry(batch=1, heads=4, kv_heads=2, q_len_padded=320, kv_len=300,
+                             kv_len_padded=384, head_dim=64, scale=0.125, causal=causal,
+                             stages=3, block_q=64, ds_slots=1)
+  bf16, f32 = jnp.bfloat16, jnp.float32
+  args = [jax.ShapeDtypeStruct((1, 320, 4, 64), bf16), jax.ShapeDtypeStruct((1, 384, 2, 64), bf16),
+          jax.ShapeDtypeStruct((1, 384, 2, 64), bf16), jax.ShapeDtypeStruct((1, 320, 4, 64), bf16),
+          jax.ShapeDtypeStruct((1, 4, 320), f32), jax.ShapeDtypeStruct((1, 4, 320), f32)]
+  exported = jax.export.export(jax.jit(lambda *a: mosaic_bwd.backward(*a, g)),
+                               platforms=["cuda"])(*args)
+  assert [(a.shape, a.dtype) for a in exported.out_avals] == [
+      ((1, 320, 4, 64), f32), ((1, 384, 2, 64), bf16), ((1, 384, 2, 64), bf16)]
+
+
+def test_causal_forward_runs_one_tile_per_program():
+  with pytest.raises(ValueError, match=r"causal programs must equal the tile count \(16\), got 8"):
+    mosaic_fwd.FwdGeometry(batch=1, heads=2, kv_heads=2, q_len_padded=1024, kv_len=1024,
+                           kv_len_padded=1024, head_dim=64, block_q=64, block_kv=128, stages=2,
+                           scale=0.125, causal=True, programs=8)
 
 
 if __name__ == "__main__":

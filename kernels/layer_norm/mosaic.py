@@ -156,7 +156,7 @@ class MosaicLayerNorm(Op[PallasLayerNormConfig]):
   config_cls = PallasLayerNormConfig
 
   def unsupported_reason(self, spec: Spec, device: DeviceInfo) -> str | None:
-    reason = pallas_lib.gpu_unsupported_reason(device, "Mosaic GPU", (9, 0))
+    reason = pallas_lib.gpu_unsupported_reason(device, "Mosaic GPU", (9, 0), only_major=9)
     if reason:
       return reason
     if not interpret_enabled() and not ENABLED_ON_GPU:
