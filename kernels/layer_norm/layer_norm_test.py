@@ -246,13 +246,36 @@ def test_triton_config_validation_and_candidates():
     TritonLayerNormConfig(programs=-1)
   with pytest.raises(ValueError, match="prefetch must be a bool"):
     TritonLayerNormConfig(prefetch=1)
+  with pytest.raises(ValueError, match=r"chunk must be 0 \(whole rows\) or a power of two >= "
+                                       r"16, got 24"):
+    TritonLayerNormConfig(chunk=24)
   for shape in [(1048576, 64), (8192, 8192), (10, 37), (2, 65536)]:
     spec = base.make_spec(jax.ShapeDtypeStruct(shape, jnp.bfloat16), None, None, -1, 1e-6, True)
     configs = TritonLayerNorm().autotuning_configs(spec)
-    assert 2 <= len(configs) <= 11  # The default first, then the candidates.
+    assert 2 <= len(configs) <= 13  # The default first, then the candidates.
     assert configs[0] == TritonLayerNorm().default_config(spec)
     assert len(set(configs)) == len(configs)
     assert hash(configs[0]) == hash(TritonLayerNorm().default_config(spec))
+
+
+@pytest.mark.parametrize("shape,with_params,subtract_mean", [
+    ((5, 300), True, True),      # 300 channels in chunks of 64: a partial last chunk
+    ((3, 256), False, True),     # whole chunks
+    ((4, 100), True, False),     # RMS norm
+])
+def test_triton_chunked_forward_matches_the_reference(shape, with_params, subtract_mean):
+  """The forward's chunked kernel (one row at a time, `chunk` channels per step; in interpret
+  mode here) against the reference, with 3 programs looping over the rows."""
+  x = jax.random.normal(jax.random.key(1), shape, jnp.float32) * 3 + 2
+  c = shape[1]
+  scale = jax.random.normal(jax.random.key(2), (c,), jnp.float32) if with_params else None
+  offset = jax.random.normal(jax.random.key(3), (c,), jnp.float32) if with_params else None
+  spec = base.make_spec(x, scale, offset, -1, 1e-6, subtract_mean)
+  config = TritonLayerNormConfig(1, 4, 3, True, 64)
+  with pk.pallas_interpret():
+    y, _ = TritonLayerNorm().forward((x, scale, offset), spec, config)
+  want = base.reference(x, scale, offset, axis=-1, epsilon=1e-6, subtract_mean=subtract_mean)
+  testing.assert_close(y, want, "float32", "fwd")
 
 
 def test_a_tuned_config_reaches_the_triton_kernels():

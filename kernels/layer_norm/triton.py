@@ -14,6 +14,10 @@ to a power of two; loads and stores are masked at the last tile and at the padde
 
 Both kernels launch at most `programs` programs (a few per SM), each looping over every
 programs-th tile, optionally loading the next tile before using the current one (`prefetch`).
+A forward config with `chunk` instead walks each row in chunks of `chunk` channels, three times
+(the mean, the variance, then y): a program then needs the registers of one chunk, not of a
+whole row, so more programs fit an SM on wide rows; the row's second and third reads come from
+cache. (Candidates for rows wider than 2048 channels; not yet measured on a GPU.)
 """
 
 from __future__ import annotations
@@ -55,12 +59,16 @@ class TritonLayerNormConfig:
       backward writes one float32 row of dscale/doffset partial sums per program.
     prefetch: in the loop, load the next tile before using this one (its loads stay in flight
       while this tile is reduced and stored; costs the registers of one more tile).
+    chunk: 0, or channels per chunk (a power of two >= 16) for the forward's chunked kernel,
+      one row at a time (`block_rows` and `prefetch` then do not apply to the forward; the
+      backward ignores `chunk`).
   """
 
   block_rows: int = 16
   num_warps: int = 4
   programs: int = 2 * _DEFAULT_SMS
   prefetch: bool = True
+  chunk: int = 0
 
   def __post_init__(self) -> None:
     if self.block_rows < 1 or self.block_rows & (self.block_rows - 1):
@@ -71,6 +79,8 @@ class TritonLayerNormConfig:
       raise ValueError(f"programs must be >= 0 (0: one per tile), got {self.programs}")
     if not isinstance(self.prefetch, bool):
       raise ValueError(f"prefetch must be a bool, got {self.prefetch!r}")
+    if self.chunk != 0 and (self.chunk < 16 or self.chunk & (self.chunk - 1)):
+      raise ValueError(f"chunk must be 0 (whole rows) or a power of two >= 16, got {self.chunk}")
 
 
 def _config(tile: int, cp: int, num_warps: int, per_sm: int, prefetch: bool = True
@@ -78,6 +88,12 @@ def _config(tile: int, cp: int, num_warps: int, per_sm: int, prefetch: bool = Tr
   """About `tile` elements per tile (at least one row), `per_sm` programs per SM (0: one per
   tile)."""
   return TritonLayerNormConfig(max(1, tile // cp), num_warps, per_sm * sm_count(), prefetch)
+
+
+def _chunked(chunk: int, num_warps: int, per_sm: int) -> TritonLayerNormConfig:
+  """A forward config of the chunked kernel: `chunk` channels at a time, `per_sm` programs per
+  SM (the backward takes such a config's whole-row kernel, one row per tile)."""
+  return TritonLayerNormConfig(1, num_warps, per_sm * sm_count(), True, chunk)
 
 
 def _params(config: TritonLayerNormConfig) -> dict[str, Any]:
@@ -169,6 +185,62 @@ def _fwd_kernel(*refs, has_scale, has_offset, n, c, cp, block_rows, programs, st
 
   _tile_loop(pl.program_id(0), programs, steps, block_rows, n, c, cp, [x_ref], body, (),
              prefetch)
+
+
+def _fwd_chunked_kernel(*refs, has_scale, has_offset, n, c, chunk, programs, epsilon,
+                        subtract_mean):
+  """The forward one row at a time in chunks of `chunk` channels: the row's sum, then the sum of
+  squared deviations, then y (three reads of the row, two of them from cache)."""
+  x_ref, *params, y_ref = refs
+  scale_ref = params.pop(0) if has_scale else None
+  offset_ref = params.pop(0) if has_offset else None
+  pid = pl.program_id(0)
+  chunks = pl.cdiv(c, chunk)
+
+  def columns(k: Any) -> tuple[Any, Any]:
+    cols = k * chunk + lax.iota(jnp.int32, chunk)
+    return cols, (cols < c) if c % chunk else None
+
+  def load(ref: Any, index: Any, mask: Any) -> Any:
+    if mask is None:
+      return plt.load(ref.at[index]).astype(jnp.float32)
+    return _load(ref.at[index], mask)
+
+  def row_body(i: Any, _: Any) -> None:
+    row = pid + i * programs
+
+    def total(k: Any, acc: Any) -> Any:
+      cols, mask = columns(k)
+      return acc + jnp.sum(load(x_ref, (row, cols), mask))
+
+    mean = (lax.fori_loop(0, chunks, total, jnp.float32(0)) * (1.0 / c) if subtract_mean
+            else jnp.float32(0))
+
+    def squares(k: Any, acc: Any) -> Any:
+      cols, mask = columns(k)
+      d = load(x_ref, (row, cols), mask) - mean
+      if mask is not None:
+        d = jnp.where(mask, d, 0.0)
+      return acc + jnp.sum(d * d)
+
+    rstd = lax.rsqrt(lax.fori_loop(0, chunks, squares, jnp.float32(0)) * (1.0 / c) + epsilon)
+
+    def write(k: Any, _: Any) -> None:
+      cols, mask = columns(k)
+      y = (load(x_ref, (row, cols), mask) - mean) * rstd
+      if has_scale:
+        y = y * load(scale_ref, cols, mask)
+      if has_offset:
+        y = y + load(offset_ref, cols, mask)
+      if mask is None:
+        plt.store(y_ref.at[row, cols], y.astype(y_ref.dtype))
+      else:
+        plt.store(y_ref.at[row, cols], y.astype(y_ref.dtype), mask=mask)
+
+    lax.fori_loop(0, chunks, write, None)
+
+  # Rows pid, pid + programs, ... below n.
+  lax.fori_loop(0, lax.div(n - pid + programs - 1, programs), row_body, None)
 
 
 def _bwd_kernel(*refs, has_scale, n, c, cp, block_rows, programs, steps, prefetch, epsilon,
@@ -263,7 +335,8 @@ class TritonLayerNorm(Op[TritonLayerNormConfig]):
                     _config(cp, cp, 32, 1), _config(cp, cp, 8, 2),
                     _config(2 * cp, cp, 16, 1), _config(2 * cp, cp, 16, 0),
                     _config(cp, cp, 8, 0), _config(4 * cp, cp, 32, 1),
-                    _config(cp, cp, 8, 3), _config(cp, cp, 4, 4)]
+                    _config(cp, cp, 8, 3), _config(cp, cp, 4, 4),
+                    _chunked(1024, 4, 8), _chunked(2048, 8, 4)]
     return tuple(cfg for cfg in candidates if cfg.block_rows * cp <= _MAX_TILE)
 
   def forward(self, args: tuple[Any, ...], spec: Spec, config: TritonLayerNormConfig
@@ -274,13 +347,19 @@ class TritonLayerNorm(Op[TritonLayerNormConfig]):
     cp, r = pallas_lib.next_pow2(c), config.block_rows
     eps, subtract_mean = spec.param("epsilon"), spec.param("subtract_mean")
     params = [v for v in (scale, offset) if v is not None]  # read in their own dtype
-    programs, steps = _grid(n, config)
+    if config.chunk and config.chunk < cp:
+      programs = n if config.programs == 0 else min(config.programs, n)
+      kernel = functools.partial(
+          _fwd_chunked_kernel, has_scale=scale is not None, has_offset=offset is not None, n=n,
+          c=c, chunk=config.chunk, programs=programs, epsilon=eps, subtract_mean=subtract_mean)
+    else:
+      programs, steps = _grid(n, config)
+      kernel = functools.partial(
+          _fwd_kernel, has_scale=scale is not None, has_offset=offset is not None, n=n, c=c,
+          cp=cp, block_rows=r, programs=programs, steps=steps, prefetch=config.prefetch,
+          epsilon=eps, subtract_mean=subtract_mean)
     y = pl.pallas_call(
-        functools.partial(_fwd_kernel, has_scale=scale is not None,
-                          has_offset=offset is not None, n=n, c=c, cp=cp, block_rows=r,
-                          programs=programs, steps=steps, prefetch=config.prefetch, epsilon=eps,
-                          subtract_mean=subtract_mean),
-        grid=(programs,), out_shape=jax.ShapeDtypeStruct(rows.shape, x.dtype),
+        kernel, grid=(programs,), out_shape=jax.ShapeDtypeStruct(rows.shape, x.dtype),
         name="pjrtkit_layer_norm_fwd", **_params(config),
     )(rows, *params)
     mean, rstd = base.statistics(x, spec)
