@@ -272,10 +272,16 @@ def test_triton_chunked_forward_matches_the_reference(shape, with_params, subtra
   offset = jax.random.normal(jax.random.key(3), (c,), jnp.float32) if with_params else None
   spec = base.make_spec(x, scale, offset, -1, 1e-6, subtract_mean)
   config = TritonLayerNormConfig(1, 4, 3, True, 64)
+  impl = TritonLayerNorm()
   with pk.pallas_interpret():
-    y, _ = TritonLayerNorm().forward((x, scale, offset), spec, config)
+    y, residuals = impl.forward((x, scale, offset), spec, config)
+    # The backward takes its own phase config for a chunked one, and stays right.
+    dx = impl.backward(residuals, jnp.ones_like(x), spec, config)[0]
   want = base.reference(x, scale, offset, axis=-1, epsilon=1e-6, subtract_mean=subtract_mean)
   testing.assert_close(y, want, "float32", "fwd")
+  want_dx = jax.grad(lambda x: jnp.sum(base.reference(
+      x, scale, offset, axis=-1, epsilon=1e-6, subtract_mean=subtract_mean)))(x)
+  testing.assert_close(dx, want_dx, "float32", "grad")
 
 
 def test_a_tuned_config_reaches_the_triton_kernels():

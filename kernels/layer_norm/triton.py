@@ -61,7 +61,7 @@ class TritonLayerNormConfig:
       while this tile is reduced and stored; costs the registers of one more tile).
     chunk: 0, or channels per chunk (a power of two >= 16) for the forward's chunked kernel,
       one row at a time (`block_rows` and `prefetch` then do not apply to the forward; the
-      backward ignores `chunk`).
+      backward takes its untuned `phase_config` instead of a config with a chunk).
   """
 
   block_rows: int = 16
@@ -92,7 +92,7 @@ def _config(tile: int, cp: int, num_warps: int, per_sm: int, prefetch: bool = Tr
 
 def _chunked(chunk: int, num_warps: int, per_sm: int) -> TritonLayerNormConfig:
   """A forward config of the chunked kernel: `chunk` channels at a time, `per_sm` programs per
-  SM (the backward takes such a config's whole-row kernel, one row per tile)."""
+  SM (the backward runs its untuned phase config for it)."""
   return TritonLayerNormConfig(1, num_warps, per_sm * sm_count(), True, chunk)
 
 
@@ -368,6 +368,9 @@ class TritonLayerNorm(Op[TritonLayerNormConfig]):
   def backward(self, residuals: Any, dout: Any, spec: Spec, config: TritonLayerNormConfig
                ) -> tuple[Any, ...]:
     x, scale, _, _, _ = residuals  # mean and rstd are recomputed from x in the kernel.
+    if config.chunk:
+      # A forward-only config (its many small programs would each hold whole rows here).
+      config = self.phase_config(spec, "bwd")
     rows, restore = base.to_rows(x, spec.param("axis"))
     dy, _ = base.to_rows(dout, spec.param("axis"))  # read in its own dtype
     n, c = rows.shape
