@@ -218,6 +218,12 @@ def test_gpu_rule_and_phase_configs_follow_the_h200_runs(monkeypatch):
   odd_spec = attention_base.make_spec(odd, odd, odd, None, None, False, None)
   with pytest.raises(pk.UnsupportedImplementationError, match="head_dim must be 64 or 128"):
     attention_api.FAMILY.choose(odd_spec, "mosaic", "fwd", H200)
+  for bad_scale in (0.0, -0.125):
+    negative = attention_base.make_spec(q, q, q, None, None, False, bad_scale)
+    with pytest.raises(pk.UnsupportedImplementationError,
+                       match=f"scale must be positive, got {bad_scale}"):
+      attention_api.FAMILY.choose(negative, "mosaic", "fwd", H200)
+    assert attention_api.FAMILY.choose(negative, None, "fwd", H200).op.implementation == "triton"
 
   x = jax.ShapeDtypeStruct((1048576, 64), jnp.bfloat16)
   ln = layer_norm_base.make_spec(x, None, None, -1, 1e-6, True)

@@ -346,6 +346,11 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
     if d not in (64, 128):
       return (f"head_dim must be 64 or 128, got {d} (larger head dims overflow the backward's "
               f"shared memory and were not verified on a GPU)")
+    scale = spec.param("scale")
+    if not scale > 0:
+      # The compiled forward takes the row maximum of the unscaled scores and scales it
+      # (max(s) * c == max(s * c) only for c > 0) and masks before scaling (-inf * c).
+      return f"scale must be positive, got {scale} (use 'triton' or 'xla' for other scales)"
     return None
 
   def default_config(self, spec: Spec) -> MosaicAttentionConfig:

@@ -142,13 +142,16 @@ class BwdGeometry:
 
   @property
   def auto_barriers(self) -> bool:
-    """Whether Pallas adds its warpgroup barriers around this kernel's shared-memory stores
-    (``CompilerParams.unsafe_no_auto_barriers`` off). The kernel is safe without them: no thread
-    both reads and writes a shared region (dS^T and dQ tiles are written by threads and read by
-    wgmma or TMA; Q, dO, lse and delta are written by TMA), the dS^T slot is reused only after
-    its ``ds_free`` barrier, the dQ staging tile only after ``wait_smem_to_gmem`` (which ends in
-    a warpgroup barrier), and ``commit_smem`` fences and syncs the warpgroup before each product
-    or store reads what it wrote. On the H200 (bf16, kernel + dQ cast, CUPTI) dropping them took
+    """Whether Pallas adds its warpgroup barriers around this kernel's shared-memory stores and
+    before its TMA loads (``CompilerParams.unsafe_no_auto_barriers`` off). The kernel is safe
+    without them: no thread both reads and writes a shared region (dS^T, dQ, and at the end dK
+    and dV in the key/value tiles, are written by threads and read by wgmma or TMA; Q, dO, lse
+    and delta are written by TMA and read by threads and wgmma); the dS^T slot is reused only
+    after its ``ds_free`` barrier, the dQ staging tile only after ``wait_smem_to_gmem`` (which
+    ends in a warpgroup barrier), the key/value tiles only after the ``done`` barrier, a query
+    slot only after every thread arrived at ``q_free``; ``commit_smem`` fences and syncs the
+    warpgroup before each product or store reads what it wrote; the producer warpgroup's
+    barriers only synchronised it with itself. On the H200 (bf16, kernel + dQ cast, CUPTI) dropping them took
     32x2048x16x64 from 3.23 to 3.11 ms and its causal form from 1.90 to 1.85 ms, but
     1x16384x16x128 from 10.12 to 10.75 ms: they stay at head_dim 128."""
     return self.head_dim > 64
