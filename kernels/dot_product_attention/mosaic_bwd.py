@@ -151,9 +151,9 @@ class BwdGeometry:
     ends in a warpgroup barrier), the key/value tiles only after the ``done`` barrier, a query
     slot only after every thread arrived at ``q_free``; ``commit_smem`` fences and syncs the
     warpgroup before each product or store reads what it wrote; the producer warpgroup's
-    barriers only synchronised it with itself. On the H200 (bf16, kernel + dQ cast, CUPTI) dropping them took
-    32x2048x16x64 from 3.23 to 3.11 ms and its causal form from 1.90 to 1.85 ms, but
-    1x16384x16x128 from 10.12 to 10.75 ms: they stay at head_dim 128."""
+    barriers only synchronised it with itself. On the H200 (bf16, kernel + dQ cast, CUPTI)
+    dropping them took 32x2048x16x64 from 3.23 to 3.11 ms and its causal form from 1.90 to
+    1.85 ms, but 1x16384x16x128 from 10.12 to 10.75 ms: they stay at head_dim 128."""
     return self.head_dim > 64
 
   def fits(self, itemsize: int) -> bool:
