@@ -47,6 +47,35 @@ def wgmma_smem(shape: tuple[int, ...], dtype: Any) -> Any:
                                               plgpu.SwizzleTransform(128)))
 
 
+FIRST_FREE_NAMED_BARRIER = 8
+"""Hardware named barriers (``bar.sync``/``bar.arrive``, ids 0-15) from this id up are free for
+kernels: Mosaic GPU takes id 0 (``gpu.barrier``) and 1 + warpgroup index for its warpgroup
+barriers (at most 4 warpgroups in our kernels: ids 1-4)."""
+
+
+def named_barrier(op: str, barrier_id: Any, threads: int) -> None:
+  """``bar.<op> barrier_id, threads`` from each thread of the calling warpgroup (inside a Mosaic
+  GPU kernel). ``op`` "arrive" counts this warpgroup's 128 threads towards `threads` and goes on;
+  "sync" counts them and waits until `threads` threads arrived. Unlike an mbarrier wait this does
+  not poll: the hardware parks the warps. `barrier_id`: a traced int32 scalar or an int, at least
+  `FIRST_FREE_NAMED_BARRIER`."""
+  if op not in ("arrive", "sync"):
+    raise ValueError(f"op must be 'arrive' or 'sync', got {op!r}")
+  if isinstance(barrier_id, int) and not FIRST_FREE_NAMED_BARRIER <= barrier_id <= 15:
+    raise ValueError(f"barrier_id must be in [{FIRST_FREE_NAMED_BARRIER}, 15], got {barrier_id}")
+  if threads % 32 or not 0 < threads <= 1024:
+    raise ValueError(f"threads must be a positive multiple of 32 up to 1024, got {threads}")
+  import jax.experimental.pallas.mosaic_gpu as plgpu  # pylint: disable=g-import-not-at-top
+  from jax.experimental.mosaic import gpu as mgpu  # pylint: disable=g-import-not-at-top
+
+  @plgpu.inline_mgpu(arg_types=(plgpu.Layout.WG_SPLAT,))
+  def emit(_: Any, index: Any) -> None:
+    mgpu.utils.inline_ptx(f"bar.{op} $0, {threads};", index.registers[()],
+                          has_side_effects=True)
+
+  emit(jnp.asarray(barrier_id, jnp.int32))
+
+
 DEFAULT_SMS = 132
 """SM count assumed where the device does not report one (H100 SXM and H200 have 132)."""
 

@@ -14,12 +14,15 @@ CTA. Each CTA runs three warpgroups:
 
 Each compute step is ``S = Q K^T`` (wgmma from shared memory), the online softmax in registers
 (base-2 exponentials with the softmax scale folded into ``log2(e)``), then ``O += P V`` with `P`
-taken straight from registers as wgmma's left operand. The two compute warpgroups are staggered
-by one phase through a two-party rendezvous barrier, so one warpgroup's softmax runs while the
-other's matrix multiplies occupy the tensor cores (the "ping-pong" schedule of FlashAttention-3);
-a warpgroup waits for its next keys while its ``O += P V`` runs. On the H200 (bf16, CUPTI) that
-early key wait and the scale inside exp2's FMA took 1x16384x16x128 from 645 to 693 TFLOP/s and
-its causal form from 640 to 682 (``tools/bench/results/mosaic_fwd_variants_h200.txt``).
+taken straight from registers as wgmma's left operand. The two compute warpgroups take turns
+issuing their products through two hardware named barriers (``bar.arrive`` / ``bar.sync``), so
+one warpgroup's softmax runs while the other's matrix multiplies occupy the tensor cores (the
+"ping-pong" schedule of FlashAttention-3); a warpgroup waits for its next keys while its
+``O += P V`` runs. On the H200 (bf16, CUPTI) the scale in exp2's FMA and the early key wait
+took 1x16384x16x128 from 645 to 693 TFLOP/s; the named barriers (in place of a two-arrival
+mbarrier rendezvous, which polls) then took 32x2048x16x64 from 476 to 514 TFLOP/s, and
+1x16384x16x128 from 682 to 691 and its causal form from 667 to 674, outputs bitwise equal
+(``tools/bench/results/mosaic_fwd_variants_h200.txt``).
 Keys are read straight from the ``[B, S, K, D]`` arrays (strided 2-D TMA tiles), so nothing is
 transposed in memory. Causal programs stop at the diagonal and mask only the steps that cross it.
 
@@ -45,6 +48,8 @@ from pjrtkit.kernels.core import pallas as pallas_lib
 
 _LOG2E = math.log2(math.e)
 _COMPUTE_WGS = 2
+_WG_THREADS = 128
+_SCHEDULE_BARRIER = pallas_lib.FIRST_FREE_NAMED_BARRIER  # and the next id: one per compute WG
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,15 +120,20 @@ def _steps_for(g: FwdGeometry, row_end: Any) -> Any:
 
 
 def _kernel(q_g, k_g, v_g, o_g, lse_g, q_s, k_s, v_s, lse_s, q_bar, k_bar, v_bar, k_free, v_free,
-            turn, *, g: FwdGeometry):
+            *, g: FwdGeometry):
   pid = lax.axis_index(pallas_lib.MOSAIC_GRID_AXIS)
   wg = lax.axis_index("wg")
   # Tiles pid, pid + programs, ... (at least one: programs <= tiles).
   local_tiles = lax.div(g.tiles - pid + g.programs - 1, g.programs)
 
-  def rendezvous():
-    plgpu.barrier_arrive(turn)
-    plgpu.barrier_wait(turn)
+  # The ping-pong: one hardware named barrier per compute warpgroup, completed by its own sync
+  # and the other's arrive (2 x 128 threads). A warpgroup passes the turn right after issuing its
+  # products and takes it back (waits for the other to have issued) before the next ones.
+  def pass_turn() -> None:
+    pallas_lib.named_barrier("arrive", _SCHEDULE_BARRIER + 1 - wg, 2 * _WG_THREADS)
+
+  def take_turn() -> None:
+    pallas_lib.named_barrier("sync", _SCHEDULE_BARRIER + wg, 2 * _WG_THREADS)
 
   @pl.when(wg < _COMPUTE_WGS)
   def _compute():
@@ -159,7 +169,7 @@ def _kernel(q_g, k_g, v_g, o_g, lse_g, q_s, k_s, v_s, lse_s, q_bar, k_bar, v_bar
 
         def qk(acc_ref: Any) -> Any:
           plgpu.wgmma(acc_ref, q_tile, k_s.at[slot].transpose((1, 0)))
-          rendezvous()
+          pass_turn()
           return acc_ref[...]
 
         s = pl.run_scoped(qk, plgpu.ACC(shape, jnp.float32))
@@ -181,9 +191,8 @@ def _kernel(q_g, k_g, v_g, o_g, lse_g, q_s, k_s, v_s, lse_s, q_bar, k_bar, v_bar
         acc = acc * lax.broadcast_in_dim(alpha, acc.shape, [0])
         p16 = p.astype(q_s.dtype)
         acc, l, m_new, p16 = lax.optimization_barrier((acc, l, m_new, p16))
-        plgpu.barrier_arrive(turn)
         plgpu.barrier_wait(v_bar.at[slot])
-        plgpu.barrier_wait(turn)
+        take_turn()
 
         def pv(acc_ref: Any) -> None:
           plgpu.wgmma(acc_ref, p16, v_s.at[slot])
@@ -200,7 +209,8 @@ def _kernel(q_g, k_g, v_g, o_g, lse_g, q_s, k_s, v_s, lse_s, q_bar, k_bar, v_bar
       carry = (plgpu.layout_cast(jnp.zeros((g.block_q, g.head_dim), jnp.float32),
                                  plgpu.Layout.WGMMA),
                _row(-jnp.inf, g.block_q), _row(0.0, g.block_q))
-      pl.when(wg == 1)(rendezvous)
+      # Warpgroup 1 starts once warpgroup 0 issued its first product.
+      pl.when(wg == 1)(take_turn)
       plgpu.barrier_wait(k_bar.at[lax.rem(base, g.stages)])
       # Steps whose keys all lie below this block's first row and inside kv_len need no mask.
       clean = g.kv_len // g.block_kv
@@ -211,15 +221,24 @@ def _kernel(q_g, k_g, v_g, o_g, lse_g, q_s, k_s, v_s, lse_s, q_bar, k_bar, v_bar
 
       def drain(kv_step: Any, _: Any) -> None:
         # The other warpgroup may need more steps (causal): release the slots this one skips
-        # and keep the rendezvous count equal.
+        # and keep taking turns with it.
         slot = lax.rem(base + kv_step, g.stages)
         plgpu.barrier_arrive(k_free.at[slot])
         plgpu.barrier_arrive(v_free.at[slot])
-        rendezvous()
-        rendezvous()
+        pass_turn()
+        take_turn()
 
       lax.fori_loop(steps, pair_steps, drain, None)
-      pl.when(wg == 0)(rendezvous)
+      # Warpgroup 1's last take_turn waits for this (per tile warpgroup 0 passes the turn, and
+      # warpgroup 1 takes it, pair_steps + 1 times). Before another tile warpgroup 0 syncs there
+      # rather than arrives: otherwise its next tile's first pass_turn could reach warpgroup 1's
+      # barrier before warpgroup 1's last sync, and the barrier would complete on warpgroup 0's
+      # arrivals alone. The arrive-only version hung on the H200 at 32x2048x16x64 (persistent,
+      # about 62 tiles per CTA, 8 key steps per tile); this version ran there.
+      more = i + 1 < local_tiles
+      pl.when((wg == 0) & more)(
+          lambda: pallas_lib.named_barrier("sync", _SCHEDULE_BARRIER + 1, 2 * _WG_THREADS))
+      pl.when((wg == 0) & jnp.logical_not(more))(pass_turn)
       acc, m, l = carry
       q_tile[...] = (acc * lax.broadcast_in_dim(1.0 / l, acc.shape, [0])).astype(q_s.dtype)
       lse_s.at[wg][...] = (m + jnp.log2(l)) / _LOG2E
@@ -273,7 +292,6 @@ def forward(q: Any, k: Any, v: Any, g: FwdGeometry) -> tuple[Any, Any]:
       plgpu.Barrier(num_barriers=g.stages),
       plgpu.Barrier(num_arrivals=_COMPUTE_WGS, num_barriers=g.stages),
       plgpu.Barrier(num_arrivals=_COMPUTE_WGS, num_barriers=g.stages),
-      plgpu.Barrier(num_arrivals=_COMPUTE_WGS),
   ]
   out_type = [jax.ShapeDtypeStruct((g.batch, g.q_len_padded, g.heads, g.head_dim), dtype),
               jax.ShapeDtypeStruct((g.batch, g.heads, g.q_len_padded), jnp.float32)]

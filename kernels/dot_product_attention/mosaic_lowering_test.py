@@ -146,5 +146,30 @@ def test_backward_drops_pallas_auto_barriers_at_head_dim_64_only():
   assert _choose(1, 16384, 16, 128, 16384, 16, False, max_stages=2).auto_barriers
 
 
+def test_forward_takes_turns_through_named_barriers():
+  """The compute warpgroups' ping-pong is two hardware named barriers (ids 8 and 9, 256 threads:
+  one warpgroup's sync and the other's arrive), in the kernel's serialised module as inline PTX."""
+  g = mosaic_fwd.FwdGeometry(batch=1, heads=2, kv_heads=2, q_len_padded=256, kv_len=256,
+                             kv_len_padded=256, head_dim=64, block_q=64, block_kv=128, stages=2,
+                             scale=0.125, causal=False, programs=4)
+  x = jax.ShapeDtypeStruct((1, 256, 2, 64), jnp.bfloat16)
+  module = jax.export.export(jax.jit(lambda q, k, v: mosaic_fwd.forward(q, k, v, g)),
+                             platforms=["cuda"])(x, x, x).mlir_module()
+  assert "bar.arrive $0, 256;" in module
+  assert "bar.sync $0, 256;" in module
+
+
+@pytest.mark.parametrize("args,message", [
+    (("wait", 8, 256), r"op must be 'arrive' or 'sync', got 'wait'"),
+    (("sync", 3, 256), r"barrier_id must be in \[8, 15\], got 3"),
+    (("sync", 16, 256), r"barrier_id must be in \[8, 15\], got 16"),
+    (("arrive", 8, 100), r"threads must be a positive multiple of 32 up to 1024, got 100"),
+])
+def test_named_barrier_refuses_bad_arguments(args, message):
+  from pjrtkit.kernels.core import pallas as pallas_lib  # pylint: disable=g-import-not-at-top
+  with pytest.raises(ValueError, match=message):
+    pallas_lib.named_barrier(*args)
+
+
 if __name__ == "__main__":
   sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))
