@@ -114,15 +114,25 @@ def test_pallas_on_gpu(impl, shape, dtype, causal):
   _check(impl, dtype, GPU_SHAPES[shape], causal)
 
 
-@pytest.mark.parametrize("shape", [(2, 1024, 16, 64, 1000, 8), (1, 2048, 16, 128, 2048, 16)])
-def test_mosaic_persistent_forward_on_gpu(shape):
-  """More tiles (pairs of 64-row query blocks x batch x heads: 256 here) than an H200 has SMs
-  (132): each CTA of the persistent forward runs one or two tiles, with odd key lengths and
-  grouped heads in the first shape."""
+@pytest.mark.parametrize("shape,causal", [
+    ((2, 1024, 16, 64, 1000, 8), False),
+    ((1, 2048, 16, 128, 2048, 16), False),
+    ((4, 1100, 8, 64, 1100, 4), True),
+])
+def test_mosaic_persistent_forward_on_gpu(shape, causal):
+  """More tiles (pairs of 64-row query blocks x batch x heads: 256 and 288 here) than an H200 has
+  SMs (132): each CTA of the persistent forward runs one to three tiles, with odd key lengths
+  and grouped heads. The causal shape's tiles average 640 keys, so it runs persistent too, its
+  tiles dealt out by length (`mosaic_fwd._tile_index`)."""
   testing.skip_unless_gpu()
   b, t, h = shape[:3]
-  assert t // 128 * b * h > pallas_lib.sm_count()
-  _check("mosaic", "bfloat16", shape, False)
+  tiles = -(-t // 128) * b * h
+  assert tiles > pallas_lib.sm_count()
+  if causal:
+    from pjrtkit.kernels.dot_product_attention import mosaic  # pylint: disable=g-import-not-at-top
+    tp = -(-t // 128) * 128
+    assert mosaic.forward_programs(tiles, True, tp, tp, 128) < tiles
+  _check("mosaic", "bfloat16", shape, causal)
 
 
 @pytest.mark.parametrize("shape,causal", [

@@ -45,6 +45,31 @@ _BLOCK_Q = 64
 _NEG_INF = float("-inf")
 
 
+CAUSAL_PERSISTENT_MAX_KEYS = 4096
+"""A causal forward runs persistent (`forward_programs`) when its tiles average at most this many
+keys. Measured on either side of it: 1088 (persistent faster) and 8256 (slower)."""
+
+
+def forward_programs(tiles: int, causal: bool, q_len_padded: int, kv_len_padded: int,
+                     block_kv: int) -> int:
+  """How many programs (CTAs) the compiled forward launches for `tiles` tiles of 128 query rows.
+
+  Without a causal mask: persistent, one per SM (at most `tiles`), each looping over its tiles.
+  Causal: persistent too when the tiles average at most `CAUSAL_PERSISTENT_MAX_KEYS` keys (key
+  steps x `block_kv`), else one tile per program. On the H200 (bf16, CUPTI), 32x2048x16x64
+  (1088 keys on average) took 0.736 ms persistent against 0.801 with one tile per program, but
+  1x16384x16x128 (8256 keys) 1.654 against 1.614 ms
+  (``tools/bench/results/mosaic_fwd_variants_h200.txt``).
+  """
+  persistent = min(tiles, pallas_lib.sm_count())
+  if not causal:
+    return persistent
+  kv_steps = kv_len_padded // block_kv
+  pairs = q_len_padded // (2 * _BLOCK_Q)
+  steps = sum(min(-(-(p + 1) * 2 * _BLOCK_Q // block_kv), kv_steps) for p in range(pairs))
+  return persistent if steps * block_kv <= CAUSAL_PERSISTENT_MAX_KEYS * pairs else tiles
+
+
 @dataclasses.dataclass(frozen=True)
 class MosaicAttentionConfig:
   """Attributes:
@@ -396,9 +421,7 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
     tp = pallas_lib.round_up(t, 2 * _BLOCK_Q)
     sp = pallas_lib.round_up(s, config.block_kv)
     tiles = tp // (2 * _BLOCK_Q) * b * h
-    # Persistent (one CTA per SM looping over tiles) without a causal mask; causal tiles differ
-    # in cost, so they keep one tile per CTA and the hardware's scheduling.
-    programs = tiles if spec.param("is_causal") else min(tiles, pallas_lib.sm_count())
+    programs = forward_programs(tiles, spec.param("is_causal"), tp, sp, config.block_kv)
     geometry = mosaic_fwd.FwdGeometry(
         batch=b, heads=h, kv_heads=kh, q_len_padded=tp, kv_len=s, kv_len_padded=sp,
         head_dim=d, block_q=_BLOCK_Q, block_kv=config.block_kv,

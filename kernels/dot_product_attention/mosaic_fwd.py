@@ -1,8 +1,8 @@
 """dot_product_attention "mosaic" forward: a warp-specialised Mosaic GPU kernel (Hopper, sm_90+).
 
-Each program (CTA) works through tiles (pair of query blocks, batch, head): tile `pid`, then
-``pid + programs``, ... With ``programs`` at the SM count the kernel is persistent: one CTA per
-SM, the producer loading the next tile's keys/values while the compute warpgroups finish the
+Each program (CTA) works through tiles (pair of query blocks, batch, head), in the order
+`_tile_index` deals them out (causal tiles, of unequal lengths, by length). With ``programs`` at
+the SM count the kernel is persistent: one CTA per SM, the producer loading the next tile's keys/values while the compute warpgroups finish the
 current tile, and each compute warpgroup's next query block loaded (into the other of two slots)
 while it works on the current one. With ``programs`` equal to the tile count it is one tile per
 CTA. Each CTA runs three warpgroups:
@@ -74,11 +74,11 @@ class FwdGeometry:
     if not 1 <= self.programs <= self.tiles:
       raise ValueError(f"programs must be in [1, {self.tiles}] (the tile count), got "
                        f"{self.programs}")
-    if self.causal and self.programs != self.tiles:
-      # A causal warpgroup skips the barrier waits of the steps it drains, which keeps barrier
-      # phases right only when each program runs one tile.
-      raise ValueError(f"causal programs must equal the tile count ({self.tiles}), got "
-                       f"{self.programs}")
+
+  @property
+  def snake(self) -> bool:
+    """Whether tiles go to programs in the causal persistent order (see `_tile_index`)."""
+    return self.causal and self.programs < self.tiles
 
   @property
   def q_pairs(self) -> int:
@@ -97,17 +97,48 @@ def _row(value: float, n: int) -> Any:
   return plgpu.layout_cast(jnp.full((n,), value, jnp.float32), plgpu.Layout.WGMMA.reduce(1))
 
 
+def _tile_index(g: FwdGeometry, pid: Any, i: Any) -> Any:
+  """The tile that program `pid` runs `i`-th. Without a causal mask (all tiles equally long)
+  program `pid` runs tiles pid, pid + programs, ... Causal and persistent (`g.snake`), tiles are
+  numbered longest first (see `_tile`) and dealt out in rounds of `programs`, every other round
+  in reverse program order, so each program's total key steps come out about equal (at
+  1x16384x16x128 on 132 programs the longest program runs 1.002x the mean; dealing them
+  pid, pid + programs, ... gives 1.57x)."""
+  if not g.snake:
+    return pid + i * g.programs
+  return i * g.programs + jnp.where(lax.rem(i, 2) == 0, pid, g.programs - 1 - pid)
+
+
+def _local_tiles(g: FwdGeometry, pid: Any) -> Any:
+  """How many tiles program `pid` runs (at least one: programs <= tiles)."""
+  if not g.snake:
+    return lax.div(g.tiles - pid + g.programs - 1, g.programs)
+  rounds, rest = divmod(g.tiles, g.programs)
+  last = pid if rounds % 2 == 0 else g.programs - 1 - pid
+  return jnp.where(last < rest, rounds + 1, rounds)
+
+
 def _tile(g: FwdGeometry, tile: Any) -> tuple[Any, Any, Any, Any, Any]:
-  """(query-pair index, batch, head, key/value head, key steps of the pair) of `tile`: pairs of
-  one (batch, head) are neighbouring tiles, so CTAs working at the same time share that head's
-  keys and values in L2. Causal, each head's pairs run last row first: the longest tiles start
-  first and the shortest fill the end of the launch, where SMs would otherwise wait on a long
-  tile started late."""
-  pair = lax.rem(tile, g.q_pairs)
-  if g.causal:
-    pair = g.q_pairs - 1 - pair
-  b = lax.rem(lax.div(tile, g.q_pairs), g.batch)
-  h = lax.div(tile, g.q_pairs * g.batch)
+  """(query-pair index, batch, head, key/value head, key steps of the pair) of `tile`.
+
+  Without a causal mask, pairs of one (batch, head) are neighbouring tiles, so CTAs working at
+  the same time share that head's keys and values in L2. Causal with one tile per program,
+  each head's pairs run last row first: the longest tiles start first and the shortest fill the
+  end of the launch, where SMs would otherwise wait on a long tile started late. Causal and
+  persistent, all (batch, head)s' last pairs come first, then the pairs before them, and so on:
+  `_tile_index` deals them out by length, and CTAs at work at the same time hold neighbouring
+  pairs of every head, which read the same keys and values."""
+  if g.snake:
+    bh = g.batch * g.heads
+    pair = g.q_pairs - 1 - lax.div(tile, bh)
+    b = lax.rem(lax.rem(tile, bh), g.batch)
+    h = lax.div(lax.rem(tile, bh), g.batch)
+  else:
+    pair = lax.rem(tile, g.q_pairs)
+    if g.causal:
+      pair = g.q_pairs - 1 - pair
+    b = lax.rem(lax.div(tile, g.q_pairs), g.batch)
+    h = lax.div(tile, g.q_pairs * g.batch)
   return (pair, b, h, lax.div(h, g.heads // g.kv_heads),
           _steps_for(g, (pair + 1) * _COMPUTE_WGS * g.block_q))
 
@@ -123,8 +154,7 @@ def _kernel(q_g, k_g, v_g, o_g, lse_g, q_s, k_s, v_s, lse_s, q_bar, k_bar, v_bar
             *, g: FwdGeometry):
   pid = lax.axis_index(pallas_lib.MOSAIC_GRID_AXIS)
   wg = lax.axis_index("wg")
-  # Tiles pid, pid + programs, ... (at least one: programs <= tiles).
-  local_tiles = lax.div(g.tiles - pid + g.programs - 1, g.programs)
+  local_tiles = _local_tiles(g, pid)
 
   # The ping-pong: one hardware named barrier per compute warpgroup, completed by its own sync
   # and the other's arrive (2 x 128 threads). A warpgroup passes the turn right after issuing its
@@ -145,7 +175,7 @@ def _kernel(q_g, k_g, v_g, o_g, lse_g, q_s, k_s, v_s, lse_s, q_bar, k_bar, v_bar
       return (pair * _COMPUTE_WGS + wg) * g.block_q
 
     def load_q(i: Any, qslot: Any) -> None:
-      pair, b, h, _, _ = _tile(g, pid + i * g.programs)
+      pair, b, h, _, _ = _tile(g, _tile_index(g, pid, i))
       plgpu.copy_gmem_to_smem(q_g.at[b, pl.ds(first_row(pair), g.block_q), h],
                               q_s.at[wg, qslot], q_bar.at[wg * 2 + qslot])
 
@@ -153,7 +183,7 @@ def _kernel(q_g, k_g, v_g, o_g, lse_g, q_s, k_s, v_s, lse_s, q_bar, k_bar, v_bar
 
     def tile_body(i: Any, base: Any) -> Any:
       # `base`: key/value steps of this CTA's earlier tiles (the producer's running count).
-      pair, b, h, _, pair_steps = _tile(g, pid + i * g.programs)
+      pair, b, h, _, pair_steps = _tile(g, _tile_index(g, pid, i))
       qslot = lax.rem(i, 2)
       row0 = first_row(pair)
       steps = _steps_for(g, row0 + g.block_q)
@@ -221,8 +251,11 @@ def _kernel(q_g, k_g, v_g, o_g, lse_g, q_s, k_s, v_s, lse_s, q_bar, k_bar, v_bar
 
       def drain(kv_step: Any, _: Any) -> None:
         # The other warpgroup may need more steps (causal): release the slots this one skips
-        # and keep taking turns with it.
+        # and keep taking turns with it. Their loads are awaited too, so that this warpgroup
+        # waits once for each completion of every barrier and its next tile's waits line up.
         slot = lax.rem(base + kv_step, g.stages)
+        plgpu.barrier_wait(k_bar.at[slot])
+        plgpu.barrier_wait(v_bar.at[slot])
         plgpu.barrier_arrive(k_free.at[slot])
         plgpu.barrier_arrive(v_free.at[slot])
         pass_turn()
@@ -257,7 +290,7 @@ def _kernel(q_g, k_g, v_g, o_g, lse_g, q_s, k_s, v_s, lse_s, q_bar, k_bar, v_bar
     plgpu.set_max_registers(40, action="decrease")
 
     def tile_body(i: Any, base: Any) -> Any:
-      _, b, _, kvh, pair_steps = _tile(g, pid + i * g.programs)
+      _, b, _, kvh, pair_steps = _tile(g, _tile_index(g, pid, i))
 
       def load(kv_step: Any, _: Any) -> None:
         n = base + kv_step

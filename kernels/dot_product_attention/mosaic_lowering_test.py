@@ -134,11 +134,63 @@ def test_fused_backward_with_64_row_steps_lowers_for_cuda(causal):
       ((1, 320, 4, 64), f32), ((1, 384, 2, 64), bf16), ((1, 384, 2, 64), bf16)]
 
 
-def test_causal_forward_runs_one_tile_per_program():
-  with pytest.raises(ValueError, match=r"causal programs must equal the tile count \(16\), got 8"):
-    mosaic_fwd.FwdGeometry(batch=1, heads=2, kv_heads=2, q_len_padded=1024, kv_len=1024,
-                           kv_len_padded=1024, head_dim=64, block_q=64, block_kv=128, stages=2,
-                           scale=0.125, causal=True, programs=8)
+def _causal_geometry(b, t, h, d, block_kv, programs, kv_len=None):
+  return mosaic_fwd.FwdGeometry(batch=b, heads=h, kv_heads=h, q_len_padded=t,
+                                kv_len=kv_len or t, kv_len_padded=t, head_dim=d, block_q=64,
+                                block_kv=block_kv, stages=2, scale=0.125, causal=True,
+                                programs=programs)
+
+
+@pytest.mark.parametrize("b,t,h,block_kv,programs", [
+    (1, 16384, 16, 128, 132), (32, 2048, 16, 128, 132), (3, 1024, 4, 64, 5), (1, 384, 1, 64, 2),
+    (2, 256, 3, 128, 5)])
+def test_causal_persistent_forward_runs_every_tile_once_with_even_loads(b, t, h, block_kv,
+                                                                        programs):
+  """The causal persistent order (`_tile_index`, `_local_tiles`, `_tile`): every tile exactly
+  once, each (pair, batch, head) once, and each program's key steps within 1.2x of the mean
+  (1.003x at 1x16384x16x128 on 132 programs, where dealing tiles pid, pid + 132, ... gave 1.57x)."""
+  g = _causal_geometry(b, t, h, 64, block_kv, programs)
+  assert g.snake
+  tiles, cells, loads = [], [], []
+  for pid in range(programs):
+    load = 0
+    for i in range(int(mosaic_fwd._local_tiles(g, pid))):
+      tile = int(mosaic_fwd._tile_index(g, pid, i))
+      pair, bi, hi, _, steps = (int(x) for x in mosaic_fwd._tile(g, tile))
+      tiles.append(tile)
+      cells.append((pair, bi, hi))
+      assert steps == min(-(-(pair + 1) * 128 // block_kv), t // block_kv)
+      load += steps
+    loads.append(load)
+  assert sorted(tiles) == list(range(g.tiles))
+  assert sorted(cells) == [(p, bi, hi) for p in range(g.q_pairs) for bi in range(b)
+                           for hi in range(h)]
+  assert max(loads) <= 1.2 * sum(loads) / programs
+  if (b, t, h) == (1, 16384, 16):
+    assert max(loads) <= 1.003 * sum(loads) / programs
+
+
+def test_forward_programs_persistent_for_short_causal_tiles_only(monkeypatch):
+  from pjrtkit.kernels.dot_product_attention import mosaic  # pylint: disable=g-import-not-at-top
+  sms = 132  # an H200's (the CPU device reports its own count)
+  monkeypatch.setattr(mosaic.pallas_lib, "sm_count", lambda: sms)
+  assert mosaic.forward_programs(2048, False, 16384, 16384, 128) == min(2048, sms)
+  assert mosaic.forward_programs(2048, True, 16384, 16384, 128) == 2048  # 8256 keys per tile
+  assert mosaic.forward_programs(8192, True, 2048, 2048, 128) == min(8192, sms)  # 1088 keys
+  assert mosaic.forward_programs(8192, True, 2048, 2048, 64) == min(8192, sms)  # 1088 keys
+  assert mosaic.forward_programs(4096, True, 4096, 4096, 128) == min(4096, sms)  # 2112 keys
+  assert mosaic.forward_programs(2048, True, 8192, 8192, 128) == 2048  # 4160 keys
+  assert mosaic.forward_programs(4, True, 256, 256, 64) == 4  # fewer tiles than SMs
+
+
+def test_causal_persistent_forward_lowers_for_cuda():
+  """The persistent causal forward with padded keys and a drain (64-key steps: the second
+  warpgroup needs one step more than the first on every pair)."""
+  g = _causal_geometry(3, 1024, 4, 64, 64, 5, kv_len=1000)
+  x = jax.ShapeDtypeStruct((3, 1024, 4, 64), jnp.bfloat16)
+  exported = jax.export.export(jax.jit(lambda q, k, v: mosaic_fwd.forward(q, k, v, g)),
+                               platforms=["cuda"])(x, x, x)
+  assert [a.shape for a in exported.out_avals] == [(3, 1024, 4, 64), (3, 4, 1024)]
 
 
 def test_backward_drops_pallas_auto_barriers_at_head_dim_64_only():
