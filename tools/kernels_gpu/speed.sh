@@ -11,8 +11,8 @@
 #      JAX_PLATFORMS=pjrtkit (pjrtkit.kernels only), each under `timeout`;
 #   3. merges: pjrtkit time / cuda time per case and implementation of ours (goal: within 2 %).
 # $OUT gets at most 8 files: summary.txt, speed.log, kernel_compare_<platforms>.{md,json,png}
-# (cuda; pjrtkit without the PNG), kernel_compare_platforms.json. Whole run: under ~8 minutes
-# (limits: PROBE_TIMEOUT 90, CUDA_TIMEOUT 240, PJRTKIT_TIMEOUT 130, DUAL_TIMEOUT 360 seconds).
+# (cuda; pjrtkit without the PNG), kernel_compare_platforms.json. Whole run: about 4.5 minutes
+# (limits: PROBE_TIMEOUT 90, CUDA_TIMEOUT 300, PJRTKIT_TIMEOUT 180, DUAL_TIMEOUT 420 seconds).
 # Every run writes its files after each case, so one cut by its time limit keeps what it measured.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -75,13 +75,13 @@ PY
 fi
 
 if [ "$MODE" = dual ]; then
-  XLA_PYTHON_CLIENT_PREALLOCATE=false compare "${DUAL_TIMEOUT:-360}" pjrtkit,cuda \
+  XLA_PYTHON_CLIENT_PREALLOCATE=false compare "${DUAL_TIMEOUT:-420}" pjrtkit,cuda \
     --platforms cuda,pjrtkit --ours-only pjrtkit "${ARGS[@]}"
   results=("$OUT/kernel_compare_cuda-pjrtkit.json")
   tables=("$OUT/kernel_compare_cuda-pjrtkit.md")
 else
-  compare "${CUDA_TIMEOUT:-240}" cuda "${ARGS[@]}"
-  compare "${PJRTKIT_TIMEOUT:-130}" pjrtkit --contenders ours --no-png "${ARGS[@]}"
+  compare "${CUDA_TIMEOUT:-300}" cuda "${ARGS[@]}"
+  compare "${PJRTKIT_TIMEOUT:-180}" pjrtkit --contenders ours --no-png "${ARGS[@]}"
   results=("$OUT/kernel_compare_cuda.json" "$OUT/kernel_compare_pjrtkit.json")
   tables=("$OUT/kernel_compare_cuda.md")
 fi
