@@ -135,6 +135,22 @@ def test_mosaic_persistent_forward_on_gpu(shape, causal):
   _check("mosaic", "bfloat16", shape, causal)
 
 
+def test_mosaic_causal_persistent_forward_with_skipped_steps_on_gpu():
+  """64-key steps: on every pair warpgroup 1 needs one key step more than warpgroup 0, which
+  skips it (the drain: it awaits that step's loads and releases its slots), in a persistent
+  causal launch of 288 tiles; the forward against the reference."""
+  testing.skip_unless_gpu()
+  from pjrtkit.kernels.dot_product_attention import base  # pylint: disable=g-import-not-at-top
+  from pjrtkit.kernels.dot_product_attention import mosaic  # pylint: disable=g-import-not-at-top
+  q, k, v = _inputs((4, 1100, 8, 64, 1100, 4), "bfloat16")
+  spec = base.make_spec(q, k, v, None, None, True, None)
+  config = mosaic.MosaicAttentionConfig(64, 4)
+  assert mosaic.forward_programs(288, True, 1152, 1152, 64) == pallas_lib.sm_count() < 288
+  out = jax.jit(lambda q, k, v: mosaic.MosaicAttention().forward(
+      (q, k, v, None, None), spec, config)[0])(q, k, v)
+  testing.assert_close(out, reference(q, k, v, None, None, is_causal=True), "bfloat16", "fwd")
+
+
 @pytest.mark.parametrize("shape,causal", [
     ((1, 128, 2, 64, 384, 1), True),     # key blocks past every query: dK = dV = 0
     ((2, 300, 4, 64, 1000, 2), False),   # 8 key blocks, the last one partly past kv_len

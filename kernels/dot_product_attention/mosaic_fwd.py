@@ -2,10 +2,10 @@
 
 Each program (CTA) works through tiles (pair of query blocks, batch, head), in the order
 `_tile_index` deals them out (causal tiles, of unequal lengths, by length). With ``programs`` at
-the SM count the kernel is persistent: one CTA per SM, the producer loading the next tile's keys/values while the compute warpgroups finish the
-current tile, and each compute warpgroup's next query block loaded (into the other of two slots)
-while it works on the current one. With ``programs`` equal to the tile count it is one tile per
-CTA. Each CTA runs three warpgroups:
+the SM count the kernel is persistent: one CTA per SM, the producer loading the next tile's
+keys/values while the compute warpgroups finish the current tile, and each compute warpgroup's
+next query block loaded (into the other of two slots) while it works on the current one. With
+``programs`` equal to the tile count it is one tile per CTA. Each CTA runs three warpgroups:
 
 * warpgroups 0 and 1 compute, each on its own `block_q` query rows (so a CTA covers
   ``2 * block_q`` rows and reads each key/value tile once for both);
@@ -19,10 +19,10 @@ issuing their products through two hardware named barriers (``bar.arrive`` / ``b
 one warpgroup's softmax runs while the other's matrix multiplies occupy the tensor cores (the
 "ping-pong" schedule of FlashAttention-3); a warpgroup waits for its next keys while its
 ``O += P V`` runs. On the H200 (bf16, CUPTI) the scale in exp2's FMA and the early key wait
-took 1x16384x16x128 from 645 to 693 TFLOP/s; the named barriers (in place of a two-arrival
-mbarrier rendezvous, which polls) then took 32x2048x16x64 from 476 to 514 TFLOP/s, and
-1x16384x16x128 from 682 to 691 and its causal form from 667 to 674, outputs bitwise equal
-(``tools/bench/results/mosaic_fwd_variants_h200.txt``).
+took 1x16384x16x128 from 645 to 693 TFLOP/s (fifth session); in a later run the named barriers
+(in place of a two-arrival mbarrier rendezvous, which polls) took 32x2048x16x64 from 476 to 514
+TFLOP/s, 1x16384x16x128 from 682 to 691 and its causal form from 667 to 674, outputs bitwise
+equal (``tools/bench/results/mosaic_fwd_variants_h200.txt``).
 Keys are read straight from the ``[B, S, K, D]`` arrays (strided 2-D TMA tiles), so nothing is
 transposed in memory. Causal programs stop at the diagonal and mask only the steps that cross it.
 
@@ -101,9 +101,9 @@ def _tile_index(g: FwdGeometry, pid: Any, i: Any) -> Any:
   """The tile that program `pid` runs `i`-th. Without a causal mask (all tiles equally long)
   program `pid` runs tiles pid, pid + programs, ... Causal and persistent (`g.snake`), tiles are
   numbered longest first (see `_tile`) and dealt out in rounds of `programs`, every other round
-  in reverse program order, so each program's total key steps come out about equal (at
-  1x16384x16x128 on 132 programs the longest program runs 1.002x the mean; dealing them
-  pid, pid + programs, ... gives 1.57x)."""
+  in reverse program order, so each program's total key steps come out about equal (on 132
+  programs the longest runs 1.0023x the mean at 1x16384x16x128 and 1.0009x at 32x2048x16;
+  dealing them pid, pid + programs, ... gives 1.57x and 1.21x)."""
   if not g.snake:
     return pid + i * g.programs
   return i * g.programs + jnp.where(lax.rem(i, 2) == 0, pid, g.programs - 1 - pid)
