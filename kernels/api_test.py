@@ -27,6 +27,7 @@ from pjrtkit.kernels.dot_product_attention.triton import TritonAttentionConfig  
 from pjrtkit.kernels.layer_norm import api as layer_norm_api  # noqa: E402
 from pjrtkit.kernels.layer_norm import base as layer_norm_base  # noqa: E402
 from pjrtkit.kernels.layer_norm import triton as layer_norm_triton  # noqa: E402
+from pjrtkit.kernels.layer_norm.pallas_common import PallasLayerNormConfig  # noqa: E402
 
 
 def _loss(x, scale, impls=("triton", "xla_chunked", None, "mosaic")):
@@ -234,9 +235,30 @@ def test_gpu_rule_and_phase_configs_follow_the_h200_runs(monkeypatch):
   assert (ln_bwd.config.block_rows, ln_bwd.config.num_warps, ln_bwd.config.programs) == (128, 8, 0)
   wide_x = jax.ShapeDtypeStruct((8192, 8192), jnp.bfloat16)
   wide_ln = layer_norm_base.make_spec(wide_x, None, None, -1, 1e-6, True)
-  assert layer_norm_api.FAMILY.choose(wide_ln, None, "fwd", H200).config.block_rows == 2
-  assert layer_norm_api.FAMILY.choose(wide_ln, None, "bwd", H200).config == (
-      layer_norm_api.IMPLEMENTATIONS["triton"].default_config(wide_ln))
+  wide_fwd = layer_norm_api.FAMILY.choose(wide_ln, None, "fwd", H200)
+  assert (wide_fwd.op.implementation, wide_fwd.config) == ("mosaic",
+                                                           PallasLayerNormConfig(64, 4, 1))
+  assert layer_norm_api.FAMILY.choose(wide_ln, "triton", "fwd", H200).config.block_rows == 2
+  wide_bwd = layer_norm_api.FAMILY.choose(wide_ln, None, "bwd", H200)
+  assert (wide_bwd.op.implementation, wide_bwd.config) == (
+      "triton", layer_norm_api.IMPLEMENTATIONS["triton"].default_config(wide_ln))
+  # The wide-row forward's default configs per width (bf16 x), and
+  # rows it does not take (2048 channels: the rule's "triton"; 4000: not a multiple of 1024).
+  for shape, params, config in [
+      ((16384, 4096), jnp.float32, PallasLayerNormConfig(64, 3, 2)),
+      ((4096, 16384), jnp.bfloat16, PallasLayerNormConfig(64, 2, 1)),
+      # float32 vectors of 64 KiB each leave room for one stage of 32 KiB rows.
+      ((4096, 16384), jnp.float32, PallasLayerNormConfig(64, 1, 1))]:
+    x = jax.ShapeDtypeStruct(shape, jnp.bfloat16)
+    v = jax.ShapeDtypeStruct(shape[-1:], params)
+    choice = layer_norm_api.FAMILY.choose(
+        layer_norm_base.make_spec(x, v, v, -1, 1e-6, True), None, "fwd", H200)
+    assert (choice.op.implementation, choice.config) == ("mosaic", config), shape
+  for shape in [(16384, 2048), (16384, 4000)]:
+    x = jax.ShapeDtypeStruct(shape, jnp.bfloat16)
+    choice = layer_norm_api.FAMILY.choose(
+        layer_norm_base.make_spec(x, None, None, -1, 1e-6, True), None, "fwd", H200)
+    assert choice.op.implementation == "triton", shape
 
 
 def test_wgmma_kernels_refuse_gpus_after_hopper(monkeypatch):
@@ -256,6 +278,9 @@ def test_wgmma_kernels_refuse_gpus_after_hopper(monkeypatch):
   ln = layer_norm_base.make_spec(x, None, None, -1, 1e-6, True)
   with pytest.raises(pk.UnsupportedImplementationError, match=message):
     layer_norm_api.FAMILY.choose(ln, "mosaic", "fwd", b200)
+  wide = layer_norm_base.make_spec(jax.ShapeDtypeStruct((8192, 8192), jnp.bfloat16), None, None,
+                                   -1, 1e-6, True)
+  assert layer_norm_api.FAMILY.choose(wide, None, "fwd", b200).op.implementation == "triton"
 
 
 def test_export_refused_on_another_platform():

@@ -4,6 +4,10 @@ Each program copies a tile of `block_rows` rows (a multiple of 64; channels padd
 of 64) from global to shared memory with TMA, normalises it in registers laid out explicitly
 (WGMMA tile layout; Mosaic GPU's layout inference finds no layout for the plain body), and
 copies the results back; the backward recomputes mean and rstd from x. Hopper (sm_90) and newer.
+Rows wider than 256 channels (a multiple of 1024) take the wide-row forward of `mosaic_wide`
+(rows streamed through a shared-memory TMA ring; compiled only, no interpret path) and the
+"triton" backward kernel with its untuned per-phase config (`implementation=None` chooses the
+gradient's implementation and config separately anyway).
 Verified compiled on the H200 (2026-12-01: forward and gradient at 4096x256 and 65536x64,
 with and without scale/offset; `ENABLED_ON_GPU` switches GPUs off again). Inputs stay in global
 memory (no BlockSpec pipelining), which is also what Pallas's Mosaic GPU interpret mode needs (it
@@ -26,12 +30,14 @@ from pjrtkit.kernels.core.device import DeviceInfo
 from pjrtkit.kernels.core.interpret import interpret_enabled
 from pjrtkit.kernels.core.op import Op
 from pjrtkit.kernels.core.spec import Spec
-from pjrtkit.kernels.layer_norm import base, pallas_common
+from pjrtkit.kernels.layer_norm import base, mosaic_wide, pallas_common
 from pjrtkit.kernels.layer_norm.pallas_common import PallasLayerNormConfig
+from pjrtkit.kernels.layer_norm.triton import TritonLayerNorm
 
 _MAX_CHANNELS = 256
 """A 64-row tile of x, dy and dx in shared memory and x, dy, xhat, g, dx in registers (the WGMMA
-layout spreads 64 rows over one warpgroup): 256 channels keep both within bounds."""
+layout spreads 64 rows over one warpgroup): 256 channels keep both within bounds. Wider rows take
+the wide-row forward (`mosaic_wide`)."""
 
 _BLOCK_ROWS = 64
 """Rows per program: the WGMMA register layout covers 64-row multiples."""
@@ -141,6 +147,22 @@ def _bwd(x_g, sc_g, dy_g, dx_g, ds_g, do_g, x_s, sc_s, dy_s, dx_s, ds_s, do_s, b
   _copy_out([(dx_s, dx_g.at[rows]), (ds_s, ds_g.at[i]), (do_s, do_g.at[i])])
 
 
+_WIDE_CANDIDATES = ((1, 1), (1, 2), (1, 3), (1, 4), (1, 5), (1, 6), (2, 2), (2, 3), (3, 2),
+                    (4, 2))
+"""(programs_per_sm, stages) the wide-row forward is tuned over (those that fit shared memory)."""
+
+
+def _is_wide(spec: Spec) -> bool:
+  return spec.arg("x").shape[spec.param("axis")] > _MAX_CHANNELS
+
+
+def _wide_sizes(spec: Spec) -> tuple[int, int, list[int]]:
+  """(channels, x's itemsize, the parameters' itemsizes) for `mosaic_wide`."""
+  params = [spec.arg(n) for n in ("scale", "offset") if spec.arg(n) is not None]
+  return (spec.arg("x").shape[spec.param("axis")], jnp.dtype(spec.arg("x").dtype).itemsize,
+          [jnp.dtype(p.dtype).itemsize for p in params])
+
+
 def _block_rows(config: PallasLayerNormConfig) -> int:
   if config.block_rows % _BLOCK_ROWS:
     raise ValueError(f"layer_norm 'mosaic': block_rows must be a multiple of {_BLOCK_ROWS} (the "
@@ -165,20 +187,46 @@ class MosaicLayerNorm(Op[PallasLayerNormConfig]):
               "'triton' or 'xla' on GPUs")
     if spec.arg("x").dtype not in base.FLOAT_DTYPES:
       return f"dtype {spec.arg('x').dtype} is not supported ({', '.join(base.FLOAT_DTYPES)})"
-    if spec.arg("x").shape[spec.param("axis")] > _MAX_CHANNELS:
-      return f"more than {_MAX_CHANNELS} channels do not fit one shared-memory tile"
+    if _is_wide(spec):
+      if interpret_enabled():
+        return (f"more than {_MAX_CHANNELS} channels take the wide-row kernel, which has no "
+                f"Pallas interpreter path (plgpu.emit_pipeline); it runs compiled only")
+      return mosaic_wide.unsupported_reason(*_wide_sizes(spec))
     return None
 
   def default_config(self, spec: Spec) -> PallasLayerNormConfig:
+    if _is_wide(spec):
+      # The H200's best (bf16, 2026-12-01, tools/kernels_gpu/ln_wide_bench.py): 2 programs of 3
+      # stages per SM up to 4096 channels (3.82 TB/s at 16384x4096), one of 4 stages above (3.91
+      # at 8192x8192; 2 stages, all that fit, 3.73 at 4096x16384); fewer stages where those do
+      # not fit shared memory.
+      sizes = _wide_sizes(spec)
+      per_sm = 2 if sizes[0] <= 4096 else 1
+      for p, stages in ((per_sm, 4 if per_sm == 1 else 3), (per_sm, 2), (1, 2)):
+        if mosaic_wide.unsupported_reason(*sizes, stages, p) is None:
+          return PallasLayerNormConfig(_BLOCK_ROWS, stages, p)
+      return PallasLayerNormConfig(_BLOCK_ROWS, 1, 1)
     return PallasLayerNormConfig(_BLOCK_ROWS)
 
   def _get_autotuning_configs(self, spec: Spec) -> Sequence[PallasLayerNormConfig]:
+    if _is_wide(spec):
+      sizes = _wide_sizes(spec)
+      return tuple(PallasLayerNormConfig(_BLOCK_ROWS, stages, per_sm)
+                   for per_sm, stages in _WIDE_CANDIDATES
+                   if mosaic_wide.unsupported_reason(*sizes, stages, per_sm) is None)
     c = pallas_lib.round_up(spec.arg("x").shape[spec.param("axis")], 64)
     return (PallasLayerNormConfig(64),) + ((PallasLayerNormConfig(128),) if c <= 128 else ())
 
   def forward(self, args: tuple[Any, ...], spec: Spec, config: PallasLayerNormConfig
               ) -> tuple[Any, Any]:
     x, scale, offset = args
+    if _is_wide(spec):
+      rows, restore = base.to_rows(x, spec.param("axis"))
+      y = mosaic_wide.forward(rows, scale, offset, epsilon=spec.param("epsilon"),
+                              subtract_mean=spec.param("subtract_mean"), stages=config.stages,
+                              programs_per_sm=config.programs_per_sm)
+      mean, rstd = base.statistics(x, spec)  # dropped by XLA when no backward reads them
+      return restore(y), (x, scale, offset, mean, rstd)
     r = _block_rows(config)
     rows_p, sc, of, restore, n, c, cp = pallas_common._prepare(  # pylint: disable=protected-access
         x, scale, offset, spec, r, lambda c: pallas_lib.round_up(c, 64))
@@ -202,6 +250,9 @@ class MosaicLayerNorm(Op[PallasLayerNormConfig]):
 
   def backward(self, residuals: Any, dout: Any, spec: Spec, config: PallasLayerNormConfig
                ) -> tuple[Any, ...]:
+    if _is_wide(spec):
+      triton = TritonLayerNorm()
+      return triton.backward(residuals, dout, spec, triton.phase_config(spec, "bwd"))
     x, scale, _, _, _ = residuals  # mean and rstd are recomputed from x in the kernel
     r = _block_rows(config)
     rows_p, sc, _, restore, n, c, cp = pallas_common._prepare(  # pylint: disable=protected-access

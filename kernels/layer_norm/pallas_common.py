@@ -15,13 +15,23 @@ from pjrtkit.kernels.layer_norm import base
 
 @dataclasses.dataclass(frozen=True)
 class PallasLayerNormConfig:
-  """Attributes: block_rows: rows per program (a power of two)."""
+  """Attributes:
+    block_rows: rows per program (a power of two) of the tile kernels (at most 256 channels).
+    stages: rows in flight per program of the wide-row forward (more than 256 channels).
+    programs_per_sm: programs per SM of the wide-row forward.
+  """
 
   block_rows: int = 16
+  stages: int = 4
+  programs_per_sm: int = 1
 
   def __post_init__(self) -> None:
     if self.block_rows < 1 or self.block_rows & (self.block_rows - 1):
       raise ValueError(f"block_rows must be a power of two, got {self.block_rows}")
+    for name in ("stages", "programs_per_sm"):
+      value = getattr(self, name)
+      if not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be an int >= 1, got {value!r}")
 
 
 def _prepare(x: Any, scale: Any, offset: Any, spec: Spec, block_rows: int,
