@@ -10,7 +10,9 @@ next query block loaded (into the other of two slots) while it works on the curr
 * warpgroups 0 and 1 compute, each on its own `block_q` query rows (so a CTA covers
   ``2 * block_q`` rows and reads each key/value tile once for both);
 * warpgroup 2 only moves data: it keeps `stages` key/value tiles in flight with TMA, refilling a
-  slot as soon as both compute warpgroups have released it (``*_free`` barriers, two arrivals).
+  slot as soon as both compute warpgroups have released it (``*_free`` barriers, two arrivals);
+  with a causal mask one warp of it does so, refilling a slot's keys as soon as they are free
+  (`_load_warp`).
 
 Each compute step is ``S = Q K^T`` (wgmma from shared memory), the online softmax in registers
 (base-2 exponentials with the softmax scale folded into ``log2(e)``), then ``O += P V`` with `P`
@@ -295,21 +297,54 @@ def _kernel(q_g, k_g, v_g, o_g, lse_g, q_s, k_s, v_s, lse_s, q_bar, k_bar, v_bar
       def load(kv_step: Any, _: Any) -> None:
         n = base + kv_step
         slot = lax.rem(n, g.stages)
-
-        @pl.when(n >= g.stages)
-        def _():
-          # Refill only once both compute warpgroups released the slot's previous tiles.
-          plgpu.barrier_wait(k_free.at[slot])
-          plgpu.barrier_wait(v_free.at[slot])
-
         rows = pl.ds(kv_step * g.block_kv, g.block_kv)
-        plgpu.copy_gmem_to_smem(k_g.at[b, rows, kvh], k_s.at[slot], k_bar.at[slot])
-        plgpu.copy_gmem_to_smem(v_g.at[b, rows, kvh], v_s.at[slot], v_bar.at[slot])
+
+        def copy(src: Any, dst: Any, bar: Any) -> None:
+          plgpu.copy_gmem_to_smem(src.at[b, rows, kvh], dst.at[slot], bar.at[slot])
+
+        def wait_free(*free: Any) -> None:
+          # Refill a slot only once both compute warpgroups released its previous tile.
+          @pl.when(n >= g.stages)
+          def _():
+            for barrier in free:
+              plgpu.barrier_wait(barrier.at[slot])
+
+        if _load_warp(g):
+          # The keys go out as soon as both warpgroups are done with the slot's keys (after
+          # their S products), not after their O += P V too.
+          wait_free(k_free)
+          copy(k_g, k_s, k_bar)
+          wait_free(v_free)
+          copy(v_g, v_s, v_bar)
+        else:
+          wait_free(k_free, v_free)
+          copy(k_g, k_s, k_bar)
+          copy(v_g, v_s, v_bar)
 
       lax.fori_loop(0, pair_steps, load, None)
       return base + pair_steps
 
-    lax.fori_loop(0, local_tiles, tile_body, 0)
+    def loads() -> None:
+      lax.fori_loop(0, local_tiles, tile_body, 0)
+
+    if _load_warp(g):
+
+      @plgpu.warp_map
+      def _per_warp(warp: Any) -> None:
+        pl.when(warp == 0)(loads)  # warps 1-3 leave at once: no polling, fewer warps to issue
+    else:
+      loads()
+
+
+def _load_warp(g: FwdGeometry) -> bool:
+  """Whether one warp of the producer warpgroup issues the loads, each slot's keys refilled once
+  its keys are free (causal calls), rather than the whole warpgroup refilling keys and values
+  once both are free (without a causal mask). On the H200 (seventh session, bitwise-equal
+  outputs, `tools/bench/results/mosaic_fwd_variants_h200.txt`) the one-warp producer took the
+  causal 1x16384x16x128 forward from 670.4 to 675.7 TFLOP/s and 32x2048x16x64 (persistent) from
+  377.5 to 386.8, and was slower without a causal mask: 1x16384x16x128 680.6 -> 677.7 (and
+  689-690 -> 678-679 with either half of the change alone)."""
+  return g.causal
 
 
 def forward(q: Any, k: Any, v: Any, g: FwdGeometry) -> tuple[Any, Any]:

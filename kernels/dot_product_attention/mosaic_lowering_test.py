@@ -198,6 +198,18 @@ def test_causal_persistent_forward_lowers_for_cuda():
   assert [a.shape for a in exported.out_avals] == [(3, 1024, 4, 64), (3, 4, 1024)]
 
 
+def test_causal_forwards_load_through_one_warp():
+  """`_load_warp`: causal calls (persistent or not) load through one warp of the producer
+  warpgroup, keys refilled once free; calls without a mask keep the whole warpgroup (H200)."""
+  load_warp = mosaic_fwd._load_warp  # pylint: disable=protected-access
+  assert load_warp(_causal_geometry(3, 1024, 4, 64, 64, 5))  # persistent
+  assert load_warp(_causal_geometry(1, 1024, 2, 64, 128, 8))  # one tile per program
+  plain = mosaic_fwd.FwdGeometry(batch=1, heads=2, kv_heads=2, q_len_padded=256, kv_len=256,
+                                 kv_len_padded=256, head_dim=64, block_q=64, block_kv=128,
+                                 stages=2, scale=0.125, causal=False, programs=4)
+  assert not load_warp(plain)
+
+
 def test_backward_drops_pallas_auto_barriers_at_head_dim_64_only():
   assert not _choose(32, 2048, 16, 64, 2048, 16, False).auto_barriers
   assert _choose(1, 16384, 16, 128, 16384, 16, False, max_stages=2).auto_barriers
