@@ -18,6 +18,7 @@ testing.setup_environment()
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
+import jax.experimental.pallas.mosaic_gpu as plgpu  # noqa: E402
 import pytest  # noqa: E402
 
 from pjrtkit.kernels.dot_product_attention import base  # noqa: E402
@@ -198,16 +199,29 @@ def test_causal_persistent_forward_lowers_for_cuda():
   assert [a.shape for a in exported.out_avals] == [(3, 1024, 4, 64), (3, 4, 1024)]
 
 
-def test_causal_forwards_load_through_one_warp():
-  """`_load_warp`: causal calls (persistent or not) load through one warp of the producer
-  warpgroup, keys refilled once free; calls without a mask keep the whole warpgroup (H200)."""
-  load_warp = mosaic_fwd._load_warp  # pylint: disable=protected-access
-  assert load_warp(_causal_geometry(3, 1024, 4, 64, 64, 5))  # persistent
-  assert load_warp(_causal_geometry(1, 1024, 2, 64, 128, 8))  # one tile per program
-  plain = mosaic_fwd.FwdGeometry(batch=1, heads=2, kv_heads=2, q_len_padded=256, kv_len=256,
-                                 kv_len_padded=256, head_dim=64, block_q=64, block_kv=128,
-                                 stages=2, scale=0.125, causal=False, programs=4)
-  assert not load_warp(plain)
+@pytest.mark.parametrize("causal,programs,one_warp", [
+    (True, 5, True),     # causal, persistent
+    (True, 16, True),    # causal, one tile per program
+    (False, 4, False),   # no mask: the whole producer warpgroup loads
+])
+def test_causal_forwards_load_through_one_warp(monkeypatch, causal, programs, one_warp):
+  """The producer's loads run under `plgpu.warp_map` (one warp) exactly for causal calls (seen
+  while the kernel is traced for a CUDA export)."""
+  calls = []
+  real = plgpu.warp_map
+
+  def recording(f):
+    calls.append(f)
+    return real(f)
+
+  monkeypatch.setattr(plgpu, "warp_map", recording)
+  g = mosaic_fwd.FwdGeometry(batch=2, heads=4, kv_heads=4, q_len_padded=256, kv_len=256,
+                             kv_len_padded=256, head_dim=64, block_q=64, block_kv=64, stages=2,
+                             scale=0.125, causal=causal, programs=programs)
+  x = jax.ShapeDtypeStruct((2, 256, 4, 64), jnp.bfloat16)
+  jax.export.export(jax.jit(lambda q, k, v: mosaic_fwd.forward(q, k, v, g)),
+                    platforms=["cuda"])(x, x, x)
+  assert len(calls) == (1 if one_warp else 0)
 
 
 def test_backward_drops_pallas_auto_barriers_at_head_dim_64_only():

@@ -7,7 +7,7 @@ from typing import Any
 from pjrtkit.kernels.core.device import DeviceInfo
 from pjrtkit.kernels.core.op import Family, Op, register_family
 from pjrtkit.kernels.core.spec import Spec
-from pjrtkit.kernels.layer_norm import base
+from pjrtkit.kernels.layer_norm import base, mosaic
 from pjrtkit.kernels.layer_norm.mosaic import MosaicLayerNorm
 from pjrtkit.kernels.layer_norm.native import NativeLayerNorm
 from pjrtkit.kernels.layer_norm.triton import TritonLayerNorm
@@ -28,11 +28,12 @@ def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   NVIDIA GPU: "triton", forward and gradient (H200 comparison of 2026-12-01, bf16, CUPTI,
   `phase_config`'s configs: forward 4.10 / 3.45 TB/s against XLA's 3.98 / 3.30 at 1048576x64 /
   8192x8192, forward+backward 3.51 / 2.97 against 1.60 / 1.22), then "xla"; except the forward
-  of rows of 4096 channels or more (a multiple of 1024), which takes "mosaic"'s wide-row kernel
-  first (its default configs, seventh session: 3.82 / 3.91 / 3.73 TB/s at 16384x4096 /
-  8192x8192 / 4096x16384 against "triton"'s 3.30 / 3.54 / 1.92 and XLA's 3.14 / 3.37 / 1.76;
-  at 32768x1024 it was slower, 1.85 against 2.91). "mosaic" is not chosen for narrow rows: 3.77
-  and 2.68 TB/s at 1048576x64.
+  of rows of 4096 channels or more (a multiple of 1024, at most 32768, where at least 2 rows fit
+  in flight: `mosaic.prefers_wide_forward`), which takes "mosaic"'s wide-row kernel first (its
+  default configs, seventh session: 3.82 / 3.91 / 3.73 TB/s at 16384x4096 / 8192x8192 /
+  4096x16384 against "triton"'s 3.30 / 3.54 / 1.92 and XLA's 3.14 / 3.37 / 1.76; at 32768x1024
+  it was slower, 1.85 against 2.91). "mosaic" is not chosen for narrow rows: 3.77 and 2.68 TB/s
+  at 1048576x64.
   pjrtkit's CPU device: "native", forward and gradient, float32 and bfloat16 (at 4096x4096:
   float32 forward 0.76-0.86x of xla's time, forward+gradient 0.74-0.77x, gradient from a given
   cotangent 0.80-0.84x; bfloat16 0.13-0.49x. One pass over memory each way, the backward's
@@ -42,8 +43,7 @@ def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   if device.is_pjrtkit_cpu:
     return ["native", "xla"]
   if device.is_gpu:
-    channels = spec.arg("x").shape[spec.param("axis")]
-    if phase == "fwd" and channels >= 4096 and channels % 1024 == 0:
+    if phase == "fwd" and mosaic.prefers_wide_forward(spec):
       return ["mosaic", "triton", "xla"]
     return ["triton", "xla"]
   return ["xla"]

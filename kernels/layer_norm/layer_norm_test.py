@@ -145,7 +145,7 @@ def test_pallas_numerics_in_interpret_mode(impl, dtype, case):
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 @pytest.mark.parametrize("case", CASES + [
-    ((1000, 4096), -1, True, True),    # "mosaic": the wide-row forward, 4 stages
+    ((1000, 4096), -1, True, True),    # "mosaic": the wide-row forward (2 programs per SM)
     ((4, 300, 96), 1, False, True),    # "mosaic" refuses 300 channels (not a multiple of 1024)
     ((3, 2048, 5), 1, False, True),    # wide rows along another axis, RMS norm, 15 rows
     ((140, 8192), -1, True, False),    # 140 rows over 132 programs, no scale/offset

@@ -6,17 +6,20 @@ of 64) from global to shared memory with TMA, normalises it in registers laid ou
 copies the results back; the backward recomputes mean and rstd from x. Hopper (sm_90) and newer.
 Rows wider than 256 channels (a multiple of 1024) take the wide-row forward of `mosaic_wide`
 (rows streamed through a shared-memory TMA ring; compiled only, no interpret path) and the
-"triton" backward kernel with its untuned per-phase config (`implementation=None` chooses the
-gradient's implementation and config separately anyway).
+"triton" backward kernel, with the config tuned for "triton" at that call where there is one,
+else its per-phase default (`implementation=None` chooses the gradient's implementation and
+config separately anyway).
 Verified compiled on the H200 (2026-12-01: forward and gradient at 4096x256 and 65536x64,
-with and without scale/offset; `ENABLED_ON_GPU` switches GPUs off again). Inputs stay in global
-memory (no BlockSpec pipelining), which is also what Pallas's Mosaic GPU interpret mode needs (it
-accepts only whole-array blocks), so CI runs these kernels under ``pallas_interpret()``.
+with and without scale/offset; `ENABLED_ON_GPU` switches GPUs off again). These tile kernels read
+their inputs from global memory (no BlockSpec pipelining), which is also what Pallas's Mosaic GPU
+interpret mode needs (it accepts only whole-array blocks), so CI runs them under
+``pallas_interpret()``; the wide-row forward pipelines and runs compiled only.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any, Sequence
 
 import jax
@@ -26,7 +29,8 @@ from jax.experimental import pallas as pl
 import jax.experimental.pallas.mosaic_gpu as plgpu
 
 from pjrtkit.kernels.core import pallas as pallas_lib
-from pjrtkit.kernels.core.device import DeviceInfo
+from pjrtkit.kernels.core import tuned
+from pjrtkit.kernels.core.device import DeviceInfo, current_device
 from pjrtkit.kernels.core.interpret import interpret_enabled
 from pjrtkit.kernels.core.op import Op
 from pjrtkit.kernels.core.spec import Spec
@@ -152,6 +156,16 @@ _WIDE_CANDIDATES = ((1, 1), (1, 2), (1, 3), (1, 4), (1, 5), (1, 6), (2, 2), (2, 
 """(programs_per_sm, stages) the wide-row forward is tuned over (those that fit shared memory)."""
 
 
+def prefers_wide_forward(spec: Spec) -> bool:
+  """Whether the layer norm rule should try this implementation's wide-row forward first: rows
+  of 4096 channels or more in a multiple of 1024 that the kernel takes with at least 2 rows in
+  flight (the H200 measured it faster than "triton" there; 1 stage was not measured)."""
+  channels = spec.arg("x").shape[spec.param("axis")]
+  if channels < 4096 or channels % 1024:
+    return False
+  return mosaic_wide.unsupported_reason(*_wide_sizes(spec), 2) is None
+
+
 def _is_wide(spec: Spec) -> bool:
   return spec.arg("x").shape[spec.param("axis")] > _MAX_CHANNELS
 
@@ -191,6 +205,8 @@ class MosaicLayerNorm(Op[PallasLayerNormConfig]):
       if interpret_enabled():
         return (f"more than {_MAX_CHANNELS} channels take the wide-row kernel, which has no "
                 f"Pallas interpreter path (plgpu.emit_pipeline); it runs compiled only")
+      if math.prod(spec.arg("x").shape) == 0:
+        return "x has no rows: the wide-row kernel launches one program per row at most"
       return mosaic_wide.unsupported_reason(*_wide_sizes(spec))
     return None
 
@@ -251,8 +267,12 @@ class MosaicLayerNorm(Op[PallasLayerNormConfig]):
   def backward(self, residuals: Any, dout: Any, spec: Spec, config: PallasLayerNormConfig
                ) -> tuple[Any, ...]:
     if _is_wide(spec):
+      # The Triton backward, with its tuned config for this call where there is one.
       triton = TritonLayerNorm()
-      return triton.backward(residuals, dout, spec, triton.phase_config(spec, "bwd"))
+      found = tuned.lookup(current_device().kind, base.OP_NAME, "bwd", "triton", spec)
+      config = (triton.config_cls(**dict(found.config)) if found is not None
+                and found.implementation == "triton" else triton.phase_config(spec, "bwd"))
+      return triton.backward(residuals, dout, spec, config)
     x, scale, _, _, _ = residuals  # mean and rstd are recomputed from x in the kernel
     r = _block_rows(config)
     rows_p, sc, _, restore, n, c, cp = pallas_common._prepare(  # pylint: disable=protected-access

@@ -35,6 +35,9 @@ _SPLIT = 128
 _VECTOR = 8
 """Consecutive channels per thread in the warpgroup-strided layout (16 bytes of bfloat16)."""
 
+_MAX_TMA_BOX = 256
+"""Elements a TMA copy moves at most along one dimension: rows of up to 256 x `_SPLIT` channels."""
+
 _WARPGROUP_THREADS = 128
 _GRID_AXIS = "rows"
 
@@ -51,6 +54,10 @@ def unsupported_reason(channels: int, itemsize: int, param_itemsizes: Sequence[i
   if channels % (_SPLIT * _VECTOR) or channels < _SPLIT * _VECTOR:
     return (f"channels must be a positive multiple of {_SPLIT * _VECTOR} (a warpgroup's "
             f"{_WARPGROUP_THREADS} threads x {_VECTOR} per load) for rows wider than 256, got "
+            f"{channels}")
+  if channels > _MAX_TMA_BOX * _SPLIT:
+    return (f"channels must be at most {_MAX_TMA_BOX * _SPLIT} (a row is copied as a "
+            f"(channels / {_SPLIT}, {_SPLIT}) TMA box of at most {_MAX_TMA_BOX} rows), got "
             f"{channels}")
   need = smem_bytes(channels, itemsize, param_itemsizes, stages) * programs_per_sm
   if need > pallas_lib.HOPPER_SMEM_LIMIT:
@@ -73,7 +80,7 @@ def forward(x: Any, scale: Any | None, offset: Any | None, *, epsilon: float,
     ValueError: for rows this kernel cannot take (`unsupported_reason`) or bad counts.
   """
   for name, value in (("stages", stages), ("programs_per_sm", programs_per_sm)):
-    if not isinstance(value, int) or value < 1:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
       raise ValueError(f"layer_norm mosaic: {name} must be an int >= 1, got {value!r}")
   n, c = x.shape
   params = [v for v in (scale, offset) if v is not None]

@@ -70,6 +70,9 @@ _NOT_A_MULTIPLE = (r"channels must be a positive multiple of 1024 \(a warpgroup'
     (16384, "bfloat16", 4, 1, r"stages=4, programs_per_sm=1 need 327680 bytes of shared memory "
                               r"per SM at 16384 channels, more than the 232448"),
     (8192, "bfloat16", 3, 2, r"stages=3, programs_per_sm=2 need 262144 bytes"),
+    # 272 rows of 128 in one TMA box (at most 256), though one stage would fit shared memory.
+    (34816, "bfloat16", 1, 1, r"channels must be at most 32768 \(a row is copied as a "
+                              r"\(channels / 128, 128\) TMA box of at most 256 rows\), got 34816"),
 ])
 def test_refuses_rows_it_cannot_take(c, dtype, stages, per_sm, message):
   assert mosaic_wide.unsupported_reason(c, jnp.dtype(dtype).itemsize, [2, 2], stages, per_sm)
@@ -86,10 +89,25 @@ def test_shared_memory_counts_the_parameters_in_their_own_dtype():
   assert mosaic_wide.unsupported_reason(8192, 4, [4, 4], 3, 1) is not None  # 262144
 
 
+def test_forward_counts_each_parameter_in_its_own_dtype():
+  """float32 rows of 8192 channels with 3 stages (192 KiB): bf16 scale and offset fit (224 KiB),
+  float32 ones do not (256 KiB)."""
+  x = jax.ShapeDtypeStruct((64, 8192), jnp.float32)
+  half = jax.ShapeDtypeStruct((8192,), jnp.bfloat16)
+  f = lambda x, s, o: mosaic_wide.forward(x, s, o, epsilon=1e-6, subtract_mean=True,  # noqa
+                                          stages=3, programs_per_sm=1)
+  exported = jax.export.export(jax.jit(f), platforms=["cuda"])(x, half, half)
+  assert [a.shape for a in exported.out_avals] == [(64, 8192)]
+  full = jnp.zeros((8192,), jnp.float32)
+  with pytest.raises(ValueError, match=r"stages=3, programs_per_sm=1 need 262144 bytes"):
+    f(jnp.zeros((64, 8192), jnp.float32), full, full)
+
+
 @pytest.mark.parametrize("kwargs,message", [
     (dict(stages=0, programs_per_sm=1), r"stages must be an int >= 1, got 0"),
     (dict(stages=2, programs_per_sm=0), r"programs_per_sm must be an int >= 1, got 0"),
     (dict(stages=2.0, programs_per_sm=1), r"stages must be an int >= 1, got 2.0"),
+    (dict(stages=True, programs_per_sm=1), r"stages must be an int >= 1, got True"),
 ])
 def test_forward_refuses_bad_counts(kwargs, message):
   with pytest.raises(ValueError, match="layer_norm mosaic: " + message):
@@ -100,6 +118,7 @@ def test_forward_refuses_bad_counts(kwargs, message):
 @pytest.mark.parametrize("kwargs,message", [
     (dict(stages=0), r"stages must be an int >= 1, got 0"),
     (dict(programs_per_sm=-1), r"programs_per_sm must be an int >= 1, got -1"),
+    (dict(programs_per_sm=True), r"programs_per_sm must be an int >= 1, got True"),
 ])
 def test_config_refuses_bad_values(kwargs, message):
   with pytest.raises(ValueError, match=message):
@@ -138,6 +157,8 @@ def test_wide_rows_have_no_interpret_path():
   reason = mosaic.MosaicLayerNorm().unsupported_reason(_spec((4, 300)), _h200())
   assert reason.startswith("channels must be a positive multiple of 1024")
   assert mosaic.MosaicLayerNorm().unsupported_reason(spec, _h200()) is None
+  empty = mosaic.MosaicLayerNorm().unsupported_reason(_spec((0, 2048)), _h200())
+  assert empty == "x has no rows: the wide-row kernel launches one program per row at most"
 
 
 def _h200() -> device.DeviceInfo:

@@ -30,7 +30,7 @@ class PallasLayerNormConfig:
       raise ValueError(f"block_rows must be a power of two, got {self.block_rows}")
     for name in ("stages", "programs_per_sm"):
       value = getattr(self, name)
-      if not isinstance(value, int) or value < 1:
+      if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise ValueError(f"{name} must be an int >= 1, got {value!r}")
 
 
