@@ -29,14 +29,13 @@ from jax.experimental import pallas as pl
 import jax.experimental.pallas.mosaic_gpu as plgpu
 
 from pjrtkit.kernels.core import pallas as pallas_lib
-from pjrtkit.kernels.core import tuned
+from pjrtkit.kernels.core import op as op_lib
 from pjrtkit.kernels.core.device import DeviceInfo, current_device
 from pjrtkit.kernels.core.interpret import interpret_enabled
 from pjrtkit.kernels.core.op import Op
 from pjrtkit.kernels.core.spec import Spec
 from pjrtkit.kernels.layer_norm import base, mosaic_wide, pallas_common
 from pjrtkit.kernels.layer_norm.pallas_common import PallasLayerNormConfig
-from pjrtkit.kernels.layer_norm.triton import TritonLayerNorm
 
 _MAX_CHANNELS = 256
 """A 64-row tile of x, dy and dx in shared memory and x, dy, xhat, g, dx in registers (the WGMMA
@@ -267,12 +266,10 @@ class MosaicLayerNorm(Op[PallasLayerNormConfig]):
   def backward(self, residuals: Any, dout: Any, spec: Spec, config: PallasLayerNormConfig
                ) -> tuple[Any, ...]:
     if _is_wide(spec):
-      # The Triton backward, with its tuned config for this call where there is one.
-      triton = TritonLayerNorm()
-      found = tuned.lookup(current_device().kind, base.OP_NAME, "bwd", "triton", spec)
-      config = (triton.config_cls(**dict(found.config)) if found is not None
-                and found.implementation == "triton" else triton.phase_config(spec, "bwd"))
-      return triton.backward(residuals, dout, spec, config)
+      # The Triton backward, chosen as `implementation="triton"` would be (its tuned config for
+      # this call where there is one, else its per-phase default).
+      triton = op_lib.family(base.OP_NAME).choose(spec, "triton", "bwd", current_device())
+      return triton.op.backward(residuals, dout, spec, triton.config)
     x, scale, _, _, _ = residuals  # mean and rstd are recomputed from x in the kernel
     r = _block_rows(config)
     rows_p, sc, _, restore, n, c, cp = pallas_common._prepare(  # pylint: disable=protected-access

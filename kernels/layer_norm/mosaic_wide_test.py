@@ -19,7 +19,8 @@ import pytest  # noqa: E402
 
 from pjrtkit import kernels as pk  # noqa: E402
 from pjrtkit.kernels.core import device  # noqa: E402
-from pjrtkit.kernels.layer_norm import base, mosaic, mosaic_wide  # noqa: E402
+from pjrtkit.kernels.core import op as op_lib  # noqa: E402
+from pjrtkit.kernels.layer_norm import base, mosaic, mosaic_wide, triton  # noqa: E402
 from pjrtkit.kernels.layer_norm.pallas_common import PallasLayerNormConfig  # noqa: E402
 
 
@@ -159,6 +160,23 @@ def test_wide_rows_have_no_interpret_path():
   assert mosaic.MosaicLayerNorm().unsupported_reason(spec, _h200()) is None
   empty = mosaic.MosaicLayerNorm().unsupported_reason(_spec((0, 2048)), _h200())
   assert empty == "x has no rows: the wide-row kernel launches one program per row at most"
+
+
+def test_wide_gradient_runs_the_triton_backward_with_its_tuned_config(monkeypatch):
+  """The wide-row gradient is "triton"'s backward with the config `implementation="triton"`
+  takes on the H200 (the shipped tuned file's at 8192x8192, the per-phase default elsewhere)."""
+  calls = []
+  monkeypatch.setattr(triton.TritonLayerNorm, "backward",
+                      lambda self, res, dout, spec, config: calls.append(config) or ())
+  monkeypatch.setattr(mosaic, "current_device", _h200)
+  monkeypatch.setattr(triton, "sm_count", lambda: 132)  # the H200's, not this CPU's
+  for shape in [(8192, 8192), (64, 8192)]:
+    spec = _spec(shape)
+    mosaic.MosaicLayerNorm().backward(None, None, spec, PallasLayerNormConfig(64, 4, 1))
+    assert calls[-1] == op_lib.family("layer_norm").choose(spec, "triton", "bwd", _h200()).config
+  tuned, untuned = calls
+  assert (tuned.block_rows, tuned.num_warps, tuned.programs) == (1, 8, 264)  # kernels/tuned
+  assert untuned == triton.TritonLayerNorm().phase_config(_spec((64, 8192)), "bwd")
 
 
 def _h200() -> device.DeviceInfo:
