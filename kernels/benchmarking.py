@@ -10,13 +10,16 @@ on ``/device:GPU`` planes, XLA:CPU's execution threads on jaxlib's ``cpu`` backe
 (NVIDIA GPUs: CUPTI kernel timings through jaxlib's Mosaic GPU extension). ``method=None``
 takes "cupti" on NVIDIA GPUs, else "profiler" where the trace has device events, else
 "wallclock" (pjrtkit's CPU device: XLA:CPU inside the plugin records no trace events; a call's
-dispatch there costs about 5 us, small against the kernels measured).
+dispatch there costs about 5 us, small against the kernels measured). "cupti" also works after
+JAX's profiler ran in the process (see `_cupti_times_ms`).
 """
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import glob
+import os
 import statistics
 import tempfile
 import time
@@ -120,16 +123,61 @@ def _profiler_time_ms(fn: Callable[[], Any]) -> float | None:
   return (max(e for _, e in spans) - min(s for s, _ in spans)) / 1e6
 
 
+def _loaded_cupti(maps: str = "/proc/self/maps") -> ctypes.CDLL | None:
+  """The CUPTI library this process has loaded (jaxlib's CUDA plugin loads it), or None."""
+  try:
+    with open(maps, encoding="utf-8", errors="replace") as f:
+      paths = sorted({line.split()[-1] for line in f
+                      if os.path.basename(line.split()[-1]).startswith("libcupti.so")})
+  except OSError:
+    return None
+  for path in paths:
+    try:
+      lib = ctypes.CDLL(path)
+    except OSError:
+      continue
+    lib.cuptiActivityGetNumDroppedRecords.argtypes = [
+        ctypes.c_void_p, ctypes.c_uint32, ctypes.POINTER(ctypes.c_size_t)]
+    lib.cuptiActivityGetNumDroppedRecords.restype = ctypes.c_int
+    return lib
+  return None
+
+
+def _take_dropped_records(lib: Any) -> int:
+  """CUPTI's count of activity records dropped since it was last read (reading it resets it;
+  CUPTI's global activity buffers count under no context and stream 0); 0 if it cannot be read.
+  """
+  count = ctypes.c_size_t(0)
+  if lib.cuptiActivityGetNumDroppedRecords(None, 0, ctypes.byref(count)) != 0:
+    return 0
+  return int(count.value)
+
+
 def _cupti_times_ms(fn: Callable[[], Any], iterations: int) -> list[float]:
-  """Per-iteration sums of CUPTI kernel times (jaxlib's Mosaic GPU extension)."""
+  """Per-iteration sums of CUPTI kernel times (jaxlib's Mosaic GPU extension).
+
+  The extension aborts the process when CUPTI reports dropped records as it reads them (a C++
+  exception inside a CUPTI callback). JAX's profiler leaves one such record behind in every
+  trace (H200, jaxlib 0.11.2), so the count is read, which resets it, before timing; records
+  dropped while timing are read the same way and raised here as an error instead.
+  """
   from pjrtkit.kernels.core import jax_private  # pylint: disable=g-import-not-at-top
   ext = jax_private.cupti_extension()
+  lib = _loaded_cupti()
+  if lib is not None:
+    _take_dropped_records(lib)  # Earlier ones (JAX's profiler) are not this measurement's.
   ext._cupti_init()  # pylint: disable=protected-access
+  dropped = 0
   try:
     outs = [fn() for _ in range(iterations)]
     jax.block_until_ready(outs)
   finally:
+    if lib is not None:
+      dropped = _take_dropped_records(lib)
     timings = ext._cupti_get_timings(True)  # pylint: disable=protected-access
+  if dropped:
+    raise RuntimeError(f"CUPTI dropped {dropped} activity records while timing {iterations} "
+                       "iterations: the kernel times are incomplete; use fewer iterations")
   if not timings or len(timings) % iterations:
     raise RuntimeError(f"CUPTI reported {len(timings or [])} kernels for {iterations} iterations")
   per = len(timings) // iterations
