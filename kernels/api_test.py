@@ -238,7 +238,14 @@ def test_gpu_rule_and_phase_configs_follow_the_h200_runs(monkeypatch):
   wide_fwd = layer_norm_api.FAMILY.choose(wide_ln, None, "fwd", H200)
   assert (wide_fwd.op.implementation, wide_fwd.config) == ("mosaic",
                                                            PallasLayerNormConfig(64, 4, 1))
-  assert layer_norm_api.FAMILY.choose(wide_ln, "triton", "fwd", H200).config.block_rows == 2
+  # "triton" at wide rows: one program per row reading the parameters per row where they have
+  # x's dtype (none here), else two rows per program holding them (float32 parameters).
+  assert layer_norm_api.FAMILY.choose(wide_ln, "triton", "fwd", H200).config == (
+      layer_norm_triton.TritonLayerNormConfig(1, 8, 0, True, reload_params=True))
+  f32_vector = jax.ShapeDtypeStruct((8192,), jnp.float32)
+  f32_ln = layer_norm_base.make_spec(wide_x, f32_vector, None, -1, 1e-6, True)
+  f32_fwd = layer_norm_api.FAMILY.choose(f32_ln, "triton", "fwd", H200).config
+  assert (f32_fwd.block_rows, f32_fwd.num_warps, f32_fwd.reload_params) == (2, 16, False)
   wide_bwd = layer_norm_api.FAMILY.choose(wide_ln, None, "bwd", H200)
   assert (wide_bwd.op.implementation, wide_bwd.config) == (
       "triton", layer_norm_api.IMPLEMENTATIONS["triton"].default_config(wide_ln))
@@ -253,9 +260,10 @@ def test_gpu_rule_and_phase_configs_follow_the_h200_runs(monkeypatch):
         layer_norm_base.make_spec(x, v, v, -1, 1e-6, True), None, "fwd", H200)
     assert (choice.op.implementation, choice.config) == ("mosaic", config), shape
   # Not taken first: 2048 channels (slower there), 4000 (not a multiple of 1024), 34816 (more
-  # than a TMA box takes), and float32 vectors of 64 KiB each at 16384 channels, which leave
-  # room for one stage only (not measured; "mosaic" named explicitly still runs it).
-  for shape, params in [((16384, 2048), None), ((16384, 4000), None), ((64, 34816), None),
+  # than a TMA box takes; "xla" there, below), and float32 vectors of 64 KiB each at 16384
+  # channels, which leave room for one stage only (not measured; "mosaic" named explicitly still
+  # runs it).
+  for shape, params in [((16384, 2048), None), ((16384, 4000), None),
                         ((4096, 16384), jnp.float32)]:
     x = jax.ShapeDtypeStruct(shape, jnp.bfloat16)
     v = None if params is None else jax.ShapeDtypeStruct(shape[-1:], params)
@@ -265,6 +273,19 @@ def test_gpu_rule_and_phase_configs_follow_the_h200_runs(monkeypatch):
     if params is not None:
       explicit = layer_norm_api.FAMILY.choose(spec, "mosaic", "fwd", H200)
       assert explicit.config == PallasLayerNormConfig(64, 1, 1)
+  # "xla" where it measured faster than "triton" (`triton.prefers_xla`): the gradient of rows
+  # wider than 8192 channels; the forward wider than 32768, or than 16384 with parameters of
+  # another dtype.
+  for shape, params, phase, want in [
+      ((8192, 8192), jnp.bfloat16, "bwd", "triton"), ((4096, 16384), jnp.bfloat16, "bwd", "xla"),
+      ((4096, 16384), jnp.float32, "bwd", "xla"), ((2048, 32768), jnp.bfloat16, "fwd", "triton"),
+      ((2048, 32768), jnp.float32, "fwd", "xla"), ((1024, 65536), jnp.bfloat16, "fwd", "xla"),
+      ((64, 34816), None, "fwd", "xla")]:
+    x = jax.ShapeDtypeStruct(shape, jnp.bfloat16)
+    v = None if params is None else jax.ShapeDtypeStruct(shape[-1:], params)
+    spec = layer_norm_base.make_spec(x, v, v, -1, 1e-6, True)
+    assert layer_norm_api.FAMILY.choose(spec, None, phase, H200).op.implementation == want, (
+        shape, params, phase)
 
 
 def test_wgmma_kernels_refuse_gpus_after_hopper(monkeypatch):

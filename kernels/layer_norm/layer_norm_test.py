@@ -171,6 +171,9 @@ TRITON_LOOPS = [  # (shape, channels axis, subtract_mean, affine, epsilon, confi
     ((2, 9, 100), -1, False, True, 1e-6, _Cfg(4, 4, 3, True)),  # RMS, 100 channels
     ((21, 37), -1, True, False, 0.0, _Cfg(16, 4, 1, True)),  # epsilon 0, one program, 2 steps
     ((5, 24, 7), 1, True, True, 1e-5, _Cfg(2, 4, 4, True)),  # axis not last
+    # The forward reading scale and offset per tile: a loop with prefetch, one program per tile.
+    ((37, 64), -1, True, True, 1e-6, _Cfg(8, 4, 2, True, reload_params=True)),
+    ((5, 24, 7), 1, False, True, 1e-5, _Cfg(1, 4, 0, True, reload_params=True)),
 ]
 
 
@@ -208,6 +211,22 @@ def test_triton_tiles_and_backward_loop(case, dtype):
     testing.assert_close(doffset, want_doffset, dtype, "grad")
   else:
     assert dscale is None and doffset is None
+
+
+@pytest.mark.parametrize("config", [_Cfg(1, 8, 0, True, reload_params=True),
+                                    _Cfg(1, 4, 132, True, reload_params=True)])
+def test_triton_forward_reading_parameters_per_row_on_gpu(config):
+  """Compiled: bfloat16 rows of 8192 channels with bfloat16 scale and offset read per row, one
+  program per row and 132 programs looping with prefetch (300 rows: a partial last round)."""
+  testing.skip_unless_gpu()
+  k1, k2, k3 = jax.random.split(jax.random.key(2), 3)
+  x = jax.random.normal(k1, (300, 8192), jnp.bfloat16) * 3 + 1
+  scale = (1 + 0.1 * jax.random.normal(k2, (8192,))).astype(jnp.bfloat16)
+  offset = (0.1 * jax.random.normal(k3, (8192,))).astype(jnp.bfloat16)
+  spec = base.make_spec(x, scale, offset, -1, 1e-6, True)
+  y = jax.jit(lambda *a: TritonLayerNorm().forward(a, spec, config)[0])(x, scale, offset)
+  want = reference(x, scale, offset, axis=-1, epsilon=1e-6, subtract_mean=True)
+  testing.assert_close(y, want, "bfloat16", "fwd")
 
 
 def _eqns(jaxpr):
@@ -254,10 +273,19 @@ def test_triton_config_validation_and_candidates():
   with pytest.raises(ValueError, match=r"chunk must be 0 \(whole rows\) or a power of two >= "
                                        r"16, got 24"):
     TritonLayerNormConfig(chunk=24)
+  with pytest.raises(ValueError, match="reload_params must be a bool, got 1"):
+    TritonLayerNormConfig(reload_params=1)
   for shape in [(1048576, 64), (8192, 8192), (10, 37), (2, 65536)]:
     spec = base.make_spec(jax.ShapeDtypeStruct(shape, jnp.bfloat16), None, None, -1, 1e-6, True)
     configs = TritonLayerNorm().autotuning_configs(spec)
-    assert 2 <= len(configs) <= 13  # The default first, then the candidates.
+    assert 2 <= len(configs) <= 18  # The default first, then the candidates.
+    # Wide rows also try the forward reading its parameters per row (4 and 16 warps, and about
+    # 32 elements per thread), and chunks of 4096 channels.
+    reloading = sorted(c.num_warps for c in configs if c.reload_params)
+    assert reloading == ([4, 8, 16] if shape == (8192, 8192) else
+                         [4, 16, 32] if shape == (2, 65536) else []), shape
+    chunks = sorted((c.chunk, c.num_warps) for c in configs if c.chunk == 4096)
+    assert chunks == ([] if shape[1] <= 2048 else [(4096, 8), (4096, 16)]), shape
     assert configs[0] == TritonLayerNorm().default_config(spec)
     assert len(set(configs)) == len(configs)
     assert hash(configs[0]) == hash(TritonLayerNorm().default_config(spec))

@@ -17,7 +17,9 @@ programs-th tile, optionally loading the next tile before using the current one 
 A forward config with `chunk` instead walks each row in chunks of `chunk` channels, three times
 (the mean, the variance, then y): a program then needs the registers of one chunk, not of a
 whole row, so more programs fit an SM on wide rows; the row's second and third reads come from
-cache. (Candidates for rows wider than 2048 channels; not yet measured on a GPU.)
+cache. (Candidates for rows wider than 2048 channels; on the H200 at 8192x8192 bf16 they ran
+about 3.0 TB/s, slower than whole rows at 3.5-3.6.) Wide whole rows read scale and offset per
+row (`reload_params`) rather than holding them, which frees registers for more programs per SM.
 """
 
 from __future__ import annotations
@@ -62,6 +64,10 @@ class TritonLayerNormConfig:
     chunk: 0, or channels per chunk (a power of two >= 16) for the forward's chunked kernel,
       one row at a time (`block_rows` and `prefetch` then do not apply to the forward; the
       backward takes its untuned `phase_config` instead of a config with a chunk).
+    reload_params: the forward reads scale and offset again for each tile (from cache) rather
+      than holding them in registers for the whole program: fewer registers per thread on wide
+      rows, so more programs fit an SM (H200, 8192 bf16 channels, 8 warps: 64 registers
+      instead of 80, 4 programs per SM instead of 3). The backward ignores it.
   """
 
   block_rows: int = 16
@@ -69,6 +75,7 @@ class TritonLayerNormConfig:
   programs: int = 2 * _DEFAULT_SMS
   prefetch: bool = True
   chunk: int = 0
+  reload_params: bool = False
 
   def __post_init__(self) -> None:
     if self.block_rows < 1 or self.block_rows & (self.block_rows - 1):
@@ -79,15 +86,48 @@ class TritonLayerNormConfig:
       raise ValueError(f"programs must be >= 0 (0: one per tile), got {self.programs}")
     if not isinstance(self.prefetch, bool):
       raise ValueError(f"prefetch must be a bool, got {self.prefetch!r}")
+    if not isinstance(self.reload_params, bool):
+      raise ValueError(f"reload_params must be a bool, got {self.reload_params!r}")
     if self.chunk != 0 and (self.chunk < 16 or self.chunk & (self.chunk - 1)):
       raise ValueError(f"chunk must be 0 (whole rows) or a power of two >= 16, got {self.chunk}")
 
 
-def _config(tile: int, cp: int, num_warps: int, per_sm: int, prefetch: bool = True
-            ) -> TritonLayerNormConfig:
+def _config(tile: int, cp: int, num_warps: int, per_sm: int, prefetch: bool = True,
+            reload_params: bool = False) -> TritonLayerNormConfig:
   """About `tile` elements per tile (at least one row), `per_sm` programs per SM (0: one per
   tile)."""
-  return TritonLayerNormConfig(max(1, tile // cp), num_warps, per_sm * sm_count(), prefetch)
+  return TritonLayerNormConfig(max(1, tile // cp), num_warps, per_sm * sm_count(), prefetch,
+                               reload_params=reload_params)
+
+
+def _params_like_x(spec: Spec) -> bool:
+  """Whether scale and offset (those given) have x's dtype, so that Triton loads them in the
+  layout of x's tiles."""
+  x_dtype = jnp.dtype(spec.arg("x").dtype)
+  return all(jnp.dtype(spec.arg(n).dtype) == x_dtype for n in ("scale", "offset")
+             if spec.arg(n) is not None)
+
+
+def prefers_xla(spec: Spec, phase: str) -> bool:
+  """Whether XLA's layer norm ran faster than these kernels' untuned configs for `phase` at the
+  spec's width (H200, bf16 x, eighth session, one process per shape):
+
+  * the backward of rows wider than 8192 channels, which holds whole rows (registers spill):
+    forward+backward 0.73-0.86 / 0.24 / 0.18 TB/s at 4096x16384 / 2048x32768 / 1024x65536
+    against XLA's 0.96-1.05 / 2.2 / 2.2 (at 8192x8192 "triton" ran 3.05 against 1.22);
+  * the forward of rows wider than 32768 channels (1.68 and 1.31 TB/s at 1024x65536 with bf16
+    and float32 parameters against 1.68), or wider than 16384 with parameters of another dtype
+    than x (1.54 against 1.68 at 2048x32768 with float32 parameters).
+  """
+  c = spec.arg("x").shape[spec.param("axis")]
+  if phase == "bwd":
+    return c > 8192
+  return c > 32768 or (c > 16384 and not _params_like_x(spec))
+
+
+def _wide_row_warps(cp: int) -> int:
+  """Warps for one program per wide row: about 32 elements per thread, 4 to 32 warps."""
+  return min(32, max(4, cp // 1024))
 
 
 def _chunked(chunk: int, num_warps: int, per_sm: int) -> TritonLayerNormConfig:
@@ -169,13 +209,20 @@ def _tile_loop(pid: Any, programs: int, steps: int, block_rows: int, n: int, c: 
 
 
 def _fwd_kernel(*refs, has_scale, has_offset, n, c, cp, block_rows, programs, steps, prefetch,
-                epsilon, subtract_mean):
+                reload_params, epsilon, subtract_mean):
   x_ref, *params, y_ref = refs
-  scale = _load_vector(params.pop(0), c, cp) if has_scale else 1.0
-  offset = _load_vector(params.pop(0), c, cp) if has_offset else 0.0
+  scale_ref = params.pop(0) if has_scale else None
+  offset_ref = params.pop(0) if has_offset else None
+
+  def parameters() -> tuple[Any, Any]:
+    return (_load_vector(scale_ref, c, cp) if has_scale else 1.0,
+            _load_vector(offset_ref, c, cp) if has_offset else 0.0)
+
+  held = None if reload_params else parameters()
 
   def body(rows, cols, mask, tiles, carry):
     y, _ = _normalize(tiles[0], mask, c, epsilon, subtract_mean)
+    scale, offset = parameters() if reload_params else held
     if has_scale:
       y = y * scale
     if has_offset:
@@ -304,21 +351,40 @@ class TritonLayerNorm(Op[TritonLayerNormConfig]):
     return _config(cp, cp, 16, 1)
 
   def phase_config(self, spec: Spec, phase: str) -> TritonLayerNormConfig:
-    """Untuned choice per phase, from the H200 run of 2026-12-01 (bf16, CUPTI, scale and offset
-    float32): the forward up to 2048 channels one program per tile of 16384 elements with 16
-    warps (4.05 TB/s at 1048576x64, xla 3.92); the backward up to 256 channels one program per
-    8192-element tile with 8 warps (3.21 TB/s counted as 5 passes, xla 2.10; its per-tile float32
-    partial sums grow with the channels, so wider rows keep `default_config`'s bounded programs);
-    wider rows, the forward two rows per program with 16 warps on one program per SM (3.38 TB/s
-    at 8192x8192, xla 2.84), the backward `default_config` (2.99 TB/s, xla 2.07)."""
+    """Untuned choice per phase, from H200 runs (bf16 x, CUPTI, one process per comparison).
+
+    Up to 2048 channels: the forward one program per tile of 16384 elements with 16 warps (4.05
+    TB/s at 1048576x64, xla 3.92); the backward up to 256 channels one program per 8192-element
+    tile with 8 warps (3.21 TB/s counted as 5 passes, xla 2.10; its per-tile float32 partial sums
+    grow with the channels, so wider rows keep `default_config`'s bounded programs, 2.99 TB/s at
+    8192x8192, xla 2.07).
+    Wider rows, the forward (eighth session, 2026-12-01):
+    * scale and offset of x's dtype (or none), up to 32768 channels: one program per row, about
+      32 elements per thread (4 to 32 warps), the parameters read per row (`reload_params`):
+      3.68 / 3.58 / 3.26 / 2.44 TB/s at 16384x4096 / 8192x8192 / 4096x16384 / 2048x32768,
+      against 3.28 / 3.43 / 1.92 / 0.28 for two rows per program holding them, xla 3.24 / 3.33 /
+      1.75 / 1.67;
+    * parameters of another dtype (float32 with bf16 x: their loads change layout through shared
+      memory, which a per-row read would repeat), up to 8192 channels: two rows per program, 16
+      warps, one program per SM (3.24 / 3.37 TB/s at 16384x4096 / 8192x8192, xla 2.87 / 2.74);
+    * wider still (both registers and spills grow with whole rows): the chunked kernel, 4096
+      channels at a time, 8 warps, 4 programs per SM (1.96 / 1.55 TB/s at 4096x16384 /
+      2048x32768 with float32 parameters, xla 1.57 / 1.68; 1.68 at 1024x65536 bf16, xla 1.65);
+      whole rows there ran 0.87 / 0.32 / 0.15-0.45.
+    """
     cp = pallas_lib.next_pow2(spec.arg("x").shape[spec.param("axis")])
     if cp <= 2048 and phase == "fwd":
       return _config(16384, cp, 16, 0)
     if cp <= 256 and phase == "bwd":
       # One program per tile writes a float32 partial row per tile: cheap for narrow rows only.
       return _config(8192, cp, 8, 0)
-    if phase == "fwd" and 2 * cp <= _MAX_TILE:
-      return _config(2 * cp, cp, 16, 1)
+    if phase == "fwd":
+      like_x = _params_like_x(spec)
+      if like_x and cp <= 32768:
+        return _config(cp, cp, _wide_row_warps(cp), 0, reload_params=True)
+      if not like_x and cp <= 8192:
+        return _config(2 * cp, cp, 16, 1)
+      return _chunked(4096, 8, 4)
     return self.default_config(spec)
 
   def _get_autotuning_configs(self, spec: Spec) -> Sequence[TritonLayerNormConfig]:
@@ -337,6 +403,12 @@ class TritonLayerNorm(Op[TritonLayerNormConfig]):
                     _config(cp, cp, 8, 0), _config(4 * cp, cp, 32, 1),
                     _config(cp, cp, 8, 3), _config(cp, cp, 4, 4),
                     _chunked(1024, 4, 8), _chunked(2048, 8, 4)]
+      # The forward's parameters per row (the backward runs these as their plain versions),
+      # and chunks of 4096 channels.
+      candidates += [_config(cp, cp, w, 0, reload_params=True)
+                     for w in dict.fromkeys((_wide_row_warps(cp), 4, 16))]
+      if cp > 4096:
+        candidates += [_chunked(4096, 8, 4), _chunked(4096, 16, 2)]
     return tuple(cfg for cfg in candidates if cfg.block_rows * cp <= _MAX_TILE)
 
   def forward(self, args: tuple[Any, ...], spec: Spec, config: TritonLayerNormConfig
@@ -357,7 +429,7 @@ class TritonLayerNorm(Op[TritonLayerNormConfig]):
       kernel = functools.partial(
           _fwd_kernel, has_scale=scale is not None, has_offset=offset is not None, n=n, c=c,
           cp=cp, block_rows=r, programs=programs, steps=steps, prefetch=config.prefetch,
-          epsilon=eps, subtract_mean=subtract_mean)
+          reload_params=config.reload_params, epsilon=eps, subtract_mean=subtract_mean)
     y = pl.pallas_call(
         kernel, grid=(programs,), out_shape=jax.ShapeDtypeStruct(rows.shape, x.dtype),
         name="pjrtkit_layer_norm_fwd", **_params(config),
