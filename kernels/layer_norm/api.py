@@ -7,7 +7,7 @@ from typing import Any
 from pjrtkit.kernels.core.device import DeviceInfo
 from pjrtkit.kernels.core.op import Family, Op, register_family
 from pjrtkit.kernels.core.spec import Spec
-from pjrtkit.kernels.layer_norm import base, mosaic
+from pjrtkit.kernels.layer_norm import base, mosaic, triton
 from pjrtkit.kernels.layer_norm.mosaic import MosaicLayerNorm
 from pjrtkit.kernels.layer_norm.native import NativeLayerNorm
 from pjrtkit.kernels.layer_norm.triton import TritonLayerNorm
@@ -33,7 +33,10 @@ def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   default configs, seventh session: 3.82 / 3.91 / 3.73 TB/s at 16384x4096 / 8192x8192 /
   4096x16384 against "triton"'s 3.30 / 3.54 / 1.92 and XLA's 3.14 / 3.37 / 1.76; at 32768x1024
   it was slower, 1.85 against 2.91). "mosaic" is not chosen for narrow rows: 3.77 and 2.68 TB/s
-  at 1048576x64.
+  at 1048576x64. "xla" where `triton.prefers_xla` (eighth session): the gradient of rows wider
+  than 8192 channels (Triton's backward holds whole rows: 0.24 against 2.2 TB/s forward+backward
+  at 2048x32768), the forward of rows wider than 32768 channels, or wider than 16384 with
+  parameters of another dtype than x.
   pjrtkit's CPU device: "native", forward and gradient, float32 and bfloat16 (at 4096x4096:
   float32 forward 0.76-0.86x of xla's time, forward+gradient 0.74-0.77x, gradient from a given
   cotangent 0.80-0.84x; bfloat16 0.13-0.49x. One pass over memory each way, the backward's
@@ -45,6 +48,8 @@ def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   if device.is_gpu:
     if phase == "fwd" and mosaic.prefers_wide_forward(spec):
       return ["mosaic", "triton", "xla"]
+    if triton.prefers_xla(spec, phase):
+      return ["xla"]
     return ["triton", "xla"]
   return ["xla"]
 

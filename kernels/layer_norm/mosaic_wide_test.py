@@ -20,7 +20,7 @@ import pytest  # noqa: E402
 from pjrtkit import kernels as pk  # noqa: E402
 from pjrtkit.kernels.core import device  # noqa: E402
 from pjrtkit.kernels.core import op as op_lib  # noqa: E402
-from pjrtkit.kernels.layer_norm import base, mosaic, mosaic_wide, triton  # noqa: E402
+from pjrtkit.kernels.layer_norm import base, mosaic, mosaic_wide, triton, xla  # noqa: E402
 from pjrtkit.kernels.layer_norm.pallas_common import PallasLayerNormConfig  # noqa: E402
 
 
@@ -162,7 +162,7 @@ def test_wide_rows_have_no_interpret_path():
   assert empty == "x has no rows: the wide-row kernel launches one program per row at most"
 
 
-def test_wide_gradient_runs_the_triton_backward_with_its_tuned_config(monkeypatch):
+def test_wide_gradient_runs_the_triton_backward_with_its_tuned_config_or_xla(monkeypatch):
   """The wide-row gradient is "triton"'s backward with the config `implementation="triton"`
   takes on the H200 (the shipped tuned file's at 8192x8192, the per-phase default elsewhere)."""
   calls = []
@@ -177,6 +177,12 @@ def test_wide_gradient_runs_the_triton_backward_with_its_tuned_config(monkeypatc
   tuned, untuned = calls
   assert (tuned.block_rows, tuned.num_warps, tuned.programs) == (1, 8, 264)  # kernels/tuned
   assert untuned == triton.TritonLayerNorm().phase_config(_spec((64, 8192)), "bwd")
+  # Wider rows take XLA's backward (Triton's holds whole rows there and measured slower).
+  monkeypatch.setattr(xla.XlaLayerNorm, "backward",
+                      lambda self, res, dout, spec, config: calls.append("xla") or ())
+  wider = _spec((64, 16384))
+  mosaic.MosaicLayerNorm().backward(None, None, wider, PallasLayerNormConfig(64, 2, 1))
+  assert calls[-1] == "xla" and len(calls) == 3
 
 
 def _h200() -> device.DeviceInfo:
