@@ -259,24 +259,26 @@ def test_gpu_rule_and_phase_configs_follow_the_h200_runs(monkeypatch):
     choice = layer_norm_api.FAMILY.choose(
         layer_norm_base.make_spec(x, v, v, -1, 1e-6, True), None, "fwd", H200)
     assert (choice.op.implementation, choice.config) == ("mosaic", config), shape
-  # Not taken first: 2048 channels (slower there), 4000 (not a multiple of 1024), 34816 (more
-  # than a TMA box takes; "xla" there, below), and float32 vectors of 64 KiB each at 16384
-  # channels, which leave room for one stage only (not measured; "mosaic" named explicitly still
-  # runs it).
-  for shape, params in [((16384, 2048), None), ((16384, 4000), None),
-                        ((4096, 16384), jnp.float32)]:
+  # Not taken first: 2048 channels (slower there; "xla" takes it), 4000 (not a multiple of 1024),
+  # 34816 (more than a TMA box takes; "xla" there, below), and float32 vectors of 64 KiB each at
+  # 16384 channels, which leave room for one stage only (not measured; "mosaic" named explicitly
+  # still runs it).
+  for shape, params, want in [((16384, 2048), None, "xla"), ((16384, 4000), None, "triton"),
+                              ((4096, 16384), jnp.float32, "triton")]:
     x = jax.ShapeDtypeStruct(shape, jnp.bfloat16)
     v = None if params is None else jax.ShapeDtypeStruct(shape[-1:], params)
     spec = layer_norm_base.make_spec(x, v, v, -1, 1e-6, True)
     choice = layer_norm_api.FAMILY.choose(spec, None, "fwd", H200)
-    assert choice.op.implementation == "triton", shape
+    assert choice.op.implementation == want, shape
     if params is not None:
       explicit = layer_norm_api.FAMILY.choose(spec, "mosaic", "fwd", H200)
       assert explicit.config == PallasLayerNormConfig(64, 1, 1)
   # "xla" where it measured faster than "triton" (`triton.prefers_xla`): the gradient of rows
-  # wider than 8192 channels; the forward wider than 32768, or than 16384 with parameters of
-  # another dtype.
+  # wider than 8192 channels; the forward of 257-2048 channels, wider than 32768, or than 16384
+  # with parameters of another dtype.
   for shape, params, phase, want in [
+      ((131072, 256), jnp.bfloat16, "fwd", "triton"), ((65536, 257), None, "fwd", "xla"),
+      ((16384, 2048), jnp.float32, "fwd", "xla"), ((16384, 2048), jnp.bfloat16, "bwd", "triton"),
       ((8192, 8192), jnp.bfloat16, "bwd", "triton"), ((4096, 16384), jnp.bfloat16, "bwd", "xla"),
       ((4096, 16384), jnp.float32, "bwd", "xla"), ((2048, 32768), jnp.bfloat16, "fwd", "triton"),
       ((2048, 32768), jnp.float32, "fwd", "xla"), ((1024, 65536), jnp.bfloat16, "fwd", "xla"),

@@ -52,8 +52,8 @@ class _FakeExtension:
 def _fakes(monkeypatch, counts: list[int] | None) -> tuple[list[str], Callable[[], Any]]:
   log: list[str] = []
   monkeypatch.setattr(jax_private, "cupti_extension", lambda: _FakeExtension(log))
-  lib = None if counts is None else _FakeCupti(counts, log)
-  monkeypatch.setattr(benchmarking, "_loaded_cupti", lambda: lib)
+  libs = [] if counts is None else [_FakeCupti(counts, log)]
+  monkeypatch.setattr(benchmarking, "_loaded_cuptis", lambda: libs)
 
   def fn():
     log.append("call")
@@ -84,18 +84,30 @@ def test_without_a_loaded_cupti_the_extension_alone_times(monkeypatch):
   assert log == ["init", "call", "timings finalize=True"]
 
 
-def test_loaded_cupti_reads_the_process_maps(tmp_path):
+def test_loaded_cuptis_reads_the_process_maps(tmp_path):
   maps = tmp_path / "maps"
   maps.write_text(
       "7f00-7f01 r-xp 00000000 08:01 1 /usr/lib/x86_64-linux-gnu/libc.so.6\n"
       "7f02-7f03 r-xp 00000000 08:01 2 /nonexistent/nvidia/cu13/lib/libcupti.so.13\n"
+      "\n"
       "7f04-7f05 rw-p 00000000 00:00 0\n")
-  # Named but not loadable (no such file): None, as with no CUPTI or no maps file at all.
-  assert benchmarking._loaded_cupti(str(maps)) is None  # pylint: disable=protected-access
+  # Named but not loadable (no such file): none, as with no CUPTI or no maps file at all.
+  assert benchmarking._loaded_cuptis(str(maps)) == []  # pylint: disable=protected-access
   missing = str(tmp_path / "none")
-  assert benchmarking._loaded_cupti(missing) is None  # pylint: disable=protected-access
-  if not testing.on_gpu():
-    assert benchmarking._loaded_cupti() is None  # pylint: disable=protected-access
+  assert benchmarking._loaded_cuptis(missing) == []  # pylint: disable=protected-access
+
+
+def test_dropped_records_sum_over_libraries_and_skip_unreadable_counts():
+  log: list[str] = []
+
+  class _Failing(_FakeCupti):
+    def cuptiActivityGetNumDroppedRecords(self, context, stream, count):  # noqa: N802
+      count._obj.value = 7  # pylint: disable=protected-access
+      return 1  # CUPTI_ERROR_INVALID_PARAMETER: the count is not used.
+
+  libs = [_FakeCupti([2], log), _Failing([], log), _FakeCupti([3], log)]
+  assert benchmarking._take_dropped_records(libs) == 5  # pylint: disable=protected-access
+  assert benchmarking._take_dropped_records([]) == 0  # pylint: disable=protected-access
 
 
 def test_cupti_after_jax_profiler_on_gpu():
@@ -105,7 +117,7 @@ def test_cupti_after_jax_profiler_on_gpu():
   x = jnp.arange(1 << 20, dtype=jnp.float32)
   f_std, args = pk.benchmarking.standardize_function(lambda a: a * 2 + 1, x)
   run = pk.benchmarking.compile_benchmark(f_std, args)
-  assert benchmarking._loaded_cupti() is not None  # pylint: disable=protected-access
+  assert benchmarking._loaded_cuptis()  # pylint: disable=protected-access
   for _ in range(2):
     with tempfile.TemporaryDirectory() as trace_dir:
       jax.profiler.start_trace(trace_dir)

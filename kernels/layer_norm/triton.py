@@ -110,19 +110,24 @@ def _params_like_x(spec: Spec) -> bool:
 
 def prefers_xla(spec: Spec, phase: str) -> bool:
   """Whether XLA's layer norm ran faster than these kernels' untuned configs for `phase` at the
-  spec's width (H200, bf16 x, eighth session, one process per shape):
+  spec's width (H200, bf16 x, eighth session, one process per shape;
+  tools/bench/results/layer_norm_triton_wide_h200.txt):
 
   * the backward of rows wider than 8192 channels, which holds whole rows (registers spill):
-    forward+backward 0.73-0.86 / 0.24 / 0.18 TB/s at 4096x16384 / 2048x32768 / 1024x65536
-    against XLA's 0.96-1.05 / 2.2 / 2.2 (at 8192x8192 "triton" ran 3.05 against 1.22);
-  * the forward of rows wider than 32768 channels (1.68 and 1.31 TB/s at 1024x65536 with bf16
+    forward+backward 0.74 / 0.24 / 0.18 TB/s at 4096x16384 / 2048x32768 / 1024x65536 against
+    XLA's 1.06 / 2.26 / 2.23 (at 8192x8192 "triton" ran 3.10 against 1.22);
+  * the forward of rows of 257 to 2048 channels: XLA 3.06 / 2.84 / 3.19 TB/s at 65536x512 /
+    32768x1024 / 16384x2048 with bf16 parameters against 2.93 / 2.86 / 2.71 (faster, or within
+    1 %), within 2 % either way with float32 ones (at 256 channels "triton" ran 3.89 against
+    3.47; the gradient stays "triton", 2x XLA's there);
+  * the forward of rows wider than 32768 channels (1.69 and 1.33 TB/s at 1024x65536 with bf16
     and float32 parameters against 1.68), or wider than 16384 with parameters of another dtype
-    than x (1.54 against 1.68 at 2048x32768 with float32 parameters).
+    than x (1.57 against 1.68 at 2048x32768 with float32 parameters).
   """
   c = spec.arg("x").shape[spec.param("axis")]
   if phase == "bwd":
     return c > 8192
-  return c > 32768 or (c > 16384 and not _params_like_x(spec))
+  return 256 < c <= 2048 or c > 32768 or (c > 16384 and not _params_like_x(spec))
 
 
 def _wide_row_warps(cp: int) -> int:
@@ -361,16 +366,19 @@ class TritonLayerNorm(Op[TritonLayerNormConfig]):
     Wider rows, the forward (eighth session, 2026-12-01):
     * scale and offset of x's dtype (or none), up to 32768 channels: one program per row, about
       32 elements per thread (4 to 32 warps), the parameters read per row (`reload_params`):
-      3.68 / 3.58 / 3.26 / 2.44 TB/s at 16384x4096 / 8192x8192 / 4096x16384 / 2048x32768,
-      against 3.28 / 3.43 / 1.92 / 0.28 for two rows per program holding them, xla 3.24 / 3.33 /
-      1.75 / 1.67;
+      3.70 / 3.59 / 3.26 / 2.43 TB/s at 16384x4096 / 8192x8192 / 4096x16384 / 2048x32768,
+      against 3.28 / 3.44 / 1.92 / 0.32 for two rows per program holding them, xla 3.23 / 3.32 /
+      1.78 / 1.68;
     * parameters of another dtype (float32 with bf16 x: their loads change layout through shared
       memory, which a per-row read would repeat), up to 8192 channels: two rows per program, 16
-      warps, one program per SM (3.24 / 3.37 TB/s at 16384x4096 / 8192x8192, xla 2.87 / 2.74);
+      warps, one program per SM (3.23 / 3.41 TB/s at 16384x4096 / 8192x8192, xla 2.85 / 2.67);
     * wider still (both registers and spills grow with whole rows): the chunked kernel, 4096
-      channels at a time, 8 warps, 4 programs per SM (1.96 / 1.55 TB/s at 4096x16384 /
-      2048x32768 with float32 parameters, xla 1.57 / 1.68; 1.68 at 1024x65536 bf16, xla 1.65);
-      whole rows there ran 0.87 / 0.32 / 0.15-0.45.
+      channels at a time, 8 warps, 4 programs per SM (1.95 / 1.57 TB/s at 4096x16384 /
+      2048x32768 with float32 parameters, xla 1.57 / 1.68; 1.68 at 1024x65536 bf16, xla 1.68;
+      16 warps on 2 programs per SM ran 1.75 / 1.76 there, an autotuning candidate); whole rows
+      there ran 0.87 / 0.33 / 0.18.
+    (All from one run of tools/kernels_gpu/ln_triton_bench.py; the rule takes "xla" where
+    `prefers_xla` says.)
     """
     cp = pallas_lib.next_pow2(spec.arg("x").shape[spec.param("axis")])
     if cp <= 2048 and phase == "fwd":

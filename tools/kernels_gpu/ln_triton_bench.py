@@ -2,8 +2,8 @@
 implementation ``implementation=None`` takes, the forward and forward+backward of ``None``,
 ``"triton"``, ``"xla"`` and ``"mosaic"`` (where it serves), and the Triton forward's untuned
 config against the seventh session's (two rows per program, 16 warps, one program per SM), all
-in one process, alternating rounds, CUPTI medians; every output checked against a float32 jnp
-layer norm (bfloat16 tolerance of kernels/testing.py).
+in one process, alternating rounds, CUPTI medians; every output and gradient checked against a
+float32 jnp layer norm's (bfloat16 tolerances of kernels/testing.py).
 
   PYTHONPATH=KIT:KIT/python python -m tools.kernels_gpu.ln_triton_bench
       [--shapes 4096x16384,2048x32768] [--params bfloat16,float32] [--rounds 3]
@@ -29,7 +29,8 @@ from pjrtkit.kernels.layer_norm.triton import TritonLayerNorm, TritonLayerNormCo
 from tools.bench import compare_contenders
 
 SEVENTH = TritonLayerNormConfig(2, 16, 132)
-"""The Triton forward's untuned wide-row config before the eighth session."""
+"""The Triton forward's untuned wide-row config before the eighth session (one program per SM on
+the H200's 132 SMs)."""
 
 
 def _reference(x: Any, s: Any, o: Any) -> Any:
@@ -75,13 +76,16 @@ def main(argv: Sequence[str] | None = None) -> int:
       label = f"{shape_text} params {params}"
       print(f"{label}: None takes " + compare_contenders.automatic_choice(
           lambda x, s, o: pk.layer_norm(x, s, o), (x, s, o)), flush=True)
-      want = _reference(x, s, o)
+      want, pullback = jax.vjp(_reference, x, s, o)
+      want_grads = pullback(dy)
       runs = {}
       for name, (phase, f) in _contenders(spec).items():
         inputs = (x, s, o) if phase == "fwd" else (x, s, o, dy)
         try:
           got = jax.jit(f)(*inputs)
           testing.assert_close(got if phase == "fwd" else got[0], want, "bfloat16", "fwd")
+          for g, w in zip(() if phase == "fwd" else got[1], want_grads):
+            testing.assert_close(g, w, "bfloat16", "grad")
           f_std, arrays = pk.benchmarking.standardize_function(f, *inputs)
           runs[name] = (phase, pk.benchmarking.compile_benchmark(f_std, arrays), arrays, [])
         except pk.UnsupportedImplementationError as e:
