@@ -11,6 +11,7 @@ namespace {
 
 // Field numbers (see the header).
 constexpr int kDeviceOrdinal = 1;
+constexpr int kDebugOptions = 3;
 constexpr int kExecutableBuildOptions = 3;
 constexpr int kCompilePortableExecutable = 4;
 constexpr int kNumReplicas = 4;
@@ -23,12 +24,44 @@ Status Malformed(const char* where, const Status& status) {
                          where + ": " + status.message() + ")");
 }
 
-// Reads ExecutableBuildOptionsProto fields into `summary` (later values win, as in protobuf).
-Status ReadBuildOptions(std::string_view message, CompileOptionsSummary* summary) {
+// DebugOptions booleans that make XLA abort the process (see the header), in field order.
+struct CrashOption {
+  int number;
+  const char* name;
+};
+constexpr CrashOption kCrashOptions[] = {
+    {101, "xla_gpu_crash_on_verification_failures"},
+    {363, "xla_unsupported_crash_on_hlo_pass_fix_max_iterations"},
+    {379, "xla_unsupported_crash_on_hlo_pass_noop_change"},
+    {380, "xla_unsupported_crash_on_hlo_pass_silent_hlo_change"},
+};
+constexpr int kCrashOptionCount = sizeof(kCrashOptions) / sizeof(kCrashOptions[0]);
+
+// Reads the crash options' values from a DebugOptions message into `set` (later values win).
+Status ReadDebugOptions(std::string_view message, bool set[kCrashOptionCount]) {
+  ProtoReader reader(message);
+  while (!reader.done()) {
+    StatusOr<ProtoField> field = reader.Next();
+    if (!field.ok()) return Malformed("executable_build_options.debug_options", field.status());
+    if (field->type != WireType::kVarint) continue;
+    for (int i = 0; i < kCrashOptionCount; ++i) {
+      if (field->number == kCrashOptions[i].number) set[i] = field->varint != 0;
+    }
+  }
+  return OkStatus();
+}
+
+// Reads ExecutableBuildOptionsProto fields into `summary` (later values win, as in protobuf;
+// repeated debug_options messages merge, so their crash options are read across all of them).
+Status ReadBuildOptions(std::string_view message, CompileOptionsSummary* summary,
+                        bool crash_set[kCrashOptionCount]) {
   ProtoReader reader(message);
   while (!reader.done()) {
     StatusOr<ProtoField> field = reader.Next();
     if (!field.ok()) return Malformed("executable_build_options", field.status());
+    if (field->number == kDebugOptions && field->type == WireType::kLengthDelimited) {
+      PJRTKIT_RETURN_IF_ERROR(ReadDebugOptions(field->bytes, crash_set));
+    }
     if (field->type != WireType::kVarint) continue;
     if (field->number == kDeviceOrdinal) {
       summary->device_ordinal = static_cast<int64_t>(field->varint);
@@ -67,14 +100,21 @@ void AppendBytesField(uint64_t field, const std::string& bytes, std::string* out
 
 StatusOr<CompileOptionsSummary> ReadCompileOptions(const std::string& serialized) {
   CompileOptionsSummary summary;
+  bool crash_set[kCrashOptionCount] = {};
   ProtoReader reader(serialized);
   while (!reader.done()) {
     StatusOr<ProtoField> field = reader.Next();
     if (!field.ok()) return Malformed("field", field.status());
     if (field->number == kExecutableBuildOptions && field->type == WireType::kLengthDelimited) {
-      PJRTKIT_RETURN_IF_ERROR(ReadBuildOptions(field->bytes, &summary));
+      PJRTKIT_RETURN_IF_ERROR(ReadBuildOptions(field->bytes, &summary, crash_set));
     } else if (field->number == kCompilePortableExecutable && field->type == WireType::kVarint) {
       summary.compile_portable_executable = field->varint != 0;
+    }
+  }
+  for (int i = 0; i < kCrashOptionCount; ++i) {
+    if (crash_set[i]) {
+      summary.crash_option = kCrashOptions[i].name;
+      break;
     }
   }
   return summary;
@@ -95,6 +135,14 @@ StatusOr<std::string> NormalizeCompileOptions(const std::string& serialized, int
     return InvalidArgument("compile options: executable_build_options.device_ordinal must be -1 "
                            "(any device) or in [0, " + std::to_string(device_count) +
                            ") on this client; got " + std::to_string(summary.device_ordinal));
+  }
+  // These make XLA CHECK-fail, aborting the process, when a pass misreports whether it changed
+  // the module (XLA:CPU's layout assignment does: found by tests/fuzz compile_options_fuzzer).
+  if (!summary.crash_option.empty()) {
+    return InvalidArgument("compile options: executable_build_options.debug_options." +
+                           summary.crash_option +
+                           " makes XLA abort the process instead of returning an error; pjrtkit "
+                           "refuses it (leave it false)");
   }
   const int64_t replicas = summary.num_replicas == 0 ? 1 : summary.num_replicas;
   const int64_t partitions = summary.num_partitions == 0 ? 1 : summary.num_partitions;

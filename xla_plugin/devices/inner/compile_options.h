@@ -11,8 +11,15 @@
 //   CompileOptionsProto.executable_build_options = 3 (message)
 //   CompileOptionsProto.compile_portable_executable = 4 (bool)
 //   ExecutableBuildOptionsProto.device_ordinal = 1 (int64)
+//   ExecutableBuildOptionsProto.debug_options = 3 (message)
 //   ExecutableBuildOptionsProto.num_replicas = 4 (int64)
 //   ExecutableBuildOptionsProto.num_partitions = 5 (int64)
+// DebugOptions fields that make XLA abort the process by design (CHECK failures; numbers read from
+// the descriptor embedded in xla-cpu-pjrt's plugin, 0.81 API):
+//   xla_gpu_crash_on_verification_failures = 101 (bool)
+//   xla_unsupported_crash_on_hlo_pass_fix_max_iterations = 363 (bool)
+//   xla_unsupported_crash_on_hlo_pass_noop_change = 379 (bool)
+//   xla_unsupported_crash_on_hlo_pass_silent_hlo_change = 380 (bool)
 #ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_COMPILE_OPTIONS_H_
 #define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_COMPILE_OPTIONS_H_
 
@@ -30,6 +37,9 @@ struct CompileOptionsSummary {
   int64_t num_replicas = 0;               // 0 when unset.
   int64_t num_partitions = 0;             // 0 when unset.
   bool compile_portable_executable = false;
+  // The first DebugOptions field above that the options set (last value wins, as in protobuf)
+  // to true; empty when none.
+  std::string crash_option;
 };
 
 // Reads the fields above; INVALID_ARGUMENT when `serialized` is not a well-formed protobuf.
@@ -37,8 +47,8 @@ StatusOr<CompileOptionsSummary> ReadCompileOptions(const std::string& serialized
 
 // Returns `serialized` made safe for XLA:CPU on a client of `device_count` devices: unset (0)
 // num_replicas / num_partitions become 1 (by appending a protobuf fragment, which parsers merge);
-// negative values, more replicas x partitions than devices, or a device_ordinal outside
-// [-1, device_count) are INVALID_ARGUMENT.
+// negative values, more replicas x partitions than devices, a device_ordinal outside
+// [-1, device_count), or a debug option that makes XLA abort the process are INVALID_ARGUMENT.
 StatusOr<std::string> NormalizeCompileOptions(const std::string& serialized, int device_count);
 
 // A minimal serialized CompileOptionsProto: executable_build_options { num_replicas num_partitions }

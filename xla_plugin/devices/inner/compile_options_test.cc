@@ -75,6 +75,36 @@ TEST(CompileOptionsTest, DeviceOrdinalOutsideTheClientIsRefused) {
             StatusCode::kInvalidArgument);
 }
 
+TEST(CompileOptionsTest, DebugOptionsThatAbortAreRefused) {
+  // executable_build_options { debug_options { xla_unsupported_crash_on_hlo_pass_noop_change
+  // (379): 2 } }: the fuzzer's finding (XLA:CPU's layout assignment then CHECK-fails).
+  const std::string noop("\x1a\x05\x1a\x03\xd8\x17\x02", 7);
+  Status status = NormalizeCompileOptions(noop, 2).status();
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(),
+            "compile options: executable_build_options.debug_options."
+            "xla_unsupported_crash_on_hlo_pass_noop_change makes XLA abort the process instead of "
+            "returning an error; pjrtkit refuses it (leave it false)");
+  // 363, 380 and 101 likewise; a later debug_options message setting it false wins.
+  EXPECT_EQ(ReadCompileOptions(std::string("\x1a\x05\x1a\x03\xd8\x16\x01", 7))->crash_option,
+            "xla_unsupported_crash_on_hlo_pass_fix_max_iterations");
+  EXPECT_EQ(ReadCompileOptions(std::string("\x1a\x05\x1a\x03\xe0\x17\x01", 7))->crash_option,
+            "xla_unsupported_crash_on_hlo_pass_silent_hlo_change");
+  EXPECT_EQ(ReadCompileOptions(std::string("\x1a\x05\x1a\x03\xa8\x06\x01", 7))->crash_option,
+            "xla_gpu_crash_on_verification_failures");
+  const std::string unset = noop + std::string("\x1a\x05\x1a\x03\xd8\x17\x00", 7);
+  EXPECT_EQ(ReadCompileOptions(unset)->crash_option, "");
+  EXPECT_TRUE(NormalizeCompileOptions(unset, 2).ok());
+  // Other debug options (xla_dump_max_hlo_modules = 132: 1) pass.
+  EXPECT_TRUE(NormalizeCompileOptions(std::string("\x1a\x05\x1a\x03\xa0\x08\x01", 7), 2).ok());
+  // A malformed debug_options message is named.
+  status = NormalizeCompileOptions(std::string("\x1a\x03\x1a\x01\x80", 5), 2).status();
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("malformed executable_build_options.debug_options"),
+            std::string::npos)
+      << status.message();
+}
+
 }  // namespace
 }  // namespace inner
 }  // namespace pjrtkit
