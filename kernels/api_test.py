@@ -273,21 +273,36 @@ def test_gpu_rule_and_phase_configs_follow_the_h200_runs(monkeypatch):
     if params is not None:
       explicit = layer_norm_api.FAMILY.choose(spec, "mosaic", "fwd", H200)
       assert explicit.config == PallasLayerNormConfig(64, 1, 1)
-  # "xla" where it measured faster than "triton" (`triton.prefers_xla`): the gradient of rows
-  # wider than 8192 channels; the forward of 257-2048 channels, wider than 32768, or than 16384
-  # with parameters of another dtype.
-  for shape, params, phase, want in [
-      ((131072, 256), jnp.bfloat16, "fwd", "triton"), ((65536, 257), None, "fwd", "xla"),
-      ((16384, 2048), jnp.float32, "fwd", "xla"), ((16384, 2048), jnp.bfloat16, "bwd", "triton"),
-      ((8192, 8192), jnp.bfloat16, "bwd", "triton"), ((4096, 16384), jnp.bfloat16, "bwd", "xla"),
-      ((4096, 16384), jnp.float32, "bwd", "xla"), ((2048, 32768), jnp.bfloat16, "fwd", "triton"),
-      ((2048, 32768), jnp.float32, "fwd", "xla"), ((1024, 65536), jnp.bfloat16, "fwd", "xla"),
-      ((64, 34816), None, "fwd", "xla")]:
+  # "xla" where it measured faster than "triton" (`triton.prefers_xla`): the forward of 257-2048
+  # channels, wider than 32768, or than 16384 with parameters of another dtype; the gradient
+  # follows the forward above 16384 channels (XLA's gradient after XLA's forward), and is the
+  # chunked Triton backward above 8192 (one row by 1024 channels per tile, 4 warps, 8 programs
+  # per SM).
+  chunked = layer_norm_triton.TritonLayerNormConfig(1, 4, 8 * layer_norm_triton.sm_count(), True,
+                                                   1024)
+  for shape, params, phase, want, config in [
+      ((131072, 256), jnp.bfloat16, "fwd", "triton", None),
+      ((65536, 257), None, "fwd", "xla", None),
+      ((16384, 2048), jnp.float32, "fwd", "xla", None),
+      ((16384, 2048), jnp.bfloat16, "bwd", "triton", None),
+      ((8192, 8192), jnp.bfloat16, "bwd", "triton", None),
+      ((4096, 12288), None, "bwd", "triton", chunked),
+      ((4096, 16384), jnp.bfloat16, "bwd", "triton", chunked),
+      ((4096, 16384), jnp.float32, "bwd", "triton", chunked),
+      ((2048, 32768), jnp.bfloat16, "fwd", "triton", None),
+      ((2048, 32768), jnp.bfloat16, "bwd", "triton", chunked),
+      ((2048, 32768), jnp.float32, "fwd", "xla", None),
+      ((2048, 32768), jnp.float32, "bwd", "xla", None),
+      ((1024, 65536), jnp.bfloat16, "fwd", "xla", None),
+      ((1024, 65536), jnp.bfloat16, "bwd", "xla", None),
+      ((64, 34816), None, "fwd", "xla", None), ((64, 34816), None, "bwd", "xla", None)]:
     x = jax.ShapeDtypeStruct(shape, jnp.bfloat16)
     v = None if params is None else jax.ShapeDtypeStruct(shape[-1:], params)
     spec = layer_norm_base.make_spec(x, v, v, -1, 1e-6, True)
-    assert layer_norm_api.FAMILY.choose(spec, None, phase, H200).op.implementation == want, (
-        shape, params, phase)
+    choice = layer_norm_api.FAMILY.choose(spec, None, phase, H200)
+    assert choice.op.implementation == want, (shape, params, phase)
+    if config is not None:
+      assert choice.config == config, (shape, params, phase)
 
 
 def test_wgmma_kernels_refuse_gpus_after_hopper(monkeypatch):

@@ -33,11 +33,13 @@ def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   default configs, seventh session: 3.82 / 3.91 / 3.73 TB/s at 16384x4096 / 8192x8192 /
   4096x16384 against "triton"'s 3.30 / 3.54 / 1.92 and XLA's 3.14 / 3.37 / 1.76; at 32768x1024
   it was slower, 1.85 against 2.91). "mosaic" is not chosen for narrow rows: 3.77 and 2.68 TB/s
-  at 1048576x64. "xla" where `triton.prefers_xla` (eighth session): the gradient of rows wider
-  than 8192 channels (Triton's backward holds whole rows: 0.24 against 2.26 TB/s forward+backward
-  at 2048x32768), the forward of rows of 257 to 2048 channels (XLA 3.19 against 2.71 TB/s at
-  16384x2048, level at 512-1024), of rows wider than 32768 channels, or wider than 16384 with
-  parameters of another dtype than x.
+  at 1048576x64. The gradient of rows wider than 8192 channels is Triton's chunked backward
+  (ninth session: 2.38 TB/s forward+backward at 4096x16384 against XLA's 1.04). "xla" where
+  `triton.prefers_xla` (eighth and ninth sessions): the forward of rows of 257 to 2048 channels
+  (XLA 3.19 against 2.71 TB/s at 16384x2048, level at 512-1024), of rows wider than 32768
+  channels, or wider than 16384 with parameters of another dtype than x, and the gradient of
+  rows wider than 16384 channels where the forward is XLA's (XLA's gradient fuses its forward's
+  statistics: 2.22 TB/s forward+backward at 1024x65536 against 1.84).
   pjrtkit's CPU device: "native", forward and gradient, float32 and bfloat16 (at 4096x4096:
   float32 forward 0.76-0.86x of xla's time, forward+gradient 0.74-0.77x, gradient from a given
   cotangent 0.80-0.84x; bfloat16 0.13-0.49x. One pass over memory each way, the backward's

@@ -6,10 +6,10 @@ of 64) from global to shared memory with TMA, normalises it in registers laid ou
 copies the results back; the backward recomputes mean and rstd from x. Hopper (sm_90) and newer.
 Rows wider than 256 channels (a multiple of 1024) take the wide-row forward of `mosaic_wide`
 (rows streamed through a shared-memory TMA ring; compiled only, no interpret path) and the
-"triton" backward kernel, with the config tuned for "triton" at that call where there is one,
-else its per-phase default; above 8192 channels XLA's backward, which ran faster there
-(`triton.prefers_xla`; `implementation=None` chooses the gradient's implementation and config
-separately anyway).
+"triton" backward, with the config tuned for "triton" at that call where there is one, else its
+per-phase default (the chunked backward above 8192 channels); XLA's backward where
+`triton.prefers_xla` says (`implementation=None` chooses the gradient's implementation and
+config separately anyway).
 Verified compiled on the H200 (2026-12-01: forward and gradient at 4096x256 and 65536x64,
 with and without scale/offset; `ENABLED_ON_GPU` switches GPUs off again). These tile kernels read
 their inputs from global memory (no BlockSpec pipelining), which is also what Pallas's Mosaic GPU
@@ -270,7 +270,7 @@ class MosaicLayerNorm(Op[PallasLayerNormConfig]):
     if _is_wide(spec):
       # The Triton backward, chosen as `implementation="triton"` would be (its tuned config for
       # this call where there is one, else its per-phase default); XLA's where that measured
-      # faster (rows wider than 8192 channels, `triton.prefers_xla`).
+      # faster (`triton.prefers_xla`).
       name = "xla" if triton_lib.prefers_xla(spec, "bwd") else "triton"
       chosen = op_lib.family(base.OP_NAME).choose(spec, name, "bwd", current_device())
       return chosen.op.backward(residuals, dout, spec, chosen.config)

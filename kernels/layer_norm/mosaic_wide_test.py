@@ -164,7 +164,8 @@ def test_wide_rows_have_no_interpret_path():
 
 def test_wide_gradient_runs_the_triton_backward_with_its_tuned_config_or_xla(monkeypatch):
   """The wide-row gradient is "triton"'s backward with the config `implementation="triton"`
-  takes on the H200 (the shipped tuned file's at 8192x8192, the per-phase default elsewhere)."""
+  takes on the H200 (the shipped tuned file's at 8192x8192, the per-phase default elsewhere),
+  or XLA's where `triton.prefers_xla`."""
   calls = []
   monkeypatch.setattr(triton.TritonLayerNorm, "backward",
                       lambda self, res, dout, spec, config: calls.append(config) or ())
@@ -177,12 +178,16 @@ def test_wide_gradient_runs_the_triton_backward_with_its_tuned_config_or_xla(mon
   tuned, untuned = calls
   assert (tuned.block_rows, tuned.num_warps, tuned.programs) == (1, 8, 264)  # kernels/tuned
   assert untuned == triton.TritonLayerNorm().phase_config(_spec((64, 8192)), "bwd")
-  # Wider rows take XLA's backward (Triton's holds whole rows there and measured slower).
+  # Wider rows take Triton's chunked backward, and XLA's where XLA also takes the forward (rows
+  # wider than 16384 channels with float32 parameters for bfloat16 x).
   monkeypatch.setattr(xla.XlaLayerNorm, "backward",
                       lambda self, res, dout, spec, config: calls.append("xla") or ())
   wider = _spec((64, 16384))
   mosaic.MosaicLayerNorm().backward(None, None, wider, PallasLayerNormConfig(64, 2, 1))
-  assert calls[-1] == "xla" and len(calls) == 3
+  assert calls[-1] == triton.TritonLayerNormConfig(1, 4, 8 * 132, True, 1024)
+  widest = _spec((64, 32768), params="float32")
+  mosaic.MosaicLayerNorm().backward(None, None, widest, PallasLayerNormConfig(64, 1, 1))
+  assert calls[-1] == "xla" and len(calls) == 4
 
 
 def _h200() -> device.DeviceInfo:

@@ -10,7 +10,11 @@ to a power of two; loads and stores are masked at the last tile and at the padde
   gradient).
 * Backward: recomputes mean and rstd from ``x`` (cheaper than reading them: the row is in
   registers), writes ``dx``, and accumulates ``dscale``/``doffset`` in registers; each program
-  writes one float32 row of partial sums at the end, and XLA adds those rows.
+  writes one float32 row of partial sums at the end, and XLA adds those rows. Rows too wide to
+  hold (a config with `chunk`) take the chunked backward instead: one kernel walks each row once
+  in chunks for its statistics (`_bwd_rows_kernel`), a second writes ``dx`` and the partial sums
+  from [block_rows, chunk] tiles over a grid of channel chunks x row groups
+  (`_bwd_tiles_kernel`).
 
 Both kernels launch at most `programs` programs (a few per SM), each looping over every
 programs-th tile, optionally loading the next tile before using the current one (`prefetch`).
@@ -61,9 +65,9 @@ class TritonLayerNormConfig:
       backward writes one float32 row of dscale/doffset partial sums per program.
     prefetch: in the loop, load the next tile before using this one (its loads stay in flight
       while this tile is reduced and stored; costs the registers of one more tile).
-    chunk: 0, or channels per chunk (a power of two >= 16) for the forward's chunked kernel,
-      one row at a time (`block_rows` and `prefetch` then do not apply to the forward; the
-      backward takes its untuned `phase_config` instead of a config with a chunk).
+    chunk: 0, or channels per chunk (a power of two >= 16; whole rows where the padded row is
+      not wider): the forward's chunked kernel, one row at a time (`block_rows` and `prefetch`
+      do not apply to it), and the chunked backward, its tiles `block_rows` x `chunk`.
     reload_params: the forward reads scale and offset again for each tile (from cache) rather
       than holding them in registers for the whole program: fewer registers per thread on wide
       rows, so more programs fit an SM (H200, 8192 bf16 channels, 8 warps: 64 registers
@@ -110,12 +114,16 @@ def _params_like_x(spec: Spec) -> bool:
 
 def prefers_xla(spec: Spec, phase: str) -> bool:
   """Whether XLA's layer norm ran faster than these kernels' untuned configs for `phase` at the
-  spec's width (H200, bf16 x, eighth session, one process per shape;
+  spec's width (H200, bf16 x, eighth and ninth sessions, one process per shape;
   tools/bench/results/layer_norm_triton_wide_h200.txt):
 
-  * the backward of rows wider than 8192 channels, which holds whole rows (registers spill):
-    forward+backward 0.74 / 0.24 / 0.18 TB/s at 4096x16384 / 2048x32768 / 1024x65536 against
-    XLA's 1.06 / 2.26 / 2.23 (at 8192x8192 "triton" ran 3.10 against 1.22);
+  * the backward of rows wider than 16384 channels where XLA also takes the forward (below), so
+    that XLA's gradient runs after XLA's forward, whose statistics it fuses: 2.22 TB/s
+    forward+backward at 1024x65536, against 1.84 for the Triton forward with the chunked
+    backward. Elsewhere the chunked backward (`phase_config`) wins: 2.35 / 2.38 / 2.14 TB/s
+    forward+backward at 4096x12288 / 4096x16384 / 2048x32768 after the Triton forward, against
+    XLA's 1.11 / 1.04 / 2.25 for both phases, and 1.79 at 2048x32768 for the Triton forward with
+    XLA's gradient (`None`'s choice in the eighth session);
   * the forward of rows of 257 to 2048 channels: XLA 3.06 / 2.84 / 3.19 TB/s at 65536x512 /
     32768x1024 / 16384x2048 with bf16 parameters against 2.93 / 2.86 / 2.71 (faster, or within
     1 %), within 2 % either way with float32 ones (at 256 channels "triton" ran 3.89 against
@@ -126,7 +134,7 @@ def prefers_xla(spec: Spec, phase: str) -> bool:
   """
   c = spec.arg("x").shape[spec.param("axis")]
   if phase == "bwd":
-    return c > 8192
+    return c > 16384 and prefers_xla(spec, "fwd")
   return 256 < c <= 2048 or c > 32768 or (c > 16384 and not _params_like_x(spec))
 
 
@@ -136,8 +144,8 @@ def _wide_row_warps(cp: int) -> int:
 
 
 def _chunked(chunk: int, num_warps: int, per_sm: int) -> TritonLayerNormConfig:
-  """A forward config of the chunked kernel: `chunk` channels at a time, `per_sm` programs per
-  SM (the backward runs its untuned phase config for it)."""
+  """A config of the chunked kernels: `chunk` channels at a time, one row per tile, `per_sm`
+  programs per SM."""
   return TritonLayerNormConfig(1, num_warps, per_sm * sm_count(), True, chunk)
 
 
@@ -148,14 +156,17 @@ def _params(config: TritonLayerNormConfig) -> dict[str, Any]:
   return {"compiler_params": plt.CompilerParams(num_warps=config.num_warps, num_stages=1)}
 
 
-def _tile(first_row: Any, block_rows: int, n: int, c: int, cp: int) -> tuple[Any, Any, Any]:
-  """Row indices [block_rows, 1], channel indices [1, cp], and the mask of real elements."""
+def _tile(first_row: Any, block_rows: int, n: int, c: int, width: int, first_col: Any = 0
+          ) -> tuple[Any, Any, Any]:
+  """Row indices [block_rows, 1], channel indices [1, width] from `first_col`, and the mask of
+  real elements (`width` is the padded row, or a chunk that divides it; c % width != 0 exactly
+  when some tile reaches past channel c)."""
   rows = first_row + lax.broadcasted_iota(jnp.int32, (block_rows, 1), 0)
-  cols = lax.broadcasted_iota(jnp.int32, (1, cp), 1)
+  cols = first_col + lax.broadcasted_iota(jnp.int32, (1, width), 1)
   mask = rows < n
-  if cp != c:
+  if c % width:
     mask = mask & (cols < c)
-  return rows, cols, jnp.broadcast_to(mask, (block_rows, cp))
+  return rows, cols, jnp.broadcast_to(mask, (block_rows, width))
 
 
 def _load(ref: Any, mask: Any) -> Any:
@@ -182,25 +193,30 @@ def _normalize(x: Any, mask: Any, c: int, epsilon: float, subtract_mean: bool
   return jnp.where(mask, xc * rstd, 0.0), rstd
 
 
-def _tile_loop(pid: Any, programs: int, steps: int, block_rows: int, n: int, c: int, cp: int,
+def _tile_loop(steps: Any, origin: Any, block_rows: int, n: int, c: int, width: int,
                refs: Sequence[Any], body: Any, init: Any, prefetch: bool) -> Any:
-  """Runs ``body(rows, cols, mask, tiles, carry) -> carry`` over this program's tiles (tile
-  ``step * programs + pid`` for step < `steps`; tiles past the last row are fully masked, so
-  they move no data), with ``tiles`` the float32 tiles of `refs` there.
+  """Runs ``body(rows, cols, mask, tiles, carry) -> carry`` for step < `steps` over the
+  [block_rows, width] tile whose first row and channel are ``origin(step)``, with ``tiles`` the
+  float32 tiles of `refs` there (masked past row n and channel c: such elements move no data).
 
   With `prefetch`, the tiles of the next step are loaded before this step's are used: their
-  loads are in flight while this step reduces and stores.
+  loads are in flight while this step reduces and stores. ``origin(steps)`` (the last step's
+  prefetch, never used) must be in bounds or fully masked.
   """
 
+  def tile(step: Any) -> tuple[Any, Any, Any]:
+    first_row, first_col = origin(step)
+    return _tile(first_row, block_rows, n, c, width, first_col)
+
   def load(step: Any) -> tuple[Any, ...]:
-    rows, cols, mask = _tile((step * programs + pid) * block_rows, block_rows, n, c, cp)
+    rows, cols, mask = tile(step)
     return tuple(plt.load(ref.at[rows, cols], mask=mask, other=0) for ref in refs)
 
   def run(step: Any, tiles: tuple[Any, ...], carry: Any) -> Any:
-    rows, cols, mask = _tile((step * programs + pid) * block_rows, block_rows, n, c, cp)
+    rows, cols, mask = tile(step)
     return body(rows, cols, mask, tuple(t.astype(jnp.float32) for t in tiles), carry)
 
-  if steps == 1:
+  if isinstance(steps, int) and steps == 1:
     return run(0, load(0), init)
   if not prefetch:
     return lax.fori_loop(0, steps, lambda step, carry: run(step, load(step), carry), init)
@@ -211,6 +227,12 @@ def _tile_loop(pid: Any, programs: int, steps: int, block_rows: int, n: int, c: 
     return following, run(step, tiles, carry)
 
   return lax.fori_loop(0, steps, step_fn, (load(0), init))[1]
+
+
+def _row_tiles(pid: Any, programs: int, block_rows: int) -> Any:
+  """`_tile_loop`'s origin for a program looping over whole-row tiles pid, pid + programs, ...
+  (tiles past the last row are fully masked)."""
+  return lambda step: ((step * programs + pid) * block_rows, 0)
 
 
 def _fwd_kernel(*refs, has_scale, has_offset, n, c, cp, block_rows, programs, steps, prefetch,
@@ -235,8 +257,8 @@ def _fwd_kernel(*refs, has_scale, has_offset, n, c, cp, block_rows, programs, st
     plt.store(y_ref.at[rows, cols], y.astype(y_ref.dtype), mask=mask)
     return carry
 
-  _tile_loop(pl.program_id(0), programs, steps, block_rows, n, c, cp, [x_ref], body, (),
-             prefetch)
+  _tile_loop(steps, _row_tiles(pl.program_id(0), programs, block_rows), block_rows, n, c, cp,
+             [x_ref], body, (), prefetch)
 
 
 def _fwd_chunked_kernel(*refs, has_scale, has_offset, n, c, chunk, programs, epsilon,
@@ -317,12 +339,148 @@ def _bwd_kernel(*refs, has_scale, n, c, cp, block_rows, programs, steps, prefetc
     return dscale + jnp.sum(dy * xhat, axis=0), doffset + jnp.sum(dy, axis=0)
 
   zeros = jnp.zeros((cp,), jnp.float32)
-  dscale, doffset = _tile_loop(pid, programs, steps, block_rows, n, c, cp, [x_ref, dy_ref], body,
-                               (zeros, zeros), prefetch)
+  dscale, doffset = _tile_loop(steps, _row_tiles(pid, programs, block_rows), block_rows, n, c, cp,
+                               [x_ref, dy_ref], body, (zeros, zeros), prefetch)
   cols = lax.iota(jnp.int32, cp)
   mask = (cols < c) if cp != c else None
   plt.store(ds_ref.at[pid, cols], dscale, mask=mask)
   plt.store(do_ref.at[pid, cols], doffset, mask=mask)
+
+
+def _chunk_vector(ref: Any, cols: Any, c: int, chunk: int) -> Any:
+  """The [1, chunk] float32 slice of a parameter vector at channels `cols` ([1, chunk]), zero
+  past c."""
+  index = cols[0]
+  if c % chunk:
+    return _load(ref.at[index], index < c)[None, :]
+  return plt.load(ref.at[index]).astype(jnp.float32)[None, :]
+
+
+def _bwd_rows_kernel(*refs, has_scale, n, c, chunk, block_rows, programs, steps, prefetch,
+                     epsilon, subtract_mean):
+  """The chunked backward's first kernel: the row statistics dx needs, in one walk over
+  [block_rows, chunk] tiles of x and dy, never a whole row at once.
+
+  A program takes row blocks pid, pid + programs, ...; per chunk it reduces its tile about the
+  chunk's own mean (the count, mean and sum of squared deviations, the sums of g and of
+  g * (x - chunk mean), g = dy * scale) and merges that into the row's running values about the
+  running mean (Chan et al.'s pairwise update, exact in exact arithmetic; no E[x^2] - mean^2
+  cancellation). It writes per row mean, rstd, u = rstd^3 * sum(g * (x - mean)) / c and
+  w = rstd * sum(g) / c (0 for RMS norm), so that dx = rstd * g - (x - mean) * u - w.
+  """
+  if has_scale:
+    x_ref, sc_ref, dy_ref, mean_ref, rstd_ref, u_ref, w_ref = refs
+  else:
+    x_ref, dy_ref, mean_ref, rstd_ref, u_ref, w_ref = refs
+  pid = pl.program_id(0)
+  chunks = pl.cdiv(c, chunk)
+  zeros = jnp.zeros((block_rows,), jnp.float32)
+
+  def merge(rows, cols, mask, tiles, acc):
+    x, dy = tiles
+    k, count, mean, squares, g_sum, gd_sum = acc  # k: this chunk's index
+    g = dy * _chunk_vector(sc_ref, cols, c, chunk) if has_scale else dy
+    if not subtract_mean:  # sums about 0
+      return (k + 1, count, mean, squares + jnp.sum(x * x, axis=1), g_sum + jnp.sum(g, axis=1),
+              gd_sum + jnp.sum(g * x, axis=1))
+    here = jnp.minimum(c - k * chunk, chunk).astype(jnp.float32)  # channels in this chunk
+    chunk_mean = jnp.sum(x, axis=1) * (1.0 / here)
+    d = jnp.where(mask, x - chunk_mean[:, None], 0.0)
+    chunk_g = jnp.sum(g, axis=1)
+    total = count + here
+    delta = chunk_mean - mean
+    new_mean = mean + delta * (here / total)
+    return (k + 1, total, new_mean,
+            squares + jnp.sum(d * d, axis=1) + delta * delta * (count * here / total),
+            g_sum + chunk_g,
+            gd_sum + (mean - new_mean) * g_sum + jnp.sum(g * d, axis=1)
+            + (chunk_mean - new_mean) * chunk_g)
+
+  def block(i: Any, _: Any) -> None:
+    first_row = (pid + i * programs) * block_rows
+    # The last chunk's prefetch reloads that chunk rather than reading past the row.
+    origin = lambda k: (first_row, jnp.minimum(k, chunks - 1) * chunk)  # noqa: E731
+    _, _, mean, squares, g_sum, gd_sum = _tile_loop(
+        chunks, origin, block_rows, n, c, chunk, [x_ref, dy_ref], merge,
+        (jnp.int32(0), jnp.float32(0), zeros, zeros, zeros, zeros), prefetch)
+    rstd = lax.rsqrt(squares * (1.0 / c) + epsilon)
+    rows = first_row + lax.iota(jnp.int32, block_rows)
+    valid = rows < n
+    plt.store(mean_ref.at[rows], mean, mask=valid)
+    plt.store(rstd_ref.at[rows], rstd, mask=valid)
+    plt.store(u_ref.at[rows], rstd * rstd * rstd * gd_sum * (1.0 / c), mask=valid)
+    plt.store(w_ref.at[rows], rstd * g_sum * (1.0 / c) if subtract_mean else zeros, mask=valid)
+
+  lax.fori_loop(0, steps, block, None)
+
+
+def _bwd_tiles_kernel(*refs, has_scale, n, c, chunk, block_rows, groups, steps, prefetch):
+  """The chunked backward's second kernel: program (k, j) takes channels [k * chunk,
+  (k + 1) * chunk) of row tiles j, j + groups, ...; it writes dx there from the first kernel's
+  row statistics, and one float32 row of dscale/doffset partial sums (row j of the partials)."""
+  if has_scale:
+    x_ref, sc_ref, dy_ref, mean_ref, rstd_ref, u_ref, w_ref, dx_ref, ds_ref, do_ref = refs
+  else:
+    x_ref, dy_ref, mean_ref, rstd_ref, u_ref, w_ref, dx_ref, ds_ref, do_ref = refs
+  k, j = pl.program_id(0), pl.program_id(1)
+  first_col = k * chunk
+  cols = first_col + lax.broadcasted_iota(jnp.int32, (1, chunk), 1)
+  scale = _chunk_vector(sc_ref, cols, c, chunk) if has_scale else 1.0
+
+  def body(rows, cols, mask, tiles, carry):
+    x, dy = tiles
+    dscale, doffset = carry
+    index = rows[:, 0]
+    valid = index < n
+    # Rows past n read 0 for every statistic: their xhat is 0, and so is their dy.
+    mean, rstd, u, w = (_load(ref.at[index], valid)[:, None]
+                        for ref in (mean_ref, rstd_ref, u_ref, w_ref))
+    d = x - mean
+    g = dy * scale if has_scale else dy
+    plt.store(dx_ref.at[rows, cols], (rstd * g - d * u - w).astype(dx_ref.dtype), mask=mask)
+    return dscale + jnp.sum(dy * (d * rstd), axis=0), doffset + jnp.sum(dy, axis=0)
+
+  zeros = jnp.zeros((chunk,), jnp.float32)
+  origin = lambda step: ((step * groups + j) * block_rows, first_col)  # noqa: E731
+  dscale, doffset = _tile_loop(steps, origin, block_rows, n, c, chunk, [x_ref, dy_ref], body,
+                               (zeros, zeros), prefetch)
+  index = cols[0]
+  valid = (index < c) if c % chunk else None
+  plt.store(ds_ref.at[j, index], dscale, mask=valid)
+  plt.store(do_ref.at[j, index], doffset, mask=valid)
+
+
+def _chunked_backward(rows: Any, scale: Any, dy: Any, spec: Spec, config: TritonLayerNormConfig
+                      ) -> tuple[Any, Any, Any]:
+  """(dx, dscale partials, doffset partials) of the chunked backward: `_bwd_rows_kernel` over
+  `programs` programs (one per row block for 0), then `_bwd_tiles_kernel` over a grid of
+  channel chunks x row groups, about `programs` programs in all (0: 4 per SM), each group
+  writing one row of partial sums."""
+  n, c = rows.shape
+  chunk, r = config.chunk, config.block_rows
+  blocks = pl.cdiv(n, r)
+  programs = blocks if config.programs == 0 else min(config.programs, blocks)
+  params = [] if scale is None else [scale]
+  stat = jax.ShapeDtypeStruct((n,), jnp.float32)
+  mean, rstd, u, w = pl.pallas_call(
+      functools.partial(_bwd_rows_kernel, has_scale=scale is not None, n=n, c=c, chunk=chunk,
+                        block_rows=r, programs=programs, steps=pl.cdiv(blocks, programs),
+                        prefetch=config.prefetch, epsilon=spec.param("epsilon"),
+                        subtract_mean=spec.param("subtract_mean")),
+      grid=(programs,), out_shape=[stat] * 4, name="pjrtkit_layer_norm_bwd_rows",
+      **_params(config),
+  )(rows, *params, dy)
+  chunks = pl.cdiv(c, chunk)
+  wanted = config.programs or 4 * sm_count()
+  groups = min(blocks, max(1, pl.cdiv(wanted, chunks)))
+  part = jax.ShapeDtypeStruct((groups, c), jnp.float32)
+  return pl.pallas_call(
+      functools.partial(_bwd_tiles_kernel, has_scale=scale is not None, n=n, c=c, chunk=chunk,
+                        block_rows=r, groups=groups, steps=pl.cdiv(blocks, groups),
+                        prefetch=config.prefetch),
+      grid=(chunks, groups), out_shape=[jax.ShapeDtypeStruct(rows.shape, rows.dtype), part, part],
+      name="pjrtkit_layer_norm_bwd_tiles", **_params(config),
+  )(rows, *params, dy, mean, rstd, u, w)
 
 
 def _grid(n: int, config: "TritonLayerNormConfig") -> tuple[int, int]:
@@ -379,6 +537,15 @@ class TritonLayerNorm(Op[TritonLayerNormConfig]):
       there ran 0.87 / 0.33 / 0.18.
     (All from one run of tools/kernels_gpu/ln_triton_bench.py; the rule takes "xla" where
     `prefers_xla` says.)
+    Wider rows, the backward (ninth session): above 8192 channels (padded) the chunked backward,
+    one row by 1024 channels per tile, 4 warps, 8 programs per SM: forward+backward after the
+    Triton forward 2.35 / 2.38 / 2.14 / 1.84 TB/s at 4096x12288 / 4096x16384 / 2048x32768 /
+    1024x65536 (1.91 at 4096x16384 with float32 parameters), against 1.06 / 0.73 / 0.24 / 0.18
+    for whole rows and XLA's 1.11 / 1.04 / 2.25 / 2.22 (0.96); of 12 tilings (1-2 rows, 512-4096
+    channels, 2-8 warps, 4-16 programs per SM, with and without prefetch) it was the fastest or
+    within 2 % up to 32768 channels (at 1024x65536, where the rule takes XLA, the same tiling
+    without prefetch ran 7 % faster). At 8192x8192 whole rows stay: 2.98 against 2.45
+    (tools/kernels_gpu/ln_chunked_bwd_bench.py).
     """
     cp = pallas_lib.next_pow2(spec.arg("x").shape[spec.param("axis")])
     if cp <= 2048 and phase == "fwd":
@@ -386,6 +553,9 @@ class TritonLayerNorm(Op[TritonLayerNormConfig]):
     if cp <= 256 and phase == "bwd":
       # One program per tile writes a float32 partial row per tile: cheap for narrow rows only.
       return _config(8192, cp, 8, 0)
+    if phase == "bwd" and cp > 8192:
+      # The chunked backward: whole rows spill there (0.74 TB/s forward+backward at 4096x16384).
+      return _chunked(1024, 4, 8)
     if phase == "fwd":
       like_x = _params_like_x(spec)
       if like_x and cp <= 32768:
@@ -447,14 +617,15 @@ class TritonLayerNorm(Op[TritonLayerNormConfig]):
 
   def backward(self, residuals: Any, dout: Any, spec: Spec, config: TritonLayerNormConfig
                ) -> tuple[Any, ...]:
-    x, scale, _, _, _ = residuals  # mean and rstd are recomputed from x in the kernel.
-    if config.chunk:
-      # A forward-only config (its many small programs would each hold whole rows here).
-      config = self.phase_config(spec, "bwd")
+    x, scale, _, _, _ = residuals  # mean and rstd are recomputed from x in the kernels.
     rows, restore = base.to_rows(x, spec.param("axis"))
     dy, _ = base.to_rows(dout, spec.param("axis"))  # read in its own dtype
     n, c = rows.shape
     cp, r = pallas_lib.next_pow2(c), config.block_rows
+    if config.chunk and config.chunk < cp:
+      dx, dscale, doffset = _chunked_backward(rows, scale, dy, spec, config)
+      return base.finish_grads(spec, restore(dx), jnp.sum(dscale, axis=0),
+                               jnp.sum(doffset, axis=0))
     programs, steps = _grid(n, config)
     part = jax.ShapeDtypeStruct((programs, c), jnp.float32)
     dx, dscale, doffset = pl.pallas_call(
