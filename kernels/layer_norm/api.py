@@ -39,7 +39,7 @@ def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   (XLA 3.19 against 2.71 TB/s at 16384x2048, level at 512-1024), of rows wider than 32768
   channels, or wider than 16384 with parameters of another dtype than x, and the gradient of
   rows wider than 16384 channels where the forward is XLA's (XLA's gradient fuses its forward's
-  statistics: 2.22 TB/s forward+backward at 1024x65536 against 1.84).
+  statistics: 2.22 TB/s forward+backward at 1024x65536 against 1.71).
   pjrtkit's CPU device: "native", forward and gradient, float32 and bfloat16 (at 4096x4096:
   float32 forward 0.76-0.86x of xla's time, forward+gradient 0.74-0.77x, gradient from a given
   cotangent 0.80-0.84x; bfloat16 0.13-0.49x. One pass over memory each way, the backward's

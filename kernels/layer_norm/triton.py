@@ -119,8 +119,8 @@ def prefers_xla(spec: Spec, phase: str) -> bool:
 
   * the backward of rows wider than 16384 channels where XLA also takes the forward (below), so
     that XLA's gradient runs after XLA's forward, whose statistics it fuses: 2.22 TB/s
-    forward+backward at 1024x65536, against 1.84 for the Triton forward with the chunked
-    backward. Elsewhere the chunked backward (`phase_config`) wins: 2.35 / 2.38 / 2.14 TB/s
+    forward+backward at 1024x65536, against 1.71 for the Triton forward with the chunked
+    backward. Elsewhere the chunked backward (`phase_config`) wins: 2.35 / 2.38 / 2.11 TB/s
     forward+backward at 4096x12288 / 4096x16384 / 2048x32768 after the Triton forward, against
     XLA's 1.11 / 1.04 / 2.25 for both phases, and 1.79 at 2048x32768 for the Triton forward with
     XLA's gradient (`None`'s choice in the eighth session);
@@ -539,8 +539,8 @@ class TritonLayerNorm(Op[TritonLayerNormConfig]):
     `prefers_xla` says.)
     Wider rows, the backward (ninth session): above 8192 channels (padded) the chunked backward,
     one row by 1024 channels per tile, 4 warps, 8 programs per SM: forward+backward after the
-    Triton forward 2.35 / 2.38 / 2.14 / 1.84 TB/s at 4096x12288 / 4096x16384 / 2048x32768 /
-    1024x65536 (1.91 at 4096x16384 with float32 parameters), against 1.06 / 0.73 / 0.24 / 0.18
+    Triton forward 2.35 / 2.38 / 2.11 / 1.71 TB/s at 4096x12288 / 4096x16384 / 2048x32768 /
+    1024x65536 (1.87 at 4096x16384 with float32 parameters), against 1.06 / 0.73 / 0.24 / 0.18
     for whole rows and XLA's 1.11 / 1.04 / 2.25 / 2.22 (0.96); of 12 tilings (1-2 rows, 512-4096
     channels, 2-8 warps, 4-16 programs per SM, with and without prefetch) it was the fastest or
     within 2 % up to 32768 channels (at 1024x65536, where the rule takes XLA, the same tiling
