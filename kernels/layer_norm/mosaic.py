@@ -7,9 +7,8 @@ copies the results back; the backward recomputes mean and rstd from x. Hopper (s
 Rows wider than 256 channels (a multiple of 1024) take the wide-row forward of `mosaic_wide`
 (rows streamed through a shared-memory TMA ring; compiled only, no interpret path) and the
 "triton" backward, with the config tuned for "triton" at that call where there is one, else its
-per-phase default (the chunked backward above 8192 channels); XLA's backward where
-`triton.prefers_xla` says (`implementation=None` chooses the gradient's implementation and
-config separately anyway).
+per-phase default (the chunked backward above 8192 channels; `implementation=None` chooses the
+gradient's implementation and config separately anyway).
 Verified compiled on the H200 (2026-12-01: forward and gradient at 4096x256 and 65536x64,
 with and without scale/offset; `ENABLED_ON_GPU` switches GPUs off again). These tile kernels read
 their inputs from global memory (no BlockSpec pipelining), which is also what Pallas's Mosaic GPU
@@ -36,7 +35,6 @@ from pjrtkit.kernels.core.interpret import interpret_enabled
 from pjrtkit.kernels.core.op import Op
 from pjrtkit.kernels.core.spec import Spec
 from pjrtkit.kernels.layer_norm import base, mosaic_wide, pallas_common
-from pjrtkit.kernels.layer_norm import triton as triton_lib
 from pjrtkit.kernels.layer_norm.pallas_common import PallasLayerNormConfig
 
 _MAX_CHANNELS = 256
@@ -269,10 +267,9 @@ class MosaicLayerNorm(Op[PallasLayerNormConfig]):
                ) -> tuple[Any, ...]:
     if _is_wide(spec):
       # The Triton backward, chosen as `implementation="triton"` would be (its tuned config for
-      # this call where there is one, else its per-phase default); XLA's where that measured
-      # faster (`triton.prefers_xla`).
-      name = "xla" if triton_lib.prefers_xla(spec, "bwd") else "triton"
-      chosen = op_lib.family(base.OP_NAME).choose(spec, name, "bwd", current_device())
+      # this call where there is one, else its per-phase default: the chunked backward above
+      # 8192 channels, which after a forward other than XLA's ran faster than XLA's gradient).
+      chosen = op_lib.family(base.OP_NAME).choose(spec, "triton", "bwd", current_device())
       return chosen.op.backward(residuals, dout, spec, chosen.config)
     x, scale, _, _, _ = residuals  # mean and rstd are recomputed from x in the kernel
     r = _block_rows(config)

@@ -162,10 +162,9 @@ def test_wide_rows_have_no_interpret_path():
   assert empty == "x has no rows: the wide-row kernel launches one program per row at most"
 
 
-def test_wide_gradient_runs_the_triton_backward_with_its_tuned_config_or_xla(monkeypatch):
+def test_wide_gradient_runs_the_triton_backward_with_its_tuned_or_default_config(monkeypatch):
   """The wide-row gradient is "triton"'s backward with the config `implementation="triton"`
-  takes on the H200 (the shipped tuned file's at 8192x8192, the per-phase default elsewhere),
-  or XLA's where `triton.prefers_xla`."""
+  takes on the H200 (the shipped tuned file's at 8192x8192, the per-phase default elsewhere)."""
   calls = []
   monkeypatch.setattr(triton.TritonLayerNorm, "backward",
                       lambda self, res, dout, spec, config: calls.append(config) or ())
@@ -178,16 +177,16 @@ def test_wide_gradient_runs_the_triton_backward_with_its_tuned_config_or_xla(mon
   tuned, untuned = calls
   assert (tuned.block_rows, tuned.num_warps, tuned.programs) == (1, 8, 264)  # kernels/tuned
   assert untuned == triton.TritonLayerNorm().phase_config(_spec((64, 8192)), "bwd")
-  # Wider rows take Triton's chunked backward, and XLA's where XLA also takes the forward (rows
-  # wider than 16384 channels with float32 parameters for bfloat16 x).
+  # Wider rows take Triton's chunked backward, also where `None` would take XLA's gradient
+  # (float32 parameters above 16384 channels: that pairs XLA's gradient with XLA's forward).
   monkeypatch.setattr(xla.XlaLayerNorm, "backward",
                       lambda self, res, dout, spec, config: calls.append("xla") or ())
-  wider = _spec((64, 16384))
-  mosaic.MosaicLayerNorm().backward(None, None, wider, PallasLayerNormConfig(64, 2, 1))
-  assert calls[-1] == triton.TritonLayerNormConfig(1, 4, 8 * 132, True, 1024)
-  widest = _spec((64, 32768), params="float32")
-  mosaic.MosaicLayerNorm().backward(None, None, widest, PallasLayerNormConfig(64, 1, 1))
-  assert calls[-1] == "xla" and len(calls) == 4
+  chunked = triton.TritonLayerNormConfig(1, 4, 8 * 132, True, 1024)
+  for shape, params in [((64, 16384), "bfloat16"), ((64, 20480), "float32")]:
+    mosaic.MosaicLayerNorm().backward(None, None, _spec(shape, params=params),
+                                      PallasLayerNormConfig(64, 1, 1))
+    assert calls[-1] == chunked, shape
+  assert "xla" not in calls and len(calls) == 4
 
 
 def _h200() -> device.DeviceInfo:

@@ -16,8 +16,9 @@ to a power of two; loads and stores are masked at the last tile and at the padde
   from [block_rows, chunk] tiles over a grid of channel chunks x row groups
   (`_bwd_tiles_kernel`).
 
-Both kernels launch at most `programs` programs (a few per SM), each looping over every
-programs-th tile, optionally loading the next tile before using the current one (`prefetch`).
+The forward and the whole-row backward launch at most `programs` programs (a few per SM), each
+looping over every programs-th tile, optionally loading the next tile before using the current
+one (`prefetch`).
 A forward config with `chunk` instead walks each row in chunks of `chunk` channels, three times
 (the mean, the variance, then y): a program then needs the registers of one chunk, not of a
 whole row, so more programs fit an SM on wide rows; the row's second and third reads come from
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -60,9 +61,12 @@ class TritonLayerNormConfig:
     block_rows: rows per tile (a power of two); a tile is block_rows x channels rounded up to a
       power of two, the same in both kernels.
     num_warps: warps per program (1, 2, 4, 8, 16 or 32).
-    programs: the most programs either kernel launches, each looping over every programs-th
-      tile (a few per SM keep every SM busy without a tail); 0: one program per tile. The
-      backward writes one float32 row of dscale/doffset partial sums per program.
+    programs: the most programs the forward and the whole-row backward launch, each looping over
+      every programs-th tile (a few per SM keep every SM busy without a tail); 0: one program
+      per tile. The whole-row backward writes one float32 row of dscale/doffset partial sums per
+      program. The chunked backward's row kernel launches as many (over row blocks), its tile
+      kernel about as many over channel chunks x row groups (0: 4 per SM), one partial row per
+      row group.
     prefetch: in the loop, load the next tile before using this one (its loads stay in flight
       while this tile is reduced and stored; costs the registers of one more tile).
     chunk: 0, or channels per chunk (a power of two >= 16; whole rows where the padded row is
@@ -120,10 +124,11 @@ def prefers_xla(spec: Spec, phase: str) -> bool:
   * the backward of rows wider than 16384 channels where XLA also takes the forward (below), so
     that XLA's gradient runs after XLA's forward, whose statistics it fuses: 2.22 TB/s
     forward+backward at 1024x65536, against 1.71 for the Triton forward with the chunked
-    backward. Elsewhere the chunked backward (`phase_config`) wins: 2.35 / 2.38 / 2.11 TB/s
-    forward+backward at 4096x12288 / 4096x16384 / 2048x32768 after the Triton forward, against
-    XLA's 1.11 / 1.04 / 2.25 for both phases, and 1.79 at 2048x32768 for the Triton forward with
-    XLA's gradient (`None`'s choice in the eighth session);
+    backward. Elsewhere the gradient is the chunked backward (`phase_config`): after the Triton
+    forward it ran 2.35 / 2.38 / 2.11 TB/s forward+backward at 4096x12288 / 4096x16384 /
+    2048x32768, against XLA's 1.11 / 1.04 / 2.25 for both phases (faster at 16384 channels and
+    below; at 2048x32768 XLA's pair is faster, but `None`'s forward there is Triton's, and the
+    Triton forward with XLA's gradient ran 1.79, `None`'s choice in the eighth session);
   * the forward of rows of 257 to 2048 channels: XLA 3.06 / 2.84 / 3.19 TB/s at 65536x512 /
     32768x1024 / 16384x2048 with bf16 parameters against 2.93 / 2.86 / 2.71 (faster, or within
     1 %), within 2 % either way with float32 ones (at 256 channels "triton" ran 3.89 against
@@ -173,10 +178,11 @@ def _load(ref: Any, mask: Any) -> Any:
   return plt.load(ref, mask=mask, other=0).astype(jnp.float32)
 
 
-def _load_vector(ref: Any, c: int, cp: int) -> Any:
-  """A [1, cp] float32 parameter vector (zero past c), read in its own dtype."""
-  cols = lax.iota(jnp.int32, cp)
-  v = _load(ref.at[cols], cols < c) if cp != c else plt.load(ref.at[cols]).astype(jnp.float32)
+def _load_vector(ref: Any, c: int, width: int, first_col: Any = 0) -> Any:
+  """A [1, width] float32 slice of a parameter vector from channel `first_col` (zero past c),
+  read in its own dtype (`width`: the padded row, or a chunk that divides it)."""
+  cols = first_col + lax.iota(jnp.int32, width)
+  v = _load(ref.at[cols], cols < c) if c % width else plt.load(ref.at[cols]).astype(jnp.float32)
   return v[None, :]
 
 
@@ -193,8 +199,9 @@ def _normalize(x: Any, mask: Any, c: int, epsilon: float, subtract_mean: bool
   return jnp.where(mask, xc * rstd, 0.0), rstd
 
 
-def _tile_loop(steps: Any, origin: Any, block_rows: int, n: int, c: int, width: int,
-               refs: Sequence[Any], body: Any, init: Any, prefetch: bool) -> Any:
+def _tile_loop(steps: Any, origin: Callable[[Any], tuple[Any, Any]], block_rows: int, n: int,
+               c: int, width: int, refs: Sequence[Any], body: Any, init: Any, prefetch: bool
+               ) -> Any:
   """Runs ``body(rows, cols, mask, tiles, carry) -> carry`` for step < `steps` over the
   [block_rows, width] tile whose first row and channel are ``origin(step)``, with ``tiles`` the
   float32 tiles of `refs` there (masked past row n and channel c: such elements move no data).
@@ -229,10 +236,13 @@ def _tile_loop(steps: Any, origin: Any, block_rows: int, n: int, c: int, width: 
   return lax.fori_loop(0, steps, step_fn, (load(0), init))[1]
 
 
-def _row_tiles(pid: Any, programs: int, block_rows: int) -> Any:
+def _row_tiles(pid: Any, programs: int, block_rows: int) -> Callable[[Any], tuple[Any, Any]]:
   """`_tile_loop`'s origin for a program looping over whole-row tiles pid, pid + programs, ...
   (tiles past the last row are fully masked)."""
-  return lambda step: ((step * programs + pid) * block_rows, 0)
+  def origin(step: Any) -> tuple[Any, Any]:
+    return (step * programs + pid) * block_rows, 0
+
+  return origin
 
 
 def _fwd_kernel(*refs, has_scale, has_offset, n, c, cp, block_rows, programs, steps, prefetch,
@@ -347,25 +357,16 @@ def _bwd_kernel(*refs, has_scale, n, c, cp, block_rows, programs, steps, prefetc
   plt.store(do_ref.at[pid, cols], doffset, mask=mask)
 
 
-def _chunk_vector(ref: Any, cols: Any, c: int, chunk: int) -> Any:
-  """The [1, chunk] float32 slice of a parameter vector at channels `cols` ([1, chunk]), zero
-  past c."""
-  index = cols[0]
-  if c % chunk:
-    return _load(ref.at[index], index < c)[None, :]
-  return plt.load(ref.at[index]).astype(jnp.float32)[None, :]
-
-
-def _bwd_rows_kernel(*refs, has_scale, n, c, chunk, block_rows, programs, steps, prefetch,
+def _bwd_rows_kernel(*refs, has_scale, n, c, chunk, block_rows, programs, blocks, prefetch,
                      epsilon, subtract_mean):
   """The chunked backward's first kernel: the row statistics dx needs, in one walk over
   [block_rows, chunk] tiles of x and dy, never a whole row at once.
 
-  A program takes row blocks pid, pid + programs, ...; per chunk it reduces its tile about the
-  chunk's own mean (the count, mean and sum of squared deviations, the sums of g and of
-  g * (x - chunk mean), g = dy * scale) and merges that into the row's running values about the
-  running mean (Chan et al.'s pairwise update, exact in exact arithmetic; no E[x^2] - mean^2
-  cancellation). It writes per row mean, rstd, u = rstd^3 * sum(g * (x - mean)) / c and
+  A program takes row blocks pid, pid + programs, ... below `blocks`; per chunk it reduces its
+  tile about the chunk's own mean (the count, mean and sum of squared deviations, the sums of g
+  and of g * (x - chunk mean), g = dy * scale) and merges that into the row's running values
+  about the running mean (Chan et al.'s pairwise update, exact in exact arithmetic; no
+  E[x^2] - mean^2 cancellation). It writes per row mean, rstd, u = rstd^3 * sum(g * (x - mean)) / c and
   w = rstd * sum(g) / c (0 for RMS norm), so that dx = rstd * g - (x - mean) * u - w.
   """
   if has_scale:
@@ -379,7 +380,7 @@ def _bwd_rows_kernel(*refs, has_scale, n, c, chunk, block_rows, programs, steps,
   def merge(rows, cols, mask, tiles, acc):
     x, dy = tiles
     k, count, mean, squares, g_sum, gd_sum = acc  # k: this chunk's index
-    g = dy * _chunk_vector(sc_ref, cols, c, chunk) if has_scale else dy
+    g = dy * _load_vector(sc_ref, c, chunk, k * chunk) if has_scale else dy
     if not subtract_mean:  # sums about 0
       return (k + 1, count, mean, squares + jnp.sum(x * x, axis=1), g_sum + jnp.sum(g, axis=1),
               gd_sum + jnp.sum(g * x, axis=1))
@@ -389,17 +390,24 @@ def _bwd_rows_kernel(*refs, has_scale, n, c, chunk, block_rows, programs, steps,
     chunk_g = jnp.sum(g, axis=1)
     total = count + here
     delta = chunk_mean - mean
-    new_mean = mean + delta * (here / total)
-    return (k + 1, total, new_mean,
+    # The mean moves by `step`; both sums of g * (x - mean) are re-centred by exact differences
+    # (not by subtracting the nearly equal means themselves).
+    step = delta * (here / total)
+    return (k + 1, total, mean + step,
             squares + jnp.sum(d * d, axis=1) + delta * delta * (count * here / total),
             g_sum + chunk_g,
-            gd_sum + (mean - new_mean) * g_sum + jnp.sum(g * d, axis=1)
-            + (chunk_mean - new_mean) * chunk_g)
+            gd_sum - step * g_sum + jnp.sum(g * d, axis=1) + (delta - step) * chunk_g)
 
   def block(i: Any, _: Any) -> None:
     first_row = (pid + i * programs) * block_rows
-    # The last chunk's prefetch reloads that chunk rather than reading past the row.
-    origin = lambda k: (first_row, jnp.minimum(k, chunks - 1) * chunk)  # noqa: E731
+
+    def origin(k: Any) -> tuple[Any, Any]:
+      # The prefetch after the last chunk reloads that chunk (from cache) rather than reading
+      # past the row. (Pointing it at fully masked rows instead measured slower on the H200:
+      # 2.33 against 2.42 TB/s forward+backward at 4096x16384, relative to the same tiling
+      # without prefetch 0.98x against 1.03x.)
+      return first_row, jnp.minimum(k, chunks - 1) * chunk
+
     _, _, mean, squares, g_sum, gd_sum = _tile_loop(
         chunks, origin, block_rows, n, c, chunk, [x_ref, dy_ref], merge,
         (jnp.int32(0), jnp.float32(0), zeros, zeros, zeros, zeros), prefetch)
@@ -411,21 +419,21 @@ def _bwd_rows_kernel(*refs, has_scale, n, c, chunk, block_rows, programs, steps,
     plt.store(u_ref.at[rows], rstd * rstd * rstd * gd_sum * (1.0 / c), mask=valid)
     plt.store(w_ref.at[rows], rstd * g_sum * (1.0 / c) if subtract_mean else zeros, mask=valid)
 
-  lax.fori_loop(0, steps, block, None)
+  lax.fori_loop(0, lax.div(blocks - pid + programs - 1, programs), block, None)
 
 
-def _bwd_tiles_kernel(*refs, has_scale, n, c, chunk, block_rows, groups, steps, prefetch):
+def _bwd_tiles_kernel(*refs, has_scale, n, c, chunk, block_rows, groups, blocks, prefetch):
   """The chunked backward's second kernel: program (k, j) takes channels [k * chunk,
-  (k + 1) * chunk) of row tiles j, j + groups, ...; it writes dx there from the first kernel's
-  row statistics, and one float32 row of dscale/doffset partial sums (row j of the partials)."""
+  (k + 1) * chunk) of row tiles j, j + groups, ... below `blocks`; it writes dx there from the
+  first kernel's row statistics, and one float32 row of dscale/doffset partial sums (row j of
+  the partials)."""
   if has_scale:
     x_ref, sc_ref, dy_ref, mean_ref, rstd_ref, u_ref, w_ref, dx_ref, ds_ref, do_ref = refs
   else:
     x_ref, dy_ref, mean_ref, rstd_ref, u_ref, w_ref, dx_ref, ds_ref, do_ref = refs
   k, j = pl.program_id(0), pl.program_id(1)
   first_col = k * chunk
-  cols = first_col + lax.broadcasted_iota(jnp.int32, (1, chunk), 1)
-  scale = _chunk_vector(sc_ref, cols, c, chunk) if has_scale else 1.0
+  scale = _load_vector(sc_ref, c, chunk, first_col) if has_scale else 1.0
 
   def body(rows, cols, mask, tiles, carry):
     x, dy = tiles
@@ -440,11 +448,13 @@ def _bwd_tiles_kernel(*refs, has_scale, n, c, chunk, block_rows, groups, steps, 
     plt.store(dx_ref.at[rows, cols], (rstd * g - d * u - w).astype(dx_ref.dtype), mask=mask)
     return dscale + jnp.sum(dy * (d * rstd), axis=0), doffset + jnp.sum(dy, axis=0)
 
+  def origin(step: Any) -> tuple[Any, Any]:
+    return (step * groups + j) * block_rows, first_col
+
   zeros = jnp.zeros((chunk,), jnp.float32)
-  origin = lambda step: ((step * groups + j) * block_rows, first_col)  # noqa: E731
-  dscale, doffset = _tile_loop(steps, origin, block_rows, n, c, chunk, [x_ref, dy_ref], body,
-                               (zeros, zeros), prefetch)
-  index = cols[0]
+  dscale, doffset = _tile_loop(lax.div(blocks - j + groups - 1, groups), origin, block_rows, n,
+                               c, chunk, [x_ref, dy_ref], body, (zeros, zeros), prefetch)
+  index = first_col + lax.iota(jnp.int32, chunk)
   valid = (index < c) if c % chunk else None
   plt.store(ds_ref.at[j, index], dscale, mask=valid)
   plt.store(do_ref.at[j, index], doffset, mask=valid)
@@ -459,12 +469,12 @@ def _chunked_backward(rows: Any, scale: Any, dy: Any, spec: Spec, config: Triton
   n, c = rows.shape
   chunk, r = config.chunk, config.block_rows
   blocks = pl.cdiv(n, r)
-  programs = blocks if config.programs == 0 else min(config.programs, blocks)
+  programs, _ = _grid(n, config)
   params = [] if scale is None else [scale]
   stat = jax.ShapeDtypeStruct((n,), jnp.float32)
   mean, rstd, u, w = pl.pallas_call(
       functools.partial(_bwd_rows_kernel, has_scale=scale is not None, n=n, c=c, chunk=chunk,
-                        block_rows=r, programs=programs, steps=pl.cdiv(blocks, programs),
+                        block_rows=r, programs=programs, blocks=blocks,
                         prefetch=config.prefetch, epsilon=spec.param("epsilon"),
                         subtract_mean=spec.param("subtract_mean")),
       grid=(programs,), out_shape=[stat] * 4, name="pjrtkit_layer_norm_bwd_rows",
@@ -476,8 +486,7 @@ def _chunked_backward(rows: Any, scale: Any, dy: Any, spec: Spec, config: Triton
   part = jax.ShapeDtypeStruct((groups, c), jnp.float32)
   return pl.pallas_call(
       functools.partial(_bwd_tiles_kernel, has_scale=scale is not None, n=n, c=c, chunk=chunk,
-                        block_rows=r, groups=groups, steps=pl.cdiv(blocks, groups),
-                        prefetch=config.prefetch),
+                        block_rows=r, groups=groups, blocks=blocks, prefetch=config.prefetch),
       grid=(chunks, groups), out_shape=[jax.ShapeDtypeStruct(rows.shape, rows.dtype), part, part],
       name="pjrtkit_layer_norm_bwd_tiles", **_params(config),
   )(rows, *params, dy, mean, rstd, u, w)
@@ -542,9 +551,10 @@ class TritonLayerNorm(Op[TritonLayerNormConfig]):
     Triton forward 2.35 / 2.38 / 2.11 / 1.71 TB/s at 4096x12288 / 4096x16384 / 2048x32768 /
     1024x65536 (1.87 at 4096x16384 with float32 parameters), against 1.06 / 0.73 / 0.24 / 0.18
     for whole rows and XLA's 1.11 / 1.04 / 2.25 / 2.22 (0.96); of 12 tilings (1-2 rows, 512-4096
-    channels, 2-8 warps, 4-16 programs per SM, with and without prefetch) it was the fastest or
-    within 2 % up to 32768 channels (at 1024x65536, where the rule takes XLA, the same tiling
-    without prefetch ran 7 % faster). At 8192x8192 whole rows stay: 2.98 against 2.45
+    channels, 2-8 warps, 4-16 programs per SM or one per row block, with and without prefetch)
+    it was the fastest or within 2 % up to 32768 channels (at 1024x65536, where the rule takes
+    XLA, six tilings ran 4-8 % faster, the same one without prefetch 1.84). At 8192x8192 whole
+    rows stay: 2.98 against 2.45
     (tools/kernels_gpu/ln_chunked_bwd_bench.py).
     """
     cp = pallas_lib.next_pow2(spec.arg("x").shape[spec.param("axis")])
@@ -554,7 +564,7 @@ class TritonLayerNorm(Op[TritonLayerNormConfig]):
       # One program per tile writes a float32 partial row per tile: cheap for narrow rows only.
       return _config(8192, cp, 8, 0)
     if phase == "bwd" and cp > 8192:
-      # The chunked backward: whole rows spill there (0.74 TB/s forward+backward at 4096x16384).
+      # The chunked backward: whole rows spill there (0.73 TB/s forward+backward at 4096x16384).
       return _chunked(1024, 4, 8)
     if phase == "fwd":
       like_x = _params_like_x(spec)

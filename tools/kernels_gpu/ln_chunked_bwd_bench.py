@@ -53,7 +53,7 @@ def _contenders(spec: Any) -> dict[str, common.Contender]:
     out[f"triton fwd + chunked bwd {rows}x{chunk} w{warps} x{per_sm} prefetch "
         f"{int(prefetch)}"] = ("fwd+bwd", triton_with(config))
   untuned = op.phase_config(spec, "bwd")
-  out[f"chunked bwd alone, untuned {untuned}"] = (
+  out[f"bwd alone, untuned {untuned}"] = (
       "bwd", lambda x, s, o, dy: op.backward((x, s, o, None, None), dy, spec, untuned))
   return out
 
