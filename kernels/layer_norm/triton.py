@@ -366,8 +366,9 @@ def _bwd_rows_kernel(*refs, has_scale, n, c, chunk, block_rows, programs, blocks
   tile about the chunk's own mean (the count, mean and sum of squared deviations, the sums of g
   and of g * (x - chunk mean), g = dy * scale) and merges that into the row's running values
   about the running mean (Chan et al.'s pairwise update, exact in exact arithmetic; no
-  E[x^2] - mean^2 cancellation). It writes per row mean, rstd, u = rstd^3 * sum(g * (x - mean)) / c and
-  w = rstd * sum(g) / c (0 for RMS norm), so that dx = rstd * g - (x - mean) * u - w.
+  E[x^2] - mean^2 cancellation). It writes per row mean, rstd,
+  u = rstd^3 * sum(g * (x - mean)) / c and w = rstd * sum(g) / c (0 for RMS norm), so that
+  dx = rstd * g - (x - mean) * u - w.
   """
   if has_scale:
     x_ref, sc_ref, dy_ref, mean_ref, rstd_ref, u_ref, w_ref = refs
