@@ -11,27 +11,27 @@ to a power of two; loads and stores are masked at the last tile and at the padde
 * Backward: recomputes mean and rstd from ``x`` (cheaper than reading them: the row is in
   registers), writes ``dx``, and accumulates ``dscale``/``doffset`` in registers; each program
   writes one float32 row of partial sums at the end, and XLA adds those rows. Rows too wide to
-  hold (a config with `chunk`) take the chunked backward instead: one kernel walks each row once
-  in chunks for its statistics (`_bwd_rows_kernel`), a second writes ``dx`` and the partial sums
-  from [block_rows, chunk] tiles over a grid of channel chunks x row groups
-  (`_bwd_tiles_kernel`).
+  hold (a config with `chunk`) take the chunked backward instead (`triton_chunked.backward`):
+  one kernel walks each row once in chunks for its statistics, a second writes ``dx`` and the
+  partial sums from [block_rows, chunk] tiles over a grid of channel chunks x row groups.
 
 The forward and the whole-row backward launch at most `programs` programs (a few per SM), each
 looping over every programs-th tile, optionally loading the next tile before using the current
 one (`prefetch`).
 A forward config with `chunk` instead walks each row in chunks of `chunk` channels, three times
-(the mean, the variance, then y): a program then needs the registers of one chunk, not of a
-whole row, so more programs fit an SM on wide rows; the row's second and third reads come from
-cache. (Candidates for rows wider than 2048 channels; on the H200 at 8192x8192 bf16 they ran
+(the mean, the variance, then y; `triton_chunked.forward_kernel`): a program then needs the
+registers of one chunk, not of a whole row, so more programs fit an SM on wide rows; the row's
+second and third reads come from cache. (Candidates for rows wider than 2048 channels; on the H200 at 8192x8192 bf16 they ran
 about 3.0 TB/s, slower than whole rows at 3.5-3.6.) Wide whole rows read scale and offset per
 row (`reload_params`) rather than holding them, which frees registers for more programs per SM.
+The tile helpers all of them share are in `triton_tiles.py`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -42,10 +42,11 @@ from jax.experimental.pallas import triton as plt
 from pjrtkit.kernels.core import pallas as pallas_lib
 from pjrtkit.kernels.core.pallas import sm_count
 from pjrtkit.kernels.core.device import DeviceInfo
-from pjrtkit.kernels.core.interpret import interpret_enabled
 from pjrtkit.kernels.core.op import Op
 from pjrtkit.kernels.core.spec import Spec
-from pjrtkit.kernels.layer_norm import base
+from pjrtkit.kernels.layer_norm import base, triton_chunked
+from pjrtkit.kernels.layer_norm.triton_tiles import (call_params, load_vector, normalize, row_tiles,
+                                                     tile_loop)
 
 _MAX_CHANNELS = 1 << 16
 _MAX_TILE = 1 << 17
@@ -154,97 +155,6 @@ def _chunked(chunk: int, num_warps: int, per_sm: int) -> TritonLayerNormConfig:
   return TritonLayerNormConfig(1, num_warps, per_sm * sm_count(), True, chunk)
 
 
-def _params(config: TritonLayerNormConfig) -> dict[str, Any]:
-  if interpret_enabled():
-    return {"interpret": True}
-  # num_stages: Triton's pipeliner leaves these loops' loads alone (no dot); `prefetch` does it.
-  return {"compiler_params": plt.CompilerParams(num_warps=config.num_warps, num_stages=1)}
-
-
-def _tile(first_row: Any, block_rows: int, n: int, c: int, width: int, first_col: Any = 0
-          ) -> tuple[Any, Any, Any]:
-  """Row indices [block_rows, 1], channel indices [1, width] from `first_col`, and the mask of
-  real elements (`width` is the padded row, or a chunk that divides it; c % width != 0 exactly
-  when some tile reaches past channel c)."""
-  rows = first_row + lax.broadcasted_iota(jnp.int32, (block_rows, 1), 0)
-  cols = first_col + lax.broadcasted_iota(jnp.int32, (1, width), 1)
-  mask = rows < n
-  if c % width:
-    mask = mask & (cols < c)
-  return rows, cols, jnp.broadcast_to(mask, (block_rows, width))
-
-
-def _load(ref: Any, mask: Any) -> Any:
-  return plt.load(ref, mask=mask, other=0).astype(jnp.float32)
-
-
-def _load_vector(ref: Any, c: int, width: int, first_col: Any = 0) -> Any:
-  """A [1, width] float32 slice of a parameter vector from channel `first_col` (zero past c),
-  read in its own dtype (`width`: the padded row, or a chunk that divides it)."""
-  cols = first_col + lax.iota(jnp.int32, width)
-  v = _load(ref.at[cols], cols < c) if c % width else plt.load(ref.at[cols]).astype(jnp.float32)
-  return v[None, :]
-
-
-def _normalize(x: Any, mask: Any, c: int, epsilon: float, subtract_mean: bool
-               ) -> tuple[Any, Any]:
-  """(xhat, rstd) of a float32 tile whose masked entries are 0; xhat is 0 where masked."""
-  if subtract_mean:
-    mean = jnp.sum(x, axis=1, keepdims=True) * (1.0 / c)
-    xc = jnp.where(mask, x - mean, 0.0)
-  else:
-    xc = x
-  rstd = lax.rsqrt(jnp.sum(xc * xc, axis=1, keepdims=True) * (1.0 / c) + epsilon)
-  # Masked rows have rstd = rsqrt(epsilon) (inf for epsilon = 0): keep them out of xhat.
-  return jnp.where(mask, xc * rstd, 0.0), rstd
-
-
-def _tile_loop(steps: Any, origin: Callable[[Any], tuple[Any, Any]], block_rows: int, n: int,
-               c: int, width: int, refs: Sequence[Any], body: Any, init: Any, prefetch: bool
-               ) -> Any:
-  """Runs ``body(rows, cols, mask, tiles, carry) -> carry`` for step < `steps` over the
-  [block_rows, width] tile whose first row and channel are ``origin(step)``, with ``tiles`` the
-  float32 tiles of `refs` there (masked past row n and channel c: such elements move no data).
-
-  With `prefetch`, the tiles of the next step are loaded before this step's are used: their
-  loads are in flight while this step reduces and stores. ``origin(steps)`` (the last step's
-  prefetch, never used) must be in bounds or fully masked.
-  """
-
-  def tile(step: Any) -> tuple[Any, Any, Any]:
-    first_row, first_col = origin(step)
-    return _tile(first_row, block_rows, n, c, width, first_col)
-
-  def load(step: Any) -> tuple[Any, ...]:
-    rows, cols, mask = tile(step)
-    return tuple(plt.load(ref.at[rows, cols], mask=mask, other=0) for ref in refs)
-
-  def run(step: Any, tiles: tuple[Any, ...], carry: Any) -> Any:
-    rows, cols, mask = tile(step)
-    return body(rows, cols, mask, tuple(t.astype(jnp.float32) for t in tiles), carry)
-
-  if isinstance(steps, int) and steps == 1:
-    return run(0, load(0), init)
-  if not prefetch:
-    return lax.fori_loop(0, steps, lambda step, carry: run(step, load(step), carry), init)
-
-  def step_fn(step: Any, state: tuple[Any, Any]) -> tuple[Any, Any]:
-    tiles, carry = state
-    following = load(step + 1)
-    return following, run(step, tiles, carry)
-
-  return lax.fori_loop(0, steps, step_fn, (load(0), init))[1]
-
-
-def _row_tiles(pid: Any, programs: int, block_rows: int) -> Callable[[Any], tuple[Any, Any]]:
-  """`_tile_loop`'s origin for a program looping over whole-row tiles pid, pid + programs, ...
-  (tiles past the last row are fully masked)."""
-  def origin(step: Any) -> tuple[Any, Any]:
-    return (step * programs + pid) * block_rows, 0
-
-  return origin
-
-
 def _fwd_kernel(*refs, has_scale, has_offset, n, c, cp, block_rows, programs, steps, prefetch,
                 reload_params, epsilon, subtract_mean):
   x_ref, *params, y_ref = refs
@@ -252,13 +162,13 @@ def _fwd_kernel(*refs, has_scale, has_offset, n, c, cp, block_rows, programs, st
   offset_ref = params.pop(0) if has_offset else None
 
   def parameters() -> tuple[Any, Any]:
-    return (_load_vector(scale_ref, c, cp) if has_scale else 1.0,
-            _load_vector(offset_ref, c, cp) if has_offset else 0.0)
+    return (load_vector(scale_ref, c, cp) if has_scale else 1.0,
+            load_vector(offset_ref, c, cp) if has_offset else 0.0)
 
   held = None if reload_params else parameters()
 
   def body(rows, cols, mask, tiles, carry):
-    y, _ = _normalize(tiles[0], mask, c, epsilon, subtract_mean)
+    y, _ = normalize(tiles[0], mask, c, epsilon, subtract_mean)
     scale, offset = parameters() if reload_params else held
     if has_scale:
       y = y * scale
@@ -267,71 +177,15 @@ def _fwd_kernel(*refs, has_scale, has_offset, n, c, cp, block_rows, programs, st
     plt.store(y_ref.at[rows, cols], y.astype(y_ref.dtype), mask=mask)
     return carry
 
-  _tile_loop(steps, _row_tiles(pl.program_id(0), programs, block_rows), block_rows, n, c, cp,
-             [x_ref], body, (), prefetch)
-
-
-def _fwd_chunked_kernel(*refs, has_scale, has_offset, n, c, chunk, programs, epsilon,
-                        subtract_mean):
-  """The forward one row at a time in chunks of `chunk` channels: the row's sum, then the sum of
-  squared deviations, then y (three reads of the row, two of them from cache)."""
-  x_ref, *params, y_ref = refs
-  scale_ref = params.pop(0) if has_scale else None
-  offset_ref = params.pop(0) if has_offset else None
-  pid = pl.program_id(0)
-  chunks = pl.cdiv(c, chunk)
-
-  def columns(k: Any) -> tuple[Any, Any]:
-    cols = k * chunk + lax.iota(jnp.int32, chunk)
-    return cols, (cols < c) if c % chunk else None
-
-  def load(ref: Any, index: Any, mask: Any) -> Any:
-    if mask is None:
-      return plt.load(ref.at[index]).astype(jnp.float32)
-    return _load(ref.at[index], mask)
-
-  def row_body(i: Any, _: Any) -> None:
-    row = pid + i * programs
-
-    def total(k: Any, acc: Any) -> Any:
-      cols, mask = columns(k)
-      return acc + jnp.sum(load(x_ref, (row, cols), mask))
-
-    mean = (lax.fori_loop(0, chunks, total, jnp.float32(0)) * (1.0 / c) if subtract_mean
-            else jnp.float32(0))
-
-    def squares(k: Any, acc: Any) -> Any:
-      cols, mask = columns(k)
-      d = load(x_ref, (row, cols), mask) - mean
-      if mask is not None:
-        d = jnp.where(mask, d, 0.0)
-      return acc + jnp.sum(d * d)
-
-    rstd = lax.rsqrt(lax.fori_loop(0, chunks, squares, jnp.float32(0)) * (1.0 / c) + epsilon)
-
-    def write(k: Any, _: Any) -> None:
-      cols, mask = columns(k)
-      y = (load(x_ref, (row, cols), mask) - mean) * rstd
-      if has_scale:
-        y = y * load(scale_ref, cols, mask)
-      if has_offset:
-        y = y + load(offset_ref, cols, mask)
-      if mask is None:
-        plt.store(y_ref.at[row, cols], y.astype(y_ref.dtype))
-      else:
-        plt.store(y_ref.at[row, cols], y.astype(y_ref.dtype), mask=mask)
-
-    lax.fori_loop(0, chunks, write, None)
-
-  # Rows pid, pid + programs, ... below n.
-  lax.fori_loop(0, lax.div(n - pid + programs - 1, programs), row_body, None)
+  tile_loop(steps, row_tiles(pl.program_id(0), programs, block_rows), block_rows, n, c, cp,
+            [x_ref], body, (), prefetch)
 
 
 def _bwd_kernel(*refs, has_scale, n, c, cp, block_rows, programs, steps, prefetch, epsilon,
                 subtract_mean):
   if has_scale:
     x_ref, sc_ref, dy_ref, dx_ref, ds_ref, do_ref = refs
-    scale = _load_vector(sc_ref, c, cp)
+    scale = load_vector(sc_ref, c, cp)
   else:
     x_ref, dy_ref, dx_ref, ds_ref, do_ref = refs
     scale = 1.0
@@ -340,7 +194,7 @@ def _bwd_kernel(*refs, has_scale, n, c, cp, block_rows, programs, steps, prefetc
   def body(rows, cols, mask, tiles, carry):
     x, dy = tiles
     dscale, doffset = carry
-    xhat, rstd = _normalize(x, mask, c, epsilon, subtract_mean)
+    xhat, rstd = normalize(x, mask, c, epsilon, subtract_mean)
     g = dy * scale if has_scale else dy
     dx = g - xhat * (jnp.sum(g * xhat, axis=1, keepdims=True) * (1.0 / c))
     if subtract_mean:
@@ -349,147 +203,12 @@ def _bwd_kernel(*refs, has_scale, n, c, cp, block_rows, programs, steps, prefetc
     return dscale + jnp.sum(dy * xhat, axis=0), doffset + jnp.sum(dy, axis=0)
 
   zeros = jnp.zeros((cp,), jnp.float32)
-  dscale, doffset = _tile_loop(steps, _row_tiles(pid, programs, block_rows), block_rows, n, c, cp,
-                               [x_ref, dy_ref], body, (zeros, zeros), prefetch)
+  dscale, doffset = tile_loop(steps, row_tiles(pid, programs, block_rows), block_rows, n, c, cp,
+                              [x_ref, dy_ref], body, (zeros, zeros), prefetch)
   cols = lax.iota(jnp.int32, cp)
   mask = (cols < c) if cp != c else None
   plt.store(ds_ref.at[pid, cols], dscale, mask=mask)
   plt.store(do_ref.at[pid, cols], doffset, mask=mask)
-
-
-def _bwd_rows_kernel(*refs, has_scale, n, c, chunk, block_rows, programs, blocks, prefetch,
-                     epsilon, subtract_mean):
-  """The chunked backward's first kernel: the row statistics dx needs, in one walk over
-  [block_rows, chunk] tiles of x and dy, never a whole row at once.
-
-  A program takes row blocks pid, pid + programs, ... below `blocks`; per chunk it reduces its
-  tile about the chunk's own mean (the count, mean and sum of squared deviations, the sums of g
-  and of g * (x - chunk mean), g = dy * scale) and merges that into the row's running values
-  about the running mean (Chan et al.'s pairwise update, exact in exact arithmetic; no
-  E[x^2] - mean^2 cancellation). It writes per row mean, rstd,
-  u = rstd^3 * sum(g * (x - mean)) / c and w = rstd * sum(g) / c (0 for RMS norm), so that
-  dx = rstd * g - (x - mean) * u - w.
-  """
-  if has_scale:
-    x_ref, sc_ref, dy_ref, mean_ref, rstd_ref, u_ref, w_ref = refs
-  else:
-    x_ref, dy_ref, mean_ref, rstd_ref, u_ref, w_ref = refs
-  pid = pl.program_id(0)
-  chunks = pl.cdiv(c, chunk)
-  zeros = jnp.zeros((block_rows,), jnp.float32)
-
-  def merge(rows, cols, mask, tiles, acc):
-    x, dy = tiles
-    k, count, mean, squares, g_sum, gd_sum = acc  # k: this chunk's index
-    g = dy * _load_vector(sc_ref, c, chunk, k * chunk) if has_scale else dy
-    if not subtract_mean:  # sums about 0
-      return (k + 1, count, mean, squares + jnp.sum(x * x, axis=1), g_sum + jnp.sum(g, axis=1),
-              gd_sum + jnp.sum(g * x, axis=1))
-    here = jnp.minimum(c - k * chunk, chunk).astype(jnp.float32)  # channels in this chunk
-    chunk_mean = jnp.sum(x, axis=1) * (1.0 / here)
-    d = jnp.where(mask, x - chunk_mean[:, None], 0.0)
-    chunk_g = jnp.sum(g, axis=1)
-    total = count + here
-    delta = chunk_mean - mean
-    # The mean moves by `step`; both sums of g * (x - mean) are re-centred by exact differences
-    # (not by subtracting the nearly equal means themselves).
-    step = delta * (here / total)
-    return (k + 1, total, mean + step,
-            squares + jnp.sum(d * d, axis=1) + delta * delta * (count * here / total),
-            g_sum + chunk_g,
-            gd_sum - step * g_sum + jnp.sum(g * d, axis=1) + (delta - step) * chunk_g)
-
-  def block(i: Any, _: Any) -> None:
-    first_row = (pid + i * programs) * block_rows
-
-    def origin(k: Any) -> tuple[Any, Any]:
-      # The prefetch after the last chunk reloads that chunk (from cache) rather than reading
-      # past the row. (Pointing it at fully masked rows instead measured the same on the H200:
-      # 2.33 against 2.32 TB/s forward+backward at 4096x16384.)
-      return first_row, jnp.minimum(k, chunks - 1) * chunk
-
-    _, _, mean, squares, g_sum, gd_sum = _tile_loop(
-        chunks, origin, block_rows, n, c, chunk, [x_ref, dy_ref], merge,
-        (jnp.int32(0), jnp.float32(0), zeros, zeros, zeros, zeros), prefetch)
-    rstd = lax.rsqrt(squares * (1.0 / c) + epsilon)
-    rows = first_row + lax.iota(jnp.int32, block_rows)
-    valid = rows < n
-    plt.store(mean_ref.at[rows], mean, mask=valid)
-    plt.store(rstd_ref.at[rows], rstd, mask=valid)
-    plt.store(u_ref.at[rows], rstd * rstd * rstd * gd_sum * (1.0 / c), mask=valid)
-    plt.store(w_ref.at[rows], rstd * g_sum * (1.0 / c) if subtract_mean else zeros, mask=valid)
-
-  lax.fori_loop(0, lax.div(blocks - pid + programs - 1, programs), block, None)
-
-
-def _bwd_tiles_kernel(*refs, has_scale, n, c, chunk, block_rows, groups, blocks, prefetch):
-  """The chunked backward's second kernel: program (k, j) takes channels [k * chunk,
-  (k + 1) * chunk) of row tiles j, j + groups, ... below `blocks`; it writes dx there from the
-  first kernel's row statistics, and one float32 row of dscale/doffset partial sums (row j of
-  the partials)."""
-  if has_scale:
-    x_ref, sc_ref, dy_ref, mean_ref, rstd_ref, u_ref, w_ref, dx_ref, ds_ref, do_ref = refs
-  else:
-    x_ref, dy_ref, mean_ref, rstd_ref, u_ref, w_ref, dx_ref, ds_ref, do_ref = refs
-  k, j = pl.program_id(0), pl.program_id(1)
-  first_col = k * chunk
-  scale = _load_vector(sc_ref, c, chunk, first_col) if has_scale else 1.0
-
-  def body(rows, cols, mask, tiles, carry):
-    x, dy = tiles
-    dscale, doffset = carry
-    index = rows[:, 0]
-    valid = index < n
-    # Rows past n read 0 for every statistic: their xhat is 0, and so is their dy.
-    mean, rstd, u, w = (_load(ref.at[index], valid)[:, None]
-                        for ref in (mean_ref, rstd_ref, u_ref, w_ref))
-    d = x - mean
-    g = dy * scale if has_scale else dy
-    plt.store(dx_ref.at[rows, cols], (rstd * g - d * u - w).astype(dx_ref.dtype), mask=mask)
-    return dscale + jnp.sum(dy * (d * rstd), axis=0), doffset + jnp.sum(dy, axis=0)
-
-  def origin(step: Any) -> tuple[Any, Any]:
-    return (step * groups + j) * block_rows, first_col
-
-  zeros = jnp.zeros((chunk,), jnp.float32)
-  dscale, doffset = _tile_loop(lax.div(blocks - j + groups - 1, groups), origin, block_rows, n,
-                               c, chunk, [x_ref, dy_ref], body, (zeros, zeros), prefetch)
-  index = first_col + lax.iota(jnp.int32, chunk)
-  valid = (index < c) if c % chunk else None
-  plt.store(ds_ref.at[j, index], dscale, mask=valid)
-  plt.store(do_ref.at[j, index], doffset, mask=valid)
-
-
-def _chunked_backward(rows: Any, scale: Any, dy: Any, spec: Spec, config: TritonLayerNormConfig
-                      ) -> tuple[Any, Any, Any]:
-  """(dx, dscale partials, doffset partials) of the chunked backward: `_bwd_rows_kernel` over
-  `programs` programs (one per row block for 0), then `_bwd_tiles_kernel` over a grid of
-  channel chunks x row groups, about `programs` programs in all (0: 4 per SM), each group
-  writing one row of partial sums."""
-  n, c = rows.shape
-  chunk, r = config.chunk, config.block_rows
-  blocks = pl.cdiv(n, r)
-  programs, _ = _grid(n, config)
-  params = [] if scale is None else [scale]
-  stat = jax.ShapeDtypeStruct((n,), jnp.float32)
-  mean, rstd, u, w = pl.pallas_call(
-      functools.partial(_bwd_rows_kernel, has_scale=scale is not None, n=n, c=c, chunk=chunk,
-                        block_rows=r, programs=programs, blocks=blocks,
-                        prefetch=config.prefetch, epsilon=spec.param("epsilon"),
-                        subtract_mean=spec.param("subtract_mean")),
-      grid=(programs,), out_shape=[stat] * 4, name="pjrtkit_layer_norm_bwd_rows",
-      **_params(config),
-  )(rows, *params, dy)
-  chunks = pl.cdiv(c, chunk)
-  wanted = config.programs or 4 * sm_count()
-  groups = min(blocks, max(1, pl.cdiv(wanted, chunks)))
-  part = jax.ShapeDtypeStruct((groups, c), jnp.float32)
-  return pl.pallas_call(
-      functools.partial(_bwd_tiles_kernel, has_scale=scale is not None, n=n, c=c, chunk=chunk,
-                        block_rows=r, groups=groups, blocks=blocks, prefetch=config.prefetch),
-      grid=(chunks, groups), out_shape=[jax.ShapeDtypeStruct(rows.shape, rows.dtype), part, part],
-      name="pjrtkit_layer_norm_bwd_tiles", **_params(config),
-  )(rows, *params, dy, mean, rstd, u, w)
 
 
 def _grid(n: int, config: "TritonLayerNormConfig") -> tuple[int, int]:
@@ -611,8 +330,9 @@ class TritonLayerNorm(Op[TritonLayerNormConfig]):
     if config.chunk and config.chunk < cp:
       programs = n if config.programs == 0 else min(config.programs, n)
       kernel = functools.partial(
-          _fwd_chunked_kernel, has_scale=scale is not None, has_offset=offset is not None, n=n,
-          c=c, chunk=config.chunk, programs=programs, epsilon=eps, subtract_mean=subtract_mean)
+          triton_chunked.forward_kernel, has_scale=scale is not None,
+          has_offset=offset is not None, n=n, c=c, chunk=config.chunk, programs=programs,
+          epsilon=eps, subtract_mean=subtract_mean)
     else:
       programs, steps = _grid(n, config)
       kernel = functools.partial(
@@ -621,7 +341,7 @@ class TritonLayerNorm(Op[TritonLayerNormConfig]):
           reload_params=config.reload_params, epsilon=eps, subtract_mean=subtract_mean)
     y = pl.pallas_call(
         kernel, grid=(programs,), out_shape=jax.ShapeDtypeStruct(rows.shape, x.dtype),
-        name="pjrtkit_layer_norm_fwd", **_params(config),
+        name="pjrtkit_layer_norm_fwd", **call_params(config.num_warps),
     )(rows, *params)
     mean, rstd = base.statistics(x, spec)
     return restore(y), (x, scale, offset, mean, rstd)
@@ -633,18 +353,22 @@ class TritonLayerNorm(Op[TritonLayerNormConfig]):
     dy, _ = base.to_rows(dout, spec.param("axis"))  # read in its own dtype
     n, c = rows.shape
     cp, r = pallas_lib.next_pow2(c), config.block_rows
-    if config.chunk and config.chunk < cp:
-      dx, dscale, doffset = _chunked_backward(rows, scale, dy, spec, config)
-      return base.finish_grads(spec, restore(dx), jnp.sum(dscale, axis=0),
-                               jnp.sum(doffset, axis=0))
     programs, steps = _grid(n, config)
-    part = jax.ShapeDtypeStruct((programs, c), jnp.float32)
-    dx, dscale, doffset = pl.pallas_call(
-        functools.partial(_bwd_kernel, has_scale=scale is not None, n=n, c=c, cp=cp,
-                          block_rows=r, programs=programs, steps=steps, prefetch=config.prefetch,
-                          epsilon=spec.param("epsilon"), subtract_mean=spec.param("subtract_mean")),
-        grid=(programs,), out_shape=[jax.ShapeDtypeStruct(rows.shape, x.dtype), part, part],
-        name="pjrtkit_layer_norm_bwd", **_params(config),
-    )(rows, *([] if scale is None else [scale]), dy)
+    if config.chunk and config.chunk < cp:
+      # The row kernel over `programs` programs, the tile kernel over about as many (0: 4 per SM).
+      dx, dscale, doffset = triton_chunked.backward(
+          rows, scale, dy, spec, chunk=config.chunk, block_rows=r, programs=programs,
+          tile_programs=config.programs or 4 * sm_count(), prefetch=config.prefetch,
+          num_warps=config.num_warps)
+    else:
+      part = jax.ShapeDtypeStruct((programs, c), jnp.float32)
+      dx, dscale, doffset = pl.pallas_call(
+          functools.partial(_bwd_kernel, has_scale=scale is not None, n=n, c=c, cp=cp,
+                            block_rows=r, programs=programs, steps=steps,
+                            prefetch=config.prefetch, epsilon=spec.param("epsilon"),
+                            subtract_mean=spec.param("subtract_mean")),
+          grid=(programs,), out_shape=[jax.ShapeDtypeStruct(rows.shape, x.dtype), part, part],
+          name="pjrtkit_layer_norm_bwd", **call_params(config.num_warps),
+      )(rows, *([] if scale is None else [scale]), dy)
     return base.finish_grads(spec, restore(dx), jnp.sum(dscale, axis=0),
                              jnp.sum(doffset, axis=0))
