@@ -272,10 +272,11 @@ class TritonLayerNorm(Op[TritonLayerNormConfig]):
     for whole rows and XLA's 1.11 / 1.04 / 2.25 / 2.22 (0.96); of 12 tilings (1-2 rows, 512-4096
     channels, 2-8 warps, 4-16 programs per SM or one per row block, with and without prefetch)
     it was the fastest or within 2 % up to 32768 channels (at 1024x65536, where the rule takes
-    XLA, six tilings ran 4-8 % faster, the same one without prefetch 1.84). The final code, after
-    a review's changes, ran 2.32 at 4096x16384 and 2.11 at 2048x32768 (1.4 % and 1.8 % behind
-    the same tiling without prefetch). At 8192x8192 whole rows stay: 2.98 against 2.45
-    (tools/kernels_gpu/ln_chunked_bwd_bench.py).
+    XLA, six tilings ran 4-8 % faster, the same one without prefetch 1.84). A review's change
+    (each tile program's count of real tiles as its trip count) cost 3-4 %; with the static
+    count back (tenth session) it ran 2.40 at 4096x16384 and 2.18 at 2048x32768, 1.5 % and
+    1.3 % ahead of the same tiling without prefetch (2.36, 2.15; XLA 1.06, 2.26). At 8192x8192
+    whole rows stay: 2.98 against 2.45 (tools/kernels_gpu/ln_chunked_bwd_bench.py).
     """
     cp = pallas_lib.next_pow2(spec.arg("x").shape[spec.param("axis")])
     if cp <= 2048 and phase == "fwd":

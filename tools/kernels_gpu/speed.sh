@@ -4,11 +4,13 @@
 #   OUT=... bash build/kit/tools/kernels_gpu/speed.sh
 #   0. installs the kit's wheels (Tokamax 0.0.17 and what the image lacks for it) into
 #      KIT/.pydeps with pip --no-index --no-deps, and puts it and tokamax_shims on PYTHONPATH;
-#   1. MODE=auto (default): a ~1 min probe whether pjrtkit and JAX's cuda backend work in ONE
-#      process (JAX_PLATFORMS=pjrtkit,cuda, no preallocation, kernels traced per device);
-#   2. if so (or MODE=dual): one process measures both platforms (cuda: every contender; pjrtkit:
-#      pjrtkit.kernels only); otherwise (or MODE=two): JAX_PLATFORMS=cuda (every contender), then
-#      JAX_PLATFORMS=pjrtkit (pjrtkit.kernels only), each under `timeout`;
+#   1. MODE=two (default): JAX_PLATFORMS=cuda (every contender), then JAX_PLATFORMS=pjrtkit
+#      (pjrtkit.kernels only), each under `timeout`. MODE=dual: one process measures both
+#      platforms (JAX_PLATFORMS=pjrtkit,cuda, no preallocation; cuda: every contender, pjrtkit:
+#      ours). MODE=auto: a ~1 min probe whether both work in one process, then dual if so.
+#      Dual is not the default: in the tenth session's full run (2026-12-01) every case from A5
+#      on ran out of GPU memory in one process (each platform's client keeps its own pool), while
+#      two processes measured every case;
 #   3. merges: pjrtkit time / cuda time per case and implementation of ours (goal: within 2 %).
 # $OUT gets at most 8 files: summary.txt, speed.log, kernel_compare_<platforms>.{md,json,png}
 # (cuda; pjrtkit without the PNG), kernel_compare_platforms.json. Whole run: about 4.5 minutes
@@ -19,7 +21,7 @@ cd "$(dirname "$0")/../.."
 KIT=$PWD
 OUT=${OUT:-/tmp/kernels_speed_out}; mkdir -p "$OUT"
 PY=${PYTHON:-python3}
-MODE=${MODE:-auto}
+MODE=${MODE:-two}
 # ITERATIONS, CASES (e.g. A1,A2,L1) and COMPARE_ARGS (e.g. --quick: a smoke test) reach every run.
 ARGS=(--iterations "${ITERATIONS:-10}" ${CASES:+--cases "$CASES"} ${COMPARE_ARGS:-})
 S="$OUT/summary.txt" LOG="$OUT/speed.log"
