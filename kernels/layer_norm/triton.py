@@ -21,9 +21,10 @@ one (`prefetch`).
 A forward config with `chunk` instead walks each row in chunks of `chunk` channels, three times
 (the mean, the variance, then y; `triton_chunked.forward_kernel`): a program then needs the
 registers of one chunk, not of a whole row, so more programs fit an SM on wide rows; the row's
-second and third reads come from cache. (Candidates for rows wider than 2048 channels; on the H200 at 8192x8192 bf16 they ran
-about 3.0 TB/s, slower than whole rows at 3.5-3.6.) Wide whole rows read scale and offset per
-row (`reload_params`) rather than holding them, which frees registers for more programs per SM.
+second and third reads come from cache. (Candidates for rows wider than 2048 channels; on the
+H200 at 8192x8192 bf16 they ran about 3.0 TB/s, slower than whole rows at 3.5-3.6.) Wide whole
+rows read scale and offset per row (`reload_params`) rather than holding them, which frees
+registers for more programs per SM.
 The tile helpers all of them share are in `triton_tiles.py`.
 """
 

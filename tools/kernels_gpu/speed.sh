@@ -11,7 +11,7 @@
 #      Dual is not the default: in the tenth session's full run (2026-12-01) every case from A5
 #      on ran out of GPU memory in one process (each platform's client keeps its own pool), while
 #      two processes measured every case;
-#   3. merges: pjrtkit time / cuda time per case and implementation of ours (goal: within 2 %).
+#   2. merges: pjrtkit time / cuda time per case and implementation of ours (goal: within 2 %).
 # $OUT gets at most 8 files: summary.txt, speed.log, kernel_compare_<platforms>.{md,json,png}
 # (cuda; pjrtkit without the PNG), kernel_compare_platforms.json. Whole run: about 4.5 minutes
 # (limits: PROBE_TIMEOUT 90, CUDA_TIMEOUT 300, PJRTKIT_TIMEOUT 180, DUAL_TIMEOUT 420 seconds).
