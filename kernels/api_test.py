@@ -410,6 +410,45 @@ def test_user_op_is_callable_differentiable_and_autotuned():
   assert {dict(c[1])["block"] for c in result.choices[0].candidates} == {4, 8}
 
 
+class RecordingSquare(ScaledSquare):
+  """ScaledSquare that records which forward entry point ran and writes no residual when it can."""
+
+  op_name = "recording_square"
+
+  def __init__(self):
+    self.calls = []
+
+  def forward(self, args, spec, config):
+    self.calls.append("forward")
+    return super().forward(args, spec, config)
+
+  def forward_output(self, args, spec, config):
+    self.calls.append("forward_output")
+    (x,) = args
+    return (x * spec.param("alpha")) ** 2
+
+
+def test_calls_that_are_not_differentiated_run_forward_output():
+  """A call that is not differentiated runs `forward_output` (no residuals); under `jax.grad`
+  (and `jax.vjp`) the forward with residuals runs, and the gradient is the same."""
+  op = RecordingSquare()
+  x = jnp.arange(3.0)
+  assert jax.jit(lambda x: op(x, alpha=2.0))(x).tolist() == [0.0, 4.0, 16.0]
+  assert op.calls == ["forward_output"]
+  op.calls.clear()
+  assert jax.grad(lambda x: op(x, alpha=2.0).sum())(x).tolist() == [0.0, 8.0, 16.0]
+  assert "forward" in op.calls and "forward_output" not in op.calls
+  op.calls.clear()
+  y, _ = jax.vjp(lambda x: op(x, alpha=2.0), x)
+  assert y.tolist() == [0.0, 4.0, 16.0] and op.calls[0] == "forward"
+
+
+def test_default_forward_output_is_the_forward_without_residuals():
+  op = ScaledSquare()
+  x = jnp.arange(3.0)
+  spec = op.make_spec(x, alpha=2.0)
+  assert op.forward_output((x,), spec, op.default_config(spec)).tolist() == [0.0, 4.0, 16.0]
+
 
 class FragileSquare(ScaledSquare):
   """ScaledSquare whose block-8 config fails to lower (a candidate that cannot be built)."""

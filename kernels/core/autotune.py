@@ -61,8 +61,8 @@ def _residual_maker(family: op_lib.Family, name: str) -> str:
 def _phase_function(impl: op_lib.Op, phase: str, spec: Spec, config: Any,
                     tree: Any) -> Callable[..., Any]:
   """A function of the phase's arrays (see `_phase_inputs`) running one phase of `impl`."""
-  if phase == "fwd":
-    return lambda *a: impl.forward(a, spec, config)[0]
+  if phase == "fwd":  # as a call that is not differentiated runs it
+    return lambda *a: impl.forward_output(a, spec, config)
 
   def bwd(*arrays: Any) -> Any:
     res = jax.tree.unflatten(tree, arrays[:-1])

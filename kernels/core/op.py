@@ -42,8 +42,9 @@ class Op(abc.ABC, Generic[ConfigT]):
 
   Subclasses set `op_name`, `implementation` and `config_cls` (a frozen dataclass), and implement
   `forward` (and `backward` unless JAX's autodiff of `forward` is wanted). Override
-  `_get_autotuning_configs` to define the autotuning search space and `unsupported_reason` to
-  refuse calls this implementation cannot serve.
+  `_get_autotuning_configs` to define the autotuning search space, `unsupported_reason` to
+  refuse calls this implementation cannot serve, and `forward_output` where a call that is not
+  differentiated can skip computing the residuals.
 
   A subclass instance is callable on its own (a one-implementation family):
   ``MyOp()(x, y, alpha=2.0)`` runs `forward` with the tuned or default config, findable by
@@ -87,6 +88,14 @@ class Op(abc.ABC, Generic[ConfigT]):
   @abc.abstractmethod
   def forward(self, args: tuple[Any, ...], spec: Spec, config: ConfigT) -> tuple[Any, Any]:
     """Returns (output, residuals for `backward`)."""
+
+  def forward_output(self, args: tuple[Any, ...], spec: Spec, config: ConfigT) -> Any:
+    """The output alone, for a call that is not differentiated (its residuals are never read).
+
+    The default runs `forward` and drops the residuals (XLA removes what only they need, unless
+    a kernel writes them); a kernel that writes residuals can skip them here.
+    """
+    return self.forward(args, spec, config)[0]
 
   def backward(self, residuals: Any, dout: Any, spec: Spec, config: ConfigT) -> tuple[Any, ...]:
     """Cotangents of the array arguments (None for absent or non-float ones).
@@ -233,9 +242,9 @@ def run(spec: Spec, args: tuple[Any, ...], requested: str | None, fwd: Choice,
   bwd_scope = markers.marker("bwd", requested, spec)
 
   @jax.custom_vjp
-  def call(*a: Any) -> Any:
+  def call(*a: Any) -> Any:  # Not differentiated: no residuals.
     with jax.named_scope(fwd_scope):
-      return fwd.op.forward(a, spec, fwd.config)[0]
+      return fwd.op.forward_output(a, spec, fwd.config)
 
   def call_fwd(*a: Any) -> tuple[Any, Any]:
     with jax.named_scope(fwd_scope):

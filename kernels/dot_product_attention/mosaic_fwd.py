@@ -71,6 +71,9 @@ class FwdGeometry:
   scale: float
   causal: bool
   programs: int
+  with_lse: bool = True
+  """Whether the kernel writes the log-sum-exp (natural log) the backward reads; False for
+  calls that are not differentiated (`forward` then returns None for it)."""
 
   def __post_init__(self) -> None:
     if not 1 <= self.programs <= self.tiles:
@@ -152,8 +155,12 @@ def _steps_for(g: FwdGeometry, row_end: Any) -> Any:
   return jnp.minimum(lax.div(row_end + g.block_kv - 1, g.block_kv), g.kv_steps)
 
 
-def _kernel(q_g, k_g, v_g, o_g, lse_g, q_s, k_s, v_s, lse_s, q_bar, k_bar, v_bar, k_free, v_free,
-            *, g: FwdGeometry):
+def _kernel(*refs: Any, g: FwdGeometry):
+  if g.with_lse:
+    q_g, k_g, v_g, o_g, lse_g, q_s, k_s, v_s, lse_s, q_bar, k_bar, v_bar, k_free, v_free = refs
+  else:
+    q_g, k_g, v_g, o_g, q_s, k_s, v_s, lse_s, q_bar, k_bar, v_bar, k_free, v_free = refs
+    lse_g = None
   pid = lax.axis_index(pallas_lib.MOSAIC_GRID_AXIS)
   wg = lax.axis_index("wg")
   local_tiles = _local_tiles(g, pid)
@@ -275,11 +282,15 @@ def _kernel(q_g, k_g, v_g, o_g, lse_g, q_s, k_s, v_s, lse_s, q_bar, k_bar, v_bar
           lambda: pallas_lib.named_barrier("sync", _SCHEDULE_BARRIER + 1, 2 * _WG_THREADS))
       pl.when((wg == 0) & jnp.logical_not(more))(pass_turn)
       acc, m, l = carry
-      q_tile[...] = (acc * lax.broadcast_in_dim(1.0 / l, acc.shape, [0])).astype(q_s.dtype)
-      lse_s.at[wg][...] = (m + jnp.log2(l)) / _LOG2E
+      out = acc * lax.broadcast_in_dim(1.0 / l, acc.shape, [0])
+      o_rows = o_g.at[b, pl.ds(row0, g.block_q), h]
+      q_tile[...] = out.astype(q_s.dtype)
+      if g.with_lse:
+        lse_s.at[wg][...] = (m + jnp.log2(l)) / _LOG2E
       plgpu.commit_smem()
-      plgpu.copy_smem_to_gmem(q_tile, o_g.at[b, pl.ds(row0, g.block_q), h])
-      plgpu.copy_smem_to_gmem(lse_s.at[wg], lse_g.at[b, h, pl.ds(row0, g.block_q)])
+      plgpu.copy_smem_to_gmem(q_tile, o_rows)
+      if g.with_lse:
+        plgpu.copy_smem_to_gmem(lse_s.at[wg], lse_g.at[b, h, pl.ds(row0, g.block_q)])
       # Before this slot and lse_s are written again, the stores must have read them.
       plgpu.wait_smem_to_gmem(0, wait_read_only=True)
       return base + pair_steps
@@ -348,7 +359,8 @@ def _load_warp(g: FwdGeometry) -> bool:
 
 
 def forward(q: Any, k: Any, v: Any, g: FwdGeometry) -> tuple[Any, Any]:
-  """``(out [B, Tp, H, D], lse [B, H, Tp])`` for inputs already padded to the geometry."""
+  """``(out [B, Tp, H, D], lse [B, H, Tp] or None)`` for inputs already padded to the geometry
+  (lse None unless `g.with_lse`)."""
   dtype = q.dtype
   scratch = [
       pallas_lib.wgmma_smem((_COMPUTE_WGS, 2, g.block_q, g.head_dim), dtype),
@@ -361,11 +373,13 @@ def forward(q: Any, k: Any, v: Any, g: FwdGeometry) -> tuple[Any, Any]:
       plgpu.Barrier(num_arrivals=_COMPUTE_WGS, num_barriers=g.stages),
       plgpu.Barrier(num_arrivals=_COMPUTE_WGS, num_barriers=g.stages),
   ]
-  out_type = [jax.ShapeDtypeStruct((g.batch, g.q_len_padded, g.heads, g.head_dim), dtype),
-              jax.ShapeDtypeStruct((g.batch, g.heads, g.q_len_padded), jnp.float32)]
-  return plgpu.kernel(
+  out_type = [jax.ShapeDtypeStruct((g.batch, g.q_len_padded, g.heads, g.head_dim), dtype)]
+  if g.with_lse:
+    out_type.append(jax.ShapeDtypeStruct((g.batch, g.heads, g.q_len_padded), jnp.float32))
+  outs = plgpu.kernel(
       lambda *refs: _kernel(*refs, g=g), out_type=out_type, scratch_types=scratch,
       grid=(g.programs,), grid_names=(pallas_lib.MOSAIC_GRID_AXIS,),
       num_threads=_COMPUTE_WGS + 1, thread_name="wg",
       compiler_params=plgpu.CompilerParams(approx_math=True),
       kernel_name="pjrtkit_attention_fwd_mosaic")(q, k, v)
+  return (outs[0], outs[1]) if g.with_lse else (outs[0], None)

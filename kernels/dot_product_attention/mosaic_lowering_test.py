@@ -243,6 +243,42 @@ def test_forward_takes_turns_through_named_barriers():
   assert "bar.sync $0, 256;" in module
 
 
+@pytest.mark.parametrize("with_lse", [True, False])
+def test_forward_without_lse_lowers_with_one_output(with_lse):
+  """Calls that are not differentiated take the kernel without its log-sum-exp output."""
+  g = mosaic_fwd.FwdGeometry(batch=1, heads=2, kv_heads=2, q_len_padded=256, kv_len=256,
+                             kv_len_padded=256, head_dim=128, block_q=64, block_kv=128, stages=2,
+                             scale=0.125, causal=True, programs=2, with_lse=with_lse)
+  x = jax.ShapeDtypeStruct((1, 256, 2, 128), jnp.bfloat16)
+  exported = jax.export.export(jax.jit(lambda q, k, v: mosaic_fwd.forward(q, k, v, g)),
+                               platforms=["cuda"])(x, x, x)
+  want = [(1, 256, 2, 128), (1, 2, 256)] if with_lse else [(1, 256, 2, 128)]
+  assert [a.shape for a in exported.out_avals] == want
+
+
+def test_forward_output_asks_the_kernel_for_no_lse(monkeypatch):
+  """`MosaicAttention.forward_output` (the call that is not differentiated) builds the compiled
+  kernel with ``with_lse=False``; `forward` (under differentiation) with it."""
+  from pjrtkit.kernels.dot_product_attention import mosaic  # pylint: disable=g-import-not-at-top
+  seen = []
+
+  def fake_forward(q, k, v, g):
+    seen.append(g.with_lse)
+    lse = jnp.zeros((g.batch, g.heads, g.q_len_padded), jnp.float32) if g.with_lse else None
+    return jnp.zeros(q.shape, q.dtype), lse
+
+  monkeypatch.setattr(mosaic, "interpret_enabled", lambda: False)
+  monkeypatch.setattr(mosaic_fwd, "forward", fake_forward)
+  q = jnp.zeros((1, 200, 2, 64), jnp.bfloat16)
+  spec = base.make_spec(q, q, q, None, None, True, 0.125)
+  op = MosaicAttention()
+  config = op.default_config(spec)
+  out = op.forward_output((q, q, q, None, None), spec, config)
+  assert out.shape == q.shape and seen == [False]
+  out, residuals = op.forward((q, q, q, None, None), spec, config)
+  assert seen == [False, True] and residuals[-1].shape == (1, 2, 200)
+
+
 @pytest.mark.parametrize("args,message", [
     (("wait", 8, 256), r"op must be 'arrive' or 'sync', got 'wait'"),
     (("sync", 3, 256), r"barrier_id must be in \[8, 15\], got 3"),
