@@ -443,6 +443,13 @@ def test_calls_that_are_not_differentiated_run_forward_output():
   assert y.tolist() == [0.0, 4.0, 16.0] and op.calls[0] == "forward"
 
 
+def test_autotune_times_the_forward_as_calls_that_are_not_differentiated_run_it():
+  op = RecordingSquare()
+  x = jnp.arange(3.0)
+  pk.autotune(jax.jit(lambda x: op(x, alpha=2.0)), x, iterations=1)
+  assert op.calls and set(op.calls) == {"forward_output"}
+
+
 def test_default_forward_output_is_the_forward_without_residuals():
   op = ScaledSquare()
   x = jnp.arange(3.0)

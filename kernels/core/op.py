@@ -47,8 +47,8 @@ class Op(abc.ABC, Generic[ConfigT]):
   differentiated can skip computing the residuals.
 
   A subclass instance is callable on its own (a one-implementation family):
-  ``MyOp()(x, y, alpha=2.0)`` runs `forward` with the tuned or default config, findable by
-  `pjrtkit.kernels.autotune`.
+  ``MyOp()(x, y, alpha=2.0)`` runs `forward_output` (`forward` when differentiated) with the
+  tuned or default config, findable by `pjrtkit.kernels.autotune`.
   """
 
   op_name: ClassVar[str] = ""
