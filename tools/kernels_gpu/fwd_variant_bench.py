@@ -1,4 +1,4 @@
-"""A copy of the Mosaic attention forward (a module file, e.g. a branch's mosaic_fwd.py) against
+"""Copies of the Mosaic attention forward (module files, e.g. branches' mosaic_fwd.py) against
 the shipped ``mosaic_fwd`` on a GPU: alternating rounds in one process, CUPTI medians, and the
 largest differences of their outputs and log-sum-exps on the same inputs.
 
@@ -6,10 +6,11 @@ largest differences of their outputs and log-sum-exps on the same inputs.
   PYTHONPATH=KIT:KIT/python python -m tools.kernels_gpu.fwd_variant_bench /tmp/variant.py A2,A3 \\
       [--rounds 6] [--without-lse] [--tokamax]
 
-``--without-lse`` also times the variant built with ``FwdGeometry(with_lse=False)`` (the kernel
-that calls which are not differentiated run, where the variant has that field); ``--tokamax``
-adds Tokamax's mosaic forward (its wheel and ``tools/kernels_gpu/tokamax_shims`` on PYTHONPATH,
-as ``speed.sh`` sets them).
+Several copies go comma-separated (``/tmp/a.py,/tmp/b.py``) and are named by their file stems
+(one copy is named ``variant``). ``--without-lse`` also times each copy built with
+``FwdGeometry(with_lse=False)`` (the kernel that calls which are not differentiated run, where
+the copy has that field); ``--tokamax`` adds Tokamax's mosaic forward (its wheel and
+``tools/kernels_gpu/tokamax_shims`` on PYTHONPATH, as ``speed.sh`` sets them).
 
 Cases (tuned configs): A1 1x16384x16x128, A2 the same causal, A3 32x2048x16x64, A5 the same causal
 (persistent), S 3x1024x4x64 on 5 programs (about 19 tiles each), P 2x1024x8x64 causal on 20
@@ -23,6 +24,7 @@ import argparse
 import dataclasses
 import importlib.util
 import math
+import os
 import statistics
 import sys
 from typing import Any, Callable, Sequence
@@ -44,17 +46,20 @@ CASES = {"A1": (1, 16384, 16, 128, False, 128, 2, None),
          "P": (2, 1024, 8, 64, True, 64, 2, 20)}
 
 
-def _load(path: str) -> Any:
-  spec = importlib.util.spec_from_file_location("fwd_variant", path)
+def _load(path: str, name: str = "fwd_variant") -> Any:
+  spec = importlib.util.spec_from_file_location(name, path)
   module = importlib.util.module_from_spec(spec)
   sys.modules[spec.name] = module  # dataclasses look their module up there
   spec.loader.exec_module(module)
   return module
 
 
-def _contenders(variant: Any, case: str, without_lse: bool, tokamax: bool
+def _contenders(variants: Any, case: str, without_lse: bool, tokamax: bool
                 ) -> dict[str, Callable[..., tuple[Any, Any]]]:
-  """name -> f(q, k, v) returning (out, lse or None)."""
+  """name -> f(q, k, v) returning (out, lse or None). `variants`: name -> module, or one module
+  (named ``variant``)."""
+  if not isinstance(variants, dict):
+    variants = {"variant": variants}
   b, t, h, d, causal, block_kv, stages, programs = CASES[case]
   programs = programs or min(t // 128 * b * h, pallas_lib.sm_count())
 
@@ -65,12 +70,14 @@ def _contenders(variant: Any, case: str, without_lse: bool, tokamax: bool
                            programs=programs, **extra)
     return lambda q, k, v: module.forward(q, k, v, g)
 
-  out = {"shipped": kernel(mosaic_fwd), "variant": kernel(variant)}
-  if without_lse:
-    fields = {f.name for f in dataclasses.fields(variant.FwdGeometry)}
-    if "with_lse" not in fields:
-      raise SystemExit("--without-lse: the variant's FwdGeometry has no with_lse field")
-    out["variant without lse"] = kernel(variant, with_lse=False)
+  out = {"shipped": kernel(mosaic_fwd)}
+  for name, variant in variants.items():
+    out[name] = kernel(variant)
+    if without_lse:
+      fields = {f.name for f in dataclasses.fields(variant.FwdGeometry)}
+      if "with_lse" not in fields:
+        raise SystemExit(f"--without-lse: {name}'s FwdGeometry has no with_lse field")
+      out[f"{name} without lse"] = kernel(variant, with_lse=False)
   if tokamax:
     import tokamax as tk  # pylint: disable=g-import-not-at-top
 
@@ -79,7 +86,7 @@ def _contenders(variant: Any, case: str, without_lse: bool, tokamax: bool
   return out
 
 
-def run_case(variant: Any, case: str, rounds: int, without_lse: bool, tokamax: bool) -> None:
+def run_case(variants: Any, case: str, rounds: int, without_lse: bool, tokamax: bool) -> None:
   """Prints each contender's median and rounds (TFLOP/s) and its differences from the shipped
   kernel's output (and log-sum-exp, where both write one)."""
   b, t, h, d, causal = CASES[case][:5]
@@ -87,7 +94,7 @@ def run_case(variant: Any, case: str, rounds: int, without_lse: bool, tokamax: b
              for key in jax.random.split(jax.random.key(2), 3))
   flops = 4 * b * t * t * h * d * (0.5 if causal else 1.0)
   runs, results = {}, {}
-  for name, f in _contenders(variant, case, without_lse, tokamax).items():
+  for name, f in _contenders(variants, case, without_lse, tokamax).items():
     out, lse = jax.jit(f)(q, k, v)
     results[name] = (np.asarray(out, np.float32),
                      None if lse is None else np.asarray(lse, np.float32))
@@ -109,7 +116,7 @@ def run_case(variant: Any, case: str, rounds: int, without_lse: bool, tokamax: b
 
 def main(argv: Sequence[str]) -> int:
   parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-  parser.add_argument("path", help="the variant's mosaic_fwd.py")
+  parser.add_argument("paths", help="the copies' mosaic_fwd.py files, comma-separated")
   parser.add_argument("cases", help=f"comma-separated, of {sorted(CASES)}")
   parser.add_argument("--rounds", type=int, default=6)
   parser.add_argument("--without-lse", action="store_true")
@@ -121,9 +128,14 @@ def main(argv: Sequence[str]) -> int:
     parser.error(f"cases: unknown {unknown}; accepted: {sorted(CASES)}")
   if args.rounds < 1:
     parser.error(f"--rounds must be >= 1, got {args.rounds}")
-  variant = _load(args.path)
+  paths = args.paths.split(",")
+  names = ["variant"] if len(paths) == 1 else [os.path.splitext(os.path.basename(p))[0]
+                                                for p in paths]
+  if len(set(names)) != len(names):
+    parser.error(f"paths: the file stems must differ, got {names}")
+  variants = {n: _load(p, f"fwd_variant_{i}") for i, (n, p) in enumerate(zip(names, paths))}
   for case in cases:
-    run_case(variant, case, args.rounds, args.without_lse, args.tokamax)
+    run_case(variants, case, args.rounds, args.without_lse, args.tokamax)
   return 0
 
 
