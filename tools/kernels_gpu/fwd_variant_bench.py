@@ -1,22 +1,33 @@
-"""A copy of the Mosaic attention forward (a module file, e.g. a branch's mosaic_fwd.py) against
-the shipped ``mosaic_fwd`` on a GPU, one case per process: CUPTI median of each and the largest
-difference of their outputs and log-sum-exps on the same inputs.
+"""Copies of the Mosaic attention forward (module files, e.g. branches' mosaic_fwd.py) against
+the shipped ``mosaic_fwd`` on a GPU: alternating rounds in one process, CUPTI medians, and the
+largest differences of their outputs and log-sum-exps on the same inputs.
 
   git show BRANCH:kernels/dot_product_attention/mosaic_fwd.py > /tmp/variant.py
-  PYTHONPATH=KIT:KIT/python python -m tools.kernels_gpu.fwd_variant_bench /tmp/variant.py A1
+  PYTHONPATH=KIT:KIT/python python -m tools.kernels_gpu.fwd_variant_bench /tmp/variant.py A2,A3 \\
+      [--rounds 6] [--without-lse] [--tokamax]
+
+Several copies go comma-separated (``/tmp/a.py,/tmp/b.py``) and are named by their file stems
+(one copy is named ``variant``). ``--without-lse`` also times each copy built with
+``FwdGeometry(with_lse=False)`` (the kernel that calls which are not differentiated run, where
+the copy has that field); ``--tokamax`` adds Tokamax's mosaic forward (its wheel and
+``tools/kernels_gpu/tokamax_shims`` on PYTHONPATH, as ``speed.sh`` sets them).
 
 Cases (tuned configs): A1 1x16384x16x128, A2 the same causal, A3 32x2048x16x64, A5 the same causal
 (persistent), S 3x1024x4x64 on 5 programs (about 19 tiles each), P 2x1024x8x64 causal on 20
-programs with 64-key steps (persistent, with drains). The seventh session's runs are in
+programs with 64-key steps (persistent, with drains). Runs of earlier sessions are in
 ``tools/bench/results/mosaic_fwd_variants_h200.txt``.
 """
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import importlib.util
 import math
+import os
+import statistics
 import sys
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -35,37 +46,96 @@ CASES = {"A1": (1, 16384, 16, 128, False, 128, 2, None),
          "P": (2, 1024, 8, 64, True, 64, 2, 20)}
 
 
-def _time(f: Any, args: Sequence[Any]) -> float:
-  f_std, a = pk.benchmarking.standardize_function(f, *args)
-  return pk.benchmarking.compile_benchmark(f_std, a)(a).median_evaluation_time_ms
+def _load(path: str, name: str = "fwd_variant") -> Any:
+  spec = importlib.util.spec_from_file_location(name, path)
+  module = importlib.util.module_from_spec(spec)
+  sys.modules[spec.name] = module  # dataclasses look their module up there
+  spec.loader.exec_module(module)
+  return module
 
 
-def main(argv: Sequence[str]) -> int:
-  path, case = argv
-  spec = importlib.util.spec_from_file_location("fwd_variant", path)
-  variant = importlib.util.module_from_spec(spec)
-  sys.modules[spec.name] = variant  # dataclasses look their module up there
-  spec.loader.exec_module(variant)
+def _contenders(variants: Any, case: str, without_lse: bool, tokamax: bool
+                ) -> dict[str, Callable[..., tuple[Any, Any]]]:
+  """name -> f(q, k, v) returning (out, lse or None). `variants`: name -> module, or one module
+  (named ``variant``)."""
+  if not isinstance(variants, dict):
+    variants = {"variant": variants}
   b, t, h, d, causal, block_kv, stages, programs = CASES[case]
-  q, k, v = (jax.random.normal(key, (b, t, h, d), jnp.bfloat16)
-             for key in jax.random.split(jax.random.key(2), 3))
-  tiles = t // 128 * b * h
-  programs = programs or min(tiles, pallas_lib.sm_count())
-  flops = 4 * b * t * t * h * d * (0.5 if causal else 1.0)
-  results = {}
-  for label, module in (("variant", variant), ("shipped", mosaic_fwd)):
+  programs = programs or min(t // 128 * b * h, pallas_lib.sm_count())
+
+  def kernel(module: Any, **extra: Any) -> Callable[..., tuple[Any, Any]]:
     g = module.FwdGeometry(batch=b, heads=h, kv_heads=h, q_len_padded=t, kv_len=t,
                            kv_len_padded=t, head_dim=d, block_q=64, block_kv=block_kv,
                            stages=stages, scale=1 / math.sqrt(d), causal=causal,
-                           programs=programs)
-    f = lambda q, k, v, module=module, g=g: module.forward(q, k, v, g)  # noqa: E731
-    results[label] = [np.asarray(x, np.float32) for x in jax.jit(f)(q, k, v)]
-    ms = _time(f, (q, k, v))
-    print(f"{case} {label}: {ms:.4f} ms {flops / ms / 1e9:.1f} TFLOP/s (programs {programs})",
-          flush=True)
-  (vo, vl), (so, sl) = results["variant"], results["shipped"]
-  print(f"{case} variant vs shipped: max|dO| {np.max(np.abs(vo - so)):.3g} "
-        f"max|dlse| {np.max(np.abs(vl - sl)):.3g}", flush=True)
+                           programs=programs, **extra)
+    return lambda q, k, v: module.forward(q, k, v, g)
+
+  out = {"shipped": kernel(mosaic_fwd)}
+  for name, variant in variants.items():
+    out[name] = kernel(variant)
+    if without_lse:
+      fields = {f.name for f in dataclasses.fields(variant.FwdGeometry)}
+      if "with_lse" not in fields:
+        raise SystemExit(f"--without-lse: {name}'s FwdGeometry has no with_lse field")
+      out[f"{name} without lse"] = kernel(variant, with_lse=False)
+  if tokamax:
+    import tokamax as tk  # pylint: disable=g-import-not-at-top
+
+    out["tokamax mosaic"] = lambda q, k, v: (tk.dot_product_attention(
+        q, k, v, is_causal=causal, implementation="mosaic"), None)
+  return out
+
+
+def run_case(variants: Any, case: str, rounds: int, without_lse: bool, tokamax: bool) -> None:
+  """Prints each contender's median and rounds (TFLOP/s) and its differences from the shipped
+  kernel's output (and log-sum-exp, where both write one)."""
+  b, t, h, d, causal = CASES[case][:5]
+  q, k, v = (jax.random.normal(key, (b, t, h, d), jnp.bfloat16)
+             for key in jax.random.split(jax.random.key(2), 3))
+  flops = 4 * b * t * t * h * d * (0.5 if causal else 1.0)
+  runs, results = {}, {}
+  for name, f in _contenders(variants, case, without_lse, tokamax).items():
+    out, lse = jax.jit(f)(q, k, v)
+    results[name] = (np.asarray(out, np.float32),
+                     None if lse is None else np.asarray(lse, np.float32))
+    f_std, a = pk.benchmarking.standardize_function(lambda q, k, v, f=f: f(q, k, v)[0], q, k, v)
+    runs[name] = (pk.benchmarking.compile_benchmark(f_std, a), a, [])
+  for _ in range(rounds):
+    for run, a, times in runs.values():
+      times.append(run(a, iterations=10).median_evaluation_time_ms)
+  ref_out, ref_lse = results["shipped"]
+  for name, (_, _, times) in runs.items():
+    ms = statistics.median(times)
+    out, lse = results[name]
+    diff = f"max|dO| {np.max(np.abs(out - ref_out)):.3g}"
+    if lse is not None:
+      diff += f" max|dlse| {np.max(np.abs(lse - ref_lse)):.3g}"
+    print(f"{case} {name}: {ms:.4f} ms {flops / ms / 1e9:.1f} TFLOP/s rounds "
+          f"{' '.join(f'{flops / x / 1e9:.1f}' for x in times)}; {diff}", flush=True)
+
+
+def main(argv: Sequence[str]) -> int:
+  parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+  parser.add_argument("paths", help="the copies' mosaic_fwd.py files, comma-separated")
+  parser.add_argument("cases", help=f"comma-separated, of {sorted(CASES)}")
+  parser.add_argument("--rounds", type=int, default=6)
+  parser.add_argument("--without-lse", action="store_true")
+  parser.add_argument("--tokamax", action="store_true")
+  args = parser.parse_args(argv)
+  cases = args.cases.split(",")
+  unknown = [c for c in cases if c not in CASES]
+  if unknown:
+    parser.error(f"cases: unknown {unknown}; accepted: {sorted(CASES)}")
+  if args.rounds < 1:
+    parser.error(f"--rounds must be >= 1, got {args.rounds}")
+  paths = args.paths.split(",")
+  names = ["variant"] if len(paths) == 1 else [os.path.splitext(os.path.basename(p))[0]
+                                                for p in paths]
+  if len(set(names)) != len(names):
+    parser.error(f"paths: the file stems must differ, got {names}")
+  variants = {n: _load(p, f"fwd_variant_{i}") for i, (n, p) in enumerate(zip(names, paths))}
+  for case in cases:
+    run_case(variants, case, args.rounds, args.without_lse, args.tokamax)
   return 0
 
 
