@@ -138,7 +138,9 @@ def test_mosaic_persistent_forward_on_gpu(shape, causal):
 def test_mosaic_causal_persistent_forward_with_skipped_steps_on_gpu():
   """64-key steps: on every pair warpgroup 1 needs one key step more than warpgroup 0, which
   skips it (the drain: it awaits that step's loads and releases its slots), in a persistent
-  causal launch of 288 tiles; the forward against the reference."""
+  causal launch of 288 tiles; the forward against the reference, with its log-sum-exp (as
+  differentiated calls run it) and without (`forward_output`, as other calls run it), whose
+  outputs must be bitwise equal."""
   testing.skip_unless_gpu()
   from pjrtkit.kernels.dot_product_attention import base  # pylint: disable=g-import-not-at-top
   from pjrtkit.kernels.dot_product_attention import mosaic  # pylint: disable=g-import-not-at-top
@@ -146,9 +148,13 @@ def test_mosaic_causal_persistent_forward_with_skipped_steps_on_gpu():
   spec = base.make_spec(q, k, v, None, None, True, None)
   config = mosaic.MosaicAttentionConfig(64, 4)
   assert mosaic.forward_programs(288, True, 1152, 1152, 64) == pallas_lib.sm_count() < 288
-  out = jax.jit(lambda q, k, v: mosaic.MosaicAttention().forward(
-      (q, k, v, None, None), spec, config)[0])(q, k, v)
+  op = mosaic.MosaicAttention()
+  out, res = jax.jit(lambda q, k, v: op.forward((q, k, v, None, None), spec, config))(q, k, v)
+  assert res[-1].shape == (4, 8, 1100)  # the log-sum-exp, [B, H, T]
   testing.assert_close(out, reference(q, k, v, None, None, is_causal=True), "bfloat16", "fwd")
+  out_only = jax.jit(lambda q, k, v: op.forward_output((q, k, v, None, None), spec, config))(
+      q, k, v)
+  assert bool(jnp.all(out_only == out))
 
 
 @pytest.mark.parametrize("shape,causal", [

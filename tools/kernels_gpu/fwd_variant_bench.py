@@ -46,6 +46,10 @@ CASES = {"A1": (1, 16384, 16, 128, False, 128, 2, None),
          "P": (2, 1024, 8, 64, True, 64, 2, 20)}
 
 
+_RESERVED = frozenset({"shipped", "tokamax mosaic"})
+"""Contender names the copies' file stems must not take."""
+
+
 def _load(path: str, name: str = "fwd_variant") -> Any:
   spec = importlib.util.spec_from_file_location(name, path)
   module = importlib.util.module_from_spec(spec)
@@ -129,10 +133,16 @@ def main(argv: Sequence[str]) -> int:
   if args.rounds < 1:
     parser.error(f"--rounds must be >= 1, got {args.rounds}")
   paths = args.paths.split(",")
+  if not all(paths):
+    parser.error(f"paths: an empty path in {args.paths!r} (comma-separated files, none empty)")
   names = ["variant"] if len(paths) == 1 else [os.path.splitext(os.path.basename(p))[0]
                                                 for p in paths]
   if len(set(names)) != len(names):
     parser.error(f"paths: the file stems must differ, got {names}")
+  reserved = [n for n in names if n in _RESERVED]
+  if reserved:
+    parser.error(f"paths: file stems {reserved} name other contenders; rename the copies "
+                 f"(reserved: {sorted(_RESERVED)})")
   variants = {n: _load(p, f"fwd_variant_{i}") for i, (n, p) in enumerate(zip(names, paths))}
   for case in cases:
     run_case(variants, case, args.rounds, args.without_lse, args.tokamax)

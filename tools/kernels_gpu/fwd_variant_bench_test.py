@@ -75,5 +75,15 @@ def test_copies_with_the_same_file_stem_are_refused(capsys):
   assert "paths: the file stems must differ, got ['fwd', 'fwd']" in capsys.readouterr().err
 
 
+def test_empty_paths_and_reserved_stems_are_refused(capsys):
+  with pytest.raises(SystemExit):
+    bench.main(["/x/a.py,", "A2"])
+  assert "paths: an empty path in '/x/a.py,'" in capsys.readouterr().err
+  with pytest.raises(SystemExit):
+    bench.main(["/x/shipped.py,/y/b.py", "A2"])
+  assert ("paths: file stems ['shipped'] name other contenders; rename the copies (reserved: "
+          "['shipped', 'tokamax mosaic'])") in capsys.readouterr().err
+
+
 if __name__ == "__main__":
   sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))
