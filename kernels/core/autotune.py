@@ -6,8 +6,9 @@ Calls are found through the markers in the StableHLO of ``jax.jit(f).lower(*args
 ``scan`` bodies or nested jits are found as lowered. Each phase is tuned on its own: the forward
 with the call's arguments (timed as `Op.forward_output`, as calls that are not differentiated
 run it; differentiated calls run `Op.forward` with the same config), the gradient with residuals
-made by the "xla" forward and a random output cotangent. A call that asked for an implementation is tuned over that implementation's
-configs; a call with ``implementation=None`` over every implementation that serves it.
+made by the "xla" forward and a random output cotangent. A call that asked for an
+implementation is tuned over that implementation's configs; a call with
+``implementation=None`` over every implementation that serves it.
 """
 
 from __future__ import annotations
