@@ -70,6 +70,33 @@ def forward_programs(tiles: int, causal: bool, q_len_padded: int, kv_len_padded:
   return persistent if steps * block_kv <= CAUSAL_PERSISTENT_MAX_KEYS * pairs else tiles
 
 
+SPLIT_TAIL_MIN_GAIN = 0.02
+"""A persistent forward without a causal mask splits its last round's tiles by key steps over all
+programs (`split_forward_tail`) when that shortens the busiest program's key steps by at least
+this fraction."""
+SPLIT_TAIL_MAX_RUNS = 4
+"""... and when its tail tiles lie in at most this many (batch, head) runs (one in-place slice
+update each after the kernel)."""
+
+
+def split_forward_tail(g: mosaic_fwd.FwdGeometry) -> bool:
+  """Whether the compiled forward of geometry `g` (built without the split) should split its
+  tail (`FwdGeometry.split_tail`). The busiest program runs (full rounds + 1) x key steps whole,
+  or full rounds x key steps + its share of the tail split: at 1x16384x16x128 on 132 SMs (2048
+  tiles of 128 key steps: 15 rounds and 68 tiles) 1986 steps against 2048, 3.0 % fewer; at
+  32x2048x16x64 (8192 tiles of 8 steps: 62 rounds and 8 tiles) 497 against 504, 1.4 %, too little
+  for the partial results' stores and merge. On the H200 (twelfth session, one process,
+  ``tools/bench/results/mosaic_fwd_variants_h200.txt``): 1x16384x16x128 683.4 -> 697.7 TFLOP/s
+  split, 3x1024x4x64 on 5 programs 15.9 -> 16.1, and 32x2048x16x64 split anyway 511.5 -> 459.2."""
+  if g.causal or g.programs >= g.tiles or g.tail_tiles == 0:
+    return False
+  whole = (g.full_rounds + 1) * g.kv_steps
+  split = g.full_rounds * g.kv_steps + -(-g.tail_tiles * g.kv_steps // g.programs)
+  if 1 - split / whole < SPLIT_TAIL_MIN_GAIN:
+    return False
+  return len(dataclasses.replace(g, split_tail=True).tail_groups()) <= SPLIT_TAIL_MAX_RUNS
+
+
 @dataclasses.dataclass(frozen=True)
 class MosaicAttentionConfig:
   """Attributes:
@@ -441,6 +468,8 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
         stages=max(2, min(config.stages, sp // config.block_kv)),
         scale=spec.param("scale"), causal=spec.param("is_causal"), programs=programs,
         with_lse=with_lse)
+    if split_forward_tail(geometry):
+      geometry = dataclasses.replace(geometry, split_tail=True)
     out, lse = mosaic_fwd.forward(pallas_lib.pad_axis(q, 1, tp), pallas_lib.pad_axis(k, 1, sp),
                                   pallas_lib.pad_axis(v, 1, sp), geometry)
     out = out[:, :t]

@@ -43,6 +43,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 from jax import lax
+import numpy as np
 from jax.experimental import pallas as pl
 import jax.experimental.pallas.mosaic_gpu as plgpu
 
@@ -74,11 +75,20 @@ class FwdGeometry:
   with_lse: bool = True
   """Whether the kernel writes the log-sum-exp (natural log) the backward reads; False for
   calls that are not differentiated (`forward` then returns None for it)."""
+  split_tail: bool = False
+  """Persistent without a causal mask: whether the tiles left over after the full rounds (the
+  last, partial round) are split by key steps over all programs (see `_item`), their partial
+  results merged after the kernel, rather than each run whole by one program while the rest of
+  the GPU idles."""
 
   def __post_init__(self) -> None:
     if not 1 <= self.programs <= self.tiles:
       raise ValueError(f"programs must be in [1, {self.tiles}] (the tile count), got "
                        f"{self.programs}")
+    if self.split_tail and (self.causal or self.tail_tiles == 0):
+      raise ValueError("split_tail needs a persistent launch without a causal mask whose tiles "
+                       f"do not divide evenly over the programs; got causal={self.causal}, "
+                       f"{self.tiles} tiles on {self.programs} programs")
 
   @property
   def snake(self) -> bool:
@@ -97,6 +107,52 @@ class FwdGeometry:
   def tiles(self) -> int:
     return self.q_pairs * self.batch * self.heads
 
+  @property
+  def full_rounds(self) -> int:
+    """Rounds in which every program runs a whole tile."""
+    return self.tiles // self.programs
+
+  @property
+  def tail_tiles(self) -> int:
+    """Tiles left after the full rounds (the last round's, which leaves programs idle)."""
+    return self.tiles % self.programs
+
+  def tail_range(self, pid: Any) -> tuple[Any, Any]:
+    """With `split_tail`, program `pid`'s share [start, end) of the tail's key steps, counted
+    over the tail tiles one after another (shares differ by at most one step)."""
+    steps = self.tail_tiles * self.kv_steps
+    if isinstance(pid, int):
+      return pid * steps // self.programs, (pid + 1) * steps // self.programs
+    return lax.div(pid * steps, self.programs), lax.div((pid + 1) * steps, self.programs)
+
+  def tail_groups(self) -> list[tuple[int, int, int, int, int]]:
+    """The tail tiles as runs of one (batch, head): (first tail tile, count, batch, head, first
+    query pair), in order (tiles number pairs fastest, then batch, then head)."""
+    groups: list[tuple[int, int, int, int, int]] = []
+    for a in range(self.tail_tiles):
+      tile = self.full_rounds * self.programs + a
+      b, h = tile // self.q_pairs % self.batch, tile // (self.q_pairs * self.batch)
+      if groups and groups[-1][2:4] == (b, h):
+        groups[-1] = groups[-1][:1] + (groups[-1][1] + 1,) + groups[-1][2:]
+      else:
+        groups.append((a, 1, b, h, tile % self.q_pairs))
+    return groups
+
+  def tail_pieces(self) -> list[list[tuple[int, int]]]:
+    """With `split_tail`, per tail tile the (program, piece) whose partial results it merges: a
+    program's share spans at most two tiles (shares are at most `kv_steps` long), its first
+    piece in the first, its second in the next."""
+    pieces: list[list[tuple[int, int]]] = [[] for _ in range(self.tail_tiles)]
+    for pid in range(self.programs):
+      start, end = self.tail_range(pid)
+      if start == end:
+        continue
+      first = start // self.kv_steps
+      pieces[first].append((pid, 0))
+      if end > (first + 1) * self.kv_steps:
+        pieces[first + 1].append((pid, 1))
+    return pieces
+
 
 def _row(value: float, n: int) -> Any:
   return plgpu.layout_cast(jnp.full((n,), value, jnp.float32), plgpu.Layout.WGMMA.reduce(1))
@@ -114,8 +170,33 @@ def _tile_index(g: FwdGeometry, pid: Any, i: Any) -> Any:
   return i * g.programs + jnp.where(lax.rem(i, 2) == 0, pid, g.programs - 1 - pid)
 
 
+def _item(g: FwdGeometry, pid: Any, i: Any) -> tuple[Any, Any, Any, Any]:
+  """(tile, first key step, end key step or None for all of the tile's, whether partial) of
+  program `pid`'s `i`-th work item. Without `split_tail` items are whole tiles
+  (`_tile_index`). With it, program `pid` runs tiles pid, pid + programs, ... for the full
+  rounds, then its share of the tail's key steps (`FwdGeometry.tail_range`) as one or two
+  partial items: the end of one tail tile and the start of the next."""
+  if not g.split_tail:
+    return _tile_index(g, pid, i), 0, None, False
+  start, end = g.tail_range(pid)
+  first = lax.div(start, g.kv_steps)
+  piece = i - g.full_rounds
+  in_tail = piece >= 0
+  tile = jnp.where(in_tail, g.full_rounds * g.programs + first + piece, pid + i * g.programs)
+  k0 = jnp.where(in_tail & (piece == 0), start - first * g.kv_steps, 0)
+  k1 = jnp.where(piece == 0, jnp.minimum(end - first * g.kv_steps, g.kv_steps),
+                 end - (first + 1) * g.kv_steps)
+  return tile, k0, jnp.where(in_tail, k1, g.kv_steps), in_tail
+
+
 def _local_tiles(g: FwdGeometry, pid: Any) -> Any:
-  """How many tiles program `pid` runs (at least one: programs <= tiles)."""
+  """How many work items (`_item`) program `pid` runs (at least one: programs <= tiles)."""
+  if g.split_tail:
+    start, end = g.tail_range(pid)
+    first = lax.div(start, g.kv_steps)
+    pieces = jnp.where(start == end, 0,
+                       jnp.where(end > (first + 1) * g.kv_steps, 2, 1))
+    return g.full_rounds + pieces
   if not g.snake:
     return lax.div(g.tiles - pid + g.programs - 1, g.programs)
   rounds, rest = divmod(g.tiles, g.programs)
@@ -156,11 +237,13 @@ def _steps_for(g: FwdGeometry, row_end: Any) -> Any:
 
 
 def _kernel(*refs: Any, g: FwdGeometry):
-  if g.with_lse:
-    q_g, k_g, v_g, o_g, lse_g, q_s, k_s, v_s, lse_s, q_bar, k_bar, v_bar, k_free, v_free = refs
-  else:
-    q_g, k_g, v_g, o_g, q_s, k_s, v_s, lse_s, q_bar, k_bar, v_bar, k_free, v_free = refs
-    lse_g = None
+  outputs = 1 + g.with_lse + 2 * g.split_tail
+  q_g, k_g, v_g = refs[:3]
+  o_g = refs[3]
+  lse_g = refs[4] if g.with_lse else None
+  # With split_tail: each program's (up to two) partial results, rows of both warpgroups.
+  part_o_g, part_lse_g = (refs[1 + outputs], refs[2 + outputs]) if g.split_tail else (None, None)
+  q_s, k_s, v_s, lse_s, q_bar, k_bar, v_bar, k_free, v_free = refs[3 + outputs:]
   pid = lax.axis_index(pallas_lib.MOSAIC_GRID_AXIS)
   wg = lax.axis_index("wg")
   local_tiles = _local_tiles(g, pid)
@@ -184,18 +267,23 @@ def _kernel(*refs: Any, g: FwdGeometry):
       return (pair * _COMPUTE_WGS + wg) * g.block_q
 
     def load_q(i: Any, qslot: Any) -> None:
-      pair, b, h, _, _ = _tile(g, _tile_index(g, pid, i))
+      pair, b, h, _, _ = _tile(g, _item(g, pid, i)[0])
       plgpu.copy_gmem_to_smem(q_g.at[b, pl.ds(first_row(pair), g.block_q), h],
                               q_s.at[wg, qslot], q_bar.at[wg * 2 + qslot])
 
     load_q(0, 0)
 
     def tile_body(i: Any, base: Any) -> Any:
-      # `base`: key/value steps of this CTA's earlier tiles (the producer's running count).
-      pair, b, h, _, pair_steps = _tile(g, _tile_index(g, pid, i))
+      # `base`: key/value steps of this CTA's earlier items (the producer's running count).
+      tile, k0, k1, partial = _item(g, pid, i)
+      pair, b, h, _, pair_steps = _tile(g, tile)
       qslot = lax.rem(i, 2)
       row0 = first_row(pair)
       steps = _steps_for(g, row0 + g.block_q)
+      if k1 is not None:  # split_tail (no causal mask): this item's key steps [k0, k1)
+        steps = pair_steps = k1
+      # Key step kv_step uses slot (off + kv_step) % stages.
+      off = base if k1 is None else base - k0
       q_tile = q_s.at[wg, qslot]
       plgpu.barrier_wait(q_bar.at[wg * 2 + qslot])
       # The other slot's last use (the previous tile's output) was read out by its TMA store.
@@ -203,7 +291,7 @@ def _kernel(*refs: Any, g: FwdGeometry):
 
       def step(kv_step: Any, carry: Any, masked: bool) -> Any:
         acc, m, l = carry
-        slot = lax.rem(base + kv_step, g.stages)
+        slot = lax.rem(off + kv_step, g.stages)
         # This step's keys were awaited before the loop or during the previous step's O += P V.
 
         def qk(acc_ref: Any) -> Any:
@@ -239,7 +327,7 @@ def _kernel(*refs: Any, g: FwdGeometry):
           # The next step's keys are awaited while this product runs.
           @pl.when(kv_step + 1 < steps)
           def _():
-            plgpu.barrier_wait(k_bar.at[lax.rem(base + kv_step + 1, g.stages)])
+            plgpu.barrier_wait(k_bar.at[lax.rem(off + kv_step + 1, g.stages)])
 
         acc = pl.run_state(pv)(plgpu.ACC.init(acc))
         plgpu.barrier_arrive(v_free.at[slot])
@@ -255,14 +343,17 @@ def _kernel(*refs: Any, g: FwdGeometry):
       clean = g.kv_len // g.block_kv
       if g.causal:
         clean = jnp.minimum(lax.div(row0, g.block_kv), clean)
-      carry = lax.fori_loop(0, clean, lambda j, c_: step(j, c_, False), carry)
+      start = 0
+      if k1 is not None:
+        start, clean = k0, jnp.clip(clean, k0, k1)
+      carry = lax.fori_loop(start, clean, lambda j, c_: step(j, c_, False), carry)
       carry = lax.fori_loop(clean, steps, lambda j, c_: step(j, c_, True), carry)
 
       def drain(kv_step: Any, _: Any) -> None:
         # The other warpgroup may need more steps (causal): release the slots this one skips
         # and keep taking turns with it. Their loads are awaited too, so that this warpgroup
         # waits once for each completion of every barrier and its next tile's waits line up.
-        slot = lax.rem(base + kv_step, g.stages)
+        slot = lax.rem(off + kv_step, g.stages)
         plgpu.barrier_wait(k_bar.at[slot])
         plgpu.barrier_wait(v_bar.at[slot])
         plgpu.barrier_arrive(k_free.at[slot])
@@ -283,17 +374,43 @@ def _kernel(*refs: Any, g: FwdGeometry):
       pl.when((wg == 0) & jnp.logical_not(more))(pass_turn)
       acc, m, l = carry
       out = acc * lax.broadcast_in_dim(1.0 / l, acc.shape, [0])
-      o_rows = o_g.at[b, pl.ds(row0, g.block_q), h]
-      q_tile[...] = out.astype(q_s.dtype)
-      if g.with_lse:
-        lse_s.at[wg][...] = (m + jnp.log2(l)) / _LOG2E
-      plgpu.commit_smem()
-      plgpu.copy_smem_to_gmem(q_tile, o_rows)
-      if g.with_lse:
-        plgpu.copy_smem_to_gmem(lse_s.at[wg], lse_g.at[b, h, pl.ds(row0, g.block_q)])
-      # Before this slot and lse_s are written again, the stores must have read them.
-      plgpu.wait_smem_to_gmem(0, wait_read_only=True)
-      return base + pair_steps
+
+      def store_whole() -> None:
+        o_rows = o_g.at[b, pl.ds(row0, g.block_q), h]
+        q_tile[...] = out.astype(q_s.dtype)
+        if g.with_lse:
+          lse_s.at[wg][...] = (m + jnp.log2(l)) / _LOG2E
+        plgpu.commit_smem()
+        plgpu.copy_smem_to_gmem(q_tile, o_rows)
+        if g.with_lse:
+          plgpu.copy_smem_to_gmem(lse_s.at[wg], lse_g.at[b, h, pl.ds(row0, g.block_q)])
+        # Before this slot and lse_s are written again, the stores must have read them.
+        plgpu.wait_smem_to_gmem(0, wait_read_only=True)
+
+      def store_partial() -> None:
+        # The normalized partial output as two bfloat16 halves (hi + lo: about 16 significant
+        # bits) through this warpgroup's Q slot, and its base-2 log-sum-exp; `_merge_tail`
+        # weighs the pieces of a tile by their log-sum-exps.
+        piece = i - g.full_rounds
+        rows = pl.ds(wg * g.block_q, g.block_q)
+        hi = out.astype(q_s.dtype)
+        q_tile[...] = hi
+        lse_s.at[wg][...] = m + jnp.log2(l)
+        plgpu.commit_smem()
+        plgpu.copy_smem_to_gmem(q_tile, part_o_g.at[pid, piece, 0, rows])
+        plgpu.copy_smem_to_gmem(lse_s.at[wg], part_lse_g.at[pid, piece, rows])
+        plgpu.wait_smem_to_gmem(0, wait_read_only=True)
+        q_tile[...] = (out - hi.astype(jnp.float32)).astype(q_s.dtype)
+        plgpu.commit_smem()
+        plgpu.copy_smem_to_gmem(q_tile, part_o_g.at[pid, piece, 1, rows])
+        plgpu.wait_smem_to_gmem(0, wait_read_only=True)
+
+      if g.split_tail:
+        pl.when(partial)(store_partial)
+        pl.when(jnp.logical_not(partial))(store_whole)
+      else:
+        store_whole()
+      return base + (pair_steps if k1 is None else k1 - k0)
 
     lax.fori_loop(0, local_tiles, tile_body, 0)
     plgpu.wait_smem_to_gmem(0)
@@ -303,10 +420,12 @@ def _kernel(*refs: Any, g: FwdGeometry):
     plgpu.set_max_registers(40, action="decrease")
 
     def tile_body(i: Any, base: Any) -> Any:
-      _, b, _, kvh, pair_steps = _tile(g, _tile_index(g, pid, i))
+      tile, k0, k1, _ = _item(g, pid, i)
+      _, b, _, kvh, pair_steps = _tile(g, tile)
+      off = base if k1 is None else base - k0
 
       def load(kv_step: Any, _: Any) -> None:
-        n = base + kv_step
+        n = off + kv_step
         slot = lax.rem(n, g.stages)
         rows = pl.ds(kv_step * g.block_kv, g.block_kv)
 
@@ -332,8 +451,11 @@ def _kernel(*refs: Any, g: FwdGeometry):
           copy(k_g, k_s, k_bar)
           copy(v_g, v_s, v_bar)
 
-      lax.fori_loop(0, pair_steps, load, None)
-      return base + pair_steps
+      if k1 is None:
+        lax.fori_loop(0, pair_steps, load, None)
+        return base + pair_steps
+      lax.fori_loop(k0, k1, load, None)
+      return base + k1 - k0
 
     def loads() -> None:
       lax.fori_loop(0, local_tiles, tile_body, 0)
@@ -376,10 +498,53 @@ def forward(q: Any, k: Any, v: Any, g: FwdGeometry) -> tuple[Any, Any]:
   out_type = [jax.ShapeDtypeStruct((g.batch, g.q_len_padded, g.heads, g.head_dim), dtype)]
   if g.with_lse:
     out_type.append(jax.ShapeDtypeStruct((g.batch, g.heads, g.q_len_padded), jnp.float32))
+  rows = _COMPUTE_WGS * g.block_q
+  if g.split_tail:
+    out_type += [jax.ShapeDtypeStruct((g.programs, 2, 2, rows, g.head_dim), dtype),
+                 jax.ShapeDtypeStruct((g.programs, 2, rows), jnp.float32)]
   outs = plgpu.kernel(
       lambda *refs: _kernel(*refs, g=g), out_type=out_type, scratch_types=scratch,
       grid=(g.programs,), grid_names=(pallas_lib.MOSAIC_GRID_AXIS,),
       num_threads=_COMPUTE_WGS + 1, thread_name="wg",
       compiler_params=plgpu.CompilerParams(approx_math=True),
       kernel_name="pjrtkit_attention_fwd_mosaic")(q, k, v)
-  return (outs[0], outs[1]) if g.with_lse else (outs[0], None)
+  out, lse = outs[0], outs[1] if g.with_lse else None
+  if g.split_tail:
+    out, lse = _merge_tail(g, out, lse, outs[-2], outs[-1])
+  return out, lse
+
+
+def _merge_tail(g: FwdGeometry, out: Any, lse: Any, part_o: Any, part_lse: Any
+                ) -> tuple[Any, Any]:
+  """`out` and `lse` with the tail tiles written from the programs' partial results: per row,
+  the pieces' outputs weighed by 2^(their log-sum-exp - the merged one). The tail tiles are
+  consecutive (pair, batch, head)s, pairs fastest, so they are written as one slice per (batch,
+  head) they cover (`tail_groups`), in place."""
+  pieces = g.tail_pieces()
+  width = max(len(p) for p in pieces)
+  index = np.zeros((g.tail_tiles, width), np.int32)
+  valid = np.zeros((g.tail_tiles, width, 1), bool)
+  for tile, tile_pieces in enumerate(pieces):
+    for j, (pid, piece) in enumerate(tile_pieces):
+      index[tile, j] = 2 * pid + piece
+      valid[tile, j] = True
+  rows = _COMPUTE_WGS * g.block_q
+  halves = part_o.reshape(2 * g.programs, 2, rows, g.head_dim)[index].astype(jnp.float32)
+  outs = halves[:, :, 0] + halves[:, :, 1]  # [tail tiles, width, rows, D]
+  lses = jnp.where(valid, part_lse.reshape(2 * g.programs, rows)[index], -jnp.inf)
+  top = lses.max(axis=1)  # finite: every tail tile has a piece
+  weights = jnp.exp2(lses - top[:, None])
+  total = weights.sum(axis=1)
+  merged = ((weights[..., None] * outs).sum(axis=1) / total[..., None]).astype(out.dtype)
+  merged_lse = (top + jnp.log2(total)) / _LOG2E
+  # XLA:GPU's dynamic-slice fusion would fuse an update of the kernel's output into the kernel's
+  # custom call although the update reads the call's other outputs: "A cycle is detected" at
+  # compile time (jax 0.11.2, H200). The barrier keeps the updates off the call.
+  out, lse = lax.optimization_barrier((out, lse))
+  for first, count, b, h, pair in g.tail_groups():
+    block = merged[first:first + count].reshape(1, count * rows, 1, g.head_dim)
+    out = lax.dynamic_update_slice(out, block, (b, pair * rows, h, 0))
+    if lse is not None:
+      lse = lax.dynamic_update_slice(
+          lse, merged_lse[first:first + count].reshape(1, 1, count * rows), (b, h, pair * rows))
+  return out, lse

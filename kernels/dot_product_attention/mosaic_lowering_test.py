@@ -199,6 +199,116 @@ def test_causal_persistent_forward_lowers_for_cuda():
   assert [a.shape for a in exported.out_avals] == [(3, 1024, 4, 64), (3, 4, 1024)]
 
 
+def _split_geometry(b, t, h, d, block_kv, programs, kv_len=None, with_lse=True):
+  return mosaic_fwd.FwdGeometry(batch=b, heads=h, kv_heads=h, q_len_padded=t,
+                                kv_len=kv_len or t, kv_len_padded=t, head_dim=d, block_q=64,
+                                block_kv=block_kv, stages=2, scale=0.125, causal=False,
+                                programs=programs, with_lse=with_lse, split_tail=True)
+
+
+@pytest.mark.parametrize("b,t,h,d,block_kv,programs,shares", [
+    (1, 16384, 16, 128, 128, 132, (65, 66)),  # A1: 15 rounds + 68 tiles of 128 steps
+    (32, 2048, 16, 64, 256, 132, (0, 1)),     # 62 rounds + 8 tiles of 8 steps
+    (3, 1024, 4, 64, 128, 5, (1, 2)),         # 19 rounds + 1 tile in 5 pieces
+    (2, 1024, 16, 64, 128, 132, (7, 8)),      # 1 round + 124 tiles
+])
+def test_split_tail_runs_every_key_step_of_every_tile_once(b, t, h, d, block_kv, programs,
+                                                           shares):
+  """`split_tail` (`_item`, `_local_tiles`, `tail_pieces`): the full rounds as before, then each
+  program's share of the tail's key steps (sizes in `shares`) as one or two pieces; every (tile,
+  key step) exactly once, and each tail tile merged from exactly the pieces that ran on it."""
+  g = _split_geometry(b, t, h, d, block_kv, programs)
+  ran, pieces = {}, {}
+  for pid in range(programs):
+    items = int(mosaic_fwd._local_tiles(g, pid))
+    share = 0
+    for i in range(items):
+      tile, k0, k1, partial = (int(x) for x in mosaic_fwd._item(g, pid, i))
+      assert bool(partial) == (i >= g.full_rounds)
+      if i < g.full_rounds:
+        assert (tile, k0, k1) == (pid + i * programs, 0, g.kv_steps)
+      else:
+        share += k1 - k0
+        pieces.setdefault(tile - g.full_rounds * programs, []).append((pid, i - g.full_rounds))
+      assert 0 <= k0 < k1 <= g.kv_steps
+      for step in range(k0, k1):
+        ran[tile, step] = ran.get((tile, step), 0) + 1
+    assert shares[0] <= share <= shares[1]
+    assert items - g.full_rounds <= 2
+  assert len(ran) == g.tiles * g.kv_steps and set(ran.values()) == {1}
+  assert [pieces[a] for a in range(g.tail_tiles)] == g.tail_pieces()
+
+
+def test_split_tail_merge_recovers_attention_from_partial_results():
+  """`_merge_tail` on partial results computed here as the kernel writes them (per piece: its
+  key steps' normalized output as bfloat16 hi + lo, and the base-2 log-sum-exp): the tail rows
+  equal float64 attention within 1e-4 (the hi + lo pair carries about 16 bits), their
+  log-sum-exp within 1e-5, and every other row is left as it was. 7 programs over 12 tiles
+  leave 5 tail tiles in 3 (batch, head) runs, each tile merged from two or three pieces."""
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  b, t, h, d, programs = 2, 256, 3, 16, 7
+  g = mosaic_fwd.FwdGeometry(batch=b, heads=h, kv_heads=h, q_len_padded=t, kv_len=t,
+                             kv_len_padded=t, head_dim=d, block_q=64, block_kv=32, stages=2,
+                             scale=0.25, causal=False, programs=programs, split_tail=True)
+  assert [grp[1:] for grp in g.tail_groups()] == [(1, 1, 1, 1), (2, 0, 2, 0), (2, 1, 2, 0)]
+  assert [len(p) for p in g.tail_pieces()] == [2, 2, 3, 2, 2]
+  rng = np.random.default_rng(0)
+  q, k, v = (rng.standard_normal((b, t, h, d)) for _ in range(3))
+  c = g.scale * math.log2(math.e)
+  part_o = np.zeros((programs, 2, 2, 128, d), np.float32)
+  part_lse = np.zeros((programs, 2, 128), np.float32)
+  for pid in range(programs):
+    for i in range(g.full_rounds, int(mosaic_fwd._local_tiles(g, pid))):
+      tile, k0, k1, _ = (int(x) for x in mosaic_fwd._item(g, pid, i))
+      pair, bi, hi = tile % g.q_pairs, tile // g.q_pairs % b, tile // (g.q_pairs * b)
+      keys = slice(k0 * g.block_kv, k1 * g.block_kv)
+      s2 = q[bi, pair * 128:(pair + 1) * 128, hi] @ k[bi, keys, hi].T * c
+      m = s2.max(axis=1, keepdims=True)
+      p = np.exp2(s2 - m)
+      o = p @ v[bi, keys, hi] / p.sum(axis=1, keepdims=True)
+      hi_part = np.asarray(jnp.asarray(o, jnp.bfloat16), np.float32)
+      part_o[pid, i - g.full_rounds] = hi_part, o - hi_part
+      part_lse[pid, i - g.full_rounds] = (m + np.log2(p.sum(axis=1, keepdims=True)))[:, 0]
+  out0 = jnp.full((b, t, h, d), 7.0, jnp.float32)
+  lse0 = jnp.full((b, h, t), 7.0, jnp.float32)
+  out, lse = mosaic_fwd._merge_tail(g, out0, lse0, jnp.asarray(part_o, jnp.bfloat16),
+                                    jnp.asarray(part_lse))
+  out, lse = np.asarray(out), np.asarray(lse)
+  scores = np.einsum("bqhd,bkhd->bhqk", q, k) * g.scale
+  want_lse = np.log(np.exp(scores).sum(-1))
+  want = np.einsum("bhqk,bkhd->bqhd", np.exp(scores - want_lse[..., None]), v)
+  tail = np.zeros((b, t, h), bool)
+  for tile in range(g.full_rounds * programs, g.tiles):
+    pair, bi, hi = tile % g.q_pairs, tile // g.q_pairs % b, tile // (g.q_pairs * b)
+    tail[bi, pair * 128:(pair + 1) * 128, hi] = True
+  assert tail.sum() == 5 * 128
+  np.testing.assert_allclose(out[tail], want[tail], rtol=0, atol=1e-4)
+  np.testing.assert_allclose(lse.transpose(0, 2, 1)[tail], want_lse.transpose(0, 2, 1)[tail],
+                             rtol=0, atol=1e-5)
+  assert np.all(out[~tail] == 7.0) and np.all(lse.transpose(0, 2, 1)[~tail] == 7.0)
+
+
+def test_split_tail_forward_lowers_for_cuda():
+  """The split forward with its partial outputs (two per program) and the merge after it; the
+  call returns the usual outputs."""
+  for with_lse in (True, False):
+    g = _split_geometry(3, 1024, 4, 64, 128, 5, kv_len=1000, with_lse=with_lse)
+    x = jax.ShapeDtypeStruct((3, 1024, 4, 64), jnp.bfloat16)
+    exported = jax.export.export(jax.jit(lambda q, k, v, g=g: mosaic_fwd.forward(q, k, v, g)),
+                                 platforms=["cuda"])(x, x, x)
+    want = [(3, 1024, 4, 64)] + [(3, 4, 1024)] * with_lse
+    assert [a.shape for a in exported.out_avals] == want
+
+
+def test_split_tail_refuses_causal_and_even_launches():
+  with pytest.raises(ValueError, match="split_tail needs a persistent launch without a causal"):
+    mosaic_fwd.FwdGeometry(batch=1, heads=2, kv_heads=2, q_len_padded=1024, kv_len=1024,
+                           kv_len_padded=1024, head_dim=64, block_q=64, block_kv=128, stages=2,
+                           scale=0.125, causal=True, programs=5, split_tail=True)
+  with pytest.raises(ValueError, match="16 tiles on 8 programs"):
+    _split_geometry(1, 1024, 2, 64, 128, 8)
+
+
 @pytest.mark.parametrize("causal,programs,one_warp", [
     (True, 5, True),     # causal, persistent
     (True, 16, True),    # causal, one tile per program
