@@ -8,6 +8,7 @@ on the H200 (tools/kernels_gpu: dot_product_attention_test's GPU tests).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import sys
@@ -298,6 +299,32 @@ def test_split_tail_forward_lowers_for_cuda():
                                  platforms=["cuda"])(x, x, x)
     want = [(3, 1024, 4, 64)] + [(3, 4, 1024)] * with_lse
     assert [a.shape for a in exported.out_avals] == want
+
+
+def test_forward_splits_the_tail_where_it_saves_two_percent_of_steps():
+  """`mosaic.split_forward_tail`: on at 1x16384x16x128 on 132 SMs (the busiest program's key
+  steps 2048 -> 1986) and 3x1024x4x64 on 5 programs (160 -> 154); off where it saves less
+  (32x2048x16x64: 504 -> 497; 1x2048x16x128: a tail of 124 tiles on 132 programs saves nothing),
+  with a causal mask, one tile per program, no tail, or tail tiles in more than 4 (batch, head)
+  runs."""
+  from pjrtkit.kernels.dot_product_attention import mosaic  # pylint: disable=g-import-not-at-top
+
+  def geometry(b, t, h, d, block_kv, programs, causal=False):
+    return mosaic_fwd.FwdGeometry(batch=b, heads=h, kv_heads=h, q_len_padded=t, kv_len=t,
+                                  kv_len_padded=t, head_dim=d, block_q=64, block_kv=block_kv,
+                                  stages=2, scale=0.125, causal=causal, programs=programs)
+
+  assert mosaic.split_forward_tail(geometry(1, 16384, 16, 128, 128, 132))
+  assert mosaic.split_forward_tail(geometry(3, 1024, 4, 64, 128, 5))
+  assert not mosaic.split_forward_tail(geometry(32, 2048, 16, 64, 256, 132))
+  assert not mosaic.split_forward_tail(geometry(1, 2048, 16, 128, 128, 132))
+  assert not mosaic.split_forward_tail(geometry(1, 16384, 16, 128, 128, 132, causal=True))
+  assert not mosaic.split_forward_tail(geometry(1, 16384, 16, 128, 128, 2048))
+  assert not mosaic.split_forward_tail(geometry(1, 16896, 16, 128, 128, 132))  # 16 rounds
+  # 128-row sequences: each tile its own (batch, head) run; 23 tail tiles in 23 runs.
+  many = geometry(1, 128, 155, 64, 64, 132)
+  assert many.tail_tiles == 23 and len(dataclasses.replace(many, split_tail=True).tail_groups()) == 23
+  assert not mosaic.split_forward_tail(many)
 
 
 def test_split_tail_refuses_causal_and_even_launches():

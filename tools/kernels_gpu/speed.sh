@@ -32,7 +32,11 @@ export TF_CPP_MIN_LOG_LEVEL=3 PYTHONUNBUFFERED=1
 [ -f pjrtkit_kernels.so ] && export PJRTKIT_KERNELS_LIBRARY="$KIT/pjrtkit_kernels.so"
 
 if ls wheels/*.whl > /dev/null 2>&1; then
-  $PY -m pip install --quiet --no-index --no-deps --target "$KIT/.pydeps" wheels/*.whl >> "$LOG" 2>&1
+  # --upgrade: on a machine kept warm between calls, .pydeps may hold directories of an earlier
+  # install that the tree copy emptied; pip would skip them ("Target directory ... already
+  # exists"), leaving an empty tokamax/ that imports as a namespace package (twelfth session).
+  $PY -m pip install --quiet --upgrade --no-index --no-deps --target "$KIT/.pydeps" wheels/*.whl \
+    >> "$LOG" 2>&1
   say "wheels: pip install rc=$? ($(ls wheels/*.whl | wc -l) wheels into .pydeps)"
 else
   say "wheels: none in the kit (Tokamax will skip with its import error)"
