@@ -18,10 +18,12 @@ testing.setup_environment()
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from pjrtkit import kernels as pk  # noqa: E402
 from pjrtkit.kernels.core import pallas as pallas_lib  # noqa: E402
+from pjrtkit.kernels.dot_product_attention import mosaic, mosaic_fwd  # noqa: E402
 from pjrtkit.kernels.dot_product_attention.base import reference  # noqa: E402
 from pjrtkit.kernels.dot_product_attention.xla_chunked import ChunkedConfig  # noqa: E402
 
@@ -129,7 +131,6 @@ def test_mosaic_persistent_forward_on_gpu(shape, causal):
   tiles = -(-t // 128) * b * h
   assert tiles > pallas_lib.sm_count()
   if causal:
-    from pjrtkit.kernels.dot_product_attention import mosaic  # pylint: disable=g-import-not-at-top
     tp = -(-t // 128) * 128
     assert mosaic.forward_programs(tiles, True, tp, tp, 128) < tiles
   _check("mosaic", "bfloat16", shape, causal)
@@ -143,7 +144,6 @@ def test_mosaic_causal_persistent_forward_with_skipped_steps_on_gpu():
   outputs must be bitwise equal."""
   testing.skip_unless_gpu()
   from pjrtkit.kernels.dot_product_attention import base  # pylint: disable=g-import-not-at-top
-  from pjrtkit.kernels.dot_product_attention import mosaic  # pylint: disable=g-import-not-at-top
   q, k, v = _inputs((4, 1100, 8, 64, 1100, 4), "bfloat16")
   spec = base.make_spec(q, k, v, None, None, True, None)
   config = mosaic.MosaicAttentionConfig(64, 4)
@@ -157,36 +157,38 @@ def test_mosaic_causal_persistent_forward_with_skipped_steps_on_gpu():
   assert bool(jnp.all(out_only == out))
 
 
-@pytest.mark.parametrize("shape,block_kv,programs", [
-    ((2, 1024, 16, 64, 1024, 16), 128, None),  # 256 tiles: 124 split over the SM count
-    ((3, 1024, 4, 64, 1000, 2), 128, 5),       # 1 tail tile in 5 pieces; padded keys, GQA
-    ((1, 2048, 16, 128, 2048, 16), 128, 132),  # head_dim 128, 124 tail tiles
+@pytest.mark.parametrize("shape,block_kv,programs,with_lse", [
+    ((2, 1024, 16, 64, 1024, 16), 128, None, True),  # 256 tiles: 124 split over the SM count
+    ((3, 1024, 4, 64, 1000, 2), 128, 5, True),       # 1 tail tile in 5 pieces; padded keys, GQA
+    ((1, 2048, 16, 128, 2048, 16), 128, 132, False),  # head_dim 128, 124 tail tiles, no lse
+    ((2, 1024, 16, 64, 1024, 16), 128, 127, True),   # 2 tail tiles: 111 programs with no share
 ])
-def test_mosaic_forward_with_split_tail_on_gpu(shape, block_kv, programs):
+def test_mosaic_forward_with_split_tail_on_gpu(shape, block_kv, programs, with_lse):
   """The persistent forward with its last round split by key steps over all programs
   (`FwdGeometry.split_tail`): the output against the reference and against the same kernel
   without the split (the tail tiles close, the rest bitwise equal), the log-sum-exp within
   1e-5."""
   testing.skip_unless_gpu()
-  import numpy as np  # pylint: disable=g-import-not-at-top
-  from pjrtkit.kernels.dot_product_attention import mosaic_fwd  # pylint: disable=g-import-not-at-top
   b, t, h, d, s, kh = shape
   q, k, v = _inputs(shape, "bfloat16")
   sp = -(-s // block_kv) * block_kv
   pad = lambda x, n: jnp.pad(x, ((0, 0), (0, n - x.shape[1]), (0, 0), (0, 0)))
   tiles = -(-t // 128) * b * h
-  make = lambda split: mosaic_fwd.FwdGeometry(
+  programs = programs or min(tiles, pallas_lib.sm_count())
+  if tiles % programs == 0:
+    pytest.skip(f"{tiles} tiles divide evenly over this GPU's {programs} SMs: no tail to split")
+  make = lambda split, lse: mosaic_fwd.FwdGeometry(
       batch=b, heads=h, kv_heads=kh, q_len_padded=-(-t // 128) * 128, kv_len=s,
       kv_len_padded=sp, head_dim=d, block_q=64, block_kv=block_kv, stages=2, scale=d ** -0.5,
-      causal=False, programs=programs or min(tiles, pallas_lib.sm_count()), split_tail=split)
+      causal=False, programs=programs, with_lse=lse, split_tail=split)
   runs = {}
   for split in (False, True):
-    g = make(split)
+    g = make(split, True)
     out, lse = jax.jit(lambda q, k, v, g=g: mosaic_fwd.forward(q, k, v, g))(
         pad(q, g.q_len_padded), pad(k, sp), pad(v, sp))
     runs[split] = (np.asarray(out[:, :t], np.float32), np.asarray(lse[:, :, :t]))
-  g = make(True)
-  assert g.tail_tiles and max(len(p) for p in g.tail_pieces()) >= 2
+  g = make(True, True)
+  assert max(len(p) for p in g.tail_pieces()) >= 2
   want = np.asarray(reference(q, k, v, None, None), np.float32)
   testing.assert_close(runs[True][0], want, "bfloat16", "fwd")
   (whole, whole_lse), (split, split_lse) = runs[False], runs[True]
@@ -203,6 +205,28 @@ def test_mosaic_forward_with_split_tail_on_gpu(shape, block_kv, programs):
     pair, bi, hi = tile % g.q_pairs, tile // g.q_pairs % b, tile // (g.q_pairs * b)
     tail_rows[bi, pair * 128:(pair + 1) * 128, hi] = True
   assert np.array_equal(split[~tail_rows], whole[~tail_rows])
+  if not with_lse:  # the kernel without its lse (calls that are not differentiated)
+    g = make(True, False)
+    out, lse = jax.jit(lambda q, k, v: mosaic_fwd.forward(q, k, v, g))(
+        pad(q, g.q_len_padded), pad(k, sp), pad(v, sp))
+    assert lse is None
+    assert np.array_equal(np.asarray(out[:, :t], np.float32), split)
+
+
+def test_mosaic_attention_splits_the_tail_on_gpu():
+  """`pk.dot_product_attention(implementation="mosaic")` where `split_forward_tail` takes the
+  split (1x8576x2x64: 134 tiles on 132 SMs, 2 tail tiles of 67 key steps in one run): the
+  jitted call (the kernel without its lse) and its gradient (the merged lse read by the
+  backward) against the reference."""
+  testing.skip_unless_gpu()
+  shape = (1, 8576, 2, 64, 8576, 2)
+  programs = mosaic.forward_programs(134, False, 8576, 8576, 128)
+  g = mosaic_fwd.FwdGeometry(batch=1, heads=2, kv_heads=2, q_len_padded=8576, kv_len=8576,
+                             kv_len_padded=8576, head_dim=64, block_q=64, block_kv=128,
+                             stages=2, scale=0.125, causal=False, programs=programs)
+  if not mosaic.split_forward_tail(g):
+    pytest.skip(f"no split on this GPU's {pallas_lib.sm_count()} SMs")
+  _check("mosaic", "bfloat16", shape, False)
 
 
 @pytest.mark.parametrize("shape,causal", [

@@ -256,8 +256,9 @@ def test_split_tail_merge_recovers_attention_from_partial_results():
   rng = np.random.default_rng(0)
   q, k, v = (rng.standard_normal((b, t, h, d)) for _ in range(3))
   c = g.scale * math.log2(math.e)
-  part_o = np.zeros((programs, 2, 2, 128, d), np.float32)
-  part_lse = np.zeros((programs, 2, 128), np.float32)
+  # What the kernel does not write stays as it was: NaN here, which the merge must not read.
+  part_o = np.full((programs, 2, 2, 128, d), np.nan, np.float32)
+  part_lse = np.full((programs, 2, 128), np.nan, np.float32)
   for pid in range(programs):
     for i in range(g.full_rounds, int(mosaic_fwd._local_tiles(g, pid))):
       tile, k0, k1, _ = (int(x) for x in mosaic_fwd._item(g, pid, i))
@@ -323,7 +324,8 @@ def test_forward_splits_the_tail_where_it_saves_two_percent_of_steps():
   assert not mosaic.split_forward_tail(geometry(1, 16896, 16, 128, 128, 132))  # 16 rounds
   # 128-row sequences: each tile its own (batch, head) run; 23 tail tiles in 23 runs.
   many = geometry(1, 128, 155, 64, 64, 132)
-  assert many.tail_tiles == 23 and len(dataclasses.replace(many, split_tail=True).tail_groups()) == 23
+  assert many.tail_tiles == 23
+  assert len(dataclasses.replace(many, split_tail=True).tail_groups()) == 23
   assert not mosaic.split_forward_tail(many)
 
 
@@ -334,6 +336,23 @@ def test_split_tail_refuses_causal_and_even_launches():
                            scale=0.125, causal=True, programs=5, split_tail=True)
   with pytest.raises(ValueError, match="16 tiles on 8 programs"):
     _split_geometry(1, 1024, 2, 64, 128, 8)
+  with pytest.raises(ValueError, match=r"kv_len_padded - kv_len must be below block_kv \(128\), "
+                                       r"got 1024 - 896"):
+    _split_geometry(3, 1024, 4, 64, 128, 5, kv_len=896)
+
+
+def test_split_tail_shares_do_not_overflow_int32():
+  """`tail_range` for traced program ids (int32) equals the exact shares where pid * steps would
+  pass 2^31: 131 tail tiles of 2^17 key steps on 132 programs."""
+  g = mosaic_fwd.FwdGeometry(batch=1, heads=263, kv_heads=263, q_len_padded=128,
+                             kv_len=2 ** 24, kv_len_padded=2 ** 24, head_dim=64, block_q=64,
+                             block_kv=128, stages=2, scale=0.125, causal=False, programs=132,
+                             split_tail=True)
+  steps = g.tail_tiles * g.kv_steps
+  assert (g.tail_tiles, 132 * steps > 2 ** 31) == (131, True)
+  for pid in (0, 1, 65, 130, 131):
+    start, end = (int(x) for x in g.tail_range(jnp.int32(pid)))
+    assert (start, end) == (pid * steps // 132, (pid + 1) * steps // 132) == g.tail_range(pid)
 
 
 @pytest.mark.parametrize("causal,programs,one_warp", [

@@ -2,7 +2,8 @@
 # Downloads the wheels of tools/kernels_gpu/tokamax_wheels.txt (Tokamax 0.0.17 and what the H200
 # image lacks for it) into DIR, for Python 3.12 on manylinux x86_64, checks their tags and their
 # total size (under 40 MiB):   bash tools/kernels_gpu/download_wheels.sh DIR
-# On the GPU machine: python3 -m pip install --upgrade --no-index --no-deps --target KIT/.pydeps KIT/wheels/*.whl
+# On the GPU machine: python3 -m pip install --upgrade --no-index --no-deps \
+#   --target KIT/.pydeps KIT/wheels/*.whl
 # and PYTHONPATH=KIT/.pydeps:KIT/tools/kernels_gpu/tokamax_shims (speed.sh does both).
 set -euo pipefail
 DIR="${1:?usage: download_wheels.sh DIR}"

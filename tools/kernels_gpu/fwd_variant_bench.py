@@ -6,11 +6,12 @@ largest differences of their outputs and log-sum-exps on the same inputs.
   PYTHONPATH=KIT:KIT/python python -m tools.kernels_gpu.fwd_variant_bench /tmp/variant.py A2,A3 \\
       [--rounds 6] [--without-lse] [--tokamax]
 
-Several copies go comma-separated (``/tmp/a.py,/tmp/b.py``) and are named by their file stems
-(one copy is named ``variant``). ``--without-lse`` also times each copy built with
-``FwdGeometry(with_lse=False)`` (the kernel that calls which are not differentiated run, where
-the copy has that field); ``--tokamax`` adds Tokamax's mosaic forward (its wheel and
-``tools/kernels_gpu/tokamax_shims`` on PYTHONPATH, as ``speed.sh`` sets them).
+Several copies go comma-separated (``/tmp/a.py,/tmp/b.py``) and are named by their file stems (one
+copy is named ``variant``). ``shipped`` is built as the op builds it: since the twelfth session with
+its last round split where `mosaic.split_forward_tail` says so (A1, S). ``--without-lse`` also times
+each copy built with ``FwdGeometry(with_lse=False)`` (the kernel that calls which are not
+differentiated run, where the copy has that field); ``--tokamax`` adds Tokamax's mosaic forward (its
+wheel and ``tools/kernels_gpu/tokamax_shims`` on PYTHONPATH, as ``speed.sh`` sets them).
 
 Cases (tuned configs): A1 1x16384x16x128, A2 the same causal, A3 32x2048x16x64, A5 the same causal
 (persistent), S 3x1024x4x64 on 5 programs (about 19 tiles each), P 2x1024x8x64 causal on 20
@@ -35,7 +36,7 @@ import numpy as np
 
 from pjrtkit import kernels as pk
 from pjrtkit.kernels.core import pallas as pallas_lib
-from pjrtkit.kernels.dot_product_attention import mosaic_fwd
+from pjrtkit.kernels.dot_product_attention import mosaic, mosaic_fwd
 
 # name: (b, t, h, d, causal, block_kv, stages, programs (None: the SM count))
 CASES = {"A1": (1, 16384, 16, 128, False, 128, 2, None),
@@ -67,14 +68,18 @@ def _contenders(variants: Any, case: str, without_lse: bool, tokamax: bool
   b, t, h, d, causal, block_kv, stages, programs = CASES[case]
   programs = programs or min(t // 128 * b * h, pallas_lib.sm_count())
 
-  def kernel(module: Any, **extra: Any) -> Callable[..., tuple[Any, Any]]:
+  def kernel(module: Any, policy: bool = False, **extra: Any) -> Callable[..., tuple[Any, Any]]:
     g = module.FwdGeometry(batch=b, heads=h, kv_heads=h, q_len_padded=t, kv_len=t,
                            kv_len_padded=t, head_dim=d, block_q=64, block_kv=block_kv,
                            stages=stages, scale=1 / math.sqrt(d), causal=causal,
                            programs=programs, **extra)
+    if policy and mosaic.split_forward_tail(g):
+      g = dataclasses.replace(g, split_tail=True)
     return lambda q, k, v: module.forward(q, k, v, g)
 
-  out = {"shipped": kernel(mosaic_fwd)}
+  # "shipped" as the op builds it (the last round split where `split_forward_tail` says so);
+  # copies with their FwdGeometry's defaults.
+  out = {"shipped": kernel(mosaic_fwd, policy=True)}
   for name, variant in variants.items():
     out[name] = kernel(variant)
     if without_lse:
