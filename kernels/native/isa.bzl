@@ -1,8 +1,14 @@
 """`isa_variants`: one kernel source compiled per instruction set (see simd.h)."""
 
+# Per variant: float lanes, and the define that makes simd.h switch the instruction set on with
+# `#pragma GCC target` after the standard headers. Not TU-wide -m flags: with those, the standard
+# library's templates the variants share (std::vector's fill, ...) were compiled with AVX-512 in
+# the avx512 object, and the linker keeps one copy of each for all three variants, so the avx2
+# path ran AVX-512 instructions and died with SIGILL on a CPU without them (an AMD EPYC with
+# AVX2 only, twelfth session). isa_test checks the built library for it.
 _VARIANTS = {
-    "avx512": (16, ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx2", "-mfma"]),
-    "avx2": (8, ["-mavx2", "-mfma"]),
+    "avx512": (16, ["PJRTKIT_ISA_AVX512"]),
+    "avx2": (8, ["PJRTKIT_ISA_AVX2"]),
     "generic": (4, []),
 }
 
@@ -16,14 +22,14 @@ def isa_variants(name, srcs, hdrs, deps = []):
       deps: what the sources need.
     """
     variants = []
-    for isa, (lanes, flags) in _VARIANTS.items():
+    for isa, (lanes, isa_defines) in _VARIANTS.items():
         native.cc_library(
             name = name + "_" + isa,
             srcs = srcs,
             hdrs = hdrs,
-            copts = ["-fPIC", "-O3", "-Wno-psabi"] + flags,
+            copts = ["-fPIC", "-O3", "-Wno-psabi"],
             defines = [],
-            local_defines = ["PJRTKIT_ISA=" + isa, "PJRTKIT_VEC_WIDTH=%d" % lanes],
+            local_defines = ["PJRTKIT_ISA=" + isa, "PJRTKIT_VEC_WIDTH=%d" % lanes] + isa_defines,
             deps = deps,
         )
         variants.append(":" + name + "_" + isa)

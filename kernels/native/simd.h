@@ -12,6 +12,16 @@
 #include <cstdint>
 #include <cstring>
 
+// The instruction set, from here to the end of the including source, which includes every
+// standard and shared header before this one: their inline functions and templates (std::vector,
+// std::function, ...) stay baseline x86-64 code, since the linker keeps one copy of each for all
+// variants; only what follows (this namespace's helpers and the kernels) uses the wider set.
+#if defined(PJRTKIT_ISA_AVX512)
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")
+#elif defined(PJRTKIT_ISA_AVX2)
+#pragma GCC target("avx2,fma")
+#endif
+
 namespace pjrtkit_kernels {
 namespace PJRTKIT_ISA {
 
