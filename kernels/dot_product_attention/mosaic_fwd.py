@@ -94,6 +94,10 @@ class FwdGeometry:
       raise ValueError("split_tail needs a persistent launch without a causal mask whose tiles "
                        f"do not divide evenly over the programs; got causal={self.causal}, "
                        f"{self.tiles} tiles on {self.programs} programs")
+    if self.split_tail and self.programs * self.tail_tiles * self.kv_steps >= 2 ** 31:
+      # `tail_range` multiplies int32 program ids by the tail's step count in the kernel.
+      raise ValueError("split_tail needs programs x tail tiles x key steps below 2^31, got "
+                       f"{self.programs} x {self.tail_tiles} x {self.kv_steps}")
     if self.split_tail and self.kv_len_padded - self.kv_len >= self.block_kv:
       # A piece of padded keys alone would have no row maximum (its lse NaN).
       raise ValueError("split_tail needs every key step to hold a key: kv_len_padded - kv_len "
@@ -130,13 +134,10 @@ class FwdGeometry:
   def tail_range(self, pid: Any) -> tuple[Any, Any]:
     """With `split_tail`, program `pid`'s share [start, end) of the tail's key steps, counted
     over the tail tiles one after another (shares differ by at most one step)."""
-    # pid * steps // programs as pid * q + pid * r // programs: no product past programs^2.
-    q, r = divmod(self.tail_tiles * self.kv_steps, self.programs)
+    steps = self.tail_tiles * self.kv_steps
     if isinstance(pid, int):
-      return (pid * q + pid * r // self.programs,
-              (pid + 1) * q + (pid + 1) * r // self.programs)
-    return (pid * q + lax.div(pid * r, self.programs),
-            (pid + 1) * q + lax.div((pid + 1) * r, self.programs))
+      return pid * steps // self.programs, (pid + 1) * steps // self.programs
+    return lax.div(pid * steps, self.programs), lax.div((pid + 1) * steps, self.programs)
 
   def tail_groups(self) -> list[tuple[int, int, int, int, int]]:
     """The tail tiles as runs of one (batch, head): (first tail tile, count, batch, head, first

@@ -341,15 +341,20 @@ def test_split_tail_refuses_causal_and_even_launches():
     _split_geometry(3, 1024, 4, 64, 128, 5, kv_len=896)
 
 
-def test_split_tail_shares_do_not_overflow_int32():
-  """`tail_range` for traced program ids (int32) equals the exact shares where pid * steps would
-  pass 2^31: 131 tail tiles of 2^17 key steps on 132 programs."""
-  g = mosaic_fwd.FwdGeometry(batch=1, heads=263, kv_heads=263, q_len_padded=128,
-                             kv_len=2 ** 24, kv_len_padded=2 ** 24, head_dim=64, block_q=64,
-                             block_kv=128, stages=2, scale=0.125, causal=False, programs=132,
-                             split_tail=True)
+def test_split_tail_refuses_shares_past_int32():
+  """`tail_range` multiplies int32 program ids by the tail's step count inside the kernel: 131
+  tail tiles of 2^17 key steps on 132 programs (2.27e9 > 2^31) are refused, 2^16 steps taken
+  (the traced shares then equal the exact ones)."""
+  def geometry(kv_len):
+    return mosaic_fwd.FwdGeometry(batch=1, heads=263, kv_heads=263, q_len_padded=128,
+                                  kv_len=kv_len, kv_len_padded=kv_len, head_dim=64, block_q=64,
+                                  block_kv=128, stages=2, scale=0.125, causal=False,
+                                  programs=132, split_tail=True)
+  with pytest.raises(ValueError, match=r"programs x tail tiles x key steps below 2\^31, got "
+                                       r"132 x 131 x 131072"):
+    geometry(2 ** 24)
+  g = geometry(2 ** 23)
   steps = g.tail_tiles * g.kv_steps
-  assert (g.tail_tiles, 132 * steps > 2 ** 31) == (131, True)
   for pid in (0, 1, 65, 130, 131):
     start, end = (int(x) for x in g.tail_range(jnp.int32(pid)))
     assert (start, end) == (pid * steps // 132, (pid + 1) * steps // 132) == g.tail_range(pid)
