@@ -70,7 +70,7 @@ def forward_programs(tiles: int, causal: bool, q_len_padded: int, kv_len_padded:
   return persistent if steps * block_kv <= CAUSAL_PERSISTENT_MAX_KEYS * pairs else tiles
 
 
-SPLIT_TAIL_MIN_GAIN = 0.02
+SPLIT_TAIL_MIN_GAIN = 0.01
 """A persistent forward without a causal mask splits its last round's tiles by key steps over all
 programs (`split_forward_tail`) when that shortens the busiest program's key steps by at least
 this fraction."""
@@ -84,10 +84,12 @@ def split_forward_tail(g: mosaic_fwd.FwdGeometry) -> bool:
   tail (`FwdGeometry.split_tail`). The busiest program runs (full rounds + 1) x key steps whole,
   or full rounds x key steps + its share of the tail split: at 1x16384x16x128 on 132 SMs (2048
   tiles of 128 key steps: 15 rounds and 68 tiles) 1986 steps against 2048, 3.0 % fewer; at
-  32x2048x16x64 (8192 tiles of 8 steps: 62 rounds and 8 tiles) 497 against 504, 1.4 %, too little
-  for the partial results' stores and merge. On the H200 (twelfth session, one process,
-  ``tools/bench/results/mosaic_fwd_variants_h200.txt``): 1x16384x16x128 683.4 -> 697.7 TFLOP/s
-  split, 3x1024x4x64 on 5 programs 15.9 -> 16.1, and 32x2048x16x64 split anyway 511.5 -> 459.2."""
+  32x2048x16x64 with 256-key steps (8192 tiles of 8 steps: 62 rounds and 8 tiles) 497 against
+  504, 1.4 %. On the H200 (``tools/bench/results/mosaic_fwd_variants_h200.txt``): in the twelfth
+  session, with the pieces in the full rounds' loop, 1x16384x16x128 683.4 -> 697.7 TFLOP/s and
+  3x1024x4x64 on 5 programs 15.9 -> 16.1, but 32x2048x16x64 511.5 -> 459.2 (per-item cost in
+  every round); in the thirteenth, with the pieces in a loop of their own, 32x2048x16x64 518.5
+  -> 529.5 and 1x16384x16x128 690.6 -> 697.9 (one process), hence the 1 % threshold."""
   if g.causal or g.programs >= g.tiles or g.tail_tiles == 0:
     return False
   whole = (g.full_rounds + 1) * g.kv_steps

@@ -30,8 +30,11 @@ transposed in memory. Causal programs stop at the diagonal and mask only the ste
 
 With ``split_tail`` (persistent, no causal mask) the tiles left after the full rounds are split
 by key steps over all programs, each program running an equal share as one or two partial pieces
-whose outputs and log-sum-exps `_merge_tail` combines after the kernel (1x16384x16x128 on the
-H200: 683.4 -> 697.7 TFLOP/s; `mosaic.split_forward_tail` decides when).
+whose outputs and log-sum-exps `_merge_tail` combines after the kernel; the pieces run in a loop
+of their own after the full rounds (`_run_items`), so the full rounds keep the unsplit kernel's
+static code (on the H200, thirteenth session, one process: 1x16384x16x128 690.6 -> 697.9 TFLOP/s
+against the split in one loop, 32x2048x16x64 518.5 unsplit -> 529.5, where the split in one loop
+ran 461.7; `mosaic.split_forward_tail` decides when).
 
 Sequences are padded to the blocks (padded keys masked). The log-sum-exp (natural log) is saved
 for the backward kernels in ``mosaic.py``. Compiled only: Pallas's Mosaic GPU interpreter (JAX
@@ -192,15 +195,22 @@ def _item(g: FwdGeometry, pid: Any, i: Any) -> tuple[Any, Any, Any, Any]:
   partial items: the end of one tail tile and the start of the next."""
   if not g.split_tail:
     return _tile_index(g, pid, i), 0, None, False
+  in_tail = i >= g.full_rounds
+  tile, k0, k1 = _tail_item(g, pid, i)
+  return (jnp.where(in_tail, tile, pid + i * g.programs), jnp.where(in_tail, k0, 0),
+          jnp.where(in_tail, k1, g.kv_steps), in_tail)
+
+
+def _tail_item(g: FwdGeometry, pid: Any, i: Any) -> tuple[Any, Any, Any]:
+  """(tile, first key step, end key step) of program `pid`'s `i`-th work item, one of its tail
+  pieces (`i` >= `full_rounds`; `split_tail`)."""
   start, end = g.tail_range(pid)
   first = lax.div(start, g.kv_steps)
   piece = i - g.full_rounds
-  in_tail = piece >= 0
-  tile = jnp.where(in_tail, g.full_rounds * g.programs + first + piece, pid + i * g.programs)
-  k0 = jnp.where(in_tail & (piece == 0), start - first * g.kv_steps, 0)
   k1 = jnp.where(piece == 0, jnp.minimum(end - first * g.kv_steps, g.kv_steps),
                  end - (first + 1) * g.kv_steps)
-  return tile, k0, jnp.where(in_tail, k1, g.kv_steps), in_tail
+  return (g.full_rounds * g.programs + first + piece,
+          jnp.where(piece == 0, start - first * g.kv_steps, 0), k1)
 
 
 def _local_tiles(g: FwdGeometry, pid: Any) -> Any:
@@ -288,9 +298,13 @@ def _kernel(*refs: Any, g: FwdGeometry):
 
     load_q(0, 0)
 
-    def tile_body(i: Any, base: Any) -> Any:
+    def tile_body(i: Any, base: Any, tail: bool) -> Any:
       # `base`: key/value steps of this CTA's earlier items (the producer's running count).
-      tile, k0, k1, partial = _item(g, pid, i)
+      # `tail`: item `i` is a tail piece (`_tail_item`), else a whole tile (`_tile_index`).
+      if tail:
+        tile, k0, k1 = _tail_item(g, pid, i)
+      else:
+        tile, k0, k1 = _tile_index(g, pid, i), 0, None
       pair, b, h, _, pair_steps = _tile(g, tile)
       qslot = lax.rem(i, 2)
       row0 = first_row(pair)
@@ -420,22 +434,24 @@ def _kernel(*refs: Any, g: FwdGeometry):
         plgpu.copy_smem_to_gmem(q_tile, part_o_g.at[pid, piece, 1, rows])
         plgpu.wait_smem_to_gmem(0, wait_read_only=True)
 
-      if g.split_tail:
-        pl.when(partial)(store_partial)
-        pl.when(jnp.logical_not(partial))(store_whole)
+      if tail:
+        store_partial()
       else:
         store_whole()
       return base + (pair_steps if k1 is None else k1 - k0)
 
-    lax.fori_loop(0, local_tiles, tile_body, 0)
+    _run_items(g, local_tiles, tile_body)
     plgpu.wait_smem_to_gmem(0)
 
   @pl.when(wg == _COMPUTE_WGS)
   def _memory():
     plgpu.set_max_registers(40, action="decrease")
 
-    def tile_body(i: Any, base: Any) -> Any:
-      tile, k0, k1, _ = _item(g, pid, i)
+    def tile_body(i: Any, base: Any, tail: bool) -> Any:
+      if tail:
+        tile, k0, k1 = _tail_item(g, pid, i)
+      else:
+        tile, k0, k1 = _tile_index(g, pid, i), 0, None
       _, b, _, kvh, pair_steps = _tile(g, tile)
       off = base if k1 is None else base - k0
 
@@ -473,7 +489,7 @@ def _kernel(*refs: Any, g: FwdGeometry):
       return base + k1 - k0
 
     def loads() -> None:
-      lax.fori_loop(0, local_tiles, tile_body, 0)
+      _run_items(g, local_tiles, tile_body)
 
     if _load_warp(g):
 
@@ -482,6 +498,17 @@ def _kernel(*refs: Any, g: FwdGeometry):
         pl.when(warp == 0)(loads)  # warps 1-3 leave at once: no polling, fewer warps to issue
     else:
       loads()
+
+
+def _run_items(g: FwdGeometry, items: Any, body: Any) -> None:
+  """Runs ``body(i, base, tail)`` over a program's `items` work items, `base` threaded through:
+  whole tiles with static key bounds, then (with `split_tail`) the tail pieces in a loop of
+  their own, so that the full rounds run the unsplit kernel's code."""
+  if not g.split_tail:
+    lax.fori_loop(0, items, lambda i, base: body(i, base, False), 0)
+    return
+  base = lax.fori_loop(0, g.full_rounds, lambda i, base: body(i, base, False), 0)
+  lax.fori_loop(g.full_rounds, items, lambda i, base: body(i, base, True), base)
 
 
 def _load_warp(g: FwdGeometry) -> bool:
