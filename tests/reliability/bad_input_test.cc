@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "tests/conformance/conformance.h"
 #include "tests/conformance/test_base.h"
+#include "xla_plugin/devices/inner/proto_writer.h"
 #include "xla/pjrt/c/pjrt_c_api.h"
 
 namespace pjrt_conformance {
@@ -168,6 +169,31 @@ TEST_F(BadInputTest, IllTypedCreateOptionIsInvalidArgumentNamingIt) {
   options = this->options();
   options.push_back(NamedOption::Int("device_count", -3));
   ExpectError(CreateClient(options, &other), PJRT_Error_Code_INVALID_ARGUMENT, {"device_count"});
+}
+
+// ---- Programs ----
+
+TEST_F(BadInputTest, HloWithSparseInstructionIdsIsRefusedBeforeXlaAllocates) {
+  // One computation, instructions numbered 1 and 0x40000000: XLA:CPU would size its instruction
+  // table by the id (8 GiB; //tests/fuzz found the 4 GiB form). HloModuleProto: name 1, entry
+  // computation name 2, computations 3; HloComputationProto: name 1, instructions 2, root id 6;
+  // HloInstructionProto: name 1, opcode 2, id 35.
+  using ::pjrtkit::inner::proto_writer::BytesField;
+  using ::pjrtkit::inner::proto_writer::VarintField;
+  auto instruction = [](uint64_t id) {
+    return BytesField(1, "p" + std::to_string(id)) + BytesField(2, "parameter") +
+           VarintField(35, id);
+  };
+  const std::string computation = BytesField(1, "main") + BytesField(2, instruction(1)) +
+                                  BytesField(2, instruction(0x40000000)) +
+                                  VarintField(6, 0x40000000);
+  const std::string module = BytesField(1, "m") + BytesField(2, "main") +
+                             BytesField(3, computation);
+  LoadedExecutablePtr executable;
+  ExpectError(Compile(module, "hlo", CompileOptions1x1(), &executable),
+              PJRT_Error_Code_INVALID_ARGUMENT,
+              {"program", "instruction ids", "computation 'main'", "id 1073741824"});
+  EXPECT_EQ(executable.get(), nullptr);
 }
 
 // ---- Host buffers: types, dims, strides ----

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "xla_plugin/devices/inner/compile_options.h"
+#include "xla_plugin/devices/inner/hlo_id_check.h"
 #include "xla_plugin/devices/inner/inner_key_value_callbacks.h"
 
 namespace pjrtkit {
@@ -102,6 +103,7 @@ StatusOr<InnerClient::LoadedPtr> InnerClient::Compile(const Program& program,
   if (program.format.empty()) {
     return InvalidArgument(std::string(what) + ": the program has no format (\"mlir\" or \"hlo\")");
   }
+  PJRTKIT_RETURN_IF_ERROR(HloIdCheck::Check(program, what));
   PJRTKIT_ASSIGN_OR_RETURN(std::string options,
                            NormalizeCompileOptions(compile_options, device_count_));
   PJRT_Program inner_program{};

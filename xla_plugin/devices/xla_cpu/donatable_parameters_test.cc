@@ -9,6 +9,7 @@
 
 #include "gtest/gtest.h"
 #include "xla_plugin/devices/inner/compile_options.h"
+#include "xla_plugin/devices/inner/proto_writer.h"
 #include "xla_plugin/devices/inner/wrapped_executable.h"
 #include "xla_plugin/devices/xla_cpu/test_util.h"
 
@@ -20,22 +21,9 @@ using ::pjrtkit::inner::MinimalCompileOptions;
 using ::pjrtkit::inner::WrappedExecutable;
 namespace {
 
-// Protobuf wire format: a varint field and a length-delimited field.
-std::string Varint(uint64_t value) {
-  std::string out;
-  while (value >= 0x80) {
-    out.push_back(static_cast<char>((value & 0x7f) | 0x80));
-    value >>= 7;
-  }
-  out.push_back(static_cast<char>(value));
-  return out;
-}
-std::string VarintField(int number, uint64_t value) {
-  return Varint(static_cast<uint64_t>(number) << 3) + Varint(value);
-}
-std::string BytesField(int number, const std::string& bytes) {
-  return Varint((static_cast<uint64_t>(number) << 3) | 2) + Varint(bytes.size()) + bytes;
-}
+using ::pjrtkit::inner::proto_writer::BytesField;
+using ::pjrtkit::inner::proto_writer::Varint;
+using ::pjrtkit::inner::proto_writer::VarintField;
 
 // HloInputOutputAliasProto.AliasEntryProto for `parameter` (shape index `index`, packed).
 std::string AliasEntry(int64_t parameter, const std::string& packed_index = "") {

@@ -1,0 +1,117 @@
+// HloIdCheck on hand-encoded HloModuleProtos: dense ids pass, one sparse id is refused with the
+// computation and the limit named, the limit's edges, the high 32 bits ignored, the
+// HloModuleProtoWithConfig wrapper, and bytes that are not a module left to the inner plugin.
+#include "xla_plugin/devices/inner/hlo_id_check.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "xla_plugin/devices/inner/proto_writer.h"
+
+namespace pjrtkit {
+namespace inner {
+namespace {
+
+using proto_writer::BytesField;
+using proto_writer::VarintField;
+
+// An HloInstructionProto with a name (1), an opcode (2) and an id (35).
+std::string Instruction(uint64_t id) {
+  return BytesField(1, "i" + std::to_string(id)) + BytesField(2, "parameter") +
+         VarintField(35, id);
+}
+
+// An HloComputationProto (name 1, instructions 2, root_id 6).
+std::string Computation(const std::string& name, const std::vector<uint64_t>& ids) {
+  std::string out = BytesField(1, name);
+  for (uint64_t id : ids) out += BytesField(2, Instruction(id));
+  if (!ids.empty()) out += VarintField(6, ids.back());
+  return out;
+}
+
+// An HloModuleProto (name 1, entry name 2, computations 3).
+std::string Module(const std::vector<std::string>& computations) {
+  std::string out = BytesField(1, "m") + BytesField(2, "main");
+  for (const std::string& c : computations) out += BytesField(3, c);
+  return out;
+}
+
+std::vector<uint64_t> Range(uint64_t first, uint64_t count) {
+  std::vector<uint64_t> ids;
+  for (uint64_t i = 0; i < count; ++i) ids.push_back(first + i);
+  return ids;
+}
+
+TEST(HloIdCheckTest, DenseIdsPass) {
+  const std::string module = Module({Computation("region_0.1", {1, 2, 3}),
+                                     Computation("main.2", Range(4, 40))});
+  EXPECT_TRUE(HloIdCheck::Check(Program{"hlo", module}, "Compile").ok());
+}
+
+TEST(HloIdCheckTest, RefusesASparseIdNamingItsComputation) {
+  // The fuzzer's find: one instruction of main.2 numbered 0x2'20000001 (low bits 536870913).
+  const std::string module = Module({Computation("region_0.1", {0x100000001, 0x100000002}),
+                                     Computation("main.2", {0x200000002, 0x220000001})});
+  Status status = HloIdCheck::Check(Program{"hlo", module}, "Compile");
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(),
+            "Compile: program: the HLO module's instruction ids are too sparse for XLA, which "
+            "allocates one table entry per id (low 32 bits) up to each computation's largest: "
+            "536870917 entries (4096 MiB) for 4 instructions; computation 'main.2' alone reaches "
+            "id 536870913. Accepted: at most max(67108864, 1024 x instructions) entries; number "
+            "the instructions densely");
+}
+
+TEST(HloIdCheckTest, IgnoresTheHigh32Bits) {
+  // XLA keeps a computation's number in the high bits; only the low 32 size its table.
+  const std::string module = Module({Computation("main.2", {0x700000001, 0x7fffffff00000002})});
+  EXPECT_TRUE(HloIdCheck::Check(Program{"hlo", module}, "Compile").ok());
+}
+
+TEST(HloIdCheckTest, TheFloorEdge) {
+  const uint64_t floor = HloIdCheck::kMinAllowedEntries;
+  EXPECT_TRUE(HloIdCheck::Check(Program{"hlo", Module({Computation("c", {floor - 1})})}, "C").ok());
+  EXPECT_FALSE(HloIdCheck::Check(Program{"hlo", Module({Computation("c", {floor})})}, "C").ok());
+}
+
+TEST(HloIdCheckTest, LargeModulesGetEntriesPerInstruction) {
+  // 70001 instructions allow 1024 x 70001 = 71681024 entries: the dense computation takes
+  // 70001 (ids 0..70000), so one more computation may reach id 71681024 - 70001 - 1.
+  const uint64_t n = 70001;
+  const uint64_t allowed = HloIdCheck::kEntriesPerInstruction * (n + 1);
+  ASSERT_GT(allowed, HloIdCheck::kMinAllowedEntries);
+  const std::string dense = Computation("dense", Range(0, n));
+  const uint64_t last_ok = allowed - n - 1;
+  EXPECT_TRUE(HloIdCheck::Check(
+      Program{"hlo", Module({dense, Computation("late", {last_ok})})}, "C").ok());
+  EXPECT_FALSE(HloIdCheck::Check(
+      Program{"hlo", Module({dense, Computation("late", {last_ok + 1})})}, "C").ok());
+}
+
+TEST(HloIdCheckTest, ChecksTheModuleInsideHloWithConfig) {
+  const std::string sparse = Module({Computation("main", {1, 0x30000000})});
+  const std::string with_config = BytesField(1, sparse) + BytesField(2, "config");
+  Status status = HloIdCheck::Check(Program{"hlo_with_config", with_config}, "PJRT_Compile");
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message().rfind("PJRT_Compile: program: ", 0), 0u) << status.message();
+  const std::string dense = BytesField(1, Module({Computation("main", {1, 2})}));
+  EXPECT_TRUE(HloIdCheck::Check(Program{"hlo_with_config", dense}, "PJRT_Compile").ok());
+}
+
+TEST(HloIdCheckTest, LeavesOtherInputToTheInnerPlugin) {
+  // Not a module (truncated), another format, or no computations: the inner plugin answers.
+  std::string truncated = Module({Computation("main", {1, 0x30000000})});
+  truncated.resize(truncated.size() - 3);
+  EXPECT_TRUE(HloIdCheck::Check(Program{"hlo", truncated}, "C").ok());
+  EXPECT_TRUE(HloIdCheck::Check(Program{"hlo", "\xff\xff"}, "C").ok());
+  EXPECT_TRUE(HloIdCheck::Check(
+      Program{"mlir", Module({Computation("main", {0x30000000})})}, "C").ok());
+  EXPECT_TRUE(HloIdCheck::Check(Program{"hlo", ""}, "C").ok());
+}
+
+}  // namespace
+}  // namespace inner
+}  // namespace pjrtkit
