@@ -125,7 +125,8 @@ def test_mosaic_persistent_forward_on_gpu(shape, causal):
   """More tiles (pairs of 64-row query blocks x batch x heads: 256 and 288 here) than an H200 has
   SMs (132): each CTA of the persistent forward runs one to three tiles, with odd key lengths
   and grouped heads. The causal shape's tiles average 640 keys, so it runs persistent too, its
-  tiles dealt out by length (`mosaic_fwd._tile_index`)."""
+  tiles dealt out by length (`mosaic_fwd._tile_index`; a tile list, `mosaic.listed_forward`,
+  would be less even here)."""
   testing.skip_unless_gpu()
   b, t, h = shape[:3]
   tiles = -(-t // 128) * b * h
@@ -134,6 +135,40 @@ def test_mosaic_persistent_forward_on_gpu(shape, causal):
     tp = -(-t // 128) * 128
     assert mosaic.forward_programs(tiles, True, tp, tp, 128) < tiles
   _check("mosaic", "bfloat16", shape, causal)
+
+
+@pytest.mark.parametrize("shape,block_kv,programs", [
+    ((4, 1100, 8, 64, 1100, 4), 64, None),  # 288 tiles, 64-key steps (drains), GQA, padding
+    ((2, 2048, 4, 128, 2048, 4), 128, 7),   # head_dim 128, 128 tiles on 7 programs
+])
+def test_mosaic_listed_forward_on_gpu(shape, block_kv, programs):
+  """The causal persistent forward running the tiles `FwdGeometry.tile_list` gives each program
+  (`listed`, read from shared memory): against the reference, and bitwise equal to the same
+  kernel dealing the tiles by length (`snake`), since only the program that runs a tile
+  differs; the log-sum-exp too."""
+  testing.skip_unless_gpu()
+  b, t, h, d, s, kh = shape
+  q, k, v = _inputs(shape, "bfloat16")
+  tp, sp = -(-t // 128) * 128, -(-s // block_kv) * block_kv
+  pad = lambda x, n: jnp.pad(x, ((0, 0), (0, n - x.shape[1]), (0, 0), (0, 0)))
+  tiles = tp // 128 * b * h
+  programs = programs or pallas_lib.sm_count()
+  assert programs < tiles
+  runs = []
+  for listed in (False, True):
+    g = mosaic_fwd.FwdGeometry(
+        batch=b, heads=h, kv_heads=kh, q_len_padded=tp, kv_len=s, kv_len_padded=sp,
+        head_dim=d, block_q=64, block_kv=block_kv, stages=2, scale=d ** -0.5, causal=True,
+        programs=programs, listed=listed)
+    assert g.snake != listed
+    out, lse = jax.jit(lambda q, k, v, g=g: mosaic_fwd.forward(q, k, v, g))(
+        pad(q, tp), pad(k, sp), pad(v, sp))
+    runs.append((np.asarray(out[:, :t], np.float32), np.asarray(lse[:, :, :t])))
+  (snake, snake_lse), (listed, listed_lse) = runs
+  testing.assert_close(listed, reference(q, k, v, None, None, is_causal=True), "bfloat16",
+                       "fwd")
+  assert np.array_equal(listed, snake)
+  assert np.array_equal(listed_lse, snake_lse)
 
 
 def test_mosaic_causal_persistent_forward_with_skipped_steps_on_gpu():

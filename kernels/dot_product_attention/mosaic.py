@@ -99,6 +99,38 @@ def split_forward_tail(g: mosaic_fwd.FwdGeometry) -> bool:
   return len(dataclasses.replace(g, split_tail=True).tail_groups()) <= SPLIT_TAIL_MAX_RUNS
 
 
+LISTED_MAX_WIDTH = 512
+"""A causal persistent forward runs its tiles from a list (`listed_forward`) only when each
+program's row of it fits this many int32s (2 KiB of shared memory; the list is a constant of the
+program) ..."""
+LISTED_MAX_EXTRA_IMBALANCE = 0.02
+"""... and when the list's busiest program exceeds the mean by at most this fraction more than
+the length-sorted deal's does."""
+
+
+def listed_forward(g: mosaic_fwd.FwdGeometry) -> bool:
+  """Whether the compiled forward of geometry `g` (built without the list) should run the tiles
+  `FwdGeometry.tile_list` gives each program (`FwdGeometry.listed`): causal and persistent, rows
+  of at most `LISTED_MAX_WIDTH`, and the list about as even as the length-sorted deal of every
+  head's tiles (`FwdGeometry.snake`; `FwdGeometry.program_steps`). The list keeps each (batch,
+  head)'s tiles together, as one-tile CTAs run, so CTAs at work at the same time read the same
+  keys and values; it is less even where programs get few tiles. On the H200 (thirteenth
+  session, one process each, outputs bitwise equal; ``tools/bench/results/
+  mosaic_fwd_variants_h200.txt``): 32x2048x16x64 causal 383.2 -> 398.8 and 377.7 -> 397.5
+  TFLOP/s (busiest program 1.0177x the mean listed, 1.0024x dealt: taken), but 2x1024x8x64 on
+  20 programs with 64-key steps 44.5 -> 41.0 (1.125x against 1.016x: not taken); 1x16384x16x128
+  causal on 132 programs 668.4 -> 682.3, where one tile per program (684.3,
+  `forward_programs`) stays the launch."""
+  if not g.causal or g.programs >= g.tiles or g.split_tail:
+    return False
+  listed = dataclasses.replace(g, listed=True)
+  if listed.tile_list().shape[1] > LISTED_MAX_WIDTH:
+    return False
+  imbalance = lambda loads: max(loads) * len(loads) / sum(loads)  # noqa: E731
+  return (imbalance(listed.program_steps())
+          <= imbalance(g.program_steps()) + LISTED_MAX_EXTRA_IMBALANCE)
+
+
 @dataclasses.dataclass(frozen=True)
 class MosaicAttentionConfig:
   """Attributes:
@@ -472,6 +504,8 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
         with_lse=with_lse)
     if split_forward_tail(geometry):
       geometry = dataclasses.replace(geometry, split_tail=True)
+    elif listed_forward(geometry):
+      geometry = dataclasses.replace(geometry, listed=True)
     out, lse = mosaic_fwd.forward(pallas_lib.pad_axis(q, 1, tp), pallas_lib.pad_axis(k, 1, sp),
                                   pallas_lib.pad_axis(v, 1, sp), geometry)
     out = out[:, :t]

@@ -45,6 +45,8 @@ for the backward kernels in ``mosaic.py``. Compiled only: Pallas's Mosaic GPU in
 from __future__ import annotations
 
 import dataclasses
+import functools
+import heapq
 import math
 from typing import Any
 
@@ -61,6 +63,8 @@ _LOG2E = math.log2(math.e)
 _COMPUTE_WGS = 2
 _WG_THREADS = 128
 _SCHEDULE_BARRIER = pallas_lib.FIRST_FREE_NAMED_BARRIER  # and the next id: one per compute WG
+_LISTED_TILE_COST = 1
+"""`FwdGeometry.tile_list`'s cost of starting a tile, in key steps."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,6 +92,11 @@ class FwdGeometry:
   last, partial round) are split by key steps over all programs (see `_item`), their partial
   results merged after the kernel, rather than each run whole by one program while the rest of
   the GPU idles."""
+  listed: bool = False
+  """Causal and persistent: whether each program runs the tiles `tile_list` gives it (read from
+  a table in shared memory), in the one-tile-per-CTA order (each (batch, head)'s tiles together,
+  longest first), rather than the length-sorted deal of `_tile_index` (which runs every head's
+  tiles at once)."""
 
   def __post_init__(self) -> None:
     if not 1 <= self.programs <= self.tiles:
@@ -97,6 +106,10 @@ class FwdGeometry:
       raise ValueError("split_tail needs a persistent launch without a causal mask whose tiles "
                        f"do not divide evenly over the programs; got causal={self.causal}, "
                        f"{self.tiles} tiles on {self.programs} programs")
+    if self.listed and (not self.causal or self.programs >= self.tiles or self.split_tail):
+      raise ValueError("listed needs a persistent launch with a causal mask (programs below the "
+                       f"{self.tiles} tiles, no split_tail); got causal={self.causal}, "
+                       f"programs={self.programs}, split_tail={self.split_tail}")
     if self.split_tail and self.programs * self.tail_tiles * self.kv_steps >= 2 ** 31:
       # `tail_range` multiplies int32 program ids by the tail's step count in the kernel.
       raise ValueError("split_tail needs programs x tail tiles x key steps below 2^31, got "
@@ -110,7 +123,38 @@ class FwdGeometry:
   @property
   def snake(self) -> bool:
     """Whether tiles go to programs in the causal persistent order (see `_tile_index`)."""
-    return self.causal and self.programs < self.tiles
+    return self.causal and self.programs < self.tiles and not self.listed
+
+  def program_steps(self) -> list[int]:
+    """Each program's key steps plus `_LISTED_TILE_COST` per tile, as this geometry deals the
+    tiles out (plain Python, for launch decisions; without `split_tail`)."""
+    def steps(tile: int) -> int:
+      pair = (self.q_pairs - 1 - tile // (self.batch * self.heads) if self.snake else
+              self.q_pairs - 1 - tile % self.q_pairs if self.causal else 0)
+      if not self.causal:
+        return self.kv_steps + _LISTED_TILE_COST
+      return (min(-(-(pair + 1) * _COMPUTE_WGS * self.block_q // self.block_kv), self.kv_steps)
+              + _LISTED_TILE_COST)
+
+    if self.listed:
+      table = self.tile_list()
+      return [sum(steps(int(t)) for t in row[1:1 + row[0]]) for row in table]
+    loads = [0] * self.programs
+    for i in range(-(-self.tiles // self.programs)):
+      for pid in range(self.programs):
+        tile = i * self.programs + (self.programs - 1 - pid if self.snake and i % 2 else pid)
+        if tile < self.tiles:
+          loads[pid] += steps(tile)
+    return loads
+
+  def tile_list(self) -> np.ndarray:
+    """With `listed`: int32 [programs, width], row p = (how many tiles program p runs, its
+    tiles in order, zeros), width a multiple of 4 (16-byte rows for TMA). Tiles are taken in the
+    one-tile-per-CTA order (`_tile`) and each goes to the program that is free first, counting a
+    tile's key steps plus `_LISTED_TILE_COST` (ties to the lowest program): the order the GPU
+    would start one-tile CTAs in, on CTAs that stay resident. Cached per geometry, read-only."""
+    return _tile_list(self)
+
 
   @property
   def q_pairs(self) -> int:
@@ -171,30 +215,52 @@ class FwdGeometry:
     return pieces
 
 
+@functools.lru_cache(maxsize=64)
+def _tile_list(g: FwdGeometry) -> np.ndarray:
+  """`FwdGeometry.tile_list`."""
+  free_at = [(0, p) for p in range(g.programs)]
+  lists: list[list[int]] = [[] for _ in range(g.programs)]
+  for tile in range(g.tiles):
+    pair = g.q_pairs - 1 - tile % g.q_pairs
+    steps = min(-(-(pair + 1) * _COMPUTE_WGS * g.block_q // g.block_kv), g.kv_steps)
+    at, p = heapq.heappop(free_at)
+    lists[p].append(tile)
+    heapq.heappush(free_at, (at + steps + _LISTED_TILE_COST, p))
+  width = -(-(1 + max(len(t) for t in lists)) // 4) * 4
+  table = np.zeros((g.programs, width), np.int32)
+  for p, tiles in enumerate(lists):
+    table[p, 0] = len(tiles)
+    table[p, 1:1 + len(tiles)] = tiles
+  table.setflags(write=False)
+  return table
+
+
 def _row(value: float, n: int) -> Any:
   return plgpu.layout_cast(jnp.full((n,), value, jnp.float32), plgpu.Layout.WGMMA.reduce(1))
 
 
-def _tile_index(g: FwdGeometry, pid: Any, i: Any) -> Any:
+def _tile_index(g: FwdGeometry, pid: Any, i: Any, listed: Any = None) -> Any:
   """The tile that program `pid` runs `i`-th. Without a causal mask (all tiles equally long)
   program `pid` runs tiles pid, pid + programs, ... Causal and persistent (`g.snake`), tiles are
   numbered longest first (see `_tile`) and dealt out in rounds of `programs`, every other round
   in reverse program order, so each program's total key steps come out about equal (on 132
   programs the longest runs 1.0023x the mean at 1x16384x16x128 and 1.0009x at 32x2048x16;
   dealing them pid, pid + programs, ... gives 1.57x and 1.21x)."""
+  if g.listed:
+    return listed[1 + i]
   if not g.snake:
     return pid + i * g.programs
   return i * g.programs + jnp.where(lax.rem(i, 2) == 0, pid, g.programs - 1 - pid)
 
 
-def _item(g: FwdGeometry, pid: Any, i: Any) -> tuple[Any, Any, Any, Any]:
+def _item(g: FwdGeometry, pid: Any, i: Any, listed: Any = None) -> tuple[Any, Any, Any, Any]:
   """(tile, first key step, end key step or None for all of the tile's, whether partial) of
   program `pid`'s `i`-th work item. Without `split_tail` items are whole tiles
   (`_tile_index`). With it, program `pid` runs tiles pid, pid + programs, ... for the full
   rounds, then its share of the tail's key steps (`FwdGeometry.tail_range`) as one or two
   partial items: the end of one tail tile and the start of the next."""
   if not g.split_tail:
-    return _tile_index(g, pid, i), 0, None, False
+    return _tile_index(g, pid, i, listed), 0, None, False
   in_tail = i >= g.full_rounds
   tile, k0, k1 = _tail_item(g, pid, i)
   return (jnp.where(in_tail, tile, pid + i * g.programs), jnp.where(in_tail, k0, 0),
@@ -213,8 +279,10 @@ def _tail_item(g: FwdGeometry, pid: Any, i: Any) -> tuple[Any, Any, Any]:
           jnp.where(piece == 0, start - first * g.kv_steps, 0), k1)
 
 
-def _local_tiles(g: FwdGeometry, pid: Any) -> Any:
+def _local_tiles(g: FwdGeometry, pid: Any, listed: Any = None) -> Any:
   """How many work items (`_item`) program `pid` runs (at least one: programs <= tiles)."""
+  if g.listed:
+    return listed[0]
   if g.split_tail:
     start, end = g.tail_range(pid)
     first = lax.div(start, g.kv_steps)
@@ -261,17 +329,29 @@ def _steps_for(g: FwdGeometry, row_end: Any) -> Any:
 
 
 def _kernel(*refs: Any, g: FwdGeometry):
+  inputs = 3 + g.listed
   outputs = 1 + g.with_lse + 2 * g.split_tail
   q_g, k_g, v_g = refs[:3]
-  outs = list(refs[3:3 + outputs])
+  outs = list(refs[inputs:inputs + outputs])
   o_g = outs.pop(0)
   lse_g = outs.pop(0) if g.with_lse else None
   # With split_tail: each program's (up to two) partial results, rows of both warpgroups.
   part_o_g, part_lse_g = outs if g.split_tail else (None, None)
-  q_s, k_s, v_s, lse_s, q_bar, k_bar, v_bar, k_free, v_free = refs[3 + outputs:]
+  scratch = list(refs[inputs + outputs:])
+  q_s, k_s, v_s, lse_s, q_bar, k_bar, v_bar, k_free, v_free = scratch[:9]
   pid = lax.axis_index(pallas_lib.MOSAIC_GRID_AXIS)
   wg = lax.axis_index("wg")
-  local_tiles = _local_tiles(g, pid)
+  listed = None
+  if g.listed:
+    # This program's row of the tile list, copied once by the producer; every warpgroup waits.
+    listed, list_bar = scratch[9:]
+
+    @pl.when(wg == _COMPUTE_WGS)
+    def _copy_list():
+      plgpu.copy_gmem_to_smem(refs[3].at[pid], listed, list_bar.at[0])
+
+    plgpu.barrier_wait(list_bar.at[0])
+  local_tiles = _local_tiles(g, pid, listed)
 
   # The ping-pong: one hardware named barrier per compute warpgroup, completed by its own sync
   # and the other's arrive (2 x 128 threads). A warpgroup passes the turn right after issuing its
@@ -292,7 +372,7 @@ def _kernel(*refs: Any, g: FwdGeometry):
       return (pair * _COMPUTE_WGS + wg) * g.block_q
 
     def load_q(i: Any, qslot: Any) -> None:
-      pair, b, h, _, _ = _tile(g, _item(g, pid, i)[0])
+      pair, b, h, _, _ = _tile(g, _item(g, pid, i, listed)[0])
       plgpu.copy_gmem_to_smem(q_g.at[b, pl.ds(first_row(pair), g.block_q), h],
                               q_s.at[wg, qslot], q_bar.at[wg * 2 + qslot])
 
@@ -304,7 +384,7 @@ def _kernel(*refs: Any, g: FwdGeometry):
       if tail:
         tile, k0, k1 = _tail_item(g, pid, i)
       else:
-        tile, k0, k1 = _tile_index(g, pid, i), 0, None
+        tile, k0, k1 = _tile_index(g, pid, i, listed), 0, None
       pair, b, h, _, pair_steps = _tile(g, tile)
       qslot = lax.rem(i, 2)
       row0 = first_row(pair)
@@ -447,11 +527,8 @@ def _kernel(*refs: Any, g: FwdGeometry):
   def _memory():
     plgpu.set_max_registers(40, action="decrease")
 
-    def tile_body(i: Any, base: Any, tail: bool) -> Any:
-      if tail:
-        tile, k0, k1 = _tail_item(g, pid, i)
-      else:
-        tile, k0, k1 = _tile_index(g, pid, i), 0, None
+    def issue(tile: Any, k0: Any, k1: Any, base: Any) -> Any:
+      # The loads of one item (key steps [k0, k1) of `tile`, all of them for k1 None).
       _, b, _, kvh, pair_steps = _tile(g, tile)
       off = base if k1 is None else base - k0
 
@@ -488,10 +565,30 @@ def _kernel(*refs: Any, g: FwdGeometry):
       lax.fori_loop(k0, k1, load, None)
       return base + k1 - k0
 
+    def tile_body(i: Any, base: Any, tail: bool) -> Any:
+      if tail:
+        return issue(*_tail_item(g, pid, i), base)
+      return issue(_tile_index(g, pid, i, listed), 0, None, base)
+
     def loads() -> None:
       _run_items(g, local_tiles, tile_body)
 
-    if _load_warp(g):
+    if g.listed and _load_warp(g):
+      # Warp code cannot load scalars from shared memory: the warpgroup reads each tile from
+      # the list, then one warp issues its loads.
+      def listed_item(i: Any, base: Any) -> Any:
+        tile = _tile_index(g, pid, i, listed)
+
+        @plgpu.warp_map
+        def _per_warp(warp: Any) -> None:
+          @pl.when(warp == 0)
+          def _():
+            issue(tile, 0, None, base)
+
+        return base + _tile(g, tile)[4]
+
+      lax.fori_loop(0, local_tiles, listed_item, 0)
+    elif _load_warp(g):
 
       @plgpu.warp_map
       def _per_warp(warp: Any) -> None:
@@ -537,6 +634,11 @@ def forward(q: Any, k: Any, v: Any, g: FwdGeometry) -> tuple[Any, Any]:
       plgpu.Barrier(num_arrivals=_COMPUTE_WGS, num_barriers=g.stages),
       plgpu.Barrier(num_arrivals=_COMPUTE_WGS, num_barriers=g.stages),
   ]
+  inputs = [q, k, v]
+  if g.listed:
+    table = g.tile_list()
+    inputs.append(jnp.asarray(table))
+    scratch += [plgpu.SMEM((table.shape[1],), jnp.int32), plgpu.Barrier(num_barriers=1)]
   out_type = [jax.ShapeDtypeStruct((g.batch, g.q_len_padded, g.heads, g.head_dim), dtype)]
   if g.with_lse:
     out_type.append(jax.ShapeDtypeStruct((g.batch, g.heads, g.q_len_padded), jnp.float32))
@@ -549,7 +651,7 @@ def forward(q: Any, k: Any, v: Any, g: FwdGeometry) -> tuple[Any, Any]:
       grid=(g.programs,), grid_names=(pallas_lib.MOSAIC_GRID_AXIS,),
       num_threads=_COMPUTE_WGS + 1, thread_name="wg",
       compiler_params=plgpu.CompilerParams(approx_math=True),
-      kernel_name="pjrtkit_attention_fwd_mosaic")(q, k, v)
+      kernel_name="pjrtkit_attention_fwd_mosaic")(*inputs)
   out, lse = outs[0], (outs[1] if g.with_lse else None)
   if g.split_tail:
     out, lse = _merge_tail(g, out, lse, outs[-2], outs[-1])

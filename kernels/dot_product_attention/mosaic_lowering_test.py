@@ -20,6 +20,7 @@ testing.setup_environment()
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import jax.experimental.pallas.mosaic_gpu as plgpu  # noqa: E402
+import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from pjrtkit.kernels.dot_product_attention import base  # noqa: E402
@@ -200,6 +201,79 @@ def test_causal_persistent_forward_lowers_for_cuda():
   assert [a.shape for a in exported.out_avals] == [(3, 1024, 4, 64), (3, 4, 1024)]
 
 
+@pytest.mark.parametrize("b,t,h,block_kv,programs,kv", [
+    (1, 16384, 16, 128, 132, 16384), (32, 2048, 16, 128, 132, 2048), (3, 1024, 4, 64, 5, 1024),
+    (1, 384, 1, 64, 2, 384), (1, 2048, 4, 128, 7, 512)])
+def test_listed_forward_runs_every_tile_once_in_one_tile_per_cta_order(b, t, h, block_kv,
+                                                                       programs, kv):
+  """`FwdGeometry.listed` (`tile_list`, read by `_tile_index` / `_local_tiles`): every tile once,
+  each program's tiles in increasing order (the one-tile-per-CTA order: each (batch, head)
+  together, longest pair first), at least one per program, rows of 16 bytes, and the busiest
+  program's key steps + per-tile cost within one tile of the list schedule's lower bound."""
+  g = dataclasses.replace(_causal_geometry(b, t, h, 64, block_kv, programs, kv_len_padded=kv),
+                          listed=True)
+  assert not g.snake
+  table = g.tile_list()
+  assert table.dtype == np.int32 and table.shape[0] == programs and table.shape[1] % 4 == 0
+  tiles, loads, longest = [], [], 0
+  for pid in range(programs):
+    row = table[pid]
+    count = int(mosaic_fwd._local_tiles(g, pid, row))
+    assert count >= 1 and np.all(row[1 + count:] == 0)
+    mine = [int(mosaic_fwd._tile_index(g, pid, i, row)) for i in range(count)]
+    assert mine == sorted(mine)
+    load = 0
+    for tile in mine:
+      pair, bi, hi, _, steps = (int(x) for x in mosaic_fwd._tile(g, tile))
+      assert pair == g.q_pairs - 1 - tile % g.q_pairs
+      assert (bi, hi) == (tile // g.q_pairs % b, tile // (g.q_pairs * b))
+      assert steps == min(-(-(pair + 1) * 128 // block_kv), kv // block_kv)
+      load += steps + mosaic_fwd._LISTED_TILE_COST
+      longest = max(longest, steps + mosaic_fwd._LISTED_TILE_COST)
+    tiles += mine
+    loads.append(load)
+  assert sorted(tiles) == list(range(g.tiles))
+  assert max(loads) <= sum(loads) / programs + longest
+
+
+def test_listed_forward_lowers_for_cuda_and_refuses_other_launches():
+  g = dataclasses.replace(_causal_geometry(3, 1024, 4, 64, 64, 5, kv_len=1000), listed=True)
+  x = jax.ShapeDtypeStruct((3, 1024, 4, 64), jnp.bfloat16)
+  exported = jax.export.export(jax.jit(lambda q, k, v: mosaic_fwd.forward(q, k, v, g)),
+                               platforms=["cuda"])(x, x, x)
+  assert [a.shape for a in exported.out_avals] == [(3, 1024, 4, 64), (3, 4, 1024)]
+  with pytest.raises(ValueError, match="listed needs a persistent launch with a causal mask"):
+    dataclasses.replace(g, programs=g.tiles)
+  with pytest.raises(ValueError, match="listed needs a persistent launch with a causal mask"):
+    dataclasses.replace(g, causal=False)
+
+
+def test_causal_persistent_forwards_run_from_a_list_where_it_is_about_as_even():
+  """`mosaic.listed_forward` and `FwdGeometry.program_steps`: on at 32x2048x16x64 causal on 132
+  SMs (8192 tiles, rows of 72 int32s; the busiest program's steps + per-tile cost 600 listed
+  against 591 dealt by length, mean 589.58), off at 2x1024x8x64 on 20 programs with 64-key steps
+  (72 against 65, mean 64) and at 4x1152x8x64 on 132 (36 against 27, mean 24), off without a
+  causal mask, with one tile per program, with the split tail, and where a program's row would
+  pass `LISTED_MAX_WIDTH` (512x2048x16x64: 131072 tiles, about 993 per program)."""
+  from pjrtkit.kernels.dot_product_attention import mosaic  # pylint: disable=g-import-not-at-top
+  g = _causal_geometry(32, 2048, 16, 64, 128, 132)
+  assert mosaic.listed_forward(g)
+  assert dataclasses.replace(g, listed=True).tile_list().shape == (132, 72)
+  for geometry, listed_max, dealt_max, total in (
+      (g, 600, 591, 77824), (_causal_geometry(2, 1024, 8, 64, 64, 20), 72, 65, 1280),
+      (_causal_geometry(4, 1152, 8, 64, 64, 132), 36, 27, 3168)):
+    listed = dataclasses.replace(geometry, listed=True).program_steps()
+    dealt = geometry.program_steps()
+    assert (max(listed), max(dealt)) == (listed_max, dealt_max)
+    assert sum(listed) == sum(dealt) == total
+    assert mosaic.listed_forward(geometry) == (geometry is g)
+  assert not mosaic.listed_forward(dataclasses.replace(g, causal=False))
+  assert not mosaic.listed_forward(_causal_geometry(1, 16384, 16, 128, 128, 2048))
+  assert not mosaic.listed_forward(_causal_geometry(512, 2048, 16, 64, 128, 132))
+  split = _split_geometry(1, 16384, 16, 128, 128, 132)
+  assert not mosaic.listed_forward(split)
+
+
 def _split_geometry(b, t, h, d, block_kv, programs, kv_len=None, with_lse=True):
   return mosaic_fwd.FwdGeometry(batch=b, heads=h, kv_heads=h, q_len_padded=t,
                                 kv_len=kv_len or t, kv_len_padded=t, head_dim=d, block_q=64,
@@ -246,7 +320,6 @@ def test_split_tail_merge_recovers_attention_from_partial_results():
   equal float64 attention within 1e-4 (the hi + lo pair carries about 16 bits), their
   log-sum-exp within 1e-5, and every other row is left as it was. 7 programs over 12 tiles
   leave 5 tail tiles in 3 (batch, head) runs, each tile merged from two or three pieces."""
-  import numpy as np  # pylint: disable=g-import-not-at-top
   b, t, h, d, programs = 2, 256, 3, 16, 7
   g = mosaic_fwd.FwdGeometry(batch=b, heads=h, kv_heads=h, q_len_padded=t, kv_len=t,
                              kv_len_padded=t, head_dim=d, block_q=64, block_kv=32, stages=2,

@@ -4,19 +4,22 @@ largest differences of their outputs and log-sum-exps on the same inputs.
 
   git show BRANCH:kernels/dot_product_attention/mosaic_fwd.py > /tmp/variant.py
   PYTHONPATH=KIT:KIT/python python -m tools.kernels_gpu.fwd_variant_bench /tmp/variant.py A2,A3 \\
-      [--rounds 6] [--without-lse] [--tokamax]
+      [--rounds 6] [--without-lse] [--tokamax] [--set listed=1]
 
 Several copies go comma-separated (``/tmp/a.py,/tmp/b.py``) and are named by their file stems (one
-copy is named ``variant``). ``shipped`` is built as the op builds it: since the twelfth session with
-its last round split where `mosaic.split_forward_tail` says so (A1, S). ``--without-lse`` also times
-each copy built with ``FwdGeometry(with_lse=False)`` (the kernel that calls which are not
-differentiated run, where the copy has that field); ``--tokamax`` adds Tokamax's mosaic forward (its
-wheel and ``tools/kernels_gpu/tokamax_shims`` on PYTHONPATH, as ``speed.sh`` sets them).
+copy is named ``variant``). ``shipped`` is built as the op builds it: with its last round split
+where `mosaic.split_forward_tail` says so (A1, A3, S) and causal persistent launches running their
+tiles from a list (`mosaic.listed_forward`: A2p, A5, P). ``--without-lse`` also times each copy
+built with ``FwdGeometry(with_lse=False)`` (the kernel that calls which are not differentiated
+run, where the copy has that field); ``--tokamax`` adds Tokamax's mosaic forward (its
+wheel and ``tools/kernels_gpu/tokamax_shims`` on PYTHONPATH, as ``speed.sh`` sets them);
+``--set FIELD=INT`` builds the copies with those FwdGeometry fields, the case's own included
+(comma-separated; a copy whose geometry refuses them at a case is reported and left out there).
 
 Cases (tuned configs): A1 1x16384x16x128, A2 the same causal, A3 32x2048x16x64, A5 the same causal
 (persistent), S 3x1024x4x64 on 5 programs (about 19 tiles each), P 2x1024x8x64 causal on 20
-programs with 64-key steps (persistent, with drains). Runs of earlier sessions are in
-``tools/bench/results/mosaic_fwd_variants_h200.txt``.
+programs with 64-key steps (persistent, with drains), A2p A2 on the SM count (persistent). Runs
+of earlier sessions are in ``tools/bench/results/mosaic_fwd_variants_h200.txt``.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from pjrtkit.kernels.dot_product_attention import mosaic, mosaic_fwd
 # name: (b, t, h, d, causal, block_kv, stages, programs (None: the SM count))
 CASES = {"A1": (1, 16384, 16, 128, False, 128, 2, None),
          "A2": (1, 16384, 16, 128, True, 128, 2, 2048),
+         "A2p": (1, 16384, 16, 128, True, 128, 2, None),
          "A3": (32, 2048, 16, 64, False, 256, 2, None),
          "A5": (32, 2048, 16, 64, True, 128, 3, None),
          "S": (3, 1024, 4, 64, False, 128, 2, 5),
@@ -59,34 +63,43 @@ def _load(path: str, name: str = "fwd_variant") -> Any:
   return module
 
 
-def _contenders(variants: Any, case: str, without_lse: bool, tokamax: bool
+def _contenders(variants: Any, case: str, without_lse: bool, tokamax: bool,
+                fields: dict[str, int] | None = None
                 ) -> dict[str, Callable[..., tuple[Any, Any]]]:
   """name -> f(q, k, v) returning (out, lse or None). `variants`: name -> module, or one module
-  (named ``variant``)."""
+  (named ``variant``); `fields`: FwdGeometry fields the copies are built with."""
   if not isinstance(variants, dict):
     variants = {"variant": variants}
   b, t, h, d, causal, block_kv, stages, programs = CASES[case]
   programs = programs or min(t // 128 * b * h, pallas_lib.sm_count())
 
   def kernel(module: Any, policy: bool = False, **extra: Any) -> Callable[..., tuple[Any, Any]]:
-    g = module.FwdGeometry(batch=b, heads=h, kv_heads=h, q_len_padded=t, kv_len=t,
-                           kv_len_padded=t, head_dim=d, block_q=64, block_kv=block_kv,
-                           stages=stages, scale=1 / math.sqrt(d), causal=causal,
-                           programs=programs, **extra)
+    # `extra` may also override the case's own fields (--set stages=3).
+    g = module.FwdGeometry(**{**dict(batch=b, heads=h, kv_heads=h, q_len_padded=t, kv_len=t,
+                                     kv_len_padded=t, head_dim=d, block_q=64,
+                                     block_kv=block_kv, stages=stages, scale=1 / math.sqrt(d),
+                                     causal=causal, programs=programs), **extra})
     if policy and mosaic.split_forward_tail(g):
       g = dataclasses.replace(g, split_tail=True)
+    elif policy and mosaic.listed_forward(g):
+      g = dataclasses.replace(g, listed=True)
     return lambda q, k, v: module.forward(q, k, v, g)
 
-  # "shipped" as the op builds it (the last round split where `split_forward_tail` says so);
+  # "shipped" as the op builds it (the last round split where `split_forward_tail` says so,
+  # causal persistent tiles from a list where `listed_forward` does);
   # copies with their FwdGeometry's defaults.
   out = {"shipped": kernel(mosaic_fwd, policy=True)}
   for name, variant in variants.items():
-    out[name] = kernel(variant)
+    try:
+      out[name] = kernel(variant, **(fields or {}))
+    except ValueError as e:
+      print(f"{case} {name}: left out ({e})", flush=True)
+      continue
     if without_lse:
-      fields = {f.name for f in dataclasses.fields(variant.FwdGeometry)}
-      if "with_lse" not in fields:
+      known = {f.name for f in dataclasses.fields(variant.FwdGeometry)}
+      if "with_lse" not in known:
         raise SystemExit(f"--without-lse: {name}'s FwdGeometry has no with_lse field")
-      out[f"{name} without lse"] = kernel(variant, with_lse=False)
+      out[f"{name} without lse"] = kernel(variant, with_lse=False, **(fields or {}))
   if tokamax:
     import tokamax as tk  # pylint: disable=g-import-not-at-top
 
@@ -95,7 +108,8 @@ def _contenders(variants: Any, case: str, without_lse: bool, tokamax: bool
   return out
 
 
-def run_case(variants: Any, case: str, rounds: int, without_lse: bool, tokamax: bool) -> None:
+def run_case(variants: Any, case: str, rounds: int, without_lse: bool, tokamax: bool,
+             fields: dict[str, int] | None = None) -> None:
   """Prints each contender's median and rounds (TFLOP/s) and its differences from the shipped
   kernel's output (and log-sum-exp, where both write one)."""
   b, t, h, d, causal = CASES[case][:5]
@@ -103,7 +117,7 @@ def run_case(variants: Any, case: str, rounds: int, without_lse: bool, tokamax: 
              for key in jax.random.split(jax.random.key(2), 3))
   flops = 4 * b * t * t * h * d * (0.5 if causal else 1.0)
   runs, results = {}, {}
-  for name, f in _contenders(variants, case, without_lse, tokamax).items():
+  for name, f in _contenders(variants, case, without_lse, tokamax, fields).items():
     out, lse = jax.jit(f)(q, k, v)
     results[name] = (np.asarray(out, np.float32),
                      None if lse is None else np.asarray(lse, np.float32))
@@ -130,6 +144,7 @@ def main(argv: Sequence[str]) -> int:
   parser.add_argument("--rounds", type=int, default=6)
   parser.add_argument("--without-lse", action="store_true")
   parser.add_argument("--tokamax", action="store_true")
+  parser.add_argument("--set", default="", help="FIELD=INT[,FIELD=INT]: the copies' FwdGeometry")
   args = parser.parse_args(argv)
   cases = args.cases.split(",")
   unknown = [c for c in cases if c not in CASES]
@@ -148,9 +163,20 @@ def main(argv: Sequence[str]) -> int:
   if reserved:
     parser.error(f"paths: file stems {reserved} name other contenders; rename the copies "
                  f"(reserved: {sorted(_RESERVED)})")
+  fields = {}
+  for item in filter(None, args.set.split(",")):
+    name, _, value = item.partition("=")
+    try:
+      fields[name] = int(value)
+    except ValueError:
+      parser.error(f"--set: {item!r} is not FIELD=INT")
   variants = {n: _load(p, f"fwd_variant_{i}") for i, (n, p) in enumerate(zip(names, paths))}
+  for name, variant in variants.items():
+    known = {f.name for f in dataclasses.fields(variant.FwdGeometry)}
+    if set(fields) - known:
+      parser.error(f"--set: {name}'s FwdGeometry has no field {sorted(set(fields) - known)}")
   for case in cases:
-    run_case(variants, case, args.rounds, args.without_lse, args.tokamax)
+    run_case(variants, case, args.rounds, args.without_lse, args.tokamax, fields)
   return 0
 
 

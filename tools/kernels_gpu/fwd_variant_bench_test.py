@@ -5,14 +5,17 @@ from __future__ import annotations
 import dataclasses
 import sys
 import types
+from typing import Any
 
 import pytest
 
 from tools.kernels_gpu import fwd_variant_bench as bench
 
 
-def _fake_variant(with_lse_field: bool, name: str = "fake_fwd") -> types.ModuleType:
-  """A module shaped like mosaic_fwd whose `forward` records the geometry it was given."""
+def _fake_variant(with_lse_field: bool, name: str = "fake_fwd",
+                  post_init: Any = None) -> types.ModuleType:
+  """A module shaped like mosaic_fwd whose `forward` records the geometry it was given (and
+  whose FwdGeometry runs `post_init`, where given, as its __post_init__)."""
   fields = [("batch", int), ("heads", int), ("kv_heads", int), ("q_len_padded", int),
             ("kv_len", int), ("kv_len_padded", int), ("head_dim", int), ("block_q", int),
             ("block_kv", int), ("stages", int), ("scale", float), ("causal", bool),
@@ -20,7 +23,9 @@ def _fake_variant(with_lse_field: bool, name: str = "fake_fwd") -> types.ModuleT
   if with_lse_field:
     fields.append(("with_lse", bool, dataclasses.field(default=True)))
   module = types.ModuleType(name)
-  module.FwdGeometry = dataclasses.make_dataclass("FwdGeometry", fields, frozen=True)
+  namespace = {"__post_init__": post_init} if post_init else {}
+  module.FwdGeometry = dataclasses.make_dataclass("FwdGeometry", fields, frozen=True,
+                                                  namespace=namespace)
   module.seen = []
   module.forward = lambda q, k, v, g: module.seen.append(g) or (q, None)
   return module
@@ -30,7 +35,7 @@ def test_unknown_cases_are_refused_naming_the_accepted_ones(capsys):
   with pytest.raises(SystemExit):
     bench.main(["variant.py", "A2,A9"])
   err = capsys.readouterr().err
-  assert "cases: unknown ['A9']" in err and "'A1', 'A2', 'A3', 'A5', 'P', 'S'" in err
+  assert "cases: unknown ['A9']" in err and "'A1', 'A2', 'A2p', 'A3', 'A5', 'P', 'S'" in err
 
 
 def test_rounds_must_be_positive(capsys):
@@ -83,6 +88,29 @@ def test_empty_paths_and_reserved_stems_are_refused(capsys):
     bench.main(["/x/shipped.py,/y/b.py", "A2"])
   assert ("paths: file stems ['shipped'] name other contenders; rename the copies (reserved: "
           "['shipped', 'tokamax mosaic'])") in capsys.readouterr().err
+
+
+def test_set_fields_build_the_copies_and_refusing_cases_leave_them_out(capsys):
+  def refuse_at_one_tile_per_program(self):
+    if self.programs == 2048:
+      raise ValueError("no persistent launch")
+
+  variant = _fake_variant(True, post_init=refuse_at_one_tile_per_program)
+  contenders = bench._contenders(variant, "A2", without_lse=False, tokamax=False,
+                                 fields={"programs": 2048})
+  assert list(contenders) == ["shipped"]
+  assert "A2 variant: left out (no persistent launch)" in capsys.readouterr().out
+  contenders = bench._contenders(variant, "A2p", without_lse=True, tokamax=False,
+                                 fields={"stages": 3})
+  assert list(contenders) == ["shipped", "variant", "variant without lse"]
+  contenders["variant without lse"](1, 2, 3)
+  assert (variant.seen[0].stages, variant.seen[0].with_lse) == (3, False)
+
+
+def test_set_needs_int_values_and_known_fields(capsys):
+  with pytest.raises(SystemExit):
+    bench.main(["v.py", "A2", "--set", "listed"])
+  assert "--set: 'listed' is not FIELD=INT" in capsys.readouterr().err
 
 
 if __name__ == "__main__":
