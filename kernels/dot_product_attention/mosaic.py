@@ -99,23 +99,27 @@ def split_forward_tail(g: mosaic_fwd.FwdGeometry) -> bool:
   return len(dataclasses.replace(g, split_tail=True).tail_groups()) <= SPLIT_TAIL_MAX_RUNS
 
 
-LISTED_MAX_WIDTH = 512
-"""A causal persistent forward runs its tiles from a list (`listed_forward`) only when each
-program's row of it fits this many int32s (2 KiB of shared memory; the list is a constant of the
-program) ..."""
 LISTED_MAX_EXTRA_IMBALANCE = 0.02
-"""... and when the list's busiest program exceeds the mean by at most this fraction more than
-the length-sorted deal's does."""
+"""A causal persistent forward runs its tiles from a list (`listed_forward`) only when the list's
+busiest program exceeds the mean by at most this fraction more than the length-sorted deal's
+does."""
+
+
+def _imbalance(loads: list[int]) -> float:
+  """The busiest program's load over the mean."""
+  return max(loads) * len(loads) / sum(loads)
 
 
 def listed_forward(g: mosaic_fwd.FwdGeometry) -> bool:
   """Whether the compiled forward of geometry `g` (built without the list) should run the tiles
   `FwdGeometry.tile_list` gives each program (`FwdGeometry.listed`): causal and persistent, rows
-  of at most `LISTED_MAX_WIDTH`, and the list about as even as the length-sorted deal of every
-  head's tiles (`FwdGeometry.snake`; `FwdGeometry.program_steps`). The list keeps each (batch,
-  head)'s tiles together, as one-tile CTAs run, so CTAs at work at the same time read the same
-  keys and values; it is less even where programs get few tiles. On the H200 (thirteenth
-  session, one process each, outputs bitwise equal; ``tools/bench/results/
+  of at most `mosaic_fwd.LISTED_MAX_WIDTH`, and the list about as even as the length-sorted deal
+  of every head's tiles (`FwdGeometry.snake`; `FwdGeometry.program_steps`). The list starts the
+  tiles in the one-tile-per-CTA order (each (batch, head)'s pairs together), so CTAs at work at
+  the same time hold tiles of a few consecutive (batch, head)s (about 8 at 32x2048x16x64 on 132
+  SMs, 16 tiles each) and share their keys and values in L2, where the deal runs the last pairs
+  of every (batch, head) at once; it is less even where programs get few tiles. On the H200
+  (thirteenth session, one process each, outputs bitwise equal; ``tools/bench/results/
   mosaic_fwd_variants_h200.txt``): 32x2048x16x64 causal 383.2 -> 398.8 and 377.7 -> 397.5
   TFLOP/s (busiest program 1.0177x the mean listed, 1.0024x dealt: taken), but 2x1024x8x64 on
   20 programs with 64-key steps 44.5 -> 41.0 (1.125x against 1.016x: not taken); 1x16384x16x128
@@ -123,12 +127,13 @@ def listed_forward(g: mosaic_fwd.FwdGeometry) -> bool:
   `forward_programs`) stays the launch."""
   if not g.causal or g.programs >= g.tiles or g.split_tail:
     return False
-  listed = dataclasses.replace(g, listed=True)
-  if listed.tile_list().shape[1] > LISTED_MAX_WIDTH:
+  if -(-g.tiles // g.programs) + 1 > mosaic_fwd.LISTED_MAX_WIDTH:  # before building the list
     return False
-  imbalance = lambda loads: max(loads) * len(loads) / sum(loads)  # noqa: E731
-  return (imbalance(listed.program_steps())
-          <= imbalance(g.program_steps()) + LISTED_MAX_EXTRA_IMBALANCE)
+  listed = dataclasses.replace(g, listed=True)
+  if listed.tile_list().shape[1] > mosaic_fwd.LISTED_MAX_WIDTH:
+    return False
+  return (_imbalance(listed.program_steps())
+          <= _imbalance(g.program_steps()) + LISTED_MAX_EXTRA_IMBALANCE)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -151,10 +156,12 @@ class MosaicAttentionConfig:
 
   def smem_bytes(self, head_dim: int, itemsize: int) -> int:
     """Shared memory the forward kernel needs at `head_dim`: two query slots per compute
-    warpgroup, `stages` key and value tiles, plus 4 KiB for barriers and alignment (block_kv 128
-    with 3 stages at head_dim 128 measured 2680 bytes over the tiles)."""
+    warpgroup, `stages` key and value tiles, the log-sum-exp rows, room for a program's row of
+    the tile list and its barrier (counted whether or not the launch takes one,
+    `listed_forward`), plus 4 KiB for barriers and alignment (block_kv 128 with 3 stages at
+    head_dim 128 measured 2680 bytes over the tiles)."""
     return ((4 * _BLOCK_Q + 2 * self.stages * self.block_kv) * head_dim * itemsize
-            + 2 * _BLOCK_Q * 4 + 4096)
+            + 2 * _BLOCK_Q * 4 + 4 * mosaic_fwd.LISTED_MAX_WIDTH + 8 + 4096)
 
 
 _SMEM_LIMIT = pallas_lib.HOPPER_SMEM_LIMIT

@@ -65,6 +65,9 @@ _WG_THREADS = 128
 _SCHEDULE_BARRIER = pallas_lib.FIRST_FREE_NAMED_BARRIER  # and the next id: one per compute WG
 _LISTED_TILE_COST = 1
 """`FwdGeometry.tile_list`'s cost of starting a tile, in key steps."""
+LISTED_MAX_WIDTH = 256
+"""The most int32s a program's row of `FwdGeometry.tile_list` may hold: one TMA copy moves at most
+256 elements per dimension (Mosaic GPU refuses more)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -152,9 +155,10 @@ class FwdGeometry:
     tiles in order, zeros), width a multiple of 4 (16-byte rows for TMA). Tiles are taken in the
     one-tile-per-CTA order (`_tile`) and each goes to the program that is free first, counting a
     tile's key steps plus `_LISTED_TILE_COST` (ties to the lowest program): the order the GPU
-    would start one-tile CTAs in, on CTAs that stay resident. Cached per geometry, read-only."""
-    return _tile_list(self)
-
+    would start one-tile CTAs in, on CTAs that stay resident. Cached per launch shape,
+    read-only; `forward` passes it to the kernel as a constant of the program."""
+    return _tile_list(self.programs, self.q_pairs, self.batch * self.heads,
+                      _COMPUTE_WGS * self.block_q, self.block_kv, self.kv_steps)
 
   @property
   def q_pairs(self) -> int:
@@ -216,18 +220,20 @@ class FwdGeometry:
 
 
 @functools.lru_cache(maxsize=64)
-def _tile_list(g: FwdGeometry) -> np.ndarray:
-  """`FwdGeometry.tile_list`."""
-  free_at = [(0, p) for p in range(g.programs)]
-  lists: list[list[int]] = [[] for _ in range(g.programs)]
-  for tile in range(g.tiles):
-    pair = g.q_pairs - 1 - tile % g.q_pairs
-    steps = min(-(-(pair + 1) * _COMPUTE_WGS * g.block_q // g.block_kv), g.kv_steps)
+def _tile_list(programs: int, q_pairs: int, heads: int, pair_rows: int, block_kv: int,
+               kv_steps: int) -> np.ndarray:
+  """`FwdGeometry.tile_list` for `heads` (batch x heads) runs of `q_pairs` causal tiles of
+  `pair_rows` query rows each."""
+  free_at = [(0, p) for p in range(programs)]
+  lists: list[list[int]] = [[] for _ in range(programs)]
+  for tile in range(q_pairs * heads):
+    pair = q_pairs - 1 - tile % q_pairs
+    steps = min(-(-(pair + 1) * pair_rows // block_kv), kv_steps)
     at, p = heapq.heappop(free_at)
     lists[p].append(tile)
     heapq.heappush(free_at, (at + steps + _LISTED_TILE_COST, p))
   width = -(-(1 + max(len(t) for t in lists)) // 4) * 4
-  table = np.zeros((g.programs, width), np.int32)
+  table = np.zeros((programs, width), np.int32)
   for p, tiles in enumerate(lists):
     table[p, 0] = len(tiles)
     table[p, 1:1 + len(tiles)] = tiles
@@ -637,6 +643,10 @@ def forward(q: Any, k: Any, v: Any, g: FwdGeometry) -> tuple[Any, Any]:
   inputs = [q, k, v]
   if g.listed:
     table = g.tile_list()
+    if table.shape[1] > LISTED_MAX_WIDTH:
+      raise ValueError(f"listed: a program's row of the tile list holds {table.shape[1]} int32s, "
+                       f"more than the {LISTED_MAX_WIDTH} one TMA copy moves; use fewer tiles "
+                       "per program or listed=False")
     inputs.append(jnp.asarray(table))
     scratch += [plgpu.SMEM((table.shape[1],), jnp.int32), plgpu.Barrier(num_barriers=1)]
   out_type = [jax.ShapeDtypeStruct((g.batch, g.q_len_padded, g.heads, g.head_dim), dtype)]

@@ -207,41 +207,56 @@ def test_causal_persistent_forward_lowers_for_cuda():
 def test_listed_forward_runs_every_tile_once_in_one_tile_per_cta_order(b, t, h, block_kv,
                                                                        programs, kv):
   """`FwdGeometry.listed` (`tile_list`, read by `_tile_index` / `_local_tiles`): every tile once,
-  each program's tiles in increasing order (the one-tile-per-CTA order: each (batch, head)
-  together, longest pair first), at least one per program, rows of 16 bytes, and the busiest
-  program's key steps + per-tile cost within one tile of the list schedule's lower bound."""
+  at least one per program, rows of 16 bytes, the tiles starting (each program running its list
+  back to back, a tile costing its key steps + `_LISTED_TILE_COST`) in the one-tile-per-CTA
+  order (each (batch, head) together, longest pair first), and the busiest program within one
+  tile of the mean."""
   g = dataclasses.replace(_causal_geometry(b, t, h, 64, block_kv, programs, kv_len_padded=kv),
                           listed=True)
   assert not g.snake
   table = g.tile_list()
   assert table.dtype == np.int32 and table.shape[0] == programs and table.shape[1] % 4 == 0
-  tiles, loads, longest = [], [], 0
+  starts, loads, longest = [], [], 0
   for pid in range(programs):
     row = table[pid]
     count = int(mosaic_fwd._local_tiles(g, pid, row))
     assert count >= 1 and np.all(row[1 + count:] == 0)
-    mine = [int(mosaic_fwd._tile_index(g, pid, i, row)) for i in range(count)]
-    assert mine == sorted(mine)
     load = 0
-    for tile in mine:
+    for i in range(count):
+      tile = int(mosaic_fwd._tile_index(g, pid, i, row))
       pair, bi, hi, _, steps = (int(x) for x in mosaic_fwd._tile(g, tile))
       assert pair == g.q_pairs - 1 - tile % g.q_pairs
       assert (bi, hi) == (tile // g.q_pairs % b, tile // (g.q_pairs * b))
       assert steps == min(-(-(pair + 1) * 128 // block_kv), kv // block_kv)
+      starts.append((load, pid, tile))
       load += steps + mosaic_fwd._LISTED_TILE_COST
       longest = max(longest, steps + mosaic_fwd._LISTED_TILE_COST)
-    tiles += mine
     loads.append(load)
-  assert sorted(tiles) == list(range(g.tiles))
+  assert [tile for _, _, tile in sorted(starts)] == list(range(g.tiles))
   assert max(loads) <= sum(loads) / programs + longest
 
 
 def test_listed_forward_lowers_for_cuda_and_refuses_other_launches():
+  """The listed forward lowers with padded keys and 64-key steps, and with the widest row one
+  TMA copy moves (32x2048x16x64 on 33 programs: 256 int32s); rows wider than that (36
+  programs: 260) are refused, and so are launches without a causal mask or one tile each."""
   g = dataclasses.replace(_causal_geometry(3, 1024, 4, 64, 64, 5, kv_len=1000), listed=True)
   x = jax.ShapeDtypeStruct((3, 1024, 4, 64), jnp.bfloat16)
   exported = jax.export.export(jax.jit(lambda q, k, v: mosaic_fwd.forward(q, k, v, g)),
                                platforms=["cuda"])(x, x, x)
   assert [a.shape for a in exported.out_avals] == [(3, 1024, 4, 64), (3, 4, 1024)]
+  x = jax.ShapeDtypeStruct((32, 2048, 16, 64), jnp.bfloat16)
+  for programs, width in ((33, 256), (36, 260)):
+    wide = dataclasses.replace(_causal_geometry(32, 2048, 16, 64, 128, programs), listed=True)
+    assert wide.tile_list().shape == (programs, width)
+    lower = lambda: jax.export.export(  # noqa: E731
+        jax.jit(lambda q, k, v, g=wide: mosaic_fwd.forward(q, k, v, g)), platforms=["cuda"])(
+            x, x, x)
+    if width <= mosaic_fwd.LISTED_MAX_WIDTH:
+      assert [a.shape for a in lower().out_avals] == [(32, 2048, 16, 64), (32, 16, 2048)]
+    else:
+      with pytest.raises(ValueError, match="holds 260 int32s, more than the 256 one TMA copy"):
+        lower()
   with pytest.raises(ValueError, match="listed needs a persistent launch with a causal mask"):
     dataclasses.replace(g, programs=g.tiles)
   with pytest.raises(ValueError, match="listed needs a persistent launch with a causal mask"):
@@ -254,7 +269,8 @@ def test_causal_persistent_forwards_run_from_a_list_where_it_is_about_as_even():
   against 591 dealt by length, mean 589.58), off at 2x1024x8x64 on 20 programs with 64-key steps
   (72 against 65, mean 64) and at 4x1152x8x64 on 132 (36 against 27, mean 24), off without a
   causal mask, with one tile per program, with the split tail, and where a program's row would
-  pass `LISTED_MAX_WIDTH` (512x2048x16x64: 131072 tiles, about 993 per program)."""
+  pass `mosaic_fwd.LISTED_MAX_WIDTH` (512x2048x16x64: 131072 tiles, about 993 per program;
+  32x2048x16x64 on 36 programs: 260), and the rows at 33 programs (256) are taken."""
   from pjrtkit.kernels.dot_product_attention import mosaic  # pylint: disable=g-import-not-at-top
   g = _causal_geometry(32, 2048, 16, 64, 128, 132)
   assert mosaic.listed_forward(g)
@@ -270,6 +286,8 @@ def test_causal_persistent_forwards_run_from_a_list_where_it_is_about_as_even():
   assert not mosaic.listed_forward(dataclasses.replace(g, causal=False))
   assert not mosaic.listed_forward(_causal_geometry(1, 16384, 16, 128, 128, 2048))
   assert not mosaic.listed_forward(_causal_geometry(512, 2048, 16, 64, 128, 132))
+  assert not mosaic.listed_forward(_causal_geometry(32, 2048, 16, 64, 128, 36))
+  assert mosaic.listed_forward(_causal_geometry(32, 2048, 16, 64, 128, 33))
   split = _split_geometry(1, 16384, 16, 128, 128, 132)
   assert not mosaic.listed_forward(split)
 

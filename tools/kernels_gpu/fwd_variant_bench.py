@@ -170,6 +170,9 @@ def main(argv: Sequence[str]) -> int:
       fields[name] = int(value)
     except ValueError:
       parser.error(f"--set: {item!r} is not FIELD=INT")
+    if name == "with_lse":
+      parser.error("--set: with_lse is --without-lse's (each copy runs with its lse, and without "
+                   "it where --without-lse is given)")
   variants = {n: _load(p, f"fwd_variant_{i}") for i, (n, p) in enumerate(zip(names, paths))}
   for name, variant in variants.items():
     known = {f.name for f in dataclasses.fields(variant.FwdGeometry)}

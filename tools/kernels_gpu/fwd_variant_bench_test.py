@@ -107,10 +107,20 @@ def test_set_fields_build_the_copies_and_refusing_cases_leave_them_out(capsys):
   assert (variant.seen[0].stages, variant.seen[0].with_lse) == (3, False)
 
 
-def test_set_needs_int_values_and_known_fields(capsys):
+def test_set_needs_int_values_and_known_fields(capsys, tmp_path):
   with pytest.raises(SystemExit):
     bench.main(["v.py", "A2", "--set", "listed"])
   assert "--set: 'listed' is not FIELD=INT" in capsys.readouterr().err
+  with pytest.raises(SystemExit):
+    bench.main(["v.py", "A2", "--set", "with_lse=0"])
+  assert "--set: with_lse is --without-lse's" in capsys.readouterr().err
+  copy = tmp_path / "copy.py"
+  copy.write_text("import dataclasses\n\n@dataclasses.dataclass(frozen=True)\n"
+                  "class FwdGeometry:\n  programs: int\n")
+  with pytest.raises(SystemExit):
+    bench.main([str(copy), "A2", "--set", "listed=1,stages=3"])
+  assert "--set: variant's FwdGeometry has no field ['listed', 'stages']" in (
+      capsys.readouterr().err)
 
 
 if __name__ == "__main__":

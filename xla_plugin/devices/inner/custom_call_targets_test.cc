@@ -26,14 +26,15 @@ std::string Instruction(const std::string& opcode, const std::string& target = "
 }
 
 TEST(CustomCallTargetsTest, SplitsTypedFfiFromOtherCustomCalls) {
+  const std::string callback = Instruction("custom-call", "xla_ffi_python_cpu_callback", 4);
   const std::string entry = BytesField(1, "main") + BytesField(2, Instruction("parameter")) +
-                            BytesField(2, Instruction("custom-call", "xla_ffi_python_cpu_callback", 4)) +
-                            BytesField(2, Instruction("add")) +
+                            BytesField(2, callback) + BytesField(2, Instruction("add")) +
                             BytesField(2, Instruction("custom-call", "legacy_target", 2));
   const std::string body = BytesField(1, "body") +
                            BytesField(2, Instruction("custom-call", "lapack_sgetrf_ffi", 4)) +
-                           BytesField(2, Instruction("custom-call", "xla_ffi_python_cpu_callback", 4));
-  const std::string module = BytesField(1, "jit_f") + BytesField(3, entry) + BytesField(3, body) + VarintField(6, 1);
+                           BytesField(2, callback);
+  const std::string module =
+      BytesField(1, "jit_f") + BytesField(3, entry) + BytesField(3, body) + VarintField(6, 1);
   StatusOr<CustomCallTargets> targets =
       CustomCallTargets::FromOptimizedProgram(Program{"hlo_with_config", BytesField(1, module)});
   ASSERT_TRUE(targets.ok()) << targets.status().ToString();

@@ -60,9 +60,10 @@ TEST(HloIdCheckTest, RefusesASparseIdNamingItsComputation) {
   EXPECT_EQ(status.message(),
             "Compile: program: the HLO module's instruction ids are too sparse for XLA, which "
             "allocates one table entry per id (low 32 bits) up to each computation's largest: "
-            "536870917 entries (4096 MiB) for 4 instructions; computation 'main.2' alone reaches "
-            "id 536870913. Accepted: at most max(67108864, 1024 x instructions) entries; number "
-            "the instructions densely");
+            "536870917 entries (4096 MiB) for 4 instructions in 2 computations; computation "
+            "'main.2' alone reaches id 536870913 (the low 32 bits of 9126805505). Accepted: at "
+            "most max(67108864, instructions x max(1024, computations)) entries; number the "
+            "instructions densely");
 }
 
 TEST(HloIdCheckTest, IgnoresTheHigh32Bits) {
@@ -78,8 +79,8 @@ TEST(HloIdCheckTest, TheFloorEdge) {
 }
 
 TEST(HloIdCheckTest, LargeModulesGetEntriesPerInstruction) {
-  // 70001 instructions allow 1024 x 70001 = 71681024 entries: the dense computation takes
-  // 70001 (ids 0..70000), so one more computation may reach id 71681024 - 70001 - 1.
+  // 70001 + 1 instructions allow 1024 x 70002 = 71682048 entries: the dense computation takes
+  // 70001 (ids 0..70000), so the other one may reach id 71682048 - 70001 - 1.
   const uint64_t n = 70001;
   const uint64_t allowed = HloIdCheck::kEntriesPerInstruction * (n + 1);
   ASSERT_GT(allowed, HloIdCheck::kMinAllowedEntries);
@@ -101,15 +102,61 @@ TEST(HloIdCheckTest, ChecksTheModuleInsideHloWithConfig) {
   EXPECT_TRUE(HloIdCheck::Check(Program{"hlo_with_config", dense}, "PJRT_Compile").ok());
 }
 
-TEST(HloIdCheckTest, LeavesOtherInputToTheInnerPlugin) {
-  // Not a module (truncated), another format, or no computations: the inner plugin answers.
-  std::string truncated = Module({Computation("main", {1, 0x30000000})});
+TEST(HloIdCheckTest, ManyComputationsGetAnEntryPerComputationAndInstruction) {
+  // 12000 computations of one instruction each, numbered across the module as XlaBuilder does
+  // (ids 0..11999): 72006000 entries, past the floor and past 1024 x 12000, within 12000 x 12000.
+  std::vector<std::string> computations;
+  for (uint64_t c = 0; c < 12000; ++c) {
+    computations.push_back(Computation("c" + std::to_string(c), {c}));
+  }
+  EXPECT_TRUE(HloIdCheck::Check(Program{"hlo", Module(computations)}, "C").ok());
+  computations.back() = Computation("late", {144000000});  // 144000000 - 11999 more entries
+  EXPECT_FALSE(HloIdCheck::Check(Program{"hlo", Module(computations)}, "C").ok());
+}
+
+TEST(HloIdCheckTest, NamesTheIdOfANegativeOne) {
+  Status status = HloIdCheck::Check(
+      Program{"hlo", Module({Computation("main", {1, static_cast<uint64_t>(int64_t{-1})})})}, "C");
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("computation 'main' alone reaches id 4294967295 (the low 32 "
+                                  "bits of -1)"),
+            std::string::npos)
+      << status.message();
+}
+
+TEST(HloIdCheckTest, MergesRepeatedHloModuleFieldsOfHloWithConfig) {
+  // Each module alone stays under the floor; merged (as protobuf merges a repeated singular
+  // field) their tables pass it.
+  const uint64_t floor = HloIdCheck::kMinAllowedEntries;
+  const std::string half = BytesField(1, Module({Computation("main", {floor / 2 + 1})}));
+  EXPECT_TRUE(HloIdCheck::Check(Program{"hlo_with_config", half}, "C").ok());
+  EXPECT_FALSE(HloIdCheck::Check(Program{"hlo_with_config", half + half}, "C").ok());
+}
+
+TEST(HloIdCheckTest, RefusesBytesItCannotRead) {
+  // Truncated, not a message, or a group (wire type 3, which protobuf would skip as unknown)
+  // ahead of a sparse module: refused as not a well-formed module, not passed to XLA.
+  std::string truncated = Module({Computation("main", {1, 2})});
   truncated.resize(truncated.size() - 3);
-  EXPECT_TRUE(HloIdCheck::Check(Program{"hlo", truncated}, "C").ok());
-  EXPECT_TRUE(HloIdCheck::Check(Program{"hlo", "\xff\xff"}, "C").ok());
+  const std::string group = std::string("\xbb\x3e") + "\xbc\x3e";  // field 999 start/end
+  for (const std::string& bytes :
+       {truncated, std::string("\xff\xff"), group + Module({Computation("m", {0x30000000})})}) {
+    Status status = HloIdCheck::Check(Program{"hlo", bytes}, "C");
+    ASSERT_FALSE(status.ok());
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(status.message().rfind("C: program: the bytes are not a well-formed HloModuleProto",
+                                     0),
+              0u)
+        << status.message();
+  }
+  EXPECT_FALSE(HloIdCheck::Check(Program{"hlo_with_config", "\xff"}, "C").ok());
+}
+
+TEST(HloIdCheckTest, LeavesOtherFormatsToTheInnerPlugin) {
   EXPECT_TRUE(HloIdCheck::Check(
       Program{"mlir", Module({Computation("main", {0x30000000})})}, "C").ok());
-  EXPECT_TRUE(HloIdCheck::Check(Program{"hlo", ""}, "C").ok());
+  EXPECT_TRUE(HloIdCheck::Check(Program{"mlir", "\xff\xff"}, "C").ok());
+  EXPECT_TRUE(HloIdCheck::Check(Program{"hlo", ""}, "C").ok());  // An empty module.
 }
 
 }  // namespace
