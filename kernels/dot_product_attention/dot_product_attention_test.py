@@ -23,7 +23,7 @@ import pytest  # noqa: E402
 
 from pjrtkit import kernels as pk  # noqa: E402
 from pjrtkit.kernels.core import pallas as pallas_lib  # noqa: E402
-from pjrtkit.kernels.dot_product_attention import mosaic, mosaic_fwd  # noqa: E402
+from pjrtkit.kernels.dot_product_attention import mosaic, mosaic_fwd, mosaic_work  # noqa: E402
 from pjrtkit.kernels.dot_product_attention.base import reference  # noqa: E402
 from pjrtkit.kernels.dot_product_attention.xla_chunked import ChunkedConfig  # noqa: E402
 
@@ -142,7 +142,7 @@ def test_mosaic_persistent_forward_on_gpu(shape, causal):
     ((2, 2048, 4, 128, 2048, 4), 128, 7),   # head_dim 128, 128 tiles on 7 programs
 ])
 def test_mosaic_listed_forward_on_gpu(shape, block_kv, programs):
-  """The causal persistent forward running the tiles `FwdGeometry.tile_list` gives each program
+  """The causal persistent forward running the tiles `mosaic_work.tile_list` gives each program
   (`listed`, read from shared memory): against the reference, and bitwise equal to the same
   kernel dealing the tiles by length (`snake`), since only the program that runs a tile
   differs; the log-sum-exp too."""
@@ -223,7 +223,7 @@ def test_mosaic_forward_with_split_tail_on_gpu(shape, block_kv, programs, with_l
         pad(q, g.q_len_padded), pad(k, sp), pad(v, sp))
     runs[split] = (np.asarray(out[:, :t], np.float32), np.asarray(lse[:, :, :t]))
   g = make(True, True)
-  assert max(len(p) for p in g.tail_pieces()) >= 2
+  assert max(len(p) for p in mosaic_work.tail_pieces(g)) >= 2
   want = np.asarray(reference(q, k, v, None, None), np.float32)
   testing.assert_close(runs[True][0], want, "bfloat16", "fwd")
   (whole, whole_lse), (split, split_lse) = runs[False], runs[True]

@@ -30,11 +30,11 @@ transposed in memory. Causal programs stop at the diagonal and mask only the ste
 
 With ``split_tail`` (persistent, no causal mask) the tiles left after the full rounds are split
 by key steps over all programs, each program running an equal share as one or two partial pieces
-whose outputs and log-sum-exps `_merge_tail` combines after the kernel; the pieces run in a loop
-of their own after the full rounds (`_run_items`), so the full rounds keep the unsplit kernel's
-static code (on the H200, thirteenth session, one process: 1x16384x16x128 690.6 -> 697.9 TFLOP/s
-against the split in one loop, 32x2048x16x64 518.5 unsplit -> 529.5, where the split in one loop
-ran 461.7; `mosaic.split_forward_tail` decides when).
+whose outputs and log-sum-exps `mosaic_work.merge_tail` combines after the kernel; the pieces run
+in a loop of their own after the full rounds (`_run_items`), so the full rounds keep the unsplit
+kernel's static code (on the H200, thirteenth session, one process: 1x16384x16x128 690.6 -> 697.9
+TFLOP/s against the split in one loop, 32x2048x16x64 518.5 unsplit -> 529.5, where the split in
+one loop ran 461.7; `mosaic.split_forward_tail` decides when).
 
 Sequences are padded to the blocks (padded keys masked). The log-sum-exp (natural log) is saved
 for the backward kernels in ``mosaic.py``. Compiled only: Pallas's Mosaic GPU interpreter (JAX
@@ -45,8 +45,6 @@ for the backward kernels in ``mosaic.py``. Compiled only: Pallas's Mosaic GPU in
 from __future__ import annotations
 
 import dataclasses
-import functools
-import heapq
 import math
 from typing import Any
 
@@ -55,19 +53,14 @@ import jax.numpy as jnp
 from jax import lax
 from jax.experimental import pallas as pl
 import jax.experimental.pallas.mosaic_gpu as plgpu
-import numpy as np
 
 from pjrtkit.kernels.core import pallas as pallas_lib
+from pjrtkit.kernels.dot_product_attention import mosaic_work
 
 _LOG2E = math.log2(math.e)
 _COMPUTE_WGS = 2
 _WG_THREADS = 128
 _SCHEDULE_BARRIER = pallas_lib.FIRST_FREE_NAMED_BARRIER  # and the next id: one per compute WG
-_LISTED_TILE_COST = 1
-"""`FwdGeometry.tile_list`'s cost of starting a tile, in key steps."""
-LISTED_MAX_WIDTH = 256
-"""The most int32s a program's row of `FwdGeometry.tile_list` may hold: one TMA copy moves at most
-256 elements per dimension (Mosaic GPU refuses more)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,10 +89,10 @@ class FwdGeometry:
   results merged after the kernel, rather than each run whole by one program while the rest of
   the GPU idles."""
   listed: bool = False
-  """Causal and persistent: whether each program runs the tiles `tile_list` gives it (read from
-  a table in shared memory), in the one-tile-per-CTA order (each (batch, head)'s tiles together,
-  longest first), rather than the length-sorted deal of `_tile_index` (which runs every head's
-  tiles at once)."""
+  """Causal and persistent: whether each program runs the tiles `mosaic_work.tile_list` gives it
+  (read from a table in shared memory), in the one-tile-per-CTA order (each (batch, head)'s
+  tiles together, longest first), rather than the length-sorted deal of `_tile_index` (which
+  runs every head's tiles at once)."""
 
   def __post_init__(self) -> None:
     if not 1 <= self.programs <= self.tiles:
@@ -127,38 +120,6 @@ class FwdGeometry:
   def snake(self) -> bool:
     """Whether tiles go to programs in the causal persistent order (see `_tile_index`)."""
     return self.causal and self.programs < self.tiles and not self.listed
-
-  def program_steps(self) -> list[int]:
-    """Each program's key steps plus `_LISTED_TILE_COST` per tile, as this geometry deals the
-    tiles out (plain Python, for launch decisions; without `split_tail`)."""
-    def steps(tile: int) -> int:
-      pair = (self.q_pairs - 1 - tile // (self.batch * self.heads) if self.snake else
-              self.q_pairs - 1 - tile % self.q_pairs if self.causal else 0)
-      if not self.causal:
-        return self.kv_steps + _LISTED_TILE_COST
-      return (min(-(-(pair + 1) * _COMPUTE_WGS * self.block_q // self.block_kv), self.kv_steps)
-              + _LISTED_TILE_COST)
-
-    if self.listed:
-      table = self.tile_list()
-      return [sum(steps(int(t)) for t in row[1:1 + row[0]]) for row in table]
-    loads = [0] * self.programs
-    for i in range(-(-self.tiles // self.programs)):
-      for pid in range(self.programs):
-        tile = i * self.programs + (self.programs - 1 - pid if self.snake and i % 2 else pid)
-        if tile < self.tiles:
-          loads[pid] += steps(tile)
-    return loads
-
-  def tile_list(self) -> np.ndarray:
-    """With `listed`: int32 [programs, width], row p = (how many tiles program p runs, its
-    tiles in order, zeros), width a multiple of 4 (16-byte rows for TMA). Tiles are taken in the
-    one-tile-per-CTA order (`_tile`) and each goes to the program that is free first, counting a
-    tile's key steps plus `_LISTED_TILE_COST` (ties to the lowest program): the order the GPU
-    would start one-tile CTAs in, on CTAs that stay resident. Cached per launch shape,
-    read-only; `forward` passes it to the kernel as a constant of the program."""
-    return _tile_list(self.programs, self.q_pairs, self.batch * self.heads,
-                      _COMPUTE_WGS * self.block_q, self.block_kv, self.kv_steps)
 
   @property
   def q_pairs(self) -> int:
@@ -189,57 +150,6 @@ class FwdGeometry:
     if isinstance(pid, int):
       return pid * steps // self.programs, (pid + 1) * steps // self.programs
     return lax.div(pid * steps, self.programs), lax.div((pid + 1) * steps, self.programs)
-
-  def tail_groups(self) -> list[tuple[int, int, int, int, int]]:
-    """The tail tiles as runs of one (batch, head): (first tail tile, count, batch, head, first
-    query pair), in order (tiles number pairs fastest, then batch, then head)."""
-    groups: list[tuple[int, int, int, int, int]] = []
-    for a in range(self.tail_tiles):
-      tile = self.full_rounds * self.programs + a
-      b, h = tile // self.q_pairs % self.batch, tile // (self.q_pairs * self.batch)
-      if groups and groups[-1][2:4] == (b, h):
-        groups[-1] = groups[-1][:1] + (groups[-1][1] + 1,) + groups[-1][2:]
-      else:
-        groups.append((a, 1, b, h, tile % self.q_pairs))
-    return groups
-
-  def tail_pieces(self) -> list[list[tuple[int, int]]]:
-    """With `split_tail`, per tail tile the (program, piece) whose partial results it merges: a
-    program's share spans at most two tiles (shares are at most `kv_steps` long), its first
-    piece in the first, its second in the next."""
-    pieces: list[list[tuple[int, int]]] = [[] for _ in range(self.tail_tiles)]
-    for pid in range(self.programs):
-      start, end = self.tail_range(pid)
-      if start == end:
-        continue
-      first = start // self.kv_steps
-      pieces[first].append((pid, 0))
-      if end > (first + 1) * self.kv_steps:
-        pieces[first + 1].append((pid, 1))
-    return pieces
-
-
-@functools.lru_cache(maxsize=64)
-def _tile_list(programs: int, q_pairs: int, heads: int, pair_rows: int, block_kv: int,
-               kv_steps: int) -> np.ndarray:
-  """`FwdGeometry.tile_list` for `heads` (batch x heads) runs of `q_pairs` causal tiles of
-  `pair_rows` query rows each."""
-  free_at = [(0, p) for p in range(programs)]
-  lists: list[list[int]] = [[] for _ in range(programs)]
-  for tile in range(q_pairs * heads):
-    pair = q_pairs - 1 - tile % q_pairs
-    steps = min(-(-(pair + 1) * pair_rows // block_kv), kv_steps)
-    at, p = heapq.heappop(free_at)
-    lists[p].append(tile)
-    heapq.heappush(free_at, (at + steps + _LISTED_TILE_COST, p))
-  width = -(-(1 + max(len(t) for t in lists)) // 4) * 4
-  table = np.zeros((programs, width), np.int32)
-  for p, tiles in enumerate(lists):
-    table[p, 0] = len(tiles)
-    table[p, 1:1 + len(tiles)] = tiles
-  table.setflags(write=False)
-  return table
-
 
 def _row(value: float, n: int) -> Any:
   return plgpu.layout_cast(jnp.full((n,), value, jnp.float32), plgpu.Layout.WGMMA.reduce(1))
@@ -504,7 +414,7 @@ def _kernel(*refs: Any, g: FwdGeometry):
 
       def store_partial() -> None:
         # The normalized partial output as two bfloat16 halves (hi + lo: about 16 significant
-        # bits) through this warpgroup's Q slot, and its base-2 log-sum-exp; `_merge_tail`
+        # bits) through this warpgroup's Q slot, and its base-2 log-sum-exp; `merge_tail`
         # weighs the pieces of a tile by their log-sum-exps.
         piece = i - g.full_rounds
         rows = pl.ds(wg * g.block_q, g.block_q)
@@ -642,11 +552,11 @@ def forward(q: Any, k: Any, v: Any, g: FwdGeometry) -> tuple[Any, Any]:
   ]
   inputs = [q, k, v]
   if g.listed:
-    table = g.tile_list()
-    if table.shape[1] > LISTED_MAX_WIDTH:
+    table = mosaic_work.tile_list(g)
+    if table.shape[1] > mosaic_work.LISTED_MAX_WIDTH:
       raise ValueError(f"listed: a program's row of the tile list holds {table.shape[1]} int32s, "
-                       f"more than the {LISTED_MAX_WIDTH} one TMA copy moves; use fewer tiles "
-                       "per program or listed=False")
+                       f"more than the {mosaic_work.LISTED_MAX_WIDTH} one TMA copy moves; use "
+                       "fewer tiles per program or listed=False")
     inputs.append(jnp.asarray(table))
     scratch += [plgpu.SMEM((table.shape[1],), jnp.int32), plgpu.Barrier(num_barriers=1)]
   out_type = [jax.ShapeDtypeStruct((g.batch, g.q_len_padded, g.heads, g.head_dim), dtype)]
@@ -664,42 +574,6 @@ def forward(q: Any, k: Any, v: Any, g: FwdGeometry) -> tuple[Any, Any]:
       kernel_name="pjrtkit_attention_fwd_mosaic")(*inputs)
   out, lse = outs[0], (outs[1] if g.with_lse else None)
   if g.split_tail:
-    out, lse = _merge_tail(g, out, lse, outs[-2], outs[-1])
+    out, lse = mosaic_work.merge_tail(g, out, lse, outs[-2], outs[-1])
   return out, lse
 
-
-def _merge_tail(g: FwdGeometry, out: Any, lse: Any, part_o: Any, part_lse: Any
-                ) -> tuple[Any, Any]:
-  """`out` and `lse` with the tail tiles written from the programs' partial results: per row,
-  the pieces' outputs weighed by 2^(their log-sum-exp - the merged one). The tail tiles are
-  consecutive (pair, batch, head)s, pairs fastest, so they are written as one slice per (batch,
-  head) they cover (`tail_groups`), in place."""
-  pieces = g.tail_pieces()
-  width = max(len(p) for p in pieces)
-  index = np.zeros((g.tail_tiles, width), np.int32)
-  valid = np.zeros((g.tail_tiles, width, 1), bool)
-  for tile, tile_pieces in enumerate(pieces):
-    for j, (pid, piece) in enumerate(tile_pieces):
-      index[tile, j] = 2 * pid + piece
-      valid[tile, j] = True
-  rows = _COMPUTE_WGS * g.block_q
-  halves = part_o.reshape(2 * g.programs, 2, rows, g.head_dim)[index].astype(jnp.float32)
-  # [tail tiles, width, rows, D]; padding slots zeroed (their weight is 0, but 0 * NaN is not).
-  outs = jnp.where(valid[..., None], halves[:, :, 0] + halves[:, :, 1], 0.0)
-  lses = jnp.where(valid, part_lse.reshape(2 * g.programs, rows)[index], -jnp.inf)
-  top = lses.max(axis=1)  # finite: every tail tile has a piece
-  weights = jnp.exp2(lses - top[:, None])
-  total = weights.sum(axis=1)
-  merged = ((weights[..., None] * outs).sum(axis=1) / total[..., None]).astype(out.dtype)
-  merged_lse = (top + jnp.log2(total)) / _LOG2E
-  # XLA:GPU's dynamic-slice fusion would fuse an update of the kernel's output into the kernel's
-  # custom call although the update reads the call's other outputs: "A cycle is detected" at
-  # compile time (jax 0.11.2, H200). The barrier keeps the updates off the call.
-  out, lse = lax.optimization_barrier((out, lse))
-  for first, count, b, h, pair in g.tail_groups():
-    block = merged[first:first + count].reshape(1, count * rows, 1, g.head_dim)
-    out = lax.dynamic_update_slice(out, block, (b, pair * rows, h, 0))
-    if lse is not None:
-      lse = lax.dynamic_update_slice(
-          lse, merged_lse[first:first + count].reshape(1, 1, count * rows), (b, h, pair * rows))
-  return out, lse

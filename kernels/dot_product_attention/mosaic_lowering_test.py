@@ -26,6 +26,7 @@ import pytest  # noqa: E402
 from pjrtkit.kernels.dot_product_attention import base  # noqa: E402
 from pjrtkit.kernels.dot_product_attention import mosaic_bwd  # noqa: E402
 from pjrtkit.kernels.dot_product_attention import mosaic_fwd  # noqa: E402
+from pjrtkit.kernels.dot_product_attention import mosaic_work  # noqa: E402
 from pjrtkit.kernels.dot_product_attention.mosaic import MosaicAttention  # noqa: E402
 
 
@@ -214,7 +215,7 @@ def test_listed_forward_runs_every_tile_once_in_one_tile_per_cta_order(b, t, h, 
   g = dataclasses.replace(_causal_geometry(b, t, h, 64, block_kv, programs, kv_len_padded=kv),
                           listed=True)
   assert not g.snake
-  table = g.tile_list()
+  table = mosaic_work.tile_list(g)
   assert table.dtype == np.int32 and table.shape[0] == programs and table.shape[1] % 4 == 0
   starts, loads, longest = [], [], 0
   for pid in range(programs):
@@ -229,8 +230,8 @@ def test_listed_forward_runs_every_tile_once_in_one_tile_per_cta_order(b, t, h, 
       assert (bi, hi) == (tile // g.q_pairs % b, tile // (g.q_pairs * b))
       assert steps == min(-(-(pair + 1) * 128 // block_kv), kv // block_kv)
       starts.append((load, pid, tile))
-      load += steps + mosaic_fwd._LISTED_TILE_COST
-      longest = max(longest, steps + mosaic_fwd._LISTED_TILE_COST)
+      load += steps + mosaic_work.LISTED_TILE_COST
+      longest = max(longest, steps + mosaic_work.LISTED_TILE_COST)
     loads.append(load)
   assert [tile for _, _, tile in sorted(starts)] == list(range(g.tiles))
   assert max(loads) <= sum(loads) / programs + longest
@@ -248,11 +249,11 @@ def test_listed_forward_lowers_for_cuda_and_refuses_other_launches():
   x = jax.ShapeDtypeStruct((32, 2048, 16, 64), jnp.bfloat16)
   for programs, width in ((33, 256), (36, 260)):
     wide = dataclasses.replace(_causal_geometry(32, 2048, 16, 64, 128, programs), listed=True)
-    assert wide.tile_list().shape == (programs, width)
+    assert mosaic_work.tile_list(wide).shape == (programs, width)
     lower = lambda: jax.export.export(  # noqa: E731
         jax.jit(lambda q, k, v, g=wide: mosaic_fwd.forward(q, k, v, g)), platforms=["cuda"])(
             x, x, x)
-    if width <= mosaic_fwd.LISTED_MAX_WIDTH:
+    if width <= mosaic_work.LISTED_MAX_WIDTH:
       assert [a.shape for a in lower().out_avals] == [(32, 2048, 16, 64), (32, 16, 2048)]
     else:
       with pytest.raises(ValueError, match="holds 260 int32s, more than the 256 one TMA copy"):
@@ -264,22 +265,22 @@ def test_listed_forward_lowers_for_cuda_and_refuses_other_launches():
 
 
 def test_causal_persistent_forwards_run_from_a_list_where_it_is_about_as_even():
-  """`mosaic.listed_forward` and `FwdGeometry.program_steps`: on at 32x2048x16x64 causal on 132
+  """`mosaic.listed_forward` and `mosaic_work.program_steps`: on at 32x2048x16x64 causal on 132
   SMs (8192 tiles, rows of 72 int32s; the busiest program's steps + per-tile cost 600 listed
   against 591 dealt by length, mean 589.58), off at 2x1024x8x64 on 20 programs with 64-key steps
   (72 against 65, mean 64) and at 4x1152x8x64 on 132 (36 against 27, mean 24), off without a
   causal mask, with one tile per program, with the split tail, and where a program's row would
-  pass `mosaic_fwd.LISTED_MAX_WIDTH` (512x2048x16x64: 131072 tiles, about 993 per program;
+  pass `mosaic_work.LISTED_MAX_WIDTH` (512x2048x16x64: 131072 tiles, about 993 per program;
   32x2048x16x64 on 36 programs: 260), and the rows at 33 programs (256) are taken."""
   from pjrtkit.kernels.dot_product_attention import mosaic  # pylint: disable=g-import-not-at-top
   g = _causal_geometry(32, 2048, 16, 64, 128, 132)
   assert mosaic.listed_forward(g)
-  assert dataclasses.replace(g, listed=True).tile_list().shape == (132, 72)
+  assert mosaic_work.tile_list(dataclasses.replace(g, listed=True)).shape == (132, 72)
   for geometry, listed_max, dealt_max, total in (
       (g, 600, 591, 77824), (_causal_geometry(2, 1024, 8, 64, 64, 20), 72, 65, 1280),
       (_causal_geometry(4, 1152, 8, 64, 64, 132), 36, 27, 3168)):
-    listed = dataclasses.replace(geometry, listed=True).program_steps()
-    dealt = geometry.program_steps()
+    listed = mosaic_work.program_steps(dataclasses.replace(geometry, listed=True))
+    dealt = mosaic_work.program_steps(geometry)
     assert (max(listed), max(dealt)) == (listed_max, dealt_max)
     assert sum(listed) == sum(dealt) == total
     assert mosaic.listed_forward(geometry) == (geometry is g)
@@ -329,21 +330,22 @@ def test_split_tail_runs_every_key_step_of_every_tile_once(b, t, h, d, block_kv,
     assert shares[0] <= share <= shares[1]
     assert items - g.full_rounds <= 2
   assert len(ran) == g.tiles * g.kv_steps and set(ran.values()) == {1}
-  assert [pieces[a] for a in range(g.tail_tiles)] == g.tail_pieces()
+  assert [pieces[a] for a in range(g.tail_tiles)] == mosaic_work.tail_pieces(g)
 
 
 def test_split_tail_merge_recovers_attention_from_partial_results():
-  """`_merge_tail` on partial results computed here as the kernel writes them (per piece: its
-  key steps' normalized output as bfloat16 hi + lo, and the base-2 log-sum-exp): the tail rows
-  equal float64 attention within 1e-4 (the hi + lo pair carries about 16 bits), their
-  log-sum-exp within 1e-5, and every other row is left as it was. 7 programs over 12 tiles
-  leave 5 tail tiles in 3 (batch, head) runs, each tile merged from two or three pieces."""
+  """`mosaic_work.merge_tail` on partial results computed here as the kernel writes them (per
+  piece: its key steps' normalized output as bfloat16 hi + lo, and the base-2 log-sum-exp): the
+  tail rows equal float64 attention within 1e-4 (the hi + lo pair carries about 16 bits), their
+  log-sum-exp within 1e-5, and every other row is left as it was. 7 programs over 12 tiles leave
+  5 tail tiles in 3 (batch, head) runs, each tile merged from two or three pieces."""
   b, t, h, d, programs = 2, 256, 3, 16, 7
   g = mosaic_fwd.FwdGeometry(batch=b, heads=h, kv_heads=h, q_len_padded=t, kv_len=t,
                              kv_len_padded=t, head_dim=d, block_q=64, block_kv=32, stages=2,
                              scale=0.25, causal=False, programs=programs, split_tail=True)
-  assert [grp[1:] for grp in g.tail_groups()] == [(1, 1, 1, 1), (2, 0, 2, 0), (2, 1, 2, 0)]
-  assert [len(p) for p in g.tail_pieces()] == [2, 2, 3, 2, 2]
+  assert [grp[1:] for grp in mosaic_work.tail_groups(g)] == [(1, 1, 1, 1), (2, 0, 2, 0),
+                                                            (2, 1, 2, 0)]
+  assert [len(p) for p in mosaic_work.tail_pieces(g)] == [2, 2, 3, 2, 2]
   rng = np.random.default_rng(0)
   q, k, v = (rng.standard_normal((b, t, h, d)) for _ in range(3))
   c = g.scale * math.log2(math.e)
@@ -364,7 +366,7 @@ def test_split_tail_merge_recovers_attention_from_partial_results():
       part_lse[pid, i - g.full_rounds] = (m + np.log2(p.sum(axis=1, keepdims=True)))[:, 0]
   out0 = jnp.full((b, t, h, d), 7.0, jnp.float32)
   lse0 = jnp.full((b, h, t), 7.0, jnp.float32)
-  out, lse = mosaic_fwd._merge_tail(g, out0, lse0, jnp.asarray(part_o, jnp.bfloat16),
+  out, lse = mosaic_work.merge_tail(g, out0, lse0, jnp.asarray(part_o, jnp.bfloat16),
                                     jnp.asarray(part_lse))
   out, lse = np.asarray(out), np.asarray(lse)
   scores = np.einsum("bqhd,bkhd->bhqk", q, k) * g.scale
@@ -417,7 +419,7 @@ def test_forward_splits_the_tail_where_it_saves_one_percent_of_steps():
   # 128-row sequences: each tile its own (batch, head) run; 23 tail tiles in 23 runs.
   many = geometry(1, 128, 155, 64, 64, 132)
   assert many.tail_tiles == 23
-  assert len(dataclasses.replace(many, split_tail=True).tail_groups()) == 23
+  assert len(mosaic_work.tail_groups(dataclasses.replace(many, split_tail=True))) == 23
   assert not mosaic.split_forward_tail(many)
 
 
