@@ -3,15 +3,13 @@
 #include <algorithm>
 #include <utility>
 
+#include "xla_plugin/devices/inner/hlo_module_bytes.h"
 #include "xla_plugin/devices/inner/proto_reader.h"
 
 namespace pjrtkit {
 namespace inner {
 namespace {
 
-constexpr int kWithConfigModuleField = 1;         // HloModuleProtoWithConfig.hlo_module.
-constexpr int kModuleComputationsField = 3;       // HloModuleProto.computations.
-constexpr int kComputationInstructionsField = 2;  // HloComputationProto.instructions.
 constexpr int kInstructionOpcodeField = 2;        // HloInstructionProto.opcode.
 constexpr int kInstructionTargetField = 28;       // HloInstructionProto.custom_call_target.
 constexpr int kInstructionApiVersionField = 77;   // HloInstructionProto.custom_call_api_version.
@@ -30,7 +28,7 @@ Status ReadComputation(std::string_view computation, std::vector<std::string>* t
   ProtoReader reader(computation);
   while (!reader.done()) {
     PJRTKIT_ASSIGN_OR_RETURN(ProtoField field, reader.Next());
-    if (field.number != kComputationInstructionsField ||
+    if (field.number != hlo_fields::kComputationInstructions ||
         field.type != WireType::kLengthDelimited) {
       continue;
     }
@@ -56,19 +54,9 @@ Status ReadComputation(std::string_view computation, std::vector<std::string>* t
 }  // namespace
 
 StatusOr<CustomCallTargets> CustomCallTargets::FromOptimizedProgram(const Program& program) {
-  if (program.format == "hlo") return FromHloModule(program.code);
-  if (program.format != "hlo_with_config") {
-    return Unimplemented("custom-call targets: optimized program format '" + program.format +
-                         "' is not \"hlo\" or \"hlo_with_config\"");
-  }
-  ProtoReader reader(program.code);
-  while (!reader.done()) {
-    PJRTKIT_ASSIGN_OR_RETURN(ProtoField field, reader.Next());
-    if (field.number == kWithConfigModuleField && field.type == WireType::kLengthDelimited) {
-      return FromHloModule(field.bytes);
-    }
-  }
-  return InvalidArgument("custom-call targets: the HloModuleProtoWithConfig has no hlo_module");
+  PJRTKIT_ASSIGN_OR_RETURN(HloModuleBytes module,
+                           HloModuleBytes::FromProgram(program, "custom-call targets"));
+  return FromHloModule(module.bytes());
 }
 
 StatusOr<CustomCallTargets> CustomCallTargets::FromHloModule(std::string_view module) {
@@ -76,7 +64,8 @@ StatusOr<CustomCallTargets> CustomCallTargets::FromHloModule(std::string_view mo
   ProtoReader reader(module);
   while (!reader.done()) {
     PJRTKIT_ASSIGN_OR_RETURN(ProtoField field, reader.Next());
-    if (field.number == kModuleComputationsField && field.type == WireType::kLengthDelimited) {
+    if (field.number == hlo_fields::kModuleComputations &&
+        field.type == WireType::kLengthDelimited) {
       PJRTKIT_RETURN_IF_ERROR(ReadComputation(field.bytes, &typed_ffi, &other));
     }
   }

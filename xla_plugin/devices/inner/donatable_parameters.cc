@@ -1,16 +1,15 @@
 #include "xla_plugin/devices/inner/donatable_parameters.h"
 
 #include <algorithm>
-#include <optional>
 #include <utility>
 
+#include "xla_plugin/devices/inner/hlo_module_bytes.h"
 #include "xla_plugin/devices/inner/proto_reader.h"
 
 namespace pjrtkit {
 namespace inner {
 namespace {
 
-constexpr int kWithConfigModuleField = 1;       // HloModuleProtoWithConfig.hlo_module
 constexpr int kModuleInputOutputAliasField = 8;  // HloModuleProto.input_output_alias
 constexpr int kModuleBufferDonorField = 18;      // HloModuleProto.buffer_donor
 constexpr int kEntriesField = 1;                 // Both protos' repeated entries.
@@ -52,23 +51,9 @@ Status ReadEntries(std::string_view message, EntryFields fields, std::vector<int
 }  // namespace
 
 StatusOr<DonatableParameters> DonatableParameters::FromOptimizedProgram(const Program& program) {
-  if (program.format == "hlo") return FromHloModule(program.code);
-  if (program.format != "hlo_with_config") {
-    return Unimplemented("donatable parameters: optimized program format '" + program.format +
-                         "' is not \"hlo\" or \"hlo_with_config\"");
-  }
-  std::optional<std::string_view> module;
-  ProtoReader reader(program.code);
-  while (!reader.done()) {
-    PJRTKIT_ASSIGN_OR_RETURN(ProtoField field, reader.Next());
-    if (field.number == kWithConfigModuleField && field.type == WireType::kLengthDelimited) {
-      module = field.bytes;
-    }
-  }
-  if (!module.has_value()) {
-    return InvalidArgument("donatable parameters: the HloModuleProtoWithConfig has no hlo_module");
-  }
-  return FromHloModule(*module);
+  PJRTKIT_ASSIGN_OR_RETURN(HloModuleBytes module,
+                           HloModuleBytes::FromProgram(program, "donatable parameters"));
+  return FromHloModule(module.bytes());
 }
 
 StatusOr<DonatableParameters> DonatableParameters::FromHloModule(std::string_view module) {

@@ -5,16 +5,14 @@
 #include <string>
 #include <string_view>
 
+#include "xla_plugin/devices/inner/hlo_module_bytes.h"
 #include "xla_plugin/devices/inner/proto_reader.h"
 
 namespace pjrtkit {
 namespace inner {
 namespace {
 
-constexpr int kWithConfigModuleField = 1;         // HloModuleProtoWithConfig.hlo_module
-constexpr int kModuleComputationsField = 3;       // HloModuleProto.computations
 constexpr int kComputationNameField = 1;          // HloComputationProto.name
-constexpr int kComputationInstructionsField = 2;  // HloComputationProto.instructions
 constexpr int kInstructionIdField = 35;           // HloInstructionProto.id
 
 // What one computation asks of the id tables.
@@ -38,7 +36,7 @@ StatusOr<ComputationIds> ReadComputation(std::string_view computation) {
     PJRTKIT_ASSIGN_OR_RETURN(ProtoField field, reader.Next());
     if (field.number == kComputationNameField && field.type == WireType::kLengthDelimited) {
       out.name = field.bytes;
-    } else if (field.number == kComputationInstructionsField &&
+    } else if (field.number == hlo_fields::kComputationInstructions &&
                field.type == WireType::kLengthDelimited) {
       ++out.instructions;
       ProtoReader instruction(field.bytes);
@@ -59,20 +57,11 @@ StatusOr<ComputationIds> ReadComputation(std::string_view computation) {
 }  // namespace
 
 Status HloIdCheck::Check(const Program& program, const char* what) {
-  if (program.format == "hlo") return CheckModule(program.code, what);
-  if (program.format != "hlo_with_config") return OkStatus();
-  // Repeated copies of the singular hlo_module field merge, which for a message is the same as
-  // parsing their bytes one after the other: check them together.
-  std::string module;
-  ProtoReader reader(program.code);
-  while (!reader.done()) {
-    StatusOr<ProtoField> field = reader.Next();
-    if (!field.ok()) return Malformed(what, field.status());
-    if (field->number == kWithConfigModuleField && field->type == WireType::kLengthDelimited) {
-      module.append(field->bytes);
-    }
-  }
-  return CheckModule(module, what);
+  if (program.format != "hlo" && program.format != "hlo_with_config") return OkStatus();
+  StatusOr<HloModuleBytes> module =
+      HloModuleBytes::FromProgram(program, std::string(what) + ": program");
+  if (!module.ok()) return module.status();
+  return CheckModule(module->bytes(), what);
 }
 
 Status HloIdCheck::CheckModule(std::string_view module, const char* what) {
@@ -84,7 +73,7 @@ Status HloIdCheck::CheckModule(std::string_view module, const char* what) {
   while (!reader.done()) {
     StatusOr<ProtoField> field = reader.Next();
     if (!field.ok()) return Malformed(what, field.status());
-    if (field->number != kModuleComputationsField ||
+    if (field->number != hlo_fields::kModuleComputations ||
         field->type != WireType::kLengthDelimited) {
       continue;
     }

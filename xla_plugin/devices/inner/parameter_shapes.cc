@@ -5,16 +5,14 @@
 
 #include "xla_plugin/client/layout_codec.h"
 #include "xla_plugin/devices/inner/host_layout.h"
+#include "xla_plugin/devices/inner/hlo_module_bytes.h"
 #include "xla_plugin/devices/inner/proto_reader.h"
 
 namespace pjrtkit {
 namespace inner {
 namespace {
 
-// HloModuleProtoWithConfig.
-constexpr int kWithConfigModuleField = 1;
 // HloModuleProto.
-constexpr int kModuleComputationsField = 3;
 constexpr int kModuleHostProgramShapeField = 4;
 constexpr int kModuleEntryComputationIdField = 6;
 // HloComputationProto.
@@ -44,7 +42,7 @@ StatusOr<std::optional<std::string_view>> EntryComputationProgramShape(std::stri
     PJRTKIT_ASSIGN_OR_RETURN(ProtoField field, reader.Next());
     if (field.number == kModuleEntryComputationIdField && field.type == WireType::kVarint) {
       entry_id = static_cast<int64_t>(field.varint);
-    } else if (field.number == kModuleComputationsField &&
+    } else if (field.number == hlo_fields::kModuleComputations &&
                field.type == WireType::kLengthDelimited) {
       computations.push_back(field.bytes);
     }
@@ -71,17 +69,9 @@ StatusOr<std::optional<std::string_view>> EntryComputationProgramShape(std::stri
 }  // namespace
 
 StatusOr<ParameterShapes> ParameterShapes::FromOptimizedProgram(const Program& program) {
-  if (program.format == "hlo") return FromHloModule(program.code);
-  if (program.format != "hlo_with_config") {
-    return Unimplemented("parameter shapes: optimized program format '" + program.format +
-                         "' is not \"hlo\" or \"hlo_with_config\"");
-  }
-  PJRTKIT_ASSIGN_OR_RETURN(std::optional<std::string_view> module,
-                           FindMessage(program.code, kWithConfigModuleField));
-  if (!module.has_value()) {
-    return InvalidArgument("parameter shapes: the HloModuleProtoWithConfig has no hlo_module");
-  }
-  return FromHloModule(*module);
+  PJRTKIT_ASSIGN_OR_RETURN(HloModuleBytes module,
+                           HloModuleBytes::FromProgram(program, "parameter shapes"));
+  return FromHloModule(module.bytes());
 }
 
 StatusOr<ParameterShapes> ParameterShapes::FromHloModule(std::string_view module) {
