@@ -161,7 +161,8 @@ def _tile_index(g: FwdGeometry, pid: Any, i: Any, listed: Any = None) -> Any:
   numbered longest first (see `_tile`) and dealt out in rounds of `programs`, every other round
   in reverse program order, so each program's total key steps come out about equal (on 132
   programs the longest runs 1.0023x the mean at 1x16384x16x128 and 1.0009x at 32x2048x16;
-  dealing them pid, pid + programs, ... gives 1.57x and 1.21x)."""
+  dealing them pid, pid + programs, ... gives 1.57x and 1.21x). With `g.listed`, entry 1 + i of
+  `listed`, the program's row of `mosaic_work.tile_list` (in shared memory in the kernel)."""
   if g.listed:
     return listed[1 + i]
   if not g.snake:
