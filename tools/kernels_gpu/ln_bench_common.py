@@ -4,7 +4,9 @@ contender against a float32 jnp layer norm and times them in alternating rounds 
 
 A contender is ``(phase, function)``: phase "fwd" takes (x, s, o) and returns y; "fwd+bwd" takes
 (x, s, o, dy) and returns (y, (dx, dscale, doffset)); "bwd" takes (x, s, o, dy) and returns the
-gradients. TB/s count 2 / 5 / 3 passes of x's bytes (as tools/bench/kernel_compare.py).
+gradients; "roof" takes (x, s, o) and returns anything of x's size (a copy: the bandwidth a
+layer norm's forward could reach, not checked). TB/s count 2 / 5 / 3 / 2 passes of x's bytes (as
+tools/bench/kernel_compare.py).
 """
 
 from __future__ import annotations
@@ -15,12 +17,14 @@ from typing import Any, Callable, Iterator, Sequence
 
 import jax
 import jax.numpy as jnp
+from jax.experimental import pallas as pl
 
 from pjrtkit import kernels as pk
 from pjrtkit.kernels import testing
 from pjrtkit.kernels.layer_norm import base
+from pjrtkit.kernels.layer_norm.triton_tiles import call_params
 
-PASSES = {"fwd": 2, "fwd+bwd": 5, "bwd": 3}
+PASSES = {"fwd": 2, "fwd+bwd": 5, "bwd": 3, "roof": 2}
 """Passes of x's bytes counted per phase."""
 
 Contender = tuple[str, Callable[..., Any]]
@@ -50,20 +54,43 @@ def cases(args: argparse.Namespace) -> Iterator[tuple[str, tuple[Any, ...], Any]
       yield f"{shape_text} params {params}", (x, s, o, dy), base.make_spec(x, s, o, -1, 1e-6, True)
 
 
+def triton_copy(x: jax.Array, block_rows: int, num_warps: int) -> jax.Array:
+  """x [rows, channels] copied by a Pallas Triton kernel, one program per `block_rows` rows with
+  `num_warps` warps: what Pallas Triton moves at a layer norm forward's tiling, no arithmetic."""
+  n, c = x.shape
+
+  def kernel(x_ref: Any, y_ref: Any) -> None:
+    y_ref[...] = x_ref[...]
+
+  block = pl.BlockSpec((block_rows, c), lambda i: (i, 0))
+  return pl.pallas_call(kernel, grid=(pl.cdiv(n, block_rows),), in_specs=[block],
+                        out_specs=block, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+                        name="pjrtkit_copy_roof", **call_params(num_warps))(x)
+
+
+def roofs(block_rows: int, num_warps: int) -> dict[str, Contender]:
+  """Copies of x that time what a forward could reach at best: XLA's elementwise pass (a
+  negation) and `triton_copy` at the given tiling."""
+  return {"roof xla -x": ("roof", lambda x, s, o: -x),
+          f"roof triton copy {block_rows} rows {num_warps} warps": (
+              "roof", lambda x, s, o: triton_copy(x, block_rows, num_warps))}
+
+
 def check_and_time(label: str, inputs: tuple[Any, ...], contenders: dict[str, Contender],
                    rounds: int) -> int:
-  """Checks each contender's outputs and gradients (bfloat16 tolerances), times the correct
-  ones in `rounds` alternating rounds of 10 iterations and prints their TB/s; returns how many
+  """Checks each contender's outputs and gradients (bfloat16 tolerances; roofs are not
+  checked), times the correct ones in `rounds` alternating rounds of 10 iterations and prints their TB/s; returns how many
   were wrong. A contender refused with UnsupportedImplementationError is reported and skipped."""
   x, s, o, dy = inputs
   want, pullback = jax.vjp(lambda *a: base.reference(*a, axis=-1, epsilon=1e-6), x, s, o)
   want_grads = pullback(dy)
   failures, runs = 0, {}
   for name, (phase, f) in contenders.items():
-    args = (x, s, o) if phase == "fwd" else (x, s, o, dy)
+    args = (x, s, o) if phase in ("fwd", "roof") else (x, s, o, dy)
     try:
       got = jax.jit(f)(*args)
-      y, grads = {"fwd": (got, ()), "fwd+bwd": got, "bwd": (None, got)}[phase]
+      y, grads = {"fwd": (got, ()), "fwd+bwd": got, "bwd": (None, got),
+                  "roof": (None, ())}[phase]
       if y is not None:
         testing.assert_close(y, want, "bfloat16", "fwd")
       for g, w in zip(grads, want_grads):

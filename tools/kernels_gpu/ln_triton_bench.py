@@ -1,8 +1,9 @@
 """The layer norm at wide rows on a GPU, per shape and parameter dtype (bf16 x): which
 implementation ``implementation=None`` takes, the forward and forward+backward of ``None``,
 ``"triton"``, ``"xla"`` and ``"mosaic"`` (where it serves), and the Triton forward's untuned
-config against the seventh session's (two rows per program, 16 warps, one program per SM), all
-in one process, alternating rounds, CUPTI medians; every output and gradient checked against a
+config against the seventh session's (two rows per program, 16 warps, one program per SM), and
+two copies of x as roofs (XLA's elementwise pass, and a Pallas Triton copy at the Triton forward's
+tiling: `ln_bench_common.roofs`), all in one process, alternating rounds, CUPTI medians; every output and gradient checked against a
 float32 jnp layer norm's (bfloat16 tolerances of kernels/testing.py).
 
   PYTHONPATH=KIT:KIT/python python -m tools.kernels_gpu.ln_triton_bench
@@ -46,6 +47,8 @@ def _contenders(spec: Any) -> dict[str, common.Contender]:
   for name, config in (("triton untuned", untuned), ("triton seventh session", SEVENTH)):
     out[f"fwd {name} {config}"] = (
         "fwd", lambda x, s, o, c=config: op.forward((x, s, o), spec, c)[0])
+  tiling = op.phase_config(spec, "fwd")
+  out.update(common.roofs(tiling.block_rows, tiling.num_warps))
   return out
 
 

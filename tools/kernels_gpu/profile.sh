@@ -3,7 +3,8 @@
 # kernel), from a kit made by tools/gpu/make_kit.sh:
 #   OUT=... bash KIT/tools/kernels_gpu/profile.sh [CASE:IMPLEMENTATION:PHASE ...]
 # Runs tools/kernels_gpu/profile_cases.py under ncu on JAX's CUDA backend and profiles every
-# kernel of ours (names with pjrtkit or mosaic in them), with the sections that say what bounds a kernel:
+# kernel of ours (names with pjrtkit or mosaic in them; KERNEL_REGEX=... picks others, e.g. XLA's
+# fusions for an `xla` target), with the sections that say what bounds a kernel:
 # speed of light (compute and memory throughput), compute workload (pipe utilisation), memory
 # workload, occupancy, launch statistics (registers, shared memory), warp state (stall reasons).
 # Clocks are left as the GPU runs them (--clock-control none). Writes $OUT/ncu_details.csv
@@ -26,7 +27,7 @@ args=()
 for s in "${SECTIONS[@]}"; do args+=(--section "$s"); done
 # Each target runs twice (warm-up, then the run to read): both are profiled, the second is later.
 timeout "${PROFILE_TIMEOUT:-300}" "$NCU" --target-processes all --clock-control none \
-  --kernel-name regex:'pjrtkit|mosaic' "${args[@]}" --csv --page details \
+  --kernel-name regex:"${KERNEL_REGEX:-pjrtkit|mosaic}" "${args[@]}" --csv --page details \
   "$PY" -m tools.kernels_gpu.profile_cases "${TARGETS[@]}" > "$OUT/ncu_raw.txt" 2> "$OUT/ncu_stderr.txt"
 echo "ncu rc=$?" | tee "$OUT/ncu_summary.txt"
 grep -a '^"' "$OUT/ncu_raw.txt" > "$OUT/ncu_details.csv"

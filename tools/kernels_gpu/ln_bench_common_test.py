@@ -1,0 +1,55 @@
+"""tools.kernels_gpu.ln_bench_common on the CPU device: the Pallas Triton copy roof (Pallas
+interpret mode) copies x exactly at tilings that do and do not divide its rows, and
+check_and_time times roofs unchecked, counts a wrong forward and reports the correct one."""
+
+from __future__ import annotations
+
+from pjrtkit.kernels import testing
+
+testing.setup_environment()
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from pjrtkit import kernels as pk  # noqa: E402
+from pjrtkit.kernels.core.interpret import pallas_interpret  # noqa: E402
+from tools.kernels_gpu import ln_bench_common as common  # noqa: E402
+
+
+@pytest.mark.parametrize("rows, block_rows", [(1000, 256), (512, 128), (3, 8)])
+def test_triton_copy_returns_x_exactly(rows, block_rows):
+  x = jax.random.normal(jax.random.key(1), (rows, 64), jnp.bfloat16)
+  with pallas_interpret():
+    y = jax.jit(lambda x: common.triton_copy(x, block_rows, 4))(x)
+  assert y.dtype == x.dtype and y.shape == x.shape
+  np.testing.assert_array_equal(np.asarray(y), np.asarray(x))
+
+
+def test_roofs_are_a_negation_and_a_copy():
+  x = jax.random.normal(jax.random.key(2), (300, 64), jnp.bfloat16)
+  roofs = common.roofs(128, 8)
+  assert list(roofs) == ["roof xla -x", "roof triton copy 128 rows 8 warps"]
+  assert {phase for phase, _ in roofs.values()} == {"roof"}
+  with pallas_interpret():
+    negated, copied = (jax.jit(f)(x, None, None) for _, f in roofs.values())
+  np.testing.assert_array_equal(np.asarray(negated), -np.asarray(x))
+  np.testing.assert_array_equal(np.asarray(copied), np.asarray(x))
+
+
+def test_check_and_time_skips_checks_for_roofs_and_counts_wrong_forwards(capsys):
+  args = common.parse_args("doc", "64x128", "bfloat16", [])
+  label, (x, s, o, dy), _ = next(common.cases(args))
+  assert label == "64x128 params bfloat16"
+  contenders = {
+      "fwd xla": ("fwd", lambda x, s, o: pk.layer_norm(x, s, o, implementation="xla")),
+      "fwd wrong": ("fwd", lambda x, s, o: x),
+      **common.roofs(64, 4)}
+  with pallas_interpret():
+    failures = common.check_and_time("64x128", (x, s, o, dy), contenders, rounds=1)
+  out = capsys.readouterr().out
+  assert failures == 1
+  assert "64x128 fwd wrong: WRONG" in out
+  for name in ("fwd xla", "roof xla -x", "roof triton copy 64 rows 4 warps"):
+    assert f"64x128 {name}: " in out and " TB/s" in out.split(f"64x128 {name}: ")[1].split("\n")[0]
