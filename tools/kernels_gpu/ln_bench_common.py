@@ -1,6 +1,7 @@
 """What the wide-row layer norm benchmarks share (ln_triton_bench, ln_chunked_bwd_bench): the
-command line, the inputs per shape and parameter dtype, and the loop that checks every
-contender against a float32 jnp layer norm and times them in alternating rounds (CUPTI medians).
+command line, the inputs per shape and parameter dtype, copies of x as bandwidth roofs, and the
+loop that checks every contender against a float32 jnp layer norm and times them in alternating
+rounds (CUPTI medians).
 
 A contender is ``(phase, function)``: phase "fwd" takes (x, s, o) and returns y; "fwd+bwd" takes
 (x, s, o, dy) and returns (y, (dx, dscale, doffset)); "bwd" takes (x, s, o, dy) and returns the
@@ -56,8 +57,14 @@ def cases(args: argparse.Namespace) -> Iterator[tuple[str, tuple[Any, ...], Any]
 
 def triton_copy(x: jax.Array, block_rows: int, num_warps: int) -> jax.Array:
   """x [rows, channels] copied by a Pallas Triton kernel, one program per `block_rows` rows with
-  `num_warps` warps: what Pallas Triton moves at a layer norm forward's tiling, no arithmetic."""
+  `num_warps` warps, no arithmetic: what Pallas Triton moves with a whole-row forward's tiles
+  (one program per tile). Triton's tiles hold a power of two of elements: other tiles are
+  refused (UnsupportedImplementationError), the rows' last tile may be partial."""
   n, c = x.shape
+  if (block_rows * c) & (block_rows * c - 1):
+    raise pk.UnsupportedImplementationError(
+        "copy roof", "triton", f"a tile of block_rows x channels = {block_rows} x {c} elements is "
+        "not a power of two (Triton's tiles must be)")
 
   def kernel(x_ref: Any, y_ref: Any) -> None:
     y_ref[...] = x_ref[...]
@@ -70,7 +77,7 @@ def triton_copy(x: jax.Array, block_rows: int, num_warps: int) -> jax.Array:
 
 def roofs(block_rows: int, num_warps: int) -> dict[str, Contender]:
   """Copies of x that time what a forward could reach at best: XLA's elementwise pass (a
-  negation) and `triton_copy` at the given tiling."""
+  negation) and `triton_copy` with `block_rows` rows per program and `num_warps` warps."""
   return {"roof xla -x": ("roof", lambda x, s, o: -x),
           f"roof triton copy {block_rows} rows {num_warps} warps": (
               "roof", lambda x, s, o: triton_copy(x, block_rows, num_warps))}
@@ -78,9 +85,10 @@ def roofs(block_rows: int, num_warps: int) -> dict[str, Contender]:
 
 def check_and_time(label: str, inputs: tuple[Any, ...], contenders: dict[str, Contender],
                    rounds: int) -> int:
-  """Checks each contender's outputs and gradients (bfloat16 tolerances; roofs are not
-  checked), times the correct ones in `rounds` alternating rounds of 10 iterations and prints their TB/s; returns how many
-  were wrong. A contender refused with UnsupportedImplementationError is reported and skipped."""
+  """Checks each contender's outputs and gradients (bfloat16 tolerances; a roof's output only for
+  x's shape and dtype), times the correct ones in `rounds` alternating rounds of 10 iterations
+  and prints their TB/s; returns how many were wrong. A contender refused with
+  UnsupportedImplementationError is reported and skipped."""
   x, s, o, dy = inputs
   want, pullback = jax.vjp(lambda *a: base.reference(*a, axis=-1, epsilon=1e-6), x, s, o)
   want_grads = pullback(dy)
@@ -91,6 +99,9 @@ def check_and_time(label: str, inputs: tuple[Any, ...], contenders: dict[str, Co
       got = jax.jit(f)(*args)
       y, grads = {"fwd": (got, ()), "fwd+bwd": got, "bwd": (None, got),
                   "roof": (None, ())}[phase]
+      if phase == "roof":
+        assert (got.shape, got.dtype) == (x.shape, x.dtype), (
+            f"a roof returns x's shape and dtype {x.shape} {x.dtype}, got {got.shape} {got.dtype}")
       if y is not None:
         testing.assert_close(y, want, "bfloat16", "fwd")
       for g, w in zip(grads, want_grads):

@@ -1,6 +1,7 @@
 """tools.kernels_gpu.ln_bench_common on the CPU device: the Pallas Triton copy roof (Pallas
-interpret mode) copies x exactly at tilings that do and do not divide its rows, and
-check_and_time times roofs unchecked, counts a wrong forward and reports the correct one."""
+interpret mode) copies x exactly at tilings that do and do not divide its rows and refuses tiles
+Triton cannot hold, and check_and_time checks roofs only for x's shape and dtype, counts a wrong
+forward and a wrong roof, reports a refused one and times the correct ones."""
 
 from __future__ import annotations
 
@@ -27,6 +28,15 @@ def test_triton_copy_returns_x_exactly(rows, block_rows):
   np.testing.assert_array_equal(np.asarray(y), np.asarray(x))
 
 
+@pytest.mark.parametrize("block_rows, channels", [(3, 64), (4, 48)])
+def test_triton_copy_refuses_tiles_of_other_sizes_by_name(block_rows, channels):
+  x = jnp.zeros((16, channels), jnp.bfloat16)
+  with pytest.raises(pk.UnsupportedImplementationError,
+                     match=f"block_rows x channels = {block_rows} x {channels} elements is not "
+                           "a power of two"):
+    common.triton_copy(x, block_rows, 4)
+
+
 def test_roofs_are_a_negation_and_a_copy():
   x = jax.random.normal(jax.random.key(2), (300, 64), jnp.bfloat16)
   roofs = common.roofs(128, 8)
@@ -45,11 +55,15 @@ def test_check_and_time_skips_checks_for_roofs_and_counts_wrong_forwards(capsys)
   contenders = {
       "fwd xla": ("fwd", lambda x, s, o: pk.layer_norm(x, s, o, implementation="xla")),
       "fwd wrong": ("fwd", lambda x, s, o: x),
+      "roof wrong": ("roof", lambda x, s, o: x[:32]),
+      "roof refused": ("roof", lambda x, s, o: common.triton_copy(x, 3, 4)),
       **common.roofs(64, 4)}
   with pallas_interpret():
     failures = common.check_and_time("64x128", (x, s, o, dy), contenders, rounds=1)
   out = capsys.readouterr().out
-  assert failures == 1
+  assert failures == 2
   assert "64x128 fwd wrong: WRONG" in out
+  assert "64x128 roof wrong: WRONG a roof returns x's shape and dtype (64, 128) bfloat16" in out
+  assert "64x128 roof refused: refused" in out
   for name in ("fwd xla", "roof xla -x", "roof triton copy 64 rows 4 warps"):
     assert f"64x128 {name}: " in out and " TB/s" in out.split(f"64x128 {name}: ")[1].split("\n")[0]

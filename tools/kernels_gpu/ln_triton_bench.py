@@ -1,16 +1,18 @@
 """The layer norm at wide rows on a GPU, per shape and parameter dtype (bf16 x): which
 implementation ``implementation=None`` takes, the forward and forward+backward of ``None``,
-``"triton"``, ``"xla"`` and ``"mosaic"`` (where it serves), and the Triton forward's untuned
-config against the seventh session's (two rows per program, 16 warps, one program per SM), and
-two copies of x as roofs (XLA's elementwise pass, and a Pallas Triton copy at the Triton forward's
-tiling: `ln_bench_common.roofs`), all in one process, alternating rounds, CUPTI medians; every output and gradient checked against a
-float32 jnp layer norm's (bfloat16 tolerances of kernels/testing.py).
+``"triton"``, ``"xla"`` and ``"mosaic"`` (where it serves), the Triton forward's untuned config
+against the seventh session's (two rows per program, 16 warps, one program per SM), and two
+copies of x as roofs (`ln_bench_common.roofs`: XLA's elementwise pass, and a Pallas Triton copy
+with the untuned config's rows per program and warps, one program per tile), all in one process,
+alternating rounds, CUPTI medians; every layer norm output and gradient checked against a
+float32 jnp layer norm's (bfloat16 tolerances of kernels/testing.py), the roofs only for x's
+shape and dtype.
 
   PYTHONPATH=KIT:KIT/python python -m tools.kernels_gpu.ln_triton_bench
       [--shapes 4096x16384,2048x32768] [--params bfloat16,float32] [--rounds 3]
 
-TB/s count 2 passes of x's bytes for the forward and 5 for forward+backward (as
-tools/bench/kernel_compare.py). The eighth session's runs: tools/bench/results/
+TB/s count 2 passes of x's bytes for the forward and the roofs and 5 for forward+backward (as
+tools/bench/kernel_compare.py). Runs of the eighth to fourteenth sessions: tools/bench/results/
 layer_norm_triton_wide_h200.txt.
 """
 
@@ -47,8 +49,7 @@ def _contenders(spec: Any) -> dict[str, common.Contender]:
   for name, config in (("triton untuned", untuned), ("triton seventh session", SEVENTH)):
     out[f"fwd {name} {config}"] = (
         "fwd", lambda x, s, o, c=config: op.forward((x, s, o), spec, c)[0])
-  tiling = op.phase_config(spec, "fwd")
-  out.update(common.roofs(tiling.block_rows, tiling.num_warps))
+  out.update(common.roofs(untuned.block_rows, untuned.num_warps))
   return out
 
 

@@ -28,14 +28,16 @@ for s in "${SECTIONS[@]}"; do args+=(--section "$s"); done
 # Each target runs twice (warm-up, then the run to read): both are profiled, the second is later.
 timeout "${PROFILE_TIMEOUT:-300}" "$NCU" --target-processes all --clock-control none \
   --kernel-name regex:"${KERNEL_REGEX:-pjrtkit|mosaic}" "${args[@]}" --csv --page details \
-  "$PY" -m tools.kernels_gpu.profile_cases "${TARGETS[@]}" > "$OUT/ncu_raw.txt" 2> "$OUT/ncu_stderr.txt"
+  "$PY" -m tools.kernels_gpu.profile_cases "${TARGETS[@]}" \
+  > "$OUT/ncu_raw.txt" 2> "$OUT/ncu_stderr.txt"
 echo "ncu rc=$?" | tee "$OUT/ncu_summary.txt"
 grep -a '^"' "$OUT/ncu_raw.txt" > "$OUT/ncu_details.csv"
 grep -av '^"' "$OUT/ncu_raw.txt" | tail -20 >> "$OUT/ncu_summary.txt"
 $PY - "$OUT/ncu_details.csv" >> "$OUT/ncu_summary.txt" <<'PY'
 import csv, sys, collections
 rows = list(csv.DictReader(open(sys.argv[1])))
-SOL, CW, MW = "GPU Speed Of Light Throughput", "Compute Workload Analysis", "Memory Workload Analysis"
+SOL, CW = "GPU Speed Of Light Throughput", "Compute Workload Analysis"
+MW = "Memory Workload Analysis"
 OCC, LS, WS = "Occupancy", "Launch Statistics", "Warp State Statistics"
 want = [(SOL, "Duration"), (SOL, "Compute (SM) Throughput"), (SOL, "Memory Throughput"),
         (SOL, "DRAM Throughput"), (OCC, "Achieved Occupancy"), (OCC, "Theoretical Occupancy"),
@@ -53,7 +55,8 @@ for r in rows:
     text = (r.get("Rule Description") or "").split(". ")[0]
     if text and not text.startswith(("The optional metric", "Check the Warp Stall")):
       speedup = r.get("Estimated Speedup") or ""
-      k["rules"].append(f"{rule}: {text}" + (f" (estimated speedup {speedup} %)" if speedup else ""))
+      gain = f" (estimated speedup {speedup} %)" if speedup else ""
+      k["rules"].append(f"{rule}: {text}{gain}")
 for (i, name), k in kernels.items():
   print(f"[{i}] {name}")
   for section, metric in want:

@@ -65,7 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
   parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   parser.add_argument("--cases", default="", help="comparison case ids (default: all)")
   parser.add_argument("--iterations", type=int, default=5)
-  parser.add_argument("--out", default="", help="file to write (default: kernels/tuned/<kind>.json)")
+  parser.add_argument("--out", default="",
+                      help="file to write (default: kernels/tuned/<kind>.json)")
   parser.add_argument("--no-snippet", action="store_true", help="leave out the snippet's call")
   ns = parser.parse_args(argv)
   device = pk.current_device()
@@ -97,7 +98,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices.extend(per_implementation(c))
     existing = merge(existing, choices, device.kind)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(existing.dumps() + "\n", encoding="utf-8")  # After each case: a cut run keeps it.
+    # After each case: a run cut off by its time limit keeps what it tuned.
+    path.write_text(existing.dumps() + "\n", encoding="utf-8")
     print(f"{label}: tuned at {time.perf_counter() - start:.0f} s", flush=True)
     for c in result.choices:
       print(f"  {c.phase} {c.implementation} {dict(c.config)} {c.time_ms:.4f} ms "
