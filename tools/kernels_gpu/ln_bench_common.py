@@ -5,8 +5,8 @@ rounds (CUPTI medians).
 
 A contender is ``(phase, function)``: phase "fwd" takes (x, s, o) and returns y; "fwd+bwd" takes
 (x, s, o, dy) and returns (y, (dx, dscale, doffset)); "bwd" takes (x, s, o, dy) and returns the
-gradients; "roof" takes (x, s, o) and returns anything of x's size (a copy: the bandwidth a
-layer norm's forward could reach, not checked). TB/s count 2 / 5 / 3 / 2 passes of x's bytes (as
+gradients; "roof" takes (x, s, o) and returns an array of x's shape and dtype (a copy: the
+bandwidth a layer norm's forward could reach; its values are not checked). TB/s count 2 / 5 / 3 / 2 passes of x's bytes (as
 tools/bench/kernel_compare.py).
 """
 
@@ -22,6 +22,7 @@ from jax.experimental import pallas as pl
 
 from pjrtkit import kernels as pk
 from pjrtkit.kernels import testing
+from pjrtkit.kernels.core import pallas as pallas_lib
 from pjrtkit.kernels.layer_norm import base
 from pjrtkit.kernels.layer_norm.triton_tiles import call_params
 
@@ -61,7 +62,7 @@ def triton_copy(x: jax.Array, block_rows: int, num_warps: int) -> jax.Array:
   (one program per tile). Triton's tiles hold a power of two of elements: other tiles are
   refused (UnsupportedImplementationError), the rows' last tile may be partial."""
   n, c = x.shape
-  if (block_rows * c) & (block_rows * c - 1):
+  if pallas_lib.next_pow2(block_rows * c, minimum=1) != block_rows * c:
     raise pk.UnsupportedImplementationError(
         "copy roof", "triton", f"a tile of block_rows x channels = {block_rows} x {c} elements is "
         "not a power of two (Triton's tiles must be)")

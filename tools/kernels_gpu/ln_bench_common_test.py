@@ -48,7 +48,7 @@ def test_roofs_are_a_negation_and_a_copy():
   np.testing.assert_array_equal(np.asarray(copied), np.asarray(x))
 
 
-def test_check_and_time_skips_checks_for_roofs_and_counts_wrong_forwards(capsys):
+def test_check_and_time_checks_roofs_for_shape_and_counts_wrong_contenders(capsys):
   args = common.parse_args("doc", "64x128", "bfloat16", [])
   label, (x, s, o, dy), _ = next(common.cases(args))
   assert label == "64x128 params bfloat16"
