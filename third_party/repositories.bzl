@@ -1,7 +1,8 @@
 """Repository rules that make pjrtkit build offline.
 
 `pjrtkit_venv` exposes what the build needs from the project virtualenv (`.venv` at the workspace
-root, made by `tools/setup.sh`): the PJRT C API header shipped by `xla-cpu-pjrt`, the XLA FFI
+root, made by `tools/setup.sh`): OpenXLA's PJRT C API headers (`.venv/pjrt_headers`, fetched as
+`tools/pjrt_headers/headers.lock` pins), the 0.81 header shipped by `xla-cpu-pjrt`, the XLA FFI
 headers shipped by jaxlib, pybind11 and the Python headers, the XLA:CPU plugin binary, and a Python
 toolchain whose interpreter is the venv's python, so that `py_test` runs with jax installed.
 
@@ -13,10 +14,20 @@ load("@bazel_tools//tools/python:toolchain.bzl", "py_runtime_pair")
 
 package(default_visibility = ["//visibility:public"])
 
+# OpenXLA's PJRT C API headers: pjrt_c_api.h and its extension headers at the version pinned in
+# tools/pjrt_headers/headers.lock (tools/setup.sh fetches them into .venv/pjrt_headers).
 cc_library(
     name = "pjrt_c_api",
-    hdrs = ["include/xla/pjrt/c/pjrt_c_api.h"],
+    hdrs = glob(["include/xla/pjrt/c/*.h", "include/xla/backends/profiler/plugin/*.h"]),
     includes = ["include"],
+)
+
+# The PJRT C API 0.81 header that xla-cpu-pjrt 0.0.1 ships: for tests of callers built against
+# an older header than pjrtkit's (never mixed with :pjrt_c_api in one target).
+cc_library(
+    name = "pjrt_c_api_0_81",
+    hdrs = ["include_0_81/xla/pjrt/c/pjrt_c_api.h"],
+    includes = ["include_0_81"],
 )
 
 cc_library(
@@ -41,6 +52,16 @@ cc_library(
 filegroup(
     name = "pjrt_c_api_header",
     srcs = ["include/xla/pjrt/c/pjrt_c_api.h"],
+)
+
+filegroup(
+    name = "pjrt_c_api_headers",
+    srcs = glob(["include/xla/pjrt/c/*.h"]),
+)
+
+filegroup(
+    name = "pjrt_c_api_0_81_header",
+    srcs = ["include_0_81/xla/pjrt/c/pjrt_c_api.h"],
 )
 
 filegroup(
@@ -83,7 +104,13 @@ def _venv_impl(rctx):
     if result.return_code != 0:
         fail("pjrtkit: the venv lacks a build dependency:\n" + result.stderr)
     py_include, pybind_include, jaxlib_include, xla_cpu_dir = result.stdout.strip().split("\n")
-    rctx.symlink(xla_cpu_dir + "/include/pjrt_c_api.h", "include/xla/pjrt/c/pjrt_c_api.h")
+    headers = venv.get_child("pjrt_headers")
+    if not headers.get_child("xla").get_child("pjrt").get_child("c").get_child("pjrt_c_api.h").exists:
+        fail("pjrtkit: %s lacks the PJRT C API headers; run tools/setup.sh (it runs " % headers +
+             "tools/pjrt_headers/fetch_headers.py --dest .venv/pjrt_headers).")
+    rctx.symlink(str(headers) + "/xla/pjrt/c", "include/xla/pjrt/c")
+    rctx.symlink(str(headers) + "/xla/backends", "include/xla/backends")
+    rctx.symlink(xla_cpu_dir + "/include/pjrt_c_api.h", "include_0_81/xla/pjrt/c/pjrt_c_api.h")
     rctx.symlink(jaxlib_include + "/xla/ffi", "include/xla/ffi")
     rctx.symlink(py_include, "python_include")
     rctx.symlink(pybind_include, "pybind11_include")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up a pjrtkit checkout on Debian: system packages (Bazel 4.2.3 from bazel-bootstrap, gtest,
-# a C++ compiler, clang with libFuzzer for //tests/fuzz), the project virtualenv .venv on Python 3.12 with requirements.lock, the plugin
-# built by Bazel, and pjrtkit installed into .venv in development mode against that build.
+# a C++ compiler, clang with libFuzzer for //tests/fuzz), the project virtualenv .venv on Python 3.12 with requirements.lock,
+# OpenXLA's PJRT C API headers (tools/pjrt_headers), the plugin built by Bazel, and pjrtkit installed into .venv in development mode against that build.
 # Idempotent: a second run installs nothing when nothing changed and only lets Bazel check the build.
 #
 #   --oldest-jax   also make .venv-jax-oldest from requirements-jax-oldest.lock (the oldest jax/jaxlib
@@ -73,6 +73,9 @@ make_venv() {
 }
 make_venv .venv requirements.lock
 if [ "$oldest_jax" = 1 ]; then make_venv .venv-jax-oldest requirements-jax-oldest.lock; fi
+# OpenXLA's PJRT C API headers, as tools/pjrt_headers/headers.lock pins them (a few hundred KB
+# read out of a PyPI wheel, cached in ~/.cache/pjrtkit; nothing when they are already there).
+"$PY" tools/pjrt_headers/fetch_headers.py --dest .venv/pjrt_headers
 
 # --- 4. Build the plugin and install pjrtkit in development mode against it. ----------------
 log "building //xla_plugin:pjrtkit_plugin.so"

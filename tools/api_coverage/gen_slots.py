@@ -20,7 +20,7 @@ def slot_names(header_text: str) -> list[str]:
   match = re.search(r"typedef struct PJRT_Api \{(.*?)\} PJRT_Api;", header_text, re.S)
   if match is None:
     raise SystemExit("gen_slots.py: no `typedef struct PJRT_Api { ... } PJRT_Api;` found")
-  names = re.findall(r"_PJRT_API_STRUCT_FIELD\((\w+)\)", match.group(1))
+  names = re.findall(r"_PJRT_API_STRUCT_FIELD\(\s*(\w+)\s*\)", match.group(1))
   if not names:
     raise SystemExit("gen_slots.py: PJRT_Api has no _PJRT_API_STRUCT_FIELD entries")
   return names

@@ -184,6 +184,28 @@ PJRT_Api MakePjrtApi(const FactoryEntryPoints& entry_points) {
   api.PJRT_TopologyDescription_Attributes = TopologyAttributes;
   api.PJRT_TopologyDescription_Deserialize = TopologyDeserialize;
   api.PJRT_Compile = TopologyCompile;
+
+  // PJRT C API 0.82-0.117.
+  api.PJRT_Error_ForEachPayload = ErrorForEachPayload;
+  api.PJRT_Client_CreateErrorBuffer = PendingClientCreateErrorBuffer;
+  api.PJRT_AsyncHostToDeviceTransferManager_TransferLiteral = PendingAsyncHostToDeviceTransferManagerTransferLiteral;
+  api.PJRT_Buffer_CopyRawToHostFuture = PendingBufferCopyRawToHostFuture;
+  api.PJRT_Device_PoisonExecution = PendingDevicePoisonExecution;
+  api.PJRT_Device_CreateAsyncTrackingEvent = PendingDeviceCreateAsyncTrackingEvent;
+  api.PJRT_AsyncTrackingEvent_Destroy = PendingAsyncTrackingEventDestroy;
+  api.PJRT_Executable_GetCompileOptions = PendingExecutableGetCompileOptions;
+  api.PJRT_Buffer_DonateWithControlDependency = PendingBufferDonateWithControlDependency;
+  api.PJRT_Event_Create = PendingEventCreate;
+  api.PJRT_Event_Set = PendingEventSet;
+  api.PJRT_Device_GetAttributes = PendingDeviceGetAttributes;
+  api.PJRT_Client_Load = PendingClientLoad;
+  api.PJRT_LoadedExecutable_AddressableDeviceLogicalIds = PendingLoadedExecutableAddressableDeviceLogicalIds;
+  api.PJRT_Buffer_Bitcast = PendingBufferBitcast;
+  api.PJRT_TopologyDescription_Fingerprint = PendingTopologyDescriptionFingerprint;
+  api.PJRT_Executable_ParameterMemoryKinds = PendingExecutableParameterMemoryKinds;
+  api.PJRT_Device_ClearMemoryStats = PendingDeviceClearMemoryStats;
+  api.PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace = PendingTopologyDescriptionMakeCanonicalShapeForMemorySpace;
+  api.PJRT_TopologyDescription_GetMemorySpaceKindIds = PendingTopologyDescriptionGetMemorySpaceKindIds;
   return api;
 }
 

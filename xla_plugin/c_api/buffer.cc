@@ -213,10 +213,10 @@ PJRT_Error* BufferCopyToMemory(PJRT_Buffer_CopyToMemory_Args* args) {
     PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "buffer", args->buffer));
     PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "dst_memory", args->dst_memory));
     PJRTKIT_RETURN_IF_ERROR(
-        CheckSameClient(fn, "args->dst_memory", args->buffer->client, args->dst_memory->client));
+        CheckSameClient(fn, "args->dst_memory", args->buffer->client, Impl(args->dst_memory)->client));
     PJRTKIT_RETURN_IF_ERROR(CheckNotDeleted(fn, args->buffer));
     PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<Buffer> copy,
-                             args->buffer->buffer->CopyToMemory(args->dst_memory->memory));
+                             args->buffer->buffer->CopyToMemory(Impl(args->dst_memory)->memory));
     if (copy == nullptr) return Internal(std::string(fn) + ": the device returned a null buffer");
     args->dst_buffer = WrapBuffer(args->buffer->client, std::move(copy));
     return OkStatus();

@@ -37,8 +37,8 @@ class WrapperBuilder {
   StatusOr<PJRT_Memory*> Memory(pjrtkit::Memory* memory) {
     if (memory == nullptr) return Internal(std::string(fn_) + ": the client lists a null memory");
     if (PJRT_Memory* found = handle_->FindMemory(memory)) return found;
-    handle_->owned_memories.push_back(std::make_unique<PJRT_Memory>());
-    PJRT_Memory* made = handle_->owned_memories.back().get();
+    handle_->owned_memories.push_back(std::make_unique<MemoryImpl>());
+    MemoryImpl* made = handle_->owned_memories.back().get();
     made->memory = memory;
     made->client = handle_;
     handle_->memory_handles[memory] = made;
@@ -80,7 +80,7 @@ StatusOr<std::unique_ptr<PJRT_Client>> WrapClient(const char* fn, std::unique_pt
       PJRTKIT_ASSIGN_OR_RETURN(device->default_memory, builder.Memory(m));
     }
   }
-  for (const std::unique_ptr<PJRT_Memory>& memory : handle->owned_memories) {
+  for (const std::unique_ptr<MemoryImpl>& memory : handle->owned_memories) {
     for (pjrtkit::Device* d : memory->memory->addressable_by_devices()) {
       PJRT_Device* device = handle->FindDevice(d);
       if (device == nullptr) {

@@ -52,14 +52,14 @@ StatusOr<Destination> ResolveDestination(const char* fn, PJRT_Client* client, PJ
     out.device = device->device;
   }
   if (memory != nullptr) {
-    PJRTKIT_RETURN_IF_ERROR(CheckSameClient(fn, "args->memory", client, memory->client));
-    out.memory = memory->memory;
+    PJRTKIT_RETURN_IF_ERROR(CheckSameClient(fn, "args->memory", client, Impl(memory)->client));
+    out.memory = Impl(memory)->memory;
     if (out.device == nullptr) {
-      if (memory->devices.empty()) {
-        return InvalidArgument(std::string(fn) + ": memory " + memory->memory->debug_string() +
+      if (Impl(memory)->devices.empty()) {
+        return InvalidArgument(std::string(fn) + ": memory " + Impl(memory)->memory->debug_string() +
                                " is addressable by no device");
       }
-      out.device = memory->devices.front()->device;
+      out.device = Impl(memory)->devices.front()->device;
     }
   }
   if (out.device == nullptr) {
@@ -201,7 +201,7 @@ PJRT_Error* ClientCreateBuffersForAsyncHostToDevice(
     PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "client", args->client));
     PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "memory", args->memory));
     PJRTKIT_RETURN_IF_ERROR(
-        CheckSameClient(fn, "args->memory", args->client, args->memory->client));
+        CheckSameClient(fn, "args->memory", args->client, Impl(args->memory)->client));
     if (args->num_shape_specs == 0) {
       return InvalidArgument(std::string(fn) + ": num_shape_specs is 0 (give at least one)");
     }
@@ -237,7 +237,7 @@ PJRT_Error* ClientCreateBuffersForAsyncHostToDevice(
     }
     PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<AsyncHostToDeviceTransferManager> manager,
                              args->client->client->CreateBuffersForAsyncHostToDevice(
-                                 shapes, layouts, args->memory->memory));
+                                 shapes, layouts, Impl(args->memory)->memory));
     if (manager == nullptr) {
       return Internal(std::string(fn) + ": the client returned a null transfer manager");
     }

@@ -236,14 +236,21 @@ PJRT_Error* ToPjrtError(Status status) {
   if (status.ok()) return nullptr;
   // Frameworks decode the message as UTF-8 (jaxlib raises UnicodeDecodeError otherwise), and
   // device errors may quote binary program bytes.
-  return new PJRT_Error{Status(status.code(), ToValidUtf8(status.message()))};
+  Status text(status.code(), ToValidUtf8(status.message()));
+  for (const auto& [key, value] : status.payloads()) text.SetPayload(key, value);
+  return new ErrorImpl(std::move(text));
 }
 
 PJRT_Error* EmergencyError() noexcept {
   // Never destroyed: PJRT_Error_Destroy recognises it. Built on the first call (from MakePjrtApi).
-  static PJRT_Error* const error = new PJRT_Error{
-      Status(StatusCode::kResourceExhausted, "pjrtkit: out of memory while reporting an error")};
+  static PJRT_Error* const error = new ErrorImpl(
+      Status(StatusCode::kResourceExhausted, "pjrtkit: out of memory while reporting an error"));
   return error;
+}
+
+void DestroyError(PJRT_Error* error) {
+  if (error == nullptr || error == EmergencyError()) return;  // The latter is never freed.
+  delete static_cast<ErrorImpl*>(error);
 }
 
 StatusCode ToStatusCode(PJRT_Error_Code code) { return static_cast<StatusCode>(code); }

@@ -34,6 +34,9 @@ std::string ToValidUtf8(const std::string& text);
 // memory). PJRT_Error_Destroy leaves it alone. MakePjrtApi creates it up front.
 PJRT_Error* EmergencyError() noexcept;
 
+// Frees an error pjrtkit made (nullptr and EmergencyError() are left alone).
+void DestroyError(PJRT_Error* error);
+
 // The code of `code` as a pjrtkit StatusCode (the values are equal; see convert.cc).
 StatusCode ToStatusCode(PJRT_Error_Code code);
 

@@ -1,6 +1,7 @@
-// The PJRT handle structs (opaque in pjrt_c_api.h, defined here): each wraps a pjrtkit client-layer
-// object and owns the caches that the pointers returned through the C API point into, so returned
-// strings and arrays live exactly as long as the handle.
+// The PJRT handle structs (opaque in pjrt_c_api.h, defined here; PJRT_Error and PJRT_Memory, which
+// the header defines as a function-table pointer, are extended by ErrorImpl and MemoryImpl): each
+// wraps a pjrtkit client-layer object and owns the caches that the pointers returned through the C
+// API point into, so returned strings and arrays live exactly as long as the handle.
 //
 // Ownership:
 //   PJRT_Client            owns the pjrtkit::Client, every PJRT_Device / PJRT_Memory /
@@ -15,7 +16,7 @@
 //                          PJRT_TopologyDescription (and any client) it was compiled with.
 //   PJRT_LoadedExecutable  owns its pjrtkit::LoadedExecutable.
 //   PJRT_Event             shares the pjrtkit::Event.
-//   PJRT_Error             holds a non-OK pjrtkit::Status.
+//   PJRT_Error             an ErrorImpl: holds a non-OK pjrtkit::Status (payloads included).
 //   PJRT_TopologyDescription owns its pjrtkit::Topology (PJRT_TopologyDescription_Create or
 //                          _Deserialize) or borrows the client's (PJRT_Client_TopologyDescription).
 //   PJRT_AsyncHostToDeviceTransferManager owns its pjrtkit::AsyncHostToDeviceTransferManager;
@@ -83,10 +84,29 @@ struct ExecutableMemoryKinds {
 }  // namespace capi
 }  // namespace pjrtkit
 
-// An error returned to the framework; freed with PJRT_Error_Destroy.
-struct PJRT_Error {
-  pjrtkit::Status status;  // Never OK.
+namespace pjrtkit {
+namespace capi {
+
+// An error returned to the framework; freed with PJRT_Error_Destroy or through its function table
+// (ErrorFunctionTable(), error.h), which PJRT C API 0.117 puts first in every PJRT_Error.
+struct ErrorImpl : PJRT_Error {
+  explicit ErrorImpl(Status s);
+  Status status;  // Never OK.
 };
+
+// The ErrorImpl behind `error`, one of ours (every PJRT_Error pjrtkit hands out is one).
+inline const ErrorImpl* Impl(const PJRT_Error* error) {
+  return static_cast<const ErrorImpl*>(error);
+}
+
+// User data a framework attaches to a PJRT_Memory (PJRT_Memory_FunctionTable::set_user_data).
+struct MemoryUserData {
+  void* data = nullptr;               // The framework's pointer.
+  void (*dtor)(void*) = nullptr;      // Called with `data` when replaced or at client destruction.
+};
+
+}  // namespace capi
+}  // namespace pjrtkit
 
 // A future of a Status. The pjrtkit::Event is shared, so callbacks registered with
 // PJRT_Event_OnReady keep it alive after the framework destroys this handle.
@@ -117,12 +137,32 @@ struct PJRT_Device {
   PJRT_Memory* default_memory = nullptr;  // PJRT_Device_DefaultMemory output (may be null).
 };
 
-// A memory of a client. Owned by its PJRT_Client.
-struct PJRT_Memory {
-  pjrtkit::Memory* memory;            // Owned by the pjrtkit::Client.
-  PJRT_Client* client;                // The owning client handle.
+namespace pjrtkit {
+namespace capi {
+
+// A memory of a client (what every PJRT_Memory pjrtkit hands out is). Owned by its PJRT_Client.
+// Starts with the PJRT_Memory function table (user data; MemoryFunctionTable(), memory.h).
+struct MemoryImpl : PJRT_Memory {
+  MemoryImpl();
+  ~MemoryImpl();  // Runs the user data destructors.
+  MemoryImpl(const MemoryImpl&) = delete;
+  MemoryImpl& operator=(const MemoryImpl&) = delete;
+
+  pjrtkit::Memory* memory = nullptr;  // Owned by the pjrtkit::Client.
+  PJRT_Client* client = nullptr;      // The owning client handle.
   std::vector<PJRT_Device*> devices;  // PJRT_Memory_AddressableByDevices output.
+  std::mutex user_data_mu;            // Guards user_data.
+  std::unordered_map<const void*, MemoryUserData> user_data;  // By key.
 };
+
+// The MemoryImpl behind `memory`, one of ours.
+inline MemoryImpl* Impl(PJRT_Memory* memory) { return static_cast<MemoryImpl*>(memory); }
+inline const MemoryImpl* Impl(const PJRT_Memory* memory) {
+  return static_cast<const MemoryImpl*>(memory);
+}
+
+}  // namespace capi
+}  // namespace pjrtkit
 
 // A topology: owned (PJRT_TopologyDescription_Create) or borrowed from a client.
 struct PJRT_TopologyDescription {
@@ -156,7 +196,7 @@ struct PJRT_Client {
   std::atomic<int64_t> references{1};
   std::unique_ptr<pjrtkit::Client> client;                   // Destroyed last (declared first).
   std::vector<std::unique_ptr<PJRT_Device>> owned_devices;   // Every device wrapper.
-  std::vector<std::unique_ptr<PJRT_Memory>> owned_memories;  // Every memory wrapper.
+  std::vector<std::unique_ptr<pjrtkit::capi::MemoryImpl>> owned_memories;  // Every memory.
   std::unordered_map<const pjrtkit::Device*, PJRT_Device*> device_handles;  // C++ -> handle.
   std::unordered_map<const pjrtkit::Memory*, PJRT_Memory*> memory_handles;  // C++ -> handle.
   std::vector<PJRT_Device*> devices;                   // PJRT_Client_Devices output.

@@ -26,8 +26,8 @@ namespace {
 // The Status of what a callback returned (freeing it), with `what` in front of its message.
 Status TakeError(PJRT_Error* error, const std::string& what) {
   if (error == nullptr) return OkStatus();
-  Status status = error->status;
-  if (error != EmergencyError()) delete error;
+  Status status = Impl(error)->status;
+  DestroyError(error);
   return Status(status.code(), what + ": " + status.message());
 }
 

@@ -298,7 +298,7 @@ PJRT_Error* LoadedExecutableExecute(PJRT_LoadedExecutable_Execute_Args* args) {
       for (size_t i = 0; i < num_outputs; ++i) {
         PJRT_Buffer* output = WrapBuffer(loaded.client, std::move(result.outputs[d][i]));
         if (output->buffer->device() == device->device) output->device_handle = device;
-        if (memory != nullptr && output->buffer->memory() == memory->memory) {
+        if (memory != nullptr && output->buffer->memory() == Impl(memory)->memory) {
           output->memory_handle = memory;
         }
         args->output_lists[d][i] = output;

@@ -20,6 +20,12 @@ PJRT_Error* MemoryToString(PJRT_Memory_ToString_Args* args);
 // PJRT_Memory_AddressableByDevices: the devices that can address the memory.
 PJRT_Error* MemoryAddressableByDevices(PJRT_Memory_AddressableByDevices_Args* args);
 
+// The function table at the start of every pjrtkit PJRT_Memory (PJRT C API 0.117's
+// PJRT_Memory::vtable): user data a framework attaches to a memory, kept until the client is
+// destroyed (MemoryImpl). set_user_data replaces an earlier entry of the same key, calling its
+// destructor; get_user_data of an unknown key is nullptr.
+const PJRT_Memory_FunctionTable* MemoryFunctionTable();
+
 }  // namespace capi
 }  // namespace pjrtkit
 

@@ -28,6 +28,17 @@ const char* StatusCodeName(StatusCode code) {
 Status::Status(StatusCode code, std::string message)
     : code_(code), message_(code == StatusCode::kOk ? std::string() : std::move(message)) {}
 
+void Status::SetPayload(std::string key, std::string value) {
+  if (ok()) return;
+  for (auto& [k, v] : payloads_) {
+    if (k == key) {
+      v = std::move(value);
+      return;
+    }
+  }
+  payloads_.emplace_back(std::move(key), std::move(value));
+}
+
 std::string Status::ToString() const {
   if (ok()) return "OK";
   return std::string(StatusCodeName(code_)) + ": " + message_;

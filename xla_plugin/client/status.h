@@ -4,6 +4,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace pjrtkit {
 
@@ -48,10 +49,16 @@ class Status {
   const std::string& message() const { return message_; }
   // "OK" or "<CODE_NAME>: <message>".
   std::string ToString() const;
+  // Key-value payloads (absl::Status payloads; PJRT_Error_ForEachPayload reports them), in the
+  // order set. An OK status keeps none.
+  const std::vector<std::pair<std::string, std::string>>& payloads() const { return payloads_; }
+  // Sets payload `key` to `value`, replacing an earlier one of that key (no-op when OK).
+  void SetPayload(std::string key, std::string value);
 
  private:
   StatusCode code_ = StatusCode::kOk;  // The error code.
   std::string message_;                // The error text.
+  std::vector<std::pair<std::string, std::string>> payloads_;  // See payloads().
 };
 
 // Shorthands for the codes pjrtkit uses. OkStatus is inline: every C-API call returns one.

@@ -4,23 +4,26 @@
 
 #include "xla/pjrt/c/pjrt_c_api.h"
 
-struct PJRT_Error {
-  PJRT_Error_Code code;  // The only state this plugin's errors have.
-};
-
 namespace {
 
+// The header defines PJRT_Error as a function-table pointer (left null here); a code is the only
+// other state this plugin's errors have.
+struct PartialError : PJRT_Error {
+  explicit PartialError(PJRT_Error_Code c) : PJRT_Error{nullptr}, code(c) {}
+  PJRT_Error_Code code;
+};
+
 PJRT_Error* GetCode(PJRT_Error_GetCode_Args* args) {
-  args->code = args->error->code;
+  args->code = static_cast<const PartialError*>(args->error)->code;
   return nullptr;
 }
 
-void Destroy(PJRT_Error_Destroy_Args* args) { delete args->error; }
+void Destroy(PJRT_Error_Destroy_Args* args) { delete static_cast<PartialError*>(args->error); }
 
 // Checks struct_size like a well-behaved entry point.
 PJRT_Error* Initialize(PJRT_Plugin_Initialize_Args* args) {
   if (args->struct_size < PJRT_Plugin_Initialize_Args_STRUCT_SIZE) {
-    return new PJRT_Error{PJRT_Error_Code_INVALID_ARGUMENT};
+    return new PartialError(PJRT_Error_Code_INVALID_ARGUMENT);
   }
   return nullptr;
 }
@@ -32,7 +35,7 @@ PJRT_Error* CrashingPlatformName(PJRT_Client_PlatformName_Args* args) {
 }
 
 PJRT_Error* DmaMap(PJRT_Client_DmaMap_Args*) {
-  return new PJRT_Error{PJRT_Error_Code_UNIMPLEMENTED};
+  return new PartialError(PJRT_Error_Code_UNIMPLEMENTED);
 }
 
 // Accepts anything.

@@ -15,12 +15,14 @@
 
 #include "xla/pjrt/c/pjrt_c_api.h"
 
-struct PJRT_Error {
+// PJRT_Error and PJRT_Memory are defined by the header (a function-table pointer, left null
+// here: nothing that talks to this fake reads it); the fake's own state follows.
+struct FakeError : PJRT_Error {
   PJRT_Error_Code code;
   std::string message;
 };
 
-struct PJRT_Memory {
+struct FakeMemory : PJRT_Memory {
   int id;
   std::string kind;
   std::vector<PJRT_Device*> devices;
@@ -46,28 +48,35 @@ struct PJRT_Client {
   std::string platform_version;
   std::vector<std::unique_ptr<PJRT_Device>> devices;
   std::vector<PJRT_Device*> device_ptrs;
-  std::vector<std::unique_ptr<PJRT_Memory>> memories;
+  std::vector<std::unique_ptr<FakeMemory>> memories;
 };
 
 namespace {
 
 PJRT_Error* Error(PJRT_Error_Code code, std::string message) {
-  return new PJRT_Error{code, std::move(message)};
+  auto* error = new FakeError();
+  error->vtable = nullptr;
+  error->code = code;
+  error->message = std::move(message);
+  return error;
 }
 
 PJRT_Error* Unimplemented(PJRT_Error_Destroy_Args*) {
   return Error(PJRT_Error_Code_UNIMPLEMENTED, "not implemented by the fake CUDA plugin");
 }
 
-void ErrorDestroy(PJRT_Error_Destroy_Args* args) { delete args->error; }
+const FakeError* Fake(const PJRT_Error* error) { return static_cast<const FakeError*>(error); }
+FakeMemory* Fake(PJRT_Memory* memory) { return static_cast<FakeMemory*>(memory); }
+
+void ErrorDestroy(PJRT_Error_Destroy_Args* args) { delete Fake(args->error); }
 
 void ErrorMessage(PJRT_Error_Message_Args* args) {
-  args->message = args->error->message.data();
-  args->message_size = args->error->message.size();
+  args->message = Fake(args->error)->message.data();
+  args->message_size = Fake(args->error)->message.size();
 }
 
 PJRT_Error* ErrorGetCode(PJRT_Error_GetCode_Args* args) {
-  args->code = args->error->code;
+  args->code = Fake(args->error)->code;
   return nullptr;
 }
 
@@ -197,7 +206,8 @@ PJRT_Error* ClientCreate(PJRT_Client_Create_Args* args) {
     d.attributes = {StringValue("compute_capability", d.compute_capability),
                     Int64Value("core_count", 132), StringValue("device_vendor", d.vendor)};
     for (const char* kind : {"device", "pinned_host"}) {
-      auto memory = std::make_unique<PJRT_Memory>();
+      auto memory = std::make_unique<FakeMemory>();
+      memory->vtable = nullptr;
       memory->id = static_cast<int>(client->memories.size());
       memory->kind = kind;
       memory->devices = {device.get()};
@@ -318,14 +328,14 @@ PJRT_Error* DeviceMemoryStats(PJRT_Device_MemoryStats_Args* args) {
 }
 
 PJRT_Error* MemoryKind(PJRT_Memory_Kind_Args* args) {
-  args->kind = args->memory->kind.data();
-  args->kind_size = args->memory->kind.size();
+  args->kind = Fake(args->memory)->kind.data();
+  args->kind_size = Fake(args->memory)->kind.size();
   return nullptr;
 }
 
 PJRT_Error* MemoryAddressableByDevices(PJRT_Memory_AddressableByDevices_Args* args) {
-  args->devices = args->memory->devices.data();
-  args->num_devices = args->memory->devices.size();
+  args->devices = Fake(args->memory)->devices.data();
+  args->num_devices = Fake(args->memory)->devices.size();
   return nullptr;
 }
 

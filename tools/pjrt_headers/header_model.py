@@ -1,0 +1,217 @@
+"""A model of a PJRT C API header set: the PJRT_Api slots, the structs and their fields, the
+enums and the extension versions, read from the headers' text.
+
+The PJRT headers are regular: every struct is `struct NAME { ... };` or `typedef struct NAME
+{ ... } NAME;`, fields are one declaration each (anonymous unions hold alternatives), and every
+slot is `_PJRT_API_STRUCT_FIELD(NAME)` inside `PJRT_Api`. That is all this parser relies on; it
+fails loudly on anything else it is asked to read, so a header that stops being regular is
+noticed, not misread. Byte sizes and offsets come from the compiler (layout.py), not from here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+@dataclasses.dataclass(frozen=True)
+class Field:
+  """One struct member: its name, its declaration text, and the union it sits in (if any)."""
+
+  name: str
+  declaration: str
+  union: int | None = None  # Index of the anonymous union among the struct's unions.
+
+
+@dataclasses.dataclass(frozen=True)
+class Struct:
+  name: str
+  fields: tuple[Field, ...]
+  header: str  # The file it is declared in (basename).
+
+  def field_names(self) -> list[str]:
+    return [f.name for f in self.fields]
+
+
+@dataclasses.dataclass(frozen=True)
+class Enum:
+  name: str
+  values: tuple[tuple[str, int], ...]  # (enumerator, value), in declaration order.
+  header: str
+
+
+@dataclasses.dataclass
+class HeaderSet:
+  """Everything uplift.py compares between two header sets."""
+
+  version: tuple[int, int]
+  slots: list[str]
+  structs: dict[str, Struct]
+  enums: dict[str, Enum]
+  extension_versions: dict[str, int]  # PJRT_API_*_EXTENSION_VERSION macros.
+  headers: list[str]  # Basenames of the files read.
+
+  @property
+  def version_string(self) -> str:
+    return f"{self.version[0]}.{self.version[1]}"
+
+
+def strip_comments(text: str) -> str:
+  return _COMMENT.sub("", text)
+
+
+def _field_name(declaration: str) -> str:
+  """The declared name of one member declaration ("void (*destroy)(PJRT_Error*)" -> destroy)."""
+  function_pointer = re.search(r"\(\s*\*\s*(\w+)\s*\)", declaration)
+  if function_pointer:
+    return function_pointer.group(1)
+  match = re.search(r"(\w+)\s*(\[[^\]]*\]\s*)*$", declaration)
+  if not match:
+    raise ValueError(f"cannot read a member name from {declaration!r}")
+  return match.group(1)
+
+
+def _split_members(body: str) -> list[tuple[str, int | None]]:
+  """The member declarations of a struct body, with the index of the union each is in."""
+  members: list[tuple[str, int | None]] = []
+  unions = 0
+  pos = 0
+  while pos < len(body):
+    union = re.match(r"\s*union\s*\{", body[pos:])
+    if union:
+      end = body.index("}", pos + union.end())
+      for declaration in body[pos + union.end():end].split(";"):
+        if declaration.strip():
+          members.append((" ".join(declaration.split()), unions))
+      unions += 1
+      semicolon = body.index(";", end)
+      if body[end + 1:semicolon].strip():
+        raise ValueError(f"named unions are not supported: {body[pos:semicolon]!r}")
+      pos = semicolon + 1
+      continue
+    semicolon = body.find(";", pos)
+    if semicolon < 0:
+      if body[pos:].strip():
+        raise ValueError(f"trailing text in a struct body: {body[pos:]!r}")
+      break
+    declaration = " ".join(body[pos:semicolon].split())
+    if declaration:
+      members.append((declaration, None))
+    pos = semicolon + 1
+  return members
+
+
+def parse_structs(text: str, header: str) -> dict[str, Struct]:
+  """Every `struct NAME { ... }` with a body in `text` (comments stripped)."""
+  out: dict[str, Struct] = {}
+  for match in re.finditer(r"\bstruct\s+(\w+)\s*\{", text):
+    name = match.group(1)
+    depth, pos = 1, match.end()
+    while depth:
+      char = text[pos]
+      depth += char == "{"
+      depth -= char == "}"
+      pos += 1
+    body = text[match.end():pos - 1]
+    fields = []
+    for declaration, union in _split_members(body):
+      declaration = re.sub(r"^PJRT_NO_DISCARD\s+", "", declaration)
+      slot = re.match(r"_PJRT_API_STRUCT_FIELD\(\s*(\w+)\s*\)$", declaration)
+      if slot:
+        fields.append(Field(slot.group(1), f"{slot.group(1)}* {slot.group(1)}", union))
+      else:
+        fields.append(Field(_field_name(declaration), declaration, union))
+    out[name] = Struct(name, tuple(fields), header)
+  return out
+
+
+def _constant(expression: str, known: dict[str, int]) -> int:
+  """The value of an enumerator's initializer: integers (with u/l suffixes), earlier
+  enumerators, and + - | << >> ( ) between them."""
+  tokens = re.findall(r"0[xX][0-9a-fA-F]+|\d+|\w+|<<|>>|[-+|()]|\S", expression)
+  python = []
+  for token in tokens:
+    if re.fullmatch(r"0[xX][0-9a-fA-F]+|\d+", token):
+      python.append(str(int(token, 0)))
+    elif re.fullmatch(r"\d+[uUlL]+", token):
+      python.append(token.rstrip("uUlL"))
+    elif token in known:
+      python.append(str(known[token]))
+    elif token in ("<<", ">>", "-", "+", "|", "(", ")"):
+      python.append(token)
+    elif token in ("u", "U", "l", "L", "ul", "UL", "ull", "ULL") and python:
+      continue  # A suffix the tokenizer split off.
+    else:
+      raise ValueError(f"cannot evaluate enumerator value {expression!r}")
+  return int(eval(" ".join(python), {"__builtins__": {}}))  # Only integers and operators.
+
+
+def parse_enums(text: str, header: str) -> dict[str, Enum]:
+  """Every `typedef enum { ... } NAME;` (values counted as C does)."""
+  out: dict[str, Enum] = {}
+  for match in re.finditer(r"typedef\s+enum\s*\w*\s*\{(.*?)\}\s*(\w+)\s*;", text, re.S):
+    values, next_value = [], 0
+    for item in match.group(1).split(","):
+      item = item.strip()
+      if not item:
+        continue
+      name, _, value = item.partition("=")
+      if value.strip():
+        next_value = _constant(value, dict(values))
+      values.append((name.strip(), next_value))
+      next_value += 1
+    out[match.group(2)] = Enum(match.group(2), tuple(values), header)
+  return out
+
+
+def parse_slots(structs: dict[str, Struct]) -> list[str]:
+  api = structs.get("PJRT_Api")
+  if api is None:
+    raise ValueError("no `struct PJRT_Api { ... }` found")
+  slots = [f.name for f in api.fields if f.declaration == f"{f.name}* {f.name}"]
+  if not slots:
+    raise ValueError("PJRT_Api has no _PJRT_API_STRUCT_FIELD entries")
+  return slots
+
+
+def load(directory: str) -> HeaderSet:
+  """Reads `directory`/xla/pjrt/c/pjrt_c_api.h and every pjrt_c_api_*_extension.h beside it.
+
+  `directory` may also be the folder holding pjrt_c_api.h itself.
+  """
+  c_dir = os.path.join(directory, "xla", "pjrt", "c")
+  if not os.path.isdir(c_dir):
+    c_dir = directory
+  main = os.path.join(c_dir, "pjrt_c_api.h")
+  if not os.path.isfile(main):
+    raise FileNotFoundError(f"no pjrt_c_api.h in {directory}")
+  names = ["pjrt_c_api.h"] + sorted(
+      n for n in os.listdir(c_dir) if re.fullmatch(r"pjrt_c_api_\w+_extension\.h", n))
+  structs: dict[str, Struct] = {}
+  enums: dict[str, Enum] = {}
+  extension_versions: dict[str, int] = {}
+  version = None
+  for name in names:
+    with open(os.path.join(c_dir, name), encoding="utf-8") as f:
+      raw = f.read()
+    text = strip_comments(raw)
+    structs.update(parse_structs(text, name))
+    enums.update(parse_enums(text, name))
+    for macro, value in re.findall(r"#define\s+(PJRT_API_\w+_EXTENSION_VERSION)\s+(\d+)", text):
+      extension_versions[macro] = int(value)
+    if name == "pjrt_c_api.h":
+      major = re.search(r"#define\s+PJRT_API_MAJOR\s+(\d+)", text)
+      minor = re.search(r"#define\s+PJRT_API_MINOR\s+(\d+)", text)
+      if not (major and minor):
+        raise ValueError(f"{main} defines no PJRT_API_MAJOR / PJRT_API_MINOR")
+      version = (int(major.group(1)), int(minor.group(1)))
+  assert version is not None
+  return HeaderSet(version, parse_slots(structs), structs, enums, extension_versions, names)
+
+
+def args_struct_of_slot(slot: str) -> str:
+  """The Args struct a slot takes: PJRT_Foo_Bar -> PJRT_Foo_Bar_Args."""
+  return slot + "_Args"
