@@ -1,10 +1,12 @@
 // The PJRT Layouts extension (PJRT_Extension_Type_Layouts), declared by pjrtkit.
 //
-// OpenXLA defines this extension in xla/pjrt/c/pjrt_c_api_layouts_extension.h, which the
-// xla-cpu-pjrt wheel does not install. These are our own declarations of the same C ABI at PJRT C
-// API 0.81 (extension version 1 with the six entry points below; 0.93 appended
-// GetParameterLayouts, which 0.81 callers never read). The reference device's tests check every
-// size against the real XLA:CPU plugin's extension.
+// OpenXLA defines this extension in xla/pjrt/c/pjrt_c_api_layouts_extension.h. These are our own
+// declarations of the same C ABI (names in pjrtkit's style), at the extension's current version
+// (PJRT_API_LAYOUTS_EXTENSION_VERSION 4: seven entry points, 80 bytes). An inner plugin of PJRT C
+// API 0.81 (XLA:CPU 0.0.1) has the first six (72 bytes): kLayoutsExtensionSize081, and
+// GetParameterLayouts is read only from a larger struct. Every size is static_assert'ed against
+// OpenXLA's header below, and the reference device's tests check them against the real XLA:CPU
+// plugin's extension.
 //
 // What a framework does with it (jaxlib's PjRtCApiClient, checked against 0.11.2 and 0.12.0.1):
 // with the extension present it asks each buffer for its layout (PJRT_Buffer -> MemoryLayout ->
@@ -16,7 +18,7 @@
 // other MemoryLayout is the caller's and freed with MemoryLayout_Destroy.
 //
 // Layout (x86-64 / aarch64 LP64):
-//   LayoutsExtension                 base (24) | 6 function pointers                       = 72
+//   LayoutsExtension                 base (24) | 7 function pointers                       = 80
 //   LayoutsMemoryLayoutDestroyArgs   struct_size | extension_start | layout                = 24
 //   LayoutsMemoryLayoutSerializeArgs struct_size | extension_start | layout |
 //                                    serialized_bytes | serialized_bytes_size |
@@ -27,6 +29,7 @@
 //   LayoutsTopologyGetDefaultLayoutArgs as the client's, with topology_description         = 56
 //   LayoutsExecutableGetOutputLayoutsArgs struct_size | extension_start | executable |
 //                                    num_outputs | layouts                                 = 40
+//   LayoutsExecutableGetParameterLayoutsArgs as the output one, with num_parameters        = 40
 #ifndef PJRTKIT_XLA_PLUGIN_ABI_LAYOUTS_EXTENSION_H_
 #define PJRTKIT_XLA_PLUGIN_ABI_LAYOUTS_EXTENSION_H_
 
@@ -34,8 +37,10 @@
 #include <cstddef>
 #include <cstdint>
 
-// PJRT C API (PJRT_Extension_Base, PJRT_Error, handles, PJRT_Buffer_Type).
+// PJRT C API (PJRT_Extension_Base, PJRT_Error, handles, PJRT_Buffer_Type), and OpenXLA's
+// declaration of this extension, which the sizes below are checked against.
 #include "xla/pjrt/c/pjrt_c_api.h"
+#include "xla/pjrt/c/pjrt_c_api_layouts_extension.h"
 
 // Opaque handles of the extension; the plugin that serves it defines them (XLA:
 // PJRT_Layouts_MemoryLayout, PJRT_Layouts_SerializedLayout, global C names as in XLA's header).
@@ -111,6 +116,16 @@ struct LayoutsExecutableGetOutputLayoutsArgs {
   PJRT_Layouts_MemoryLayout** layouts;   // Out: num_outputs layouts owned by the executable.
 };
 
+// Arguments of LayoutsExtension::executable_get_parameter_layouts (XLA:
+// PJRT_Layouts_PJRT_Executable_GetParameterLayouts_Args).
+struct LayoutsExecutableGetParameterLayoutsArgs {
+  size_t struct_size;                    // kLayoutsExecutableGetParameterLayoutsArgsSize or more.
+  PJRT_Extension_Base* extension_start;  // Unused.
+  PJRT_Executable* executable;           // The executable.
+  size_t num_parameters;                 // Out.
+  PJRT_Layouts_MemoryLayout** layouts;   // Out: num_parameters layouts owned by the executable.
+};
+
 // Entry points of the extension; each returns nullptr or an error of the plugin that serves it.
 using LayoutsMemoryLayoutDestroyFn = PJRT_Error* (*)(LayoutsMemoryLayoutDestroyArgs* args);
 using LayoutsMemoryLayoutSerializeFn = PJRT_Error* (*)(LayoutsMemoryLayoutSerializeArgs* args);
@@ -120,6 +135,8 @@ using LayoutsTopologyGetDefaultLayoutFn =
     PJRT_Error* (*)(LayoutsTopologyGetDefaultLayoutArgs* args);
 using LayoutsExecutableGetOutputLayoutsFn =
     PJRT_Error* (*)(LayoutsExecutableGetOutputLayoutsArgs* args);
+using LayoutsExecutableGetParameterLayoutsFn =
+    PJRT_Error* (*)(LayoutsExecutableGetParameterLayoutsArgs* args);
 
 // The extension struct found in a PJRT_Api's extension chain with type
 // PJRT_Extension_Type_Layouts (XLA: PJRT_Layouts_Extension), in XLA's field order.
@@ -131,6 +148,8 @@ struct LayoutsExtension {
   LayoutsBufferMemoryLayoutFn buffer_memory_layout;            // A buffer's layout.
   LayoutsTopologyGetDefaultLayoutFn topology_get_default_layout;  // Default of a topology.
   LayoutsExecutableGetOutputLayoutsFn executable_get_output_layouts;  // Output layouts.
+  // Parameter layouts (version 2, PJRT C API 0.93; absent from a 72-byte struct).
+  LayoutsExecutableGetParameterLayoutsFn executable_get_parameter_layouts;
 };
 
 // The struct sizes of PJRT C API 0.81 (offset of the last field + its size, as XLA computes them).
@@ -151,7 +170,15 @@ inline constexpr size_t kLayoutsTopologyGetDefaultLayoutArgsSize =
 inline constexpr size_t kLayoutsExecutableGetOutputLayoutsArgsSize =
     offsetof(LayoutsExecutableGetOutputLayoutsArgs, layouts) +
     sizeof(LayoutsExecutableGetOutputLayoutsArgs::layouts);
+inline constexpr size_t kLayoutsExecutableGetParameterLayoutsArgsSize =
+    offsetof(LayoutsExecutableGetParameterLayoutsArgs, layouts) +
+    sizeof(LayoutsExecutableGetParameterLayoutsArgs::layouts);
+// The whole struct as pjrtkit serves it, and as PJRT C API 0.81 plugins have it (without
+// executable_get_parameter_layouts).
 inline constexpr size_t kLayoutsExtensionSize =
+    offsetof(LayoutsExtension, executable_get_parameter_layouts) +
+    sizeof(LayoutsExtension::executable_get_parameter_layouts);
+inline constexpr size_t kLayoutsExtensionSize081 =
     offsetof(LayoutsExtension, executable_get_output_layouts) +
     sizeof(LayoutsExtension::executable_get_output_layouts);
 
@@ -162,8 +189,32 @@ static_assert(kLayoutsClientGetDefaultLayoutArgsSize == 56, "Client_GetDefaultLa
 static_assert(kLayoutsBufferMemoryLayoutArgsSize == 32, "Buffer_MemoryLayout_Args is 32 bytes");
 static_assert(kLayoutsTopologyGetDefaultLayoutArgsSize == 56, "Topology_GetDefaultLayout is 56");
 static_assert(kLayoutsExecutableGetOutputLayoutsArgsSize == 40, "GetOutputLayouts_Args is 40");
-static_assert(kLayoutsExtensionSize == 72, "PJRT_Layouts_Extension is 72 bytes at 0.81");
+static_assert(kLayoutsExecutableGetParameterLayoutsArgsSize == 40, "GetParameterLayouts is 40");
+static_assert(kLayoutsExtensionSize == 80, "PJRT_Layouts_Extension is 80 bytes at version 4");
+static_assert(kLayoutsExtensionSize081 == 72, "PJRT_Layouts_Extension is 72 bytes at 0.81");
 #endif
+
+// The same sizes as OpenXLA's header.
+static_assert(kLayoutsMemoryLayoutDestroyArgsSize ==
+              PJRT_Layouts_MemoryLayout_Destroy_Args_STRUCT_SIZE, "Destroy_Args");
+static_assert(kLayoutsMemoryLayoutSerializeArgsSize ==
+              PJRT_Layouts_MemoryLayout_Serialize_Args_STRUCT_SIZE, "Serialize_Args");
+static_assert(kLayoutsClientGetDefaultLayoutArgsSize ==
+              PJRT_Layouts_PJRT_Client_GetDefaultLayout_Args_STRUCT_SIZE, "Client_GetDefault");
+static_assert(kLayoutsBufferMemoryLayoutArgsSize ==
+              PJRT_Layouts_PJRT_Buffer_MemoryLayout_Args_STRUCT_SIZE, "Buffer_MemoryLayout");
+static_assert(kLayoutsTopologyGetDefaultLayoutArgsSize ==
+              PJRT_Layouts_PJRT_Topology_GetDefaultLayout_Args_STRUCT_SIZE, "Topology_Default");
+static_assert(kLayoutsExecutableGetOutputLayoutsArgsSize ==
+              PJRT_Layouts_PJRT_Executable_GetOutputLayouts_Args_STRUCT_SIZE, "GetOutputLayouts");
+static_assert(kLayoutsExecutableGetParameterLayoutsArgsSize ==
+              PJRT_Layouts_PJRT_Executable_GetParameterLayouts_Args_STRUCT_SIZE,
+              "GetParameterLayouts");
+static_assert(kLayoutsExtensionSize == PJRT_Layouts_Extension_STRUCT_SIZE, "the extension");
+static_assert(offsetof(LayoutsExtension, executable_get_parameter_layouts) ==
+                  offsetof(PJRT_Layouts_Extension,
+                           PJRT_Layouts_PJRT_Executable_GetParameterLayouts),
+              "GetParameterLayouts is the seventh entry");
 
 }  // namespace abi
 }  // namespace pjrtkit

@@ -43,6 +43,7 @@ PJRT_Api MakePjrtApi(const FactoryEntryPoints& entry_points) {
   api.PJRT_Error_Destroy = ErrorDestroy;
   api.PJRT_Error_Message = ErrorMessage;
   api.PJRT_Error_GetCode = ErrorGetCode;
+  api.PJRT_Error_ForEachPayload = ErrorForEachPayload;
 
   // Plugin (Factory).
   api.PJRT_Plugin_Initialize = entry_points.plugin_initialize;
@@ -54,6 +55,8 @@ PJRT_Api MakePjrtApi(const FactoryEntryPoints& entry_points) {
   api.PJRT_Event_Error = EventError;
   api.PJRT_Event_Await = EventAwait;
   api.PJRT_Event_OnReady = EventOnReady;
+  api.PJRT_Event_Create = EventCreate;
+  api.PJRT_Event_Set = EventSet;
 
   // Client.
   api.PJRT_Client_Create = entry_points.client_create;
@@ -78,6 +81,8 @@ PJRT_Api MakePjrtApi(const FactoryEntryPoints& entry_points) {
   api.PJRT_Client_UpdateGlobalProcessInfo = ClientUpdateGlobalProcessInfo;
   api.PJRT_Client_CreateAliasBuffer = ClientCreateAliasBuffer;              // UNIMPLEMENTED.
   api.PJRT_Client_FulfillAliasBuffer = ClientFulfillAliasBuffer;            // UNIMPLEMENTED.
+  api.PJRT_Client_CreateErrorBuffer = ClientCreateErrorBuffer;
+  api.PJRT_Client_Load = ClientLoad;
 
   // Device descriptions.
   api.PJRT_DeviceDescription_Id = DeviceDescriptionId;
@@ -94,6 +99,11 @@ PJRT_Api MakePjrtApi(const FactoryEntryPoints& entry_points) {
   api.PJRT_Device_AddressableMemories = DeviceAddressableMemories;
   api.PJRT_Device_DefaultMemory = DeviceDefaultMemory;
   api.PJRT_Device_MemoryStats = DeviceMemoryStats;
+  api.PJRT_Device_ClearMemoryStats = DeviceClearMemoryStats;
+  api.PJRT_Device_GetAttributes = DeviceGetAttributes;
+  api.PJRT_Device_PoisonExecution = DevicePoisonExecution;
+  api.PJRT_Device_CreateAsyncTrackingEvent = DeviceCreateAsyncTrackingEvent;
+  api.PJRT_AsyncTrackingEvent_Destroy = AsyncTrackingEventDestroy;
 
   // Memories.
   api.PJRT_Memory_Id = MemoryId;
@@ -119,6 +129,8 @@ PJRT_Api MakePjrtApi(const FactoryEntryPoints& entry_points) {
   api.PJRT_Executable_Fingerprint = ExecutableFingerprint;
   api.PJRT_Executable_GetCompiledMemoryStats = ExecutableGetCompiledMemoryStats;
   api.PJRT_Executable_DeserializeAndLoad = ExecutableDeserializeAndLoad;
+  api.PJRT_Executable_GetCompileOptions = ExecutableGetCompileOptions;
+  api.PJRT_Executable_ParameterMemoryKinds = ExecutableParameterMemoryKinds;
 
   // Loaded executables.
   api.PJRT_LoadedExecutable_Destroy = LoadedExecutableDestroy;
@@ -129,6 +141,8 @@ PJRT_Api MakePjrtApi(const FactoryEntryPoints& entry_points) {
   api.PJRT_LoadedExecutable_Execute = LoadedExecutableExecute;
   api.PJRT_LoadedExecutable_Fingerprint = LoadedExecutableFingerprint;
   api.PJRT_LoadedExecutable_GetDeviceAssignment = LoadedExecutableGetDeviceAssignment;
+  api.PJRT_LoadedExecutable_AddressableDeviceLogicalIds =
+      LoadedExecutableAddressableDeviceLogicalIds;
 
   // Execute contexts.
   api.PJRT_ExecuteContext_Create = ExecuteContextCreate;
@@ -156,6 +170,9 @@ PJRT_Api MakePjrtApi(const FactoryEntryPoints& entry_points) {
   api.PJRT_Buffer_DecreaseExternalReferenceCount = BufferDecreaseExternalReferenceCount;
   api.PJRT_Buffer_OpaqueDeviceMemoryDataPointer = BufferOpaqueDeviceMemoryDataPointer;
   api.PJRT_Buffer_CopyRawToHost = BufferCopyRawToHost;
+  api.PJRT_Buffer_CopyRawToHostFuture = BufferCopyRawToHostFuture;
+  api.PJRT_Buffer_Bitcast = BufferBitcast;
+  api.PJRT_Buffer_DonateWithControlDependency = BufferDonateWithControlDependency;
 
   // Copy-to-device streams (UNIMPLEMENTED).
   api.PJRT_CopyToDeviceStream_Destroy = CopyToDeviceStreamDestroy;
@@ -173,6 +190,7 @@ PJRT_Api MakePjrtApi(const FactoryEntryPoints& entry_points) {
   api.PJRT_AsyncHostToDeviceTransferManager_BufferSize = TransferManagerBufferSize;
   api.PJRT_AsyncHostToDeviceTransferManager_SetBufferError = TransferManagerSetBufferError;
   api.PJRT_AsyncHostToDeviceTransferManager_AddMetadata = TransferManagerAddMetadata;
+  api.PJRT_AsyncHostToDeviceTransferManager_TransferLiteral = TransferManagerTransferLiteral;
 
   // Topologies.
   api.PJRT_TopologyDescription_Create = entry_points.topology_create;
@@ -184,28 +202,11 @@ PJRT_Api MakePjrtApi(const FactoryEntryPoints& entry_points) {
   api.PJRT_TopologyDescription_Attributes = TopologyAttributes;
   api.PJRT_TopologyDescription_Deserialize = TopologyDeserialize;
   api.PJRT_Compile = TopologyCompile;
+  api.PJRT_TopologyDescription_Fingerprint = TopologyFingerprint;
+  api.PJRT_TopologyDescription_GetMemorySpaceKindIds = TopologyGetMemorySpaceKindIds;
+  api.PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace =
+      TopologyMakeCanonicalShapeForMemorySpace;
 
-  // PJRT C API 0.82-0.117.
-  api.PJRT_Error_ForEachPayload = ErrorForEachPayload;
-  api.PJRT_Client_CreateErrorBuffer = PendingClientCreateErrorBuffer;
-  api.PJRT_AsyncHostToDeviceTransferManager_TransferLiteral = PendingAsyncHostToDeviceTransferManagerTransferLiteral;
-  api.PJRT_Buffer_CopyRawToHostFuture = PendingBufferCopyRawToHostFuture;
-  api.PJRT_Device_PoisonExecution = PendingDevicePoisonExecution;
-  api.PJRT_Device_CreateAsyncTrackingEvent = PendingDeviceCreateAsyncTrackingEvent;
-  api.PJRT_AsyncTrackingEvent_Destroy = PendingAsyncTrackingEventDestroy;
-  api.PJRT_Executable_GetCompileOptions = PendingExecutableGetCompileOptions;
-  api.PJRT_Buffer_DonateWithControlDependency = PendingBufferDonateWithControlDependency;
-  api.PJRT_Event_Create = PendingEventCreate;
-  api.PJRT_Event_Set = PendingEventSet;
-  api.PJRT_Device_GetAttributes = PendingDeviceGetAttributes;
-  api.PJRT_Client_Load = PendingClientLoad;
-  api.PJRT_LoadedExecutable_AddressableDeviceLogicalIds = PendingLoadedExecutableAddressableDeviceLogicalIds;
-  api.PJRT_Buffer_Bitcast = PendingBufferBitcast;
-  api.PJRT_TopologyDescription_Fingerprint = PendingTopologyDescriptionFingerprint;
-  api.PJRT_Executable_ParameterMemoryKinds = PendingExecutableParameterMemoryKinds;
-  api.PJRT_Device_ClearMemoryStats = PendingDeviceClearMemoryStats;
-  api.PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace = PendingTopologyDescriptionMakeCanonicalShapeForMemorySpace;
-  api.PJRT_TopologyDescription_GetMemorySpaceKindIds = PendingTopologyDescriptionGetMemorySpaceKindIds;
   return api;
 }
 

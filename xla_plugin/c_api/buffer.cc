@@ -213,7 +213,8 @@ PJRT_Error* BufferCopyToMemory(PJRT_Buffer_CopyToMemory_Args* args) {
     PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "buffer", args->buffer));
     PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "dst_memory", args->dst_memory));
     PJRTKIT_RETURN_IF_ERROR(
-        CheckSameClient(fn, "args->dst_memory", args->buffer->client, Impl(args->dst_memory)->client));
+        CheckSameClient(fn, "args->dst_memory", args->buffer->client,
+                        Impl(args->dst_memory)->client));
     PJRTKIT_RETURN_IF_ERROR(CheckNotDeleted(fn, args->buffer));
     PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<Buffer> copy,
                              args->buffer->buffer->CopyToMemory(Impl(args->dst_memory)->memory));
@@ -348,6 +349,168 @@ PJRT_Error* BufferCopyRawToHost(PJRT_Buffer_CopyRawToHost_Args* args) {
         std::shared_ptr<Event> event,
         args->buffer->buffer->CopyRawToHost(args->dst, args->offset, args->transfer_size));
     args->event = WrapEvent(std::move(event));
+    return OkStatus();
+  });
+}
+
+namespace {
+
+// What PJRT_Buffer_CopyRawToHostFuture hands the framework as callback_data.
+struct RawCopyFuture {
+  ClientReference client;        // Keeps the client alive until the copy is issued.
+  PJRT_Buffer* buffer;           // The framework keeps it alive until the callback.
+  int64_t offset;                // Bytes to copy: [offset, offset + size).
+  int64_t size;
+  std::shared_ptr<Event> done;   // The event handed out.
+};
+
+// PJRT_Buffer_CopyRawToHostFuture's future_ready_callback: issues the copy (or fails the event).
+void RawCopyFutureReady(PJRT_Buffer_CopyRawToHostFuture_Callback_Args* args) {
+  if (args == nullptr || args->callback_data == nullptr) return;  // Nothing to report it to.
+  std::unique_ptr<RawCopyFuture> future(static_cast<RawCopyFuture*>(args->callback_data));
+  const char* fn = "PJRT_Buffer_CopyRawToHostFuture";
+  Status status;
+  try {
+    if (args->struct_size < PJRTKIT_ARGS_SIZE(PJRT_Buffer_CopyRawToHostFuture_Callback_Args, dst)) {
+      status = InvalidArgument(std::string(fn) + ": the callback's struct_size is " +
+                               std::to_string(args->struct_size));
+    } else if (args->error_code != PJRT_Error_Code_OK) {
+      status = Status(ToStatusCode(args->error_code),
+                      std::string(fn) + ": the destination failed: " +
+                          (args->error_message == nullptr
+                               ? std::string()
+                               : std::string(args->error_message, args->error_message_size)));
+    } else if (args->dst == nullptr && future->size > 0) {
+      status = InvalidArgument(std::string(fn) + ": the callback's dst is null");
+    } else if (future->buffer->IsDeleted()) {
+      status = FailedPrecondition(std::string(fn) + ": the buffer was deleted or donated before "
+                                  "the destination was ready");
+    } else {
+      StatusOr<std::shared_ptr<Event>> copied =
+          future->buffer->buffer->CopyRawToHost(args->dst, future->offset, future->size);
+      if (copied.ok()) {
+        std::shared_ptr<Event> done = future->done;
+        (*copied)->OnReady([done](Status s) { done->Set(std::move(s)); });
+        return;
+      }
+      status = copied.status();
+    }
+  } catch (const std::exception& e) {
+    status = Internal(std::string(fn) + ": unexpected exception: " + e.what());
+  }
+  future->done->Set(std::move(status));
+}
+
+// What PJRT_Buffer_DonateWithControlDependency hands the framework as callback_data.
+struct DonationDependency {
+  std::function<void(Status)> ready;  // The device's Buffer::DonateWithControlDependency answer.
+};
+
+// PJRT_Buffer_DonateWithControlDependency's dependency_ready_callback.
+void DonationDependencyReady(PJRT_Buffer_DonateWithControlDependency_Callback_Args* args) {
+  if (args == nullptr || args->callback_data == nullptr) return;
+  std::unique_ptr<DonationDependency> dependency(
+      static_cast<DonationDependency*>(args->callback_data));
+  Status status;
+  if (args->error_code != PJRT_Error_Code_OK) {
+    status = Status(ToStatusCode(args->error_code),
+                    args->error_message == nullptr
+                        ? std::string("the donation's dependency failed")
+                        : std::string(args->error_message, args->error_message_size));
+  }
+  try {
+    dependency->ready(std::move(status));
+  } catch (...) {
+    // No caller to report to: the device's callback owns what happens to the new buffer.
+  }
+}
+
+}  // namespace
+
+PJRT_Error* BufferCopyRawToHostFuture(PJRT_Buffer_CopyRawToHostFuture_Args* args) {
+  return Guard("PJRT_Buffer_CopyRawToHostFuture", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(CheckArgs(
+        fn, args, PJRTKIT_ARGS_SIZE(PJRT_Buffer_CopyRawToHostFuture_Args, future_ready_callback)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "buffer", args->buffer));
+    if (args->offset < 0 || args->transfer_size < 0) {
+      return InvalidArgument(std::string(fn) + ": offset (" + std::to_string(args->offset) +
+                             ") and transfer_size (" + std::to_string(args->transfer_size) +
+                             ") must be >= 0");
+    }
+    PJRTKIT_RETURN_IF_ERROR(CheckNotDeleted(fn, args->buffer));
+    if (args->buffer->error != nullptr) return *args->buffer->error;
+    PJRTKIT_ASSIGN_OR_RETURN(size_t bytes, args->buffer->buffer->OnDeviceSizeInBytes());
+    if (static_cast<uint64_t>(args->offset) + static_cast<uint64_t>(args->transfer_size) > bytes) {
+      return InvalidArgument(std::string(fn) + ": [offset, offset + transfer_size) = [" +
+                             std::to_string(args->offset) + ", " +
+                             std::to_string(args->offset + args->transfer_size) +
+                             ") is outside the buffer's " + std::to_string(bytes) + " bytes");
+    }
+    auto future = std::make_unique<RawCopyFuture>();
+    future->client.Reset(args->buffer->client);
+    future->buffer = args->buffer;
+    future->offset = args->offset;
+    future->size = args->transfer_size;
+    future->done = Event::Create();
+    args->event = WrapEvent(future->done);
+    args->callback_data = future.release();
+    args->future_ready_callback = &RawCopyFutureReady;
+    return OkStatus();
+  });
+}
+
+PJRT_Error* BufferBitcast(PJRT_Buffer_Bitcast_Args* args) {
+  return Guard("PJRT_Buffer_Bitcast", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(
+        CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Buffer_Bitcast_Args, out_buffer)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "buffer", args->buffer));
+    PJRTKIT_RETURN_IF_ERROR(CheckNotDeleted(fn, args->buffer));
+    if (args->buffer->error != nullptr) return *args->buffer->error;
+    PJRTKIT_ASSIGN_OR_RETURN(ElementType type, FromPjrtBufferType(fn, args->element_type));
+    if (args->num_dims > 0 && args->dims == nullptr) return NullHandleError(fn, "dims");
+    std::vector<int64_t> dims(args->dims, args->dims + args->num_dims);
+    for (int64_t d : dims) {
+      if (d < 0) {
+        return InvalidArgument(std::string(fn) + ": dimensions must be >= 0, got " +
+                               std::to_string(d));
+      }
+    }
+    std::optional<MemoryLayout> layout;
+    if (args->device_layout != nullptr) {
+      PJRTKIT_ASSIGN_OR_RETURN(layout, FromPjrtLayout(fn, *args->device_layout, type, dims));
+    }
+    PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<Buffer> cast,
+                             args->buffer->buffer->Bitcast(type, dims, layout));
+    if (cast == nullptr) return Internal(std::string(fn) + ": the device returned a null buffer");
+    args->out_buffer = WrapBuffer(args->buffer->client, std::move(cast));
+    return OkStatus();
+  });
+}
+
+PJRT_Error* BufferDonateWithControlDependency(
+    PJRT_Buffer_DonateWithControlDependency_Args* args) {
+  return Guard("PJRT_Buffer_DonateWithControlDependency", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(CheckArgs(
+        fn, args, PJRTKIT_ARGS_SIZE(PJRT_Buffer_DonateWithControlDependency_Args, out_buffer)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "buffer", args->buffer));
+    PJRTKIT_RETURN_IF_ERROR(CheckNotDeleted(fn, args->buffer));
+    if (args->buffer->error != nullptr) return *args->buffer->error;
+    std::lock_guard<std::mutex> lock(args->buffer->references_mu);
+    if (args->buffer->buffer->external_reference_count() > 0) {
+      return FailedPrecondition(std::string(fn) +
+                                ": the buffer has external references (NumPy or DLPack views); "
+                                "memory in use elsewhere cannot be donated");
+    }
+    PJRTKIT_ASSIGN_OR_RETURN(ControlledDonation donation,
+                             args->buffer->buffer->DonateWithControlDependency());
+    if (donation.buffer == nullptr || !donation.dependency_ready) {
+      return Internal(std::string(fn) + ": the device returned no buffer or no callback");
+    }
+    auto dependency = std::make_unique<DonationDependency>();
+    dependency->ready = std::move(donation.dependency_ready);
+    args->out_buffer = WrapBuffer(args->buffer->client, std::move(donation.buffer));
+    args->callback_data = dependency.release();
+    args->dependency_ready_callback = &DonationDependencyReady;
     return OkStatus();
   });
 }

@@ -64,6 +64,19 @@ PJRT_Error* BufferOpaqueDeviceMemoryDataPointer(
     PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args* args);
 // PJRT_Buffer_CopyRawToHost: copies raw on-device bytes [offset, offset + size) to the host.
 PJRT_Error* BufferCopyRawToHost(PJRT_Buffer_CopyRawToHost_Args* args);
+// PJRT_Buffer_CopyRawToHostFuture: CopyRawToHost once the framework knows the destination: the
+// copy starts when it calls the returned `future_ready_callback` with `callback_data` and the
+// destination (exactly once; an error there fails the event instead); `event` is ready when the
+// bytes are there. The buffer handle must live until the callback has been called.
+PJRT_Error* BufferCopyRawToHostFuture(PJRT_Buffer_CopyRawToHostFuture_Args* args);
+// PJRT_Buffer_Bitcast: a new buffer over the same device memory with another element type,
+// dimensions and layout (Buffer::Bitcast).
+PJRT_Error* BufferBitcast(PJRT_Buffer_Bitcast_Args* args);
+// PJRT_Buffer_DonateWithControlDependency: moves the buffer's memory to a new buffer that is ready
+// once the framework calls the returned `dependency_ready_callback` (exactly once) with
+// `callback_data`; the buffer reads as donated (Buffer::DonateWithControlDependency).
+PJRT_Error* BufferDonateWithControlDependency(
+    PJRT_Buffer_DonateWithControlDependency_Args* args);
 
 }  // namespace capi
 }  // namespace pjrtkit

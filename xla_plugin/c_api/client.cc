@@ -292,6 +292,26 @@ PJRT_Error* ClientCompile(PJRT_Client_Compile_Args* args) {
   });
 }
 
+PJRT_Error* ClientLoad(PJRT_Client_Load_Args* args) {
+  return Guard("PJRT_Client_Load", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(
+        CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Client_Load_Args, loaded_executable)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "client", args->client));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "executable", args->executable));
+    PJRTKIT_ASSIGN_OR_RETURN(
+        std::string options,
+        ToString(fn, "compile_options", args->compile_options, args->compile_options_size));
+    std::optional<std::string> override_options;
+    if (!options.empty()) override_options = std::move(options);
+    PJRTKIT_ASSIGN_OR_RETURN(
+        std::unique_ptr<LoadedExecutable> loaded,
+        args->client->client->Load(*args->executable->executable, override_options));
+    PJRTKIT_ASSIGN_OR_RETURN(args->loaded_executable,
+                             WrapLoadedExecutable(fn, args->client, std::move(loaded)));
+    return OkStatus();
+  });
+}
+
 PJRT_Error* ClientDefaultDeviceAssignment(PJRT_Client_DefaultDeviceAssignment_Args* args) {
   return Guard("PJRT_Client_DefaultDeviceAssignment", [&](const char* fn) -> Status {
     PJRTKIT_RETURN_IF_ERROR(CheckArgs(

@@ -63,6 +63,9 @@ PJRT_Error* ClientLookupAddressableDevice(PJRT_Client_LookupAddressableDevice_Ar
 PJRT_Error* ClientAddressableMemories(PJRT_Client_AddressableMemories_Args* args);
 // PJRT_Client_Compile: compiles a program into a loaded executable.
 PJRT_Error* ClientCompile(PJRT_Client_Compile_Args* args);
+// PJRT_Client_Load: loads a PJRT_Executable (of PJRT_Compile, or another client's) onto the
+// client (Client::Load); empty compile options keep the executable's own.
+PJRT_Error* ClientLoad(PJRT_Client_Load_Args* args);
 // PJRT_Client_DefaultDeviceAssignment: device ids for replicas x partitions. INVALID_ARGUMENT
 // when `default_assignment_size` is smaller than num_replicas * num_partitions.
 PJRT_Error* ClientDefaultDeviceAssignment(PJRT_Client_DefaultDeviceAssignment_Args* args);
@@ -73,6 +76,11 @@ PJRT_Error* ClientTopologyDescription(PJRT_Client_TopologyDescription_Args* args
 PJRT_Error* ClientBufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Args* args);
 // PJRT_Client_CreateUninitializedBuffer: a buffer with undefined contents.
 PJRT_Error* ClientCreateUninitializedBuffer(PJRT_Client_CreateUninitializedBuffer_Args* args);
+// PJRT_Client_CreateErrorBuffer: a buffer of the given shape in `memory` that holds the given
+// error and no data (ErrorBuffer): its ready event fails, and so does an execution it is passed
+// to. `device_layout` (or the older `shape_layout`) is the layout it reports; default: the
+// client's default layout. Works on every device.
+PJRT_Error* ClientCreateErrorBuffer(PJRT_Client_CreateErrorBuffer_Args* args);
 // PJRT_Client_CreateViewOfDeviceBuffer: a buffer aliasing device memory it does not own
 // (DLPack import); `on_delete_callback` runs when the buffer lets go of it. A non-zero `stream`
 // is UNIMPLEMENTED.

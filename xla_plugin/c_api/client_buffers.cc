@@ -13,6 +13,7 @@
 #include "xla_plugin/c_api/client.h"
 #include "xla_plugin/c_api/convert.h"
 #include "xla_plugin/c_api/entry_point.h"
+#include "xla_plugin/c_api/error_buffer.h"
 #include "xla_plugin/c_api/event.h"
 #include "xla_plugin/c_api/handles.h"
 
@@ -56,7 +57,8 @@ StatusOr<Destination> ResolveDestination(const char* fn, PJRT_Client* client, PJ
     out.memory = Impl(memory)->memory;
     if (out.device == nullptr) {
       if (Impl(memory)->devices.empty()) {
-        return InvalidArgument(std::string(fn) + ": memory " + Impl(memory)->memory->debug_string() +
+        return InvalidArgument(std::string(fn) + ": memory " +
+                               Impl(memory)->memory->debug_string() +
                                " is addressable by no device");
       }
       out.device = Impl(memory)->devices.front()->device;
@@ -115,6 +117,50 @@ PJRT_Error* ClientBufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Args* ar
     std::unique_ptr<PJRT_Event> done(WrapEvent(std::move(result.done_with_host_buffer)));
     args->buffer = WrapBuffer(args->client, std::move(result.buffer));
     args->done_with_host_buffer = done.release();
+    return OkStatus();
+  });
+}
+
+PJRT_Error* ClientCreateErrorBuffer(PJRT_Client_CreateErrorBuffer_Args* args) {
+  return Guard("PJRT_Client_CreateErrorBuffer", [&](const char* fn) -> Status {
+    // payload/num_payload and device_layout are newer than `buffer`: read only when present.
+    PJRTKIT_RETURN_IF_ERROR(
+        CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Client_CreateErrorBuffer_Args, buffer)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "client", args->client));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "memory", args->memory));
+    const size_t num_payload =
+        args->struct_size >= PJRTKIT_ARGS_SIZE(PJRT_Client_CreateErrorBuffer_Args, num_payload)
+            ? args->num_payload
+            : 0;
+    Status error;
+    PJRTKIT_RETURN_IF_ERROR(ErrorFromFields(fn, args->error_code, args->error_message,
+                                            args->error_message_size, args->payload, num_payload,
+                                            &error));
+    PJRTKIT_ASSIGN_OR_RETURN(ElementType type, FromPjrtBufferType(fn, args->shape_element_type));
+    PJRTKIT_ASSIGN_OR_RETURN(std::vector<int64_t> dims,
+                             ReadDims(fn, args->shape_dims, args->shape_num_dims));
+    PJRTKIT_ASSIGN_OR_RETURN(Destination destination,
+                             ResolveDestination(fn, args->client, nullptr, args->memory));
+    const PJRT_Buffer_MemoryLayout* layout = args->shape_layout;
+    if (args->struct_size >=
+            PJRTKIT_ARGS_SIZE(PJRT_Client_CreateErrorBuffer_Args, device_layout) &&
+        args->device_layout != nullptr) {
+      layout = args->device_layout;
+    }
+    MemoryLayout device_layout;
+    if (layout != nullptr) {
+      PJRTKIT_ASSIGN_OR_RETURN(device_layout, FromPjrtLayout(fn, *layout, type, dims));
+    } else {
+      PJRTKIT_ASSIGN_OR_RETURN(device_layout, args->client->client->DefaultLayout(
+                                                  type, dims, destination.memory));
+    }
+    auto buffer = std::make_unique<ErrorBuffer>(std::move(error), type, std::move(dims),
+                                                std::move(device_layout), destination.device,
+                                                destination.memory);
+    const Status* held = &buffer->error();
+    PJRT_Buffer* handle = WrapBuffer(args->client, std::move(buffer));
+    handle->error = held;
+    args->buffer = handle;
     return OkStatus();
   });
 }
@@ -249,6 +295,8 @@ PJRT_Error* ClientCreateBuffersForAsyncHostToDevice(
     auto* handle = new PJRT_AsyncHostToDeviceTransferManager();
     handle->client_reference.Reset(args->client);
     handle->manager = std::move(manager);
+    handle->shapes = std::move(shapes);
+    handle->layouts = std::move(layouts);
     handle->client = args->client;
     args->transfer_manager = handle;
     return OkStatus();

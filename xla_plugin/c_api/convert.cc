@@ -253,6 +253,29 @@ void DestroyError(PJRT_Error* error) {
   delete static_cast<ErrorImpl*>(error);
 }
 
+Status ErrorFromFields(const char* fn, PJRT_Error_Code code, const char* message,
+                       size_t message_size, const PJRT_NamedValue* payload, size_t num_payload,
+                       Status* error) {
+  const int value = RawEnumValue(code);
+  if (value <= 0 || value > static_cast<int>(StatusCode::kUnauthenticated)) {
+    return Invalid(fn, "error_code must be an error (1..16), got " + std::to_string(value));
+  }
+  PJRTKIT_ASSIGN_OR_RETURN(std::string text,
+                           ToString(fn, "error_message", message, message_size));
+  Status status(static_cast<StatusCode>(value), std::move(text));
+  if (num_payload > 0) {
+    PJRTKIT_ASSIGN_OR_RETURN(AttributeMap values, ToAttributeMap(fn, payload, num_payload));
+    for (auto& [key, entry] : values) {
+      if (!std::holds_alternative<std::string>(entry)) {
+        return Invalid(fn, "payload '" + key + "' must be a string");
+      }
+      status.SetPayload(key, std::get<std::string>(entry));
+    }
+  }
+  *error = std::move(status);
+  return OkStatus();
+}
+
 StatusCode ToStatusCode(PJRT_Error_Code code) { return static_cast<StatusCode>(code); }
 
 PJRT_Error_Code ToPjrtErrorCode(StatusCode code) { return static_cast<PJRT_Error_Code>(code); }

@@ -37,6 +37,15 @@ PJRT_Error* EmergencyError() noexcept;
 // Frees an error pjrtkit made (nullptr and EmergencyError() are left alone).
 void DestroyError(PJRT_Error* error);
 
+// The error a framework describes by fields (PJRT_Client_CreateErrorBuffer,
+// PJRT_Device_PoisonExecution): `code` (not OK), `message` and `num_payload` string-valued
+// PJRT_NamedValues as payloads, written to `*error`. Returns INVALID_ARGUMENT naming `fn` (and
+// leaves `*error` alone) for an OK or unknown code, a null message with a size, or a payload that
+// is not a string.
+Status ErrorFromFields(const char* fn, PJRT_Error_Code code, const char* message,
+                       size_t message_size, const PJRT_NamedValue* payload, size_t num_payload,
+                       Status* error);
+
 // The code of `code` as a pjrtkit StatusCode (the values are equal; see convert.cc).
 StatusCode ToStatusCode(PJRT_Error_Code code);
 

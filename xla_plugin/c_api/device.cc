@@ -1,7 +1,10 @@
 #include "xla_plugin/c_api/device.h"
 
 // C++ standard library.
+#include <memory>
 #include <optional>
+#include <string>
+#include <utility>
 
 // pjrtkit.
 #include "xla_plugin/c_api/entry_point.h"
@@ -16,6 +19,9 @@ void SetOptional(const std::optional<int64_t>& value, int64_t* out, bool* is_set
   *is_set = value.has_value();
   *out = value.value_or(0);
 }
+
+// Frees what PJRT_Device_GetAttributes returned.
+void DeleteDeviceAttributes(PJRT_Device_Attributes* attributes) { delete attributes; }
 
 }  // namespace
 
@@ -174,6 +180,80 @@ PJRT_Error* DeviceMemoryStats(PJRT_Device_MemoryStats_Args* args) {
       SetOptional(stats.pool_bytes, &args->pool_bytes, &args->pool_bytes_is_set);
       SetOptional(stats.peak_pool_bytes, &args->peak_pool_bytes, &args->peak_pool_bytes_is_set);
     }
+    if (args->struct_size >=
+        PJRTKIT_ARGS_SIZE(PJRT_Device_MemoryStats_Args, peak_allocated_bytes_is_set)) {
+      SetOptional(stats.peak_allocated_bytes, &args->peak_allocated_bytes,
+                  &args->peak_allocated_bytes_is_set);
+    }
+    return OkStatus();
+  });
+}
+
+PJRT_Error* DeviceClearMemoryStats(PJRT_Device_ClearMemoryStats_Args* args) {
+  return Guard("PJRT_Device_ClearMemoryStats", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(
+        CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Device_ClearMemoryStats_Args, device)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "device", args->device));
+    return args->device->device->ClearMemoryStats();
+  });
+}
+
+PJRT_Error* DeviceGetAttributes(PJRT_Device_GetAttributes_Args* args) {
+  return Guard("PJRT_Device_GetAttributes", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(CheckArgs(
+        fn, args, PJRTKIT_ARGS_SIZE(PJRT_Device_GetAttributes_Args, attributes_deleter)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "device", args->device));
+    PJRTKIT_ASSIGN_OR_RETURN(AttributeMap attributes, args->device->device->GetAttributes());
+    auto* out = new PJRT_Device_Attributes{NamedValueList(attributes)};
+    args->attributes = out->attributes.data();
+    args->num_attributes = out->attributes.size();
+    args->device_attributes = out;
+    args->attributes_deleter = &DeleteDeviceAttributes;
+    return OkStatus();
+  });
+}
+
+PJRT_Error* DevicePoisonExecution(PJRT_Device_PoisonExecution_Args* args) {
+  return Guard("PJRT_Device_PoisonExecution", [&](const char* fn) -> Status {
+    // payload / num_payload are newer than `poisoned`: read only when the caller has them.
+    PJRTKIT_RETURN_IF_ERROR(
+        CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Device_PoisonExecution_Args, poisoned)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "device", args->device));
+    const size_t num_payload =
+        args->struct_size >= PJRTKIT_ARGS_SIZE(PJRT_Device_PoisonExecution_Args, num_payload)
+            ? args->num_payload
+            : 0;
+    Status error;
+    PJRTKIT_RETURN_IF_ERROR(ErrorFromFields(fn, args->error_code, args->error_message,
+                                            args->error_message_size, args->payload, num_payload,
+                                            &error));
+    PJRTKIT_ASSIGN_OR_RETURN(args->poisoned,
+                             args->device->device->PoisonExecution(args->launch_id, error));
+    return OkStatus();
+  });
+}
+
+PJRT_Error* DeviceCreateAsyncTrackingEvent(PJRT_Device_CreateAsyncTrackingEvent_Args* args) {
+  return Guard("PJRT_Device_CreateAsyncTrackingEvent", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(
+        CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Device_CreateAsyncTrackingEvent_Args, event)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "device", args->device));
+    PJRTKIT_ASSIGN_OR_RETURN(
+        std::string description,
+        ToString(fn, "description", args->description, args->description_size));
+    PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<AsyncTrackingEvent> event,
+                             args->device->device->CreateAsyncTrackingEvent(description));
+    if (event == nullptr) return Internal(std::string(fn) + ": the device returned no event");
+    args->event = new PJRT_AsyncTrackingEvent{std::move(event)};
+    return OkStatus();
+  });
+}
+
+PJRT_Error* AsyncTrackingEventDestroy(PJRT_AsyncTrackingEvent_Destroy_Args* args) {
+  return Guard("PJRT_AsyncTrackingEvent_Destroy", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(
+        CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_AsyncTrackingEvent_Destroy_Args, event)));
+    delete args->event;
     return OkStatus();
   });
 }

@@ -33,6 +33,19 @@ PJRT_Error* DeviceDefaultMemory(PJRT_Device_DefaultMemory_Args* args);
 // PJRT_Device_MemoryStats: allocator statistics; unset optionals map to `*_is_set = false`.
 PJRT_Error* DeviceMemoryStats(PJRT_Device_MemoryStats_Args* args);
 
+// PJRT_Device_GetAttributes: the device's attributes now (Device::GetAttributes), in an array
+// the caller frees with the returned deleter.
+PJRT_Error* DeviceGetAttributes(PJRT_Device_GetAttributes_Args* args);
+// PJRT_Device_ClearMemoryStats: resets the device's peak memory figures.
+PJRT_Error* DeviceClearMemoryStats(PJRT_Device_ClearMemoryStats_Args* args);
+// PJRT_Device_PoisonExecution: fails the earliest unfinished execution of `launch_id` with the
+// given error (Device::PoisonExecution); `poisoned` says whether there was one.
+PJRT_Error* DevicePoisonExecution(PJRT_Device_PoisonExecution_Args* args);
+// PJRT_Device_CreateAsyncTrackingEvent: the device's marker of asynchronous work.
+PJRT_Error* DeviceCreateAsyncTrackingEvent(PJRT_Device_CreateAsyncTrackingEvent_Args* args);
+// PJRT_AsyncTrackingEvent_Destroy: ends and frees such a marker (nullptr is fine).
+PJRT_Error* AsyncTrackingEventDestroy(PJRT_AsyncTrackingEvent_Destroy_Args* args);
+
 }  // namespace capi
 }  // namespace pjrtkit
 

@@ -89,7 +89,9 @@ PJRT_Error* ErrorForEachPayload(PJRT_Error_ForEachPayload_Args* args) {
     PJRTKIT_RETURN_IF_ERROR(
         CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Error_ForEachPayload_Args, user_arg)));
     PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "error", args->error));
-    if (args->visitor == nullptr) return InvalidArgument(std::string(fn) + ": args->visitor is null");
+    if (args->visitor == nullptr) {
+      return InvalidArgument(std::string(fn) + ": args->visitor is null");
+    }
     TableForEachPayload(args->error, args->visitor, args->user_arg);
     return OkStatus();
   });

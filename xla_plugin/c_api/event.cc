@@ -85,5 +85,47 @@ PJRT_Error* EventOnReady(PJRT_Event_OnReady_Args* args) {
   });
 }
 
+PJRT_Error* EventCreate(PJRT_Event_Create_Args* args) {
+  return Guard("PJRT_Event_Create", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Event_Create_Args, event)));
+    auto event = std::make_unique<PJRT_Event>();
+    event->event = Event::Create();
+    event->set_by_framework = true;
+    args->event = event.release();
+    return OkStatus();
+  });
+}
+
+PJRT_Error* EventSet(PJRT_Event_Set_Args* args) {
+  return Guard("PJRT_Event_Set", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(
+        CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Event_Set_Args, error_message_size)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "event", args->event));
+    if (!args->event->set_by_framework) {
+      return InvalidArgument(std::string(fn) + ": the event was not made by PJRT_Event_Create; "
+                                               "only those can be set");
+    }
+    const int code = static_cast<int>(args->error_code);
+    if (code < 0 || code > static_cast<int>(StatusCode::kUnauthenticated)) {
+      return InvalidArgument(std::string(fn) + ": error_code " + std::to_string(code) +
+                             " is not a PJRT_Error_Code (0..16)");
+    }
+    Status status;
+    if (code != PJRT_Error_Code_OK) {
+      if (args->error_message == nullptr && args->error_message_size > 0) {
+        return NullHandleError(fn, "error_message");
+      }
+      status = Status(static_cast<StatusCode>(code),
+                      args->error_message == nullptr
+                          ? std::string()
+                          : std::string(args->error_message, args->error_message_size));
+    }
+    if (!args->event->event->Set(std::move(status))) {
+      return FailedPrecondition(std::string(fn) + ": the event was set already");
+    }
+    return OkStatus();
+  });
+}
+
 }  // namespace capi
 }  // namespace pjrtkit

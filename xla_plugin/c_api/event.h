@@ -31,6 +31,15 @@ PJRT_Error* EventError(PJRT_Event_Error_Args* args);
 // PJRT_Event_Await: blocks until the event is ready and returns its error (nullptr if none).
 PJRT_Error* EventAwait(PJRT_Event_Await_Args* args);
 
+// PJRT_Event_Create: a new event that the framework makes ready with PJRT_Event_Set (for example
+// to order work of its own before a PJRT operation it passes the event to).
+PJRT_Error* EventCreate(PJRT_Event_Create_Args* args);
+
+// PJRT_Event_Set: makes an event of PJRT_Event_Create ready with `error_code` (OK, or an error with
+// `error_message`); waiting callbacks run on this thread. INVALID_ARGUMENT for an event pjrtkit
+// made (only the device completes those), FAILED_PRECONDITION when it was set already.
+PJRT_Error* EventSet(PJRT_Event_Set_Args* args);
+
 // PJRT_Event_OnReady: calls `callback(error, user_arg)` once the event is ready (now, if it is).
 // The callback holds the pjrtkit::Event, so the framework may destroy the handle right away.
 PJRT_Error* EventOnReady(PJRT_Event_OnReady_Args* args);

@@ -18,6 +18,9 @@ namespace {
 // Frees what PJRT_Executable_Serialize returned.
 void DeleteSerializedExecutable(PJRT_SerializedExecutable* serialized) { delete serialized; }
 
+// Frees what PJRT_Executable_GetCompileOptions returned.
+void DeleteCompileOptions(PJRT_SerializedCompileOptions* options) { delete options; }
+
 // INTERNAL unless a per-output list has one entry per output.
 Status CheckOutputCount(const char* fn, const char* what, size_t got, size_t num_outputs) {
   if (got == num_outputs) return OkStatus();
@@ -285,6 +288,57 @@ PJRT_Error* ExecutableGetCompiledMemoryStats(PJRT_Executable_GetCompiledMemorySt
     args->host_alias_size_in_bytes = stats.host_alias_size_in_bytes;
     args->host_temp_size_in_bytes = stats.host_temp_size_in_bytes;
     args->peak_memory_in_bytes = stats.peak_memory_in_bytes;
+    // The fields below are newer than peak_memory_in_bytes: written only when the caller has them.
+    if (args->struct_size >=
+        PJRTKIT_ARGS_SIZE(PJRT_Executable_GetCompiledMemoryStats_Args, peak_unpadded_heap_bytes)) {
+      args->total_size_in_bytes = stats.total_size_in_bytes;
+      args->total_allocation_bytes = stats.total_allocation_bytes;
+      args->indefinite_allocations = stats.indefinite_allocations;
+      args->peak_unpadded_heap_bytes = stats.peak_unpadded_heap_bytes;
+    }
+    return OkStatus();
+  });
+}
+
+PJRT_Error* ExecutableGetCompileOptions(PJRT_Executable_GetCompileOptions_Args* args) {
+  return Guard("PJRT_Executable_GetCompileOptions", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(CheckArgs(
+        fn, args,
+        PJRTKIT_ARGS_SIZE(PJRT_Executable_GetCompileOptions_Args,
+                          serialized_compile_options_deleter)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "executable", args->executable));
+    PJRTKIT_ASSIGN_OR_RETURN(std::string bytes, args->executable->executable->compile_options());
+    auto* serialized = new PJRT_SerializedCompileOptions{std::move(bytes)};
+    args->serialized_bytes = serialized->bytes.data();
+    args->serialized_bytes_size = serialized->bytes.size();
+    args->serialized_compile_options = serialized;
+    args->serialized_compile_options_deleter = &DeleteCompileOptions;
+    return OkStatus();
+  });
+}
+
+PJRT_Error* ExecutableParameterMemoryKinds(PJRT_Executable_ParameterMemoryKinds_Args* args) {
+  return Guard("PJRT_Executable_ParameterMemoryKinds", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(CheckArgs(
+        fn, args,
+        PJRTKIT_ARGS_SIZE(PJRT_Executable_ParameterMemoryKinds_Args, memory_kind_sizes)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "executable", args->executable));
+    const Executable& executable = *args->executable->executable;
+    PJRTKIT_ASSIGN_OR_RETURN(
+        const ExecutableMemoryKinds* kinds,
+        args->executable->parameter_memory_kinds.Get(
+            [&]() -> StatusOr<std::unique_ptr<ExecutableMemoryKinds>> {
+              auto out = std::make_unique<ExecutableMemoryKinds>();
+              PJRTKIT_ASSIGN_OR_RETURN(out->kinds, executable.parameter_memory_kinds());
+              for (const std::string& kind : out->kinds) {
+                out->kind_ptrs.push_back(kind.c_str());
+                out->kind_sizes.push_back(kind.size());
+              }
+              return out;
+            }));
+    args->num_parameters = kinds->kinds.size();
+    args->memory_kinds = kinds->kind_ptrs.empty() ? nullptr : kinds->kind_ptrs.data();
+    args->memory_kind_sizes = kinds->kind_sizes.empty() ? nullptr : kinds->kind_sizes.data();
     return OkStatus();
   });
 }

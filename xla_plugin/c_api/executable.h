@@ -48,6 +48,11 @@ PJRT_Error* ExecutableOutputDimensions(PJRT_Executable_OutputDimensions_Args* ar
 PJRT_Error* ExecutableFingerprint(PJRT_Executable_Fingerprint_Args* args);
 // PJRT_Executable_GetCompiledMemoryStats: memory statistics of the compiled program.
 PJRT_Error* ExecutableGetCompiledMemoryStats(PJRT_Executable_GetCompiledMemoryStats_Args* args);
+// PJRT_Executable_GetCompileOptions: the serialized xla.CompileOptionsProto the executable was
+// compiled with (Executable::compile_options), with a deleter.
+PJRT_Error* ExecutableGetCompileOptions(PJRT_Executable_GetCompileOptions_Args* args);
+// PJRT_Executable_ParameterMemoryKinds: the memory kind of each parameter (cached on the handle).
+PJRT_Error* ExecutableParameterMemoryKinds(PJRT_Executable_ParameterMemoryKinds_Args* args);
 
 }  // namespace capi
 }  // namespace pjrtkit

@@ -112,6 +112,8 @@ struct MemoryUserData {
 // PJRT_Event_OnReady keep it alive after the framework destroys this handle.
 struct PJRT_Event {
   std::shared_ptr<pjrtkit::Event> event;  // The event; never null.
+  // Made by PJRT_Event_Create: the framework sets it (PJRT_Event_Set); no other event may be set.
+  bool set_by_framework = false;
 };
 
 // A device description, of a client's device or of a topology.
@@ -176,6 +178,7 @@ struct PJRT_TopologyDescription {
   std::vector<std::unique_ptr<PJRT_DeviceDescription>> descriptions;  // One per device.
   std::vector<PJRT_DeviceDescription*> description_ptrs;  // GetDeviceDescriptions output.
   const pjrtkit::capi::NamedValueList attributes;         // PJRT_TopologyDescription_Attributes.
+  pjrtkit::capi::OnceCache<std::vector<int>> memory_space_kind_ids;  // GetMemorySpaceKindIds.
 };
 
 // A client and every device/memory wrapper of it.
@@ -243,6 +246,9 @@ struct PJRT_Buffer {
   // execution), so PJRT_Buffer_Device/_Memory need no lookup; null means look them up.
   PJRT_Device* device_handle = nullptr;
   PJRT_Memory* memory_handle = nullptr;
+  // Set for a buffer of PJRT_Client_CreateErrorBuffer (an ErrorBuffer, whose error this is): an
+  // execution it is an argument of fails with it.
+  const pjrtkit::Status* error = nullptr;
 };
 
 // A compiled program, not bound to devices. Shares the pjrtkit::Executable, so it outlives the
@@ -255,9 +261,12 @@ struct PJRT_Executable {
   pjrtkit::capi::OnceCache<std::vector<PJRT_Buffer_Type>> element_types;  // OutputElementTypes.
   pjrtkit::capi::OnceCache<pjrtkit::capi::ExecutableDims> dims;           // OutputDimensions.
   pjrtkit::capi::OnceCache<pjrtkit::capi::ExecutableMemoryKinds> memory_kinds;  // MemoryKinds.
+  // ParameterMemoryKinds.
+  pjrtkit::capi::OnceCache<pjrtkit::capi::ExecutableMemoryKinds> parameter_memory_kinds;
   pjrtkit::capi::OnceCache<pjrtkit::capi::NamedValueList> cost_analysis;        // GetCostAnalysis.
   pjrtkit::capi::OnceCache<pjrtkit::Program> optimized_program;                 // OptimizedProgram.
   pjrtkit::capi::OnceCache<pjrtkit::capi::ExecutableOutputLayouts> output_layouts;  // Layouts ext.
+  pjrtkit::capi::OnceCache<pjrtkit::capi::ExecutableOutputLayouts> parameter_layouts;  // Likewise.
 };
 
 // A program loaded onto devices. Owns its pjrtkit::LoadedExecutable.
@@ -269,6 +278,8 @@ struct PJRT_LoadedExecutable {
   std::vector<PJRT_Device*> addressable_devices;      // AddressableDevices output.
   size_t num_outputs = 0;                             // The executable's, read once.
   pjrtkit::capi::OnceCache<std::string> fingerprint;  // LoadedExecutable_Fingerprint output.
+  // LoadedExecutable_AddressableDeviceLogicalIds output.
+  pjrtkit::capi::OnceCache<std::vector<PJRT_LogicalDeviceIds>> logical_ids;
   // FFI user data every execution passes to the FFI handlers, set when the executable was loaded
   // under a thread binding (executable_binding.h); null (the common case) otherwise.
   std::unique_ptr<pjrtkit::ExecuteContext> bound_context;
@@ -285,6 +296,9 @@ struct PJRT_AsyncHostToDeviceTransferManager {
   pjrtkit::capi::ClientReference client_reference;
   std::unique_ptr<pjrtkit::AsyncHostToDeviceTransferManager> manager;  // Never null.
   PJRT_Client* client;  // The client it was created by (and its buffers belong to).
+  std::vector<pjrtkit::BufferShape> shapes;  // Each buffer's shape, as created.
+  // Each buffer's requested device layout (empty: all default; nullopt entries: default).
+  std::vector<std::optional<pjrtkit::MemoryLayout>> layouts;
 };
 
 // Per-execution data passed in PJRT_ExecuteOptions::context. Owns the pjrtkit::ExecuteContext.
@@ -305,9 +319,25 @@ struct PJRT_Layouts_SerializedLayout {
   std::string bytes;  // xla::Layout::ToString() text (layout_codec.h).
 };
 
+// Attributes handed out with a deleter (PJRT_Device_GetAttributes).
+struct PJRT_Device_Attributes {
+  pjrtkit::capi::NamedValueList attributes;  // The array the caller reads.
+};
+
+// A device's marker of asynchronous work (PJRT_Device_CreateAsyncTrackingEvent); the framework
+// destroys it with PJRT_AsyncTrackingEvent_Destroy.
+struct PJRT_AsyncTrackingEvent {
+  std::unique_ptr<pjrtkit::AsyncTrackingEvent> event;  // The device's; never null.
+};
+
 // Bytes handed out with a deleter (PJRT_Executable_Serialize).
 struct PJRT_SerializedExecutable {
   std::string bytes;  // The serialized executable.
+};
+
+// Bytes handed out with a deleter (PJRT_Executable_GetCompileOptions).
+struct PJRT_SerializedCompileOptions {
+  std::string bytes;  // A serialized xla.CompileOptionsProto.
 };
 
 // Bytes handed out with a deleter (PJRT_TopologyDescription_Serialize).

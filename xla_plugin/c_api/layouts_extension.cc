@@ -61,6 +61,22 @@ StatusOr<PJRT_Layouts_MemoryLayout*> NewLayout(const char* fn, const std::string
 
 // The PJRT_Executable's output layouts, each checked against the output's rank when the
 // executable reports its output dimensions.
+// Handles for `layouts` (the executable's parameter layouts), owned by the executable.
+StatusOr<std::unique_ptr<ExecutableOutputLayouts>> OwnedLayouts(const char* fn, const char* what,
+                                                                std::vector<MemoryLayout> layouts) {
+  auto out = std::make_unique<ExecutableOutputLayouts>();
+  for (size_t i = 0; i < layouts.size(); ++i) {
+    const size_t rank = layouts[i].minor_to_major.size();
+    PJRTKIT_ASSIGN_OR_RETURN(
+        PJRT_Layouts_MemoryLayout * layout,
+        NewLayout(fn, what + (" " + std::to_string(i)), std::move(layouts[i]), rank));
+    layout->owned_by_executable = true;
+    out->layouts.emplace_back(layout);
+    out->pointers.push_back(layout);
+  }
+  return out;
+}
+
 StatusOr<std::unique_ptr<ExecutableOutputLayouts>> MakeOutputLayouts(const char* fn,
                                                                      const Executable& executable,
                                                                      size_t num_outputs) {
@@ -181,6 +197,26 @@ PJRT_Error* LayoutsExecutableGetOutputLayouts(abi::LayoutsExecutableGetOutputLay
   });
 }
 
+PJRT_Error* LayoutsExecutableGetParameterLayouts(
+    abi::LayoutsExecutableGetParameterLayoutsArgs* args) {
+  return Guard("PJRT_Layouts_PJRT_Executable_GetParameterLayouts", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(
+        CheckArgs(fn, args, abi::kLayoutsExecutableGetParameterLayoutsArgsSize));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "executable", args->executable));
+    PJRT_Executable& handle = *args->executable;
+    PJRTKIT_ASSIGN_OR_RETURN(
+        const ExecutableOutputLayouts* layouts,
+        handle.parameter_layouts.Get([&]() -> StatusOr<std::unique_ptr<ExecutableOutputLayouts>> {
+          PJRTKIT_ASSIGN_OR_RETURN(std::vector<MemoryLayout> all,
+                                   handle.executable->parameter_layouts());
+          return OwnedLayouts(fn, "parameter", std::move(all));
+        }));
+    args->num_parameters = layouts->pointers.size();
+    args->layouts = const_cast<PJRT_Layouts_MemoryLayout**>(layouts->pointers.data());
+    return OkStatus();
+  });
+}
+
 PJRT_Extension_Base* LayoutsExtensionBase(PJRT_Extension_Base* next) {
   static abi::LayoutsExtension extension = [next] {
     abi::LayoutsExtension e{};
@@ -193,6 +229,7 @@ PJRT_Extension_Base* LayoutsExtensionBase(PJRT_Extension_Base* next) {
     e.buffer_memory_layout = &LayoutsBufferMemoryLayout;
     e.topology_get_default_layout = &LayoutsTopologyGetDefaultLayout;
     e.executable_get_output_layouts = &LayoutsExecutableGetOutputLayouts;
+    e.executable_get_parameter_layouts = &LayoutsExecutableGetParameterLayouts;
     return e;
   }();
   return &extension.base;

@@ -26,13 +26,17 @@
 namespace pjrtkit {
 namespace capi {
 
-// The six entry points of the extension (PJRT C API 0.81), in the struct's order.
+// The seven entry points of the extension (version 4), in the struct's order.
 PJRT_Error* LayoutsMemoryLayoutDestroy(abi::LayoutsMemoryLayoutDestroyArgs* args);
 PJRT_Error* LayoutsMemoryLayoutSerialize(abi::LayoutsMemoryLayoutSerializeArgs* args);
 PJRT_Error* LayoutsClientGetDefaultLayout(abi::LayoutsClientGetDefaultLayoutArgs* args);
 PJRT_Error* LayoutsBufferMemoryLayout(abi::LayoutsBufferMemoryLayoutArgs* args);
 PJRT_Error* LayoutsTopologyGetDefaultLayout(abi::LayoutsTopologyGetDefaultLayoutArgs* args);
 PJRT_Error* LayoutsExecutableGetOutputLayouts(abi::LayoutsExecutableGetOutputLayoutsArgs* args);
+// The executable's parameter layouts (Executable::parameter_layouts), owned by the
+// PJRT_Executable like its output layouts.
+PJRT_Error* LayoutsExecutableGetParameterLayouts(
+    abi::LayoutsExecutableGetParameterLayoutsArgs* args);
 
 // The extension struct (a function-local static, built on first call with `next` as the next
 // extension of the chain). Returns its PJRT_Extension_Base, ready to link into the chain.

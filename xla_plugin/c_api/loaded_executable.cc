@@ -89,6 +89,13 @@ Status CollectArguments(const char* fn, const PJRT_LoadedExecutable_Execute_Args
         return FailedPrecondition(std::string(fn) + ": " + ArgName(d, i) +
                                   " has been deleted or donated");
       }
+      if (buffer->error != nullptr) {  // An error buffer: the execution fails with its error.
+        Status failed(buffer->error->code(), std::string(fn) + ": " + ArgName(d, i) +
+                                                 " is an error buffer: " +
+                                                 buffer->error->message());
+        for (const auto& [key, value] : buffer->error->payloads()) failed.SetPayload(key, value);
+        return failed;
+      }
       out[d].push_back(buffer->buffer.get());
     }
   }
@@ -366,6 +373,43 @@ PJRT_Error* LoadedExecutableGetDeviceAssignment(
     args->serialized_bytes_size = serialized->bytes.size();
     args->serialized_device_assignment = serialized;
     args->serialized_device_assignment_deleter = &DeleteDeviceAssignment;
+    return OkStatus();
+  });
+}
+
+PJRT_Error* LoadedExecutableAddressableDeviceLogicalIds(
+    PJRT_LoadedExecutable_AddressableDeviceLogicalIds_Args* args) {
+  return Guard("PJRT_LoadedExecutable_AddressableDeviceLogicalIds", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(
+        CheckArgs(fn, args,
+                  PJRTKIT_ARGS_SIZE(PJRT_LoadedExecutable_AddressableDeviceLogicalIds_Args,
+                                    num_addressable_device_logical_ids)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "executable", args->executable));
+    const PJRT_LoadedExecutable& handle = *args->executable;
+    PJRTKIT_ASSIGN_OR_RETURN(
+        const std::vector<PJRT_LogicalDeviceIds>* ids,
+        args->executable->logical_ids.Get(
+            [&]() -> StatusOr<std::unique_ptr<std::vector<PJRT_LogicalDeviceIds>>> {
+              PJRTKIT_ASSIGN_OR_RETURN(std::vector<LogicalDeviceId> logical,
+                                       handle.loaded->addressable_device_logical_ids());
+              if (logical.size() != handle.addressable_devices.size()) {
+                return Internal(std::string(fn) + ": the device gave " +
+                                std::to_string(logical.size()) + " logical ids for " +
+                                std::to_string(handle.addressable_devices.size()) +
+                                " addressable devices");
+              }
+              auto out = std::make_unique<std::vector<PJRT_LogicalDeviceIds>>();
+              for (const LogicalDeviceId& id : logical) {
+                PJRT_LogicalDeviceIds c{};
+                c.replica = id.replica;
+                c.partition = id.partition;
+                out->push_back(c);
+              }
+              return out;
+            }));
+    args->addressable_device_logical_ids =
+        ids->empty() ? nullptr : const_cast<PJRT_LogicalDeviceIds*>(ids->data());
+    args->num_addressable_device_logical_ids = ids->size();
     return OkStatus();
   });
 }

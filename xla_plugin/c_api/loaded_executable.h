@@ -43,6 +43,12 @@ PJRT_Error* LoadedExecutableFingerprint(PJRT_LoadedExecutable_Fingerprint_Args* 
 PJRT_Error* LoadedExecutableGetDeviceAssignment(
     PJRT_LoadedExecutable_GetDeviceAssignment_Args* args);
 
+// PJRT_LoadedExecutable_AddressableDeviceLogicalIds: the replica and partition of each
+// addressable device, in AddressableDevices order
+// (LoadedExecutable::addressable_device_logical_ids, cached on the handle).
+PJRT_Error* LoadedExecutableAddressableDeviceLogicalIds(
+    PJRT_LoadedExecutable_AddressableDeviceLogicalIds_Args* args);
+
 }  // namespace capi
 }  // namespace pjrtkit
 

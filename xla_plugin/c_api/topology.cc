@@ -1,6 +1,7 @@
 #include "xla_plugin/c_api/topology.h"
 
 // C++ standard library.
+#include <cstring>
 #include <utility>
 
 // pjrtkit.
@@ -173,6 +174,82 @@ PJRT_Error* TopologyCompile(PJRT_Compile_Args* args) {
     args->executable = WrapExecutable(std::move(executable));
     return OkStatus();
   });
+}
+
+namespace {
+
+// Frees a shape of PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace.
+void DeleteShapeBytes(const char* bytes) { delete[] bytes; }
+
+}  // namespace
+
+PJRT_Error* TopologyFingerprint(PJRT_TopologyDescription_Fingerprint_Args* args) {
+  return Guard("PJRT_TopologyDescription_Fingerprint", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(CheckArgs(
+        fn, args, PJRTKIT_ARGS_SIZE(PJRT_TopologyDescription_Fingerprint_Args, fingerprint)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "topology", args->topology));
+    PJRTKIT_ASSIGN_OR_RETURN(args->fingerprint, args->topology->topology->Fingerprint());
+    return OkStatus();
+  });
+}
+
+PJRT_Error* TopologyGetMemorySpaceKindIds(
+    PJRT_TopologyDescription_GetMemorySpaceKindIds_Args* args) {
+  return Guard("PJRT_TopologyDescription_GetMemorySpaceKindIds", [&](const char* fn) -> Status {
+    PJRTKIT_RETURN_IF_ERROR(
+        CheckArgs(fn, args,
+                  PJRTKIT_ARGS_SIZE(PJRT_TopologyDescription_GetMemorySpaceKindIds_Args,
+                                    num_memory_space_kind_ids)));
+    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "topology", args->topology));
+    const PJRT_TopologyDescription& handle = *args->topology;
+    PJRTKIT_ASSIGN_OR_RETURN(
+        const std::vector<int>* ids,
+        const_cast<PJRT_TopologyDescription&>(handle).memory_space_kind_ids.Get(
+            [&]() -> StatusOr<std::unique_ptr<std::vector<int>>> {
+              PJRTKIT_ASSIGN_OR_RETURN(std::vector<int> kinds,
+                                       handle.topology->MemorySpaceKindIds());
+              return std::make_unique<std::vector<int>>(std::move(kinds));
+            }));
+    args->memory_space_kind_ids = ids->empty() ? nullptr : ids->data();
+    args->num_memory_space_kind_ids = ids->size();
+    return OkStatus();
+  });
+}
+
+PJRT_Error* TopologyMakeCanonicalShapeForMemorySpace(
+    PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace_Args* args) {
+  return Guard(
+      "PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace",
+      [&](const char* fn) -> Status {
+        PJRTKIT_RETURN_IF_ERROR(CheckArgs(
+            fn, args,
+            PJRTKIT_ARGS_SIZE(PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace_Args,
+                              serialized_shape_deleter)));
+        PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "topology", args->topology));
+        PJRTKIT_ASSIGN_OR_RETURN(ElementType type, FromPjrtBufferType(fn, args->element_type));
+        if (args->num_dims > 0 && args->dims == nullptr) return NullHandleError(fn, "dims");
+        std::vector<int64_t> dims(args->dims, args->dims + args->num_dims);
+        for (int64_t d : dims) {
+          if (d < 0) {
+            return InvalidArgument(std::string(fn) + ": dimensions must be >= 0, got " +
+                                   std::to_string(d));
+          }
+        }
+        std::optional<MemoryLayout> layout;
+        if (args->layout != nullptr) {
+          PJRTKIT_ASSIGN_OR_RETURN(layout, FromPjrtLayout(fn, *args->layout, type, dims));
+        }
+        PJRTKIT_ASSIGN_OR_RETURN(std::string shape,
+                                 args->topology->topology->CanonicalShapeForMemorySpace(
+                                     args->memory_space_kind_id, type, dims, layout));
+        char* bytes = new char[shape.size() + 1];
+        std::memcpy(bytes, shape.data(), shape.size());
+        bytes[shape.size()] = '\0';
+        args->serialized_shape = bytes;
+        args->serialized_shape_size = shape.size();
+        args->serialized_shape_deleter = &DeleteShapeBytes;
+        return OkStatus();
+      });
 }
 
 }  // namespace capi

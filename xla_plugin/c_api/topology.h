@@ -49,6 +49,16 @@ PJRT_Error* TopologyDeserialize(PJRT_TopologyDescription_Deserialize_Args* args)
 // device has no ahead-of-time compiler.
 PJRT_Error* TopologyCompile(PJRT_Compile_Args* args);
 
+// PJRT_TopologyDescription_Fingerprint: Topology::Fingerprint.
+PJRT_Error* TopologyFingerprint(PJRT_TopologyDescription_Fingerprint_Args* args);
+// PJRT_TopologyDescription_GetMemorySpaceKindIds: the memory-space kind ids (cached on the handle).
+PJRT_Error* TopologyGetMemorySpaceKindIds(
+    PJRT_TopologyDescription_GetMemorySpaceKindIds_Args* args);
+// PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace: a serialized xla.ShapeProto, freed
+// with the returned deleter.
+PJRT_Error* TopologyMakeCanonicalShapeForMemorySpace(
+    PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace_Args* args);
+
 }  // namespace capi
 }  // namespace pjrtkit
 

@@ -11,10 +11,18 @@
 #include "xla_plugin/c_api/entry_point.h"
 #include "xla_plugin/c_api/event.h"
 #include "xla_plugin/c_api/handles.h"
+#include "xla_plugin/client/layout_codec.h"
 
 namespace pjrtkit {
 namespace capi {
 namespace {
+
+// "f32[2,3]", for messages.
+std::string ShapeText(ElementType type, const std::vector<int64_t>& dims) {
+  std::string out = std::string(ElementTypeName(type)) + "[";
+  for (size_t i = 0; i < dims.size(); ++i) out += (i ? "," : "") + std::to_string(dims[i]);
+  return out + "]";
+}
 
 // INVALID_ARGUMENT naming `fn` unless 0 <= `index` < the manager's buffer count.
 Status CheckIndex(const char* fn, const PJRT_AsyncHostToDeviceTransferManager& manager,
@@ -160,6 +168,59 @@ PJRT_Error* TransferManagerAddMetadata(
                              ToAttributeMap(fn, args->transfer_metadata, args->num_metadata));
     return args->transfer_manager->manager->AddMetadata(metadata);
   });
+}
+
+PJRT_Error* TransferManagerTransferLiteral(
+    PJRT_AsyncHostToDeviceTransferManager_TransferLiteral_Args* args) {
+  return Guard(
+      "PJRT_AsyncHostToDeviceTransferManager_TransferLiteral", [&](const char* fn) -> Status {
+        PJRTKIT_RETURN_IF_ERROR(CheckArgs(
+            fn, args,
+            PJRTKIT_ARGS_SIZE(PJRT_AsyncHostToDeviceTransferManager_TransferLiteral_Args,
+                              done_with_h2d_transfer)));
+        PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "transfer_manager", args->transfer_manager));
+        const PJRT_AsyncHostToDeviceTransferManager& manager = *args->transfer_manager;
+        PJRTKIT_RETURN_IF_ERROR(CheckIndex(fn, manager, args->buffer_index));
+        const BufferShape& shape = manager.shapes[args->buffer_index];
+        PJRTKIT_ASSIGN_OR_RETURN(ElementType type,
+                                 FromPjrtBufferType(fn, args->shape_element_type));
+        if (args->shape_num_dims > 0 && args->shape_dims == nullptr) {
+          return NullHandleError(fn, "shape_dims");
+        }
+        const std::vector<int64_t> dims(args->shape_dims, args->shape_dims + args->shape_num_dims);
+        if (type != shape.type || dims != shape.dims) {
+          return InvalidArgument(std::string(fn) + ": the literal's shape is " +
+                                 ShapeText(type, dims) + " but buffer " +
+                                 std::to_string(args->buffer_index) + " is " +
+                                 ShapeText(shape.type, shape.dims));
+        }
+        MemoryLayout buffer_layout = RowMajorLayout(dims.size());
+        if (!manager.layouts.empty() && manager.layouts[args->buffer_index].has_value()) {
+          buffer_layout = *manager.layouts[args->buffer_index];
+        }
+        MemoryLayout literal_layout = RowMajorLayout(dims.size());
+        if (args->shape_layout != nullptr) {
+          PJRTKIT_ASSIGN_OR_RETURN(literal_layout,
+                                   FromPjrtLayout(fn, *args->shape_layout, type, dims));
+        }
+        if (literal_layout.minor_to_major != buffer_layout.minor_to_major ||
+            literal_layout.tiles != buffer_layout.tiles ||
+            literal_layout.element_size_in_bits != buffer_layout.element_size_in_bits) {
+          return Unimplemented(std::string(fn) + ": the literal is laid out as " +
+                               EncodeXlaLayout(literal_layout) + " but buffer " +
+                               std::to_string(args->buffer_index) + " as " +
+                               EncodeXlaLayout(buffer_layout) +
+                               "; pjrtkit copies literals in the buffer's own layout only");
+        }
+        PJRTKIT_ASSIGN_OR_RETURN(size_t bytes, manager.manager->buffer_size(args->buffer_index));
+        if (bytes > 0) PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "data", args->data));
+        PJRTKIT_ASSIGN_OR_RETURN(
+            std::shared_ptr<Event> done,
+            manager.manager->TransferData(args->buffer_index, args->data, 0,
+                                          static_cast<int64_t>(bytes), /*is_last=*/true));
+        args->done_with_h2d_transfer = WrapEvent(std::move(done));
+        return OkStatus();
+      });
 }
 
 }  // namespace capi

@@ -35,6 +35,13 @@ PJRT_Error* TransferManagerSetBufferError(
 PJRT_Error* TransferManagerAddMetadata(
     PJRT_AsyncHostToDeviceTransferManager_AddMetadata_Args* args);
 
+// PJRT_AsyncHostToDeviceTransferManager_TransferLiteral: fills buffer `buffer_index` from a whole
+// host array of its shape (TransferData of all its bytes, as the last chunk). The literal's
+// element type and dimensions must be the buffer's, and its layout (null: dense row-major) the
+// buffer's layout as created.
+PJRT_Error* TransferManagerTransferLiteral(
+    PJRT_AsyncHostToDeviceTransferManager_TransferLiteral_Args* args);
+
 }  // namespace capi
 }  // namespace pjrtkit
 

@@ -32,27 +32,6 @@ PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_Client_CreateAliasBuffer, ClientCreateAliasBuffe
 // As above: no alias buffer can exist.
 PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_Client_FulfillAliasBuffer, ClientFulfillAliasBuffer)
 
-// ---- Slots of PJRT C API 0.82-0.117 not yet served -----------------------------------------
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_Client_CreateErrorBuffer, PendingClientCreateErrorBuffer)
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_AsyncHostToDeviceTransferManager_TransferLiteral, PendingAsyncHostToDeviceTransferManagerTransferLiteral)
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_Buffer_CopyRawToHostFuture, PendingBufferCopyRawToHostFuture)
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_Device_PoisonExecution, PendingDevicePoisonExecution)
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_Device_CreateAsyncTrackingEvent, PendingDeviceCreateAsyncTrackingEvent)
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_AsyncTrackingEvent_Destroy, PendingAsyncTrackingEventDestroy)
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_Executable_GetCompileOptions, PendingExecutableGetCompileOptions)
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_Buffer_DonateWithControlDependency, PendingBufferDonateWithControlDependency)
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_Event_Create, PendingEventCreate)
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_Event_Set, PendingEventSet)
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_Device_GetAttributes, PendingDeviceGetAttributes)
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_Client_Load, PendingClientLoad)
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_LoadedExecutable_AddressableDeviceLogicalIds, PendingLoadedExecutableAddressableDeviceLogicalIds)
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_Buffer_Bitcast, PendingBufferBitcast)
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_TopologyDescription_Fingerprint, PendingTopologyDescriptionFingerprint)
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_Executable_ParameterMemoryKinds, PendingExecutableParameterMemoryKinds)
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_Device_ClearMemoryStats, PendingDeviceClearMemoryStats)
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace, PendingTopologyDescriptionMakeCanonicalShapeForMemorySpace)
-PJRTKIT_UNIMPLEMENTED_SLOT(PJRT_TopologyDescription_GetMemorySpaceKindIds, PendingTopologyDescriptionGetMemorySpaceKindIds)
-
 #undef PJRTKIT_UNIMPLEMENTED_SLOT
 
 }  // namespace capi

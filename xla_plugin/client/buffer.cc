@@ -27,6 +27,15 @@ StatusOr<void*> Buffer::OpaqueDeviceMemoryDataPointer() {
   return Unimplemented("Buffer::OpaqueDeviceMemoryDataPointer is not implemented by this device");
 }
 
+StatusOr<std::unique_ptr<Buffer>> Buffer::Bitcast(ElementType, const std::vector<int64_t>&,
+                                                  const std::optional<MemoryLayout>&) {
+  return Unimplemented("Buffer::Bitcast is not implemented by this device");
+}
+
+StatusOr<ControlledDonation> Buffer::DonateWithControlDependency() {
+  return Unimplemented("Buffer::DonateWithControlDependency is not implemented by this device");
+}
+
 Status Buffer::IncreaseExternalReferenceCount() {
   if (IsDeleted()) {
     return FailedPrecondition("IncreaseExternalReferenceCount called on a deleted buffer");

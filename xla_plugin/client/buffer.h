@@ -5,7 +5,9 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "xla_plugin/client/event.h"
@@ -17,6 +19,7 @@ namespace pjrtkit {
 
 class Device;
 class Memory;
+struct ControlledDonation;
 
 // A device array. Destroying the object releases it (PJRT_Buffer_Destroy); Delete() releases the
 // device memory early while the object stays queryable (IsDeleted() then returns true).
@@ -62,6 +65,16 @@ class Buffer {
   virtual StatusOr<uintptr_t> UnsafePointer();
   // Opaque device pointer to the data (UNIMPLEMENTED unless the device allows it).
   virtual StatusOr<void*> OpaqueDeviceMemoryDataPointer();
+  // A new buffer of `type` and `dims` laid out as `layout` (nullopt: the default layout for that
+  // shape) over this buffer's device memory, which both then share (PJRT_Buffer_Bitcast); the
+  // byte sizes must agree. UNIMPLEMENTED unless the device can.
+  virtual StatusOr<std::unique_ptr<Buffer>> Bitcast(ElementType type,
+                                                    const std::vector<int64_t>& dims,
+                                                    const std::optional<MemoryLayout>& layout);
+  // Hands this buffer's memory to a new buffer that becomes ready only once the returned
+  // `dependency_ready` has been called (PJRT_Buffer_DonateWithControlDependency); this buffer
+  // then reads as donated. UNIMPLEMENTED unless the device can.
+  virtual StatusOr<ControlledDonation> DonateWithControlDependency();
 
   // Records that a framework holds a raw reference to the device memory. The C-API layer then
   // postpones Delete() (and keeps the buffer past PJRT_Buffer_Destroy) until the last reference
@@ -74,6 +87,14 @@ class Buffer {
 
  private:
   std::atomic<int> external_references_{0};  // Held raw references (see above).
+};
+
+// What Buffer::DonateWithControlDependency returns.
+struct ControlledDonation {
+  std::unique_ptr<Buffer> buffer;  // The donated memory, under a new buffer.
+  // Call exactly once, when the work the donation waits for is done (an error makes `buffer`
+  // an error). Must be callable from any thread.
+  std::function<void(Status)> dependency_ready;
 };
 
 }  // namespace pjrtkit

@@ -55,6 +55,17 @@ StatusOr<std::vector<int>> Client::DefaultDeviceAssignment(int num_replicas,
   return ids;
 }
 
+StatusOr<std::unique_ptr<LoadedExecutable>> Client::Load(
+    const Executable& executable, const std::optional<std::string>& compile_options) {
+  StatusOr<std::string> serialized = executable.Serialize();
+  if (!serialized.ok()) {
+    return Status(serialized.status().code(),
+                  "Client::Load: the executable does not serialize: " +
+                      serialized.status().message());
+  }
+  return DeserializeAndLoad(*serialized, compile_options);
+}
+
 StatusOr<MemoryLayout> Client::DefaultLayout(ElementType /*type*/,
                                              const std::vector<int64_t>& dims,
                                              const Memory* /*memory*/) const {

@@ -98,6 +98,12 @@ class Client {
   // serialized options.
   virtual StatusOr<std::unique_ptr<LoadedExecutable>> DeserializeAndLoad(
       const std::string& serialized, const std::optional<std::string>& compile_options) = 0;
+  // Loads `executable` (compiled by this device, e.g. ahead of time through a Topology) onto this
+  // client's devices (PJRT_Client_Load); `compile_options`, when set, replace the executable's
+  // own. Default: DeserializeAndLoad of executable.Serialize(), so a device whose serialized
+  // executables load back gets it for free.
+  virtual StatusOr<std::unique_ptr<LoadedExecutable>> Load(
+      const Executable& executable, const std::optional<std::string>& compile_options);
   // The client's topology.
   virtual StatusOr<const Topology*> topology() const = 0;
   // The layout a buffer of `type` and `dims` gets in `memory` (nullptr: a device's default

@@ -2,8 +2,11 @@
 #ifndef PJRTKIT_XLA_PLUGIN_CLIENT_DEVICE_H_
 #define PJRTKIT_XLA_PLUGIN_CLIENT_DEVICE_H_
 
+#include <memory>
+#include <string>
 #include <vector>
 
+#include "xla_plugin/client/async_tracking_event.h"
 #include "xla_plugin/client/device_description.h"
 #include "xla_plugin/client/status.h"
 #include "xla_plugin/client/status_or.h"
@@ -31,6 +34,25 @@ class Device {
   // Memory statistics; UNIMPLEMENTED unless the device tracks them.
   virtual StatusOr<MemoryStats> GetMemoryStats() const {
     return Unimplemented("Device::GetMemoryStats is not implemented by this device");
+  }
+  // Resets what GetMemoryStats reports as peaks to the current figures
+  // (PJRT_Device_ClearMemoryStats); UNIMPLEMENTED unless the device tracks them.
+  virtual Status ClearMemoryStats() {
+    return Unimplemented("Device::ClearMemoryStats is not implemented by this device");
+  }
+  // The device's attributes now (PJRT_Device_GetAttributes). Default: its description's.
+  virtual StatusOr<AttributeMap> GetAttributes() const { return description().attributes(); }
+  // Makes the earliest unfinished execution launched with `launch_id` on this device fail with
+  // `error` (non-OK; its outputs become errors): PJRT_Device_PoisonExecution. Returns whether
+  // such an execution was found. UNIMPLEMENTED unless the device can.
+  virtual StatusOr<bool> PoisonExecution(int launch_id, const Status& error) {
+    return Unimplemented("Device::PoisonExecution is not implemented by this device");
+  }
+  // A marker of asynchronous work named `description`, alive until destroyed
+  // (PJRT_Device_CreateAsyncTrackingEvent); UNIMPLEMENTED unless the device has one.
+  virtual StatusOr<std::unique_ptr<AsyncTrackingEvent>> CreateAsyncTrackingEvent(
+      const std::string& description) {
+    return Unimplemented("Device::CreateAsyncTrackingEvent is not implemented by this device");
   }
 };
 

@@ -42,6 +42,11 @@ class Executable {
     for (const std::vector<int64_t>& d : *dims) layouts.push_back(RowMajorLayout(d.size()));
     return layouts;
   }
+  // The layout each parameter must have (PJRT_Layouts_PJRT_Executable_GetParameterLayouts; JAX
+  // reads them after every compile). UNIMPLEMENTED unless the device knows them.
+  virtual StatusOr<std::vector<MemoryLayout>> parameter_layouts() const {
+    return Unimplemented("Executable::parameter_layouts is not implemented by this device");
+  }
   // Memory kind of each output ("device", "pinned_host", ...).
   virtual StatusOr<std::vector<std::string>> output_memory_kinds() const = 0;
   // A string identifying the compiled program (equal for equal programs and options).
@@ -55,6 +60,16 @@ class Executable {
   // Memory statistics of the compiled program.
   virtual StatusOr<CompiledMemoryStats> GetCompiledMemoryStats() const {
     return Unimplemented("Executable::GetCompiledMemoryStats is not implemented by this device");
+  }
+  // The serialized xla.CompileOptionsProto the program was compiled with
+  // (PJRT_Executable_GetCompileOptions); UNIMPLEMENTED unless the device keeps them.
+  virtual StatusOr<std::string> compile_options() const {
+    return Unimplemented("Executable::compile_options is not implemented by this device");
+  }
+  // Memory kind of each parameter ("device", "pinned_host", ...;
+  // PJRT_Executable_ParameterMemoryKinds); UNIMPLEMENTED unless the device knows them.
+  virtual StatusOr<std::vector<std::string>> parameter_memory_kinds() const {
+    return Unimplemented("Executable::parameter_memory_kinds is not implemented by this device");
   }
   // Cost analysis properties ("flops", "bytes accessed", ...).
   virtual StatusOr<AttributeMap> GetCostAnalysis() const {

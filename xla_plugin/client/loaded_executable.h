@@ -46,6 +46,12 @@ struct ExecuteResult {
   std::vector<std::shared_ptr<Event>> completion;
 };
 
+// The logical place of one device in an execution (PJRT_LogicalDeviceIds).
+struct LogicalDeviceId {
+  int replica = 0;    // Replica index.
+  int partition = 0;  // Partition index.
+};
+
 // A program bound to devices.
 class LoadedExecutable {
  public:
@@ -71,6 +77,12 @@ class LoadedExecutable {
     if (!executed.ok()) return executed.status();
     *result = std::move(executed).value();
     return OkStatus();
+  }
+  // The replica and partition of each of addressable_devices(), in that order
+  // (PJRT_LoadedExecutable_AddressableDeviceLogicalIds); UNIMPLEMENTED unless the device knows.
+  virtual StatusOr<std::vector<LogicalDeviceId>> addressable_device_logical_ids() const {
+    return Unimplemented(
+        "LoadedExecutable::addressable_device_logical_ids is not implemented by this device");
   }
   // The device assignment as a serialized xla.DeviceAssignmentProto.
   virtual StatusOr<std::string> SerializedDeviceAssignment() const {

@@ -28,6 +28,28 @@ StatusOr<std::shared_ptr<Executable>> Topology::Compile(const Program& program,
                        "implemented for platform '" + platform_name_ + "'");
 }
 
+StatusOr<uint64_t> Topology::Fingerprint() const {
+  StatusOr<std::string> bytes = Serialize();
+  if (!bytes.ok()) return bytes.status();
+  uint64_t hash = 14695981039346656037ull;  // FNV-1a, 64 bits.
+  for (unsigned char c : *bytes) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+StatusOr<std::vector<int>> Topology::MemorySpaceKindIds() const {
+  return Unimplemented("Topology::MemorySpaceKindIds is not implemented for platform '" +
+                       platform_name_ + "'");
+}
+
+StatusOr<std::string> Topology::CanonicalShapeForMemorySpace(
+    int, ElementType, const std::vector<int64_t>&, const std::optional<MemoryLayout>&) const {
+  return Unimplemented("Topology::CanonicalShapeForMemorySpace is not implemented for platform '" +
+                       platform_name_ + "'");
+}
+
 StatusOr<MemoryLayout> Topology::DefaultLayout(ElementType /*type*/,
                                                const std::vector<int64_t>& dims) const {
   return RowMajorLayout(dims.size());

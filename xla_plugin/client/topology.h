@@ -2,7 +2,9 @@
 #ifndef PJRTKIT_XLA_PLUGIN_CLIENT_TOPOLOGY_H_
 #define PJRTKIT_XLA_PLUGIN_CLIENT_TOPOLOGY_H_
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,18 @@ class Topology {
   // layer answers for tokens itself and rejects negative dimensions. Default: dense row-major.
   virtual StatusOr<MemoryLayout> DefaultLayout(ElementType type,
                                                const std::vector<int64_t>& dims) const;
+  // A 64-bit fingerprint, equal for topologies that describe the same devices
+  // (PJRT_TopologyDescription_Fingerprint). Default: FNV-1a of Serialize().
+  virtual StatusOr<uint64_t> Fingerprint() const;
+  // The kind ids of the memory spaces of this topology's devices
+  // (PJRT_TopologyDescription_GetMemorySpaceKindIds); UNIMPLEMENTED unless the device knows them.
+  virtual StatusOr<std::vector<int>> MemorySpaceKindIds() const;
+  // The serialized xla.ShapeProto an array of `type` and `dims` (laid out as `layout`, when set)
+  // has in memory spaces of `kind_id` (PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace);
+  // UNIMPLEMENTED unless the device knows it.
+  virtual StatusOr<std::string> CanonicalShapeForMemorySpace(
+      int kind_id, ElementType type, const std::vector<int64_t>& dims,
+      const std::optional<MemoryLayout>& layout) const;
   // Compiles `program` with `compile_options` (a serialized xla.CompileOptionsProto) for the
   // devices of this topology, ahead of time (PJRT_Compile): the result is not loaded, answers
   // every Executable query, and its Serialize() bytes load with Client::DeserializeAndLoad on a

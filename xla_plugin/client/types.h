@@ -93,6 +93,7 @@ struct MemoryStats {
   std::optional<int64_t> largest_free_block_bytes;       // Largest block free now.
   std::optional<int64_t> pool_bytes;                     // Bytes the allocator holds.
   std::optional<int64_t> peak_pool_bytes;                // Largest pool_bytes seen.
+  std::optional<int64_t> peak_allocated_bytes;           // Largest allocated bytes seen.
 };
 
 // A dense, tiled memory layout: minor_to_major order plus optional tiles (row-major when empty),
@@ -119,6 +120,9 @@ struct CompiledMemoryStats {
   int64_t host_temp_size_in_bytes = 0;
   int64_t peak_memory_in_bytes = 0;
   int64_t total_size_in_bytes = 0;
+  int64_t total_allocation_bytes = 0;
+  int64_t indefinite_allocations = 0;
+  int64_t peak_unpadded_heap_bytes = 0;
 };
 
 // A program handed to Compile: its format ("mlir" for StableHLO text or bytecode, "hlo" for a

@@ -14,11 +14,11 @@ StatusOr<InnerLayouts> InnerLayouts::Find(std::shared_ptr<const InnerApi> inner)
   for (const PJRT_Extension_Base* ext = inner->api()->extension_start; ext != nullptr;
        ext = ext->next) {
     if (ext->type != PJRT_Extension_Type_Layouts) continue;
-    if (ext->struct_size < abi::kLayoutsExtensionSize) {
-      return Unimplemented("the XLA:CPU plugin at " + inner->path() +
+    if (ext->struct_size < abi::kLayoutsExtensionSize081) {
+      return Unimplemented("the " + inner->name() + " plugin at " + inner->path() +
                            " has a Layouts extension of " + std::to_string(ext->struct_size) +
                            " bytes; pjrtkit needs PJRT C API 0.81's (" +
-                           std::to_string(abi::kLayoutsExtensionSize) + " bytes)");
+                           std::to_string(abi::kLayoutsExtensionSize081) + " bytes) or newer");
     }
     return InnerLayouts(std::move(inner), reinterpret_cast<const abi::LayoutsExtension*>(ext));
   }
@@ -80,6 +80,26 @@ StatusOr<MemoryLayout> InnerLayouts::BufferLayout(PJRT_Buffer* buffer) const {
   PJRTKIT_RETURN_IF_ERROR(inner_->ToStatus(extension_->buffer_memory_layout(&args),
                                            "PJRT_Layouts_PJRT_Buffer_MemoryLayout"));
   return Decode(args.layout, /*owned=*/true);
+}
+
+StatusOr<std::vector<MemoryLayout>> InnerLayouts::ParameterLayouts(
+    PJRT_Executable* executable) const {
+  if (extension_->base.struct_size < abi::kLayoutsExtensionSize) {
+    return Unimplemented("PJRT_Layouts_PJRT_Executable_GetParameterLayouts is not in the Layouts "
+                         "extension of the " + inner_->name() + " plugin (PJRT C API " +
+                         inner_->ApiVersionString() + ")");
+  }
+  abi::LayoutsExecutableGetParameterLayoutsArgs args{};
+  args.struct_size = abi::kLayoutsExecutableGetParameterLayoutsArgsSize;
+  args.executable = executable;
+  PJRTKIT_RETURN_IF_ERROR(inner_->ToStatus(extension_->executable_get_parameter_layouts(&args),
+                                           "PJRT_Layouts_PJRT_Executable_GetParameterLayouts"));
+  std::vector<MemoryLayout> layouts;
+  for (size_t i = 0; i < args.num_parameters; ++i) {
+    PJRTKIT_ASSIGN_OR_RETURN(MemoryLayout layout, Decode(args.layouts[i], /*owned=*/false));
+    layouts.push_back(std::move(layout));
+  }
+  return layouts;
 }
 
 StatusOr<std::vector<MemoryLayout>> InnerLayouts::OutputLayouts(

@@ -41,6 +41,9 @@ class InnerLayouts {
 
   // The output layouts of inner executable `executable` (owned by it; not destroyed here).
   StatusOr<std::vector<MemoryLayout>> OutputLayouts(PJRT_Executable* executable) const;
+  // Its parameter layouts, likewise; UNIMPLEMENTED when the extension is the 72-byte one of PJRT
+  // C API 0.81, which has no GetParameterLayouts.
+  StatusOr<std::vector<MemoryLayout>> ParameterLayouts(PJRT_Executable* executable) const;
 
  private:
   InnerLayouts(std::shared_ptr<const InnerApi> inner, const abi::LayoutsExtension* extension)

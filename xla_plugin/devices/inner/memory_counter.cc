@@ -21,6 +21,10 @@ void MemoryCounter::Free(int64_t bytes) {
   bytes_in_use_.fetch_sub(bytes, std::memory_order_relaxed);
 }
 
+void MemoryCounter::ClearPeak() {
+  peak_bytes_.store(bytes_in_use_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+}
+
 MemoryStats MemoryCounter::Snapshot() const {
   MemoryStats stats;
   stats.bytes_in_use = bytes_in_use_.load(std::memory_order_relaxed);

@@ -23,6 +23,8 @@ class MemoryCounter {
   void Free(int64_t bytes);
   // bytes_in_use, peak_bytes_in_use, num_allocs (allocations ever made) and largest_alloc_size.
   MemoryStats Snapshot() const;
+  // Starts the peak over from what is in use now (PJRT_Device_ClearMemoryStats).
+  void ClearPeak();
 
  private:
   // Raises `value` to at least `candidate`.

@@ -325,6 +325,57 @@ StatusOr<std::unique_ptr<Buffer>> WrappedBuffer::CopyToMemory(Memory* dst_memory
   return std::unique_ptr<Buffer>(std::move(copy));
 }
 
+StatusOr<std::unique_ptr<Buffer>> WrappedBuffer::Bitcast(
+    ElementType type, const std::vector<int64_t>& dims,
+    const std::optional<MemoryLayout>& layout) {
+  PJRTKIT_RETURN_IF_ERROR(CheckLive("Buffer::Bitcast"));
+  PJRTKIT_INNER_ARGS(PJRT_Buffer_Bitcast, args);
+  args.buffer = inner_;
+  args.element_type = ToInnerType(type);
+  args.dims = dims.data();
+  args.num_dims = dims.size();
+  std::optional<InnerLayout> inner_layout;
+  if (layout.has_value()) args.device_layout = inner_layout.emplace(*layout).get();
+  PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(client_->inner(), PJRT_Buffer_Bitcast, &args));
+  PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<WrappedBuffer> cast, Wrap(client_, args.out_buffer));
+  return std::unique_ptr<Buffer>(std::move(cast));
+}
+
+StatusOr<ControlledDonation> WrappedBuffer::DonateWithControlDependency() {
+  PJRTKIT_RETURN_IF_ERROR(CheckLive("Buffer::DonateWithControlDependency"));
+  PJRTKIT_INNER_ARGS(PJRT_Buffer_DonateWithControlDependency, args);
+  args.buffer = inner_;
+  PJRTKIT_RETURN_IF_ERROR(
+      PJRTKIT_INNER_CALL(client_->inner(), PJRT_Buffer_DonateWithControlDependency, &args));
+  if (args.dependency_ready_callback == nullptr) {
+    client_->inner().DestroyBuffer(args.out_buffer);
+    return Internal(client_->inner().name() +
+                    " returned no dependency callback for a donation with a control dependency");
+  }
+  // The memory now belongs to the new buffer: this one reads as donated.
+  deleted_.store(true, std::memory_order_release);
+  ReleaseMemoryCount();
+  ControlledDonation donation;
+  auto* callback = args.dependency_ready_callback;
+  void* data = args.callback_data;
+  donation.dependency_ready = [callback, data](Status status) {
+    PJRT_Buffer_DonateWithControlDependency_Callback_Args ready{};
+    ready.struct_size = PJRT_Buffer_DonateWithControlDependency_Callback_Args_STRUCT_SIZE;
+    ready.callback_data = data;
+    ready.error_code = static_cast<PJRT_Error_Code>(status.code());
+    ready.error_message = status.message().data();
+    ready.error_message_size = status.message().size();
+    callback(&ready);
+  };
+  StatusOr<std::unique_ptr<WrappedBuffer>> out = Wrap(client_, args.out_buffer);
+  if (!out.ok()) {
+    donation.dependency_ready(out.status());  // Lets the inner plugin release its state.
+    return out.status();
+  }
+  donation.buffer = std::move(out).value();
+  return donation;
+}
+
 StatusOr<std::shared_ptr<Event>> WrappedBuffer::CopyRawToHost(void* dst, int64_t offset,
                                                              int64_t size) {
   PJRTKIT_RETURN_IF_ERROR(CheckLive("Buffer::CopyRawToHost"));

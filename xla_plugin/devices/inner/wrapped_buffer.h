@@ -58,6 +58,13 @@ class WrappedBuffer : public Buffer {
   StatusOr<std::shared_ptr<Event>> CopyRawToHost(void* dst, int64_t offset, int64_t size) override;
   StatusOr<uintptr_t> UnsafePointer() override;
   StatusOr<void*> OpaqueDeviceMemoryDataPointer() override;
+  // The inner plugin's PJRT_Buffer_Bitcast (UNIMPLEMENTED naming the inner version when it has
+  // none: XLA:CPU 0.81).
+  StatusOr<std::unique_ptr<Buffer>> Bitcast(ElementType type, const std::vector<int64_t>& dims,
+                                            const std::optional<MemoryLayout>& layout) override;
+  // The inner plugin's PJRT_Buffer_DonateWithControlDependency; this buffer then reads as
+  // donated (and stops counting in its device's statistics). UNIMPLEMENTED as above.
+  StatusOr<ControlledDonation> DonateWithControlDependency() override;
 
   // The inner buffer (JAX never sees it).
   PJRT_Buffer* inner() const { return inner_; }

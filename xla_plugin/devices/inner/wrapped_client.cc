@@ -153,8 +153,8 @@ Status WrappedClient::Init(int device_count, const ProcessPlacement& placement) 
   for (int id = 0; id < count; ++id) {
     const int hardware_id = placed ? local_index : infos[id].local_hardware_id;
     devices_.push_back(std::make_unique<WrappedDevice>(
-        policy.Describe(id, infos[id]), by_id[id], hardware_id,
-        stats == MemoryStatsSource::kInner ? inner_.get() : nullptr, infos[id].addressable));
+        policy.Describe(id, infos[id]), by_id[id], hardware_id, inner_.get(),
+        stats == MemoryStatsSource::kInner, infos[id].addressable));
     device_ptrs_.push_back(devices_.back().get());
     if (infos[id].addressable) {
       addressable_ptrs_.push_back(devices_.back().get());
@@ -520,7 +520,7 @@ StatusOr<std::unique_ptr<LoadedExecutable>> WrappedClient::Compile(
     const Program& program, const std::string& compile_options) {
   PJRTKIT_ASSIGN_OR_RETURN(InnerClient::LoadedPtr loaded,
                            inner_client_->Compile(program, compile_options, "Compile"));
-  return WrapExecutable(std::move(loaded));
+  return WrapExecutable(std::move(loaded), compile_options);
 }
 
 StatusOr<std::unique_ptr<LoadedExecutable>> WrappedClient::DeserializeAndLoad(
@@ -544,13 +544,16 @@ StatusOr<std::unique_ptr<LoadedExecutable>> WrappedClient::DeserializeAndLoad(
     args.overridden_serialized_compile_options_size = options.size();
   }
   PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*inner_, PJRT_Executable_DeserializeAndLoad, &args));
-  return WrapExecutable(inner_client_->Adopt(args.loaded_executable));
+  return WrapExecutable(inner_client_->Adopt(args.loaded_executable), compile_options);
 }
 
 StatusOr<std::unique_ptr<LoadedExecutable>> WrappedClient::WrapExecutable(
-    InnerClient::LoadedPtr inner) {
+    InnerClient::LoadedPtr inner, const std::optional<std::string>& compile_options) {
   PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<WrappedLoadedExecutable> loaded,
                            WrappedLoadedExecutable::Wrap(this, std::move(inner)));
+  if (compile_options.has_value()) {
+    loaded->wrapped_executable()->RecordCompileOptions(*compile_options);
+  }
   return std::unique_ptr<LoadedExecutable>(std::move(loaded));
 }
 

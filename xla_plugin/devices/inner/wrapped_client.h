@@ -133,8 +133,10 @@ class WrappedClient : public Client {
   StatusOr<HostBufferResult> BufferFromHostBufferInLayout(const HostBufferArgs& args,
                                                           WrappedDevice* device,
                                                           WrappedMemory* memory);
-  // Wraps an inner loaded executable made by Compile or DeserializeAndLoad.
-  StatusOr<std::unique_ptr<LoadedExecutable>> WrapExecutable(InnerClient::LoadedPtr inner);
+  // Wraps an inner loaded executable made by Compile or DeserializeAndLoad, with the options the
+  // framework gave (Executable::compile_options; nullopt: the executable's own).
+  StatusOr<std::unique_ptr<LoadedExecutable>> WrapExecutable(
+      InnerClient::LoadedPtr inner, const std::optional<std::string>& compile_options);
 
   std::shared_ptr<InnerApi> inner_;                     // The inner plugin.
   std::shared_ptr<InnerClient> inner_client_;           // Shared with executables.

@@ -21,13 +21,13 @@ namespace inner {
 // id. Owned by WrappedClient.
 class WrappedDevice : public Device {
  public:
-  // Device described by `description`, wrapping `inner`, whose local hardware id is
-  // `local_hardware_id` (< 0: unknown, the id stands in). With `stats_api` (the inner plugin,
-  // which must outlive the device) memory statistics are the inner plugin's; without, pjrtkit's
+  // Device described by `description`, wrapping `inner` of the inner plugin `api` (which must
+  // outlive the device), whose local hardware id is `local_hardware_id` (< 0: unknown, the id
+  // stands in). With `inner_stats` memory statistics are the inner plugin's; without, pjrtkit's
   // own counts (see GetMemoryStats). A device of another process (`addressable` false) has no
   // memories and local hardware id -1.
   WrappedDevice(DeviceDescription description, PJRT_Device* inner, int local_hardware_id,
-                const InnerApi* stats_api, bool addressable = true);
+                const InnerApi* api, bool inner_stats, bool addressable = true);
 
   // Sets the device's memories (default first).
   void SetMemories(std::vector<Memory*> memories);
@@ -49,6 +49,15 @@ class WrappedDevice : public Device {
   // what is left of bytes_limit, pool_bytes is bytes_in_use plus the client's pooled host blocks
   // kept for reuse (shared by the devices).
   StatusOr<MemoryStats> GetMemoryStats() const override;
+  // The inner plugin's PJRT_Device_ClearMemoryStats when statistics are the inner plugin's;
+  // otherwise the counted peak starts over from what is in use now.
+  Status ClearMemoryStats() override;
+  // The inner plugin's PJRT_Device_PoisonExecution (UNIMPLEMENTED naming the inner version when
+  // it has none: XLA:CPU 0.81).
+  StatusOr<bool> PoisonExecution(int launch_id, const Status& error) override;
+  // The inner plugin's PJRT_Device_CreateAsyncTrackingEvent, destroyed with the returned object.
+  StatusOr<std::unique_ptr<AsyncTrackingEvent>> CreateAsyncTrackingEvent(
+      const std::string& description) override;
 
   // The inner device.
   PJRT_Device* inner() const { return inner_; }
@@ -63,7 +72,8 @@ class WrappedDevice : public Device {
   PJRT_Device* inner_;             // Owned by the inner client.
   int local_hardware_id_;          // Inner local hardware id, or the id; -1: not addressable.
   bool addressable_;               // False for a device of another process.
-  const InnerApi* stats_api_;      // Forwards memory statistics when set.
+  const InnerApi* api_;            // The inner plugin.
+  bool inner_stats_;               // Memory statistics are the inner plugin's.
   std::vector<Memory*> memories_;  // Default memory first; owned by the client.
   MemoryCounter counter_;          // Memory statistics.
   int64_t bytes_limit_ = 0;        // Reported limit (0: not reported); see SetHostMemory.

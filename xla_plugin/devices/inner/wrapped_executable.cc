@@ -98,6 +98,58 @@ StatusOr<std::vector<MemoryLayout>> WrappedExecutable::output_layouts() const {
   return layouts.OutputLayouts(inner_);
 }
 
+StatusOr<std::vector<MemoryLayout>> WrappedExecutable::parameter_layouts() const {
+  PJRTKIT_ASSIGN_OR_RETURN(InnerLayouts layouts, InnerLayouts::Find(api_));
+  StatusOr<std::vector<MemoryLayout>> inner = layouts.ParameterLayouts(inner_);
+  if (inner.ok() || inner.status().code() != StatusCode::kUnimplemented) return inner;
+  if (!parameter_shapes_.has_value()) {
+    return Unimplemented(api_->name() + " reports no parameter layouts (PJRT C API " +
+                         api_->ApiVersionString() + ") and the parameter shapes of '" + name_ +
+                         "' are unknown");
+  }
+  std::vector<MemoryLayout> out;
+  for (const HloShape& shape : parameter_shapes_->shapes()) {
+    out.push_back(shape.layout.has_value() ? *shape.layout : RowMajorLayout(shape.dims.size()));
+  }
+  return out;
+}
+
+StatusOr<std::vector<std::string>> WrappedExecutable::parameter_memory_kinds() const {
+  PJRTKIT_INNER_ARGS(PJRT_Executable_ParameterMemoryKinds, args);
+  args.executable = inner_;
+  Status inner = PJRTKIT_INNER_CALL(*api_, PJRT_Executable_ParameterMemoryKinds, &args);
+  if (inner.ok()) {
+    std::vector<std::string> kinds;
+    for (size_t i = 0; i < args.num_parameters; ++i) {
+      kinds.emplace_back(args.memory_kinds[i], args.memory_kind_sizes[i]);
+    }
+    return kinds;
+  }
+  if (inner.code() != StatusCode::kUnimplemented || !parameter_shapes_.has_value()) return inner;
+  return std::vector<std::string>(parameter_shapes_->size(), "device");
+}
+
+StatusOr<std::string> WrappedExecutable::compile_options() const {
+  {
+    std::lock_guard<std::mutex> lock(options_mu_);
+    if (compile_options_.has_value()) return *compile_options_;
+  }
+  PJRTKIT_INNER_ARGS(PJRT_Executable_GetCompileOptions, args);
+  args.executable = inner_;
+  PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*api_, PJRT_Executable_GetCompileOptions, &args));
+  std::string bytes(args.serialized_bytes == nullptr ? "" : args.serialized_bytes,
+                    args.serialized_bytes == nullptr ? 0 : args.serialized_bytes_size);
+  if (args.serialized_compile_options_deleter != nullptr) {
+    args.serialized_compile_options_deleter(args.serialized_compile_options);
+  }
+  return bytes;
+}
+
+void WrappedExecutable::RecordCompileOptions(const std::string& options) {
+  std::lock_guard<std::mutex> lock(options_mu_);
+  if (!compile_options_.has_value()) compile_options_ = options;
+}
+
 StatusOr<std::vector<std::string>> WrappedExecutable::output_memory_kinds() const {
   PJRTKIT_INNER_ARGS(PJRT_Executable_OutputMemoryKinds, args);
   args.executable = inner_;
@@ -173,10 +225,17 @@ StatusOr<CompiledMemoryStats> WrappedExecutable::GetCompiledMemoryStats() const 
   stats.host_alias_size_in_bytes = args.host_alias_size_in_bytes;
   stats.host_temp_size_in_bytes = args.host_temp_size_in_bytes;
   stats.peak_memory_in_bytes = args.peak_memory_in_bytes;
-  // Not in the C API: what the program needs at once, counting aliased bytes once.
-  stats.total_size_in_bytes = args.generated_code_size_in_bytes + args.argument_size_in_bytes +
-                              args.output_size_in_bytes - args.alias_size_in_bytes +
-                              args.temp_size_in_bytes;
+  // Inner plugins older than C API 0.82 leave the fields below zero.
+  stats.total_allocation_bytes = args.total_allocation_bytes;
+  stats.indefinite_allocations = args.indefinite_allocations;
+  stats.peak_unpadded_heap_bytes = args.peak_unpadded_heap_bytes;
+  // What the program needs at once, counting aliased bytes once, when the inner plugin does not
+  // say.
+  stats.total_size_in_bytes = args.total_size_in_bytes != 0
+                                  ? args.total_size_in_bytes
+                                  : args.generated_code_size_in_bytes +
+                                        args.argument_size_in_bytes + args.output_size_in_bytes -
+                                        args.alias_size_in_bytes + args.temp_size_in_bytes;
   return stats;
 }
 

@@ -3,6 +3,7 @@
 #define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_EXECUTABLE_H_
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +42,19 @@ class WrappedExecutable : public Executable {
   StatusOr<std::vector<MemoryLayout>> output_layouts() const override;
   // The inner answer; XLA:CPU 0.81 answers UNIMPLEMENTED, which JAX tolerates.
   StatusOr<std::vector<std::string>> output_memory_kinds() const override;
+  // The inner plugin's PJRT_Executable_ParameterMemoryKinds; from an inner plugin without it
+  // (XLA:CPU 0.81), "device" for every parameter when the program's parameter shapes are known
+  // and none is placed in another memory space, else UNIMPLEMENTED.
+  StatusOr<std::vector<std::string>> parameter_memory_kinds() const override;
+  // The inner Layouts extension's GetParameterLayouts; from a 0.81 extension without it, the
+  // layouts of the optimized program's parameter shapes (dense row-major where a shape has none).
+  StatusOr<std::vector<MemoryLayout>> parameter_layouts() const override;
+  // The options the framework compiled with (RecordCompileOptions), else the inner plugin's
+  // PJRT_Executable_GetCompileOptions, else UNIMPLEMENTED.
+  StatusOr<std::string> compile_options() const override;
+  // Records the serialized CompileOptionsProto the executable was compiled (or loaded) with;
+  // the first call wins.
+  void RecordCompileOptions(const std::string& options);
   StatusOr<std::string> fingerprint() const override;
   // The inner optimized program; XLA:CPU gives format "hlo_with_config".
   StatusOr<Program> optimized_program() const override;
@@ -83,6 +97,8 @@ class WrappedExecutable : public Executable {
   std::optional<ParameterShapes> parameter_shapes_;  // Argument shapes, when known.
   std::optional<DonatableParameters> donatable_parameters_;  // Donatable arguments, when known.
   bool calls_ffi_handlers_ = true;  // See calls_ffi_handlers(); true until the HLO says not.
+  mutable std::mutex options_mu_;                  // Guards compile_options_.
+  std::optional<std::string> compile_options_;     // See RecordCompileOptions.
 };
 
 }  // namespace inner

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "xla_plugin/devices/inner/device_assignment.h"
 #include "xla_plugin/devices/inner/inline_vector.h"
 #include "xla_plugin/devices/inner/inner_ffi.h"
 #include "xla_plugin/devices/inner/wrapped_buffer.h"
@@ -323,6 +324,35 @@ void WrappedLoadedExecutable::RefreshDonated(const std::vector<std::vector<Buffe
       }
     }
   }
+}
+
+StatusOr<std::vector<LogicalDeviceId>> WrappedLoadedExecutable::addressable_device_logical_ids()
+    const {
+  if (devices_.empty()) return std::vector<LogicalDeviceId>();  // Portable: no assignment.
+  const InnerApi& api = client_->inner();
+  PJRTKIT_INNER_ARGS(PJRT_LoadedExecutable_AddressableDeviceLogicalIds, args);
+  args.executable = inner_;
+  Status inner = PJRTKIT_INNER_CALL(api, PJRT_LoadedExecutable_AddressableDeviceLogicalIds, &args);
+  if (inner.ok()) {
+    if (args.num_addressable_device_logical_ids != devices_.size()) {
+      return Internal(api.name() + " gave " +
+                      std::to_string(args.num_addressable_device_logical_ids) +
+                      " logical device ids for " + std::to_string(devices_.size()) +
+                      " addressable devices");
+    }
+    std::vector<LogicalDeviceId> out;
+    for (size_t i = 0; i < args.num_addressable_device_logical_ids; ++i) {
+      out.push_back({args.addressable_device_logical_ids[i].replica,
+                     args.addressable_device_logical_ids[i].partition});
+    }
+    return out;
+  }
+  if (inner.code() != StatusCode::kUnimplemented) return inner;
+  PJRTKIT_ASSIGN_OR_RETURN(std::string bytes, SerializedDeviceAssignment());
+  PJRTKIT_ASSIGN_OR_RETURN(DeviceAssignment assignment, DeviceAssignment::Parse(bytes));
+  std::vector<int> ids;
+  for (const Device* device : devices_) ids.push_back(device->description().id());
+  return assignment.LogicalIdsOf(ids);
 }
 
 StatusOr<std::string> WrappedLoadedExecutable::SerializedDeviceAssignment() const {

@@ -29,6 +29,8 @@ class WrappedLoadedExecutable : public LoadedExecutable {
   ~WrappedLoadedExecutable() override;
 
   std::shared_ptr<Executable> executable() const override { return executable_; }
+  // The same, as the wrapper's type.
+  const std::shared_ptr<WrappedExecutable>& wrapped_executable() const { return executable_; }
   // The devices of the inner device assignment; empty for a portable executable (which runs on
   // ExecuteOptions::execute_device).
   const std::vector<Device*>& addressable_devices() const override { return devices_; }
@@ -39,6 +41,10 @@ class WrappedLoadedExecutable : public LoadedExecutable {
   // The execution itself (Execute calls it); reuses `result`'s storage.
   Status ExecuteInto(const std::vector<std::vector<Buffer*>>& arguments,
                      const ExecuteOptions& options, ExecuteResult* result) override;
+  // The inner plugin's PJRT_LoadedExecutable_AddressableDeviceLogicalIds, or, from an inner
+  // plugin without it (XLA:CPU 0.81), read from the device assignment; empty for a portable
+  // executable.
+  StatusOr<std::vector<LogicalDeviceId>> addressable_device_logical_ids() const override;
   // The inner serialized xla.DeviceAssignmentProto (empty for a portable executable).
   StatusOr<std::string> SerializedDeviceAssignment() const override;
 

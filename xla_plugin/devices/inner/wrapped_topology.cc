@@ -3,6 +3,7 @@
 #include <utility>
 #include <vector>
 
+#include "xla_plugin/devices/inner/inner_layout.h"
 #include "xla_plugin/devices/inner/inner_layouts.h"
 #include "xla_plugin/devices/inner/pjrtkit_platform.h"
 #include "xla_plugin/devices/inner/wrapped_client.h"
@@ -115,7 +116,55 @@ StatusOr<std::shared_ptr<Executable>> WrappedTopology::Compile(const Program& pr
                            compiler->Compile(program, compile_options, "PJRT_Compile"));
   PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<WrappedExecutable> executable,
                            WrappedExecutable::FromLoaded(std::move(compiler), std::move(loaded)));
+  executable->RecordCompileOptions(compile_options);
   return std::shared_ptr<Executable>(std::move(executable));
+}
+
+StatusOr<std::pair<std::shared_ptr<InnerClient>, PJRT_TopologyDescription*>>
+WrappedTopology::InnerTopology(const char* slot) const {
+  std::shared_ptr<InnerClient> client = compiler();
+  if (client == nullptr) {
+    return Unimplemented(std::string(slot) + ": pjrtkit asks the inner plugin through a client; "
+                         "this topology has none yet (a client's topology has, and so has one "
+                         "that compiled)");
+  }
+  PJRTKIT_INNER_ARGS(PJRT_Client_TopologyDescription, args);
+  args.client = client->get();
+  PJRTKIT_RETURN_IF_ERROR(
+      PJRTKIT_INNER_CALL(client->api(), PJRT_Client_TopologyDescription, &args));
+  return std::make_pair(std::move(client), args.topology);
+}
+
+StatusOr<std::vector<int>> WrappedTopology::MemorySpaceKindIds() const {
+  PJRTKIT_ASSIGN_OR_RETURN(auto inner,
+                           InnerTopology("PJRT_TopologyDescription_GetMemorySpaceKindIds"));
+  PJRTKIT_INNER_ARGS(PJRT_TopologyDescription_GetMemorySpaceKindIds, args);
+  args.topology = inner.second;
+  PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(inner.first->api(),
+                                             PJRT_TopologyDescription_GetMemorySpaceKindIds, &args));
+  return std::vector<int>(args.memory_space_kind_ids,
+                          args.memory_space_kind_ids + args.num_memory_space_kind_ids);
+}
+
+StatusOr<std::string> WrappedTopology::CanonicalShapeForMemorySpace(
+    int kind_id, ElementType type, const std::vector<int64_t>& dims,
+    const std::optional<MemoryLayout>& layout) const {
+  PJRTKIT_ASSIGN_OR_RETURN(
+      auto inner, InnerTopology("PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace"));
+  PJRTKIT_INNER_ARGS(PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace, args);
+  args.topology = inner.second;
+  args.memory_space_kind_id = kind_id;
+  args.dims = dims.data();
+  args.num_dims = dims.size();
+  args.element_type = ToInnerType(type);
+  std::optional<InnerLayout> inner_layout;
+  if (layout.has_value()) args.layout = inner_layout.emplace(*layout).get();
+  PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(
+      inner.first->api(), PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace, &args));
+  std::string shape(args.serialized_shape == nullptr ? "" : args.serialized_shape,
+                    args.serialized_shape == nullptr ? 0 : args.serialized_shape_size);
+  if (args.serialized_shape_deleter != nullptr) args.serialized_shape_deleter(args.serialized_shape);
+  return shape;
 }
 
 }  // namespace inner

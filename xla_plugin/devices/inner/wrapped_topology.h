@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "xla_plugin/client/client.h"
@@ -61,6 +62,13 @@ class WrappedTopology : public Topology {
   // row-major, which is what XLA:CPU answers for every element type (inner_layouts_test).
   StatusOr<MemoryLayout> DefaultLayout(ElementType type,
                                        const std::vector<int64_t>& dims) const override;
+  // The inner plugin's answers for its client's topology (PJRT_Client_TopologyDescription of this
+  // topology's inner client): a client's topology, or one that has compiled. UNIMPLEMENTED before
+  // that, and from an inner plugin without the slot (XLA:CPU 0.81), naming the slot.
+  StatusOr<std::vector<int>> MemorySpaceKindIds() const override;
+  StatusOr<std::string> CanonicalShapeForMemorySpace(
+      int kind_id, ElementType type, const std::vector<int64_t>& dims,
+      const std::optional<MemoryLayout>& layout) const override;
   // Compiles `program` for this topology (see the class comment). The executable's Serialize()
   // bytes name this device count, and WrappedClient::DeserializeAndLoad refuses them on a client
   // of another count.
@@ -72,6 +80,10 @@ class WrappedTopology : public Topology {
   WrappedTopology(std::shared_ptr<const DevicePolicy> policy,
                   std::vector<DeviceDescription> devices, const std::string& platform_version,
                   std::string plugin_path, std::shared_ptr<InnerClient> compiler);
+  // The inner topology of this topology's inner client (with the client, which keeps it alive);
+  // UNIMPLEMENTED naming `slot` when there is no inner client yet.
+  StatusOr<std::pair<std::shared_ptr<InnerClient>, PJRT_TopologyDescription*>> InnerTopology(
+      const char* slot) const;
   // The inner client to compile through for `client` (may be null); see the class comment.
   StatusOr<std::shared_ptr<InnerClient>> CompilerFor(Client* client) const;
 
