@@ -80,7 +80,9 @@ Flags ParseFlags(int argc, char** argv) {
     } else if (Match(arg, "expect_device_kind", &value)) {
       flags.traits.device_kind = value;
     } else if (Match(arg, "expect_api_minor", &value)) {
-      flags.traits.api_minor_version = ParseInt(arg, value);
+      // "header": the minor version of the pjrt_c_api.h this suite was built with.
+      flags.traits.api_minor_version =
+          std::string(value) == "header" ? PJRT_API_MINOR : ParseInt(arg, value);
     } else if (Match(arg, "known_deviation", &value)) {
       flags.traits.known_deviations.insert(value);
     } else if (Match(arg, "expect_skips", &value)) {

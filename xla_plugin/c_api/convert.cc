@@ -70,8 +70,12 @@ PJRTKIT_SAME_TYPE(kF8E4M3, F8E4M3);
 PJRTKIT_SAME_TYPE(kF8E3M4, F8E3M4);
 PJRTKIT_SAME_TYPE(kF8E8M0FNU, F8E8M0FNU);
 PJRTKIT_SAME_TYPE(kF4E2M1FN, F4E2M1FN);
+PJRTKIT_SAME_TYPE(kS1, S1);
+PJRTKIT_SAME_TYPE(kU1, U1);
+PJRTKIT_SAME_TYPE(kF6E2M3FN, F6E2M3FN);
+PJRTKIT_SAME_TYPE(kF6E3M2FN, F6E3M2FN);
 #undef PJRTKIT_SAME_TYPE
-static_assert(kMaxElementType == PJRT_Buffer_Type_F4E2M1FN,
+static_assert(kMaxElementType == PJRT_Buffer_Type_F6E3M2FN,
               "pjrt_c_api.h has element types pjrtkit does not know");
 
 static_assert(static_cast<int>(HostBufferSemantics::kImmutableOnlyDuringCall) ==

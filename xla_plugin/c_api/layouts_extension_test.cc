@@ -99,7 +99,8 @@ TEST_F(LayoutsExtensionTest, IsChainedBetweenFfiAndPjrtkitsOwn) {
   EXPECT_EQ(types[0], PJRT_Extension_Type_FFI);
   EXPECT_EQ(types[1], PJRT_Extension_Type_Layouts);
   EXPECT_EQ(types[2], 0x706A6B74);  // "pjkt".
-  EXPECT_EQ(ext_->base.struct_size, 72u);
+  EXPECT_EQ(ext_->base.struct_size, 80u);  // Version 4: GetParameterLayouts included.
+  EXPECT_NE(ext_->executable_get_parameter_layouts, nullptr);
   EXPECT_NE(ext_->memory_layout_destroy, nullptr);
   EXPECT_NE(ext_->memory_layout_serialize, nullptr);
   EXPECT_NE(ext_->client_get_default_layout, nullptr);

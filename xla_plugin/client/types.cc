@@ -7,6 +7,9 @@ int ElementTypeBits(ElementType type) {
     case ElementType::kInvalid:
     case ElementType::kToken:
       return 0;
+    case ElementType::kS1:
+    case ElementType::kU1:
+      return 1;
     case ElementType::kS2:
     case ElementType::kU2:
       return 2;
@@ -14,6 +17,9 @@ int ElementTypeBits(ElementType type) {
     case ElementType::kU4:
     case ElementType::kF4E2M1FN:
       return 4;
+    case ElementType::kF6E2M3FN:
+    case ElementType::kF6E3M2FN:
+      return 6;
     case ElementType::kPred:
     case ElementType::kS8:
     case ElementType::kU8:
@@ -78,6 +84,10 @@ const char* ElementTypeName(ElementType type) {
     case ElementType::kF8E3M4: return "f8e3m4";
     case ElementType::kF8E8M0FNU: return "f8e8m0fnu";
     case ElementType::kF4E2M1FN: return "f4e2m1fn";
+    case ElementType::kS1: return "s1";
+    case ElementType::kU1: return "u1";
+    case ElementType::kF6E2M3FN: return "f6e2m3fn";
+    case ElementType::kF6E3M2FN: return "f6e3m2fn";
   }
   return "invalid";
 }

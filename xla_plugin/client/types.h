@@ -45,10 +45,14 @@ enum class ElementType : int {
   kF8E3M4 = 27,
   kF8E8M0FNU = 28,
   kF4E2M1FN = 29,
+  kS1 = 30,
+  kU1 = 31,
+  kF6E2M3FN = 32,
+  kF6E3M2FN = 33,
 };
 
 // The largest ElementType value pjrtkit knows.
-constexpr int kMaxElementType = static_cast<int>(ElementType::kF4E2M1FN);
+constexpr int kMaxElementType = static_cast<int>(ElementType::kF6E3M2FN);
 
 // Size in bits of one element of `type` (0 for kInvalid and kToken).
 int ElementTypeBits(ElementType type);

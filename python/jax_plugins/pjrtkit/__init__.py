@@ -86,6 +86,14 @@ def initialize() -> None:
   logger.info("pjrtkit: device %s (%s)", choice.device, choice.reason)
   if choice.device == _device.XLA_GPU:
     _device.preload_nvidia_libraries()
+    inner_plugin = _device.cuda_plugin_path()
+  else:
+    try:
+      inner_plugin = _paths.xla_cpu_plugin_path()
+    except ModuleNotFoundError:
+      inner_plugin = None
+  # The library decides its device when JAX loads it (attributes, extensions): this choice.
+  _device.export_choice(choice, inner_plugin)
   options = lambda: default_options(choice.device)  # pylint: disable=unnecessary-lambda-assignment
   extra: dict[str, Any] = {}
   make_topology = None

@@ -13,6 +13,10 @@ per device before the client exists. In this order:
    (``jax-cuda13-pjrt`` or ``jax-cuda12-pjrt``), else ``xla_cpu``.
 
 The options passed to ``PJRT_Client_Create`` always name the device, so the C++ choice agrees.
+The plugin library also decides its device once, when it is loaded (before any client exists:
+its attributes and extensions depend on it; ``xla_plugin/devices/selection/process_device.h``),
+from ``PJRTKIT_DEVICE`` and the machine; ``export_choice`` sets ``PJRTKIT_DEVICE`` and the inner
+plugin's path variable before JAX loads the library, so that decision is this one.
 """
 
 from __future__ import annotations
@@ -168,6 +172,29 @@ def choose(options: Mapping[str, Any], environ: Mapping[str, str], gpu_visible: 
     return Choice(XLA_CPU, "an NVIDIA GPU, but no CUDA PJRT plugin (pip install "
                   "jax-cuda13-pjrt for the xla_gpu device)")
   return Choice(XLA_CPU, "no NVIDIA GPU")
+
+
+PLUGIN_PATH_ENV = {XLA_CPU: "PJRTKIT_XLA_CPU_PLUGIN", XLA_GPU: "PJRTKIT_XLA_GPU_PLUGIN"}
+"""The variable each device's C++ side finds its inner plugin with when no create option says."""
+
+
+def export_choice(choice: Choice, inner_plugin: Path | None,
+                  environ: dict[str, str] | None = None) -> dict[str, str]:
+  """Sets ``PJRTKIT_DEVICE`` to ``choice.device``, and the device's plugin variable to
+  ``inner_plugin`` unless the user set it, in ``environ`` (default ``os.environ``).
+
+  Returns the variables it changed (name -> new value).
+  """
+  target: Any = os.environ if environ is None else environ
+  changed = {}
+  if target.get(DEVICE_ENV) != choice.device:
+    changed[DEVICE_ENV] = choice.device
+  variable = PLUGIN_PATH_ENV[choice.device]
+  if inner_plugin is not None and not target.get(variable):
+    changed[variable] = os.fspath(inner_plugin)
+  for name, value in changed.items():
+    target[name] = value
+  return changed
 
 
 def choose_for_this_process() -> Choice:

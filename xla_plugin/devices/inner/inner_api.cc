@@ -13,7 +13,7 @@ namespace {
 // The numeric values of pjrtkit's enums equal the PJRT C API's; spot-check the ends.
 static_assert(static_cast<int>(ElementType::kPred) == PJRT_Buffer_Type_PRED, "ElementType");
 static_assert(static_cast<int>(ElementType::kBF16) == PJRT_Buffer_Type_BF16, "ElementType");
-static_assert(static_cast<int>(ElementType::kF4E2M1FN) == PJRT_Buffer_Type_F4E2M1FN, "ElementType");
+static_assert(static_cast<int>(ElementType::kF6E3M2FN) == PJRT_Buffer_Type_F6E3M2FN, "ElementType");
 static_assert(static_cast<int>(StatusCode::kUnauthenticated) == PJRT_Error_Code_UNAUTHENTICATED,
               "StatusCode");
 static_assert(static_cast<int>(HostBufferSemantics::kMutableZeroCopy) ==
@@ -207,7 +207,25 @@ void InnerApi::DestroyLoadedExecutable(PJRT_LoadedExecutable* executable) const 
   PJRTKIT_INNER_CALL(*this, PJRT_LoadedExecutable_Destroy, &args);
 }
 
-PJRT_Buffer_Type ToInnerType(ElementType type) { return static_cast<PJRT_Buffer_Type>(type); }
+ElementType InnerApi::max_element_type() const {
+  // PJRT C API 0.81 ends PJRT_Buffer_Type at F4E2M1FN (29); the 0.114 header, the oldest newer
+  // one pjrtkit has read, at F6E3M2FN (33), the last type pjrtkit knows. Versions in between are
+  // taken at 0.81's list.
+  return api_->pjrt_api_version.minor_version >= 114 || api_->pjrt_api_version.major_version > 0
+             ? static_cast<ElementType>(kMaxElementType)
+             : ElementType::kF4E2M1FN;
+}
+
+StatusOr<PJRT_Buffer_Type> InnerApi::ToInnerType(ElementType type) const {
+  if (static_cast<int>(type) > static_cast<int>(max_element_type())) {
+    return InvalidArgument(std::string("element type ") + ElementTypeName(type) + " (" +
+                           std::to_string(static_cast<int>(type)) + ") is not supported by the " +
+                           plugin_.display + " plugin at " + path_ + ": its PJRT C API " +
+                           ApiVersionString() + " knows element types up to " +
+                           ElementTypeName(max_element_type()));
+  }
+  return static_cast<PJRT_Buffer_Type>(type);
+}
 
 StatusOr<ElementType> FromInnerType(PJRT_Buffer_Type type) {
   const int value = static_cast<int>(type);

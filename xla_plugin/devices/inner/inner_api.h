@@ -58,6 +58,13 @@ class InnerApi : public std::enable_shared_from_this<InnerApi> {
   const std::string& name() const { return plugin_.display; }
   // The inner plugin's PJRT C API version, "major.minor".
   std::string ApiVersionString() const;
+  // `type` as the inner plugin's PJRT_Buffer_Type (the numeric values are equal), or
+  // INVALID_ARGUMENT naming the type, the plugin and its version when the inner plugin's C API is
+  // older than the type (XLA:CPU 0.81 knows types up to f4e2m1fn, 29: it would abort on a newer
+  // one).
+  StatusOr<PJRT_Buffer_Type> ToInnerType(ElementType type) const;
+  // The largest element type the inner plugin's PJRT C API version has.
+  ElementType max_element_type() const;
 
   // Calls inner slot `slot` (at byte `offset` of PJRT_Api) on `args`; UNIMPLEMENTED when the
   // inner table is too short for the slot or the slot is null. Use PJRTKIT_INNER_CALL.
@@ -113,8 +120,7 @@ class InnerApi : public std::enable_shared_from_this<InnerApi> {
   const std::shared_ptr<Event> ready_event_ = Event::CreateReady();  // See ready_event().
 };
 
-// Converts an element type between pjrtkit and the inner plugin (the numeric values are equal).
-PJRT_Buffer_Type ToInnerType(ElementType type);
+// Converts an element type the inner plugin reported to pjrtkit's (the numeric values are equal).
 StatusOr<ElementType> FromInnerType(PJRT_Buffer_Type type);
 
 }  // namespace inner

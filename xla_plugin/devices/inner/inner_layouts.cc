@@ -65,7 +65,7 @@ StatusOr<MemoryLayout> InnerLayouts::DefaultLayout(PJRT_Client* client, ElementT
   abi::LayoutsClientGetDefaultLayoutArgs args{};
   args.struct_size = abi::kLayoutsClientGetDefaultLayoutArgsSize;
   args.client = client;
-  args.type = ToInnerType(type);
+  PJRTKIT_ASSIGN_OR_RETURN(args.type, inner_->ToInnerType(type));
   args.dims = dims.data();
   args.num_dims = dims.size();
   PJRTKIT_RETURN_IF_ERROR(inner_->ToStatus(extension_->client_get_default_layout(&args),

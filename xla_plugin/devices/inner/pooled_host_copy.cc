@@ -64,7 +64,7 @@ StatusOr<HostBufferResult> CopyThroughPool(WrappedClient* client,
   PJRTKIT_INNER_ARGS(PJRT_Client_BufferFromHostBuffer, inner_args);
   inner_args.client = client->inner_client();
   inner_args.data = block;
-  inner_args.type = ToInnerType(args.type);
+  PJRTKIT_ASSIGN_OR_RETURN(inner_args.type, client->inner().ToInnerType(args.type));
   inner_args.dims = args.dims.data();
   inner_args.num_dims = args.dims.size();
   inner_args.host_buffer_semantics = PJRT_HostBufferSemantics_kMutableZeroCopy;

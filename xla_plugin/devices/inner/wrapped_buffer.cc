@@ -275,7 +275,7 @@ StatusOr<std::unique_ptr<Buffer>> WrappedBuffer::CopyPreservingLayout(WrappedDev
   PJRTKIT_INNER_ARGS(PJRT_Client_BufferFromHostBuffer, args);
   args.client = client_->inner_client();
   args.data = staging.data();
-  args.type = ToInnerType(info_->element_type);
+  PJRTKIT_ASSIGN_OR_RETURN(args.type, client_->inner().ToInnerType(info_->element_type));
   args.dims = info_->dims.data();
   args.num_dims = rank;
   args.host_buffer_semantics = PJRT_HostBufferSemantics_kImmutableOnlyDuringCall;
@@ -331,7 +331,7 @@ StatusOr<std::unique_ptr<Buffer>> WrappedBuffer::Bitcast(
   PJRTKIT_RETURN_IF_ERROR(CheckLive("Buffer::Bitcast"));
   PJRTKIT_INNER_ARGS(PJRT_Buffer_Bitcast, args);
   args.buffer = inner_;
-  args.element_type = ToInnerType(type);
+  PJRTKIT_ASSIGN_OR_RETURN(args.element_type, client_->inner().ToInnerType(type));
   args.dims = dims.data();
   args.num_dims = dims.size();
   std::optional<InnerLayout> inner_layout;

@@ -370,7 +370,7 @@ StatusOr<HostBufferResult> WrappedClient::BufferFromHostBuffer(const HostBufferA
   PJRTKIT_INNER_ARGS(PJRT_Client_BufferFromHostBuffer, inner_args);
   inner_args.client = inner_client();
   inner_args.data = args.data;
-  inner_args.type = ToInnerType(args.type);
+  PJRTKIT_ASSIGN_OR_RETURN(inner_args.type, inner_->ToInnerType(args.type));
   inner_args.dims = args.dims.data();
   inner_args.num_dims = args.dims.size();
   if (args.byte_strides.has_value()) {
@@ -412,7 +412,7 @@ StatusOr<HostBufferResult> WrappedClient::BufferFromHostBufferInLayout(const Hos
   PJRTKIT_INNER_ARGS(PJRT_Client_BufferFromHostBuffer, inner_args);
   inner_args.client = inner_client();
   inner_args.data = staging.data();
-  inner_args.type = ToInnerType(args.type);
+  PJRTKIT_ASSIGN_OR_RETURN(inner_args.type, inner_->ToInnerType(args.type));
   inner_args.dims = args.dims.data();
   inner_args.num_dims = rank;
   inner_args.host_buffer_semantics = PJRT_HostBufferSemantics_kImmutableOnlyDuringCall;
@@ -445,7 +445,7 @@ StatusOr<std::unique_ptr<Buffer>> WrappedClient::CreateUninitializedBuffer(
   args.client = inner_client();
   args.shape_dims = dims.data();
   args.shape_num_dims = dims.size();
-  args.shape_element_type = ToInnerType(type);
+  PJRTKIT_ASSIGN_OR_RETURN(args.shape_element_type, inner_->ToInnerType(type));
   args.device = static_cast<WrappedDevice*>(own->addressable_by_devices()[0])->inner();
   args.memory = own->inner();
   PJRTKIT_RETURN_IF_ERROR(
@@ -483,7 +483,7 @@ StatusOr<std::unique_ptr<Buffer>> WrappedClient::CreateViewOfDeviceBuffer(
   inner_args.device_buffer_ptr = args.data;
   inner_args.dims = args.dims.data();
   inner_args.num_dims = args.dims.size();
-  inner_args.element_type = ToInnerType(args.type);
+  PJRTKIT_ASSIGN_OR_RETURN(inner_args.element_type, inner_->ToInnerType(args.type));
   inner_args.layout = layout ? layout->get() : nullptr;
   inner_args.device = device->inner();
   inner_args.memory = memory != nullptr ? memory->inner() : nullptr;

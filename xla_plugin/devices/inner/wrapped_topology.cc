@@ -156,7 +156,7 @@ StatusOr<std::string> WrappedTopology::CanonicalShapeForMemorySpace(
   args.memory_space_kind_id = kind_id;
   args.dims = dims.data();
   args.num_dims = dims.size();
-  args.element_type = ToInnerType(type);
+  PJRTKIT_ASSIGN_OR_RETURN(args.element_type, inner.first->api().ToInnerType(type));
   std::optional<InnerLayout> inner_layout;
   if (layout.has_value()) args.layout = inner_layout.emplace(*layout).get();
   PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(

@@ -24,7 +24,7 @@ StatusOr<std::unique_ptr<WrappedTransferManager>> WrappedTransferManager::Create
     specs[i].struct_size = PJRT_ShapeSpec_STRUCT_SIZE;
     specs[i].dims = shapes[i].dims.data();
     specs[i].num_dims = shapes[i].dims.size();
-    specs[i].element_type = ToInnerType(shapes[i].type);
+    PJRTKIT_ASSIGN_OR_RETURN(specs[i].element_type, client->inner().ToInnerType(shapes[i].type));
   }
   // Inner layouts must stay put while the call reads them: one heap object each.
   std::vector<std::unique_ptr<InnerLayout>> inner_layouts;

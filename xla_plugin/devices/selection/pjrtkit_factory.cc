@@ -1,42 +1,49 @@
 #include "xla_plugin/devices/selection/pjrtkit_factory.h"
 
-#include <algorithm>
 #include <utility>
 
+#include "xla_plugin/devices/selection/process_device.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_factory.h"
 #include "xla_plugin/devices/xla_gpu/xla_gpu_factory.h"
 
 namespace pjrtkit {
 namespace selection {
-namespace {
-
-// The int64 list attribute `name` of `attributes` (empty when absent or of another type).
-std::vector<int64_t> IntList(const AttributeMap& attributes, const std::string& name) {
-  auto it = attributes.find(name);
-  if (it == attributes.end() || !std::holds_alternative<std::vector<int64_t>>(it->second)) {
-    return {};
-  }
-  return std::get<std::vector<int64_t>>(it->second);
-}
-
-}  // namespace
 
 Status PjrtkitFactory::Initialize() {
+  PJRTKIT_RETURN_IF_ERROR(ProcessDevice::Get().kind().status());
   PJRTKIT_RETURN_IF_ERROR(xla_cpu::XlaCpuFactory::Initialize());
   return xla_gpu::XlaGpuFactory::Initialize();
 }
 
-AttributeMap PjrtkitFactory::PluginAttributes() {
-  const AttributeMap cpu = xla_cpu::XlaCpuFactory::PluginAttributes();
-  const AttributeMap gpu = xla_gpu::XlaGpuFactory::PluginAttributes();
-  AttributeMap attributes = cpu;  // xla_version (2 for both) and pjrtkit_version.
-  const std::vector<int64_t> cpu_current = IntList(cpu, "stablehlo_current_version");
-  const std::vector<int64_t> gpu_current = IntList(gpu, "stablehlo_current_version");
-  attributes["stablehlo_current_version"] = std::min(cpu_current, gpu_current);
-  const std::vector<int64_t> cpu_minimum = IntList(cpu, "stablehlo_minimum_version");
-  const std::vector<int64_t> gpu_minimum = IntList(gpu, "stablehlo_minimum_version");
-  attributes["stablehlo_minimum_version"] = std::max(cpu_minimum, gpu_minimum);
+AttributeMap PjrtkitFactory::AttributesOf(DeviceKind kind, const inner::InnerApi* inner) {
+  AttributeMap attributes = kind == DeviceKind::kXlaGpu
+                                ? xla_gpu::XlaGpuFactory::PluginAttributes()
+                                : xla_cpu::XlaCpuFactory::PluginAttributes();
+  if (inner != nullptr) {
+    StatusOr<AttributeMap> own = inner->PluginAttributes();
+    if (own.ok()) {
+      for (const char* name :
+           {"xla_version", "stablehlo_current_version", "stablehlo_minimum_version"}) {
+        auto it = own->find(name);
+        if (it != own->end() && it->second.index() == attributes[name].index()) {
+          attributes[name] = it->second;
+        }
+      }
+    }
+  }
+  attributes["pjrtkit_device"] = std::string(DeviceChoice::Name(kind));
   return attributes;
+}
+
+AttributeMap PjrtkitFactory::PluginAttributes() {
+  const ProcessDevice& process = ProcessDevice::Get();
+  return AttributesOf(process.kind().ok() ? *process.kind() : DeviceKind::kXlaCpu,
+                      process.inner().get());
+}
+
+const void* PjrtkitFactory::ForwardedPluginApi() {
+  const ProcessDevice& process = ProcessDevice::Get();
+  return process.inner() == nullptr ? nullptr : process.inner()->api();
 }
 
 StatusOr<AttributeMap> PjrtkitFactory::DeviceOptions(const AttributeMap& options,
@@ -56,6 +63,13 @@ StatusOr<std::unique_ptr<Client>> PjrtkitFactory::CreateClient(const AttributeMa
                                                               const MultiProcess& job) {
   PJRTKIT_ASSIGN_OR_RETURN(DeviceKind kind,
                            DeviceChoice::Choose(options, DeviceChoice::FromProcess()));
+  PJRTKIT_RETURN_IF_ERROR(ProcessDevice::Get().CheckSame(kind, "a client"));
+  return CreateClientOf(kind, options, job);
+}
+
+StatusOr<std::unique_ptr<Client>> PjrtkitFactory::CreateClientOf(DeviceKind kind,
+                                                                const AttributeMap& options,
+                                                                const MultiProcess& job) {
   PJRTKIT_ASSIGN_OR_RETURN(AttributeMap rest, DeviceOptions(options, kind));
   if (kind == DeviceKind::kXlaGpu) return xla_gpu::XlaGpuFactory::CreateClient(rest, job);
   return xla_cpu::XlaCpuFactory::CreateClient(rest, job);
@@ -65,6 +79,7 @@ StatusOr<std::unique_ptr<Topology>> PjrtkitFactory::CreateTopology(const std::st
                                                                    const AttributeMap& options) {
   PJRTKIT_ASSIGN_OR_RETURN(DeviceKind kind,
                            DeviceChoice::Choose(options, DeviceChoice::FromProcess()));
+  PJRTKIT_RETURN_IF_ERROR(ProcessDevice::Get().CheckSame(kind, "a topology"));
   PJRTKIT_ASSIGN_OR_RETURN(AttributeMap rest, DeviceOptions(options, kind));
   if (kind == DeviceKind::kXlaGpu) return xla_gpu::XlaGpuFactory::CreateTopology(name, rest);
   return xla_cpu::XlaCpuFactory::CreateTopology(name, rest);

@@ -1,6 +1,7 @@
-// PjrtkitFactory: the factory behind pjrtkit's one plugin library. It chooses a device per
-// client (DeviceChoice) and hands the options to that device's factory, so one .so and one wheel
-// serve both the xla_cpu and the xla_gpu device.
+// PjrtkitFactory: the factory behind pjrtkit's one plugin library. One .so and one wheel serve
+// both the xla_cpu and the xla_gpu device; a process gets one of them (ProcessDevice, decided
+// when the plugin is loaded), and the create options of each client must agree with it
+// (DeviceChoice) before they go to that device's factory.
 #ifndef PJRTKIT_XLA_PLUGIN_DEVICES_SELECTION_PJRTKIT_FACTORY_H_
 #define PJRTKIT_XLA_PLUGIN_DEVICES_SELECTION_PJRTKIT_FACTORY_H_
 
@@ -14,6 +15,7 @@
 #include "xla_plugin/client/plugin_factory.h"
 #include "xla_plugin/client/topology.h"
 #include "xla_plugin/client/types.h"
+#include "xla_plugin/devices/inner/inner_api.h"
 #include "xla_plugin/devices/selection/device_choice.h"
 
 namespace pjrtkit {
@@ -23,19 +25,31 @@ namespace selection {
 // XlaGpuFactory::OptionSpecs). An unknown option is INVALID_ARGUMENT listing `device` and the
 // chosen device's options.
 struct PjrtkitFactory {
-  // Initializes both devices (neither loads anything).
+  // Initializes both devices (neither loads anything); INVALID_ARGUMENT when $PJRTKIT_DEVICE
+  // names no device.
   static Status Initialize();
-  // pjrtkit_version, xla_version and the StableHLO versions every device accepts: the older of
-  // the devices' current versions and the newer of their minimum versions (PJRT_Plugin_Attributes
-  // has no client, so it cannot depend on the device a client will choose; JAX serializes
-  // programs for the current version).
+  // The process device's attributes (PJRT_Plugin_Attributes has no client: JAX serializes every
+  // program for the StableHLO version it reads here): its inner plugin's xla_version and StableHLO
+  // current and minimum versions when ProcessDevice loaded it (else the versions the device was
+  // built against), pjrtkit_version, and pjrtkit_device ("xla_cpu" / "xla_gpu").
   static AttributeMap PluginAttributes();
-  // The chosen device's client.
+  // The client of the device the options choose, which must be the process's device
+  // (FAILED_PRECONDITION otherwise, ProcessDevice::CheckSame).
   static StatusOr<std::unique_ptr<Client>> CreateClient(const AttributeMap& options,
                                                         const MultiProcess& job = {});
-  // The chosen device's topology.
+  // The topology of the device the options choose, likewise.
   static StatusOr<std::unique_ptr<Topology>> CreateTopology(const std::string& name,
                                                             const AttributeMap& options);
+  // The PJRT_Api of the process device's inner plugin (as `const void*`: the factory contract has
+  // no PJRT types), whose extensions the C-API layer forwards; null when it is not loaded.
+  static const void* ForwardedPluginApi();
+  // A client of `kind` regardless of the process device (tests of both devices in one process).
+  static StatusOr<std::unique_ptr<Client>> CreateClientOf(DeviceKind kind,
+                                                          const AttributeMap& options,
+                                                          const MultiProcess& job = {});
+  // The attributes PluginAttributes reports for a process whose device is `kind` with inner plugin
+  // `inner` (null: not loaded).
+  static AttributeMap AttributesOf(DeviceKind kind, const inner::InnerApi* inner);
   // `options` without `device`, checked against `device` plus `kind`'s options.
   static StatusOr<AttributeMap> DeviceOptions(const AttributeMap& options, DeviceKind kind);
 };

@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "xla_plugin/devices/selection/device_choice.h"
 #include "xla_plugin/devices/selection/pjrtkit_factory.h"
+#include "xla_plugin/devices/selection/process_device.h"
 
 namespace pjrtkit {
 namespace selection {
@@ -35,6 +36,9 @@ std::string Chosen(const AttributeMap& options, const MachineFacts& facts) {
   StatusOr<DeviceKind> kind = DeviceChoice::Choose(options, facts);
   return kind.ok() ? DeviceChoice::Name(*kind) : "error: " + kind.status().message();
 }
+
+// Before any test asks for the process device: its XLA:CPU plugin is where PluginLocator looks.
+const bool kPluginEnvSet = setenv("PJRTKIT_XLA_CPU_PLUGIN", XlaCpuPath().c_str(), 1) == 0;
 
 MachineFacts Facts(std::string env, bool gpu, bool plugin) {
   MachineFacts facts;
@@ -98,7 +102,18 @@ TEST(PjrtkitFactoryTest, OneFactoryMakesBothDevices) {
   AttributeMap gpu;
   gpu["device"] = std::string("xla_gpu");
   gpu["xla_gpu_plugin_path"] = FakeCudaPath();
-  StatusOr<std::unique_ptr<Client>> gpu_client = PjrtkitFactory::CreateClient(gpu);
+  // This process's device is xla_cpu (no GPU here): CreateClient refuses the other device, and
+  // CreateClientOf makes it anyway.
+  const Status refused = PjrtkitFactory::CreateClient(gpu).status();
+  EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(refused.message(),
+            "pjrtkit: this process's plugin serves the xla_cpu device (chosen when the plugin was "
+            "loaded: no NVIDIA GPU with OpenXLA's CUDA plugin was found), so a client of the "
+            "xla_gpu device cannot be created here: the plugin's attributes (StableHLO versions) "
+            "and extensions are the xla_cpu device's. Set PJRTKIT_DEVICE=xla_gpu before the "
+            "plugin is loaded (jax_plugins.pjrtkit does so for the create option 'device')");
+  StatusOr<std::unique_ptr<Client>> gpu_client =
+      PjrtkitFactory::CreateClientOf(DeviceKind::kXlaGpu, gpu);
   ASSERT_TRUE(gpu_client.ok()) << gpu_client.status().ToString();
   ASSERT_EQ((*gpu_client)->devices().size(), 2u);
   EXPECT_EQ((*gpu_client)->devices()[0]->description().kind(), "NVIDIA H200");
@@ -117,15 +132,42 @@ TEST(PjrtkitFactoryTest, UnknownOptionsListDeviceAndTheChosenDevicesOptions) {
             "process_join_timeout_s (int64)");
 }
 
-TEST(PjrtkitFactoryTest, PluginAttributesAreWhatBothDevicesAccept) {
+TEST(PjrtkitFactoryTest, PluginAttributesAreThoseOfTheProcessDevice) {
+  // This process: xla_cpu, its plugin found beside the test through $PJRTKIT_XLA_CPU_PLUGIN.
+  ASSERT_TRUE(kPluginEnvSet);
   AttributeMap attributes = PjrtkitFactory::PluginAttributes();
-  ASSERT_EQ(attributes.size(), 4u);
+  ASSERT_EQ(attributes.size(), 5u);
+  EXPECT_EQ(std::get<std::string>(attributes.at("pjrtkit_device")), "xla_cpu");
   EXPECT_EQ(std::get<int64_t>(attributes.at("xla_version")), 2);
   EXPECT_EQ(std::get<std::vector<int64_t>>(attributes.at("stablehlo_current_version")),
-            (std::vector<int64_t>{1, 13, 3}));  // XLA:CPU's (XLA:GPU's is 1.20.0).
+            (std::vector<int64_t>{1, 13, 3}));  // XLA:CPU 0.0.1's own.
   EXPECT_EQ(std::get<std::vector<int64_t>>(attributes.at("stablehlo_minimum_version")),
             (std::vector<int64_t>{0, 9, 0}));
   EXPECT_EQ(std::get<std::string>(attributes.at("pjrtkit_version")), "0.1.0");
+  EXPECT_NE(PjrtkitFactory::ForwardedPluginApi(), nullptr);
+  // A GPU process without its plugin loaded reports the versions the xla_gpu device was built
+  // against.
+  AttributeMap gpu = PjrtkitFactory::AttributesOf(DeviceKind::kXlaGpu, nullptr);
+  EXPECT_EQ(std::get<std::string>(gpu.at("pjrtkit_device")), "xla_gpu");
+  EXPECT_EQ(std::get<std::vector<int64_t>>(gpu.at("stablehlo_current_version")),
+            (std::vector<int64_t>{1, 20, 0}));
+}
+
+TEST(ProcessDeviceTest, TheEnvironmentThenTheMachineDecide) {
+  ProcessDevice gpu = ProcessDevice::Decide(Facts("", true, true));
+  ASSERT_TRUE(gpu.kind().ok());
+  EXPECT_EQ(*gpu.kind(), DeviceKind::kXlaGpu);
+  EXPECT_EQ(gpu.reason(), "an NVIDIA GPU and OpenXLA's CUDA plugin were found");
+  ProcessDevice cpu = ProcessDevice::Decide(Facts("xla_cpu", true, true));
+  EXPECT_EQ(*cpu.kind(), DeviceKind::kXlaCpu);
+  EXPECT_EQ(cpu.reason(), "environment variable PJRTKIT_DEVICE=xla_cpu");
+  EXPECT_TRUE(cpu.CheckSame(DeviceKind::kXlaCpu, "a client").ok());
+  EXPECT_EQ(cpu.CheckSame(DeviceKind::kXlaGpu, "a topology").code(),
+            StatusCode::kFailedPrecondition);
+  ProcessDevice bad = ProcessDevice::Decide(Facts("tpu", false, false));
+  EXPECT_EQ(bad.kind().status().message(),
+            "environment variable PJRTKIT_DEVICE must be 'xla_cpu', 'xla_gpu' or 'auto', got "
+            "'tpu'");
 }
 
 TEST(PjrtkitFactoryTest, TopologiesFollowTheChoice) {
@@ -137,7 +179,7 @@ TEST(PjrtkitFactoryTest, TopologiesFollowTheChoice) {
   AttributeMap gpu;
   gpu["device"] = std::string("xla_gpu");
   EXPECT_EQ(PjrtkitFactory::CreateTopology("", gpu).status().code(),
-            StatusCode::kUnimplemented);
+            StatusCode::kFailedPrecondition);
 }
 
 }  // namespace
