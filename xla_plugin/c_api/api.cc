@@ -10,6 +10,8 @@
 #include "xla_plugin/c_api/executable_binding.h"
 #include "xla_plugin/c_api/execute_context.h"
 #include "xla_plugin/c_api/ffi_extension.h"
+#include "xla_plugin/c_api/forwarding/extensions.h"
+#include "xla_plugin/c_api/forwarding/forwarding.h"
 #include "xla_plugin/c_api/layouts_extension.h"
 #include "xla_plugin/c_api/loaded_executable.h"
 #include "xla_plugin/c_api/memory.h"
@@ -20,13 +22,15 @@
 namespace pjrtkit {
 namespace capi {
 
-PJRT_Extension_Base* ExtensionChain() {
+PJRT_Extension_Base* ExtensionChain(const PJRT_Api* inner) {
   // Extensions are function-local statics linked through `next`.
   // FFI (ffi_extension.h): handler/type registration, kept process-wide in FfiRegistry.
   // Layouts (layouts_extension.h): default, buffer and output layouts from the client layer.
-  // pjrtkit's own (executable_binding.h): per-executable FFI user data, last.
-  return FfiExtensionBase(
-      /*next=*/LayoutsExtensionBase(/*next=*/PjrtkitExtensionBase(/*next=*/nullptr)));
+  // pjrtkit's own (executable_binding.h): per-executable FFI user data.
+  // Then the inner plugin's, forwarded (forwarding/extensions.h).
+  forwarding::Install(inner);
+  return FfiExtensionBase(/*next=*/LayoutsExtensionBase(
+      /*next=*/PjrtkitExtensionBase(/*next=*/forwarding::ForwardedChain(/*next=*/nullptr))));
 }
 
 PJRT_Api MakePjrtApi(const FactoryEntryPoints& entry_points) {

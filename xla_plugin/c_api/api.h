@@ -52,8 +52,27 @@ struct FactoryEntryPoints {
 PJRT_Api MakePjrtApi(const FactoryEntryPoints& entry_points);
 
 // The head of pjrtkit's extension chain: the FFI extension (ffi_extension.h), the Layouts
-// extension (layouts_extension.h), then pjrtkit's own (executable_binding.h).
-PJRT_Extension_Base* ExtensionChain();
+// extension (layouts_extension.h), pjrtkit's own (executable_binding.h), then those of `inner`
+// (null: none) that pjrtkit forwards (forwarding/extensions.h). Built once: later calls return
+// the first chain.
+PJRT_Extension_Base* ExtensionChain(const PJRT_Api* inner);
+
+// True when Factory has ForwardedPluginApi(), the plugin whose extensions to forward.
+template <typename Factory, typename = void>
+struct ForwardsPlugin : std::false_type {};
+template <typename Factory>
+struct ForwardsPlugin<Factory, std::void_t<decltype(Factory::ForwardedPluginApi())>>
+    : std::true_type {};
+
+// The factory's forwarded plugin, or null.
+template <typename Factory>
+const PJRT_Api* ForwardedPluginApi() {
+  if constexpr (ForwardsPlugin<Factory>::value) {
+    return static_cast<const PJRT_Api*>(Factory::ForwardedPluginApi());
+  } else {
+    return nullptr;
+  }
+}
 
 // The factory's plugin attributes as a PJRT_NamedValue array that lives for the whole process
 // (as PJRT_Plugin_Attributes requires): computed once, never freed.
@@ -127,7 +146,7 @@ const PJRT_Api* CreatePjrtApi() {
     entry_points.plugin_attributes = &capi::PluginAttributes<Factory>;
     entry_points.client_create = &capi::ClientCreate<Factory>;
     entry_points.topology_create = &capi::TopologyCreate<Factory>;
-    entry_points.extension_start = capi::ExtensionChain();
+    entry_points.extension_start = capi::ExtensionChain(capi::ForwardedPluginApi<Factory>());
     return capi::MakePjrtApi(entry_points);
   }();
   return &api;

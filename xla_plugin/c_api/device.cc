@@ -243,8 +243,8 @@ PJRT_Error* DeviceCreateAsyncTrackingEvent(PJRT_Device_CreateAsyncTrackingEvent_
         ToString(fn, "description", args->description, args->description_size));
     PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<AsyncTrackingEvent> event,
                              args->device->device->CreateAsyncTrackingEvent(description));
-    if (event == nullptr) return Internal(std::string(fn) + ": the device returned no event");
-    args->event = new PJRT_AsyncTrackingEvent{std::move(event)};
+    // No event: the device tracks nothing (the caller then has nothing to destroy).
+    args->event = event == nullptr ? nullptr : new PJRT_AsyncTrackingEvent{std::move(event)};
     return OkStatus();
   });
 }

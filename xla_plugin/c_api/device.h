@@ -41,7 +41,8 @@ PJRT_Error* DeviceClearMemoryStats(PJRT_Device_ClearMemoryStats_Args* args);
 // PJRT_Device_PoisonExecution: fails the earliest unfinished execution of `launch_id` with the
 // given error (Device::PoisonExecution); `poisoned` says whether there was one.
 PJRT_Error* DevicePoisonExecution(PJRT_Device_PoisonExecution_Args* args);
-// PJRT_Device_CreateAsyncTrackingEvent: the device's marker of asynchronous work.
+// PJRT_Device_CreateAsyncTrackingEvent: the device's marker of asynchronous work; `event` is null
+// when the device tracks none.
 PJRT_Error* DeviceCreateAsyncTrackingEvent(PJRT_Device_CreateAsyncTrackingEvent_Args* args);
 // PJRT_AsyncTrackingEvent_Destroy: ends and frees such a marker (nullptr is fine).
 PJRT_Error* AsyncTrackingEventDestroy(PJRT_AsyncTrackingEvent_Destroy_Args* args);

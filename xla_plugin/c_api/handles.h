@@ -124,13 +124,19 @@ struct PJRT_DeviceDescription {
 
   const pjrtkit::DeviceDescription* description;   // Owned by the device or the topology.
   const pjrtkit::capi::NamedValueList attributes;  // PJRT_DeviceDescription_Attributes output.
+  // Whose it is (one of the two is set): for forwarded extensions, which reach the inner
+  // plugin's description through the device or the topology.
+  const PJRT_Device* device = nullptr;
+  const PJRT_TopologyDescription* topology = nullptr;
 };
 
 // A device of a client. Owned by its PJRT_Client.
 struct PJRT_Device {
   // Wraps `device` of `client`.
   PJRT_Device(pjrtkit::Device* device, PJRT_Client* client)
-      : device(device), client(client), description(&device->description()) {}
+      : device(device), client(client), description(&device->description()) {
+    description.device = this;
+  }
 
   pjrtkit::Device* device;                // Owned by the pjrtkit::Client.
   PJRT_Client* client;                    // The owning client handle.

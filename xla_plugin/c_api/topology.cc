@@ -19,6 +19,7 @@ PJRT_TopologyDescription::PJRT_TopologyDescription(const pjrtkit::Topology* topo
       attributes(topology->attributes()) {
   for (const pjrtkit::DeviceDescription& d : topology->devices()) {
     descriptions.push_back(std::make_unique<PJRT_DeviceDescription>(&d));
+    descriptions.back()->topology = this;
     description_ptrs.push_back(descriptions.back().get());
   }
 }

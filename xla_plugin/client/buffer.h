@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "xla_plugin/client/event.h"
+#include "xla_plugin/client/native_handle.h"
 #include "xla_plugin/client/status.h"
 #include "xla_plugin/client/status_or.h"
 #include "xla_plugin/client/types.h"
@@ -27,6 +28,8 @@ class Buffer {
  public:
   virtual ~Buffer() = default;
 
+  // The other PJRT plugin's object behind this one (native_handle.h); default: none.
+  virtual NativeHandle native_handle() const { return {}; }
   // Element type.
   virtual ElementType element_type() const = 0;
   // Dimensions (static shapes only).

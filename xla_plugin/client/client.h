@@ -16,6 +16,7 @@
 #include "xla_plugin/client/layout_codec.h"
 #include "xla_plugin/client/loaded_executable.h"
 #include "xla_plugin/client/memory.h"
+#include "xla_plugin/client/native_handle.h"
 #include "xla_plugin/client/status.h"
 #include "xla_plugin/client/status_or.h"
 #include "xla_plugin/client/topology.h"
@@ -69,6 +70,8 @@ class Client {
  public:
   virtual ~Client() = default;
 
+  // The other PJRT plugin's object behind this one (native_handle.h); default: none.
+  virtual NativeHandle native_handle() const { return {}; }
   // Platform name as JAX sees it ("pjrtkit").
   virtual const std::string& platform_name() const = 0;
   // Platform version string.

@@ -8,6 +8,7 @@
 
 #include "xla_plugin/client/async_tracking_event.h"
 #include "xla_plugin/client/device_description.h"
+#include "xla_plugin/client/native_handle.h"
 #include "xla_plugin/client/status.h"
 #include "xla_plugin/client/status_or.h"
 #include "xla_plugin/client/types.h"
@@ -21,6 +22,8 @@ class Device {
  public:
   virtual ~Device() = default;
 
+  // The other PJRT plugin's object behind this one (native_handle.h); default: none.
+  virtual NativeHandle native_handle() const { return {}; }
   // The device's description (id, kind, attributes, ...).
   virtual const DeviceDescription& description() const = 0;
   // True when this process can put buffers on and run programs on the device.
@@ -49,10 +52,11 @@ class Device {
     return Unimplemented("Device::PoisonExecution is not implemented by this device");
   }
   // A marker of asynchronous work named `description`, alive until destroyed
-  // (PJRT_Device_CreateAsyncTrackingEvent); UNIMPLEMENTED unless the device has one.
+  // (PJRT_Device_CreateAsyncTrackingEvent); null when the device tracks nothing (the default:
+  // jaxlib aborts on an error here, and a null event is what it expects of such a device).
   virtual StatusOr<std::unique_ptr<AsyncTrackingEvent>> CreateAsyncTrackingEvent(
       const std::string& description) {
-    return Unimplemented("Device::CreateAsyncTrackingEvent is not implemented by this device");
+    return std::unique_ptr<AsyncTrackingEvent>();
   }
 };
 

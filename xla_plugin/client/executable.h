@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "xla_plugin/client/layout_codec.h"
+#include "xla_plugin/client/native_handle.h"
 #include "xla_plugin/client/status.h"
 #include "xla_plugin/client/status_or.h"
 #include "xla_plugin/client/types.h"
@@ -19,6 +20,8 @@ class Executable {
  public:
   virtual ~Executable() = default;
 
+  // The other PJRT plugin's object behind this one (native_handle.h); default: none.
+  virtual NativeHandle native_handle() const { return {}; }
   // Program name (the module name).
   virtual const std::string& name() const = 0;
   // Number of replicas it was compiled for.

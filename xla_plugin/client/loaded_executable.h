@@ -13,6 +13,7 @@
 #include "xla_plugin/client/event.h"
 #include "xla_plugin/client/executable.h"
 #include "xla_plugin/client/execute_context.h"
+#include "xla_plugin/client/native_handle.h"
 #include "xla_plugin/client/status.h"
 #include "xla_plugin/client/status_or.h"
 
@@ -57,6 +58,8 @@ class LoadedExecutable {
  public:
   virtual ~LoadedExecutable() = default;
 
+  // The other PJRT plugin's object behind this one (native_handle.h); default: none.
+  virtual NativeHandle native_handle() const { return {}; }
   // The device-independent executable.
   virtual std::shared_ptr<Executable> executable() const = 0;
   // The devices the program runs on, in argument-list order.

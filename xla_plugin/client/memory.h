@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "xla_plugin/client/native_handle.h"
+
 namespace pjrtkit {
 
 class Device;
@@ -14,6 +16,8 @@ class Memory {
  public:
   virtual ~Memory() = default;
 
+  // The other PJRT plugin's object behind this one (native_handle.h); default: none.
+  virtual NativeHandle native_handle() const { return {}; }
   // Id, unique within the client.
   virtual int id() const = 0;
   // Kind as JAX names it: "device", "pinned_host" or "unpinned_host".

@@ -27,6 +27,10 @@ namespace pjrtkit {
 //     static StatusOr<std::unique_ptr<Client>> CreateClient(const AttributeMap& options);
 //     static StatusOr<std::unique_ptr<Topology>> CreateTopology(const std::string& name,
 //                                                               const AttributeMap& options);
+//     // Optional: a device built on another PJRT plugin returns that plugin's `const PJRT_Api*`
+//     // (as const void*; null when it is not loaded); its extensions are forwarded, with the
+//     // handles translated through each object's native_handle() (native_handle.h).
+//     static const void* ForwardedPluginApi();
 //   };
 template <typename Factory>
 constexpr bool CheckPluginFactory() {

@@ -10,6 +10,7 @@
 
 #include "xla_plugin/client/device_description.h"
 #include "xla_plugin/client/executable.h"
+#include "xla_plugin/client/native_handle.h"
 #include "xla_plugin/client/status_or.h"
 #include "xla_plugin/client/types.h"
 
@@ -25,6 +26,8 @@ class Topology {
            std::vector<DeviceDescription> devices, AttributeMap attributes);
   virtual ~Topology() = default;
 
+  // The other PJRT plugin's topology behind this one (native_handle.h); default: none.
+  virtual NativeHandle native_handle() const { return {}; }
   // Platform name ("pjrtkit").
   const std::string& platform_name() const { return platform_name_; }
   // Platform version string.
@@ -56,6 +59,12 @@ class Topology {
   virtual StatusOr<std::string> CanonicalShapeForMemorySpace(
       int kind_id, ElementType type, const std::vector<int64_t>& dims,
       const std::optional<MemoryLayout>& layout) const;
+  // `compile_options` (a serialized xla.CompileOptionsProto) as this topology's device accepts them
+  // from a framework that hands them to it directly (the forwarded PhaseCompile extension):
+  // defaults filled in, options the device would abort on refused. Default: unchanged.
+  virtual StatusOr<std::string> PrepareCompileOptions(const std::string& compile_options) const {
+    return compile_options;
+  }
   // Compiles `program` with `compile_options` (a serialized xla.CompileOptionsProto) for the
   // devices of this topology, ahead of time (PJRT_Compile): the result is not loaded, answers
   // every Executable query, and its Serialize() bytes load with Client::DeserializeAndLoad on a

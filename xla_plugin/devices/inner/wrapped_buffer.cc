@@ -325,6 +325,10 @@ StatusOr<std::unique_ptr<Buffer>> WrappedBuffer::CopyToMemory(Memory* dst_memory
   return std::unique_ptr<Buffer>(std::move(copy));
 }
 
+NativeHandle WrappedBuffer::native_handle() const {
+  return {client_->inner().api(), inner_};
+}
+
 StatusOr<std::unique_ptr<Buffer>> WrappedBuffer::Bitcast(
     ElementType type, const std::vector<int64_t>& dims,
     const std::optional<MemoryLayout>& layout) {

@@ -40,6 +40,8 @@ class WrappedBuffer : public Buffer {
                                                                     PJRT_Buffer* inner);
   ~WrappedBuffer() override;
 
+  // The inner buffer.
+  NativeHandle native_handle() const override;
   ElementType element_type() const override { return info_->element_type; }
   const std::vector<int64_t>& dimensions() const override { return info_->dims; }
   StatusOr<MemoryLayout> layout() const override { return info_->layout; }

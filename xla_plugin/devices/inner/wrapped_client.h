@@ -42,6 +42,8 @@ class WrappedClient : public Client {
       int device_count, size_t host_buffer_cache_bytes, ProcessPlacement placement = {});
   ~WrappedClient() override;
 
+  // The inner client.
+  NativeHandle native_handle() const override { return {inner_->api(), inner_client()}; }
   const std::string& platform_name() const override { return platform_name_; }
   const std::string& platform_version() const override { return platform_version_; }
   const std::vector<Device*>& devices() const override { return device_ptrs_; }

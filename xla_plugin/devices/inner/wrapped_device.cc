@@ -127,10 +127,10 @@ StatusOr<std::unique_ptr<AsyncTrackingEvent>> WrappedDevice::CreateAsyncTracking
   args.device = inner_;
   args.description = description.data();
   args.description_size = description.size();
-  PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*api_, PJRT_Device_CreateAsyncTrackingEvent, &args));
-  if (args.event == nullptr) {
-    return Internal(api_->name() + " returned no async tracking event");
-  }
+  Status status = PJRTKIT_INNER_CALL(*api_, PJRT_Device_CreateAsyncTrackingEvent, &args);
+  if (status.code() == StatusCode::kUnimplemented) return std::unique_ptr<AsyncTrackingEvent>();
+  PJRTKIT_RETURN_IF_ERROR(status);
+  if (args.event == nullptr) return std::unique_ptr<AsyncTrackingEvent>();
   return std::unique_ptr<AsyncTrackingEvent>(new InnerTrackingEvent(api_, args.event));
 }
 

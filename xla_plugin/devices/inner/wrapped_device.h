@@ -32,6 +32,8 @@ class WrappedDevice : public Device {
   // Sets the device's memories (default first).
   void SetMemories(std::vector<Memory*> memories);
 
+  // The inner device.
+  NativeHandle native_handle() const override { return {api_->api(), inner_}; }
   const DeviceDescription& description() const override { return description_; }
   bool IsAddressable() const override { return addressable_; }
   int local_hardware_id() const override { return local_hardware_id_; }
@@ -55,7 +57,8 @@ class WrappedDevice : public Device {
   // The inner plugin's PJRT_Device_PoisonExecution (UNIMPLEMENTED naming the inner version when
   // it has none: XLA:CPU 0.81).
   StatusOr<bool> PoisonExecution(int launch_id, const Status& error) override;
-  // The inner plugin's PJRT_Device_CreateAsyncTrackingEvent, destroyed with the returned object.
+  // The inner plugin's PJRT_Device_CreateAsyncTrackingEvent, destroyed with the returned object;
+  // null from an inner plugin without the slot (XLA:CPU 0.81), which tracks nothing.
   StatusOr<std::unique_ptr<AsyncTrackingEvent>> CreateAsyncTrackingEvent(
       const std::string& description) override;
 

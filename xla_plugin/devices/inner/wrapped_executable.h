@@ -31,6 +31,8 @@ class WrappedExecutable : public Executable {
       std::shared_ptr<InnerClient> client, InnerClient::LoadedPtr loaded);
   ~WrappedExecutable() override;
 
+  // The inner executable.
+  NativeHandle native_handle() const override { return {api_->api(), inner_}; }
   const std::string& name() const override { return name_; }
   int num_replicas() const override { return num_replicas_; }
   int num_partitions() const override { return num_partitions_; }

@@ -326,6 +326,10 @@ void WrappedLoadedExecutable::RefreshDonated(const std::vector<std::vector<Buffe
   }
 }
 
+NativeHandle WrappedLoadedExecutable::native_handle() const {
+  return {client_->inner().api(), inner_};
+}
+
 StatusOr<std::vector<LogicalDeviceId>> WrappedLoadedExecutable::addressable_device_logical_ids()
     const {
   if (devices_.empty()) return std::vector<LogicalDeviceId>();  // Portable: no assignment.

@@ -28,6 +28,8 @@ class WrappedLoadedExecutable : public LoadedExecutable {
                                                                InnerClient::LoadedPtr inner);
   ~WrappedLoadedExecutable() override;
 
+  // The inner loaded executable.
+  NativeHandle native_handle() const override;
   std::shared_ptr<Executable> executable() const override { return executable_; }
   // The same, as the wrapper's type.
   const std::shared_ptr<WrappedExecutable>& wrapped_executable() const { return executable_; }

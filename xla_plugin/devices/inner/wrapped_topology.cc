@@ -3,6 +3,7 @@
 #include <utility>
 #include <vector>
 
+#include "xla_plugin/devices/inner/compile_options.h"
 #include "xla_plugin/devices/inner/inner_layout.h"
 #include "xla_plugin/devices/inner/inner_layouts.h"
 #include "xla_plugin/devices/inner/pjrtkit_platform.h"
@@ -118,6 +119,22 @@ StatusOr<std::shared_ptr<Executable>> WrappedTopology::Compile(const Program& pr
                            WrappedExecutable::FromLoaded(std::move(compiler), std::move(loaded)));
   executable->RecordCompileOptions(compile_options);
   return std::shared_ptr<Executable>(std::move(executable));
+}
+
+StatusOr<std::string> WrappedTopology::PrepareCompileOptions(
+    const std::string& compile_options) const {
+  return NormalizeCompileOptions(compile_options, device_count());
+}
+
+NativeHandle WrappedTopology::native_handle() const {
+  StatusOr<std::shared_ptr<InnerClient>> client = CompilerFor(nullptr);
+  if (!client.ok()) return {};
+  PJRTKIT_INNER_ARGS(PJRT_Client_TopologyDescription, args);
+  args.client = (*client)->get();
+  if (!PJRTKIT_INNER_CALL((*client)->api(), PJRT_Client_TopologyDescription, &args).ok()) {
+    return {};
+  }
+  return {(*client)->api().api(), args.topology};
 }
 
 StatusOr<std::pair<std::shared_ptr<InnerClient>, PJRT_TopologyDescription*>>

@@ -49,6 +49,9 @@ class WrappedTopology : public Topology {
                                                    const std::string& platform_version,
                                                    std::vector<DeviceDescription> devices);
 
+  // The topology of this topology's inner client (PJRT_Client_TopologyDescription), created for a
+  // topology made without a client when it has a plugin path; none when it cannot be.
+  NativeHandle native_handle() const override;
   // Number of devices.
   int device_count() const { return static_cast<int>(devices().size()); }
   // The inner plugin path it was created with (may be empty).
@@ -66,6 +69,8 @@ class WrappedTopology : public Topology {
   // topology's inner client): a client's topology, or one that has compiled. UNIMPLEMENTED before
   // that, and from an inner plugin without the slot (XLA:CPU 0.81), naming the slot.
   StatusOr<std::vector<int>> MemorySpaceKindIds() const override;
+  // NormalizeCompileOptions for this topology's device count (compile_options.h).
+  StatusOr<std::string> PrepareCompileOptions(const std::string& compile_options) const override;
   StatusOr<std::string> CanonicalShapeForMemorySpace(
       int kind_id, ElementType type, const std::vector<int64_t>& dims,
       const std::optional<MemoryLayout>& layout) const override;
