@@ -115,6 +115,52 @@ def test_without_a_gpu_initialize_chooses_xla_cpu():
                                "persistent cache"]}
 
 
+def test_the_choice_is_exported_for_the_library_to_decide_the_same():
+  environ = {"PJRTKIT_DEVICE": "auto"}
+  changed = _device.export_choice(_device.Choice("xla_gpu", "create option 'device'"), PLUGIN,
+                                  environ)
+  assert changed == {"PJRTKIT_DEVICE": "xla_gpu", "PJRTKIT_XLA_GPU_PLUGIN": str(PLUGIN)}
+  assert environ == changed
+  # A plugin path the user set stays; the device is the choice (create options win over it).
+  environ = {"PJRTKIT_DEVICE": "xla_gpu", "PJRTKIT_XLA_CPU_PLUGIN": "/mine/xla_cpu_pjrt.so"}
+  changed = _device.export_choice(_device.Choice("xla_cpu", "create option 'device_count'"),
+                                  Path("/site/xla_cpu_pjrt.so"), environ)
+  assert changed == {"PJRTKIT_DEVICE": "xla_cpu"}
+  assert environ == {"PJRTKIT_DEVICE": "xla_cpu", "PJRTKIT_XLA_CPU_PLUGIN": "/mine/xla_cpu_pjrt.so"}
+
+
+def test_the_library_reports_the_device_initialize_chose():
+  got = run_python("""
+      import json, os, jax
+      from jax._src import xla_bridge
+      jax.devices()
+      backend = xla_bridge.get_backend("pjrtkit")
+      print(json.dumps({"env": os.environ["PJRTKIT_DEVICE"],
+                        "plugin": os.path.basename(os.environ["PJRTKIT_XLA_CPU_PLUGIN"]),
+                        "version": backend.platform_version}))
+  """, env=plugin_env(JAX_PLATFORMS="pjrtkit", CUDA_VISIBLE_DEVICES="-1"))
+  assert got["env"] == "xla_cpu"
+  assert got["plugin"] == "xla_cpu_pjrt.so"
+  assert got["version"].startswith("pjrtkit 0.1.0 (xla_cpu")
+
+
+def test_a_create_option_of_the_other_device_is_refused_by_the_library():
+  # PJRTKIT_DEVICE decides the library's device; a client asking for the other one is refused.
+  got = run_python("""
+      import json
+      from jax._src import xla_bridge
+      try:
+        xla_bridge.register_plugin("pjrtkit_other", library_path=__import__("os").environ[
+            "PJRTKIT_PLUGIN_LIBRARY"], options={"device": "xla_gpu"})
+        xla_bridge.backends()
+        print(json.dumps({"error": "none"}))
+      except Exception as e:  # the backend's creation error
+        print(json.dumps({"error": str(e)}))
+  """, env=plugin_env(JAX_PLATFORMS="pjrtkit_other", PJRTKIT_DEVICE="xla_cpu",
+                      CUDA_VISIBLE_DEVICES="-1"))
+  assert "this process's plugin serves the xla_cpu device" in got["error"], got
+
+
 def test_libcudart_is_looked_for_explicitly_then_loaded_then_in_the_wheels(tmp_path,
                                                                           monkeypatch):
   from jax_plugins.pjrtkit import _cuda_runtime  # pylint: disable=g-import-not-at-top
