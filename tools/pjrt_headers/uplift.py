@@ -50,17 +50,19 @@ class StructChange:
   removed: list[str] = dataclasses.field(default_factory=list)  # ABI break.
   retyped: list[tuple[str, str, str]] = dataclasses.field(default_factory=list)  # ABI break.
   moved: list[tuple[str, int, int]] = dataclasses.field(default_factory=list)  # ABI break.
+  # (union index, old offset, new offset) of anonymous unions that moved: ABI break.
+  unions_moved: list[tuple[int, int, int]] = dataclasses.field(default_factory=list)
   size: tuple[int, int] | None = None  # (old, new) sizeof when it changed.
   struct_size_field: tuple[str | None, str | None] | None = None  # _STRUCT_SIZE's last field.
 
   def breaks_abi(self) -> bool:
     """True when a caller built against the old struct could misread the new one."""
-    return bool(self.removed or self.retyped or self.moved)
+    return bool(self.removed or self.retyped or self.moved or self.unions_moved)
 
   def is_empty(self) -> bool:
     """True when nothing differs."""
-    return not (self.added or self.removed or self.retyped or self.moved or self.size or
-                self.struct_size_field)
+    return not (self.added or self.removed or self.retyped or self.moved or self.unions_moved or
+                self.size or self.struct_size_field)
 
 
 @dataclasses.dataclass
@@ -94,6 +96,8 @@ class Diff:
         lines.append(f"{name}.{field} retyped: `{old}` -> `{new}`")
       for field, old, new in change.moved:
         lines.append(f"{name}.{field} moved: offset {old} -> {new}")
+      for index, old, new in change.unions_moved:
+        lines.append(f"{name}: union {index} moved: offset {old} -> {new}")
     for enum, values in self.enum_values_changed.items():
       for value, old, new in values:
         lines.append(f"{enum}: {value} changed value {old} -> {new}")
@@ -123,6 +127,9 @@ def _struct_change(old: header_model.Struct, new: header_model.Struct,
         after = new_layout.fields[field.name].offset
         if before != after:
           change.moved.append((field.name, before, after))
+    for index, (before, after) in enumerate(zip(old_layout.unions, new_layout.unions)):
+      if before.offset != after.offset:
+        change.unions_moved.append((index, before.offset, after.offset))
     if old_layout.size != new_layout.size:
       change.size = (old_layout.size, new_layout.size)
   if old_traits != new_traits:
@@ -221,6 +228,8 @@ def format_report(diff: Diff) -> str:
       parts.append("retyped " + ", ".join(f for f, _, _ in change.retyped))
     if change.moved:
       parts.append("moved " + ", ".join(f"{f} {a}->{b}" for f, a, b in change.moved))
+    if change.unions_moved:
+      parts.append("moved " + ", ".join(f"union {i} {a}->{b}" for i, a, b in change.unions_moved))
     if change.size:
       parts.append(f"size {change.size[0]} -> {change.size[1]}")
     if change.struct_size_field:
@@ -330,11 +339,13 @@ def render_docs_table(model: header_model.HeaderSet, decisions_text: str) -> str
 
 
 def _read(path: str) -> str:
+  """The text of `path` (UTF-8)."""
   with open(path, encoding="utf-8") as f:
     return f.read()
 
 
 def _write(path: str, text: str) -> None:
+  """Writes `text` to `path` (UTF-8)."""
   with open(path, "w", encoding="utf-8") as f:
     f.write(text)
 

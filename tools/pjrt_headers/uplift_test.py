@@ -143,10 +143,16 @@ class UpliftFrom081To117Test(unittest.TestCase):
     moved = dict(before.fields)
     moved["context"] = layout.FieldLayout(64, 8)
     shifted["PJRT_ExecuteOptions"] = layout.StructLayout(before.size, moved, before.unions)
+    value = shifted["PJRT_NamedValue"]
+    self.assertEqual(value.unions, (layout.FieldLayout(40, 8),))
+    shifted["PJRT_NamedValue"] = layout.StructLayout(value.size, value.fields,
+                                                     (layout.FieldLayout(32, 8),))
     diff = uplift.compare(old, self.new, shifted, self.new_layouts)
     self.assertEqual(diff.abi_breaks(), [
+        "PJRT_NamedValue: union 0 moved: offset 32 -> 40",
         "PJRT_ExecuteOptions.launch_id retyped: `int64_t launch_id` -> `int launch_id`",
         "PJRT_ExecuteOptions.context moved: offset 64 -> 72"])
+    self.assertTrue(diff.structs_changed["PJRT_NamedValue"].breaks_abi())
 
 
 class WriteAndCheckTest(unittest.TestCase):
