@@ -259,17 +259,33 @@ def find_c_dir(directory: str) -> tuple[str, str, str]:
   raise FileNotFoundError(f"no pjrt_c_api.h in {directory} or {nested}")
 
 
+def header_names(c_dir: str) -> list[str]:
+  """The headers of the set in `c_dir`: pjrt_c_api.h, every pjrt_c_api_*_extension.h, and the
+  headers of `c_dir` they include (pjrt_c_api_device_event.h), in that order. Other files (a full
+  include tree also holds C++ headers such as pjrt_c_api_helpers.h) are not part of the set."""
+  names = ["pjrt_c_api.h"] + sorted(
+      n for n in os.listdir(c_dir) if re.fullmatch(r"pjrt_c_api_\w+_extension\.h", n))
+  index = 0
+  while index < len(names):
+    with open(os.path.join(c_dir, names[index]), encoding="utf-8") as f:
+      text = strip_comments(f.read())
+    for included in re.findall(r'^\s*#\s*include\s+"(?:xla/pjrt/c/)?([\w.]+\.h)"', text, re.M):
+      if included not in names and os.path.isfile(os.path.join(c_dir, included)):
+        names.append(included)
+    index += 1
+  return names
+
+
 def load(directory: str) -> HeaderSet:
-  """Reads pjrt_c_api.h and every pjrt_c_api_*.h beside it (the extension headers and
-  pjrt_c_api_device_event.h).
+  """Reads the header set of `header_names`: pjrt_c_api.h, its extension headers and the
+  headers they include from the same folder.
 
   `directory` is the folder holding xla/pjrt/c/pjrt_c_api.h, or the folder holding
   pjrt_c_api.h itself.
   """
   c_dir, include_root, include_prefix = find_c_dir(os.path.abspath(directory))
   main = os.path.join(c_dir, "pjrt_c_api.h")
-  names = ["pjrt_c_api.h"] + sorted(
-      n for n in os.listdir(c_dir) if re.fullmatch(r"pjrt_c_api_\w+\.h", n))
+  names = header_names(c_dir)
   structs: dict[str, Struct] = {}
   enums: dict[str, Enum] = {}
   extension_versions: dict[str, int] = {}

@@ -69,6 +69,8 @@ _MAIN = textwrap.dedent("""\
     """)
 
 _EXTENSION = textwrap.dedent("""\
+    #include "xla/pjrt/c/pjrt_c_api.h"
+    #include "xla/pjrt/c/pjrt_c_api_thing_event.h"
     #define PJRT_API_FANCY_THING_EXTENSION_VERSION 4
 
     typedef struct PJRT_Fancy_Thing_Extension {
@@ -88,6 +90,8 @@ def _write_set(root: str, nested: bool, extra: dict[str, str] | None = None) -> 
   c_dir = os.path.join(root, "xla", "pjrt", "c") if nested else root
   os.makedirs(c_dir, exist_ok=True)
   files = {"pjrt_c_api.h": _MAIN, "pjrt_c_api_fancy_thing_extension.h": _EXTENSION,
+           "pjrt_c_api_thing_event.h": "struct PJRT_ThingEvent { int state; };\n",
+           "pjrt_c_api_helpers.h": "namespace pjrt { class Helper { int x; }; }\n",
            "not_a_pjrt_header.h": "struct Ignored { int x; };\n", **(extra or {})}
   for name, text in files.items():
     with open(os.path.join(c_dir, name), "w", encoding="utf-8") as f:
@@ -160,14 +164,20 @@ class LoadTest(unittest.TestCase):
     self.assertEqual(model.version, (0, 7))
     self.assertEqual(model.version_string, "0.7")
     self.assertEqual(model.slots, ["PJRT_First", "PJRT_Second_WithALongName"])
-    self.assertEqual(model.headers, ["pjrt_c_api.h", "pjrt_c_api_fancy_thing_extension.h"])
+    # The extension's include joins the set; C++ helpers beside it do not.
+    self.assertEqual(model.headers, ["pjrt_c_api.h", "pjrt_c_api_fancy_thing_extension.h",
+                                     "pjrt_c_api_thing_event.h"])
+    self.assertEqual(model.structs["PJRT_ThingEvent"].field_names(), ["state"])
+    self.assertNotIn("Helper", model.structs)
     self.assertEqual(model.extension_versions, {"PJRT_API_FANCY_THING_EXTENSION_VERSION": 4})
     self.assertEqual(model.structs["PJRT_Fancy_Thing_Extension"].header,
                      "pjrt_c_api_fancy_thing_extension.h")
     self.assertNotIn("Ignored", model.structs)
     self.assertEqual(model.include_root, self.root)
-    self.assertEqual(model.include_lines(), ['#include "xla/pjrt/c/pjrt_c_api.h"',
-                                             '#include "xla/pjrt/c/pjrt_c_api_fancy_thing_extension.h"'])
+    self.assertEqual(model.include_lines(), [
+        '#include "xla/pjrt/c/pjrt_c_api.h"',
+        '#include "xla/pjrt/c/pjrt_c_api_fancy_thing_extension.h"',
+        '#include "xla/pjrt/c/pjrt_c_api_thing_event.h"'])
 
   def test_the_c_folder_of_a_nested_set_is_the_same_set(self):
     c_dir = _write_set(self.root, nested=True)
@@ -180,8 +190,8 @@ class LoadTest(unittest.TestCase):
     _write_set(self.root, nested=False)
     model = header_model.load(self.root)
     self.assertEqual(model.include_root, self.root)
-    self.assertEqual(model.include_lines(), ['#include "pjrt_c_api.h"',
-                                             '#include "pjrt_c_api_fancy_thing_extension.h"'])
+    self.assertEqual(model.include_lines()[:2], ['#include "pjrt_c_api.h"',
+                                                 '#include "pjrt_c_api_fancy_thing_extension.h"'])
 
   def test_extension_structs_match_type_names(self):
     _write_set(self.root, nested=True)
