@@ -59,6 +59,13 @@ filegroup(
     srcs = glob(["include/xla/pjrt/c/*.h"]),
 )
 
+# Everything :pjrt_c_api compiles with (the c headers and the profiler header the profiler
+# extension includes), for tools that compile against the set themselves (tools/pjrt_headers).
+filegroup(
+    name = "pjrt_c_api_include",
+    srcs = glob(["include/xla/pjrt/c/*.h", "include/xla/backends/profiler/plugin/*.h"]),
+)
+
 filegroup(
     name = "pjrt_c_api_0_81_header",
     srcs = ["include_0_81/xla/pjrt/c/pjrt_c_api.h"],

@@ -15,7 +15,8 @@
 // report down. That probe shows only that a slot validates its Args: a second, functional probe
 // (functional_probe.h) creates a client with the --option=NAME=TYPE:VALUE options and calls the
 // slots it can with valid arguments, and the table reports both columns. The extension chain
-// (PJRT_Api.extension_start) is listed after the table.
+// (PJRT_Api.extension_start) is listed after the table, beside the chain of the plugin it wraps
+// when --inner=path/to/inner_plugin.so names one.
 
 // C standard library / POSIX.
 #include <dlfcn.h>
@@ -33,6 +34,7 @@
 #include <type_traits>
 
 // PJRT C API.
+#include "tools/api_coverage/extension_table.h"
 #include "tools/api_coverage/functional_probe.h"
 #include "xla/pjrt/c/pjrt_c_api.h"
 
@@ -68,30 +70,6 @@ const char* VerdictText(Verdict v) {
       return "implemented";
   }
   return "?";
-}
-
-// Name of a PJRT_Extension_Type value.
-const char* ExtensionName(int type) {
-  static const char* const kNames[] = {"Gpu_Custom_Call",
-                                       "Profiler",
-                                       "Custom_Partitioner",
-                                       "Stream",
-                                       "Layouts",
-                                       "FFI",
-                                       "MemoryDescriptions",
-                                       "Triton",
-                                       "RawBuffer",
-                                       "PhaseCompile",
-                                       "Example",
-                                       "Unknown",
-                                       "CrossHostTransfers",
-                                       "ExecutableMetadata",
-                                       "Callback",
-                                       "HostAllocator"};
-  if (type >= 0 && type < static_cast<int>(sizeof(kNames) / sizeof(kNames[0]))) {
-    return kNames[type];
-  }
-  return "(unknown to this header)";
 }
 
 // Calls `fn` with a zero-filled Args struct (struct_size 0) and classifies the result. Runs in
@@ -221,19 +199,51 @@ void PrintFunctionalDetails(const Functional& functional) {
   }
 }
 
-// Prints the extension chain.
-void PrintExtensions(const PJRT_Api* api) {
+// Loads the plugin at `path` and returns its table, or nullptr (with a message on stderr).
+const PJRT_Api* LoadPlugin(const char* path) {
+  void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    std::fprintf(stderr, "api_coverage: cannot load %s: %s\n", path, dlerror());
+    return nullptr;
+  }
+  using GetPjrtApiFn = const PJRT_Api* (*)();
+  auto get_api = reinterpret_cast<GetPjrtApiFn>(dlsym(library, "GetPjrtApi"));
+  if (get_api == nullptr) {
+    std::fprintf(stderr, "api_coverage: %s does not export GetPjrtApi\n", path);
+    return nullptr;
+  }
+  const PJRT_Api* api = get_api();
+  if (api == nullptr) std::fprintf(stderr, "api_coverage: %s: GetPjrtApi() returned NULL\n", path);
+  return api;
+}
+
+// The file name of `path`.
+std::string BaseName(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// Prints the extension chain of `api`, beside that of `inner` (the plugin it wraps) if given.
+void PrintExtensions(const PJRT_Api* api, const std::string& path, const PJRT_Api* inner,
+                     const std::string& inner_path) {
   std::printf("\n## Extensions\n\n");
-  const PJRT_Extension_Base* ext = api->extension_start;
-  if (ext == nullptr) {
-    std::printf("none (PJRT_Api.extension_start is NULL)\n");
+  const std::vector<api_coverage::ExtensionEntry> chain = api_coverage::ReadExtensionChain(api);
+  if (inner == nullptr) {
+    if (chain.empty()) {
+      std::printf("none (PJRT_Api.extension_start is NULL)\n");
+      return;
+    }
+    std::printf("%s", api_coverage::ExtensionTable({BaseName(path)}, {chain}).c_str());
     return;
   }
-  std::printf("| # | type | struct_size |\n| --- | --- | --- |\n");
-  for (int i = 1; ext != nullptr && i <= 64; ++i, ext = ext->next) {
-    std::printf("| %d | PJRT_Extension_Type_%s (%d) | %zu |\n", i, ExtensionName(ext->type),
-                static_cast<int>(ext->type), ext->struct_size);
-  }
+  std::printf("%s and the plugin it wraps, %s (PJRT C API %d.%d): struct_size (and version, "
+              "where the extension has one) of each extension.\n\n",
+              BaseName(path).c_str(), BaseName(inner_path).c_str(),
+              inner->pjrt_api_version.major_version, inner->pjrt_api_version.minor_version);
+  std::printf("%s", api_coverage::ExtensionTable(
+                        {BaseName(path), "inner: " + BaseName(inner_path)},
+                        {chain, api_coverage::ReadExtensionChain(inner)})
+                        .c_str());
 }
 
 }  // namespace
@@ -241,6 +251,8 @@ void PrintExtensions(const PJRT_Api* api) {
 int main(int argc, char** argv) {
   std::vector<api_coverage::CreateOption> options;
   const char* plugin = nullptr;
+  std::string inner_path;
+  bool usage_error = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg.rfind("--option=", 0) == 0) {
@@ -251,36 +263,24 @@ int main(int argc, char** argv) {
         return 2;
       }
       options.push_back(option);
-    } else if (plugin == nullptr) {
+    } else if (arg.rfind("--inner=", 0) == 0 && arg.size() > 8) {
+      inner_path = arg.substr(8);
+    } else if (plugin == nullptr && arg.rfind("--", 0) != 0) {
       plugin = argv[i];
     } else {
-      plugin = nullptr;
-      break;
+      usage_error = true;
     }
   }
-  if (plugin == nullptr) {
-    std::fprintf(stderr, "usage: %s path/to/pjrt_plugin.so [--option=NAME=TYPE:VALUE]...\n",
+  if (plugin == nullptr || usage_error) {
+    std::fprintf(stderr,
+                 "usage: %s path/to/pjrt_plugin.so [--option=NAME=TYPE:VALUE]... "
+                 "[--inner=path/to/inner_plugin.so]\n",
                  argv[0]);
     return 2;
   }
-  argv[1] = const_cast<char*>(plugin);
-  void* library = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-  if (library == nullptr) {
-    std::fprintf(stderr, "api_coverage: cannot load %s: %s\n", argv[1], dlerror());
-    return 1;
-  }
-  using GetPjrtApiFn = const PJRT_Api* (*)();
-  auto get_api = reinterpret_cast<GetPjrtApiFn>(dlsym(library, "GetPjrtApi"));
-  if (get_api == nullptr) {
-    std::fprintf(stderr, "api_coverage: %s does not export GetPjrtApi\n", argv[1]);
-    return 1;
-  }
-  const PJRT_Api* api = get_api();
-  if (api == nullptr) {
-    std::fprintf(stderr, "api_coverage: GetPjrtApi() returned NULL\n");
-    return 1;
-  }
-  std::printf("# PJRT API coverage of %s\n\n", argv[1]);
+  const PJRT_Api* api = LoadPlugin(plugin);
+  if (api == nullptr) return 1;
+  std::printf("# PJRT API coverage of %s\n\n", plugin);
   std::printf(
       "Plugin PJRT C API %d.%d, PJRT_Api struct_size %zu; this report knows %d.%d "
       "(struct_size %zu).\n\n",
@@ -296,6 +296,9 @@ int main(int argc, char** argv) {
       summary.functional_ok, summary.functional_unimplemented, summary.functional_error,
       summary.not_exercised);
   PrintFunctionalDetails(functional);
-  PrintExtensions(api);
+  // The inner plugin is loaded only now, after the probes' children have run.
+  const PJRT_Api* inner = inner_path.empty() ? nullptr : LoadPlugin(inner_path.c_str());
+  if (!inner_path.empty() && inner == nullptr) return 1;
+  PrintExtensions(api, plugin, inner, inner_path);
   return 0;
 }

@@ -12,10 +12,15 @@ wheel, without installing anything of TensorFlow:
   * files are cached in $PJRTKIT_CACHE (default ~/.cache/pjrtkit) and copied into DEST, where the
     Bazel repository rule `pjrtkit_venv` finds them; a second run reads nothing from the network.
 
+`--lock-for WHEEL` prints a lock for another wheel (a path, or a URL, best with the
+`#sha256=...` fragment PyPI's simple index gives it): pjrt_c_api.h, every
+pjrt_c_api_*_extension.h beside it and the headers they include, each with its sha256.
+
 Usage (from the repository root; tools/setup.sh runs the first form):
   python3 tools/pjrt_headers/fetch_headers.py --dest .venv/pjrt_headers
   python3 tools/pjrt_headers/fetch_headers.py --dest DIR --wheel path/to/tf_nightly-....whl
   python3 tools/pjrt_headers/fetch_headers.py --dest DIR --lock other.lock   # another pin
+  python3 tools/pjrt_headers/fetch_headers.py --lock-for URL_OR_PATH > new.lock
 
 Standard library only, so it runs before any virtualenv exists.
 """
@@ -28,6 +33,7 @@ import html.parser
 import io
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -40,6 +46,10 @@ from typing import BinaryIO
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_LOCK = os.path.join(HERE, "headers.lock")
 STAMP = ".pjrtkit-headers"  # In DEST: the lock digest the files there were checked against.
+MAIN_HEADER = "xla/pjrt/c/pjrt_c_api.h"
+LOCK_COMMENT = ("The PJRT C API headers pjrtkit builds against: read by "
+                "tools/pjrt_headers/fetch_headers.py out of the wheel below (nothing of TensorFlow "
+                "is installed). To move to a newer C API: tools/pjrt_headers/README.md.")
 
 
 def log(message: str) -> None:
@@ -232,12 +242,98 @@ def dest_is_current(dest: str, lock: dict) -> bool:
   return cached_members(dest, lock) is not None
 
 
+def _included_headers(text: str) -> list[str]:
+  """The `#include "xla/..."` targets of a header's text."""
+  return re.findall(r'^\s*#\s*include\s+"(xla/[^"]+)"', text, re.M)
+
+
+def _lock_from_archive(archive: BinaryIO, wheel_name: str, wheel_sha256: str) -> dict:
+  """The lock pinning the PJRT C API headers of the wheel `archive`."""
+  with zipfile.ZipFile(archive) as wheel:
+    names = wheel.namelist()
+    mains = [n for n in names if n.endswith("/" + MAIN_HEADER) or n == MAIN_HEADER]
+    if len(mains) != 1:
+      raise SystemExit(f"fetch_headers: {wheel_name} holds {len(mains)} copies of {MAIN_HEADER}")
+    prefix = mains[0][:-len(MAIN_HEADER)]
+    c_dir = prefix + "xla/pjrt/c/"
+    pending = [mains[0][len(prefix):]] + sorted(
+        n[len(prefix):] for n in names
+        if re.fullmatch(re.escape(c_dir) + r"pjrt_c_api_\w+_extension\.h", n))
+    files: dict[str, str] = {}
+    while pending:
+      name = pending.pop()
+      if name in files:
+        continue
+      try:
+        data = wheel.read(prefix + name)
+      except KeyError:
+        raise SystemExit(f"fetch_headers: a pinned header includes {name}, which "
+                         f"{wheel_name} lacks")
+      files[name] = sha256_bytes(data)
+      pending += _included_headers(data.decode("utf-8", "replace"))
+    main_text = wheel.read(mains[0]).decode("utf-8", "replace")
+  major = re.search(r"#define\s+PJRT_API_MAJOR\s+(\d+)", main_text)
+  minor = re.search(r"#define\s+PJRT_API_MINOR\s+(\d+)", main_text)
+  if not (major and minor):
+    raise SystemExit(f"fetch_headers: {wheel_name}'s {MAIN_HEADER} has no PJRT_API_MAJOR/MINOR")
+  distribution, version = wheel_name.split("-")[:2]
+  return {
+      "comment": LOCK_COMMENT,
+      "pjrt_c_api_version": f"{major.group(1)}.{minor.group(1)}",
+      "distribution": distribution.replace("_", "-").lower(),
+      "version": version,
+      "wheel": wheel_name,
+      "wheel_sha256": wheel_sha256,
+      "prefix": prefix,
+      "files": dict(sorted(files.items())),
+  }
+
+
+def lock_for(source: str) -> dict:
+  """A lock for the wheel at `source`: a local path, or a URL (range requests when the URL
+  carries `#sha256=` and the server answers them; else the whole wheel is downloaded)."""
+  if os.path.exists(source):
+    with open(source, "rb") as f:
+      digest = hashlib.sha256()
+      while chunk := f.read(1 << 20):
+        digest.update(chunk)
+      f.seek(0)
+      return _lock_from_archive(f, os.path.basename(source), digest.hexdigest())
+  url, _, fragment = source.partition("#")
+  name = urllib.parse.unquote(url.rsplit("/", 1)[-1])
+  pinned = fragment[7:] if fragment.startswith("sha256=") else None
+  if pinned:
+    try:
+      reader = RangeReader(url)
+      return _lock_from_archive(io.BufferedReader(reader, buffer_size=1 << 20), name, pinned)
+    except (OSError, urllib.error.URLError) as error:
+      log(f"range requests failed ({error}); downloading the whole wheel")
+  with tempfile.TemporaryFile() as whole:
+    digest = hashlib.sha256()
+    with urllib.request.urlopen(url, timeout=600) as response:
+      while chunk := response.read(1 << 20):
+        digest.update(chunk)
+        whole.write(chunk)
+    if pinned and digest.hexdigest() != pinned:
+      raise SystemExit(f"fetch_headers: {name} has sha256 {digest.hexdigest()}, the URL says "
+                       f"{pinned}")
+    whole.seek(0)
+    return _lock_from_archive(whole, name, digest.hexdigest())
+
+
 def main(argv: list[str]) -> int:
   parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-  parser.add_argument("--dest", required=True, help="folder to write the headers into")
+  parser.add_argument("--dest", help="folder to write the headers into")
   parser.add_argument("--lock", default=DEFAULT_LOCK, help="the pin (default: headers.lock)")
   parser.add_argument("--wheel", help="read a local copy of the pinned wheel instead of PyPI")
+  parser.add_argument("--lock-for", metavar="WHEEL_URL_OR_PATH",
+                      help="print a lock for this wheel instead of fetching")
   args = parser.parse_args(argv)
+  if args.lock_for:
+    print(json.dumps(lock_for(args.lock_for), indent=2))
+    return 0
+  if not args.dest:
+    parser.error("--dest is required (or --lock-for)")
   lock = load_lock(args.lock)
   if dest_is_current(args.dest, lock):
     return 0

@@ -1,12 +1,17 @@
-// The PJRT_Api table as a whole: version, every slot non-NULL, the UNIMPLEMENTED slots, and the
-// argument validation every implemented entry point shares (null args, short struct_size).
+// The PJRT_Api table as a whole, checked against xla_plugin/c_api/slot_decisions.txt: version,
+// every slot non-NULL and decided, the UNIMPLEMENTED slots, and the argument validation every
+// other entry point shares (null args, short struct_size).
 
 // C++ standard library.
+#include <algorithm>
+#include <cstddef>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <optional>
-#include <set>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 // gtest.
 #include "gtest/gtest.h"
@@ -21,19 +26,65 @@ namespace capi {
 namespace test {
 namespace {
 
-// The slots pjrtkit leaves UNIMPLEMENTED (see unimplemented.cc for the reasons).
-const std::set<std::string>& UnimplementedSlots() {
-  static const std::set<std::string> slots = {
-      "PJRT_CopyToDeviceStream_Destroy",
-      "PJRT_CopyToDeviceStream_AddChunk",
-      "PJRT_CopyToDeviceStream_TotalBytes",
-      "PJRT_CopyToDeviceStream_GranuleSize",
-      "PJRT_CopyToDeviceStream_CurrentBytes",
-      "PJRT_Client_DmaMap",
-      "PJRT_Client_DmaUnmap",
-      "PJRT_Client_CreateAliasBuffer",
-      "PJRT_Client_FulfillAliasBuffer",
-  };
+// One line of slot_decisions.txt: how pjrtkit serves a slot.
+struct SlotDecision {
+  std::string slot;      // PJRT_Api slot name.
+  std::string decision;  // pjrtkit, device, unimplemented or undecided.
+  std::string note;      // The reason (unimplemented), the client-layer method (device), or "".
+};
+
+// The path of xla_plugin/c_api/slot_decisions.txt in this test's runfiles.
+std::string DecisionsPath() {
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  const char* workspace = std::getenv("TEST_WORKSPACE");
+  if (srcdir == nullptr) return "xla_plugin/c_api/slot_decisions.txt";  // Outside Bazel.
+  return std::string(srcdir) + "/" + (workspace != nullptr ? workspace : "pjrtkit") +
+         "/xla_plugin/c_api/slot_decisions.txt";
+}
+
+// Reads slot_decisions.txt (SLOT<TAB>DECISION<TAB>NOTE; '#' lines and blank lines skipped). A
+// malformed line becomes a decision named "malformed: <line>", which the tests below reject.
+std::vector<SlotDecision> ReadDecisions() {
+  std::vector<SlotDecision> decisions;
+  std::ifstream in(DecisionsPath());
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t first = line.find('\t');
+    const size_t second = first == std::string::npos ? first : line.find('\t', first + 1);
+    if (second == std::string::npos || line.find('\t', second + 1) != std::string::npos) {
+      decisions.push_back({line, "malformed: " + line, ""});
+      continue;
+    }
+    decisions.push_back({line.substr(0, first), line.substr(first + 1, second - first - 1),
+                         line.substr(second + 1)});
+  }
+  return decisions;
+}
+
+// The decisions file, read once.
+const std::vector<SlotDecision>& Decisions() {
+  static const std::vector<SlotDecision>* decisions =
+      new std::vector<SlotDecision>(ReadDecisions());
+  return *decisions;
+}
+
+// The decision for `slot` ("" when the file does not list it).
+std::string DecisionOf(const std::string& slot) {
+  for (const SlotDecision& d : Decisions()) {
+    if (d.slot == slot) return d.decision;
+  }
+  return "";
+}
+
+// True for the slots the decisions file marks `unimplemented`.
+bool IsUnimplemented(const std::string& slot) { return DecisionOf(slot) == "unimplemented"; }
+
+// The slots of tools/api_coverage/pjrt_api_slots.inc (the pinned header's PJRT_Api), in order.
+std::vector<std::string> HeaderSlots() {
+  std::vector<std::string> slots;
+#define PJRT_API_SLOT(name) slots.push_back(#name);
+#include "tools/api_coverage/pjrt_api_slots.inc"
   return slots;
 }
 
@@ -65,8 +116,8 @@ TEST(ApiTableTest, VersionAndStructSize) {
   ASSERT_NE(api, nullptr);
   EXPECT_EQ(api->struct_size, static_cast<size_t>(PJRT_Api_STRUCT_SIZE));
   EXPECT_EQ(api->pjrt_api_version.struct_size, static_cast<size_t>(PJRT_Api_Version_STRUCT_SIZE));
-  EXPECT_EQ(api->pjrt_api_version.major_version, 0);
-  EXPECT_EQ(api->pjrt_api_version.minor_version, 81);
+  EXPECT_EQ(api->pjrt_api_version.major_version, PJRT_API_MAJOR);
+  EXPECT_EQ(api->pjrt_api_version.minor_version, PJRT_API_MINOR);
   // The extension chain holds the FFI extension (ffi_extension_test checks it in detail).
   bool has_ffi = false;
   for (const PJRT_Extension_Base* e = api->extension_start; e != nullptr; e = e->next) {
@@ -79,21 +130,49 @@ TEST(ApiTableTest, TheTableIsBuiltOnce) {
   EXPECT_EQ(CreatePjrtApi<testing::FakeFactory>(), CreatePjrtApi<testing::FakeFactory>());
 }
 
+TEST(ApiTableTest, DecisionsListEverySlotOnceInHeaderOrder) {
+  std::vector<std::string> listed;
+  for (const SlotDecision& d : Decisions()) listed.push_back(d.slot);
+  ASSERT_FALSE(listed.empty()) << "cannot read " << DecisionsPath();
+  // Equal lists: every slot exactly once, in header order, and nothing else.
+  EXPECT_EQ(listed, HeaderSlots())
+      << DecisionsPath() << " is out of date with pjrt_c_api.h; run "
+      << "tools/pjrt_headers/uplift.py --write (tools/pjrt_headers/README.md)";
+}
+
+TEST(ApiTableTest, EverySlotIsDecided) {
+  for (const SlotDecision& d : Decisions()) {
+    EXPECT_NE(d.decision, "undecided")
+        << d.slot << " is new in pjrt_c_api.h: decide it in slot_decisions.txt "
+        << "(pjrtkit, device or unimplemented with the reason)";
+    EXPECT_TRUE(d.decision == "pjrtkit" || d.decision == "device" ||
+                d.decision == "unimplemented" || d.decision == "undecided")
+        << d.slot << ": unknown decision '" << d.decision << "'";
+    if (d.decision == "unimplemented") {
+      EXPECT_FALSE(d.note.empty()) << d.slot << " is unimplemented without a reason";
+    }
+  }
+}
+
 TEST(ApiTableTest, EverySlotIsNonNull) {
   const PJRT_Api* api = Api();
   int slots = 0;
-#define PJRT_API_SLOT(name)                                        \
-  EXPECT_NE(reinterpret_cast<void*>(api->name), nullptr) << #name; \
-  ++slots;
+  size_t end = 0;  // Where the last slot of the list ends.
+#define PJRT_API_SLOT(name)                                                    \
+  EXPECT_NE(reinterpret_cast<void*>(api->name), nullptr) << #name;             \
+  ++slots;                                                                     \
+  end = std::max(end, offsetof(PJRT_Api, name) + sizeof(api->name));
 #include "tools/api_coverage/pjrt_api_slots.inc"
-  EXPECT_EQ(slots, 118);
+  EXPECT_EQ(slots, static_cast<int>(HeaderSlots().size()));
+  // The list covers the whole table: its last slot ends the struct.
+  EXPECT_EQ(end, static_cast<size_t>(PJRT_Api_STRUCT_SIZE));
 }
 
 TEST(ApiTableTest, UnimplementedSlotsReturnUnimplementedNamingTheFunction) {
   const PJRT_Api* api = Api();
   int unimplemented = 0;
 #define PJRT_API_SLOT(name)                                                                   \
-  if (UnimplementedSlots().count(#name) > 0) {                                                \
+  if (IsUnimplemented(#name)) {                                                               \
     ++unimplemented;                                                                          \
     ZeroArgs args(sizeof(ZeroArgs::bytes));                                                   \
     std::optional<ErrorInfo> info = Call(api->name, args.bytes);                              \
@@ -103,17 +182,22 @@ TEST(ApiTableTest, UnimplementedSlotsReturnUnimplementedNamingTheFunction) {
     EXPECT_EQ(info->message, std::string(#name) + " is not implemented by pjrtkit") << #name; \
     /* Null args too: the slot never looks at them. */                                        \
     std::optional<ErrorInfo> null_info = Call(api->name, nullptr);                            \
+    ASSERT_TRUE(null_info.has_value()) << #name;                                              \
     EXPECT_EQ(null_info->code, PJRT_Error_Code_UNIMPLEMENTED) << #name;                       \
+    EXPECT_EQ(null_info->message, std::string(#name) + " is not implemented by pjrtkit");     \
   }
 #include "tools/api_coverage/pjrt_api_slots.inc"
-  EXPECT_EQ(unimplemented, static_cast<int>(UnimplementedSlots().size()));
+  int expected = 0;
+  for (const SlotDecision& d : Decisions()) expected += d.decision == "unimplemented";
+  EXPECT_EQ(unimplemented, expected);
+  EXPECT_GT(unimplemented, 0);
 }
 
-TEST(ApiTableTest, EveryImplementedSlotRejectsNullArgs) {
+TEST(ApiTableTest, EveryOtherSlotRejectsNullArgs) {
   const PJRT_Api* api = Api();
   int checked = 0;
 #define PJRT_API_SLOT(name)                                                   \
-  if (UnimplementedSlots().count(#name) == 0 && !IsErrorSlot(#name)) {        \
+  if (!IsUnimplemented(#name) && !IsErrorSlot(#name)) {                       \
     ++checked;                                                                \
     std::optional<ErrorInfo> info = Call(api->name, nullptr);                 \
     ASSERT_TRUE(info.has_value()) << #name;                                   \
@@ -121,13 +205,18 @@ TEST(ApiTableTest, EveryImplementedSlotRejectsNullArgs) {
     EXPECT_EQ(info->message, std::string(#name) + ": args is null") << #name; \
   }
 #include "tools/api_coverage/pjrt_api_slots.inc"
-  EXPECT_EQ(checked, 118 - 9 - 3);
+  int expected = 0;
+  for (const SlotDecision& d : Decisions()) {
+    expected += d.decision != "unimplemented" && !IsErrorSlot(d.slot);
+  }
+  EXPECT_EQ(checked, expected);
+  EXPECT_GT(checked, 0);
 }
 
-TEST(ApiTableTest, EveryImplementedSlotRejectsStructSizeZero) {
+TEST(ApiTableTest, EveryOtherSlotRejectsStructSizeZero) {
   const PJRT_Api* api = Api();
 #define PJRT_API_SLOT(name)                                                                  \
-  if (UnimplementedSlots().count(#name) == 0 && !IsErrorSlot(#name)) {                       \
+  if (!IsUnimplemented(#name) && !IsErrorSlot(#name)) {                                      \
     ZeroArgs args(0);                                                                        \
     std::optional<ErrorInfo> info = Call(api->name, args.bytes);                             \
     ASSERT_TRUE(info.has_value()) << #name;                                                  \

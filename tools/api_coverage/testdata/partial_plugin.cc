@@ -1,5 +1,6 @@
 // A deliberately incomplete PJRT plugin for api_coverage_test: a few slots implemented (one of
-// them crashes on zeroed args), one UNIMPLEMENTED, the rest NULL, and one extension.
+// them crashes on zeroed args), one UNIMPLEMENTED, the rest NULL, and two extensions (the second
+// of a type newer than the 0.81 header's).
 #include <cstring>
 
 #include "xla/pjrt/c/pjrt_c_api.h"
@@ -41,8 +42,10 @@ PJRT_Error* DmaMap(PJRT_Client_DmaMap_Args*) {
 // Accepts anything.
 PJRT_Error* ProcessIndex(PJRT_Client_ProcessIndex_Args*) { return nullptr; }
 
+PJRT_Extension_Base kTransform = {PJRT_Extension_Base_STRUCT_SIZE,
+                                  PJRT_Extension_Type_XlaTransform, nullptr};
 PJRT_Extension_Base kExtension = {PJRT_Extension_Base_STRUCT_SIZE, PJRT_Extension_Type_Layouts,
-                                  nullptr};
+                                  &kTransform};
 
 PJRT_Api MakeApi() {
   PJRT_Api api;
