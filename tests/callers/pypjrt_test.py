@@ -54,3 +54,9 @@ def test_pypjrt_creates_a_client_and_computes(plugin: pypjrt.Plugin) -> None:
       # PJRT_Executable_GetCompileOptions (C API 0.87) returns the options it compiled with:
       # CompileOptionsProto{executable_build_options {num_replicas: 1, num_partitions: 1}}.
       assert executable.compile_options() == b"\x1a\x04\x20\x01\x28\x01"
+
+
+if __name__ == "__main__":
+  import sys  # pylint: disable=g-import-not-at-top
+
+  sys.exit(pytest.main([__file__, "-v"] + sys.argv[1:]))

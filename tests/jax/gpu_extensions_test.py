@@ -97,3 +97,7 @@ def test_the_plugin_reports_the_gpu_devices_attributes():
   backend = xla_bridge.get_backend(PLATFORM)
   assert backend.platform_version.startswith("pjrtkit ")
   assert "xla_gpu" in backend.platform_version
+
+
+if __name__ == "__main__":
+  sys.exit(pytest.main([__file__, "-v", "-rs"] + sys.argv[1:]))

@@ -267,6 +267,10 @@ _GPU_INTEGRATION_ON_XLA_CPU = """
     _device.choose_for_this_process = lambda: _device.Choice(_device.XLA_GPU, "test")
     cpu_options = pjrtkit.default_options
     pjrtkit.default_options = lambda device=None: cpu_options(_device.XLA_CPU)
+    # The library itself serves the xla_cpu device (its client is an XLA:CPU one).
+    export = _device.export_choice
+    _device.export_choice = lambda choice, plugin, environ=None: export(
+        _device.Choice(_device.XLA_CPU, "test"), None, environ)
     import jax, jax.numpy as jnp, numpy as np
     from jax._src.interpreters import mlir
     jax.devices()

@@ -28,10 +28,10 @@ expect "$report" "| 110 | PJRT_AsyncHostToDeviceTransferManager_AddMetadata | im
 expect "$report" "| 111 | PJRT_Client_DmaMap | UNIMPLEMENTED | not exercised |"
 expect "$report" "| 115 | PJRT_TopologyDescription_Deserialize | implemented | ok |"
 expect "$report" "| 118 | PJRT_LoadedExecutable_GetDeviceAssignment | implemented | not exercised |"
-expect "$report" "Summary: 110 implemented, 28 UNIMPLEMENTED, 0 NULL, 0 absent."
+expect "$report" "Summary: 129 implemented, 9 UNIMPLEMENTED, 0 NULL, 0 absent."
 # The fake device compiles only its own compile-options format: the probe reports the refusal.
 expect "$report" "Functional (valid arguments on a client): 70 ok, 0 UNIMPLEMENTED, 2 failed, 66 not exercised."
-expect "$report" "| 127 | PJRT_Event_Create | UNIMPLEMENTED | not exercised |"
+expect "$report" "| 127 | PJRT_Event_Create | implemented | not exercised |"
 expect "$report" "| 133 | PJRT_Error_ForEachPayload | implemented | not exercised |"
 expect "$report" "| 3 | pjrtkit (0x706A6B74) | 40 |"
 expect "$report" "| 14 | PJRT_Client_ProcessIndex | implemented | ok |"
@@ -54,7 +54,7 @@ expect "$report" "| 2 | PJRT_Extension_Type_XlaTransform (24) | 24 |"
 report="$("$tool" "$fake" "--inner=$partial")" || { echo "FAIL: api_coverage --inner exited $?"; exit 1; }
 expect "$report" "| # | type | fake_plugin.so | inner: partial_plugin.so |"
 expect "$report" "| 1 | PJRT_Extension_Type_FFI (5) | 48 | absent |"
-expect "$report" "| 2 | PJRT_Extension_Type_Layouts (4) | 72 | 24 |"
+expect "$report" "| 2 | PJRT_Extension_Type_Layouts (4) | 80 | 24 |"
 expect "$report" "| 4 | PJRT_Extension_Type_XlaTransform (24) | absent | 24 |"
 
 if "$tool" "$fake" --option=bad 2>/dev/null; then

@@ -96,12 +96,15 @@ def render_fake(report: str) -> str:
 def run_reports(tool: str, pjrtkit: str, xla_cpu: str, fake: str) -> tuple[str, str, str]:
   """api_coverage's reports of pjrtkit (with XLA:CPU inside), XLA:CPU and the fake plugin."""
   def run(*args: str) -> str:
-    done = subprocess.run([tool, *args], capture_output=True, text=True, check=False)
+    done = subprocess.run([tool, *args], capture_output=True, text=True, check=False, env=env)
     if done.returncode != 0:
       raise RuntimeError(f"{tool} {' '.join(args)} exited {done.returncode}: {done.stderr}")
     return done.stdout
 
   xla_cpu = os.path.abspath(xla_cpu)
+  # pjrtkit finds its inner plugin from the environment when it loads (it forwards its
+  # extensions from then on); create options come later.
+  env = dict(os.environ, PJRTKIT_DEVICE="xla_cpu", PJRTKIT_XLA_CPU_PLUGIN=xla_cpu)
   ours = run(os.path.abspath(pjrtkit), f"--option=xla_cpu_plugin_path=path:{xla_cpu}",
              f"--option=device_count=int:{DEVICE_COUNT}", f"--inner={xla_cpu}")
   theirs = run(xla_cpu, f"--option=cpu_device_count=int:{DEVICE_COUNT}")
