@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "tests/conformance/api_slots.h"
 #include "tests/conformance/test_base.h"
 
 namespace pjrt_conformance {
@@ -19,10 +18,13 @@ struct Slot {
   size_t offset;
 };
 
+// Every slot of the header this suite is built with (the list tools/pjrt_headers/uplift.py
+// generates from it).
 std::vector<Slot> AllSlots() {
-#define PJRT_CONFORMANCE_SLOT(name) Slot{#name, offsetof(PJRT_Api, name)},
-  return {PJRT_API_SLOTS(PJRT_CONFORMANCE_SLOT)};
-#undef PJRT_CONFORMANCE_SLOT
+  return {
+#define PJRT_API_SLOT(name) Slot{#name, offsetof(PJRT_Api, name)},
+#include "tools/api_coverage/pjrt_api_slots.inc"
+  };
 }
 
 // Reads the function pointer at `offset` of the plugin's table.
@@ -132,7 +134,9 @@ TEST_F(ApiTest, EverySlotIsNonNullOrReported) {
   if (traits().require_all_api_slots) {
     EXPECT_TRUE(null_slots.empty()) << "NULL slots:" << report;
   }
-  EXPECT_EQ(AllSlots().size(), 118u) << "api_slots.h is out of date with the header";
+  EXPECT_EQ(AllSlots().size(),
+            (PJRT_Api_STRUCT_SIZE - offsetof(PJRT_Api, PJRT_Error_Destroy)) / sizeof(void*))
+      << "tools/api_coverage/pjrt_api_slots.inc is out of date with the header";
 }
 
 TEST_F(ApiTest, ExtensionChainIsFiniteWithSaneSizes) {
@@ -144,7 +148,6 @@ TEST_F(ApiTest, ExtensionChainIsFiniteWithSaneSizes) {
     ASSERT_LT(++length, 64) << "extension chain is implausibly long";
     EXPECT_GE(ext->struct_size, sizeof(PJRT_Extension_Base)) << "extension type " << ext->type;
     EXPECT_LE(ext->struct_size, 1u << 16) << "extension type " << ext->type;
-    EXPECT_EQ(ext->struct_size % sizeof(void*), 0u) << "extension type " << ext->type;
   }
   Report("extensions", std::to_string(length));
 }
@@ -159,7 +162,7 @@ TEST_F(ApiTest, ExtensionTypesAreUniqueAndKnown) {
     int type = 0;
     std::memcpy(&type, &ext->type, sizeof(type));
     EXPECT_TRUE(types.insert(type).second) << "extension type " << type << " twice";
-    if (type > PJRT_Extension_Type_HostAllocator) {
+    if (type > PJRT_Extension_Type_XlaTransform) {
       std::cout << "[ REPORT   ] extension type " << type
                 << " is newer than this header\n";
     }

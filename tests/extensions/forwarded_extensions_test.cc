@@ -17,6 +17,7 @@
 
 #include "gtest/gtest.h"
 #include "xla/pjrt/c/pjrt_c_api.h"
+#include "xla/pjrt/c/pjrt_c_api_custom_partitioner_extension.h"
 #include "xla/pjrt/c/pjrt_c_api_memory_descriptions_extension.h"
 #include "xla/pjrt/c/pjrt_c_api_phase_compile_extension.h"
 #include "xla/pjrt/c/pjrt_c_api_profiler_extension.h"
@@ -393,6 +394,29 @@ TEST_F(ForwardedExtensionsTest, ShardingsOfACompiledExecutable) {
   free_loaded.struct_size = PJRT_LoadedExecutable_Destroy_Args_STRUCT_SIZE;
   free_loaded.executable = compile.executable;
   TakeError(api_, api_->PJRT_LoadedExecutable_Destroy(&free_loaded));
+}
+
+// Custom-partitioner callbacks that are never called (nothing here partitions).
+void NoDtor(JAX_CustomCallPartitioner_Callbacks*) {}
+
+TEST_F(ForwardedExtensionsTest, CustomPartitionersRegisterWithTheInnerPlugin) {
+  const auto* ext = reinterpret_cast<const PJRT_Custom_Partitioner_Extension*>(
+      Find(api_, PJRT_Extension_Type_Custom_Partitioner));
+  if (ext == nullptr) GTEST_SKIP() << "the inner plugin has no Custom_Partitioner extension";
+  static JAX_CustomCallPartitioner_Callbacks callbacks{};
+  callbacks.version = 1;
+  callbacks.dtor = &NoDtor;
+  PJRT_Register_Custom_Partitioner_Args args{};
+  args.struct_size = PJRT_Register_Custom_Partitioner_Args_STRUCT_SIZE;
+  args.name = "pjrtkit_forwarded_partitioner_test";
+  args.name_size = std::strlen(args.name);
+  args.callbacks = &callbacks;
+  Status registered = TakeError(api_, ext->register_custom_partitioner(&args));
+  EXPECT_TRUE(registered.ok()) << registered;
+  args.callbacks = nullptr;
+  Status refused = TakeError(api_, ext->register_custom_partitioner(&args));
+  EXPECT_EQ(refused.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_EQ(refused.message, "PJRT_Register_Custom_Partitioner: args->callbacks is null");
 }
 
 TEST_F(ForwardedExtensionsTest, TheProfilerIsTheInnerPluginsOwn) {

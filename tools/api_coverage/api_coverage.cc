@@ -258,8 +258,8 @@ int main(int argc, char** argv) {
     if (arg.rfind("--option=", 0) == 0) {
       api_coverage::CreateOption option;
       if (!api_coverage::ParseCreateOption(arg.substr(9), &option)) {
-        std::fprintf(stderr, "api_coverage: bad option %s (want NAME=int:N, NAME=str:S or "
-                     "NAME=path:P)\n", argv[i]);
+        std::fprintf(stderr, "api_coverage: bad option %s (want NAME=int:N, NAME=bool:B, "
+                     "NAME=str:S or NAME=path:P)\n", argv[i]);
         return 2;
       }
       options.push_back(option);

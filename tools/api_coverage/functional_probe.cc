@@ -32,6 +32,11 @@ bool ParseCreateOption(const std::string& text, CreateOption* option) {
     option->int_value = std::strtoll(value.c_str(), &end, 10);
     return !value.empty() && end != nullptr && *end == '\0';
   }
+  if (type == "bool") {
+    option->is_bool = true;
+    option->int_value = value == "true" ? 1 : 0;
+    return value == "true" || value == "false";
+  }
   if (type == "str") {
     option->string_value = value;
     return true;

@@ -23,11 +23,13 @@ struct FunctionalResult {
 struct CreateOption {
   std::string name;
   bool is_int = false;
-  int64_t int_value = 0;
+  bool is_bool = false;
+  int64_t int_value = 0;  // The int, or the bool as 0 / 1.
   std::string string_value;
 };
 
-// Parses "NAME=int:4", "NAME=str:text" or "NAME=path:relative/or/absolute" (made absolute).
+// Parses "NAME=int:4", "NAME=bool:true", "NAME=str:text" or "NAME=path:relative/or/absolute"
+// (made absolute).
 // Returns false on a malformed option.
 bool ParseCreateOption(const std::string& text, CreateOption* option);
 

@@ -24,7 +24,11 @@ void RunScenario(ProbeRecorder* probe, const std::vector<CreateOption>& options)
     v.struct_size = PJRT_NamedValue_STRUCT_SIZE;
     v.name = options[i].name.c_str();
     v.name_size = options[i].name.size();
-    if (options[i].is_int) {
+    if (options[i].is_bool) {
+      v.type = PJRT_NamedValue_kBool;
+      v.bool_value = options[i].int_value != 0;
+      v.value_size = 1;
+    } else if (options[i].is_int) {
       v.type = PJRT_NamedValue_kInt64;
       v.int64_value = options[i].int_value;
       v.value_size = 1;

@@ -2,7 +2,8 @@
 # Builds what the GPU suites need and copies it into one folder that can travel to a GPU machine:
 #   bash tools/gpu/make_kit.sh DIR
 # DIR then holds pjrtkit_plugin.so, build_info.json, runner (the conformance suite),
-# xla_gpu_device_test, pjrtkit_kernels.so (the native kernels' library; the CPU device's only),
+# xla_gpu_device_test, abi_probe and api_coverage (tools/api_coverage), forwarded_extensions_test
+# (tests/extensions), pjrtkit_kernels.so (the native kernels' library; the CPU device's only),
 # and python/, kernels/, tests/{jax,testing}, tools/{bench,gpu,kernels_gpu} of this repository
 # (a few MB), and wheels/: Tokamax 0.0.17 and the wheels the H200 image lacks for it (~9 MB; see
 # tools/kernels_gpu/tokamax_wheels.txt; KIT_WHEELS=0 leaves them out). On the GPU machine:
@@ -14,17 +15,21 @@ DIR="${1:?usage: make_kit.sh DIR}"
 REPO="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$REPO"
 bazel build //xla_plugin:pjrtkit_plugin.so //xla_plugin:build_info //tests/conformance:runner \
-  //xla_plugin/devices/xla_gpu:xla_gpu_device_test //kernels/native:pjrtkit_kernels.so
+  //xla_plugin/devices/xla_gpu:xla_gpu_device_test //kernels/native:pjrtkit_kernels.so \
+  //tools/api_coverage:abi_probe //tools/api_coverage:api_coverage \
+  //tests/extensions:forwarded_extensions_test_bin
 mkdir -p "$DIR"
 rm -rf "$DIR/python" "$DIR/kernels" "$DIR/tests" "$DIR/tools"
 cp -f bazel-bin/xla_plugin/pjrtkit_plugin.so bazel-bin/xla_plugin/build_info.json \
   bazel-bin/tests/conformance/runner bazel-bin/xla_plugin/devices/xla_gpu/xla_gpu_device_test \
-  bazel-bin/kernels/native/pjrtkit_kernels.so "$DIR/"
+  bazel-bin/kernels/native/pjrtkit_kernels.so bazel-bin/tools/api_coverage/abi_probe \
+  bazel-bin/tools/api_coverage/api_coverage "$DIR/"
+cp -f bazel-bin/tests/extensions/forwarded_extensions_test_bin "$DIR/forwarded_extensions_test"
 chmod u+w "$DIR"/*
 mkdir -p "$DIR/tests" "$DIR/tools"
 cp -r python kernels "$DIR/"
 cp -r tests/jax tests/testing tests/__init__.py "$DIR/tests/"
-cp -r tools/bench tools/gpu tools/kernels_gpu "$DIR/tools/"
+cp -r tools/bench tools/gpu tools/jax_suite tools/kernels_gpu "$DIR/tools/"
 # Without caches, results, and the built .so copies setup.sh leaves in python/ and kernels/ (the
 # suites point PJRTKIT_PLUGIN_LIBRARY / PJRTKIT_KERNELS_LIBRARY at the kit's).
 find "$DIR/python" "$DIR/kernels" "$DIR/tests" "$DIR/tools" \( -name __pycache__ -o -name results \) \

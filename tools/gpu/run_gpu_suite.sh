@@ -15,9 +15,13 @@
 #   2. //xla_plugin/devices/xla_gpu:xla_gpu_device_test on the GPU (C++ client layer);
 #   3. the PJRT C-API conformance suite on pjrtkit's xla_gpu device, and on the CUDA plugin
 #      loaded directly for comparison (its known deviations are XLA:GPU's);
+#   3c. abi_probe on the CUDA plugin: the Args sizes it was built with against pjrtkit's header;
+#   3d. the CUDA plugin's extensions forwarded through pjrtkit (tests/extensions);
+#   3e. api_coverage of pjrtkit over the CUDA plugin, extension chains side by side;
 #   4. a client created with no options at all (the device and the CUDA plugin are found);
-#   5. JAX end to end on the GPU: tests/jax/gpu_device_test.py, and JAX_PLATFORMS=pjrtkit with
-#      no pjrtkit options choosing the GPU by itself;
+#   5. JAX end to end on the GPU: tests/jax/gpu_device_test.py and gpu_extensions_test.py (and
+#      both on JAX's CUDA backend for reference), and JAX_PLATFORMS=pjrtkit with no pjrtkit
+#      options choosing the GPU by itself;
 #   6. the GPU benchmark (tools/bench/gpu.py): pjrtkit's xla_gpu device vs the CUDA plugin used
 #      directly by JAX, in one run.
 set -u -o pipefail
@@ -41,10 +45,13 @@ REPO="$(cd "$(dirname "$0")/../.." && pwd)"
 if [[ -n "$KIT" ]]; then
   KIT="$(cd "$KIT" && pwd)"
   SO="$KIT/pjrtkit_plugin.so"; RUNNER="$KIT/runner"; DEVICE_TEST="$KIT/xla_gpu_device_test"
+  TOOLS="$KIT"; EXTENSIONS_TEST="$KIT/forwarded_extensions_test"
   SRC="$KIT"
 else
   SO="$REPO/bazel-bin/xla_plugin/pjrtkit_plugin.so"; RUNNER="$REPO/bazel-bin/tests/conformance/runner"
   DEVICE_TEST="$REPO/bazel-bin/xla_plugin/devices/xla_gpu/xla_gpu_device_test"
+  TOOLS="$REPO/bazel-bin/tools/api_coverage"
+  EXTENSIONS_TEST="$REPO/bazel-bin/tests/extensions/forwarded_extensions_test_bin"
   SRC="$REPO"
 fi
 PY="${PYTHON:-python3}"
@@ -72,6 +79,9 @@ CUDA_PLUGIN="$("$PY" -c 'import sys; sys.path.insert(0, "'"$SRC"'/python")
 from jax_plugins.pjrtkit import _device
 p = _device.cuda_plugin_path(); print(p or "")')"
 GPUS=$(ls /proc/driver/nvidia/gpus 2>/dev/null | wc -l)
+# The plugin decides its device and finds its inner plugin when it is loaded, from these (the
+# Python package sets them for JAX; the C++ tools here load the plugin themselves).
+export PJRTKIT_DEVICE=xla_gpu PJRTKIT_XLA_GPU_PLUGIN="$CUDA_PLUGIN"
 
 facts() {
   nvidia-smi -L || true
@@ -102,7 +112,21 @@ conformance_direct() {
 }
 step "3b conformance suite on the CUDA plugin directly (reference, deviations expected)" conformance_direct
 
-step "4 a client with no create options finds the GPU" env PJRTKIT_XLA_GPU_PLUGIN="$CUDA_PLUGIN" \
+step "3c abi_probe: the CUDA plugin's struct sizes against pjrtkit's header" \
+  "$TOOLS/abi_probe" "$CUDA_PLUGIN"
+
+step "3d the CUDA plugin's extensions through pjrtkit" "$EXTENSIONS_TEST" "$SO" "$CUDA_PLUGIN"
+
+coverage_gpu() {
+  "$TOOLS/api_coverage" "$SO" --option=device=str:xla_gpu --option=preallocate=bool:false \
+    --inner="$CUDA_PLUGIN" > "$OUT/api_coverage_xla_gpu.md" 2>/dev/null
+  local rc=$?
+  grep -E "^Summary|^Functional|Extension_Type|pjrtkit \(0x" "$OUT/api_coverage_xla_gpu.md"
+  return $rc
+}
+step "3e api_coverage of pjrtkit over the CUDA plugin" coverage_gpu
+
+step "4 a client with no create options finds the GPU" env -u PJRTKIT_DEVICE \
   "$RUNNER" --plugin="$SO" --expect_platform=pjrtkit --gtest_filter='PluginTest.*:ClientTest.*:DeviceTest.*:ExecuteTest.*'
 
 step "5a JAX end to end (tests/jax/gpu_device_test.py)" env JAX_PLATFORMS=pjrtkit,cpu \
@@ -116,6 +140,17 @@ reference() {
   return 0
 }
 step "5c reference: the same checks on JAX's CUDA backend" reference
+
+step "5d the CUDA plugin's extensions through JAX (tests/jax/gpu_extensions_test.py)" \
+  env JAX_PLATFORMS=pjrtkit,cpu "$PY" -m pytest -v -p no:cacheprovider \
+  "$SRC/tests/jax/gpu_extensions_test.py" -rs
+
+extensions_reference() {
+  env GPU_TEST_PLATFORM=cuda JAX_PLATFORMS=cuda,cpu "$PY" -m pytest -q -p no:cacheprovider \
+    "$SRC/tests/jax/gpu_extensions_test.py" -rs
+  return 0
+}
+step "5e reference: gpu_extensions_test.py on JAX's CUDA backend" extensions_reference
 
 auto_choice() {
   JAX_PLATFORMS=pjrtkit "$PY" -c '
