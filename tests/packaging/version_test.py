@@ -28,7 +28,8 @@ def test_build_info_matches_header():
   major = int(re.search(r"^#define PJRT_API_MAJOR (\d+)", header, re.M).group(1))
   minor = int(re.search(r"^#define PJRT_API_MINOR (\d+)", header, re.M).group(1))
   info = json.loads(plugin_library().with_name("build_info.json").read_text(encoding="utf-8"))
-  assert info["pjrt_c_api_version"] == [major, minor] == [0, 81]
+  assert info["pjrt_c_api_version"] == [major, minor]
+  assert major == 0 and minor >= 114  # At least what jaxlib 0.12's C API client speaks.
 
 
 def _pin(lock: str) -> str:

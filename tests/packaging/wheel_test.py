@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -34,6 +35,15 @@ print(json.dumps({
 """
 
 
+def _header_version() -> tuple[int, int]:
+  """PJRT_API_MAJOR / MINOR of the pjrt_c_api.h the plugin was built with."""
+  header = (runfiles_root().parent / "venv" / "include" / "xla" / "pjrt" / "c" /
+            "pjrt_c_api.h").read_text(encoding="utf-8")
+  major = int(re.search(r"^#define PJRT_API_MAJOR (\d+)", header, re.M).group(1))
+  minor = int(re.search(r"^#define PJRT_API_MINOR (\d+)", header, re.M).group(1))
+  return major, minor
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
   out = tmp_path_factory.mktemp("dist")
@@ -52,10 +62,10 @@ def test_wheel_name_contents_and_metadata(wheel: Path):
           "pjrtkit/kernels/core/op.py", "pjrtkit/kernels/native/pjrtkit_kernels.so"} <= names
   assert not any(n.endswith("_test.py") for n in names)
   assert "jax_plugins/__init__.py" not in names  # jax_plugins stays a namespace package
-  assert info["pjrt_c_api_version"] == [0, 81]
+  assert info["pjrt_c_api_version"] == list(_header_version())
   assert "Requires-Dist: jaxlib>=0.11.2,<=0.12.0.1" in meta
   assert "Requires-Dist: jax>=0.11.2,<=0.12.0.1" in meta
-  assert "Platform: PJRT-C-API-0.81" in meta
+  assert "Platform: PJRT-C-API-%d.%d" % _header_version() in meta
   assert "pjrtkit = jax_plugins.pjrtkit" in entry_points
 
 
@@ -85,7 +95,7 @@ def test_fresh_venv_install_runs_jax(wheel: Path, tmp_path: Path):
   assert got["jit"] == 2.0
   assert got["pmap"] == [6, 7, 8, 9]
   assert got["plugin_file"].startswith(str(venv))
-  assert got["api"] == [0, 81]
+  assert got["api"] == list(_header_version())
   assert got["jaxlib"] == jaxlib_pin.split("==")[1]
   assert abs(got["kernels"] - 1.3416406) < 1e-5  # (3 - 1.5) / sqrt(1.25 + 1e-6), native kernel
 

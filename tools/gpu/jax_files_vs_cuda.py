@@ -11,7 +11,9 @@ installed), with JAX's own pytest settings (its conftest.py and pyproject.toml b
   pjrtkit  JAX_PLATFORMS=pjrtkit,cpu, PJRTKIT_DEVICE=xla_gpu, jtu.device_under_test() "gpu".
 
 It writes OUT/<backend>_<file>.xml (junit) and OUT/summary.md, prints the per-file table and every
-test that passes on cuda but not on pjrtkit, and exits 1 when there is one. The GPU mode of
+test that passes on cuda but not on pjrtkit, and exits 1 when there is one (2 when a file ran no
+test on a backend). The plugin is the kit's pjrtkit_plugin.so (or bazel-bin's) unless
+PJRTKIT_PLUGIN_LIBRARY says. The GPU mode of
 tools/jax_suite is the general tool; this script is what the PJRT uplift's check needs.
 """
 
@@ -42,6 +44,11 @@ def run_file(tests_dir: Path, file: str, backend: str, out: Path, workers: int,
   junit = out / f"{backend}_{Path(file).stem}.xml"
   env = dict(os.environ)
   env.update(BACKENDS[backend])
+  library = next((p for p in (REPO / "pjrtkit_plugin.so",
+                               REPO / "bazel-bin" / "xla_plugin" / "pjrtkit_plugin.so")
+                  if p.exists()), None)
+  if library is not None:
+    env.setdefault("PJRTKIT_PLUGIN_LIBRARY", str(library))
   env.update({
       "JAX_NUM_GENERATED_CASES": str(cases),
       # Every worker shares the one GPU.
@@ -70,6 +77,8 @@ def main(argv: list[str]) -> int:
   parser.add_argument("--cases", type=int, default=1)
   parser.add_argument("files", nargs="+")
   args = parser.parse_args(argv)
+  args.tests_dir = args.tests_dir.resolve()
+  args.out = args.out.resolve()
   args.out.mkdir(parents=True, exist_ok=True)
   lines = ["| file | cuda passed / failed / skipped | pjrtkit passed / failed / skipped |"
            " pass on cuda, not on pjrtkit |", "| --- | --- | --- | --- |"]
@@ -80,6 +89,10 @@ def main(argv: list[str]) -> int:
       junit = run_file(args.tests_dir, file, backend, args.out, args.workers, args.cases)
       text = junit.read_text(encoding="utf-8") if junit.exists() else "<testsuites/>"
       got[backend] = results.parse_junit(text, Path(file).stem)
+      if not got[backend]:
+        print(f"jax_files_vs_cuda: no test of {file} ran on {backend}; see "
+              f"{args.out / (backend + '_' + Path(file).stem + '.log')}", file=sys.stderr)
+        return 2
     cells = []
     for backend in BACKENDS:
       counts = results.count(got[backend].values())
