@@ -180,7 +180,7 @@ StatusOr<std::shared_ptr<Event>> FakeBuffer::CopyRawToHost(void* dst, int64_t of
                       std::to_string(offset + size) + ") is outside the " + std::to_string(total) +
                       "-byte buffer");
   }
-  std::memcpy(dst, bytes() + offset, static_cast<size_t>(size));
+  if (size > 0) std::memcpy(dst, bytes() + offset, static_cast<size_t>(size));
   return Event::CreateReady();
 }
 
