@@ -17,6 +17,7 @@
 
 // pjrtkit.
 #include "xla_plugin/abi/layouts_extension.h"
+#include "xla_plugin/c_api/convert.h"
 #include "xla_plugin/c_api/test_util.h"
 
 namespace pjrtkit {
@@ -70,8 +71,9 @@ class NewBufferSlotsTest : public ClientTest {
     ClientTest::SetUp();
     memories_ = AddressableMemories(client_);
     ASSERT_EQ(memories_.size(), 3u);  // FAKE_0:device, FAKE_1:device, FAKE:pinned_host.
+    // Read as an int: pjrtkit's own extension type is outside the enum (UBSan).
     for (const PJRT_Extension_Base* e = api_->extension_start; e != nullptr; e = e->next) {
-      if (e->type == PJRT_Extension_Type_Layouts) {
+      if (RawEnumValue(e->type) == PJRT_Extension_Type_Layouts) {
         layouts_ = reinterpret_cast<const abi::LayoutsExtension*>(e);
       }
     }

@@ -21,6 +21,7 @@
 
 // pjrtkit.
 #include "xla_plugin/abi/layouts_extension.h"
+#include "xla_plugin/c_api/convert.h"
 #include "xla_plugin/c_api/handles.h"
 #include "xla_plugin/c_api/test_util.h"
 
@@ -650,6 +651,11 @@ TEST_F(NewClientSlotsTest, PoisonExecutionChecksItsArguments) {
   ErrorInfo info = Consume(api_->PJRT_Device_PoisonExecution(&args));
   EXPECT_EQ(info.code, PJRT_Error_Code_INVALID_ARGUMENT);
   EXPECT_EQ(info.message, fn + ": error_code must be an error (1..16), got 0");
+  for (int unknown : {17, 40, -2}) {  // Read as an int, never loaded as the enum.
+    std::memcpy(&args.error_code, &unknown, sizeof(unknown));
+    EXPECT_EQ(Consume(api_->PJRT_Device_PoisonExecution(&args)).message,
+              fn + ": error_code must be an error (1..16), got " + std::to_string(unknown));
+  }
   args.error_code = PJRT_Error_Code_INTERNAL;
   args.error_message_size = 2;
   EXPECT_EQ(Consume(api_->PJRT_Device_PoisonExecution(&args)).message,
@@ -823,8 +829,9 @@ class ParameterLayoutsTest : public NewClientSlotsTest {
  protected:
   void SetUp() override {
     NewClientSlotsTest::SetUp();
+    // Read as an int: pjrtkit's own extension type is outside the enum (UBSan).
     for (const PJRT_Extension_Base* e = api_->extension_start; e != nullptr; e = e->next) {
-      if (e->type == PJRT_Extension_Type_Layouts) {
+      if (RawEnumValue(e->type) == PJRT_Extension_Type_Layouts) {
         ext_ = reinterpret_cast<const abi::LayoutsExtension*>(e);
       }
     }
