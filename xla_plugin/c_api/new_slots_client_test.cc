@@ -517,7 +517,8 @@ TEST_F(NewClientSlotsTest, MemoryStatsLeaveWhatAnOlderCallerLacks) {
   EXPECT_EQ(args.pool_bytes, 16 + 4096);
   EXPECT_TRUE(UntouchedFrom(args, v081));
   // Older still: without the pool fields.
-  const size_t no_pool = offsetof(PJRT_Device_MemoryStats_Args, largest_free_block_bytes_is_set) + 1;
+  const size_t no_pool =
+      offsetof(PJRT_Device_MemoryStats_Args, largest_free_block_bytes_is_set) + 1;
   EXPECT_EQ(no_pool, 153u);
   args = Sentinel<PJRT_Device_MemoryStats_Args>(no_pool);
   args.device = devices_[0];
@@ -700,7 +701,8 @@ TEST_F(NewClientSlotsTest, CompiledMemoryStatsOfANewAndOfAnOlderCaller) {
   EXPECT_EQ(args.peak_memory_in_bytes, 29);
   EXPECT_TRUE(UntouchedFrom(args, v081));
   // A struct that ends in the middle of the new fields gets nothing past its end.
-  const size_t middle = offsetof(PJRT_Executable_GetCompiledMemoryStats_Args, indefinite_allocations);
+  const size_t middle =
+      offsetof(PJRT_Executable_GetCompiledMemoryStats_Args, indefinite_allocations);
   args = Sentinel<PJRT_Executable_GetCompiledMemoryStats_Args>(middle);
   args.executable = executable;
   ASSERT_PJRT_OK(api_->PJRT_Executable_GetCompiledMemoryStats(&args));
