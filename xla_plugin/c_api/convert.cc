@@ -257,7 +257,7 @@ void DestroyError(PJRT_Error* error) {
   delete static_cast<ErrorImpl*>(error);
 }
 
-Status ErrorFromFields(const char* fn, PJRT_Error_Code code, const char* message,
+Status ErrorFromFields(const char* fn, const PJRT_Error_Code& code, const char* message,
                        size_t message_size, const PJRT_NamedValue* payload, size_t num_payload,
                        Status* error) {
   const int value = RawEnumValue(code);

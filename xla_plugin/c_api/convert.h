@@ -41,8 +41,9 @@ void DestroyError(PJRT_Error* error);
 // PJRT_Device_PoisonExecution): `code` (not OK), `message` and `num_payload` string-valued
 // PJRT_NamedValues as payloads, written to `*error`. Returns INVALID_ARGUMENT naming `fn` (and
 // leaves `*error` alone) for an OK or unknown code, a null message with a size, or a payload that
-// is not a string.
-Status ErrorFromFields(const char* fn, PJRT_Error_Code code, const char* message,
+// is not a string. `code` is the framework's field, taken by reference and read as an int (see
+// RawEnumValue): any value may be there.
+Status ErrorFromFields(const char* fn, const PJRT_Error_Code& code, const char* message,
                        size_t message_size, const PJRT_NamedValue* payload, size_t num_payload,
                        Status* error);
 

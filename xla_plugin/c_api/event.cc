@@ -105,7 +105,7 @@ PJRT_Error* EventSet(PJRT_Event_Set_Args* args) {
       return InvalidArgument(std::string(fn) + ": the event was not made by PJRT_Event_Create; "
                                                "only those can be set");
     }
-    const int code = static_cast<int>(args->error_code);
+    const int code = RawEnumValue(args->error_code);  // Any int: not loaded as the enum.
     if (code < 0 || code > static_cast<int>(StatusCode::kUnauthenticated)) {
       return InvalidArgument(std::string(fn) + ": error_code " + std::to_string(code) +
                              " is not a PJRT_Error_Code (0..16)");

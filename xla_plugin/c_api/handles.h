@@ -313,11 +313,12 @@ struct PJRT_ExecuteContext {
 };
 
 // A memory layout handed out by the Layouts extension (layouts_extension.h). The caller frees it
-// with PJRT_Layouts_MemoryLayout_Destroy, except an executable's output layouts, which the
-// PJRT_Executable owns (Destroy refuses them).
+// with PJRT_Layouts_MemoryLayout_Destroy, except an executable's output and parameter layouts,
+// which the PJRT_Executable owns (Destroy refuses them).
 struct PJRT_Layouts_MemoryLayout {
   pjrtkit::MemoryLayout layout;      // Checked with CheckMemoryLayout when made.
-  bool owned_by_executable = false;  // True for PJRT_Layouts_PJRT_Executable_GetOutputLayouts'.
+  // True for PJRT_Layouts_PJRT_Executable_GetOutputLayouts' and _GetParameterLayouts'.
+  bool owned_by_executable = false;
 };
 
 // The bytes of PJRT_Layouts_MemoryLayout_Serialize, freed by the deleter it returns.

@@ -110,8 +110,8 @@ PJRT_Error* LayoutsMemoryLayoutDestroy(abi::LayoutsMemoryLayoutDestroyArgs* args
     if (args->layout == nullptr) return OkStatus();  // As the header allows.
     if (args->layout->owned_by_executable) {
       return InvalidArgument(std::string(fn) +
-                             ": args->layout is an output layout of an executable, which the "
-                             "PJRT_Executable owns and frees (do not destroy it)");
+                             ": args->layout is an output or parameter layout of an executable, "
+                             "which the PJRT_Executable owns and frees (do not destroy it)");
     }
     delete args->layout;
     return OkStatus();

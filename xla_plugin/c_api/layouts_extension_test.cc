@@ -268,8 +268,8 @@ TEST_F(LayoutsExtensionTest, ExecutableOutputLayoutsAreOwnedByTheExecutable) {
   ErrorInfo info = Consume(ext_->memory_layout_destroy(&destroy));
   EXPECT_EQ(info.code, PJRT_Error_Code_INVALID_ARGUMENT);
   EXPECT_EQ(info.message,
-            "PJRT_Layouts_MemoryLayout_Destroy: args->layout is an output layout of an "
-            "executable, which the PJRT_Executable owns and frees (do not destroy it)");
+            "PJRT_Layouts_MemoryLayout_Destroy: args->layout is an output or parameter layout "
+            "of an executable, which the PJRT_Executable owns and frees (do not destroy it)");
   EXPECT_EQ(Text(args.layouts[0], /*destroy=*/false), "{0,1}");  // Still there.
   DestroyExecutable(executable);
   DestroyLoaded(loaded);

@@ -180,7 +180,7 @@ StatusOr<std::shared_ptr<Event>> FakeBuffer::CopyRawToHost(void* dst, int64_t of
                       std::to_string(offset + size) + ") is outside the " + std::to_string(total) +
                       "-byte buffer");
   }
-  std::memcpy(dst, bytes() + offset, static_cast<size_t>(size));
+  if (size > 0) std::memcpy(dst, bytes() + offset, static_cast<size_t>(size));
   return Event::CreateReady();
 }
 
@@ -188,6 +188,39 @@ StatusOr<uintptr_t> FakeBuffer::UnsafePointer() { return reinterpret_cast<uintpt
 
 StatusOr<void*> FakeBuffer::OpaqueDeviceMemoryDataPointer() {
   return const_cast<void*>(static_cast<const void*>(bytes()));
+}
+
+StatusOr<std::unique_ptr<Buffer>> FakeBuffer::Bitcast(ElementType type,
+                                                      const std::vector<int64_t>& dims,
+                                                      const std::optional<MemoryLayout>& layout) {
+  if (IsDeleted()) return FailedPrecondition("FakeBuffer::Bitcast: buffer deleted");
+  const size_t size = DenseByteSize(type_, dims_), new_size = DenseByteSize(type, dims);
+  if (size != new_size) {
+    return InvalidArgument("FakeBuffer::Bitcast: " + std::to_string(size) + " bytes cannot be " +
+                           std::to_string(new_size) + " bytes");
+  }
+  const uint8_t* src = bytes();
+  auto cast = std::make_unique<FakeBuffer>(type, dims, device_, memory_,
+                                           std::vector<uint8_t>(src, src + size), ready_);
+  if (layout.has_value()) cast->set_layout(*layout);
+  return std::unique_ptr<Buffer>(std::move(cast));
+}
+
+StatusOr<ControlledDonation> FakeBuffer::DonateWithControlDependency() {
+  if (IsDeleted()) {
+    return FailedPrecondition("FakeBuffer::DonateWithControlDependency: buffer deleted");
+  }
+  const uint8_t* src = bytes();
+  std::shared_ptr<Event> ready = Event::Create();
+  auto donated = std::make_unique<FakeBuffer>(
+      type_, dims_, device_, memory_,
+      std::vector<uint8_t>(src, src + DenseByteSize(type_, dims_)), ready);
+  if (layout_.has_value()) donated->set_layout(*layout_);
+  Donate();
+  ControlledDonation out;
+  out.buffer = std::move(donated);
+  out.dependency_ready = [ready](Status status) { ready->Set(std::move(status)); };
+  return out;
 }
 
 }  // namespace testing

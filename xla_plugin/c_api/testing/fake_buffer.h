@@ -62,6 +62,13 @@ class FakeBuffer : public Buffer {
   StatusOr<std::shared_ptr<Event>> CopyRawToHost(void* dst, int64_t offset, int64_t size) override;
   StatusOr<uintptr_t> UnsafePointer() override;
   StatusOr<void*> OpaqueDeviceMemoryDataPointer() override;
+  // A copy of the bytes as `type` and `dims` (the byte sizes must agree), reporting `layout`
+  // when given; INVALID_ARGUMENT otherwise.
+  StatusOr<std::unique_ptr<Buffer>> Bitcast(ElementType type, const std::vector<int64_t>& dims,
+                                            const std::optional<MemoryLayout>& layout) override;
+  // The bytes move to a new buffer (same shape, device, memory and layout) that becomes ready
+  // with the status given to dependency_ready; this buffer then reads as donated.
+  StatusOr<ControlledDonation> DonateWithControlDependency() override;
 
  private:
   // Frees the memory once (Delete or destruction).

@@ -77,7 +77,61 @@ StatusOr<MemoryStats> FakeDevice::GetMemoryStats() const {
   stats.bytes_limit = int64_t{1} << 30;
   stats.bytes_reservable_limit = int64_t{1} << 29;
   stats.pool_bytes = bytes_in_use_ + 4096;
+  stats.peak_allocated_bytes = peak_bytes_in_use_;
   return stats;
+}
+
+Status FakeDevice::ClearMemoryStats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  peak_bytes_in_use_ = bytes_in_use_;
+  return OkStatus();
+}
+
+StatusOr<bool> FakeDevice::PoisonExecution(int launch_id, const Status& error) {
+  std::lock_guard<std::mutex> lock(mu_);
+  last_poison_ = FakePoison{launch_id, error};
+  return launches_.count(launch_id) > 0;
+}
+
+namespace {
+
+// FakeDevice's tracking event: counted while it lives.
+class FakeTrackingEvent : public AsyncTrackingEvent {
+ public:
+  explicit FakeTrackingEvent(std::shared_ptr<std::atomic<int>> live) : live_(std::move(live)) {
+    ++*live_;
+  }
+  ~FakeTrackingEvent() override { --*live_; }
+
+ private:
+  std::shared_ptr<std::atomic<int>> live_;  // The device's count.
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<AsyncTrackingEvent>> FakeDevice::CreateAsyncTrackingEvent(
+    const std::string& description) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    tracking_descriptions_.push_back(description);
+  }
+  if (description == "untracked") return std::unique_ptr<AsyncTrackingEvent>();
+  return std::unique_ptr<AsyncTrackingEvent>(new FakeTrackingEvent(live_tracking_events_));
+}
+
+void FakeDevice::RecordLaunch(int launch_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  launches_.insert(launch_id);
+}
+
+std::optional<FakePoison> FakeDevice::last_poison() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_poison_;
+}
+
+std::vector<std::string> FakeDevice::tracking_descriptions() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return tracking_descriptions_;
 }
 
 // ---- FakeClient -------------------------------------------------------------------------------

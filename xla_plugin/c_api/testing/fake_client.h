@@ -62,7 +62,15 @@ class FakeMemory : public Memory {
   std::vector<Device*> devices_;  // Devices that can address it.
 };
 
-// A device with memory accounting (bytes in use, peak, number of allocations).
+// What FakeDevice::PoisonExecution was last asked (test hook).
+struct FakePoison {
+  int launch_id = 0;  // The launch id.
+  Status error;       // The error the execution was to fail with.
+};
+
+// A device with memory accounting (bytes in use, peak, number of allocations), and the device
+// slots of PJRT C API 0.82-0.117 (memory-stat clearing, poisoning, tracking events) recorded for
+// the tests.
 class FakeDevice : public Device {
  public:
   // Device `id` of `process_index`; addressable devices have local_hardware_id == id.
@@ -79,7 +87,26 @@ class FakeDevice : public Device {
   int local_hardware_id() const override { return addressable_ ? description_.id() : -1; }
   const std::vector<Memory*>& memories() const override { return memories_; }
   Memory* default_memory() const override { return memories_.empty() ? nullptr : memories_[0]; }
+  // Also peak_allocated_bytes (the highest bytes in use since creation or ClearMemoryStats).
   StatusOr<MemoryStats> GetMemoryStats() const override;
+  // The peak starts over from the bytes in use now.
+  Status ClearMemoryStats() override;
+  // Records `launch_id` and `error` (last_poison()); true when an execution with `launch_id` ran
+  // on this device (RecordLaunch).
+  StatusOr<bool> PoisonExecution(int launch_id, const Status& error) override;
+  // An event counted in live_tracking_events() until destroyed, its description recorded; none
+  // (nullptr, OK) for the description "untracked".
+  StatusOr<std::unique_ptr<AsyncTrackingEvent>> CreateAsyncTrackingEvent(
+      const std::string& description) override;
+
+  // Records that an execution with `launch_id` ran on this device (called by
+  // FakeLoadedExecutable).
+  void RecordLaunch(int launch_id);
+  // The last PoisonExecution call, if any (test hook).
+  std::optional<FakePoison> last_poison() const;
+  // Tracking events alive now, and the descriptions of all made so far (test hooks).
+  int live_tracking_events() const { return live_tracking_events_->load(); }
+  std::vector<std::string> tracking_descriptions() const;
 
  private:
   DeviceDescription description_;  // Id, kind "fake", attributes.
@@ -89,6 +116,11 @@ class FakeDevice : public Device {
   int64_t bytes_in_use_ = 0;       // Live bytes.
   int64_t peak_bytes_in_use_ = 0;  // Highest bytes_in_use_.
   int64_t num_allocs_ = 0;         // Allocations so far.
+  std::set<int> launches_;                      // Launch ids of executions that ran here.
+  std::optional<FakePoison> last_poison_;       // See last_poison().
+  std::vector<std::string> tracking_descriptions_;  // See tracking_descriptions().
+  // Live tracking events; shared with them (they may outlive the device).
+  std::shared_ptr<std::atomic<int>> live_tracking_events_ = std::make_shared<std::atomic<int>>(0);
 };
 
 // The fake client.

@@ -36,7 +36,7 @@ std::string ShapeString(ElementType type, const std::vector<int64_t>& dims) {
 
 // Splits "a=1;b=2" into pairs and applies them.
 Status ParseOptions(const std::string& text, std::string* name, int* replicas, bool* donate,
-                    int* topology_devices, std::string* output_layout) {
+                    int* topology_devices, std::string* output_layout, bool* short_logical_ids) {
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ';')) {
@@ -58,6 +58,8 @@ Status ParseOptions(const std::string& text, std::string* name, int* replicas, b
                                "', accepted: row, column, invalid");
       }
       *output_layout = value;
+    } else if (key == "logical_ids") {
+      *short_logical_ids = value == "short";
     } else {
       return InvalidArgument("fake: unknown compile option '" + key + "'");
     }
@@ -106,7 +108,8 @@ StatusOr<std::shared_ptr<FakeExecutable>> FakeExecutable::Compile(const Program&
   executable->options_ = options;
   PJRTKIT_RETURN_IF_ERROR(
       ParseOptions(options, &executable->name_, &executable->replicas_, &executable->donate_,
-                   &executable->topology_devices_, &executable->output_layout_));
+                   &executable->topology_devices_, &executable->output_layout_,
+                   &executable->short_logical_ids_));
   PJRTKIT_ASSIGN_OR_RETURN(executable->signature_, ParseSignature(program.code));
   return executable;
 }
@@ -187,8 +190,24 @@ StatusOr<CompiledMemoryStats> FakeExecutable::GetCompiledMemoryStats() const {
   stats.temp_size_in_bytes = 7;
   stats.host_temp_size_in_bytes = 11;
   stats.peak_memory_in_bytes = 2 * bytes + 7;
+  stats.total_size_in_bytes = stats.generated_code_size_in_bytes + 2 * bytes + 7;
+  stats.total_allocation_bytes = 2 * bytes;
+  stats.indefinite_allocations = 3;
+  stats.peak_unpadded_heap_bytes = 5;
   return stats;
 }
+
+StatusOr<std::vector<MemoryLayout>> FakeExecutable::parameter_layouts() const {
+  std::vector<MemoryLayout> out;
+  for (const FakeShape& s : signature_) out.push_back(OutputLayout(s.dims.size()));
+  return out;
+}
+
+StatusOr<std::vector<std::string>> FakeExecutable::parameter_memory_kinds() const {
+  return std::vector<std::string>(signature_.size(), "device");
+}
+
+StatusOr<std::string> FakeExecutable::compile_options() const { return options_; }
 
 StatusOr<AttributeMap> FakeExecutable::GetCostAnalysis() const {
   int64_t bytes = 0;
@@ -238,6 +257,7 @@ StatusOr<ExecuteResult> FakeLoadedExecutable::Execute(
     }
   }
   client_->RecordExecute(options.launch_id, options.non_donatable_input_indices);
+  for (Device* device : devices) static_cast<FakeDevice*>(device)->RecordLaunch(options.launch_id);
   client_->RecordContext(options.context);
   ExecuteResult result;
   for (size_t d = 0; d < devices.size(); ++d) {
@@ -271,6 +291,18 @@ StatusOr<std::string> FakeLoadedExecutable::SerializedDeviceAssignment() const {
     ids += (ids.empty() ? "" : ",") + std::to_string(d->description().id());
   }
   return "replicas=" + std::to_string(devices_.size()) + " partitions=1 devices=" + ids;
+}
+
+StatusOr<std::vector<LogicalDeviceId>> FakeLoadedExecutable::addressable_device_logical_ids()
+    const {
+  std::vector<LogicalDeviceId> out;
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    LogicalDeviceId id;
+    id.replica = static_cast<int>(i);
+    out.push_back(id);
+  }
+  if (executable_->short_logical_ids() && !out.empty()) out.pop_back();
+  return out;
 }
 
 }  // namespace testing

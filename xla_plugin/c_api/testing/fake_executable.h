@@ -10,7 +10,10 @@
 //   output_layout=row|column|invalid  the output layouts it reports (and its outputs' layout()):
 //                row (default) is the client layer's default, column reverses minor_to_major
 //                (the bytes stay row-major: nothing reads them here), invalid reports a
-//                minor_to_major that is not a permutation (for the C-API layer's check)
+//                minor_to_major that is not a permutation (for the C-API layer's check); the
+//                parameter layouts are the same
+//   logical_ids=short  addressable_device_logical_ids() gives one id fewer than the devices
+//                (for the C-API layer's check)
 #ifndef PJRTKIT_XLA_PLUGIN_C_API_TESTING_FAKE_EXECUTABLE_H_
 #define PJRTKIT_XLA_PLUGIN_C_API_TESTING_FAKE_EXECUTABLE_H_
 
@@ -76,6 +79,14 @@ class FakeExecutable : public Executable {
   int64_t SizeOfGeneratedCodeInBytes() const override;
   StatusOr<CompiledMemoryStats> GetCompiledMemoryStats() const override;
   StatusOr<AttributeMap> GetCostAnalysis() const override;
+  // OutputLayout of each parameter (the parameters are the outputs).
+  StatusOr<std::vector<MemoryLayout>> parameter_layouts() const override;
+  // "device" for each parameter.
+  StatusOr<std::vector<std::string>> parameter_memory_kinds() const override;
+  // The compile options text it was compiled with (or deserialized with).
+  StatusOr<std::string> compile_options() const override;
+  // Whether logical_ids=short was given.
+  bool short_logical_ids() const { return short_logical_ids_; }
 
  private:
   FakeExecutable() = default;
@@ -87,6 +98,7 @@ class FakeExecutable : public Executable {
   bool donate_ = false;                 // Donate arguments.
   int topology_devices_ = 0;            // See topology_devices().
   std::string output_layout_ = "row";   // See output_layout().
+  bool short_logical_ids_ = false;      // See short_logical_ids().
   std::vector<FakeShape> signature_;    // Inputs == outputs.
 };
 
@@ -104,6 +116,8 @@ class FakeLoadedExecutable : public LoadedExecutable {
   StatusOr<ExecuteResult> Execute(const std::vector<std::vector<Buffer*>>& arguments,
                                   const ExecuteOptions& options) override;
   StatusOr<std::string> SerializedDeviceAssignment() const override;
+  // Replica i, partition 0 for device i (one fewer with logical_ids=short).
+  StatusOr<std::vector<LogicalDeviceId>> addressable_device_logical_ids() const override;
 
  private:
   FakeLoadedExecutable() = default;

@@ -19,6 +19,7 @@ constexpr int kIsDynamicDimensionField = 6;
 constexpr int kMinorToMajorField = 1;
 constexpr int kTilesField = 6;
 constexpr int kElementSizeInBitsField = 7;
+constexpr int kMemorySpaceField = 8;
 constexpr int kTileDimensionsField = 1;
 
 // Deepest tuple nesting accepted (keeps a hostile message from exhausting the stack).
@@ -40,8 +41,8 @@ Status AppendVarints(const ProtoField& field, std::vector<int64_t>* out) {
 }
 
 // Parses a serialized LayoutProto: minor_to_major, tiles and the element size (the fields a
-// MemoryLayout has; the rest, e.g. a memory space, are not needed to compare layouts).
-StatusOr<MemoryLayout> ParseLayout(std::string_view bytes) {
+// MemoryLayout has), and the memory space into `*memory_space`.
+StatusOr<MemoryLayout> ParseLayout(std::string_view bytes, int64_t* memory_space) {
   MemoryLayout layout;
   ProtoReader reader(bytes);
   while (!reader.done()) {
@@ -66,6 +67,11 @@ StatusOr<MemoryLayout> ParseLayout(std::string_view bytes) {
         return InvalidArgument("LayoutProto element_size_in_bits is not a varint");
       }
       layout.element_size_in_bits = static_cast<int64_t>(field.varint);
+    } else if (field.number == kMemorySpaceField) {
+      if (field.type != WireType::kVarint) {
+        return InvalidArgument("LayoutProto memory_space is not a varint");
+      }
+      *memory_space = static_cast<int64_t>(field.varint);
     }
   }
   return layout;
@@ -103,7 +109,8 @@ StatusOr<HloShape> ParseShape(std::string_view bytes, int depth) {
         if (field.type != WireType::kLengthDelimited) {
           return InvalidArgument("ShapeProto layout is not a message");
         }
-        PJRTKIT_ASSIGN_OR_RETURN(MemoryLayout layout, ParseLayout(field.bytes));
+        PJRTKIT_ASSIGN_OR_RETURN(MemoryLayout layout,
+                                 ParseLayout(field.bytes, &shape.memory_space));
         shape.layout = std::move(layout);
         break;
       }

@@ -5,7 +5,7 @@
 // testdata/gen_hlo_test_data.py, and by XLA:CPU, see parameter_shapes_test): ShapeProto {
 // element_type = 2 (PrimitiveType), dimensions = 3 (packed int64), tuple_shapes = 4, layout = 5,
 // is_dynamic_dimension = 6 (packed bool) }, LayoutProto { minor_to_major = 1 (packed int64),
-// tiles = 6 (TileProto { dimensions = 1 }), element_size_in_bits = 7 }.
+// tiles = 6 (TileProto { dimensions = 1 }), element_size_in_bits = 7, memory_space = 8 }.
 #ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_HLO_SHAPE_H_
 #define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_HLO_SHAPE_H_
 
@@ -41,6 +41,9 @@ struct HloShape {
   std::vector<bool> dynamic;                  // Per dimension: dynamic (empty: all static).
   std::vector<HloShape> tuple_shapes;         // Elements of a tuple.
   std::optional<MemoryLayout> layout;         // The array's layout, when the proto has one.
+  // Its LayoutProto.memory_space (field 8): 0, the default, is device memory; XLA puts arrays in
+  // host memory (a pinned_host parameter) in space 5.
+  int64_t memory_space = 0;
 
   // True for a TUPLE shape.
   bool is_tuple() const { return primitive_type == kPrimitiveTypeTuple; }

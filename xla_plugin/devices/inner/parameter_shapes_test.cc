@@ -171,6 +171,25 @@ TEST(HloShapeTest, NestedTupleToString) {
   EXPECT_EQ(parsed->ToString(), "(f32[2], (s32[]))");
 }
 
+TEST(HloShapeTest, TheLayoutsMemorySpaceIsRead) {
+  // f32[2]{0:S(5)}: element_type 11, dimensions [2], layout { minor_to_major [0],
+  // memory_space = 8: 5 }.
+  const std::string host("\x10\x0b\x1a\x01\x02\x2a\x05\x0a\x01\x00\x40\x05", 12);
+  StatusOr<HloShape> parsed = ParseShapeProto(host);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->memory_space, 5);
+  ASSERT_TRUE(parsed->layout.has_value());
+  EXPECT_EQ(parsed->layout->minor_to_major, std::vector<int64_t>{0});
+  // Without one: device memory (0).
+  const std::string device("\x10\x0b\x1a\x01\x02\x2a\x03\x0a\x01\x00", 10);
+  parsed = ParseShapeProto(device);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->memory_space, 0);
+  // A memory space that is not a varint is malformed.
+  const std::string bad("\x10\x0b\x2a\x02\x42\x00", 6);
+  EXPECT_EQ(ParseShapeProto(bad).status().message(), "LayoutProto memory_space is not a varint");
+}
+
 }  // namespace
 }  // namespace inner
 }  // namespace pjrtkit

@@ -547,6 +547,22 @@ StatusOr<std::unique_ptr<LoadedExecutable>> WrappedClient::DeserializeAndLoad(
   return WrapExecutable(inner_client_->Adopt(args.loaded_executable), compile_options);
 }
 
+StatusOr<std::unique_ptr<LoadedExecutable>> WrappedClient::Load(
+    const Executable& executable, const std::optional<std::string>& compile_options) {
+  PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<LoadedExecutable> loaded,
+                           Client::Load(executable, compile_options));
+  if (!compile_options.has_value()) {
+    StatusOr<std::string> compiled_with = executable.compile_options();
+    if (compiled_with.ok()) {
+      // DeserializeAndLoad made it: a WrappedLoadedExecutable with no options recorded yet.
+      static_cast<WrappedLoadedExecutable*>(loaded.get())
+          ->wrapped_executable()
+          ->RecordCompileOptions(*compiled_with);
+    }
+  }
+  return loaded;
+}
+
 StatusOr<std::unique_ptr<LoadedExecutable>> WrappedClient::WrapExecutable(
     InnerClient::LoadedPtr inner, const std::optional<std::string>& compile_options) {
   PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<WrappedLoadedExecutable> loaded,

@@ -57,6 +57,12 @@ class WrappedClient : public Client {
   // another device or a topology of another device count (serialized_executable.h).
   StatusOr<std::unique_ptr<LoadedExecutable>> DeserializeAndLoad(
       const std::string& serialized, const std::optional<std::string>& compile_options) override;
+  // Client::Load (Serialize, then DeserializeAndLoad). Without `compile_options` the loaded
+  // executable keeps the options `executable` reports (Executable::compile_options): loading
+  // does not change what it was compiled with, and an inner plugin without
+  // PJRT_Executable_GetCompileOptions (XLA:CPU 0.81) could not say it for the deserialized bytes.
+  StatusOr<std::unique_ptr<LoadedExecutable>> Load(
+      const Executable& executable, const std::optional<std::string>& compile_options) override;
   // The inner plugin's default layout (its Layouts extension; the same for every memory).
   StatusOr<MemoryLayout> DefaultLayout(ElementType type, const std::vector<int64_t>& dims,
                                        const Memory* memory) const override;

@@ -126,7 +126,24 @@ StatusOr<std::vector<std::string>> WrappedExecutable::parameter_memory_kinds() c
     return kinds;
   }
   if (inner.code() != StatusCode::kUnimplemented || !parameter_shapes_.has_value()) return inner;
-  return std::vector<std::string>(parameter_shapes_->size(), "device");
+  // Every parameter in device memory (memory space 0, tuple elements included) is "device";
+  // another space (XLA's host memory is 5) has no name pjrtkit can be sure of.
+  const std::vector<HloShape>& shapes = parameter_shapes_->shapes();
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    std::vector<const HloShape*> pending = {&shapes[i]};
+    while (!pending.empty()) {
+      const HloShape* shape = pending.back();
+      pending.pop_back();
+      if (shape->memory_space != 0) {
+        return Unimplemented(inner.message() + "; parameter " + std::to_string(i) + " of '" +
+                             name_ + "' is in memory space " +
+                             std::to_string(shape->memory_space) +
+                             ", which pjrtkit cannot name without it");
+      }
+      for (const HloShape& element : shape->tuple_shapes) pending.push_back(&element);
+    }
+  }
+  return std::vector<std::string>(shapes.size(), "device");
 }
 
 StatusOr<std::string> WrappedExecutable::compile_options() const {
