@@ -355,6 +355,14 @@ PJRT_Error* BufferCopyRawToHost(PJRT_Buffer_CopyRawToHost_Args* args) {
 
 namespace {
 
+// The StatusCode of an error code a framework's callback reports (read as an int: any value may
+// be there); UNKNOWN for one that is not a PJRT_Error_Code.
+StatusCode CallbackCode(int code) {
+  return code > 0 && code <= static_cast<int>(StatusCode::kUnauthenticated)
+             ? static_cast<StatusCode>(code)
+             : StatusCode::kUnknown;
+}
+
 // What PJRT_Buffer_CopyRawToHostFuture hands the framework as callback_data.
 struct RawCopyFuture {
   ClientReference client;        // Keeps the client alive until the copy is issued.
@@ -374,8 +382,8 @@ void RawCopyFutureReady(PJRT_Buffer_CopyRawToHostFuture_Callback_Args* args) {
     if (args->struct_size < PJRTKIT_ARGS_SIZE(PJRT_Buffer_CopyRawToHostFuture_Callback_Args, dst)) {
       status = InvalidArgument(std::string(fn) + ": the callback's struct_size is " +
                                std::to_string(args->struct_size));
-    } else if (args->error_code != PJRT_Error_Code_OK) {
-      status = Status(ToStatusCode(args->error_code),
+    } else if (RawEnumValue(args->error_code) != PJRT_Error_Code_OK) {
+      status = Status(CallbackCode(RawEnumValue(args->error_code)),
                       std::string(fn) + ": the destination failed: " +
                           (args->error_message == nullptr
                                ? std::string()
@@ -412,8 +420,8 @@ void DonationDependencyReady(PJRT_Buffer_DonateWithControlDependency_Callback_Ar
   std::unique_ptr<DonationDependency> dependency(
       static_cast<DonationDependency*>(args->callback_data));
   Status status;
-  if (args->error_code != PJRT_Error_Code_OK) {
-    status = Status(ToStatusCode(args->error_code),
+  if (RawEnumValue(args->error_code) != PJRT_Error_Code_OK) {
+    status = Status(CallbackCode(RawEnumValue(args->error_code)),
                     args->error_message == nullptr
                         ? std::string("the donation's dependency failed")
                         : std::string(args->error_message, args->error_message_size));

@@ -288,14 +288,18 @@ PJRT_Error* ExecutableGetCompiledMemoryStats(PJRT_Executable_GetCompiledMemorySt
     args->host_alias_size_in_bytes = stats.host_alias_size_in_bytes;
     args->host_temp_size_in_bytes = stats.host_temp_size_in_bytes;
     args->peak_memory_in_bytes = stats.peak_memory_in_bytes;
-    // The fields below are newer than peak_memory_in_bytes: written only when the caller has them.
-    if (args->struct_size >=
-        PJRTKIT_ARGS_SIZE(PJRT_Executable_GetCompiledMemoryStats_Args, peak_unpadded_heap_bytes)) {
-      args->total_size_in_bytes = stats.total_size_in_bytes;
-      args->total_allocation_bytes = stats.total_allocation_bytes;
-      args->indefinite_allocations = stats.indefinite_allocations;
-      args->peak_unpadded_heap_bytes = stats.peak_unpadded_heap_bytes;
-    }
+    // The fields below are newer than peak_memory_in_bytes: each written only when the caller's
+    // struct has it.
+#define PJRTKIT_SET_IF_PRESENT(field)                                                    \
+  if (args->struct_size >=                                                               \
+      PJRTKIT_ARGS_SIZE(PJRT_Executable_GetCompiledMemoryStats_Args, field)) {           \
+    args->field = stats.field;                                                           \
+  }
+    PJRTKIT_SET_IF_PRESENT(total_size_in_bytes)
+    PJRTKIT_SET_IF_PRESENT(total_allocation_bytes)
+    PJRTKIT_SET_IF_PRESENT(indefinite_allocations)
+    PJRTKIT_SET_IF_PRESENT(peak_unpadded_heap_bytes)
+#undef PJRTKIT_SET_IF_PRESENT
     return OkStatus();
   });
 }
