@@ -17,7 +17,9 @@
 
 #include "gtest/gtest.h"
 #include "xla/pjrt/c/pjrt_c_api.h"
+#include "xla/pjrt/c/pjrt_c_api_abi_version_extension.h"
 #include "xla/pjrt/c/pjrt_c_api_custom_partitioner_extension.h"
+#include "xla/pjrt/c/pjrt_c_api_gpu_extension.h"
 #include "xla/pjrt/c/pjrt_c_api_memory_descriptions_extension.h"
 #include "xla/pjrt/c/pjrt_c_api_phase_compile_extension.h"
 #include "xla/pjrt/c/pjrt_c_api_profiler_extension.h"
@@ -417,6 +419,65 @@ TEST_F(ForwardedExtensionsTest, CustomPartitionersRegisterWithTheInnerPlugin) {
   Status refused = TakeError(api_, ext->register_custom_partitioner(&args));
   EXPECT_EQ(refused.code, PJRT_Error_Code_INVALID_ARGUMENT);
   EXPECT_EQ(refused.message, "PJRT_Register_Custom_Partitioner: args->callbacks is null");
+}
+
+// A typed XLA FFI handler that is never called (nothing here runs it): only its address is
+// registered.
+void* NoopFfiHandler(void*) { return nullptr; }
+
+TEST_F(ForwardedExtensionsTest, GpuCustomCallTargetsRegisterWithTheInnerPlugin) {
+  const auto* ext = reinterpret_cast<const PJRT_Gpu_Custom_Call*>(
+      Find(api_, PJRT_Extension_Type_Gpu_Custom_Call));
+  const auto* theirs = reinterpret_cast<const PJRT_Gpu_Custom_Call*>(
+      Find(inner_, PJRT_Extension_Type_Gpu_Custom_Call));
+  if (ext == nullptr) GTEST_SKIP() << "the inner plugin has no Gpu_Custom_Call extension";
+  EXPECT_EQ(ext->custom_call_handles_traits, theirs->custom_call_handles_traits);
+  PJRT_Gpu_Register_Custom_Call_Args args{};
+  args.struct_size = PJRT_Gpu_Register_Custom_Call_Args_STRUCT_SIZE;
+  args.function_name = "pjrtkit_forwarded_custom_call_test";
+  args.function_name_size = std::strlen(args.function_name);
+  args.api_version = 1;  // Typed FFI.
+  args.handler_execute = reinterpret_cast<void*>(&NoopFfiHandler);
+  Status registered = TakeError(api_, ext->custom_call(&args));
+  EXPECT_TRUE(registered.ok()) << registered;
+  args.function_name = nullptr;
+  Status refused = TakeError(api_, ext->custom_call(&args));
+  EXPECT_EQ(refused.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_EQ(refused.message, "PJRT_Gpu_Register_Custom_Call: args->function_name is null");
+}
+
+// The platform id of `api`'s client runtime ABI version, through `ext` (0 on failure).
+uint64_t RuntimePlatformId(const PJRT_Api* api, const PJRT_AbiVersion_Extension* ext,
+                           PJRT_Client* client) {
+  PJRT_Client_RuntimeAbiVersion_Args version{};
+  version.struct_size = PJRT_Client_RuntimeAbiVersion_Args_STRUCT_SIZE;
+  version.client = client;
+  Status got = TakeError(api, ext->client_runtime_abi_version(&version));
+  EXPECT_TRUE(got.ok()) << got;
+  if (!got.ok()) return 0;
+  PJRT_RuntimeAbiVersion_PlatformId_Args id{};
+  id.struct_size = PJRT_RuntimeAbiVersion_PlatformId_Args_STRUCT_SIZE;
+  id.abi_version = version.abi_version;
+  EXPECT_TRUE(TakeError(api, ext->runtime_abi_version_platform_id(&id)).ok());
+  PJRT_RuntimeAbiVersion_Destroy_Args destroy{};
+  destroy.struct_size = PJRT_RuntimeAbiVersion_Destroy_Args_STRUCT_SIZE;
+  destroy.abi_version = version.abi_version;
+  EXPECT_TRUE(TakeError(api, ext->runtime_abi_version_destroy(&destroy)).ok());
+  return id.platform_id;
+}
+
+TEST_F(ForwardedExtensionsTest, TheRuntimeAbiVersionIsTheInnerPluginsOwn) {
+  const auto* ours = reinterpret_cast<const PJRT_AbiVersion_Extension*>(
+      Find(api_, PJRT_Extension_Type_AbiVersion));
+  const auto* theirs = reinterpret_cast<const PJRT_AbiVersion_Extension*>(
+      Find(inner_, PJRT_Extension_Type_AbiVersion));
+  if (ours == nullptr) GTEST_SKIP() << "the inner plugin has no AbiVersion extension";
+  PJRT_Client* inner_client = NewClient(inner_);
+  ASSERT_NE(inner_client, nullptr);
+  const uint64_t through_pjrtkit = RuntimePlatformId(api_, ours, client_);
+  EXPECT_NE(through_pjrtkit, 0u);
+  EXPECT_EQ(through_pjrtkit, RuntimePlatformId(inner_, theirs, inner_client));
+  DestroyClientOf(inner_, inner_client);
 }
 
 TEST_F(ForwardedExtensionsTest, TheProfilerIsTheInnerPluginsOwn) {

@@ -11,7 +11,7 @@ trap 'rm -f "$log"' EXIT
 PJRTKIT_DEVICE=xla_cpu PJRTKIT_XLA_CPU_PLUGIN="$inner" "$binary" "$plugin" "$inner" | tee "$log"
 skipped=$(grep -E '^\[  SKIPPED \] ForwardedExtensionsTest\.[A-Za-z]+$' "$log" | sort -u | sed 's/.*\.//' |
           tr '\n' ' ')
-expected="CustomPartitionersRegisterWithTheInnerPlugin PhaseCompileNamesTheInnerPluginsPhases ShardingsOfACompiledExecutable StreamOfADeviceAndWaitingForABuffer TheProfilerIsTheInnerPluginsOwn "
+expected="CustomPartitionersRegisterWithTheInnerPlugin GpuCustomCallTargetsRegisterWithTheInnerPlugin PhaseCompileNamesTheInnerPluginsPhases ShardingsOfACompiledExecutable StreamOfADeviceAndWaitingForABuffer TheProfilerIsTheInnerPluginsOwn TheRuntimeAbiVersionIsTheInnerPluginsOwn "
 if [ "$skipped" != "$expected" ]; then
   echo "FAIL: skipped [$skipped], expected [$expected]" >&2
   exit 1
