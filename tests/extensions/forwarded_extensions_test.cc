@@ -421,9 +421,13 @@ TEST_F(ForwardedExtensionsTest, CustomPartitionersRegisterWithTheInnerPlugin) {
   EXPECT_EQ(refused.message, "PJRT_Register_Custom_Partitioner: args->callbacks is null");
 }
 
-// A typed XLA FFI handler that is never called (nothing here runs it): only its address is
-// registered.
-void* NoopFfiHandler(void*) { return nullptr; }
+// An untyped (API version 0) custom-call target: registered by address, never called here.
+void NoopLegacyCustomCall(void* /*stream*/, void** /*buffers*/, const char* /*opaque*/,
+                          size_t /*opaque_len*/, void* /*status*/) {}
+
+// A "typed XLA FFI handler" that does not answer XLA's metadata query: XLA calls a typed handler
+// once at registration to read its FFI API version, and refuses this one.
+void* SilentFfiHandler(void* /*call_frame*/) { return nullptr; }
 
 TEST_F(ForwardedExtensionsTest, GpuCustomCallTargetsRegisterWithTheInnerPlugin) {
   const auto* ext = reinterpret_cast<const PJRT_Gpu_Custom_Call*>(
@@ -436,10 +440,19 @@ TEST_F(ForwardedExtensionsTest, GpuCustomCallTargetsRegisterWithTheInnerPlugin) 
   args.struct_size = PJRT_Gpu_Register_Custom_Call_Args_STRUCT_SIZE;
   args.function_name = "pjrtkit_forwarded_custom_call_test";
   args.function_name_size = std::strlen(args.function_name);
-  args.api_version = 1;  // Typed FFI.
-  args.handler_execute = reinterpret_cast<void*>(&NoopFfiHandler);
+  args.api_version = 0;
+  args.handler_execute = reinterpret_cast<void*>(&NoopLegacyCustomCall);
   Status registered = TakeError(api_, ext->custom_call(&args));
   EXPECT_TRUE(registered.ok()) << registered;
+  // The inner plugin itself judges a typed handler (its error comes back through pjrtkit).
+  args.function_name = "pjrtkit_forwarded_silent_ffi_handler";
+  args.function_name_size = std::strlen(args.function_name);
+  args.api_version = 1;
+  args.handler_execute = reinterpret_cast<void*>(&SilentFfiHandler);
+  Status judged = TakeError(api_, ext->custom_call(&args));
+  EXPECT_EQ(judged.code, PJRT_Error_Code_INVALID_ARGUMENT) << judged;
+  EXPECT_NE(judged.message.find("pjrtkit_forwarded_silent_ffi_handler"), std::string::npos)
+      << judged;
   args.function_name = nullptr;
   Status refused = TakeError(api_, ext->custom_call(&args));
   EXPECT_EQ(refused.code, PJRT_Error_Code_INVALID_ARGUMENT);

@@ -107,7 +107,13 @@ step "3a conformance suite on pjrtkit's xla_gpu device" conformance_pjrtkit
 conformance_direct() {
   "$RUNNER" --plugin="$CUDA_PLUGIN" --option=platform_name=str:cuda --option=preallocate=bool:false \
     > "$OUT/conformance_cuda_direct.log" 2>&1
-  grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests ran" "$OUT/conformance_cuda_direct.log"
+  local rc=$?
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |test suites? ran" "$OUT/conformance_cuda_direct.log"
+  if ! grep -qE "test suites? ran" "$OUT/conformance_cuda_direct.log"; then
+    # The plugin ended the process before the suite finished: name the case it was in.
+    echo "the CUDA plugin ended the process (exit $rc) in:" \
+      "$(grep -E '^\[ RUN' "$OUT/conformance_cuda_direct.log" | tail -1 | sed 's/^\[ RUN *\] //')"
+  fi
   return 0  # For comparison: XLA:GPU's own deviations are expected here.
 }
 step "3b conformance suite on the CUDA plugin directly (reference, deviations expected)" conformance_direct

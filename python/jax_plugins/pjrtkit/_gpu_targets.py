@@ -9,11 +9,13 @@ xla_gpu device's FFI platform), which is also where JAX's own CUDA plugin puts t
 initialized in the same process; the same handler registered twice is accepted.
 
 Only typed handlers (``api_version=1``) with an ``execute`` stage alone are registered: the PJRT
-FFI extension (C API 0.81) has no untyped custom-call path and takes one handler per target. The
+FFI extension has no untyped custom-call path and takes one handler per target. The
 others (bundles with an ``instantiate`` stage, e.g. jaxlib 0.11's GPU callback handlers) reach
 XLA:GPU through JAX's own CUDA plugin (``jax_plugins.xla_cuda13``), which JAX initializes in every
 process where the xla_gpu device is chosen (it is how pjrtkit finds the CUDA plugin) and which
 registers every ``CUDA`` target with the same XLA:GPU library, since both load the same file.
+The plugin forwards the CUDA plugin's ``PJRT_Extension_Type_Gpu_Custom_Call`` too (untyped targets
+and stage bundles), for callers that register through pjrtkit's table itself.
 
 JAX internals used (``_jax_internals.INTERNALS``, feature "cuda lowering"):
 ``jax._src.lib.{gpu_solver,gpu_linalg,gpu_prng,gpu_sparse}.registrations`` and jaxlib's

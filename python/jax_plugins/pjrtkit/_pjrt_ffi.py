@@ -3,7 +3,8 @@
 JAX hands ``initialize()`` the plugin's ``PJRT_Api`` as a PyCapsule (``"pjrt_c_api"``). This module
 walks that table's extension chain to the FFI extension and calls its entry points, so Python
 reaches the plugin only through the PJRT C API (no compiled extension module). The struct layouts
-are PJRT C API 0.81's, the same ones ``xla_plugin/abi/ffi_extension.h`` declares for C++.
+are PJRT C API 0.81's, unchanged through 0.117, the same ones ``xla_plugin/abi/ffi_extension.h``
+declares for C++.
 """
 
 from __future__ import annotations
