@@ -129,9 +129,14 @@ int main(int argc, char** argv) {
   compile.compile_options_size = sizeof(kOptions);
   Check(api->PJRT_Client_Compile(&compile), "PJRT_Client_Compile");
 
-  PJRT_ExecuteOptions options;
-  memset(&options, 0, sizeof(options));
-  options.struct_size = PJRT_ExecuteOptions_STRUCT_SIZE;
+  /* PJRT_ExecuteOptions grew after 0.81 (112 to 160 bytes): the plugin must read nothing past
+   * the 0.81 struct, so junk lies there (as pointers, 0xa5a5... would fault if followed). */
+  struct {
+    PJRT_ExecuteOptions options;
+    unsigned char junk[64];
+  } guarded_options;
+  memset(&guarded_options, 0xa5, sizeof(guarded_options));
+  memset(&guarded_options.options, 0, sizeof(guarded_options.options));
   PJRT_Buffer* arguments[1] = {put.buffer};
   PJRT_Buffer* const* argument_lists[1] = {arguments};
   PJRT_Buffer* outputs[1] = {NULL};
@@ -141,7 +146,8 @@ int main(int argc, char** argv) {
   memset(&execute, 0, sizeof(execute));
   execute.struct_size = PJRT_LoadedExecutable_Execute_Args_STRUCT_SIZE;
   execute.executable = compile.executable;
-  execute.options = &options;
+  guarded_options.options.struct_size = PJRT_ExecuteOptions_STRUCT_SIZE;
+  execute.options = &guarded_options.options;
   execute.argument_lists = argument_lists;
   execute.num_devices = 1;
   execute.num_args = 1;
@@ -160,8 +166,8 @@ int main(int argc, char** argv) {
   Check(api->PJRT_Buffer_ToHostBuffer(&to_host), "PJRT_Buffer_ToHostBuffer");
   Await(to_host.event, "PJRT_Buffer_ToHostBuffer event");
 
-  /* Memory statistics and compiled-memory statistics: Args structs that grew after 0.81; the
-   * plugin must write no byte past the 0.81 struct (the guard bytes stay 0x5a). */
+  /* PJRT_Device_MemoryStats_Args grew after 0.81 (192 to 208 bytes): the plugin must write no
+   * byte past the 0.81 struct (the guard bytes stay 0x5a). */
   struct {
     PJRT_Device_MemoryStats_Args args;
     unsigned char guard[64];

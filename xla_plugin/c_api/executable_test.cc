@@ -1,6 +1,7 @@
 // PJRT_Client_Compile, PJRT_Executable_*, PJRT_LoadedExecutable_* (incl. Execute).
 
 // C++ standard library.
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -271,6 +272,40 @@ TEST_F(ExecutableTest, ExecuteValidatesItsArguments) {
   args.options = &sends;
   EXPECT_EQ(Consume(api_->PJRT_LoadedExecutable_Execute(&args)).code,
             PJRT_Error_Code_UNIMPLEMENTED);
+  // Requests of PJRT C API 0.97-0.117 pjrtkit cannot honour are refused, naming the field.
+  PJRT_ExecuteOptions newer = MakeArgs<PJRT_ExecuteOptions>();
+  PJRT_HloOutputCallbackInfo output_callback{};
+  newer.hlo_output_callbacks = &output_callback;
+  newer.num_hlo_output_callbacks = 1;
+  args.options = &newer;
+  info = Consume(api_->PJRT_LoadedExecutable_Execute(&args));
+  EXPECT_EQ(info.code, PJRT_Error_Code_UNIMPLEMENTED);
+  EXPECT_EQ(info.message,
+            "PJRT_LoadedExecutable_Execute: options->hlo_output_callbacks (1 given) are not "
+            "supported by pjrtkit (0 accepted)");
+  newer = MakeArgs<PJRT_ExecuteOptions>();
+  PJRT_NamedValue custom{};
+  newer.custom_options = &custom;
+  newer.num_custom_options = 1;
+  info = Consume(api_->PJRT_LoadedExecutable_Execute(&args));
+  EXPECT_EQ(info.message,
+            "PJRT_LoadedExecutable_Execute: options->custom_options (1 given) are not "
+            "supported by pjrtkit (0 accepted)");
+  newer = MakeArgs<PJRT_ExecuteOptions>();
+  newer.multi_slice_config = reinterpret_cast<PJRT_MultiSlice_Config*>(&custom);
+  info = Consume(api_->PJRT_LoadedExecutable_Execute(&args));
+  EXPECT_EQ(info.message,
+            "PJRT_LoadedExecutable_Execute: options->multi_slice_config is not supported by "
+            "pjrtkit (null runs on this process's devices)");
+  // A caller whose struct ends before those fields is not read there: junk past its end, and
+  // the execution reaches the device (whose error for argument 1 comes back).
+  PJRT_ExecuteOptions older;
+  std::memset(&older, 0xa5, sizeof(older));
+  std::memset(&older, 0, PJRTKIT_ARGS_SIZE(PJRT_ExecuteOptions, context));
+  older.struct_size = PJRTKIT_ARGS_SIZE(PJRT_ExecuteOptions, context);
+  args.options = &older;
+  EXPECT_EQ(Consume(api_->PJRT_LoadedExecutable_Execute(&args)).message,
+            "fake: argument 1 is f32[2], expected f32[3]");
   args.options = nullptr;
   EXPECT_EQ(Consume(api_->PJRT_LoadedExecutable_Execute(&args)).message,
             "PJRT_LoadedExecutable_Execute: args->options is null");

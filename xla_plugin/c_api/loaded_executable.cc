@@ -32,7 +32,8 @@ std::string ArgName(size_t d, size_t i) {
 // Converts PJRT_ExecuteOptions into ExecuteOptions (execute_device is set by the caller).
 StatusOr<ExecuteOptions> ConvertOptions(const char* fn, const PJRT_ExecuteOptions& options) {
   // Fields after num_non_donatable_input_indices are newer: `context` is read when present;
-  // call_location and the task incarnations are not read.
+  // call_location and the task incarnations are not read; a request pjrtkit cannot honour (a
+  // multi-slice configuration, HLO output callbacks, custom options) is refused, not dropped.
   if (options.struct_size <
       PJRTKIT_ARGS_SIZE(PJRT_ExecuteOptions, num_non_donatable_input_indices)) {
     return InvalidArgument(
@@ -43,6 +44,24 @@ StatusOr<ExecuteOptions> ConvertOptions(const char* fn, const PJRT_ExecuteOption
   if (options.num_send_ops > 0 || options.num_recv_ops > 0) {
     return Unimplemented(std::string(fn) +
                          ": send/recv callbacks (host send/recv ops) are not supported by pjrtkit");
+  }
+  if (options.struct_size >= PJRTKIT_ARGS_SIZE(PJRT_ExecuteOptions, multi_slice_config) &&
+      options.multi_slice_config != nullptr) {
+    return Unimplemented(std::string(fn) +
+                         ": options->multi_slice_config is not supported by pjrtkit (null "
+                         "runs on this process's devices)");
+  }
+  if (options.struct_size >= PJRTKIT_ARGS_SIZE(PJRT_ExecuteOptions, num_hlo_output_callbacks) &&
+      options.num_hlo_output_callbacks > 0) {
+    return Unimplemented(std::string(fn) + ": options->hlo_output_callbacks (" +
+                         std::to_string(options.num_hlo_output_callbacks) +
+                         " given) are not supported by pjrtkit (0 accepted)");
+  }
+  if (options.struct_size >= PJRTKIT_ARGS_SIZE(PJRT_ExecuteOptions, num_custom_options) &&
+      options.num_custom_options > 0) {
+    return Unimplemented(std::string(fn) + ": options->custom_options (" +
+                         std::to_string(options.num_custom_options) +
+                         " given) are not supported by pjrtkit (0 accepted)");
   }
   ExecuteOptions out;
   out.launch_id = options.launch_id;

@@ -1,7 +1,7 @@
 // ForwardedChain: every extension of the inner plugin that pjrtkit forwards, in one chain.
 //
 // Not forwarded (pjrtkit serves its own, over the client layer): FFI, Layouts. Left out, with
-// the reason (docs/extensions.md lists them): RawBuffer (hands out the raw device memory of
+// the reason (docs/pjrt-c-api.md lists them): RawBuffer (hands out the raw device memory of
 // buffers whose lifetime pjrtkit tracks: donation and external references would be bypassed),
 // CrossHostTransfers and ExecutableMetadata (no published header to declare them from and
 // check them against), HostAllocator / HostMemoryAllocator (host allocations pjrtkit's host
