@@ -71,7 +71,12 @@ def test_pjrtkit_runs_on_the_xla_gpu_device_with_its_whole_integration():
 
   d = gpu()
   assert d.backend == "xla_gpu"
-  assert d.client.platform_version.startswith("pjrtkit 0.1.0 (xla_gpu ")
+  # pjrtkit's words, then the CUDA plugin's version as it is: "pjrtkit 0.1.0 (xla_gpu) cuda 13000",
+  # whose last word is the CUDA version JAX's test utilities read (linalg_test's
+  # _is_required_cuda_version_satisfied: int(platform_version.split()[-1])).
+  words = d.client.platform_version.split()
+  assert words[:4] == ["pjrtkit", "0.1.0", "(xla_gpu)", "cuda"], words
+  assert int(words[-1]) >= 12000, words
   status = pjrtkit.integration_status()
   assert (status.device, status.problems) == ("xla_gpu", ())
   assert status.installed == ("ffi", "cuda lowering", "pallas gpu", "host callbacks",

@@ -13,8 +13,10 @@ inline constexpr char kPlatformName[] = "pjrtkit";
 // pjrtkit's version.
 inline constexpr char kPjrtkitVersion[] = "0.1.0";
 
-// "pjrtkit 0.1.0 (<backend> <inner_version>)", or "pjrtkit 0.1.0 (<backend>)" when
-// `inner_version` is empty (a topology made without the inner plugin).
+// "pjrtkit 0.1.0 (<backend>) <inner_version>", or "pjrtkit 0.1.0 (<backend>)" when
+// `inner_version` is empty (a topology made without the inner plugin). The inner plugin's
+// version comes last, as it is: code that reads a CUDA version as the last word of
+// platform_version ("... 13000", as JAX's tests do) reads it from pjrtkit's too.
 std::string PlatformVersion(const std::string& backend, const std::string& inner_version);
 
 }  // namespace inner

@@ -305,7 +305,7 @@ TEST(XlaCpuFactoryTest, TopologyDeviceCountAndPluginPath) {
 // Checks the whole device model of a client of `count` devices.
 void ExpectDeviceModel(Client* client, int count) {
   EXPECT_EQ(client->platform_name(), "pjrtkit");
-  EXPECT_EQ(client->platform_version(), "pjrtkit 0.1.0 (xla_cpu cpu)");
+  EXPECT_EQ(client->platform_version(), "pjrtkit 0.1.0 (xla_cpu) cpu");
   EXPECT_EQ(client->process_index(), 0);
   ASSERT_EQ(client->devices().size(), static_cast<size_t>(count));
   EXPECT_EQ(client->addressable_devices(), client->devices());
@@ -358,7 +358,7 @@ void ExpectDeviceModel(Client* client, int count) {
   StatusOr<const Topology*> topology = client->topology();
   ASSERT_TRUE(topology.ok());
   EXPECT_EQ((*topology)->platform_name(), "pjrtkit");
-  EXPECT_EQ((*topology)->platform_version(), "pjrtkit 0.1.0 (xla_cpu cpu)");
+  EXPECT_EQ((*topology)->platform_version(), "pjrtkit 0.1.0 (xla_cpu) cpu");
   ASSERT_EQ((*topology)->devices().size(), static_cast<size_t>(count));
   EXPECT_EQ((*topology)->devices()[count - 1].debug_string(), "PJRTKIT_" + std::to_string(count - 1));
 }

@@ -55,7 +55,7 @@ class XlaGpuDeviceTest : public ::testing::Test {
 TEST_F(XlaGpuDeviceTest, DevicesAreTheGpus) {
   ASSERT_GE(client_->devices().size(), 1u);
   EXPECT_EQ(client_->platform_name(), "pjrtkit");
-  EXPECT_EQ(client_->platform_version().find("pjrtkit 0.1.0 (xla_gpu "), 0u);
+  EXPECT_EQ(client_->platform_version().find("pjrtkit 0.1.0 (xla_gpu) "), 0u);
   for (Device* device : client_->devices()) {
     const DeviceDescription& d = device->description();
     EXPECT_EQ(d.kind().find("NVIDIA"), 0u) << d.kind();

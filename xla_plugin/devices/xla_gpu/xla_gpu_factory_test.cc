@@ -46,7 +46,7 @@ TEST(XlaGpuFactoryTest, DevicesKeepTheGpusKindAndAttributes) {
   ASSERT_NE(client, nullptr);
   EXPECT_EQ(client->platform_name(), "pjrtkit");
   EXPECT_EQ(client->platform_version(),
-            "pjrtkit 0.1.0 (xla_gpu fake-cuda 13.0 [platform_name=cuda])");
+            "pjrtkit 0.1.0 (xla_gpu) fake-cuda 13.0 [platform_name=cuda]");
   ASSERT_EQ(client->devices().size(), 2u);
   for (int id = 0; id < 2; ++id) {
     Device* device = client->devices()[id];
@@ -78,8 +78,8 @@ TEST(XlaGpuFactoryTest, GivenOptionsReachXlaGpu) {
   std::unique_ptr<Client> client = CreateFakeClient(more);
   ASSERT_NE(client, nullptr);
   EXPECT_EQ(client->platform_version(),
-            "pjrtkit 0.1.0 (xla_gpu fake-cuda 13.0 [allocator=bfc;memory_fraction=0.5;"
-            "platform_name=cuda;preallocate=false;visible_devices=3])");
+            "pjrtkit 0.1.0 (xla_gpu) fake-cuda 13.0 [allocator=bfc;memory_fraction=0.5;"
+            "platform_name=cuda;preallocate=false;visible_devices=3]");
   ASSERT_EQ(client->devices().size(), 1u);
   EXPECT_EQ(client->devices()[0]->description().id(), 0);
   EXPECT_EQ(client->devices()[0]->local_hardware_id(), 3);  // XLA:GPU's ordinal.
