@@ -70,16 +70,6 @@ PJRT_Buffer_MemoryLayout StridesLayout(const std::vector<int64_t>& strides) {
   return layout;
 }
 
-// A tiled layout with `minor_to_major` and no tiles.
-PJRT_Buffer_MemoryLayout TiledLayout(const std::vector<int64_t>& minor_to_major) {
-  auto layout = MakeArgs<PJRT_Buffer_MemoryLayout>();
-  layout.type = PJRT_Buffer_MemoryLayout_Type_Tiled;
-  layout.tiled.struct_size = PJRT_Buffer_MemoryLayout_Tiled_STRUCT_SIZE;
-  layout.tiled.minor_to_major = minor_to_major.data();
-  layout.tiled.minor_to_major_size = minor_to_major.size();
-  return layout;
-}
-
 TEST_F(BufferTest, ToHostBufferSizeQueryThenExactRoundTrip) {
   PJRT_Buffer* buffer = MakeF32Buffer(client_, devices_[0], {1.5f, -2, 3, 4, 5, 6.25f}, {2, 3});
   auto args = MakeArgs<PJRT_Buffer_ToHostBuffer_Args>();

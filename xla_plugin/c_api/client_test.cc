@@ -16,9 +16,6 @@ namespace capi {
 namespace test {
 namespace {
 
-// A string out of a (pointer, size) pair.
-std::string Str(const char* data, size_t size) { return std::string(data, size); }
-
 // The attributes of `device`'s description.
 std::vector<PJRT_NamedValue> DeviceAttributes(PJRT_Device* device) {
   auto desc = MakeArgs<PJRT_Device_GetDescription_Args>();

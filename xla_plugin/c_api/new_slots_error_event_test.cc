@@ -26,25 +26,12 @@ namespace capi {
 namespace test {
 namespace {
 
-// The text of the struct_size refusal of `fn` for `got` bytes when `want` are needed.
-std::string ShortStruct(const std::string& fn, size_t got, size_t want) {
-  return fn + ": " + fn + "_Args struct_size is " + std::to_string(got) + ", expected at least " +
-         std::to_string(want) + " (the caller was built against an incompatible pjrt_c_api.h)";
-}
-
 // An error with payloads "b" = "2" then "a" = "1" (set in that order).
 PJRT_Error* ErrorWithPayloads() {
   Status status(StatusCode::kAborted, "two payloads");
   status.SetPayload("b", "2");
   status.SetPayload("a", "1");
   return ToPjrtError(std::move(status));
-}
-
-// Payload visitor: appends "key=value;" to the std::string at `user_arg`.
-void AppendPayload(const char* key, size_t key_size, const char* value, size_t value_size,
-                   void* user_arg) {
-  auto* out = static_cast<std::string*>(user_arg);
-  *out += std::string(key, key_size) + "=" + std::string(value, value_size) + ";";
 }
 
 // The payloads of `error` through PJRT_Error_ForEachPayload, as "key=value;...".

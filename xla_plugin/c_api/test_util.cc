@@ -221,6 +221,26 @@ void ClientTest::TearDown() {
   if (client_ != nullptr) DestroyClient(client_);
 }
 
+std::string ShortStruct(const std::string& fn, size_t got, size_t want) {
+  return fn + ": " + fn + "_Args struct_size is " + std::to_string(got) + ", expected at least " +
+         std::to_string(want) + " (the caller was built against an incompatible pjrt_c_api.h)";
+}
+
+void AppendPayload(const char* key, size_t key_size, const char* value, size_t value_size,
+                   void* user_arg) {
+  *static_cast<std::string*>(user_arg) +=
+      std::string(key, key_size) + "=" + std::string(value, value_size) + ";";
+}
+
+PJRT_Buffer_MemoryLayout TiledLayout(const std::vector<int64_t>& minor_to_major) {
+  auto layout = MakeArgs<PJRT_Buffer_MemoryLayout>();
+  layout.type = PJRT_Buffer_MemoryLayout_Type_Tiled;
+  layout.tiled.struct_size = PJRT_Buffer_MemoryLayout_Tiled_STRUCT_SIZE;
+  layout.tiled.minor_to_major = minor_to_major.data();
+  layout.tiled.minor_to_major_size = minor_to_major.size();
+  return layout;
+}
+
 }  // namespace test
 }  // namespace capi
 }  // namespace pjrtkit

@@ -4,6 +4,8 @@
 #define PJRTKIT_XLA_PLUGIN_C_API_TEST_UTIL_H_
 
 // C++ standard library.
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -86,6 +88,20 @@ ErrorInfo AwaitAndDestroy(PJRT_Event* event);
 
 // The fake C++ client behind `client` (for the fake's test hooks).
 testing::FakeClient* Fake(PJRT_Client* client);
+
+// A string out of a (pointer, size) pair.
+inline std::string Str(const char* data, size_t size) { return std::string(data, size); }
+
+// The text of the struct_size refusal of `fn` for `got` bytes when `want` are needed.
+std::string ShortStruct(const std::string& fn, size_t got, size_t want);
+
+// Payload visitor (PJRT_Error's for_each_payload): appends "key=value;" to the std::string at
+// `user_arg`.
+void AppendPayload(const char* key, size_t key_size, const char* value, size_t value_size,
+                   void* user_arg);
+
+// A tiled layout with `minor_to_major` (which must outlive it) and no tiles.
+PJRT_Buffer_MemoryLayout TiledLayout(const std::vector<int64_t>& minor_to_major);
 
 // A fixture with a default fake client (2 addressable devices).
 class ClientTest : public ::testing::Test {

@@ -21,9 +21,6 @@ namespace {
 
 constexpr char kProgram[] = "f32[2] f32[3]";  // Two outputs: f32[2] and f32[3].
 
-// A string out of a (pointer, size) pair.
-std::string Str(const char* data, size_t size) { return std::string(data, size); }
-
 class TopologyCompileTest : public ClientTest {
  protected:
   void SetUp() override {

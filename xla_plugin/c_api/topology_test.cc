@@ -16,8 +16,6 @@ namespace capi {
 namespace test {
 namespace {
 
-std::string Str(const char* data, size_t size) { return std::string(data, size); }
-
 class TopologyDeserializeTest : public ClientTest {
  protected:
   // PJRT_TopologyDescription_Serialize of `topology`.
