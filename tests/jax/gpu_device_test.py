@@ -79,8 +79,8 @@ def test_pjrtkit_runs_on_the_xla_gpu_device_with_its_whole_integration():
   assert int(words[-1]) >= 12000, words
   status = pjrtkit.integration_status()
   assert (status.device, status.problems) == ("xla_gpu", ())
-  assert status.installed == ("ffi", "cuda lowering", "pallas gpu", "host callbacks",
-                              "gpu alias", "donation", "persistent cache")
+  assert status.installed == ("ffi", "cuda lowering", "platform_dependent", "pallas gpu",
+                              "host callbacks", "gpu alias", "donation", "persistent cache")
 
 
 def test_jit_matmul_matches_numpy():
@@ -377,6 +377,31 @@ def test_callbacks_in_loops_with_command_buffers_for_every_graph():
       env=env, capture_output=True, text=True, timeout=300, check=False)
   assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
   assert "1 passed" in done.stdout, done.stdout[-2000:]
+
+
+def test_callbacks_in_every_control_flow_form():
+  from jax.experimental import io_callback  # pylint: disable=g-import-not-at-top
+
+  lax, f32 = jax.lax, jax.ShapeDtypeStruct((), jnp.float32)
+  seen = []
+  pure = lambda v: jax.pure_callback(lambda a: np.float32(a + 1), f32, v)
+  io = lambda v: io_callback(lambda a: np.float32(a * 2), f32, v, ordered=True)
+  show = lambda v: (jax.debug.callback(lambda a: seen.append(float(a)), v), v)[1]
+  forms = {
+      "cond": (lambda v: lax.cond(v > 0, pure, lambda a: a, v), 4.0),
+      "switch": (lambda v: lax.switch(1, [pure, io, show], v), 6.0),
+      "while_body": (lambda v: lax.while_loop(lambda a: a < 10, pure, v), 10.0),
+      "while_cond": (lambda v: lax.while_loop(lambda a: pure(a) < 10, lambda a: a + 2, v), 9.0),
+      "scan": (lambda v: lax.scan(lambda c, _: (io(c), None), v, None, length=3)[0], 24.0),
+      "fori_loop": (lambda v: lax.fori_loop(0, 3, lambda i, a: show(a) + 1, v), 6.0),
+      "cond_in_while": (lambda v: lax.while_loop(
+          lambda a: a < 10, lambda a: lax.cond(a > 4, pure, io, a), v), 10.0),
+  }
+  x = jax.device_put(np.float32(3), gpu())
+  got = {name: float(jax.jit(f)(x)) for name, (f, _) in forms.items()}
+  jax.effects_barrier()
+  assert got == {name: want for name, (_, want) in forms.items()}
+  assert seen == [3.0, 4.0, 5.0]
 
 
 def test_a_raising_callback_surfaces_as_a_python_error():

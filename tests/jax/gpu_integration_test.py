@@ -111,8 +111,8 @@ def test_without_a_gpu_initialize_chooses_xla_cpu():
                         "device": status.device, "installed": list(status.installed)}))
   """, env=plugin_env(JAX_PLATFORMS="pjrtkit", CUDA_VISIBLE_DEVICES="-1"))
   assert got == {"kind": "pjrtkit_cpu", "backend": "xla_cpu", "device": "xla_cpu",
-                 "installed": ["ffi", "cpu lowering", "host callbacks", "donation",
-                               "persistent cache"]}
+                 "installed": ["ffi", "cpu lowering", "platform_dependent", "host callbacks",
+                               "donation", "persistent cache"]}
 
 
 def test_the_choice_is_exported_for_the_library_to_decide_the_same():
@@ -291,6 +291,23 @@ _GPU_INTEGRATION_ON_XLA_CPU = """
       refused_text = "refused: " + str(e)
     _cuda_runtime.load = lambda: None  # As if it were there: the program lowers.
     callback_text = text(callback, np.float32(1))
+    targets = lambda t: sorted(set(re.findall(r"xla_ffi_\\w*python\\w*callback", t)))
+    lax = jax.lax
+    io = lambda x: jax.experimental.io_callback(lambda v: v, jax.ShapeDtypeStruct((), jnp.float32),
+                                                x, ordered=True)
+    show = lambda x: (jax.debug.print("x={x}", x=x), x)[1]
+    in_control_flow = {
+        "cond": lambda x: lax.cond(x > 0, callback, lambda v: v, x),
+        "switch": lambda x: lax.switch(1, [lambda v: v, io, show], x),
+        "while_body": lambda x: lax.while_loop(lambda v: v < 10, callback, x),
+        "while_cond": lambda x: lax.while_loop(lambda v: callback(v) < 10, lambda v: v + 1, x),
+        "scan": lambda x: lax.scan(lambda c, _: (io(c), None), x, None, length=3)[0],
+        "fori_loop": lambda x: lax.fori_loop(0, 3, lambda i, v: show(v), x),
+        "cond_in_while": lambda x: lax.while_loop(
+            lambda v: v < 10, lambda v: lax.cond(v > 0, callback, io, v), x),
+        "platform_dependent": lambda x: lax.platform_dependent(x, cuda=callback,
+                                                              default=lambda v: v * 2),
+    }
     print(json.dumps({
         "installed": list(status.installed), "device": status.device,
         "problems": list(status.problems),
@@ -306,18 +323,25 @@ _GPU_INTEGRATION_ON_XLA_CPU = """
         "cuda_branch": "5.000000e+00" in text(dependent, np.float32(1)),
         "cpu_branch": "3.000000e+00" in text(dependent, np.float32(1)),
         "donation": "pjrtkit" in mlir._platforms_with_donation,
+        "in_control_flow": {name: targets(text(f, np.float32(1)))
+                            for name, f in in_control_flow.items()},
     }))
 """
 
 
 _EXPECTED = {
-    "installed": ["ffi", "cuda lowering", "pallas gpu", "host callbacks", "gpu alias",
-                  "donation", "persistent cache"],
+    "installed": ["ffi", "cuda lowering", "platform_dependent", "pallas gpu", "host callbacks",
+                  "gpu alias", "donation", "persistent cache"],
     "device": "xla_gpu", "problems": [],
     "gpu_alias": ["pjrtkit"] * 4,
     "cholesky": True, "cholesky_rule": True,
     "cuda_branch": True, "cpu_branch": False,
     "donation": True,
+    # Inside every control-flow form, host callbacks lower as at top level (the cuda rule's
+    # xla_ffi_python_gpu_callback finds no callbacks in a plugin's execute context).
+    "in_control_flow": {name: ["xla_ffi_python_cpu_callback"] for name in (
+        "cond", "switch", "while_body", "while_cond", "scan", "fori_loop", "cond_in_while",
+        "platform_dependent")},
 }
 
 

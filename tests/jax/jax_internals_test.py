@@ -138,7 +138,7 @@ def test_every_jax_internal_pjrtkit_uses_is_listed_and_unchanged():
   assert features == sorted(["ffi", "cpu lowering", "host callbacks", "donation",
                              "persistent cache", "ahead-of-time topologies", "jit_report",
                              "cuda lowering", "pallas gpu", "gpu alias",
-                             "kernels cupti"])
+                             "kernels cupti", "platform_dependent"])
 
 
 SCANNED = ("python", "kernels")

@@ -154,6 +154,16 @@ out["jaxpr_elementwise"] = prims(lambda a: jnp.sin(a) * 2.0 + jnp.sum(a), jnp.on
 out["jaxpr_control"] = prims(lambda a: lax.fori_loop(0, 3, lambda i, c: c + a, a), jnp.ones(3))
 out["jaxpr_cond"] = prims(lambda p, a: lax.cond(p, jnp.sin, jnp.cos, a), True, jnp.ones(3))
 out["platform"] = jf(a3, 1.0).devices().pop().platform
+
+# lax.platform_dependent takes the cpu branch on the xla_cpu device (JAX chooses by platform
+# name), inside a cond too, and jnp's platform-dependent code with it.
+dependent = lambda v: lax.platform_dependent(v, cpu=lambda a: a + 1.0, cuda=lambda a: a + 2.0,
+                                             default=lambda a: a + 3.0)
+out["platform_dependent"] = [
+    float(jax.jit(dependent)(2.0)),
+    float(jax.jit(lambda v: lax.cond(v > 0, dependent, lambda a: a, v))(2.0)),
+    float(jax.jit(lambda v: lax.platform_dependent(v, default=lambda a: a * 4.0))(2.0)),
+]
 print(json.dumps(out))
 """
 
@@ -192,6 +202,10 @@ def test_where_and_cond_values(results):
 
 def test_only_the_taken_branch_runs(results):
   assert results["cond_counts"] == {"taken": 3, "other": 0}
+
+
+def test_platform_dependent_takes_the_cpu_branch(results):
+  assert results["platform_dependent"] == [3.0, 3.0, 8.0]
 
 
 def test_cond_under_vmap_is_a_select(results):

@@ -5,10 +5,9 @@ JAX's ``cuda`` platform:
 
 * every rule JAX keeps for ``cuda`` (cuSOLVER / cuBLAS / cuFFT custom calls for linalg and FFT,
   threefry, cuDNN attention, collectives, ...) is registered for ``pjrtkit``;
-* the generic rules that choose by platform name (``pallas_call``, ``mpmd_map``,
-  ``platform_index`` and ``cond`` of ``lax.platform_dependent``, which jnp.linalg uses) are
-  registered for ``pjrtkit`` too, so Pallas kernels go to Triton or Mosaic GPU and
-  platform-dependent code takes its cuda branch;
+* the generic rules of ``pallas_call`` and ``mpmd_map``, which choose by platform name, are
+  registered for ``pjrtkit`` too, so Pallas kernels go to Triton or Mosaic GPU
+  (``lax.platform_dependent`` takes its cuda branch through ``_platform_rules``);
 * host callbacks (``pure_callback``, ``io_callback``, ``jax.debug.callback`` / ``print``,
   checkify) lower through JAX's own *cpu* rules, exactly as on the xla_cpu device
   (``_callback_rules``): the FFI custom call ``xla_ffi_python_cpu_callback`` with attribute
@@ -35,8 +34,8 @@ as cuDNN attention's version checks) find pjrtkit when JAX's own CUDA backend is
 JAX internals used (``_jax_internals.INTERNALS``, features "cuda lowering", "pallas gpu", "host
 callbacks" (the callback rules and the compile wrapper, shared with the xla_cpu device) and "gpu
 alias"): the rule tables, ``ModuleContext.replace``, ``LoweringRuleContext.replace`` /
-``tokens_out`` / ``set_tokens_out``, the generic rules of ``pallas_call_p``, ``mpmd_map_p``,
-``platform_index_p`` and ``cond_p``, and ``xla_bridge._alias_to_platforms``.
+``tokens_out`` / ``set_tokens_out``, the generic rules of ``pallas_call_p`` and ``mpmd_map_p``,
+and ``xla_bridge._alias_to_platforms``.
 Rules JAX registers for ``cuda`` after ``initialize()`` are not copied, except those of the modules
 ``LATE_RULE_MODULES`` names, which are imported first.
 """
@@ -63,8 +62,6 @@ CALLBACK_PRIMITIVES = frozenset(
 GENERIC_PRIMITIVES = (
     ("jax._src.pallas.pallas_call", "pallas_call_p"),
     ("jax._src.pallas.mpmd", "mpmd_map_p"),
-    ("jax._src.lax.control_flow.conditionals", "platform_index_p"),
-    ("jax._src.lax.control_flow.conditionals", "cond_p"),
 )
 """Primitives whose generic rule chooses by platform name: (module, attribute)."""
 

@@ -37,16 +37,18 @@ CUDA_LOWERING = "cuda lowering"
 PALLAS_GPU = "pallas gpu"
 GPU_ALIAS = "gpu alias"
 KERNELS_CUPTI = "kernels cupti"
+PLATFORM_DEPENDENT = "platform_dependent"
 FEATURES = (FFI, CPU_LOWERING, HOST_CALLBACKS, DONATION, PERSISTENT_CACHE, TOPOLOGY, JIT_REPORT,
-            CUDA_LOWERING, PALLAS_GPU, GPU_ALIAS, KERNELS_CUPTI)
+            CUDA_LOWERING, PALLAS_GPU, GPU_ALIAS, KERNELS_CUPTI, PLATFORM_DEPENDENT)
 """The pjrtkit features that rely on JAX internals (``_integration`` installs those of the device
 JAX runs on: ``CPU_FEATURES`` or ``GPU_FEATURES``; ``pjrtkit.jit_report`` and
 ``pjrtkit.kernels``' "cupti" benchmarking method check their own)."""
 
-CPU_FEATURES = (FFI, CPU_LOWERING, HOST_CALLBACKS, DONATION, PERSISTENT_CACHE)
-"""What the integration installs for the xla_cpu device."""
-GPU_FEATURES = (FFI, CUDA_LOWERING, PALLAS_GPU, HOST_CALLBACKS, GPU_ALIAS, DONATION,
+CPU_FEATURES = (FFI, CPU_LOWERING, PLATFORM_DEPENDENT, HOST_CALLBACKS, DONATION,
                 PERSISTENT_CACHE)
+"""What the integration installs for the xla_cpu device."""
+GPU_FEATURES = (FFI, CUDA_LOWERING, PLATFORM_DEPENDENT, PALLAS_GPU, HOST_CALLBACKS, GPU_ALIAS,
+                DONATION, PERSISTENT_CACHE)
 """What the integration installs for the xla_gpu device (host callbacks: the same rules, compile
 wrapper and internals as on xla_cpu; only the FFI handler differs, and it uses no JAX internal)."""
 
@@ -318,7 +320,7 @@ INTERNALS: tuple[Internal, ...] = (
              has_params("jax._src.interpreters.mlir", "register_lowering",
                         ["prim", "rule", "platform", "inline", "cacheable"])),
     Internal("jax._src.interpreters.mlir._lowerings", CUDA_LOWERING, "read",
-             "the generic rules of pallas_call, mpmd_map and platform_index",
+             "the generic rules of pallas_call and mpmd_map",
              lambda: None if isinstance(getattr(load_module("jax._src.interpreters.mlir"),
                                                 "_lowerings", None), dict) else "is not a dict"),
     Internal("jax._src.interpreters.mlir.ModuleContext", CUDA_LOWERING, "read",
@@ -333,13 +335,24 @@ INTERNALS: tuple[Internal, ...] = (
     Internal("jax._src.xla_bridge.get_backend", CUDA_LOWERING, "called",
              "the backend a lowering without one runs on", has_params(
                  "jax._src.xla_bridge", "get_backend", ["platform"])),
-    Internal("jax._src.lax.control_flow.conditionals._platform_index_lowering", CUDA_LOWERING,
-             "called", "lax.platform_dependent chooses its cuda branch on the xla_gpu device",
+    Internal("jax._src.interpreters.mlir._lowerings", PLATFORM_DEPENDENT, "read",
+             "the generic rules of platform_index and cond",
+             lambda: None if isinstance(getattr(load_module("jax._src.interpreters.mlir"),
+                                                "_lowerings", None), dict) else "is not a dict"),
+    Internal("jax._src.interpreters.mlir.LoweringRuleContext", PLATFORM_DEPENDENT, "read",
+             "replace(platforms=) names the device's JAX platform to the two rules; tokens of "
+             "ordered effects in a cond are copied back",
+             dataclass_fields("jax._src.interpreters.mlir.LoweringRuleContext",
+                              ["module_context", "platforms", "tokens_out"],
+                              ["replace", "set_tokens_out"])),
+    Internal("jax._src.lax.control_flow.conditionals._platform_index_lowering",
+             PLATFORM_DEPENDENT, "called",
+             "lax.platform_dependent chooses the cpu branch on xla_cpu, the cuda one on xla_gpu",
              generic_rule_check("jax._src.lax.control_flow.conditionals", "platform_index_p",
                                 "_platform_index_lowering", ["mlir.lower_per_platform("])),
-    Internal("jax._src.lax.control_flow.conditionals._cond_lowering", CUDA_LOWERING, "called",
-             "cond's rule keeps the branches of lax.platform_dependent by platform name "
-             "(jnp.linalg uses it): run as for cuda",
+    Internal("jax._src.lax.control_flow.conditionals._cond_lowering", PLATFORM_DEPENDENT,
+             "called", "cond's rule keeps the branches of lax.platform_dependent by platform name "
+             "(jnp.linalg uses it); its branches lower with pjrtkit's module context",
              generic_rule_check("jax._src.lax.control_flow.conditionals", "cond_p",
                                 "_cond_lowering", ["mlir._platforms_for_eqn(ctx)"])),
     Internal("jax._src.lib.gpu_solver.registrations", CUDA_LOWERING, "called",
