@@ -1,11 +1,14 @@
 """jax.export on pjrtkit: export, serialize, deserialize in another process, call; cross-platform.
 
-What holds (jax 0.11.2 .. 0.12.x):
-* a function exported for ``pjrtkit`` (the default platform when pjrtkit is the backend)
-  serializes, deserializes in a fresh process and runs there with the same values;
-* a function exported for ``cpu`` only is refused on pjrtkit with JAX's ValueError naming both
-  platforms, unless it was exported with ``DisabledSafetyCheck.platform()``, and then it runs;
-* a function exported for ``['cpu', 'pjrtkit']`` runs on both backends.
+What holds (jax 0.11.2 .. 0.12.x), on the xla_cpu device, which lowers as JAX's ``cpu``:
+* ``export(f)`` without ``platforms=`` exports for ``cpu`` (``default_export_platform()`` answers
+  the JAX platform the device lowers as, as JAX's gpu backend answers ``cuda``), so the artefact
+  runs on jaxlib's cpu too;
+* artefacts for ``cpu``, for ``pjrtkit`` and for ``['cpu', 'pjrtkit']`` serialize, deserialize in
+  a fresh process and run there with the values of the function run directly;
+* an artefact for a platform the device does not lower as (``cuda``, ``tpu``) is refused with
+  JAX's ValueError naming both platforms, unless exported with ``DisabledSafetyCheck.platform()``;
+* on jaxlib's cpu, an artefact for ``pjrtkit`` only is refused the same way.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ def f(x, y):
   return jnp.sin(x) * y + jnp.cumsum(x, axis=1), (x @ x.T).sum()
 b = export.symbolic_shape('b')[0]
 args = (jax.ShapeDtypeStruct((b, 3), jnp.float32), jax.ShapeDtypeStruct((b, 3), jnp.float32))
+jax.devices()  # The default export platform is the device's once JAX has started its backends.
 out = {{}}
 for name, platforms, checks in {cases}:
   exp = export.export(jax.jit(f), platforms=platforms,
@@ -68,16 +72,22 @@ def _run(code: str, argv: list[str], platforms: str):
 def exported_dir() -> str:
   directory = tempfile.mkdtemp(prefix="exported_")
   cases = [("default", None, False), ("pjrtkit", ["pjrtkit"], False), ("cpu", ["cpu"], False),
-           ("cpu_any", ["cpu"], True), ("both", ["cpu", "pjrtkit"], False)]
+           ("both", ["cpu", "pjrtkit"], False), ("cuda", ["cuda"], False),
+           ("tpu", ["tpu"], False), ("tpu_any", ["tpu"], True)]
   got = _run(_EXPORT.format(cases=repr(cases)), [directory], "pjrtkit,cpu")
   assert got == {"backend": "pjrtkit", "platforms": {
-      "default": ["pjrtkit"], "pjrtkit": ["pjrtkit"], "cpu": ["cpu"], "cpu_any": ["cpu"],
-      "both": ["cpu", "pjrtkit"]}}
+      "default": ["cpu"], "pjrtkit": ["pjrtkit"], "cpu": ["cpu"], "both": ["cpu", "pjrtkit"],
+      "cuda": ["cuda"], "tpu": ["tpu"], "tpu_any": ["tpu"]}}
   return directory
 
 
-def test_exported_for_pjrtkit_runs_in_a_fresh_process_with_same_values(exported_dir):
-  got = _run(_CALL, [exported_dir, "default", "pjrtkit", "both", "cpu_any"], "pjrtkit")
+def _refusal(exported_for: str, used_on: str) -> list[str]:
+  return ["ValueError", f"Function 'f' was exported for platforms '('{exported_for}',)' but it "
+                        f"is used on '('{used_on}',)'."]
+
+
+def test_exports_for_cpu_and_pjrtkit_run_in_a_fresh_process_with_same_values(exported_dir):
+  got = _run(_CALL, [exported_dir, "default", "pjrtkit", "cpu", "both", "tpu_any"], "pjrtkit")
   x = [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
   direct = got["direct"]
   assert direct[2] == "pjrtkit"
@@ -88,24 +98,22 @@ def test_exported_for_pjrtkit_runs_in_a_fresh_process_with_same_values(exported_
     for c in range(3):
       assert abs(direct[0][r][c] - cumsum[r][c] - 2.0 * math.sin(x[r][c])) < 1e-5
   # Bitwise the same as the direct run, for every export that may run here.
-  for name in ("default", "pjrtkit", "both", "cpu_any"):
+  for name in ("default", "pjrtkit", "cpu", "both", "tpu_any"):
     assert got[name] == direct, name
 
 
-def test_exported_for_cpu_only_is_refused_on_pjrtkit_with_a_clear_error(exported_dir):
-  got = _run(_CALL, [exported_dir, "cpu"], "pjrtkit")
-  assert got["cpu"] == ["ValueError",
-                        "Function 'f' was exported for platforms '('cpu',)' but it is used on "
-                        "'('pjrtkit',)'."]
+def test_exports_for_platforms_the_device_does_not_lower_as_are_refused(exported_dir):
+  got = _run(_CALL, [exported_dir, "cuda", "tpu"], "pjrtkit")
+  assert got["cuda"] == _refusal("cuda", "pjrtkit")
+  assert got["tpu"] == _refusal("tpu", "pjrtkit")
 
 
-def test_multi_platform_export_runs_on_cpu_too_and_pjrtkit_only_export_does_not(exported_dir):
-  got = _run(_CALL, [exported_dir, "both", "pjrtkit"], "cpu")
+def test_the_default_export_runs_on_jaxlibs_cpu_and_a_pjrtkit_only_one_does_not(exported_dir):
+  got = _run(_CALL, [exported_dir, "default", "both", "pjrtkit"], "cpu")
   assert got["direct"][2] == "cpu"
+  assert got["default"] == got["direct"]
   assert got["both"] == got["direct"]
-  assert got["pjrtkit"] == ["ValueError",
-                            "Function 'f' was exported for platforms '('pjrtkit',)' but it is "
-                            "used on '('cpu',)'."]
+  assert got["pjrtkit"] == _refusal("pjrtkit", "cpu")
 
 
 if __name__ == "__main__":

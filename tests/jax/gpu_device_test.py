@@ -79,8 +79,9 @@ def test_pjrtkit_runs_on_the_xla_gpu_device_with_its_whole_integration():
   assert int(words[-1]) >= 12000, words
   status = pjrtkit.integration_status()
   assert (status.device, status.problems) == ("xla_gpu", ())
-  assert status.installed == ("ffi", "cuda lowering", "platform_dependent", "pallas gpu",
-                              "host callbacks", "gpu alias", "donation", "persistent cache")
+  assert status.installed == ("ffi", "cuda lowering", "platform_dependent", "export",
+                              "pallas gpu", "host callbacks", "gpu alias", "donation",
+                              "persistent cache")
 
 
 def test_jit_matmul_matches_numpy():
@@ -402,6 +403,20 @@ def test_callbacks_in_every_control_flow_form():
   jax.effects_barrier()
   assert got == {name: want for name, (_, want) in forms.items()}
   assert seen == [3.0, 4.0, 5.0]
+
+
+def test_exports_are_for_cuda_and_run_and_exports_for_cpu_are_refused():
+  from jax import export  # pylint: disable=g-import-not-at-top
+
+  x = np.arange(6, dtype=np.float32).reshape(2, 3)
+  f = jax.jit(lambda v: jnp.sin(v) * 2 + jnp.linalg.cholesky(v @ v.T + 3 * jnp.eye(2)).sum())
+  assert export.default_export_platform() == "cuda"
+  exp = export.deserialize(export.export(f)(x).serialize())
+  assert exp.platforms == ("cuda",)
+  on_gpu = jax.device_put(x, gpu())
+  np.testing.assert_array_equal(np.asarray(exp.call(on_gpu)), np.asarray(f(on_gpu)))
+  with pytest.raises(ValueError, match=r"was exported for platforms '\('cpu',\)' but it is used"):
+    export.export(f, platforms=["cpu"])(x).call(on_gpu)
 
 
 def test_a_raising_callback_surfaces_as_a_python_error():

@@ -111,8 +111,8 @@ def test_without_a_gpu_initialize_chooses_xla_cpu():
                         "device": status.device, "installed": list(status.installed)}))
   """, env=plugin_env(JAX_PLATFORMS="pjrtkit", CUDA_VISIBLE_DEVICES="-1"))
   assert got == {"kind": "pjrtkit_cpu", "backend": "xla_cpu", "device": "xla_cpu",
-                 "installed": ["ffi", "cpu lowering", "platform_dependent", "host callbacks",
-                               "donation", "persistent cache"]}
+                 "installed": ["ffi", "cpu lowering", "platform_dependent", "export",
+                               "host callbacks", "donation", "persistent cache"]}
 
 
 def test_the_choice_is_exported_for_the_library_to_decide_the_same():
@@ -308,7 +308,17 @@ _GPU_INTEGRATION_ON_XLA_CPU = """
         "platform_dependent": lambda x: lax.platform_dependent(x, cuda=callback,
                                                               default=lambda v: v * 2),
     }
+    from jax import export
+    exported = {p: export.export(jax.jit(jnp.linalg.cholesky), platforms=[p])(spd)
+                for p in ("cuda", "cpu")}
+    try:
+      cpu_export = text(exported["cpu"].call, spd)
+    except ValueError as e:
+      cpu_export = str(e)
     print(json.dumps({
+        "export_default": export.default_export_platform(),
+        "cuda_export": "cusolver_potrf" in text(exported["cuda"].call, spd),
+        "cpu_export": cpu_export,
         "installed": list(status.installed), "device": status.device,
         "problems": list(status.problems),
         "gpu_alias": [d.platform for d in jax.devices("gpu")],
@@ -330,13 +340,18 @@ _GPU_INTEGRATION_ON_XLA_CPU = """
 
 
 _EXPECTED = {
-    "installed": ["ffi", "cuda lowering", "platform_dependent", "pallas gpu", "host callbacks",
-                  "gpu alias", "donation", "persistent cache"],
+    "installed": ["ffi", "cuda lowering", "platform_dependent", "export", "pallas gpu",
+                  "host callbacks", "gpu alias", "donation", "persistent cache"],
     "device": "xla_gpu", "problems": [],
     "gpu_alias": ["pjrtkit"] * 4,
     "cholesky": True, "cholesky_rule": True,
     "cuda_branch": True, "cpu_branch": False,
     "donation": True,
+    # jax.export: artefacts for cuda are called on the xla_gpu device (cuSOLVER inside), those for
+    # cpu refused in JAX's words, and export(f) exports for cuda.
+    "export_default": "cuda", "cuda_export": True,
+    "cpu_export": ("Function 'cholesky' was exported for platforms '('cpu',)' but it is used "
+                   "on '('pjrtkit',)'."),
     # Inside every control-flow form, host callbacks lower as at top level (the cuda rule's
     # xla_ffi_python_gpu_callback finds no callbacks in a plugin's execute context).
     "in_control_flow": {name: ["xla_ffi_python_cpu_callback"] for name in (

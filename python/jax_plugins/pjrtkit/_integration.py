@@ -14,7 +14,8 @@ handler, the ``gpu`` alias; both: FFI, donation, the persistent cache). It is al
 * then, for xla_cpu, in this order: FFI registrations for ``pjrtkit`` reach the plugin's PJRT FFI extension
   (``_ffi``); jaxlib's LAPACK / sparse FFI handlers are registered (``_lowering``), before the
   cpu lowering rules that emit them; host callbacks (``_host_callbacks``, ``_callback_rules``);
-  ``lax.platform_dependent``'s cpu branches (``_platform_rules``);
+  ``lax.platform_dependent``'s cpu branches (``_platform_rules``); ``jax.export`` artefacts for
+  ``cpu`` (``_export_rules``);
   the refusal of programs the inner plugin computes wrongly (``_program_checks``); buffer
   donation and the persistent compilation cache (``_jax_compat``). If a step raises, every
   change to JAX made so far is undone (lowering rules, the compile wrapper, the donation list, the
@@ -22,7 +23,7 @@ handler, the ``gpu`` alias; both: FFI, donation, the persistent cache). It is al
   plugin cannot forget them, and they are inert without the rules that emit them.
 * for xla_gpu: FFI routing (``_ffi``), jaxlib's CUDA handlers and types (``_gpu_targets``), the
   cuda rules and the generic rules that choose by platform name (``_gpu_rules``,
-  ``_platform_rules``), host callbacks
+  ``_platform_rules``), ``jax.export`` artefacts for ``cuda`` (``_export_rules``), host callbacks
   (``_host_callbacks`` with its GPU handler, and the cpu callback rules,
   ``_gpu_rules.register_callbacks``), the ``gpu`` alias, donation and the persistent cache;
   undone the same way.
@@ -37,6 +38,7 @@ from typing import Any
 
 from jax_plugins.pjrtkit import _callback_rules
 from jax_plugins.pjrtkit import _device
+from jax_plugins.pjrtkit import _export_rules
 from jax_plugins.pjrtkit import _ffi
 from jax_plugins.pjrtkit import _gpu_rules
 from jax_plugins.pjrtkit import _gpu_targets
@@ -131,6 +133,7 @@ def _install_steps(c_api: Any, platform: str, undo: _Undo) -> None:
   _snapshot_lowerings(platform, undo)
   _lowering.register_cpu_lowerings(platform)
   _platform_rules.register(platform, "cpu")
+  undo.add(_export_rules.install(platform, "cpu"))
   _callback_rules.callback_rules()  # Fails before anything of callbacks is installed.
   _snapshot_attribute(compiler, "compile_or_get_cached", undo)
   _host_callbacks.install(c_api, platform, extension)
@@ -158,6 +161,7 @@ def _install_gpu_steps(c_api: Any, platform: str, undo: _Undo) -> None:
   _gpu_rules.register_cuda_lowerings(platform)
   _gpu_rules.register_generic_by_platform(platform)
   _platform_rules.register(platform, _gpu_rules.CUDA)
+  undo.add(_export_rules.install(platform, _gpu_rules.CUDA))
   _callback_rules.callback_rules()  # Fails before anything of callbacks is installed.
   _snapshot_attribute(compiler, "compile_or_get_cached", undo)
   _host_callbacks.install(c_api, platform, extension, device_memory=True)

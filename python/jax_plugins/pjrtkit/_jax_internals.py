@@ -38,17 +38,18 @@ PALLAS_GPU = "pallas gpu"
 GPU_ALIAS = "gpu alias"
 KERNELS_CUPTI = "kernels cupti"
 PLATFORM_DEPENDENT = "platform_dependent"
+EXPORT = "export"
 FEATURES = (FFI, CPU_LOWERING, HOST_CALLBACKS, DONATION, PERSISTENT_CACHE, TOPOLOGY, JIT_REPORT,
-            CUDA_LOWERING, PALLAS_GPU, GPU_ALIAS, KERNELS_CUPTI, PLATFORM_DEPENDENT)
+            CUDA_LOWERING, PALLAS_GPU, GPU_ALIAS, KERNELS_CUPTI, PLATFORM_DEPENDENT, EXPORT)
 """The pjrtkit features that rely on JAX internals (``_integration`` installs those of the device
 JAX runs on: ``CPU_FEATURES`` or ``GPU_FEATURES``; ``pjrtkit.jit_report`` and
 ``pjrtkit.kernels``' "cupti" benchmarking method check their own)."""
 
-CPU_FEATURES = (FFI, CPU_LOWERING, PLATFORM_DEPENDENT, HOST_CALLBACKS, DONATION,
+CPU_FEATURES = (FFI, CPU_LOWERING, PLATFORM_DEPENDENT, EXPORT, HOST_CALLBACKS, DONATION,
                 PERSISTENT_CACHE)
 """What the integration installs for the xla_cpu device."""
-GPU_FEATURES = (FFI, CUDA_LOWERING, PLATFORM_DEPENDENT, PALLAS_GPU, HOST_CALLBACKS, GPU_ALIAS,
-                DONATION, PERSISTENT_CACHE)
+GPU_FEATURES = (FFI, CUDA_LOWERING, PLATFORM_DEPENDENT, EXPORT, PALLAS_GPU, HOST_CALLBACKS,
+                GPU_ALIAS, DONATION, PERSISTENT_CACHE)
 """What the integration installs for the xla_gpu device (host callbacks: the same rules, compile
 wrapper and internals as on xla_cpu; only the FFI handler differs, and it uses no JAX internal)."""
 
@@ -355,6 +356,20 @@ INTERNALS: tuple[Internal, ...] = (
              "(jnp.linalg uses it); its branches lower with pjrtkit's module context",
              generic_rule_check("jax._src.lax.control_flow.conditionals", "cond_p",
                                 "_cond_lowering", ["mlir._platforms_for_eqn(ctx)"])),
+    # -- jax.export: artefacts for the JAX platform the device lowers as ----------------------
+    Internal("jax._src.export._export._call_exported_lowering", EXPORT, "called",
+             "Exported.call accepts an artefact for the device's JAX platform (cpu or cuda) and "
+             "calls it with that platform's branch",
+             generic_rule_check("jax._src.export._export", "call_exported_p",
+                                "_call_exported_lowering",
+                                ["lowering_platforms = ctx.module_context.platforms"])),
+    Internal("jax._src.export._export.default_export_platform", EXPORT, "replaced",
+             "export(f) on pjrtkit exports for the device's JAX platform, as JAX's gpu backend "
+             "exports for cuda", source_has("jax._src.export._export", "default_export_platform",
+                                            ["xb.default_backend()"])),
+    Internal("jax._src.export._export.default_lowering_platform", EXPORT, "replaced",
+             "the old name of default_export_platform, the same function",
+             exists("jax._src.export._export", "default_lowering_platform")),
     Internal("jax._src.lib.gpu_solver.registrations", CUDA_LOWERING, "called",
              "jaxlib's cuSOLVER FFI handlers, registered for 'pjrtkit' (XLA:GPU's CUDA)",
              gpu_registrations_check("jax._src.lib.gpu_solver")),
