@@ -79,7 +79,7 @@ def test_pjrtkit_runs_on_the_xla_gpu_device_with_its_whole_integration():
   assert int(words[-1]) >= 12000, words
   status = pjrtkit.integration_status()
   assert (status.device, status.problems) == ("xla_gpu", ())
-  assert status.installed == ("ffi", "cuda lowering", "platform_dependent", "export",
+  assert status.installed == ("ffi", "cuda lowering", "platform_dependent", "export", "dlpack",
                               "pallas gpu", "host callbacks", "gpu alias", "donation",
                               "persistent cache")
 
@@ -417,6 +417,33 @@ def test_exports_are_for_cuda_and_run_and_exports_for_cpu_are_refused():
   np.testing.assert_array_equal(np.asarray(exp.call(on_gpu)), np.asarray(f(on_gpu)))
   with pytest.raises(ValueError, match=r"was exported for platforms '\('cpu',\)' but it is used"):
     export.export(f, platforms=["cpu"])(x).call(on_gpu)
+
+
+def test_dlpack_both_ways_with_torch_and_cupy_zero_copy():
+  torch = pytest.importorskip("torch")
+  cupy = pytest.importorskip("cupy")
+  values = np.arange(12, dtype=np.float32).reshape(3, 4)
+  x = jax.device_put(values, gpu())
+  t = torch.from_dlpack(x)
+  assert (t.device.type, t.data_ptr()) == ("cuda", x.unsafe_buffer_pointer())
+  np.testing.assert_array_equal(t.cpu().numpy(), values)
+  c = cupy.from_dlpack(x)
+  assert c.data.ptr == x.unsafe_buffer_pointer()
+  np.testing.assert_array_equal(cupy.asnumpy(c), values)
+  half = torch.from_dlpack(jax.device_put(jnp.arange(4, dtype=jnp.bfloat16), gpu()))
+  assert (half.dtype, half.float().cpu().tolist()) == (torch.bfloat16, [0.0, 1.0, 2.0, 3.0])
+  # Back: views of the producers' memory, alive after the producer let go.
+  src = torch.arange(10, dtype=torch.int32, device="cuda") * 3
+  y = jnp.from_dlpack(src)
+  assert y.devices() == {gpu()} and y.unsafe_buffer_pointer() == src.data_ptr()
+  cs = cupy.arange(6, dtype=cupy.float16).reshape(2, 3)
+  z = jnp.from_dlpack(cs)
+  assert z.devices() == {gpu()} and z.unsafe_buffer_pointer() == cs.data.ptr
+  del src, cs
+  torch.cuda.synchronize()
+  np.testing.assert_array_equal(np.asarray(y), np.arange(10, dtype=np.int32) * 3)
+  np.testing.assert_array_equal(np.asarray(z), np.arange(6, dtype=np.float16).reshape(2, 3))
+  np.testing.assert_array_equal(np.asarray(jax.jit(lambda a: a + 1)(y)), np.arange(10) * 3 + 1)
 
 
 def test_a_raising_callback_surfaces_as_a_python_error():

@@ -111,7 +111,7 @@ def test_without_a_gpu_initialize_chooses_xla_cpu():
                         "device": status.device, "installed": list(status.installed)}))
   """, env=plugin_env(JAX_PLATFORMS="pjrtkit", CUDA_VISIBLE_DEVICES="-1"))
   assert got == {"kind": "pjrtkit_cpu", "backend": "xla_cpu", "device": "xla_cpu",
-                 "installed": ["ffi", "cpu lowering", "platform_dependent", "export",
+                 "installed": ["ffi", "cpu lowering", "platform_dependent", "export", "dlpack",
                                "host callbacks", "donation", "persistent cache"]}
 
 
@@ -340,7 +340,7 @@ _GPU_INTEGRATION_ON_XLA_CPU = """
 
 
 _EXPECTED = {
-    "installed": ["ffi", "cuda lowering", "platform_dependent", "export", "pallas gpu",
+    "installed": ["ffi", "cuda lowering", "platform_dependent", "export", "dlpack", "pallas gpu",
                   "host callbacks", "gpu alias", "donation", "persistent cache"],
     "device": "xla_gpu", "problems": [],
     "gpu_alias": ["pjrtkit"] * 4,

@@ -11,20 +11,21 @@ handler, the ``gpu`` alias; both: FFI, donation, the persistent cache). It is al
 * otherwise it first checks every JAX internal the integration uses
   (``_jax_internals.problems``); if one changed it installs nothing and logs one warning naming
   them;
-* then, for xla_cpu, in this order: FFI registrations for ``pjrtkit`` reach the plugin's PJRT FFI extension
-  (``_ffi``); jaxlib's LAPACK / sparse FFI handlers are registered (``_lowering``), before the
-  cpu lowering rules that emit them; host callbacks (``_host_callbacks``, ``_callback_rules``);
-  ``lax.platform_dependent``'s cpu branches (``_platform_rules``); ``jax.export`` artefacts for
-  ``cpu`` (``_export_rules``);
-  the refusal of programs the inner plugin computes wrongly (``_program_checks``); buffer
-  donation and the persistent compilation cache (``_jax_compat``). If a step raises, every
-  change to JAX made so far is undone (lowering rules, the compile wrapper, the donation list, the
-  cache gate) and one error is logged. FFI registrations already handed to the plugin stay: the
-  plugin cannot forget them, and they are inert without the rules that emit them.
+* then, for xla_cpu, in this order: FFI registrations for ``pjrtkit`` reach the plugin's PJRT
+  FFI extension (``_ffi``); jaxlib's LAPACK / sparse FFI handlers are registered
+  (``_lowering``), before the cpu lowering rules that emit them; ``lax.platform_dependent``
+  takes its cpu branches (``_platform_rules``); ``jax.export`` artefacts for ``cpu`` are called
+  and made by default (``_export_rules``); DLPack (``_dlpack``); host callbacks
+  (``_host_callbacks``, ``_callback_rules``); the refusal of programs the inner plugin computes
+  wrongly (``_program_checks``); buffer donation and the persistent compilation cache
+  (``_jax_compat``). If a step raises, every change to JAX made so far is undone (lowering
+  rules, the compile wrapper, the donation list, the cache gate, the replaced functions) and one
+  error is logged. FFI registrations already handed to the plugin stay: the plugin cannot forget
+  them, and they are inert without the rules that emit them.
 * for xla_gpu: FFI routing (``_ffi``), jaxlib's CUDA handlers and types (``_gpu_targets``), the
   cuda rules and the generic rules that choose by platform name (``_gpu_rules``,
-  ``_platform_rules``), ``jax.export`` artefacts for ``cuda`` (``_export_rules``), host callbacks
-  (``_host_callbacks`` with its GPU handler, and the cpu callback rules,
+  ``_platform_rules``), ``jax.export`` for ``cuda`` (``_export_rules``), DLPack (``_dlpack``),
+  host callbacks (``_host_callbacks`` with its GPU handler, and the cpu callback rules,
   ``_gpu_rules.register_callbacks``), the ``gpu`` alias, donation and the persistent cache;
   undone the same way.
 """
@@ -38,6 +39,7 @@ from typing import Any
 
 from jax_plugins.pjrtkit import _callback_rules
 from jax_plugins.pjrtkit import _device
+from jax_plugins.pjrtkit import _dlpack
 from jax_plugins.pjrtkit import _export_rules
 from jax_plugins.pjrtkit import _ffi
 from jax_plugins.pjrtkit import _gpu_rules
@@ -134,6 +136,7 @@ def _install_steps(c_api: Any, platform: str, undo: _Undo) -> None:
   _lowering.register_cpu_lowerings(platform)
   _platform_rules.register(platform, "cpu")
   undo.add(_export_rules.install(platform, "cpu"))
+  undo.add(_dlpack.install(platform, gpu=False))
   _callback_rules.callback_rules()  # Fails before anything of callbacks is installed.
   _snapshot_attribute(compiler, "compile_or_get_cached", undo)
   _host_callbacks.install(c_api, platform, extension)
@@ -162,6 +165,7 @@ def _install_gpu_steps(c_api: Any, platform: str, undo: _Undo) -> None:
   _gpu_rules.register_generic_by_platform(platform)
   _platform_rules.register(platform, _gpu_rules.CUDA)
   undo.add(_export_rules.install(platform, _gpu_rules.CUDA))
+  undo.add(_dlpack.install(platform, gpu=True))
   _callback_rules.callback_rules()  # Fails before anything of callbacks is installed.
   _snapshot_attribute(compiler, "compile_or_get_cached", undo)
   _host_callbacks.install(c_api, platform, extension, device_memory=True)

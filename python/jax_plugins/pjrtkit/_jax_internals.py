@@ -39,17 +39,18 @@ GPU_ALIAS = "gpu alias"
 KERNELS_CUPTI = "kernels cupti"
 PLATFORM_DEPENDENT = "platform_dependent"
 EXPORT = "export"
+DLPACK = "dlpack"
 FEATURES = (FFI, CPU_LOWERING, HOST_CALLBACKS, DONATION, PERSISTENT_CACHE, TOPOLOGY, JIT_REPORT,
-            CUDA_LOWERING, PALLAS_GPU, GPU_ALIAS, KERNELS_CUPTI, PLATFORM_DEPENDENT, EXPORT)
+            CUDA_LOWERING, PALLAS_GPU, GPU_ALIAS, KERNELS_CUPTI, PLATFORM_DEPENDENT, EXPORT, DLPACK)
 """The pjrtkit features that rely on JAX internals (``_integration`` installs those of the device
 JAX runs on: ``CPU_FEATURES`` or ``GPU_FEATURES``; ``pjrtkit.jit_report`` and
 ``pjrtkit.kernels``' "cupti" benchmarking method check their own)."""
 
-CPU_FEATURES = (FFI, CPU_LOWERING, PLATFORM_DEPENDENT, EXPORT, HOST_CALLBACKS, DONATION,
-                PERSISTENT_CACHE)
+CPU_FEATURES = (FFI, CPU_LOWERING, PLATFORM_DEPENDENT, EXPORT, DLPACK, HOST_CALLBACKS,
+                DONATION, PERSISTENT_CACHE)
 """What the integration installs for the xla_cpu device."""
-GPU_FEATURES = (FFI, CUDA_LOWERING, PLATFORM_DEPENDENT, EXPORT, PALLAS_GPU, HOST_CALLBACKS,
-                GPU_ALIAS, DONATION, PERSISTENT_CACHE)
+GPU_FEATURES = (FFI, CUDA_LOWERING, PLATFORM_DEPENDENT, EXPORT, DLPACK, PALLAS_GPU,
+                HOST_CALLBACKS, GPU_ALIAS, DONATION, PERSISTENT_CACHE)
 """What the integration installs for the xla_gpu device (host callbacks: the same rules, compile
 wrapper and internals as on xla_cpu; only the FFI handler differs, and it uses no JAX internal)."""
 
@@ -204,6 +205,15 @@ def _get_backend_check() -> str | None:
 
 
 _PE = "jax._src.interpreters.partial_eval"
+
+
+def _dlpack_method_problem(name: str, params: list[str]) -> str | None:
+  """What changed in ``ArrayImpl.<name>`` (None: it is there and takes ``params``)."""
+  method = getattr(load_module("jax._src.array"), "ArrayImpl").__dict__.get(name)
+  if method is None:
+    return "is gone"
+  missing = [p for p in params if p not in param_names(getattr(method, "__wrapped__", method))]
+  return f"no longer takes {missing}" if missing else None
 
 INTERNALS: tuple[Internal, ...] = (
     # -- registration and ahead-of-time topologies -------------------------------------------
@@ -370,6 +380,19 @@ INTERNALS: tuple[Internal, ...] = (
     Internal("jax._src.export._export.default_lowering_platform", EXPORT, "replaced",
              "the old name of default_export_platform, the same function",
              exists("jax._src.export._export", "default_lowering_platform")),
+    # -- DLPack: pjrtkit arrays exported by pjrtkit, CUDA tensors imported through 'gpu' --------
+    Internal("jax._src.array.ArrayImpl.__dlpack__", DLPACK, "wrapped",
+             "exports pjrtkit arrays (jaxlib's C++ refuses any platform id but its own)",
+             lambda: _dlpack_method_problem("__dlpack__",
+                                            ["stream", "max_version", "dl_device", "copy"])),
+    Internal("jax._src.array.ArrayImpl.__dlpack_device__", DLPACK, "wrapped",
+             "answers kDLCPU / kDLCUDA for pjrtkit arrays",
+             lambda: _dlpack_method_problem("__dlpack_device__", [])),
+    Internal("jax._src.dlpack._DL_DEVICE_TO_PLATFORM", DLPACK, "changed",
+             "CUDA tensors are imported through the 'gpu' alias (JAX's cuda, else pjrtkit)",
+             lambda: None if isinstance(getattr(load_module("jax._src.dlpack"),
+                                                "_DL_DEVICE_TO_PLATFORM", None), dict)
+             else "is not a dict"),
     Internal("jax._src.lib.gpu_solver.registrations", CUDA_LOWERING, "called",
              "jaxlib's cuSOLVER FFI handlers, registered for 'pjrtkit' (XLA:GPU's CUDA)",
              gpu_registrations_check("jax._src.lib.gpu_solver")),

@@ -1,0 +1,315 @@
+"""DLPack on platform ``pjrtkit``: ``jax.Array``s of pjrtkit handed to NumPy, PyTorch, CuPy, ...
+zero-copy, and their tensors taken back.
+
+jaxlib decides DLPack by platform id in C++ (``cpu``, ``cuda``, ``rocm``, ``oneapi``): for any
+other platform ``__dlpack_device__`` raises "only supported for CPU, GPU and TPU pinned host" and
+``buffer_to_dlpack_managed_tensor`` "cannot be used as a DLPack device". pjrtkit does the export
+itself and lets JAX's own import reach its devices:
+
+* export (``__dlpack__`` / ``__dlpack_device__`` of a pjrtkit array, the two methods of
+  ``ArrayImpl`` wrapped; other platforms go straight to JAX's): the device is ``kDLCPU`` on the
+  xla_cpu device, ``kDLCUDA`` with the GPU's ordinal on the xla_gpu device (``kDLCUDAHost`` for
+  ``pinned_host`` memory). ``__dlpack__`` waits until the array is ready (so every consumer
+  stream sees its data), and returns a legacy ``"dltensor"`` capsule (DLPack 0.8, which every
+  consumer takes, whatever ``max_version`` it asks) over the buffer's own memory
+  (``unsafe_buffer_pointer``) with the layout's strides. The capsule holds a reference to the
+  array until the consumer calls the deleter (or, never consumed, until the capsule is
+  collected), so the memory outlives the ``jax.Array`` object. As for every DLPack producer,
+  the consumer must not write to it, and ``.delete()`` or donation of the array while a consumer
+  uses it frees memory under that consumer. ``copy=True`` exports a copy made on the device;
+  ``dl_device=(kDLCPU, 0)`` for a GPU array exports a host copy (refused with ``copy=False``);
+* import: JAX's ``jnp.from_dlpack`` / ``jax.dlpack.from_dlpack`` looks the backend up by the
+  producer's device type; ``kDLCUDA`` and ``kDLCUDAHost`` tensors are looked up under ``gpu``
+  instead of ``cuda``, which is JAX's CUDA backend when there is one and otherwise pjrtkit's
+  xla_gpu device (the ``gpu`` alias, ``_gpu_rules.alias_gpu``). JAX's C++ then makes the array a
+  view of the tensor's memory (``PJRT_Client_CreateViewOfDeviceBuffer``, the CUDA plugin's own).
+  ``kDLCPU`` tensors go to jaxlib's ``cpu``, as JAX decides; ``device=`` a pjrtkit device puts
+  them there.
+
+JAX internals used (``_jax_internals.INTERNALS``, feature "dlpack"): ``array.ArrayImpl``'s
+``__dlpack__`` / ``__dlpack_device__`` (wrapped; the undo restores them) and
+``dlpack._DL_DEVICE_TO_PLATFORM`` (two entries changed on the xla_gpu device).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+KDL_CPU, KDL_CUDA, KDL_CUDA_HOST = 1, 2, 3
+"""``DLDeviceType`` values."""
+
+CAPSULE_NAME = b"dltensor"
+"""The name of an unconsumed legacy capsule (a consumer renames it ``used_dltensor``)."""
+
+_CODES = {"i": 0, "u": 1, "f": 2, "c": 5, "b": 6}
+"""numpy kind -> ``DLDataTypeCode`` (bfloat16, kind ``V`` in numpy, is ``kDLBfloat`` = 4)."""
+
+
+class DLDevice(ctypes.Structure):
+  _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class DLDataType(ctypes.Structure):
+  _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class DLTensor(ctypes.Structure):
+  _fields_ = [("data", ctypes.c_void_p), ("device", DLDevice), ("ndim", ctypes.c_int32),
+              ("dtype", DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+              ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+class DLManagedTensor(ctypes.Structure):
+  pass
+
+
+DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(DLManagedTensor))
+DLManagedTensor._fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p),
+                            ("deleter", DELETER)]
+
+_CAPSULE_DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+"""``PyCapsule_Destructor``; takes the dying capsule as a bare pointer (never a new reference)."""
+
+
+def _capsule_api() -> Any:
+  """The CPython capsule functions, as this module's own ctypes functions (``ctypes.pythonapi``'s
+  are shared, and other modules set their argument types)."""
+  api = ctypes.PyDLL(None)
+  api.PyCapsule_New.restype = ctypes.py_object
+  api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, _CAPSULE_DESTRUCTOR]
+  api.PyCapsule_IsValid.restype = ctypes.c_int
+  api.PyCapsule_IsValid.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+  api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+  api.PyCapsule_GetPointer.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+  return api
+
+
+_API = _capsule_api()
+
+
+def dl_data_type(dtype: np.dtype) -> DLDataType:
+  """The DLPack type of ``dtype``.
+
+  Raises:
+    BufferError: for a type DLPack 0.8 has no code for (sub-byte integers, float8, ...).
+  """
+  dtype = np.dtype(dtype)
+  if dtype.name == "bfloat16":
+    return DLDataType(4, 16, 1)
+  code = _CODES.get(dtype.kind)
+  if code is None or dtype.itemsize * 8 > 255 or dtype.name.startswith(("int2", "int4", "uint2",
+                                                                          "uint4", "float8",
+                                                                          "float4")):
+    raise BufferError(f"pjrtkit: dtype {dtype.name} has no DLPack type; DLPack takes bool, "
+                      "(u)int8-64, float16/32/64, bfloat16 and complex64/128")
+  return DLDataType(code, dtype.itemsize * 8, 1)
+
+
+class _Exports:
+  """The arrays whose memory a capsule or a consumer holds: manager_ctx -> holder. Thread-safe
+  (deleters run on whatever thread the consumer frees its tensor on)."""
+
+  def __init__(self) -> None:
+    self._lock = threading.Lock()
+    self._held: dict[int, Any] = {}
+    self._next = 1
+
+  def hold(self, holder: Any) -> int:
+    with self._lock:
+      key = self._next
+      self._next += 1
+      self._held[key] = holder
+    return key
+
+  def release(self, key: int) -> None:
+    with self._lock:
+      self._held.pop(key, None)
+
+  def __len__(self) -> int:
+    with self._lock:
+      return len(self._held)
+
+
+EXPORTS = _Exports()
+"""Every exported array still held (by an unconsumed capsule or a consumer)."""
+
+
+def held_count() -> int:
+  """How many exported arrays are still held (for tests and diagnostics)."""
+  return len(EXPORTS)
+
+
+class _Holder:
+  """One export: the array, the ctypes structures its capsule points into."""
+
+  def __init__(self, array: Any, device: DLDevice, strides: list[int]):
+    shape = tuple(int(d) for d in array.shape)
+    self.array = array
+    self.shape = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+    self.strides = (ctypes.c_int64 * max(len(shape), 1))(*strides)
+    self.managed = DLManagedTensor()
+    tensor = self.managed.dl_tensor
+    tensor.data = array.addressable_data(0).unsafe_buffer_pointer() if array.size else None
+    tensor.device = device
+    tensor.ndim = len(shape)
+    tensor.dtype = dl_data_type(array.dtype)
+    tensor.shape = ctypes.cast(self.shape, ctypes.POINTER(ctypes.c_int64))
+    tensor.strides = ctypes.cast(self.strides, ctypes.POINTER(ctypes.c_int64))
+    tensor.byte_offset = 0
+
+
+def _delete(managed: Any) -> None:
+  """The capsule's ``deleter``: releases the array it holds."""
+  try:
+    EXPORTS.release(int(managed.contents.manager_ctx or 0))
+  except BaseException:  # pylint: disable=broad-except  (never unwind into the consumer's C)
+    pass
+
+
+DELETE = DELETER(_delete)
+"""The ctypes function every capsule's ``deleter`` points to (lives as long as the process)."""
+
+
+def _destroy_capsule(capsule: int | None) -> None:
+  """The capsule's destructor: an unconsumed capsule (still named ``dltensor``) releases its
+  array; a consumed one belongs to its consumer."""
+  try:
+    if capsule and _API.PyCapsule_IsValid(capsule, CAPSULE_NAME):
+      pointer = _API.PyCapsule_GetPointer(capsule, CAPSULE_NAME)
+      _delete(ctypes.cast(pointer, ctypes.POINTER(DLManagedTensor)))
+  except BaseException:  # pylint: disable=broad-except  (a destructor must not raise)
+    pass
+
+
+DESTROY_CAPSULE = _CAPSULE_DESTRUCTOR(_destroy_capsule)
+"""The ctypes function every capsule's destructor points to."""
+
+
+def element_strides(array: Any) -> list[int]:
+  """The strides (in elements) of ``array``'s buffer, from its layout's major-to-minor order.
+
+  Raises:
+    BufferError: for a tiled layout, which DLPack cannot describe.
+  """
+  shape = [int(d) for d in array.shape]
+  order = list(range(len(shape) - 1, -1, -1))  # minor-to-major, row-major by default
+  layout = getattr(getattr(array, "format", None), "layout", None)
+  if layout is not None:
+    if getattr(layout, "_tiling", None):
+      raise BufferError(f"pjrtkit: the array's layout {layout} is tiled; DLPack takes dense "
+                        "strided arrays only")
+    major_to_minor = getattr(layout, "major_to_minor", None)
+    if major_to_minor is not None and len(major_to_minor) == len(shape):
+      order = list(reversed(major_to_minor))
+  strides = [0] * len(shape)
+  step = 1
+  for dim in order:
+    strides[dim] = step
+    step *= shape[dim]
+  return strides
+
+
+def device_of(array: Any, gpu: bool) -> tuple[int, int]:
+  """``(device type, ordinal)`` of a single-device pjrtkit ``array`` (``__dlpack_device__``)."""
+  if len(array.sharding.device_set) != 1:
+    raise BufferError("__dlpack__ only supported for unsharded arrays.")
+  if not gpu:
+    return KDL_CPU, 0
+  device, = array.sharding.device_set
+  if array.sharding.memory_kind == "pinned_host":
+    return KDL_CUDA_HOST, int(device.local_hardware_id)
+  if array.sharding.memory_kind == "unpinned_host":
+    return KDL_CPU, 0
+  return KDL_CUDA, int(device.local_hardware_id)
+
+
+def export_capsule(array: Any, gpu: bool, dl_device: tuple[int, int] | None = None,
+                   copy: bool | None = None) -> Any:
+  """A ``"dltensor"`` capsule over single-device pjrtkit ``array``'s memory (``__dlpack__``).
+
+  Raises:
+    BufferError: for a sharded array, a dtype or layout DLPack cannot describe, or a
+      ``dl_device`` that needs a copy with ``copy=False`` or that is not this device or the host.
+  """
+  device = device_of(array, gpu)
+  if dl_device is not None and tuple(int(v) for v in dl_device) != device:
+    wanted = tuple(int(v) for v in dl_device)
+    if wanted[0] != KDL_CPU:
+      accepted = f"{device}" + (" or (1, 0), the host" if device[0] != KDL_CPU else "")
+      raise BufferError(f"pjrtkit: __dlpack__ cannot export an array on DLPack device {device} "
+                        f"to {wanted}; accepted: {accepted}")
+    if copy is False:
+      raise BufferError(f"pjrtkit: exporting an array on DLPack device {device} to the host "
+                        "(1, 0) needs a copy, and copy=False was given")
+    return np.array(array, copy=True).__dlpack__()
+  if copy:
+    import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+
+    array = jnp.array(array, copy=True)
+  array.block_until_ready()
+  holder = _Holder(array, DLDevice(*device), element_strides(array))
+  key = EXPORTS.hold(holder)
+  holder.managed.manager_ctx = key
+  holder.managed.deleter = DELETE
+  try:
+    return _API.PyCapsule_New(ctypes.addressof(holder.managed), CAPSULE_NAME, DESTROY_CAPSULE)
+  except BaseException:
+    EXPORTS.release(key)
+    raise
+
+
+def _wrap_dlpack(original: Callable[..., Any], platform: str, gpu: bool) -> Callable[..., Any]:
+  def __dlpack__(self: Any, *, stream: Any = None, max_version: Any = None,  # noqa: N807
+                 dl_device: Any = None, copy: bool | None = None) -> Any:
+    if self.platform() != platform:
+      return original(self, stream=stream, max_version=max_version, dl_device=dl_device,
+                      copy=copy)
+    del stream, max_version  # Ready before the capsule exists; the legacy capsule for all.
+    return export_capsule(self, gpu, dl_device, copy)
+
+  __dlpack__.__wrapped__ = original  # type: ignore[attr-defined]
+  return __dlpack__
+
+
+def _wrap_dlpack_device(original: Callable[..., Any], platform: str,
+                        gpu: bool) -> Callable[..., Any]:
+  def __dlpack_device__(self: Any) -> Any:  # noqa: N807
+    if self.platform() != platform:
+      return original(self)
+    return device_of(self, gpu)  # Plain ints: equal to (and hashed as) JAX's DLDeviceType.
+
+  __dlpack_device__.__wrapped__ = original  # type: ignore[attr-defined]
+  return __dlpack_device__
+
+
+def install(platform: str, gpu: bool) -> Callable[[], None]:
+  """Wraps ``ArrayImpl.__dlpack__`` / ``__dlpack_device__`` for ``platform``'s arrays (on the
+  GPU when ``gpu``) and, on the GPU, looks CUDA tensors up under ``gpu``; returns the undo."""
+  from jax._src import array as jax_array  # pylint: disable=g-import-not-at-top
+  from jax._src import dlpack  # pylint: disable=g-import-not-at-top
+
+  cls = jax_array.ArrayImpl
+  before = {name: cls.__dict__[name] for name in ("__dlpack__", "__dlpack_device__")}
+  table = dlpack._DL_DEVICE_TO_PLATFORM  # pylint: disable=protected-access
+  entries = {k: table.get(k) for k in (KDL_CUDA, KDL_CUDA_HOST)}
+  cls.__dlpack__ = _wrap_dlpack(before["__dlpack__"], platform, gpu)
+  cls.__dlpack_device__ = _wrap_dlpack_device(before["__dlpack_device__"], platform, gpu)
+  if gpu:
+    for key in entries:
+      table[key] = "gpu"
+
+  def undo() -> None:
+    for name, value in before.items():
+      setattr(cls, name, value)
+    for key, value in entries.items():
+      if value is None:
+        table.pop(key, None)
+      else:
+        table[key] = value
+
+  return undo

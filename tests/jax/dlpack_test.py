@@ -1,0 +1,116 @@
+"""DLPack on the xla_cpu device: pjrtkit arrays to NumPy zero-copy, and NumPy arrays back.
+
+jaxlib's own DLPack refuses any platform but cpu/cuda/rocm/oneapi; ``_dlpack`` exports pjrtkit
+arrays itself. Checked here in one child on ``pjrtkit,cpu`` (4 pjrtkit devices): NumPy sees the
+buffer's own memory (same address) with exact values and strides; the memory outlives the
+``jax.Array`` and is released when the consumer (or an unconsumed capsule) goes; ``copy=True``
+copies; sharded arrays, sub-byte dtypes and foreign devices are refused naming what is accepted;
+``jnp.from_dlpack`` brings NumPy arrays (and pjrtkit's own exports) back. ``gpu_device_test.py``
+checks PyTorch and CuPy on the xla_gpu device.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from tests.testing.plugin_env import plugin_env, run_python
+
+_CHILD = """
+import gc, json
+import numpy as np, ml_dtypes
+import jax, jax.numpy as jnp
+jax.config.update("jax_enable_x64", True)  # int64, float64 and complex128 as they are.
+from jax_plugins.pjrtkit import _dlpack
+out = {}
+dev = jax.devices()[0]
+assert dev.platform == "pjrtkit"
+x = jax.device_put(np.arange(12, dtype=np.float32).reshape(3, 4), dev)
+out["device"] = [int(k) for k in x.__dlpack_device__()]
+view = np.from_dlpack(x)
+out["zero_copy"] = view.ctypes.data == x.unsafe_buffer_pointer()
+out["view"] = [view.tolist(), list(view.strides), view.dtype.name]
+out["held_while_viewed"] = _dlpack.held_count()
+del x; gc.collect()
+out["after_array_deleted"] = [float(view.sum()), _dlpack.held_count()]
+del view; gc.collect()
+out["after_view_deleted"] = _dlpack.held_count()
+capsule = jnp.ones(3).__dlpack__()
+out["unconsumed"] = [_dlpack.held_count()]
+del capsule; gc.collect()
+out["unconsumed"].append(_dlpack.held_count())
+dtypes = {}
+for name in ("bool", "int8", "uint16", "int32", "int64", "float16", "float32", "float64",
+             "complex64", "complex128"):
+  a = (np.arange(5) % 2 == 1) if name == "bool" else np.arange(5).astype(name)
+  got = np.from_dlpack(jax.device_put(a, dev))
+  dtypes[name] = [got.dtype.name == name, np.array_equal(got, a)]
+out["dtypes"] = dtypes
+y = jax.device_put(np.arange(4, dtype=np.int32), dev)
+copied = np.from_dlpack(y, copy=True)
+out["copy"] = [copied.tolist(), copied.ctypes.data != y.unsafe_buffer_pointer()]
+refused = {}
+sharded = jax.device_put(np.arange(8.0), jax.sharding.NamedSharding(
+    jax.make_mesh((4,), ("i",)), jax.sharding.PartitionSpec("i")))
+int4 = jax.device_put(np.array([1, 2], ml_dtypes.int4), dev)
+for name, call in (("sharded", lambda: np.from_dlpack(sharded)),
+                   ("int4", lambda: np.from_dlpack(int4)),
+                   ("cuda", lambda: y.__dlpack__(dl_device=(2, 0)))):
+  try:
+    call()
+    refused[name] = None
+  except BufferError as e:
+    refused[name] = str(e)
+out["refused"] = refused
+host = np.arange(6, dtype=np.float32) * 1.5
+back = jnp.from_dlpack(host, device=dev)
+out["from_numpy"] = [back.tolist(), [d.platform for d in back.devices()]]
+again = jnp.from_dlpack(jax.device_put(host, dev))
+out["round_trip"] = again.tolist()
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def results() -> dict:
+  return run_python(_CHILD, env=plugin_env(JAX_PLATFORMS="pjrtkit,cpu"))
+
+
+def test_numpy_sees_the_buffers_own_memory_with_exact_values(results):
+  assert results["device"] == [1, 0]  # kDLCPU
+  assert results["zero_copy"] is True
+  assert results["view"] == [[[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0], [8.0, 9.0, 10.0, 11.0]],
+                             [16, 4], "float32"]
+  assert all(v == [True, True] for v in results["dtypes"].values()), results["dtypes"]
+  assert len(results["dtypes"]) == 10
+
+
+def test_the_memory_outlives_the_array_and_is_released_with_the_consumer(results):
+  assert results["held_while_viewed"] == 1
+  assert results["after_array_deleted"] == [66.0, 1]
+  assert results["after_view_deleted"] == 0
+  assert results["unconsumed"] == [1, 0]
+
+
+def test_copy_true_copies(results):
+  assert results["copy"] == [[0, 1, 2, 3], True]
+
+
+def test_what_dlpack_cannot_carry_is_refused_naming_what_is_accepted(results):
+  assert results["refused"] == {
+      "sharded": "__dlpack__ only supported for unsharded arrays.",
+      "int4": ("pjrtkit: dtype int4 has no DLPack type; DLPack takes bool, (u)int8-64, "
+               "float16/32/64, bfloat16 and complex64/128"),
+      "cuda": ("pjrtkit: __dlpack__ cannot export an array on DLPack device (1, 0) to (2, 0); "
+               "accepted: (1, 0)"),
+  }
+
+
+def test_jnp_from_dlpack_brings_arrays_back(results):
+  assert results["from_numpy"] == [[0.0, 1.5, 3.0, 4.5, 6.0, 7.5], ["pjrtkit"]]
+  assert results["round_trip"] == [0.0, 1.5, 3.0, 4.5, 6.0, 7.5]
+
+
+if __name__ == "__main__":
+  sys.exit(pytest.main([__file__, "-v"] + sys.argv[1:]))
