@@ -446,6 +446,24 @@ def test_dlpack_both_ways_with_torch_and_cupy_zero_copy():
   np.testing.assert_array_equal(np.asarray(jax.jit(lambda a: a + 1)(y)), np.arange(10) * 3 + 1)
 
 
+@pjrtkit_only
+def test_explicit_backends_gpu_and_pjrtkit_name_the_gpu_device():
+  import warnings  # pylint: disable=g-import-not-at-top
+
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)  # jit's backend= is deprecated
+    on = {name: jax.jit(lambda v: v + 1, backend=name) for name in ("gpu", "pjrtkit", "cpu")}
+  x = np.arange(6, dtype=np.float32)
+  got = {name: (f(x).devices().pop().platform, np.asarray(f(x)).tolist()) for name, f in on.items()}
+  assert got == {"gpu": ("pjrtkit", (x + 1).tolist()), "pjrtkit": ("pjrtkit", (x + 1).tolist()),
+                 "cpu": ("cpu", (x + 1).tolist())}
+  assert jax.devices("gpu") == jax.devices("pjrtkit")
+  # Between the backends and back.
+  back = on["gpu"](on["cpu"](on["gpu"](x)))
+  assert (back.devices().pop().platform, np.asarray(back).tolist()) == ("pjrtkit",
+                                                                        (x + 3).tolist())
+
+
 def test_a_raising_callback_surfaces_as_a_python_error():
   def bad(v):
     raise ValueError("callback says no")

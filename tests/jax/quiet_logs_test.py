@@ -9,7 +9,9 @@ without the TF_CPP_MIN_LOG_LEVEL=3 that ``tests.testing.plugin_env`` sets for ot
 
 from __future__ import annotations
 
+import json
 import sys
+import textwrap
 
 import pytest
 
@@ -51,11 +53,27 @@ def test_no_inner_log_line_by_default():
   assert got["level_after"] == "1"
 
 
+def test_a_child_of_a_jax_program_is_quiet_too():
+  # `import jax` set TF_CPP_MIN_LOG_LEVEL=1 in the parent; the child starts with it.
+  got, stderr = run_python_with_stderr("""
+      import json, subprocess, sys
+      import jax
+      child = subprocess.run([sys.executable, "-c", sys.argv[1]], capture_output=True, text=True)
+      print(json.dumps({"parent_set": __import__("os").environ.get("TF_CPP_MIN_LOG_LEVEL"),
+                        "rc": child.returncode, "child": child.stdout.splitlines()[-1:],
+                        "stderr": child.stderr}))
+  """.replace("sys.argv[1]", repr(textwrap.dedent(_PROGRAM))), env=_env())
+  assert (got["parent_set"], got["rc"]) == ("1", 0), got["stderr"]
+  assert json.loads(got["child"][0])["platform"] == "pjrtkit"
+  assert _inner_lines(got["stderr"]) == [], got["stderr"]
+  assert _inner_lines(stderr) == []
+
+
 @pytest.mark.parametrize("extra", [
     {"TF_CPP_MIN_LOG_LEVEL": "0"},
-    {"TF_CPP_MIN_LOG_LEVEL": "1"},
+    {"PJRTKIT_XLA_CPU_LOG_LEVEL": "1"},
     {"PJRTKIT_XLA_CPU_LOG_LEVEL": "2"},
-], ids=["tf_cpp_0", "tf_cpp_1", "pjrtkit_2"])
+], ids=["tf_cpp_0", "pjrtkit_1", "pjrtkit_2"])
 def test_inner_logs_show_when_asked_for(extra):
   got, stderr = run_python_with_stderr(_PROGRAM, env=_env(**extra))
   lines = _inner_lines(stderr)

@@ -49,10 +49,10 @@ StatusOr<std::string> InnerLogLevel::Choose(const char* override_value, const ch
     }
     return std::string(override_value);
   }
-  // The user's TF_CPP_MIN_LOG_LEVEL, as XLA's own plugins would read it.
-  if (initial_value != nullptr) return std::string(initial_value);
-  if (current_value != nullptr && std::strcmp(current_value, kJaxDefault) != 0) {
-    return std::string(current_value);
+  // The user's TF_CPP_MIN_LOG_LEVEL, as XLA's own plugins would read it, unless it is JAX's
+  // default: `import jax` sets it, and every child process of a JAX program inherits it.
+  for (const char* value : {initial_value, current_value}) {
+    if (value != nullptr && std::strcmp(value, kJaxDefault) != 0) return std::string(value);
   }
   return std::string(kQuietLevel);
 }

@@ -20,7 +20,9 @@ namespace inner {
 //
 // The level XLA:CPU gets (Choose): PJRTKIT_XLA_CPU_LOG_LEVEL when set (0..3); else the
 // TF_CPP_MIN_LOG_LEVEL the user chose: the one the process was started with
-// (/proc/self/environ), or one set in the process to anything but JAX's default "1"; else 3.
+// (/proc/self/environ), or one set in the process, unless it is JAX's default "1" (which every
+// child process of a program that imported jax inherits, so it says nothing of the user's
+// wish; PJRTKIT_XLA_CPU_LOG_LEVEL=1 asks for warnings); else 3.
 // While an InnerLogLevel lives (pjrtkit creates its XLA:CPU client inside one),
 // TF_CPP_MIN_LOG_LEVEL holds that level; its destructor puts back the value (or absence) it had,
 // so the environment afterwards is the one before. Only XLA:CPU is affected: jaxlib read its own

@@ -20,12 +20,16 @@ std::optional<std::string> Now() {
 }
 
 TEST(InnerLogLevelTest, ChoosesQuietUnlessTheUserChose) {
-  // Nobody chose: quiet, also over JAX's own default of 1.
+  // Nobody chose: quiet, also over JAX's own default of 1, set in this process or inherited
+  // from a parent that imported jax.
   EXPECT_EQ(*InnerLogLevel::Choose(nullptr, nullptr, nullptr), "3");
   EXPECT_EQ(*InnerLogLevel::Choose(nullptr, nullptr, "1"), "3");
-  // The user's TF_CPP_MIN_LOG_LEVEL: exported at start (even "1"), or set in-process.
-  EXPECT_EQ(*InnerLogLevel::Choose(nullptr, "1", "1"), "1");
+  EXPECT_EQ(*InnerLogLevel::Choose(nullptr, "1", "1"), "3");
+  // The user's TF_CPP_MIN_LOG_LEVEL: exported at start, or set in-process.
   EXPECT_EQ(*InnerLogLevel::Choose(nullptr, "0", "0"), "0");
+  EXPECT_EQ(*InnerLogLevel::Choose(nullptr, "2", "1"), "2");
+  EXPECT_EQ(*InnerLogLevel::Choose(nullptr, "1", "0"), "0");
+  EXPECT_EQ(*InnerLogLevel::Choose("1", "1", "1"), "1");
   EXPECT_EQ(*InnerLogLevel::Choose(nullptr, nullptr, "0"), "0");
   EXPECT_EQ(*InnerLogLevel::Choose(nullptr, nullptr, "2"), "2");
   // pjrtkit's switch wins.
