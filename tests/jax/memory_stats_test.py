@@ -43,7 +43,8 @@ def test_memory_stats_exact_with_full_like_on_a_sharded_array():
           "y": np.asarray(y).tolist(), "y_sharded": y.sharding.spec == P('i'),
       }))
   """, env=plugin_env(**_ENV))
-  limit = got["physical"]
+  # The 4 devices share the host's memory: each reports a quarter, so the limits add up to it.
+  limit = got["physical"] // 4
   assert got["y"] == [[3.0] * 4] * 8
   assert got["y_sharded"] is True
 

@@ -1,5 +1,6 @@
 #include "xla_plugin/devices/inner/wrapped_client.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -39,9 +40,14 @@ StatusOr<std::unique_ptr<WrappedClient>> WrappedClient::Create(
         std::make_shared<HostBufferPool>(HostBufferPool::DefaultOptions(host_buffer_cache_bytes));
   }
   if (client->policy().memory_stats_source() == MemoryStatsSource::kCounted) {
-    const int64_t host_memory = HostPhysicalMemoryBytes();
+    // The devices of this process share the host's memory: each reports an equal part, so the
+    // limits add up to what exists (code that sizes work from bytes_limit, as JAX's tests do,
+    // does not oversubscribe the machine).
+    const int64_t share =
+        HostPhysicalMemoryBytes() /
+        std::max<int64_t>(1, static_cast<int64_t>(client->addressable_ptrs_.size()));
     for (const std::unique_ptr<WrappedDevice>& device : client->devices_) {
-      device->SetHostMemory(host_memory, client->host_buffer_pool_);
+      device->SetHostMemory(share, client->host_buffer_pool_);
     }
   }
   return client;

@@ -376,21 +376,24 @@ TEST_F(XlaCpuBufferTest, MemoryStatsCountLiveDeviceBuffers) {
   EXPECT_EQ(final_stats.peak_bytes_in_use, 32);
   EXPECT_EQ(final_stats.num_allocs, 3);
   EXPECT_EQ(final_stats.largest_alloc_size, 24);
-  // The rest of what jaxlib's memory_stats() shows: the host's memory as the limit, nothing
-  // reserved, and the pool's kept blocks (none of this test's buffers went through the pool).
+  // The rest of what jaxlib's memory_stats() shows: the device's equal part of the host's memory
+  // as the limit (the limits add up to what exists), nothing reserved, and the pool's kept
+  // blocks (none of this test's buffers went through the pool).
   const int64_t physical = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
   ASSERT_GT(physical, 0);
-  EXPECT_EQ(final_stats.bytes_limit, physical);
-  EXPECT_EQ(final_stats.bytes_reservable_limit, physical);
+  const int64_t share = physical / static_cast<int64_t>(client_->addressable_devices().size());
+  EXPECT_EQ(client_->addressable_devices().size(), 4u);
+  EXPECT_EQ(final_stats.bytes_limit, share);
+  EXPECT_EQ(final_stats.bytes_reservable_limit, share);
   EXPECT_EQ(final_stats.bytes_reserved, 0);
   EXPECT_EQ(final_stats.peak_bytes_reserved, 0);
-  EXPECT_EQ(final_stats.largest_free_block_bytes, physical);
+  EXPECT_EQ(final_stats.largest_free_block_bytes, share);
   const int64_t pooled = static_cast<int64_t>(
       static_cast<WrappedClient*>(client_)->host_buffer_pool()->stats().cached_bytes);
   EXPECT_EQ(final_stats.pool_bytes, pooled);
   EXPECT_FALSE(final_stats.peak_pool_bytes.has_value());
   std::unique_ptr<Buffer> c = Upload(client_, ElementType::kF32, six, {6}, d);
-  EXPECT_EQ(stats().largest_free_block_bytes, physical - 24);
+  EXPECT_EQ(stats().largest_free_block_bytes, share - 24);
   EXPECT_EQ(stats().pool_bytes, pooled + 24);
 }
 
