@@ -72,6 +72,36 @@ def test_a_64_mib_block_is_kept_after_delete_and_trim_gives_it_back():
   assert got["after_pool_minus_in_use"] == 0
 
 
+def test_a_lone_large_put_gives_its_memory_back_at_once_and_a_repeated_one_is_pooled():
+  # Above 64 MiB a block is kept only once its size repeats: one 256 MiB put and delete leaves
+  # the resident memory where it was (as on jaxlib's cpu), the second is kept for the third.
+  got = run_python(_HELPERS + """
+    import jax
+    def rss():
+      return int(open("/proc/self/statm").read().split()[1]) * 4096
+    dev = jax.devices()[0]
+    host = np.ones((64 << 20) + 1, np.float32)[1:]  # 256 MiB, misaligned: copied via the pool.
+    jax.device_put(host[:16], dev).block_until_ready()
+    gc.collect()
+    before = rss()
+    rounds = []
+    for _ in range(3):
+      x = jax.device_put(host, dev)
+      x.block_until_ready()
+      x.delete()
+      for _ in range(1000):  # XLA:CPU gives the block back on its own thread.
+        if stats()["in_use_bytes"] == 0:
+          break
+        time.sleep(0.002)
+      got = stats()
+      rounds.append({"held": got["held_bytes"], "rss_over_before": rss() - before})
+    print(json.dumps(rounds))
+  """, env=plugin_env(**_ENV))
+  assert got[0]["held"] == 0
+  assert got[0]["rss_over_before"] < 64 * _MIB, got
+  assert [r["held"] for r in got[1:]] == [256 * _MIB, 256 * _MIB]
+
+
 def test_trim_leaves_the_blocks_of_live_arrays_alone():
   got = run_python(_HELPERS + """
     import jax

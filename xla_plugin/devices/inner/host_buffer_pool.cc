@@ -32,6 +32,7 @@ HostBufferPool::Options HostBufferPool::DefaultOptions(size_t max_cached_bytes) 
   options.max_cached_bytes = max_cached_bytes;
   options.idle_release = std::chrono::milliseconds(1000);
   options.min_available_bytes = SystemTotalBytes() / 16;
+  options.first_use_limit_bytes = kDefaultFirstUseLimitBytes;
   return options;
 }
 
@@ -60,6 +61,12 @@ void* HostBufferPool::Acquire(size_t size, size_t* capacity) {
   *capacity = rounded;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (options_.first_use_limit_bytes > 0 && rounded > options_.first_use_limit_bytes) {
+      if (acquisitions_.size() >= kMaxCountedSizes && acquisitions_.count(rounded) == 0) {
+        acquisitions_.clear();
+      }
+      ++acquisitions_[rounded];
+    }
     auto it = free_blocks_.find(rounded);
     if (it != free_blocks_.end()) {
       void* block = it->second.block;
@@ -104,8 +111,14 @@ void HostBufferPool::Release(void* block, size_t capacity) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     ReturnedLocked(capacity);
+    const auto counted = acquisitions_.find(capacity);
+    const bool first_use = options_.first_use_limit_bytes > 0 &&
+                           capacity > options_.first_use_limit_bytes &&
+                           (counted == acquisitions_.end() || counted->second < 2);
     if (capacity > options_.max_cached_bytes) {
       // Alone above the limit: freed below.
+    } else if (first_use) {
+      ++stats_.first_use_freed;  // Its size has not repeated: freed below.
     } else if (!memory_allows) {
       // The system is short of memory: give back this block and every kept one.
       for (const auto& entry : free_blocks_) to_free.push_back(entry.second.block);

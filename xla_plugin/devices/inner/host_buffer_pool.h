@@ -32,6 +32,10 @@ namespace inner {
 //     kept blocks to make room (a change of array sizes does not leave the pool full of stale
 //     sizes); a block alone above the limit is freed;
 //   - not when the system is short of memory (Options::min_available_bytes);
+//   - not, for a block above Options::first_use_limit_bytes, when its size has been acquired
+//     only once: nothing says yet that the size repeats, so a lone large put and delete gives
+//     its memory back at once (the second acquisition of a size is fresh memory, the third
+//     reuses a kept block);
 //   - until it has been idle for Options::idle_release (a background thread then frees it), so a
 //     process that stops transferring gets its memory back;
 //   - until Trim() (an explicit release).
@@ -54,6 +58,9 @@ class HostBufferPool {
     uint64_t min_available_bytes = 0;
     // The system's available memory; null: sysinfo()'s free + buffer RAM (tests replace it).
     std::function<uint64_t()> available_bytes;
+    // A released block larger than this is kept only when its size was acquired more than once
+    // (0: no such check).
+    size_t first_use_limit_bytes = 0;
   };
 
   // What the pool has done, for tests and diagnostics.
@@ -69,10 +76,16 @@ class HostBufferPool {
     int64_t pressure_freed = 0;  // Blocks freed (released or kept) because memory was short.
     int64_t trimmed = 0;         // Kept blocks freed by Trim.
     int64_t discarded = 0;       // Blocks freed by Discard.
+    int64_t first_use_freed = 0;  // Large blocks freed because their size was acquired once.
   };
 
-  // The defaults of a client's pool: idle blocks are freed after a second, and nothing is kept
-  // while less than 1/16 of the machine's memory is available.
+  // The defaults of a client's pool: idle blocks are freed after a second, nothing is kept
+  // while less than 1/16 of the machine's memory is available, and a block above 64 MiB only once
+  // its size repeats.
+  static constexpr size_t kDefaultFirstUseLimitBytes = size_t{64} << 20;
+  // Sizes whose acquisitions are counted for Options::first_use_limit_bytes, at most (the counts
+  // start over beyond).
+  static constexpr size_t kMaxCountedSizes = 256;
   static Options DefaultOptions(size_t max_cached_bytes);
 
   // A pool keeping at most `max_cached_bytes` of released blocks, without idle or memory checks.
@@ -126,6 +139,8 @@ class HostBufferPool {
   std::condition_variable kept_changed_;     // A block was kept, or stopping_ was set.
   std::multimap<size_t, Kept> free_blocks_;  // Kept blocks by capacity.
   uint64_t release_clock_ = 0;               // Incremented by every kept release.
+  std::map<size_t, int64_t> acquisitions_;   // Acquire calls per capacity above the first-use
+                                             // limit (at most kMaxCountedSizes entries).
   Stats stats_;                              // Counters.
   bool stopping_ = false;                    // The destructor runs: the idle thread ends.
   std::thread idle_thread_;                  // Started at the first kept block (idle_release).

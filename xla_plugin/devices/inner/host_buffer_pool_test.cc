@@ -202,6 +202,35 @@ TEST(HostBufferPoolTest, DefaultOptionsReleaseIdleBlocksAndWatchMemory) {
   EXPECT_EQ(options.max_cached_bytes, size_t{512} << 20);
   EXPECT_EQ(options.idle_release, std::chrono::milliseconds(1000));
   EXPECT_GT(options.min_available_bytes, 0u);
+  EXPECT_EQ(options.first_use_limit_bytes, size_t{64} << 20);
+}
+
+TEST(HostBufferPoolTest, LargeBlocksAreKeptOnlyOnceTheirSizeRepeats) {
+  HostBufferPool::Options options;
+  options.max_cached_bytes = size_t{64} << 20;
+  options.first_use_limit_bytes = size_t{4} << 20;
+  HostBufferPool pool(options);
+  const size_t large = size_t{8} << 20;
+  size_t capacity = 0;
+  void* first = pool.Acquire(large, &capacity);  // The size's first acquisition.
+  ASSERT_NE(first, nullptr);
+  pool.Release(first, capacity);  // Freed at once: nothing says the size repeats.
+  EXPECT_EQ(pool.stats().cached_bytes, 0u);
+  EXPECT_EQ(pool.stats().first_use_freed, 1);
+  void* second = pool.Acquire(large, &capacity);  // The second: fresh memory, then kept.
+  EXPECT_EQ(pool.stats().allocated, 2);
+  pool.Release(second, capacity);
+  EXPECT_EQ(pool.stats().cached_bytes, large);
+  void* third = pool.Acquire(large, &capacity);  // The third reuses it.
+  EXPECT_EQ(third, second);
+  EXPECT_EQ(pool.stats().reused, 1);
+  pool.Release(third, capacity);
+  // A block at or below the limit is kept from its first release.
+  size_t small_capacity = 0;
+  void* small = pool.Acquire(size_t{4} << 20, &small_capacity);
+  pool.Release(small, small_capacity);
+  EXPECT_EQ(pool.stats().cached_bytes, large + (size_t{4} << 20));
+  EXPECT_EQ(pool.stats().first_use_freed, 1);
 }
 
 }  // namespace
