@@ -102,9 +102,11 @@ TEST_F(BufferViewTest, ValidatesItsArguments) {
   EXPECT_EQ(null_ptr.message,
             "PJRT_Client_CreateViewOfDeviceBuffer: args->device_buffer_ptr is null");
   args = ViewArgs();
-  args.stream = 42;
-  EXPECT_EQ(Consume(api_->PJRT_Client_CreateViewOfDeviceBuffer(&args)).code,
-            PJRT_Error_Code_UNIMPLEMENTED);
+  args.stream = 42;  // Passed to the client, which decides (the fake cannot wait for one).
+  ErrorInfo streamed = Consume(api_->PJRT_Client_CreateViewOfDeviceBuffer(&args));
+  EXPECT_EQ(streamed.code, PJRT_Error_Code_UNIMPLEMENTED);
+  EXPECT_EQ(streamed.message,
+            "fake: no streams to wait for (got stream 42)");
   args = ViewArgs();
   args.element_type = PJRT_Buffer_Type_INVALID;
   EXPECT_EQ(Consume(api_->PJRT_Client_CreateViewOfDeviceBuffer(&args)).code,

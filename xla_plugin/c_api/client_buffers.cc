@@ -204,12 +204,9 @@ PJRT_Error* ClientCreateViewOfDeviceBuffer(PJRT_Client_CreateViewOfDeviceBuffer_
         CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Client_CreateViewOfDeviceBuffer_Args, buffer)));
     PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "client", args->client));
     PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "device_buffer_ptr", args->device_buffer_ptr));
-    if (args->stream != 0) {
-      return Unimplemented(std::string(fn) +
-                           ": a stream is not supported by pjrtkit (pass 0: the memory is ready)");
-    }
     DeviceBufferViewArgs view;
     view.data = args->device_buffer_ptr;
+    view.stream = args->stream;
     PJRTKIT_ASSIGN_OR_RETURN(view.type, FromPjrtBufferType(fn, args->element_type));
     PJRTKIT_ASSIGN_OR_RETURN(view.dims, ReadDims(fn, args->dims, args->num_dims));
     if (args->layout != nullptr) {

@@ -2,6 +2,7 @@
 #ifndef PJRTKIT_XLA_PLUGIN_CLIENT_CLIENT_H_
 #define PJRTKIT_XLA_PLUGIN_CLIENT_CLIENT_H_
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -52,6 +53,10 @@ struct DeviceBufferViewArgs {
   Memory* memory = nullptr;                   // The memory holding `data`; nullptr: default.
   // Called once when the buffer no longer uses `data` (destroyed or deleted); may be empty.
   std::function<void()> on_delete;
+  // A stream of the device's platform (a CUstream on a CUDA device) whose work so far must be
+  // done before the view is read: DLPack's producer stream. 0: `data` is ready now. A device
+  // that cannot wait for one refuses a non-zero stream.
+  intptr_t stream = 0;
 };
 
 // What a client's host buffer pool holds (Client::host_buffer_pool_stats()): host memory kept

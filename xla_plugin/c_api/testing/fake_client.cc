@@ -317,6 +317,10 @@ StatusOr<std::unique_ptr<Buffer>> FakeClient::CreateViewOfDeviceBuffer(
   if (args.layout.has_value() && !args.layout->tiles.empty()) {
     return Unimplemented("fake: tiled layouts for views");
   }
+  if (args.stream != 0) {
+    return Unimplemented("fake: no streams to wait for (got stream " +
+                         std::to_string(args.stream) + ")");
+  }
   std::shared_ptr<Event> on_destroy = Event::Create();
   if (args.on_delete) {
     std::function<void()> on_delete = args.on_delete;

@@ -493,6 +493,7 @@ StatusOr<std::unique_ptr<Buffer>> WrappedClient::CreateViewOfDeviceBuffer(
   inner_args.layout = layout ? layout->get() : nullptr;
   inner_args.device = device->inner();
   inner_args.memory = memory != nullptr ? memory->inner() : nullptr;
+  inner_args.stream = args.stream;  // The inner plugin waits for it (XLA:GPU) or refuses it.
   std::unique_ptr<std::function<void()>> on_delete;
   if (args.on_delete) {
     on_delete = std::make_unique<std::function<void()>>(args.on_delete);
