@@ -40,6 +40,15 @@ class GpuReportTest(unittest.TestCase):
     self.assertFalse(rows["matmul_bf16_8192"]["meets_target"])  # 1.03 > 1/0.98
     self.assertTrue(rows["h2d_64MiB"]["meets_target"])  # <= 1/0.95
     self.assertNotIn("target", rows["h2d_64MiB_from_pinned_host"])  # Reported, no goal.
+    # Reads into numpy also need 10 GB/s on pjrtkit: at parity with 1.9 GB/s direct, not met.
+    self.assertEqual(rows["d2h_1024MiB"]["min_gbps"], 10.0)
+    self.assertLess(rows["d2h_1024MiB"]["ratio"], 1.0 / 0.95)
+    self.assertFalse(rows["d2h_1024MiB"]["meets_target"])
+    fast = gpu.combine([_record("cuda", 1.0), _record("pjrtkit", 0.1)])
+    self.assertTrue({r["key"]: r for r in fast["rows"]}["d2h_1024MiB"]["meets_target"])
+    d2h_line = [line for line in gpu.format_table(fast).splitlines() if "device to host" in line]
+    self.assertEqual(d2h_line, ["| device to host 1024MiB (numpy) | 560.00 ms (1.9 GB/s) | "
+                                "56.00 ms (19.2 GB/s) | 0.100 | <= 1.05, pjrtkit >= 10 GB/s (met) |"])
     self.assertEqual(gpu.label("h2d_64MiB_from_pinned_host"),
                      "host to device 64MiB (from pinned_host)")
     self.assertEqual(gpu.label("d2h_1024MiB"), "device to host 1024MiB (numpy)")

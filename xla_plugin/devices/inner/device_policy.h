@@ -70,6 +70,10 @@ class DevicePolicy {
   // execution without one; custom_call_targets.h); false: such executions pass none unless they
   // have user data (XLA:GPU, as run on the H200).
   virtual bool ffi_programs_need_a_context() const = 0;
+  // True when a large device-to-host read (ToHostBuffer of a buffer in "device" memory) is faster
+  // through the inner plugin's pinned_host memory than straight into pageable memory
+  // (pinned_host_read.h: XLA:GPU); false: the inner plugin reads directly (XLA:CPU).
+  virtual bool reads_through_pinned_host() const = 0;
 };
 
 }  // namespace inner

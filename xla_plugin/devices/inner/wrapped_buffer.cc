@@ -7,6 +7,7 @@
 #include "xla_plugin/devices/inner/host_layout.h"
 #include "xla_plugin/devices/inner/inner_layout.h"
 #include "xla_plugin/devices/inner/inner_layouts.h"
+#include "xla_plugin/devices/inner/pinned_host_read.h"
 #include "xla_plugin/devices/inner/wrapped_client.h"
 
 namespace pjrtkit {
@@ -206,6 +207,12 @@ StatusOr<std::shared_ptr<Event>> WrappedBuffer::ToHostBuffer(void* dst, size_t d
     as_stored = info_->layout.ok() && SameElementOrder(*info_->layout, wanted, info_->dims);
     if (!as_stored) return ToHostBufferPermuted(dst, dst_size, wanted);
   }
+  if (PJRT_Memory* pinned = PinnedHostForReads(dst_size)) {
+    StatusOr<std::shared_ptr<Event>> staged =
+        ReadThroughPinnedHost(*client_, inner_, pinned, dst, DenseByteSize(info_->element_type,
+                                                                           info_->dims));
+    if (staged.ok()) return staged;  // Otherwise (pinned memory exhausted, ...) read directly.
+  }
   PJRTKIT_INNER_ARGS(PJRT_Buffer_ToHostBuffer, args);
   args.src = inner_;
   args.host_layout = nullptr;  // The buffer's own layout, which orders elements as asked.
@@ -213,6 +220,22 @@ StatusOr<std::shared_ptr<Event>> WrappedBuffer::ToHostBuffer(void* dst, size_t d
   args.dst_size = dst_size;
   PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(client_->inner(), PJRT_Buffer_ToHostBuffer, &args));
   return client_->inner().WrapEvent(args.event, "PJRT_Buffer_ToHostBuffer");
+}
+
+PJRT_Memory* WrappedBuffer::PinnedHostForReads(size_t dst_size) const {
+  if (!client_->policy().reads_through_pinned_host() || info_->memory == nullptr ||
+      !static_cast<const WrappedMemory*>(info_->memory)->is_device_kind() ||
+      info_->device == nullptr || ElementTypeBits(info_->element_type) % 8 != 0) {
+    return nullptr;
+  }
+  const size_t bytes = DenseByteSize(info_->element_type, info_->dims);
+  if (bytes < kMinPinnedReadBytes || dst_size < bytes || info_->on_device_size != bytes) {
+    return nullptr;  // Small, a short destination (the inner plugin says so), or padded.
+  }
+  for (Memory* memory : info_->device->memories()) {
+    if (memory->kind() == "pinned_host") return static_cast<WrappedMemory*>(memory)->inner();
+  }
+  return nullptr;
 }
 
 StatusOr<std::shared_ptr<Event>> WrappedBuffer::ReadAsStored(std::vector<char>* staging) {

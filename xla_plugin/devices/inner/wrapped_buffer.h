@@ -86,6 +86,11 @@ class WrappedBuffer : public Buffer {
   // permutes them into `dst`.
   StatusOr<std::shared_ptr<Event>> ToHostBufferPermuted(void* dst, size_t dst_size,
                                                         const MemoryLayout& layout);
+  // The inner pinned_host memory to read this buffer through (pinned_host_read.h), or nullptr
+  // when the policy does not ask for it or the read is not one for it: below
+  // kMinPinnedReadBytes, not in "device" memory, sub-byte elements, padding, or a destination
+  // shorter than the array.
+  PJRT_Memory* PinnedHostForReads(size_t dst_size) const;
   // Reads the buffer's bytes as stored (its own layout) into `staging`, which holds exactly
   // the array's dense size.
   StatusOr<std::shared_ptr<Event>> ReadAsStored(std::vector<char>* staging);

@@ -35,6 +35,7 @@ class XlaCpuPolicy : public inner::DevicePolicy {
   bool moves_bytes_ignoring_layouts() const override { return true; }
   // XLA:CPU 0.0.1 crashes on a user-data lookup without a context.
   bool ffi_programs_need_a_context() const override { return true; }
+  bool reads_through_pinned_host() const override { return false; }
 
  private:
   inner::InnerPluginName plugin_;    // XLA:CPU's names.

@@ -45,6 +45,7 @@ class XlaGpuPolicy : public inner::DevicePolicy {
   bool moves_bytes_ignoring_layouts() const override { return false; }
   // XLA:GPU runs FFI programs without a context.
   bool ffi_programs_need_a_context() const override { return false; }
+  bool reads_through_pinned_host() const override { return true; }
 
  private:
   inner::InnerPluginName plugin_;    // XLA:GPU's names.
