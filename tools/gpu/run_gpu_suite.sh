@@ -19,8 +19,9 @@
 #   3d. the CUDA plugin's extensions forwarded through pjrtkit (tests/extensions);
 #   3e. api_coverage of pjrtkit over the CUDA plugin, extension chains side by side;
 #   4. a client created with no options at all (the device and the CUDA plugin are found);
-#   5. JAX end to end on the GPU: tests/jax/gpu_device_test.py and gpu_extensions_test.py (and
-#      both on JAX's CUDA backend for reference), and JAX_PLATFORMS=pjrtkit with no pjrtkit
+#   5. JAX end to end on the GPU: tests/jax/gpu_device_test.py, gpu_features_test.py and
+#      gpu_extensions_test.py (and all three on JAX's CUDA backend for reference; the extensions'
+#      file as 5d/5e), and JAX_PLATFORMS=pjrtkit with no pjrtkit
 #      options choosing the GPU by itself;
 #   6. the GPU benchmark (tools/bench/gpu.py): pjrtkit's xla_gpu device vs the CUDA plugin used
 #      directly by JAX, in one run.
@@ -135,14 +136,15 @@ step "3e api_coverage of pjrtkit over the CUDA plugin" coverage_gpu
 step "4 a client with no create options finds the GPU" env -u PJRTKIT_DEVICE \
   "$RUNNER" --plugin="$SO" --expect_platform=pjrtkit --gtest_filter='PluginTest.*:ClientTest.*:DeviceTest.*:ExecuteTest.*'
 
-step "5a JAX end to end (tests/jax/gpu_device_test.py)" env JAX_PLATFORMS=pjrtkit,cpu \
-  "$PY" -m pytest -v -p no:cacheprovider "$SRC/tests/jax/gpu_device_test.py" -rs
+step "5a JAX end to end (tests/jax/gpu_device_test.py, gpu_features_test.py)" \
+  env JAX_PLATFORMS=pjrtkit,cpu "$PY" -m pytest -v -p no:cacheprovider \
+  "$SRC/tests/jax/gpu_device_test.py" "$SRC/tests/jax/gpu_features_test.py" -rs
 
 # The same checks on JAX's own CUDA backend: the reference (a failure there too is JAX's or the
 # test's, not pjrtkit's); not counted in the summary's verdict.
 reference() {
   env GPU_TEST_PLATFORM=cuda JAX_PLATFORMS=cuda,cpu "$PY" -m pytest -q -p no:cacheprovider \
-    "$SRC/tests/jax/gpu_device_test.py" -rs
+    "$SRC/tests/jax/gpu_device_test.py" "$SRC/tests/jax/gpu_features_test.py" -rs
   return 0
 }
 step "5c reference: the same checks on JAX's CUDA backend" reference

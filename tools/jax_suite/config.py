@@ -17,7 +17,7 @@ class Backend:
     name: the label in tables and JSON.
     jax_platforms: the JAX_PLATFORMS value.
     default_backend: what `jax.default_backend()` must return (the run stops otherwise).
-    device_count: what `jax.device_count()` must return.
+    device_count: what `jax.device_count()` must return (0: not checked).
     test_dut: value of JAX's `jax_test_dut` flag, i.e. what `jtu.device_under_test()` returns and
       every `@jtu.skip_on_devices` / `run_on_devices` / `test_device_matches` sees; "" keeps JAX's
       default, the default backend's platform name.
@@ -51,8 +51,21 @@ XLA_CPU_DIRECT = Backend("xla-cpu-direct", "xla_cpu_direct,cpu", "xla_cpu_direct
 directly (no pjrtkit, no JAX integration for its platform name): a failure shared by pjrtkit and
 this backend but not by cpu comes from the inner plugin or from JAX deciding by platform name."""
 
+GPU_MEMORY_FRACTION = {"XLA_PYTHON_CLIENT_MEM_FRACTION": "0.08"}
+"""Each child's share of the GPU memory on the GPU backends, so that up to 10 children (pytest-xdist
+workers: `--pytest-arg=-n --pytest-arg=8`) fit on one GPU."""
+
+CUDA = Backend("cuda", "cuda,cpu", "gpu", device_count=0, env=GPU_MEMORY_FRACTION)
+"""JAX's own CUDA backend (jax-cuda13-plugin / -pjrt): the baseline on a GPU machine, with as
+many devices as the machine has (device_count 0: not checked)."""
+
+PJRTKIT_GPU = Backend("pjrtkit-gpu", "pjrtkit,cpu", "pjrtkit", device_count=0, test_dut="gpu",
+                      env={"PJRTKIT_DEVICE": "xla_gpu", **GPU_MEMORY_FRACTION})
+"""pjrtkit's xla_gpu device (over the same CUDA plugin), tests told the device under test is a
+GPU, which it is: compared with CUDA, like with like."""
+
 BACKENDS: Mapping[str, Backend] = {
-    b.name: b for b in (CPU, PJRTKIT, PJRTKIT_PLATFORM_DUT, XLA_CPU_DIRECT)}
+    b.name: b for b in (CPU, PJRTKIT, PJRTKIT_PLATFORM_DUT, XLA_CPU_DIRECT, CUDA, PJRTKIT_GPU)}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -236,6 +236,17 @@ class ConfigTest(unittest.TestCase):
     self.assertEqual(cpu_env["JAX_PLATFORMS"], "cpu")
     self.assertEqual(cpu_env["JAX_NUM_GENERATED_CASES"], "5")
     self.assertTrue((runner.CHILD_DIR / "pjrtkit_jax_suite_plugin.py").exists())
+    # The GPU mode: JAX's CUDA backend against pjrtkit's xla_gpu device told it is a GPU, device
+    # counts left to the machine.
+    cuda_env = runner.child_env(cfg, config.CUDA, "api_test.py", paths, base={})
+    self.assertEqual((cuda_env["JAX_PLATFORMS"], cuda_env["PJRTKIT_JAX_SUITE_BACKEND"],
+                      cuda_env["PJRTKIT_JAX_SUITE_DEVICES"]), ("cuda,cpu", "gpu", ""))
+    self.assertNotIn("PJRTKIT_JAX_TEST_DUT", cuda_env)
+    gpu_env = runner.child_env(cfg, config.PJRTKIT_GPU, "api_test.py", paths, base={})
+    self.assertEqual((gpu_env["JAX_PLATFORMS"], gpu_env["PJRTKIT_DEVICE"],
+                      gpu_env["PJRTKIT_JAX_TEST_DUT"], gpu_env["PJRTKIT_JAX_SUITE_DEVICES"]),
+                     ("pjrtkit,cpu", "xla_gpu", "gpu", ""))
+    self.assertEqual(runner.expected_device_under_test(config.PJRTKIT_GPU), "gpu")
     cmd = runner.pytest_command(cfg, "lax_test.py", Path("/out/j.xml"))
     self.assertEqual(cmd[:6], ["nice", "-n", "10", "/venv/bin/python", "-m", "pytest"])
     self.assertEqual(cmd[-1], "/src/tests/lax_test.py")

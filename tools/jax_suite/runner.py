@@ -53,7 +53,7 @@ def child_env(config: SuiteConfig, backend: Backend, file: str, paths: Mapping[s
       "JAX_PLATFORMS": backend.jax_platforms,
       "JAX_NUM_GENERATED_CASES": str(config.file_cases.get(file, config.num_generated_cases)),
       "PJRTKIT_JAX_SUITE_BACKEND": backend.default_backend,
-      "PJRTKIT_JAX_SUITE_DEVICES": str(backend.device_count),
+      "PJRTKIT_JAX_SUITE_DEVICES": str(backend.device_count) if backend.device_count else "",
       "PJRTKIT_JAX_SUITE_INFO": str(paths["info"]),
       "PJRTKIT_JAX_SUITE_LOG": str(paths["log"]),
       "PJRTKIT_JAX_SUITE_DESELECT": str(paths["deselect"]),

@@ -1,0 +1,152 @@
+"""JAX's features beyond jit on pjrtkit's xla_gpu device: host callbacks in every control-flow
+form, jax.export for ``cuda``, DLPack with PyTorch and CuPy, explicit backends, and transfers to
+and from numpy.
+
+Skipped, with the reason, without an NVIDIA GPU and ``jax-cuda13-pjrt`` (CI has none);
+``tools/gpu/run_gpu_suite.sh`` runs it with ``gpu_device_test.py`` (whose module docstring says
+how the process is set up), on pjrtkit and, for reference, on JAX's CUDA backend
+(``GPU_TEST_PLATFORM=cuda``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+
+from jax_plugins.pjrtkit import _device  # noqa: E402  pylint: disable=g-import-not-at-top
+
+_WHY_NOT = ("no NVIDIA GPU is visible" if not _device.nvidia_gpu_visible() else
+            "OpenXLA's CUDA PJRT plugin is not installed (pip install jax-cuda13-pjrt)"
+            if _device.cuda_plugin_path() is None else "")
+pytestmark = pytest.mark.skipif(bool(_WHY_NOT),
+                                reason=f"the xla_gpu device needs a GPU machine: {_WHY_NOT}")
+
+PLATFORM = os.environ.get("GPU_TEST_PLATFORM", "pjrtkit")
+"""The platform under test: pjrtkit, or cuda for the reference run."""
+
+if not _WHY_NOT:
+  os.environ.setdefault("JAX_PLATFORMS", f"{PLATFORM},cpu")
+  os.environ.setdefault("XLA_PYTHON_CLIENT_MEM_FRACTION", "0.5")
+  import jax  # pylint: disable=g-import-not-at-top
+  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+
+
+def gpu() -> "jax.Device":
+  return jax.devices(PLATFORM)[0]
+
+
+pjrtkit_only = pytest.mark.skipif(PLATFORM != "pjrtkit", reason="checks pjrtkit itself")
+
+
+def test_callbacks_in_every_control_flow_form():
+  from jax.experimental import io_callback  # pylint: disable=g-import-not-at-top
+
+  lax, f32 = jax.lax, jax.ShapeDtypeStruct((), jnp.float32)
+  seen = []
+  pure = lambda v: jax.pure_callback(lambda a: np.float32(a + 1), f32, v)
+  io = lambda v: io_callback(lambda a: np.float32(a * 2), f32, v, ordered=True)
+  show = lambda v: (jax.debug.callback(lambda a: seen.append(float(a)), v), v)[1]
+  forms = {
+      "cond": (lambda v: lax.cond(v > 0, pure, lambda a: a, v), 4.0),
+      "switch": (lambda v: lax.switch(1, [pure, io, show], v), 6.0),
+      "while_body": (lambda v: lax.while_loop(lambda a: a < 10, pure, v), 10.0),
+      "while_cond": (lambda v: lax.while_loop(lambda a: pure(a) < 10, lambda a: a + 2, v), 9.0),
+      "scan": (lambda v: lax.scan(lambda c, _: (io(c), None), v, None, length=3)[0], 24.0),
+      "fori_loop": (lambda v: lax.fori_loop(0, 3, lambda i, a: show(a) + 1, v), 6.0),
+      "cond_in_while": (lambda v: lax.while_loop(
+          lambda a: a < 10, lambda a: lax.cond(a > 4, pure, io, a), v), 10.0),
+  }
+  x = jax.device_put(np.float32(3), gpu())
+  got = {name: float(jax.jit(f)(x)) for name, (f, _) in forms.items()}
+  jax.effects_barrier()
+  assert got == {name: want for name, (_, want) in forms.items()}
+  assert seen == [3.0, 4.0, 5.0]
+
+
+def test_exports_are_for_cuda_and_run_and_exports_for_cpu_are_refused():
+  from jax import export  # pylint: disable=g-import-not-at-top
+
+  x = np.arange(6, dtype=np.float32).reshape(2, 3)
+  f = jax.jit(lambda v: jnp.sin(v) * 2 + jnp.linalg.cholesky(v @ v.T + 3 * jnp.eye(2)).sum())
+  assert export.default_export_platform() == "cuda"
+  exp = export.deserialize(export.export(f)(x).serialize())
+  assert exp.platforms == ("cuda",)
+  on_gpu = jax.device_put(x, gpu())
+  np.testing.assert_array_equal(np.asarray(exp.call(on_gpu)), np.asarray(f(on_gpu)))
+  with pytest.raises(ValueError, match=r"was exported for platforms '\('cpu',\)' but it is used"):
+    export.export(f, platforms=["cpu"])(x).call(on_gpu)
+
+
+def test_dlpack_both_ways_with_torch_and_cupy_zero_copy():
+  torch = pytest.importorskip("torch")
+  cupy = pytest.importorskip("cupy")
+  values = np.arange(12, dtype=np.float32).reshape(3, 4)
+  x = jax.device_put(values, gpu())
+  t = torch.from_dlpack(x)
+  assert (t.device.type, t.data_ptr()) == ("cuda", x.unsafe_buffer_pointer())
+  np.testing.assert_array_equal(t.cpu().numpy(), values)
+  c = cupy.from_dlpack(x)
+  assert c.data.ptr == x.unsafe_buffer_pointer()
+  np.testing.assert_array_equal(cupy.asnumpy(c), values)
+  half = torch.from_dlpack(jax.device_put(jnp.arange(4, dtype=jnp.bfloat16), gpu()))
+  assert (half.dtype, half.float().cpu().tolist()) == (torch.bfloat16, [0.0, 1.0, 2.0, 3.0])
+  # Back: views of the producers' memory, alive after the producer let go.
+  src = torch.arange(10, dtype=torch.int32, device="cuda") * 3
+  y = jnp.from_dlpack(src)
+  assert y.devices() == {gpu()} and y.unsafe_buffer_pointer() == src.data_ptr()
+  cs = cupy.arange(6, dtype=cupy.float16).reshape(2, 3)
+  z = jnp.from_dlpack(cs)
+  assert z.devices() == {gpu()} and z.unsafe_buffer_pointer() == cs.data.ptr
+  del src, cs
+  torch.cuda.synchronize()
+  np.testing.assert_array_equal(np.asarray(y), np.arange(10, dtype=np.int32) * 3)
+  np.testing.assert_array_equal(np.asarray(z), np.arange(6, dtype=np.float16).reshape(2, 3))
+  np.testing.assert_array_equal(np.asarray(jax.jit(lambda a: a + 1)(y)), np.arange(10) * 3 + 1)
+
+
+@pjrtkit_only
+def test_explicit_backends_gpu_and_pjrtkit_name_the_gpu_device():
+  import warnings  # pylint: disable=g-import-not-at-top
+
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)  # jit's backend= is deprecated
+    on = {name: jax.jit(lambda v: v + 1, backend=name) for name in ("gpu", "pjrtkit", "cpu")}
+  x = np.arange(6, dtype=np.float32)
+  got = {name: (f(x).devices().pop().platform, np.asarray(f(x)).tolist()) for name, f in on.items()}
+  assert got == {"gpu": ("pjrtkit", (x + 1).tolist()), "pjrtkit": ("pjrtkit", (x + 1).tolist()),
+                 "cpu": ("cpu", (x + 1).tolist())}
+  assert jax.devices("gpu") == jax.devices("pjrtkit")
+  # Between the backends and back.
+  back = on["gpu"](on["cpu"](on["gpu"](x)))
+  assert (back.devices().pop().platform, np.asarray(back).tolist()) == ("pjrtkit",
+                                                                        (x + 3).tolist())
+
+
+def test_reads_into_numpy_are_exact_at_every_size_and_dtype():
+  # Reads of 1 MiB and more go through pinned host memory on pjrtkit: sizes around that
+  # threshold and the parallel copy's parts, every byte-sized dtype, and device_get.
+  rng = np.random.default_rng(7)
+  mib = 1 << 20
+  for nbytes in (mib - 4, mib, mib + 4, 8 * mib + 12, 64 * mib, 200 * mib + 8):
+    host = rng.integers(0, 256, nbytes, dtype=np.uint8)
+    on_gpu = jax.device_put(host, gpu())
+    np.testing.assert_array_equal(np.asarray(on_gpu), host)
+    np.testing.assert_array_equal(jax.device_get(on_gpu), host)
+  for dtype in (np.bool_, np.int8, np.int16, np.float16, jnp.bfloat16, np.int32, np.float32,
+                np.complex64):
+    host = (rng.standard_normal((1 << 18) + 3) * 100).astype(dtype)
+    np.testing.assert_array_equal(np.asarray(jax.device_put(host, gpu())), host)
+  # A computed result, a 2-D one read transposed, and a slice.
+  x = jax.device_put(np.arange(1 << 20, dtype=np.float32).reshape(1024, 1024), gpu())
+  np.testing.assert_array_equal(np.asarray(jax.jit(lambda a: a.T * 2)(x)),
+                                np.arange(1 << 20, dtype=np.float32).reshape(1024, 1024).T * 2)
+  np.testing.assert_array_equal(np.asarray(x[3:700]), np.asarray(x)[3:700])
+
+
+if __name__ == "__main__":
+  sys.exit(pytest.main([__file__, "-v"] + sys.argv[1:]))
