@@ -80,8 +80,8 @@ def test_pjrtkit_runs_on_the_xla_gpu_device_with_its_whole_integration():
   status = pjrtkit.integration_status()
   assert (status.device, status.problems) == ("xla_gpu", ())
   assert status.installed == ("ffi", "cuda lowering", "platform_dependent", "export", "dlpack",
-                              "pallas gpu", "host callbacks", "gpu alias", "donation",
-                              "persistent cache")
+                              "host values", "pallas gpu", "host callbacks", "gpu alias",
+                              "donation", "persistent cache")
 
 
 def test_jit_matmul_matches_numpy():

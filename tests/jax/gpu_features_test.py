@@ -146,6 +146,16 @@ def test_reads_into_numpy_are_exact_at_every_size_and_dtype():
   np.testing.assert_array_equal(np.asarray(jax.jit(lambda a: a.T * 2)(x)),
                                 np.arange(1 << 20, dtype=np.float32).reshape(1024, 1024).T * 2)
   np.testing.assert_array_equal(np.asarray(x[3:700]), np.asarray(x)[3:700])
+  # copy_to_host_async, then the value: the same bytes, read-only, cached like JAX's own.
+  y = jax.jit(lambda a: a + 1)(x)
+  y.copy_to_host_async()
+  value = np.asarray(y)
+  want = np.arange(1 << 20, dtype=np.float32).reshape(1024, 1024) + 1
+  np.testing.assert_array_equal(value, want)
+  assert not value.flags.writeable and np.asarray(y) is value
+  if PLATFORM == "pjrtkit":
+    from jax_plugins.pjrtkit import _host_values  # pylint: disable=g-import-not-at-top
+    assert len(_host_values.PENDING) == 0  # The value took the copy copy_to_host_async started.
 
 
 if __name__ == "__main__":

@@ -340,8 +340,8 @@ _GPU_INTEGRATION_ON_XLA_CPU = """
 
 
 _EXPECTED = {
-    "installed": ["ffi", "cuda lowering", "platform_dependent", "export", "dlpack", "pallas gpu",
-                  "host callbacks", "gpu alias", "donation", "persistent cache"],
+    "installed": ["ffi", "cuda lowering", "platform_dependent", "export", "dlpack", "host values",
+                  "pallas gpu", "host callbacks", "gpu alias", "donation", "persistent cache"],
     "device": "xla_gpu", "problems": [],
     "gpu_alias": ["pjrtkit"] * 4,
     "cholesky": True, "cholesky_rule": True,

@@ -25,7 +25,7 @@ handler, the ``gpu`` alias; both: FFI, donation, the persistent cache). It is al
 * for xla_gpu: FFI routing (``_ffi``), jaxlib's CUDA handlers and types (``_gpu_targets``), the
   cuda rules and the generic rules that choose by platform name (``_gpu_rules``,
   ``_platform_rules``), ``jax.export`` for ``cuda`` (``_export_rules``), DLPack (``_dlpack``),
-  host callbacks (``_host_callbacks`` with its GPU handler, and the cpu callback rules,
+  reads into numpy through pinned memory (``_host_values``), host callbacks (``_host_callbacks`` with its GPU handler, and the cpu callback rules,
   ``_gpu_rules.register_callbacks``), the ``gpu`` alias, donation and the persistent cache;
   undone the same way.
 """
@@ -45,6 +45,7 @@ from jax_plugins.pjrtkit import _ffi
 from jax_plugins.pjrtkit import _gpu_rules
 from jax_plugins.pjrtkit import _gpu_targets
 from jax_plugins.pjrtkit import _host_callbacks
+from jax_plugins.pjrtkit import _host_values
 from jax_plugins.pjrtkit import _jax_compat
 from jax_plugins.pjrtkit import _jax_internals
 from jax_plugins.pjrtkit import _lowering
@@ -166,6 +167,7 @@ def _install_gpu_steps(c_api: Any, platform: str, undo: _Undo) -> None:
   _platform_rules.register(platform, _gpu_rules.CUDA)
   undo.add(_export_rules.install(platform, _gpu_rules.CUDA))
   undo.add(_dlpack.install(platform, gpu=True))
+  undo.add(_host_values.install(platform))
   _callback_rules.callback_rules()  # Fails before anything of callbacks is installed.
   _snapshot_attribute(compiler, "compile_or_get_cached", undo)
   _host_callbacks.install(c_api, platform, extension, device_memory=True)

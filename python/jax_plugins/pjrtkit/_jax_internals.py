@@ -24,7 +24,8 @@ from typing import Any
 from jax_plugins.pjrtkit._jax_checks import (dataclass_fields, exists, generic_rule_check,
                                              gpu_registrations_check, has_params, impl_check,
                                              importable_or_absent, load_module, param_names,
-                                             registrations_check, rule_check, source_has)
+                                             registrations_check, rule_check, source_has,
+                                             source_text)
 
 FFI = "ffi"
 CPU_LOWERING = "cpu lowering"
@@ -40,8 +41,10 @@ KERNELS_CUPTI = "kernels cupti"
 PLATFORM_DEPENDENT = "platform_dependent"
 EXPORT = "export"
 DLPACK = "dlpack"
+HOST_VALUES = "host values"
 FEATURES = (FFI, CPU_LOWERING, HOST_CALLBACKS, DONATION, PERSISTENT_CACHE, TOPOLOGY, JIT_REPORT,
-            CUDA_LOWERING, PALLAS_GPU, GPU_ALIAS, KERNELS_CUPTI, PLATFORM_DEPENDENT, EXPORT, DLPACK)
+            CUDA_LOWERING, PALLAS_GPU, GPU_ALIAS, KERNELS_CUPTI, PLATFORM_DEPENDENT, EXPORT, DLPACK,
+            HOST_VALUES)
 """The pjrtkit features that rely on JAX internals (``_integration`` installs those of the device
 JAX runs on: ``CPU_FEATURES`` or ``GPU_FEATURES``; ``pjrtkit.jit_report`` and
 ``pjrtkit.kernels``' "cupti" benchmarking method check their own)."""
@@ -49,7 +52,7 @@ JAX runs on: ``CPU_FEATURES`` or ``GPU_FEATURES``; ``pjrtkit.jit_report`` and
 CPU_FEATURES = (FFI, CPU_LOWERING, PLATFORM_DEPENDENT, EXPORT, DLPACK, HOST_CALLBACKS,
                 DONATION, PERSISTENT_CACHE)
 """What the integration installs for the xla_cpu device."""
-GPU_FEATURES = (FFI, CUDA_LOWERING, PLATFORM_DEPENDENT, EXPORT, DLPACK, PALLAS_GPU,
+GPU_FEATURES = (FFI, CUDA_LOWERING, PLATFORM_DEPENDENT, EXPORT, DLPACK, HOST_VALUES, PALLAS_GPU,
                 HOST_CALLBACKS, GPU_ALIAS, DONATION, PERSISTENT_CACHE)
 """What the integration installs for the xla_gpu device (host callbacks: the same rules, compile
 wrapper and internals as on xla_cpu; only the FFI handler differs, and it uses no JAX internal)."""
@@ -207,7 +210,13 @@ def _get_backend_check() -> str | None:
 _PE = "jax._src.interpreters.partial_eval"
 
 
-def _dlpack_method_problem(name: str, params: list[str]) -> str | None:
+def _array_property_getter(name: str) -> Any:
+  """JAX's own getter of property ``ArrayImpl.<name>`` (under pjrtkit's, when it is wrapped)."""
+  getter = getattr(load_module("jax._src.array"), "ArrayImpl").__dict__[name].fget
+  return getattr(getter, "__wrapped__", getter)
+
+
+def _array_method_problem(name: str, params: list[str]) -> str | None:
   """What changed in ``ArrayImpl.<name>`` (None: it is there and takes ``params``)."""
   method = getattr(load_module("jax._src.array"), "ArrayImpl").__dict__.get(name)
   if method is None:
@@ -383,16 +392,29 @@ INTERNALS: tuple[Internal, ...] = (
     # -- DLPack: pjrtkit arrays exported by pjrtkit, CUDA tensors imported through 'gpu' --------
     Internal("jax._src.array.ArrayImpl.__dlpack__", DLPACK, "wrapped",
              "exports pjrtkit arrays (jaxlib's C++ refuses any platform id but its own)",
-             lambda: _dlpack_method_problem("__dlpack__",
+             lambda: _array_method_problem("__dlpack__",
                                             ["stream", "max_version", "dl_device", "copy"])),
     Internal("jax._src.array.ArrayImpl.__dlpack_device__", DLPACK, "wrapped",
              "answers kDLCPU / kDLCUDA for pjrtkit arrays",
-             lambda: _dlpack_method_problem("__dlpack_device__", [])),
+             lambda: _array_method_problem("__dlpack_device__", [])),
     Internal("jax._src.dlpack._DL_DEVICE_TO_PLATFORM", DLPACK, "changed",
              "CUDA tensors are imported through the 'gpu' alias (JAX's cuda, else pjrtkit)",
              lambda: None if isinstance(getattr(load_module("jax._src.dlpack"),
                                                 "_DL_DEVICE_TO_PLATFORM", None), dict)
              else "is not a dict"),
+    # -- host values: np.asarray of xla_gpu arrays through pinned memory -----------------------
+    Internal("jax._src.array.ArrayImpl._value", HOST_VALUES, "replaced",
+             "np.asarray / device_get of a large xla_gpu array views a pinned_host copy",
+             lambda: None if isinstance(getattr(load_module("jax._src.array"), "ArrayImpl")
+                                        .__dict__.get("_value"), property)
+             else "is not a property"),
+    Internal("jax._src.array.ArrayImpl.copy_to_host_async", HOST_VALUES, "wrapped",
+             "starts that pinned_host copy", lambda: _array_method_problem(
+                 "copy_to_host_async", [])),
+    Internal("jax._src.array.ArrayImpl._npy_value", HOST_VALUES, "set",
+             "the host value both use (the view is cached there, as JAX caches its own)",
+             lambda: None if "_npy_value" in source_text(_array_property_getter("_value"))
+             else "is no longer _value's cache"),
     Internal("jax._src.lib.gpu_solver.registrations", CUDA_LOWERING, "called",
              "jaxlib's cuSOLVER FFI handlers, registered for 'pjrtkit' (XLA:GPU's CUDA)",
              gpu_registrations_check("jax._src.lib.gpu_solver")),
