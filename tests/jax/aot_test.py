@@ -233,6 +233,42 @@ print(json.dumps({"type": type(executable).__name__, "y": np.asarray(y).tolist()
                  "output_bytes": 16}
 
 
+_SINGLE_DEVICE_LOAD = """
+import json
+import numpy as np
+import jax, jax.numpy as jnp
+from jax.experimental import serialize_executable as se
+from jax.sharding import SingleDeviceSharding
+backend = "{backend}"
+devices = jax.devices(backend)
+one = SingleDeviceSharding(devices[0])
+f = jax.jit(lambda x: x * 2 + 1, in_shardings=one, out_shardings=one)
+saved = se.serialize(f.trace(jax.ShapeDtypeStruct((3,), jnp.float32)).lower().compile())
+x = jax.device_put(np.arange(3, dtype=np.float32), devices[0])
+out = {{}}
+for name, kwargs in (("all_devices", {{}}), ("one_device", {{"execution_devices": devices[:1]}})):
+  loaded = se.deserialize_and_load(*saved, backend=backend, **kwargs)
+  try:
+    out[name] = np.asarray(loaded(x)).tolist()
+  except jax.errors.JaxRuntimeError as e:
+    out[name] = str(e)
+print(json.dumps(out))
+"""
+
+
+def test_a_single_device_executable_loads_like_on_jaxlibs_cpu():
+  # deserialize_and_load without execution_devices hands the loader every device of the backend,
+  # so a single-device executable is loaded on 4 and refuses one argument shard: JAX's choice,
+  # the same on jaxlib's cpu with 4 devices. Loaded on one device, it runs on both.
+  refusal = ("INVALID_ARGUMENT: Expected args to execute_sharded_on_local_devices to have 4 "
+             "shards, got: [1]")
+  want = {"all_devices": refusal, "one_device": [1.0, 3.0, 5.0]}
+  assert _script(_SINGLE_DEVICE_LOAD.format(backend="pjrtkit"), [],
+                 JAX_PLATFORMS="pjrtkit,cpu") == want
+  assert _script(_SINGLE_DEVICE_LOAD.format(backend="cpu"), [], JAX_PLATFORMS="cpu",
+                 XLA_FLAGS="--xla_force_host_platform_device_count=4") == want
+
+
 def test_host_callbacks_are_refused_with_a_clear_error():
   got = _script("""
 import json
