@@ -1,14 +1,14 @@
 """jax.export on pjrtkit: export, serialize, deserialize in another process, call; cross-platform.
 
 What holds (jax 0.11.2 .. 0.12.x), on the xla_cpu device, which lowers as JAX's ``cpu``:
-* ``export(f)`` without ``platforms=`` exports for ``cpu`` (``default_export_platform()`` answers
-  the JAX platform the device lowers as, as JAX's gpu backend answers ``cuda``), so the artefact
-  runs on jaxlib's cpu too;
-* artefacts for ``cpu``, for ``pjrtkit`` and for ``['cpu', 'pjrtkit']`` serialize, deserialize in
-  a fresh process and run there with the values of the function run directly;
+* ``export(f)`` without ``platforms=`` exports for ``pjrtkit`` (programs there may hold
+  pjrtkit's own custom calls, which jaxlib's cpu cannot run);
+* artefacts for ``cpu`` (the JAX platform the device lowers as), for ``pjrtkit`` and for
+  ``['cpu', 'pjrtkit']`` serialize, deserialize in a fresh process and run there with the values
+  of the function run directly;
 * an artefact for a platform the device does not lower as (``cuda``, ``tpu``) is refused with
   JAX's ValueError naming both platforms, unless exported with ``DisabledSafetyCheck.platform()``;
-* on jaxlib's cpu, an artefact for ``pjrtkit`` only is refused the same way.
+* on jaxlib's cpu, an artefact for ``pjrtkit`` only (the default one) is refused the same way.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ def f(x, y):
   return jnp.sin(x) * y + jnp.cumsum(x, axis=1), (x @ x.T).sum()
 b = export.symbolic_shape('b')[0]
 args = (jax.ShapeDtypeStruct((b, 3), jnp.float32), jax.ShapeDtypeStruct((b, 3), jnp.float32))
-jax.devices()  # The default export platform is the device's once JAX has started its backends.
 out = {{}}
 for name, platforms, checks in {cases}:
   exp = export.export(jax.jit(f), platforms=platforms,
@@ -76,7 +75,7 @@ def exported_dir() -> str:
            ("tpu", ["tpu"], False), ("tpu_any", ["tpu"], True)]
   got = _run(_EXPORT.format(cases=repr(cases)), [directory], "pjrtkit,cpu")
   assert got == {"backend": "pjrtkit", "platforms": {
-      "default": ["cpu"], "pjrtkit": ["pjrtkit"], "cpu": ["cpu"], "both": ["cpu", "pjrtkit"],
+      "default": ["pjrtkit"], "pjrtkit": ["pjrtkit"], "cpu": ["cpu"], "both": ["cpu", "pjrtkit"],
       "cuda": ["cuda"], "tpu": ["tpu"], "tpu_any": ["tpu"]}}
   return directory
 
@@ -108,12 +107,12 @@ def test_exports_for_platforms_the_device_does_not_lower_as_are_refused(exported
   assert got["tpu"] == _refusal("tpu", "pjrtkit")
 
 
-def test_the_default_export_runs_on_jaxlibs_cpu_and_a_pjrtkit_only_one_does_not(exported_dir):
-  got = _run(_CALL, [exported_dir, "default", "both", "pjrtkit"], "cpu")
+def test_exports_for_cpu_run_on_jaxlibs_cpu_and_pjrtkit_only_ones_do_not(exported_dir):
+  got = _run(_CALL, [exported_dir, "cpu", "both", "default"], "cpu")
   assert got["direct"][2] == "cpu"
-  assert got["default"] == got["direct"]
+  assert got["cpu"] == got["direct"]
   assert got["both"] == got["direct"]
-  assert got["pjrtkit"] == _refusal("pjrtkit", "cpu")
+  assert got["default"] == _refusal("pjrtkit", "cpu")
 
 
 if __name__ == "__main__":

@@ -9,12 +9,14 @@ xla_gpu device as ``cuda``), so what ``jax.export`` makes for that platform is w
   context's platforms read as that JAX platform, so a multi-platform artefact (``('cpu',
   'cuda')``) is called with its branch for it. An artefact for any other platform (``tpu``, or
   ``cpu`` on the xla_gpu device) is refused with JAX's own ValueError naming both.
-* ``jax.export.default_export_platform()`` (and so ``export(f)`` without ``platforms=``) answers
-  the device's JAX platform when pjrtkit is the default backend, the way it answers ``cuda`` for
-  JAX's own GPU backend: an artefact exported on pjrtkit runs on jaxlib's backend for that
+* on the xla_gpu device (``install(..., default=True)``), ``jax.export.default_export_platform()``
+  (and so ``export(f)`` without ``platforms=``) answers ``cuda`` when pjrtkit is the default
+  backend, the way it answers ``cuda`` for JAX's own GPU backend: an artefact exported on pjrtkit runs on jaxlib's backend for that
   platform, and the other way round. It does from the moment JAX has started its backends
   (``initialize()`` runs then): the one call that starts them, an ``export(f)`` that is a
-  process's first JAX call, still answers ``pjrtkit``.
+  process's first JAX call, still answers ``pjrtkit``. The xla_cpu device keeps ``pjrtkit`` as
+  its default: programs there may hold pjrtkit's own custom calls (``pjrtkit.kernels``' native
+  kernels), which jaxlib's cpu cannot run, so an artefact made there by default says so.
 
 JAX internals used (``_jax_internals.INTERNALS``, feature "export"): ``mlir._lowerings`` (the
 generic rule), ``_export._call_exported_lowering``, ``_export.default_export_platform`` /
@@ -68,10 +70,11 @@ def default_platform(original: Callable[[], str], platform: str,
   return default_export_platform
 
 
-def install(platform: str, as_platform: str) -> Callable[[], None]:
-  """Registers the ``call_exported`` rule and the default platform for ``platform``, which
-  lowers as ``as_platform``; returns the undo of the default platform (the rule is undone with
-  the platform's other lowering rules).
+def install(platform: str, as_platform: str, default: bool) -> Callable[[], None]:
+  """Registers the ``call_exported`` rule for ``platform``, which lowers as ``as_platform``, and,
+  when ``default``, makes ``as_platform`` the default export platform while ``platform`` is the
+  default backend; returns the undo of the default (the rule is undone with the platform's
+  other lowering rules).
 
   Raises:
     LookupError: when ``call_exported`` has no generic rule in this JAX.
@@ -89,6 +92,8 @@ def install(platform: str, as_platform: str) -> Callable[[], None]:
   mlir.register_lowering(_export.call_exported_p,
                          call_exported_rule(entry.rule, platform, as_platform),
                          platform=platform, inline=getattr(entry, "inline", True))
+  if not default:
+    return lambda: None
   for name in DEFAULT_PLATFORM_NAMES:
     setattr(_export, name, replacement)
   jax.export.default_export_platform = replacement

@@ -15,7 +15,7 @@ handler, the ``gpu`` alias; both: FFI, donation, the persistent cache). It is al
   FFI extension (``_ffi``); jaxlib's LAPACK / sparse FFI handlers are registered
   (``_lowering``), before the cpu lowering rules that emit them; ``lax.platform_dependent``
   takes its cpu branches (``_platform_rules``); ``jax.export`` artefacts for ``cpu`` are called
-  and made by default (``_export_rules``); DLPack (``_dlpack``); host callbacks
+  (``_export_rules``); DLPack (``_dlpack``); host callbacks
   (``_host_callbacks``, ``_callback_rules``); the refusal of programs the inner plugin computes
   wrongly (``_program_checks``); buffer donation and the persistent compilation cache
   (``_jax_compat``). If a step raises, every change to JAX made so far is undone (lowering
@@ -136,7 +136,7 @@ def _install_steps(c_api: Any, platform: str, undo: _Undo) -> None:
   _snapshot_lowerings(platform, undo)
   _lowering.register_cpu_lowerings(platform)
   _platform_rules.register(platform, "cpu")
-  undo.add(_export_rules.install(platform, "cpu"))
+  undo.add(_export_rules.install(platform, "cpu", default=False))
   undo.add(_dlpack.install(platform, gpu=False))
   _callback_rules.callback_rules()  # Fails before anything of callbacks is installed.
   _snapshot_attribute(compiler, "compile_or_get_cached", undo)
@@ -165,7 +165,7 @@ def _install_gpu_steps(c_api: Any, platform: str, undo: _Undo) -> None:
   _gpu_rules.register_cuda_lowerings(platform)
   _gpu_rules.register_generic_by_platform(platform)
   _platform_rules.register(platform, _gpu_rules.CUDA)
-  undo.add(_export_rules.install(platform, _gpu_rules.CUDA))
+  undo.add(_export_rules.install(platform, _gpu_rules.CUDA, default=True))
   undo.add(_dlpack.install(platform, gpu=True))
   undo.add(_host_values.install(platform))
   _callback_rules.callback_rules()  # Fails before anything of callbacks is installed.
