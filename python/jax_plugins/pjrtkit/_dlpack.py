@@ -13,8 +13,11 @@ itself and lets JAX's own import reach its devices:
   stream sees its data), and returns a legacy ``"dltensor"`` capsule (DLPack 0.8, which every
   consumer takes, whatever ``max_version`` it asks) over the buffer's own memory
   (``unsafe_buffer_pointer``) with the layout's strides. The capsule holds a reference to the
-  array until the consumer calls the deleter (or, never consumed, until the capsule is
-  collected), so the memory outlives the ``jax.Array`` object. As for every DLPack producer,
+  array until the consumer calls the deleter, so the memory outlives the ``jax.Array`` object.
+  A capsule nobody consumed is let go at the next export (or ``held_count()``) after the last
+  reference to it went: the capsule has no destructor of its own, because a Python destructor
+  runs while a consumer's exception may be in flight (a consumer that rejects a capsule drops
+  it in mid-raise), and ctypes cannot keep that exception intact. As for every DLPack producer,
   the consumer must not write to it, and ``.delete()`` or donation of the array while a consumer
   uses it frees memory under that consumer. ``copy=True`` exports a copy made on the device;
   ``dl_device=(kDLCPU, 0)`` for a GPU array exports a host copy (refused with ``copy=False``);
@@ -34,6 +37,7 @@ JAX internals used (``_jax_internals.INTERNALS``, feature "dlpack"): ``array.Arr
 from __future__ import annotations
 
 import ctypes
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -72,20 +76,14 @@ DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(DLManagedTensor))
 DLManagedTensor._fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p),
                             ("deleter", DELETER)]
 
-_CAPSULE_DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-"""``PyCapsule_Destructor``; takes the dying capsule as a bare pointer (never a new reference)."""
-
-
 def _capsule_api() -> Any:
   """The CPython capsule functions, as this module's own ctypes functions (``ctypes.pythonapi``'s
   are shared, and other modules set their argument types)."""
   api = ctypes.PyDLL(None)
   api.PyCapsule_New.restype = ctypes.py_object
-  api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, _CAPSULE_DESTRUCTOR]
+  api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
   api.PyCapsule_IsValid.restype = ctypes.c_int
-  api.PyCapsule_IsValid.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-  api.PyCapsule_GetPointer.restype = ctypes.c_void_p
-  api.PyCapsule_GetPointer.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+  api.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
   return api
 
 
@@ -128,7 +126,24 @@ class _Exports:
 
   def release(self, key: int) -> None:
     with self._lock:
-      self._held.pop(key, None)
+      holder = self._held.pop(key, None)
+    # Dropped outside the lock: the array it held may be a view whose own release runs now.
+    del holder
+
+  def sweep(self) -> None:
+    """Lets go of the arrays of capsules that were dropped without being consumed."""
+    with self._lock:
+      holders = list(self._held.items())
+    for key, holder in holders:
+      capsule = holder.capsule
+      if capsule is None:
+        continue
+      if not _API.PyCapsule_IsValid(capsule, CAPSULE_NAME):
+        holder.capsule = None  # Consumed (renamed): its consumer calls the deleter.
+      elif sys.getrefcount(capsule) <= 3:  # holder.capsule, `capsule`, the argument: abandoned.
+        holder.capsule = None
+        self.release(key)
+    del holders
 
   def __len__(self) -> int:
     with self._lock:
@@ -140,7 +155,9 @@ EXPORTS = _Exports()
 
 
 def held_count() -> int:
-  """How many exported arrays are still held (for tests and diagnostics)."""
+  """How many exported arrays are still held (after letting go of abandoned capsules; for tests
+  and diagnostics)."""
+  EXPORTS.sweep()
   return len(EXPORTS)
 
 
@@ -150,6 +167,7 @@ class _Holder:
   def __init__(self, array: Any, device: DLDevice, strides: list[int]):
     shape = tuple(int(d) for d in array.shape)
     self.array = array
+    self.capsule: Any = None  # Until consumed (see _Exports.sweep).
     self.shape = (ctypes.c_int64 * max(len(shape), 1))(*shape)
     self.strides = (ctypes.c_int64 * max(len(shape), 1))(*strides)
     self.managed = DLManagedTensor()
@@ -175,21 +193,6 @@ DELETE = DELETER(_delete)
 """The ctypes function every capsule's ``deleter`` points to (lives as long as the process)."""
 
 
-def _destroy_capsule(capsule: int | None) -> None:
-  """The capsule's destructor: an unconsumed capsule (still named ``dltensor``) releases its
-  array; a consumed one belongs to its consumer."""
-  try:
-    if capsule and _API.PyCapsule_IsValid(capsule, CAPSULE_NAME):
-      pointer = _API.PyCapsule_GetPointer(capsule, CAPSULE_NAME)
-      _delete(ctypes.cast(pointer, ctypes.POINTER(DLManagedTensor)))
-  except BaseException:  # pylint: disable=broad-except  (a destructor must not raise)
-    pass
-
-
-DESTROY_CAPSULE = _CAPSULE_DESTRUCTOR(_destroy_capsule)
-"""The ctypes function every capsule's destructor points to."""
-
-
 def element_strides(array: Any) -> list[int]:
   """The strides (in elements) of ``array``'s buffer, from its layout's major-to-minor order.
 
@@ -200,7 +203,7 @@ def element_strides(array: Any) -> list[int]:
   order = list(range(len(shape) - 1, -1, -1))  # minor-to-major, row-major by default
   layout = getattr(getattr(array, "format", None), "layout", None)
   if layout is not None:
-    if getattr(layout, "_tiling", None):
+    if getattr(layout, "tiling", None) or getattr(layout, "_tiling", None):
       raise BufferError(f"pjrtkit: the array's layout {layout} is tiled; DLPack takes dense "
                         "strided arrays only")
     major_to_minor = getattr(layout, "major_to_minor", None)
@@ -251,16 +254,20 @@ def export_capsule(array: Any, gpu: bool, dl_device: tuple[int, int] | None = No
     import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
 
     array = jnp.array(array, copy=True)
+    device = device_of(array, gpu)  # The copy's memory, which need not be the original's.
   array.block_until_ready()
+  EXPORTS.sweep()
   holder = _Holder(array, DLDevice(*device), element_strides(array))
   key = EXPORTS.hold(holder)
   holder.managed.manager_ctx = key
   holder.managed.deleter = DELETE
   try:
-    return _API.PyCapsule_New(ctypes.addressof(holder.managed), CAPSULE_NAME, DESTROY_CAPSULE)
+    capsule = _API.PyCapsule_New(ctypes.addressof(holder.managed), CAPSULE_NAME, None)
   except BaseException:
     EXPORTS.release(key)
     raise
+  holder.capsule = capsule
+  return capsule
 
 
 def _wrap_dlpack(original: Callable[..., Any], platform: str, gpu: bool) -> Callable[..., Any]:

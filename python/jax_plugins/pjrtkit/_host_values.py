@@ -12,12 +12,13 @@ device, ``_value`` copies it into that device's pinned_host memory and keeps num
 copy as the array's host value (read-only, as every ``_value``; the pinned copy lives as long as
 the view, holding the bytes a pageable value would hold, page-locked). ``copy_to_host_async``
 starts that copy and returns; ``_value`` then takes it. Everything else (other platforms, sharded
-or small arrays, host memories) is JAX's own path, and so is an array whose pinned copy fails
-(pinned memory exhausted): the error is not the user's.
+or small arrays, host memories, and every array while a device-to-host transfer guard is set, so
+that the guard logs or refuses as JAX's path does) is JAX's own path, and so is an array whose
+pinned copy fails (pinned memory exhausted): the error is not the user's.
 
 JAX internals used (``_jax_internals.INTERNALS``, feature "host values"): ``ArrayImpl._value``
 (a property, replaced) and ``ArrayImpl.copy_to_host_async`` (wrapped), ``ArrayImpl._npy_value``
-(the cache both use), ``ArrayImpl._arrays``.
+(the cache both use), ``ArrayImpl._arrays``, ``config.transfer_guard_device_to_host``.
 """
 
 from __future__ import annotations
@@ -34,19 +35,41 @@ PINNED_HOST = "pinned_host"
 
 
 class _Pending:
-  """Array -> its pinned copy in flight (started by ``copy_to_host_async``). Thread-safe."""
+  """Array -> its pinned copy in flight (started by ``copy_to_host_async``). Thread-safe.
+
+  Keyed by ``id``: jax arrays are unhashable. Each entry holds a weak reference to its array, so
+  an entry never outlives it (the reference's callback drops it) and an id reused by a later
+  array is never mistaken for the old one.
+  """
 
   def __init__(self) -> None:
     self._lock = threading.Lock()
-    self._copies: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+    self._copies: dict[int, tuple[weakref.ref, Any]] = {}
 
   def put(self, array: Any, copy: Any) -> None:
+    key = id(array)
+
+    def forget(ref: weakref.ref) -> None:
+      with self._lock:
+        if self._copies.get(key, (None,))[0] is ref:
+          dropped = self._copies.pop(key)
+        else:
+          dropped = None
+      del dropped  # The pinned copy goes after the lock is released.
+
+    entry = (weakref.ref(array, forget), copy)
     with self._lock:
-      self._copies[array] = copy
+      previous = self._copies.get(key)
+      self._copies[key] = entry
+    del previous
 
   def pop(self, array: Any) -> Any:
     with self._lock:
-      return self._copies.pop(array, None)
+      entry = self._copies.get(id(array))
+      if entry is None or entry[0]() is not array:
+        return None
+      del self._copies[id(array)]
+    return entry[1]
 
   def __len__(self) -> int:
     with self._lock:
@@ -57,10 +80,17 @@ PENDING = _Pending()
 """The pinned copies started by ``copy_to_host_async`` and not yet taken by ``_value``."""
 
 
+def _guarded() -> bool:
+  """True when a device-to-host transfer guard is set (JAX's own path then logs or refuses)."""
+  from jax._src import config  # pylint: disable=g-import-not-at-top
+
+  return config.transfer_guard_device_to_host.value not in (None, "allow")
+
+
 def eligible(array: Any, platform: str) -> bool:
   """True when ``array`` converts through pinned memory (see the module docstring)."""
   try:
-    return (array._npy_value is None and array.platform() == platform and  # pylint: disable=protected-access
+    return (array._npy_value is None and not _guarded() and array.platform() == platform and  # pylint: disable=protected-access
             len(array._arrays) == 1 and array.nbytes >= MIN_BYTES and  # pylint: disable=protected-access
             array.sharding.memory_kind == "device" and not array.is_deleted())
   except Exception:  # pylint: disable=broad-except  (anything unusual: JAX's own path)

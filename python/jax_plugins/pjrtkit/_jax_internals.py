@@ -411,6 +411,11 @@ INTERNALS: tuple[Internal, ...] = (
     Internal("jax._src.array.ArrayImpl.copy_to_host_async", HOST_VALUES, "wrapped",
              "starts that pinned_host copy", lambda: _array_method_problem(
                  "copy_to_host_async", [])),
+    Internal("jax._src.config.transfer_guard_device_to_host", HOST_VALUES, "read",
+             "a guarded process converts through JAX's own path, which logs or refuses",
+             lambda: None if hasattr(getattr(load_module("jax._src.config"),
+                                             "transfer_guard_device_to_host", None), "value")
+             else "is gone or has no value"),
     Internal("jax._src.array.ArrayImpl._npy_value", HOST_VALUES, "set",
              "the host value both use (the view is cached there, as JAX caches its own)",
              lambda: None if "_npy_value" in source_text(_array_property_getter("_value"))

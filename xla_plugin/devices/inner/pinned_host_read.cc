@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <thread>
 #include <vector>
 
@@ -26,9 +27,14 @@ void ParallelCopy(void* dst, const void* src, size_t bytes, unsigned max_threads
   for (size_t i = 1; i < threads; ++i) {
     const size_t begin = std::min(bytes, i * part);
     const size_t end = i + 1 == threads ? bytes : std::min(bytes, (i + 1) * part);
-    if (begin < end) workers.emplace_back([out, in, begin, end] {
+    if (begin >= end) continue;
+    try {
+      workers.emplace_back([out, in, begin, end] {
+        std::memcpy(out + begin, in + begin, end - begin);
+      });
+    } catch (const std::exception&) {  // No thread to be had: this part on this thread.
       std::memcpy(out + begin, in + begin, end - begin);
-    });
+    }
   }
   std::memcpy(out, in, std::min(bytes, part));
   for (std::thread& worker : workers) worker.join();
@@ -61,12 +67,18 @@ StatusOr<std::shared_ptr<Event>> ReadThroughPinnedHost(const WrappedClient& clie
   std::shared_ptr<InnerClient> keep_client = client.shared_inner_client();
   const auto* host = reinterpret_cast<const void*>(pointer.buffer_pointer);
   copied->OnReady([keep_api, keep_client, staged, host, dst, bytes, done](Status copy_status) {
-    // Not on the inner plugin's callback thread: it may have more events to deliver.
-    std::thread([keep_api, keep_client, staged, host, dst, bytes, done, copy_status] {
+    auto finish = [keep_api, keep_client, staged, host, dst, bytes, done, copy_status] {
       if (copy_status.ok()) ParallelCopy(dst, host, bytes, kMaxPinnedReadThreads);
       keep_api->DestroyBuffer(staged);
       done->Set(copy_status);
-    }).detach();
+    };
+    // Not on the inner plugin's callback thread, which may have more events to deliver; on it
+    // when no thread can be made.
+    try {
+      std::thread(finish).detach();
+    } catch (const std::exception&) {
+      finish();
+    }
   });
   return done;
 }
