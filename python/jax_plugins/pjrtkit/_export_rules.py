@@ -11,8 +11,8 @@ xla_gpu device as ``cuda``), so what ``jax.export`` makes for that platform is w
   ``cpu`` on the xla_gpu device) is refused with JAX's own ValueError naming both.
 * on the xla_gpu device (``install(..., default=True)``), ``jax.export.default_export_platform()``
   (and so ``export(f)`` without ``platforms=``) answers ``cuda`` when pjrtkit is the default
-  backend, the way it answers ``cuda`` for JAX's own GPU backend: an artefact exported on pjrtkit runs on jaxlib's backend for that
-  platform, and the other way round. It does from the moment JAX has started its backends
+  backend, the way it answers ``cuda`` for JAX's own GPU backend: an artefact exported on
+  pjrtkit runs on JAX's CUDA backend, and the other way round. It does from the moment JAX has started its backends
   (``initialize()`` runs then): the one call that starts them, an ``export(f)`` that is a
   process's first JAX call, still answers ``pjrtkit``. The xla_cpu device keeps ``pjrtkit`` as
   its default: programs there may hold pjrtkit's own custom calls (``pjrtkit.kernels``' native

@@ -90,8 +90,9 @@ def _guarded() -> bool:
 def eligible(array: Any, platform: str) -> bool:
   """True when ``array`` converts through pinned memory (see the module docstring)."""
   try:
-    return (array._npy_value is None and not _guarded() and array.platform() == platform and  # pylint: disable=protected-access
-            len(array._arrays) == 1 and array.nbytes >= MIN_BYTES and  # pylint: disable=protected-access
+    # pylint: disable=protected-access
+    return (array._npy_value is None and not _guarded() and array.platform() == platform and
+            len(array._arrays) == 1 and array.nbytes >= MIN_BYTES and
             array.sharding.memory_kind == "device" and not array.is_deleted())
   except Exception:  # pylint: disable=broad-except  (anything unusual: JAX's own path)
     return False
