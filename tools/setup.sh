@@ -93,10 +93,15 @@ done
 # The native kernels' library next to their loader (pjrtkit.kernels.native.library finds it there).
 cmp -s bazel-bin/kernels/native/pjrtkit_kernels.so kernels/native/pjrtkit_kernels.so || \
   install -m 0644 bazel-bin/kernels/native/pjrtkit_kernels.so kernels/native/pjrtkit_kernels.so
-# install_dev VENV: pjrtkit in development mode into VENV (once; the install points at python/).
+# install_dev VENV: pjrtkit in development mode into VENV (the install points at python/): once,
+# and again when the installed pjrtkit is another tree's (a copied checkout's venv still imports
+# the original's code).
 install_dev() {
-  if ! "$1/bin/python" -c 'import importlib.metadata as m; m.distribution("pjrtkit")' 2>/dev/null; then
-    log "installing pjrtkit into $1 (development mode)"
+  local found
+  found=$("$1/bin/python" -c 'import importlib.metadata as m, jax_plugins.pjrtkit as p, os
+m.distribution("pjrtkit"); print(os.path.realpath(p.__file__))' 2>/dev/null || true)
+  if [ "$found" != "$(realpath "$ROOT/python/jax_plugins/pjrtkit/__init__.py")" ]; then
+    log "installing pjrtkit into $1 (development mode; found: ${found:-none})"
     "$1/bin/python" -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation \
       -e . --config-settings editable_mode=compat
   fi
