@@ -1,7 +1,7 @@
 // XlaCpuFactory: how the C-API layer creates the xla_cpu device (see client/plugin_factory.h):
 // the shared inner-plugin wrapper (devices/inner) with XlaCpuPolicy on OpenXLA's XLA:CPU plugin.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_FACTORY_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_FACTORY_H_
+#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_XLA_CPU_FACTORY_H_
+#define PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_XLA_CPU_FACTORY_H_
 
 #include <cstdint>
 #include <memory>
@@ -72,7 +72,7 @@ inline constexpr char kHostBufferCacheOption[] = "host_buffer_cache_mib";
 inline constexpr char kJoinTimeoutOption[] = "process_join_timeout_s";
 // The environment variable PluginSearch() reads first.
 inline constexpr char kPluginPathEnv[] = "PJRTKIT_XLA_CPU_PLUGIN";
-// Default of host_buffer_cache_mib: 1 GiB.
+// Default of host_buffer_cache_mib: 512 MiB.
 inline constexpr int64_t kDefaultHostBufferCacheMib = 512;
 
 static_assert(CheckPluginFactory<XlaCpuFactory>(), "XlaCpuFactory");
@@ -80,4 +80,4 @@ static_assert(CheckPluginFactory<XlaCpuFactory>(), "XlaCpuFactory");
 }  // namespace xla_cpu
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_FACTORY_H_
+#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_XLA_CPU_FACTORY_H_
