@@ -49,6 +49,7 @@ from typing import Any
 
 from jax_plugins.pjrtkit import _callback_rules
 from jax_plugins.pjrtkit import _cuda_runtime
+from jax_plugins.pjrtkit import _platform_rules
 
 logger = logging.getLogger(__name__)
 
@@ -190,19 +191,8 @@ def register_generic_by_platform(platform: str = "pjrtkit") -> list[str]:
   Raises:
     LookupError: when one of them has no generic rule in this JAX.
   """
-  from jax._src.interpreters import mlir  # pylint: disable=g-import-not-at-top
-
-  generic = mlir._lowerings  # pylint: disable=protected-access
-  registered = []
-  for module, attribute in GENERIC_PRIMITIVES:
-    primitive = getattr(importlib.import_module(module), attribute)
-    entry = generic.get(primitive)
-    if entry is None:
-      raise LookupError(f"pjrtkit: {module}.{attribute} has no generic lowering rule")
-    mlir.register_lowering(primitive, cuda_lowering(entry.rule, platform), platform=platform,
-                           inline=getattr(entry, "inline", True))
-    registered.append(primitive.name)
-  return sorted(registered)
+  return _platform_rules.register_generic(GENERIC_PRIMITIVES, platform,
+                                          lambda rule: cuda_lowering(rule, platform))
 
 
 _CALLBACK_NAMES = {"pure_callback": "jax.pure_callback",

@@ -22,7 +22,7 @@ JAX internals used (``_jax_internals.INTERNALS``, feature "platform_dependent"):
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 PRIMITIVES = (
@@ -51,9 +51,10 @@ def renamed(rule: Callable[..., Any], platform: str, as_platform: str) -> Callab
   return lowering
 
 
-def register(platform: str, as_platform: str) -> list[str]:
-  """Registers the generic rules of ``PRIMITIVES`` for ``platform``, choosing as ``as_platform``
-  does; returns the primitives' names, sorted.
+def register_generic(primitives: Iterable[tuple[str, str]], platform: str,
+                     wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) -> list[str]:
+  """Registers, for ``platform``, ``wrap`` of the generic rule of each (module, attribute)
+  primitive of ``primitives``; returns their names, sorted.
 
   Raises:
     LookupError: when one of them has no generic rule in this JAX.
@@ -62,12 +63,19 @@ def register(platform: str, as_platform: str) -> list[str]:
 
   generic = mlir._lowerings  # pylint: disable=protected-access
   registered = []
-  for module, attribute in PRIMITIVES:
+  for module, attribute in primitives:
     primitive = getattr(importlib.import_module(module), attribute)
     entry = generic.get(primitive)
     if entry is None:
       raise LookupError(f"pjrtkit: {module}.{attribute} has no generic lowering rule")
-    mlir.register_lowering(primitive, renamed(entry.rule, platform, as_platform),
-                           platform=platform, inline=getattr(entry, "inline", True))
+    mlir.register_lowering(primitive, wrap(entry.rule), platform=platform,
+                           inline=getattr(entry, "inline", True))
     registered.append(primitive.name)
   return sorted(registered)
+
+
+def register(platform: str, as_platform: str) -> list[str]:
+  """Registers the generic rules of ``PRIMITIVES`` for ``platform``, choosing as ``as_platform``
+  does; returns the primitives' names, sorted (``LookupError`` as ``register_generic``)."""
+  return register_generic(PRIMITIVES, platform,
+                          lambda rule: renamed(rule, platform, as_platform))
