@@ -1,115 +1,158 @@
 #include "xla_plugin/devices/selection/device_choice.h"
 
-#include <dirent.h>
 #include <stdlib.h>
-
-#include <set>
-
-#include "xla_plugin/devices/xla_cpu/xla_cpu_factory.h"
-#include "xla_plugin/devices/xla_gpu/xla_gpu_factory.h"
 
 namespace pjrtkit {
 namespace selection {
 namespace {
 
-// The names of `specs`.
-std::set<std::string> Names(const std::vector<OptionSpec>& specs) {
-  std::set<std::string> names;
-  for (const OptionSpec& spec : specs) names.insert(spec.name);
-  return names;
+// Whether `device` accepts the create option `name`.
+bool Accepts(const DeviceEntry& device, const std::string& name) {
+  if (device.option_specs == nullptr) return false;
+  for (const OptionSpec& spec : device.option_specs()) {
+    if (spec.name == name) return true;
+  }
+  return false;
 }
 
-// Reads a device name ("xla_cpu", "xla_gpu", "auto" or "") from `value`, given by `source`.
-// Sets `*kind` unless it is "auto" or ""; returns whether it did.
-StatusOr<bool> ReadDeviceName(const std::string& value, const std::string& source,
-                              DeviceKind* kind) {
-  if (value.empty() || value == "auto") return false;
-  if (value == "xla_cpu") {
-    *kind = DeviceKind::kXlaCpu;
-    return true;
+// "the xla_cpu device", "the xla_cpu and acme devices".
+std::string Owners(const std::vector<const DeviceEntry*>& owners, bool with_article) {
+  std::string out = with_article ? "the " : "";
+  for (size_t i = 0; i < owners.size(); ++i) {
+    if (i > 0) out += i + 1 == owners.size() ? " and " : ", ";
+    out += owners[i]->name;
   }
-  if (value == "xla_gpu") {
-    *kind = DeviceKind::kXlaGpu;
-    return true;
+  return out + (owners.size() == 1 ? " device" : " devices");
+}
+
+// Reads a device name (a registered one, "auto" or "") from `value`, given by `source`. Sets
+// `*device` unless it is "auto" or "".
+Status ReadDeviceName(const std::string& value, const std::string& source,
+                      const std::vector<DeviceEntry>& devices, const DeviceEntry** device) {
+  if (value.empty() || value == "auto") return OkStatus();
+  *device = registry::Registry::Find(value, devices);
+  if (*device != nullptr) return OkStatus();
+  return InvalidArgument(source + " must be " + registry::Registry::AcceptedNames(devices) +
+                         ", got '" + value + "'");
+}
+
+bool Contains(const std::vector<const DeviceEntry*>& devices, const DeviceEntry* device) {
+  for (const DeviceEntry* d : devices) {
+    if (d == device) return true;
   }
-  return InvalidArgument(source + " must be 'xla_cpu', 'xla_gpu' or 'auto', got '" + value + "'");
+  return false;
+}
+
+// Rule 4 over `candidates`.
+const DeviceEntry* AutoAmong(const std::vector<const DeviceEntry*>& candidates,
+                             const MachineFacts& facts, std::string* reason) {
+  const DeviceEntry* best = nullptr;
+  for (const DeviceEntry* device : candidates) {
+    if (device->auto_priority <= 0 || facts.available.count(device->name) == 0) continue;
+    if (best == nullptr || device->auto_priority > best->auto_priority) best = device;
+  }
+  if (best == nullptr) {
+    if (reason != nullptr) *reason = "no device is available for auto, so the first registered";
+    return candidates.empty() ? nullptr : candidates.front();
+  }
+  if (reason != nullptr) {
+    if (!best->available_reason.empty()) {
+      *reason = best->available_reason;
+    } else {
+      std::string why;
+      for (const DeviceEntry* device : candidates) {
+        if (device->auto_priority > best->auto_priority && !device->unavailable_reason.empty()) {
+          why += (why.empty() ? "" : "; ") + device->unavailable_reason;
+        }
+      }
+      *reason = why.empty() ? "the available device with the highest auto priority" : why;
+    }
+  }
+  return best;
 }
 
 }  // namespace
 
-const char* DeviceChoice::Name(DeviceKind kind) {
-  return kind == DeviceKind::kXlaGpu ? "xla_gpu" : "xla_cpu";
-}
-
-OptionSpec DeviceChoice::DeviceOptionSpec() {
+OptionSpec DeviceChoice::DeviceOptionSpec(const std::vector<DeviceEntry>& devices) {
+  std::string names;
+  for (const DeviceEntry& device : devices) names += device.name + ", ";
   return {kDeviceOption, AttributeValue(std::string("auto")),
-          "which device: xla_cpu, xla_gpu or auto (default: $PJRTKIT_DEVICE, else xla_gpu when "
-          "an NVIDIA GPU and the CUDA plugin are there, else xla_cpu)"};
+          "which device: " + names + "or auto (default: $PJRTKIT_DEVICE, else the available "
+          "device with the highest auto priority: xla_gpu when an NVIDIA GPU and the CUDA "
+          "plugin are there, else xla_cpu)"};
 }
 
-StatusOr<DeviceKind> DeviceChoice::Choose(const AttributeMap& options, const MachineFacts& facts) {
-  DeviceKind kind = DeviceKind::kXlaCpu;
-  bool chosen = false;
+const DeviceEntry* DeviceChoice::Auto(const MachineFacts& facts,
+                                      const std::vector<DeviceEntry>& devices,
+                                      std::string* reason) {
+  std::vector<const DeviceEntry*> all;
+  for (const DeviceEntry& device : devices) all.push_back(&device);
+  return AutoAmong(all, facts, reason);
+}
+
+StatusOr<const DeviceEntry*> DeviceChoice::Choose(const AttributeMap& options,
+                                                  const MachineFacts& facts,
+                                                  const std::vector<DeviceEntry>& devices) {
+  if (devices.empty()) return FailedPrecondition("pjrtkit has no registered device");
+  const DeviceEntry* chosen = nullptr;
   auto it = options.find(kDeviceOption);
   if (it != options.end()) {
     if (!std::holds_alternative<std::string>(it->second)) {
       return InvalidArgument("create option 'device' must be string, got " +
                              std::string(AttributeTypeName(it->second)));
     }
-    PJRTKIT_ASSIGN_OR_RETURN(chosen, ReadDeviceName(std::get<std::string>(it->second),
-                                                    "create option 'device'", &kind));
+    PJRTKIT_RETURN_IF_ERROR(ReadDeviceName(std::get<std::string>(it->second),
+                                           "create option 'device'", devices, &chosen));
   }
-  // Options only one device accepts.
-  const std::set<std::string> cpu = Names(xla_cpu::XlaCpuFactory::OptionSpecs());
-  const std::set<std::string> gpu = Names(xla_gpu::XlaGpuFactory::OptionSpecs());
-  std::string cpu_only, gpu_only;
+  // Options only some devices accept narrow the candidates.
+  std::vector<const DeviceEntry*> candidates;
+  for (const DeviceEntry& device : devices) candidates.push_back(&device);
+  std::string narrowed_by;
+  std::vector<const DeviceEntry*> narrowed_owners;
   for (const auto& [name, value] : options) {
-    if (cpu.count(name) > 0 && gpu.count(name) == 0 && cpu_only.empty()) cpu_only = name;
-    if (gpu.count(name) > 0 && cpu.count(name) == 0 && gpu_only.empty()) gpu_only = name;
-  }
-  if (chosen) {
-    const std::string& other = kind == DeviceKind::kXlaCpu ? gpu_only : cpu_only;
-    if (!other.empty()) {
-      return InvalidArgument("create option '" + other + "' belongs to the " +
-                             Name(kind == DeviceKind::kXlaCpu ? DeviceKind::kXlaGpu
-                                                              : DeviceKind::kXlaCpu) +
-                             " device, but option 'device' is '" + Name(kind) + "'");
+    if (name == kDeviceOption) continue;
+    std::vector<const DeviceEntry*> owners;
+    for (const DeviceEntry& device : devices) {
+      if (Accepts(device, name)) owners.push_back(&device);
     }
-    return kind;
+    if (owners.empty() || owners.size() == devices.size()) continue;  // Unknown, or everyone's.
+    if (chosen != nullptr) {
+      if (!Contains(owners, chosen)) {
+        return InvalidArgument("create option '" + name + "' belongs to " + Owners(owners, true) +
+                               ", but option 'device' is '" + chosen->name + "'");
+      }
+      continue;
+    }
+    std::vector<const DeviceEntry*> left;
+    for (const DeviceEntry* device : candidates) {
+      if (Contains(owners, device)) left.push_back(device);
+    }
+    if (left.empty()) {
+      return InvalidArgument("create options '" + narrowed_by + "' (" +
+                             Owners(narrowed_owners, false) + ") and '" + name + "' (" +
+                             Owners(owners, false) + ") select different devices; pass one "
+                             "device's options, or choose with option 'device'");
+    }
+    candidates = std::move(left);
+    narrowed_by = name;
+    narrowed_owners = std::move(owners);
   }
-  if (!cpu_only.empty() && !gpu_only.empty()) {
-    return InvalidArgument("create options '" + cpu_only + "' (xla_cpu device) and '" + gpu_only +
-                           "' (xla_gpu device) select different devices; pass one device's "
-                           "options, or choose with option 'device'");
-  }
-  if (!cpu_only.empty()) return DeviceKind::kXlaCpu;
-  if (!gpu_only.empty()) return DeviceKind::kXlaGpu;
-  PJRTKIT_ASSIGN_OR_RETURN(
-      chosen, ReadDeviceName(facts.device_env, "environment variable " + std::string(kDeviceEnv),
-                             &kind));
-  if (chosen) return kind;
-  return facts.nvidia_gpu && facts.gpu_plugin ? DeviceKind::kXlaGpu : DeviceKind::kXlaCpu;
+  if (chosen != nullptr) return chosen;
+  if (candidates.size() == 1) return candidates.front();
+  const DeviceEntry* from_env = nullptr;
+  PJRTKIT_RETURN_IF_ERROR(ReadDeviceName(
+      facts.device_env, "environment variable " + std::string(kDeviceEnv), devices, &from_env));
+  if (from_env != nullptr && Contains(candidates, from_env)) return from_env;
+  return AutoAmong(candidates, facts, nullptr);
 }
 
-bool DeviceChoice::NvidiaGpuVisible() {
-  const char* visible = getenv("CUDA_VISIBLE_DEVICES");
-  if (visible != nullptr && (visible[0] == '\0' || std::string(visible) == "-1")) return false;
-  DIR* gpus = opendir("/proc/driver/nvidia/gpus");
-  if (gpus == nullptr) return false;
-  bool any = false;
-  while (dirent* entry = readdir(gpus)) any = any || entry->d_name[0] != '.';
-  closedir(gpus);
-  return any;
-}
-
-MachineFacts DeviceChoice::FromProcess() {
+MachineFacts DeviceChoice::FromProcess(const std::vector<DeviceEntry>& devices) {
   MachineFacts facts;
   const char* env = getenv(kDeviceEnv);
   facts.device_env = env != nullptr ? env : "";
-  facts.nvidia_gpu = NvidiaGpuVisible();
-  facts.gpu_plugin =
-      facts.nvidia_gpu &&
-      inner::PluginLocator::LocateFromProcess(xla_gpu::XlaGpuFactory::PluginSearch()).ok();
+  for (const DeviceEntry& device : devices) {
+    if (device.available == nullptr || device.available()) facts.available.insert(device.name);
+  }
   return facts;
 }
 

@@ -3,22 +3,20 @@
 #include <utility>
 
 #include "xla_plugin/devices/selection/process_device.h"
-#include "xla_plugin/devices/xla_cpu/xla_cpu_factory.h"
-#include "xla_plugin/devices/xla_gpu/xla_gpu_factory.h"
 
 namespace pjrtkit {
 namespace selection {
 
 Status PjrtkitFactory::Initialize() {
   PJRTKIT_RETURN_IF_ERROR(ProcessDevice::Get().kind().status());
-  PJRTKIT_RETURN_IF_ERROR(xla_cpu::XlaCpuFactory::Initialize());
-  return xla_gpu::XlaGpuFactory::Initialize();
+  for (const DeviceEntry& device : registry::Registry::Devices()) {
+    PJRTKIT_RETURN_IF_ERROR(device.initialize());
+  }
+  return OkStatus();
 }
 
-AttributeMap PjrtkitFactory::AttributesOf(DeviceKind kind, const inner::InnerApi* inner) {
-  AttributeMap attributes = kind == DeviceKind::kXlaGpu
-                                ? xla_gpu::XlaGpuFactory::PluginAttributes()
-                                : xla_cpu::XlaCpuFactory::PluginAttributes();
+AttributeMap PjrtkitFactory::AttributesOf(const DeviceEntry& kind, const inner::InnerApi* inner) {
+  AttributeMap attributes = kind.plugin_attributes();
   if (inner != nullptr) {
     StatusOr<AttributeMap> own = inner->PluginAttributes();
     if (own.ok()) {
@@ -31,13 +29,14 @@ AttributeMap PjrtkitFactory::AttributesOf(DeviceKind kind, const inner::InnerApi
       }
     }
   }
-  attributes["pjrtkit_device"] = std::string(DeviceChoice::Name(kind));
+  attributes["pjrtkit_device"] = kind.name;
+  attributes["pjrtkit_devices"] = registry::Registry::ToJson();
   return attributes;
 }
 
 AttributeMap PjrtkitFactory::PluginAttributes() {
   const ProcessDevice& process = ProcessDevice::Get();
-  return AttributesOf(process.kind().ok() ? *process.kind() : DeviceKind::kXlaCpu,
+  return AttributesOf(process.kind().ok() ? **process.kind() : registry::Registry::Devices().front(),
                       process.inner().get());
 }
 
@@ -47,11 +46,9 @@ const void* PjrtkitFactory::ForwardedPluginApi() {
 }
 
 StatusOr<AttributeMap> PjrtkitFactory::DeviceOptions(const AttributeMap& options,
-                                                     DeviceKind kind) {
+                                                     const DeviceEntry& kind) {
   std::vector<OptionSpec> specs = {DeviceChoice::DeviceOptionSpec()};
-  const std::vector<OptionSpec> device = kind == DeviceKind::kXlaGpu
-                                             ? xla_gpu::XlaGpuFactory::OptionSpecs()
-                                             : xla_cpu::XlaCpuFactory::OptionSpecs();
+  const std::vector<OptionSpec> device = kind.option_specs();
   specs.insert(specs.end(), device.begin(), device.end());
   PJRTKIT_RETURN_IF_ERROR(Options::Parse(options, specs).status());
   AttributeMap rest = options;
@@ -61,28 +58,26 @@ StatusOr<AttributeMap> PjrtkitFactory::DeviceOptions(const AttributeMap& options
 
 StatusOr<std::unique_ptr<Client>> PjrtkitFactory::CreateClient(const AttributeMap& options,
                                                               const MultiProcess& job) {
-  PJRTKIT_ASSIGN_OR_RETURN(DeviceKind kind,
+  PJRTKIT_ASSIGN_OR_RETURN(const DeviceEntry* kind,
                            DeviceChoice::Choose(options, DeviceChoice::FromProcess()));
-  PJRTKIT_RETURN_IF_ERROR(ProcessDevice::Get().CheckSame(kind, "a client"));
-  return CreateClientOf(kind, options, job);
+  PJRTKIT_RETURN_IF_ERROR(ProcessDevice::Get().CheckSame(*kind, "a client"));
+  return CreateClientOf(*kind, options, job);
 }
 
-StatusOr<std::unique_ptr<Client>> PjrtkitFactory::CreateClientOf(DeviceKind kind,
+StatusOr<std::unique_ptr<Client>> PjrtkitFactory::CreateClientOf(const DeviceEntry& kind,
                                                                 const AttributeMap& options,
                                                                 const MultiProcess& job) {
   PJRTKIT_ASSIGN_OR_RETURN(AttributeMap rest, DeviceOptions(options, kind));
-  if (kind == DeviceKind::kXlaGpu) return xla_gpu::XlaGpuFactory::CreateClient(rest, job);
-  return xla_cpu::XlaCpuFactory::CreateClient(rest, job);
+  return kind.create_client(rest, job);
 }
 
 StatusOr<std::unique_ptr<Topology>> PjrtkitFactory::CreateTopology(const std::string& name,
                                                                    const AttributeMap& options) {
-  PJRTKIT_ASSIGN_OR_RETURN(DeviceKind kind,
+  PJRTKIT_ASSIGN_OR_RETURN(const DeviceEntry* kind,
                            DeviceChoice::Choose(options, DeviceChoice::FromProcess()));
-  PJRTKIT_RETURN_IF_ERROR(ProcessDevice::Get().CheckSame(kind, "a topology"));
-  PJRTKIT_ASSIGN_OR_RETURN(AttributeMap rest, DeviceOptions(options, kind));
-  if (kind == DeviceKind::kXlaGpu) return xla_gpu::XlaGpuFactory::CreateTopology(name, rest);
-  return xla_cpu::XlaCpuFactory::CreateTopology(name, rest);
+  PJRTKIT_RETURN_IF_ERROR(ProcessDevice::Get().CheckSame(*kind, "a topology"));
+  PJRTKIT_ASSIGN_OR_RETURN(AttributeMap rest, DeviceOptions(options, *kind));
+  return kind->create_topology(name, rest);
 }
 
 }  // namespace selection

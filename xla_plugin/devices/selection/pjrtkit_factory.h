@@ -1,7 +1,8 @@
 // PjrtkitFactory: the factory behind pjrtkit's one plugin library. One .so and one wheel serve
-// both the xla_cpu and the xla_gpu device; a process gets one of them (ProcessDevice, decided
-// when the plugin is loaded), and the create options of each client must agree with it
-// (DeviceChoice) before they go to that device's factory.
+// every registered device (devices/registry: xla_cpu, xla_gpu and any device folder listed in
+// devices.bzl); a process gets one of them (ProcessDevice, decided when the plugin is loaded),
+// and the create options of each client must agree with it (DeviceChoice) before they go to that
+// device's factory.
 #ifndef PJRTKIT_XLA_PLUGIN_DEVICES_SELECTION_PJRTKIT_FACTORY_H_
 #define PJRTKIT_XLA_PLUGIN_DEVICES_SELECTION_PJRTKIT_FACTORY_H_
 
@@ -21,17 +22,17 @@
 namespace pjrtkit {
 namespace selection {
 
-// Create options: `device` (DeviceChoice) plus the chosen device's (XlaCpuFactory /
-// XlaGpuFactory::OptionSpecs). An unknown option is INVALID_ARGUMENT listing `device` and the
-// chosen device's options.
+// Create options: `device` (DeviceChoice) plus the chosen device's (DeviceEntry::option_specs).
+// An unknown option is INVALID_ARGUMENT listing `device` and the chosen device's options.
 struct PjrtkitFactory {
-  // Initializes both devices (neither loads anything); INVALID_ARGUMENT when $PJRTKIT_DEVICE
-  // names no device.
+  // Initializes every registered device (the reference devices load nothing here);
+  // INVALID_ARGUMENT when $PJRTKIT_DEVICE names no device.
   static Status Initialize();
   // The process device's attributes (PJRT_Plugin_Attributes has no client: JAX serializes every
   // program for the StableHLO version it reads here): its inner plugin's xla_version and StableHLO
   // current and minimum versions when ProcessDevice loaded it (else the versions the device was
-  // built against), pjrtkit_version, and pjrtkit_device ("xla_cpu" / "xla_gpu").
+  // built against), pjrtkit_version, pjrtkit_device (its name) and pjrtkit_devices (the
+  // registry, Registry::ToJson(): the Python side checks it against build_info.json).
   static AttributeMap PluginAttributes();
   // The client of the device the options choose, which must be the process's device
   // (FAILED_PRECONDITION otherwise, ProcessDevice::CheckSame).
@@ -44,14 +45,15 @@ struct PjrtkitFactory {
   // no PJRT types), whose extensions the C-API layer forwards; null when it is not loaded.
   static const void* ForwardedPluginApi();
   // A client of `kind` regardless of the process device (tests of both devices in one process).
-  static StatusOr<std::unique_ptr<Client>> CreateClientOf(DeviceKind kind,
+  static StatusOr<std::unique_ptr<Client>> CreateClientOf(const DeviceEntry& kind,
                                                           const AttributeMap& options,
                                                           const MultiProcess& job = {});
   // The attributes PluginAttributes reports for a process whose device is `kind` with inner plugin
   // `inner` (null: not loaded).
-  static AttributeMap AttributesOf(DeviceKind kind, const inner::InnerApi* inner);
+  static AttributeMap AttributesOf(const DeviceEntry& kind, const inner::InnerApi* inner);
   // `options` without `device`, checked against `device` plus `kind`'s options.
-  static StatusOr<AttributeMap> DeviceOptions(const AttributeMap& options, DeviceKind kind);
+  static StatusOr<AttributeMap> DeviceOptions(const AttributeMap& options,
+                                              const DeviceEntry& kind);
 };
 
 static_assert(CheckPluginFactory<PjrtkitFactory>(), "PjrtkitFactory");

@@ -5,13 +5,14 @@
 // StableHLO versions JAX serializes programs for) and the extension chain (JAX registers the
 // plugin's profiler right after GetPjrtApi, and custom partitioners before creating a client). So
 // the process's device is chosen once, with DeviceChoice's rules on the environment and the
-// machine (no create options exist yet): $PJRTKIT_DEVICE, else xla_gpu when an NVIDIA GPU and the
-// CUDA plugin are there, else xla_cpu. jax_plugins.pjrtkit.initialize() sets $PJRTKIT_DEVICE to
+// machine (no create options exist yet): $PJRTKIT_DEVICE, else the available device with the
+// highest auto priority (xla_gpu when an NVIDIA GPU and the CUDA plugin are there, else xla_cpu). jax_plugins.pjrtkit.initialize() sets $PJRTKIT_DEVICE to
 // the device it chose (create options included) before JAX loads the library, so both agree.
 // Clients and topologies of the other device are refused (PjrtkitFactory).
 //
 // The device's inner plugin is loaded at the same time when it can be found without create
-// options ($PJRTKIT_XLA_CPU_PLUGIN / $PJRTKIT_XLA_GPU_PLUGIN, or beside pjrtkit): its attributes
+// options (DeviceEntry::load_process_plugin: $PJRTKIT_XLA_CPU_PLUGIN / $PJRTKIT_XLA_GPU_PLUGIN, or
+// beside pjrtkit, for the reference devices): its attributes
 // are reported, and its extensions forwarded. Thread-safe; decided once (a function-local static,
 // immutable afterwards).
 #ifndef PJRTKIT_XLA_PLUGIN_DEVICES_SELECTION_PROCESS_DEVICE_H_
@@ -37,8 +38,9 @@ class ProcessDevice {
   // `inner` is left unloaded.
   static ProcessDevice Decide(const MachineFacts& facts);
 
-  // The device, or INVALID_ARGUMENT when $PJRTKIT_DEVICE names no device.
-  const StatusOr<DeviceKind>& kind() const { return kind_; }
+  // The device (an entry of the registry), or INVALID_ARGUMENT when $PJRTKIT_DEVICE names no
+  // device.
+  const StatusOr<const DeviceEntry*>& kind() const { return kind_; }
   // Why: "environment variable PJRTKIT_DEVICE", "an NVIDIA GPU and OpenXLA's CUDA plugin were
   // found", "no NVIDIA GPU with OpenXLA's CUDA plugin was found".
   const std::string& reason() const { return reason_; }
@@ -48,15 +50,15 @@ class ProcessDevice {
   const Status& load_status() const { return load_status_; }
   // FAILED_PRECONDITION when `kind` is not this process's device (naming both and how to choose
   // the other: $PJRTKIT_DEVICE before the plugin loads), for `what` ("a client", "a topology").
-  Status CheckSame(DeviceKind kind, const char* what) const;
+  Status CheckSame(const DeviceEntry& kind, const char* what) const;
 
  private:
   ProcessDevice() = default;
 
-  StatusOr<DeviceKind> kind_ = DeviceKind::kXlaCpu;  // The device.
-  std::string reason_;                                // Why.
-  std::shared_ptr<inner::InnerApi> inner_;            // May be null.
-  Status load_status_;                                // Why inner_ is null.
+  StatusOr<const DeviceEntry*> kind_ = nullptr;  // The device.
+  std::string reason_;                            // Why.
+  std::shared_ptr<inner::InnerApi> inner_;        // May be null.
+  Status load_status_;                            // Why inner_ is null.
 };
 
 }  // namespace selection

@@ -32,19 +32,25 @@ std::string FakeCudaPath() {
 }
 
 // Choose() on `options` and `facts`, as a name, or the error message.
-std::string Chosen(const AttributeMap& options, const MachineFacts& facts) {
-  StatusOr<DeviceKind> kind = DeviceChoice::Choose(options, facts);
-  return kind.ok() ? DeviceChoice::Name(*kind) : "error: " + kind.status().message();
+std::string Chosen(const AttributeMap& options, const MachineFacts& facts,
+                   const std::vector<DeviceEntry>& devices = registry::Registry::Devices()) {
+  StatusOr<const DeviceEntry*> kind = DeviceChoice::Choose(options, facts, devices);
+  return kind.ok() ? (*kind)->name : "error: " + kind.status().message();
+}
+
+const DeviceEntry& Registered(const std::string& name) {
+  return *registry::Registry::Find(name);
 }
 
 // Before any test asks for the process device: its XLA:CPU plugin is where PluginLocator looks.
 const bool kPluginEnvSet = setenv("PJRTKIT_XLA_CPU_PLUGIN", XlaCpuPath().c_str(), 1) == 0;
 
+// A machine where xla_gpu is available when it has a GPU and the CUDA plugin.
 MachineFacts Facts(std::string env, bool gpu, bool plugin) {
   MachineFacts facts;
   facts.device_env = std::move(env);
-  facts.nvidia_gpu = gpu;
-  facts.gpu_plugin = plugin;
+  facts.available.insert("xla_cpu");
+  if (gpu && plugin) facts.available.insert("xla_gpu");
   return facts;
 }
 
@@ -90,6 +96,51 @@ TEST(DeviceChoiceTest, ContradictionsAndBadNamesAreInvalidArgument) {
             "'device'");
 }
 
+// A third device over XLA:CPU, as tools/new_device.py makes one: XLA:CPU's options, not chosen by
+// auto (priority 0).
+std::vector<OptionSpec> AcmeOptions() {
+  return {{"device_count", AttributeValue(int64_t{2}), ""},
+          {"xla_cpu_plugin_path", AttributeValue(std::string()), ""},
+          {"acme_clock_mhz", AttributeValue(int64_t{100}), ""}};
+}
+
+std::vector<DeviceEntry> WithAcme() {
+  std::vector<DeviceEntry> devices = registry::Registry::Devices();
+  DeviceEntry acme;
+  acme.name = "acme";
+  acme.runs_like = "xla_cpu";
+  acme.option_specs = &AcmeOptions;
+  devices.push_back(acme);
+  return devices;
+}
+
+TEST(DeviceChoiceTest, AThirdDeviceIsChosenByNameOrByItsOwnOptionsNeverByAuto) {
+  const std::vector<DeviceEntry> devices = WithAcme();
+  MachineFacts facts = Facts("", true, true);
+  facts.available.insert("acme");
+  EXPECT_EQ(Chosen({}, facts, devices), "xla_gpu");
+  EXPECT_EQ(Chosen({}, Facts("", false, false), devices), "xla_cpu");
+  EXPECT_EQ(Chosen({{"device", std::string("acme")}}, facts, devices), "acme");
+  EXPECT_EQ(Chosen({}, Facts("acme", false, false), devices), "acme");
+  EXPECT_EQ(Chosen({{"acme_clock_mhz", int64_t{5}}}, facts, devices), "acme");
+  // device_count belongs to xla_cpu and acme: the environment, then auto, choose between them.
+  EXPECT_EQ(Chosen({{"device_count", int64_t{2}}}, facts, devices), "xla_cpu");
+  EXPECT_EQ(Chosen({{"device_count", int64_t{2}}}, Facts("acme", true, true), devices), "acme");
+  EXPECT_EQ(Chosen({{"device_count", int64_t{2}}}, Facts("xla_gpu", true, true), devices),
+            "xla_cpu");
+  EXPECT_EQ(Chosen({{"device", std::string("tpu")}}, facts, devices),
+            "error: create option 'device' must be 'xla_cpu', 'xla_gpu', 'acme' or 'auto', got "
+            "'tpu'");
+  EXPECT_EQ(Chosen({{"device", std::string("xla_gpu")}, {"device_count", int64_t{2}}}, facts,
+                   devices),
+            "error: create option 'device_count' belongs to the xla_cpu and acme devices, but "
+            "option 'device' is 'xla_gpu'");
+  EXPECT_EQ(Chosen({{"acme_clock_mhz", int64_t{5}}, {"memory_fraction", 0.5f}}, facts, devices),
+            "error: create options 'acme_clock_mhz' (acme device) and 'memory_fraction' (xla_gpu "
+            "device) select different devices; pass one device's options, or choose with option "
+            "'device'");
+}
+
 TEST(PjrtkitFactoryTest, OneFactoryMakesBothDevices) {
   AttributeMap cpu;
   cpu["xla_cpu_plugin_path"] = XlaCpuPath();
@@ -113,7 +164,7 @@ TEST(PjrtkitFactoryTest, OneFactoryMakesBothDevices) {
             "and extensions are the xla_cpu device's. Set PJRTKIT_DEVICE=xla_gpu before the "
             "plugin is loaded (jax_plugins.pjrtkit does so for the create option 'device')");
   StatusOr<std::unique_ptr<Client>> gpu_client =
-      PjrtkitFactory::CreateClientOf(DeviceKind::kXlaGpu, gpu);
+      PjrtkitFactory::CreateClientOf(Registered("xla_gpu"), gpu);
   ASSERT_TRUE(gpu_client.ok()) << gpu_client.status().ToString();
   ASSERT_EQ((*gpu_client)->devices().size(), 2u);
   EXPECT_EQ((*gpu_client)->devices()[0]->description().kind(), "NVIDIA H200");
@@ -136,7 +187,8 @@ TEST(PjrtkitFactoryTest, PluginAttributesAreThoseOfTheProcessDevice) {
   // This process: xla_cpu, its plugin found beside the test through $PJRTKIT_XLA_CPU_PLUGIN.
   ASSERT_TRUE(kPluginEnvSet);
   AttributeMap attributes = PjrtkitFactory::PluginAttributes();
-  ASSERT_EQ(attributes.size(), 5u);
+  ASSERT_EQ(attributes.size(), 6u);
+  EXPECT_EQ(std::get<std::string>(attributes.at("pjrtkit_devices")), registry::Registry::ToJson());
   EXPECT_EQ(std::get<std::string>(attributes.at("pjrtkit_device")), "xla_cpu");
   EXPECT_EQ(std::get<int64_t>(attributes.at("xla_version")), 2);
   EXPECT_EQ(std::get<std::vector<int64_t>>(attributes.at("stablehlo_current_version")),
@@ -147,7 +199,7 @@ TEST(PjrtkitFactoryTest, PluginAttributesAreThoseOfTheProcessDevice) {
   EXPECT_NE(PjrtkitFactory::ForwardedPluginApi(), nullptr);
   // A GPU process without its plugin loaded reports the versions the xla_gpu device was built
   // against.
-  AttributeMap gpu = PjrtkitFactory::AttributesOf(DeviceKind::kXlaGpu, nullptr);
+  AttributeMap gpu = PjrtkitFactory::AttributesOf(Registered("xla_gpu"), nullptr);
   EXPECT_EQ(std::get<std::string>(gpu.at("pjrtkit_device")), "xla_gpu");
   EXPECT_EQ(std::get<std::vector<int64_t>>(gpu.at("stablehlo_current_version")),
             (std::vector<int64_t>{1, 20, 0}));
@@ -156,14 +208,17 @@ TEST(PjrtkitFactoryTest, PluginAttributesAreThoseOfTheProcessDevice) {
 TEST(ProcessDeviceTest, TheEnvironmentThenTheMachineDecide) {
   ProcessDevice gpu = ProcessDevice::Decide(Facts("", true, true));
   ASSERT_TRUE(gpu.kind().ok());
-  EXPECT_EQ(*gpu.kind(), DeviceKind::kXlaGpu);
+  EXPECT_EQ((*gpu.kind())->name, "xla_gpu");
   EXPECT_EQ(gpu.reason(), "an NVIDIA GPU and OpenXLA's CUDA plugin were found");
   ProcessDevice cpu = ProcessDevice::Decide(Facts("xla_cpu", true, true));
-  EXPECT_EQ(*cpu.kind(), DeviceKind::kXlaCpu);
+  EXPECT_EQ((*cpu.kind())->name, "xla_cpu");
   EXPECT_EQ(cpu.reason(), "environment variable PJRTKIT_DEVICE=xla_cpu");
-  EXPECT_TRUE(cpu.CheckSame(DeviceKind::kXlaCpu, "a client").ok());
-  EXPECT_EQ(cpu.CheckSame(DeviceKind::kXlaGpu, "a topology").code(),
+  EXPECT_TRUE(cpu.CheckSame(Registered("xla_cpu"), "a client").ok());
+  EXPECT_EQ(cpu.CheckSame(Registered("xla_gpu"), "a topology").code(),
             StatusCode::kFailedPrecondition);
+  ProcessDevice cpu_auto = ProcessDevice::Decide(Facts("", false, false));
+  EXPECT_EQ((*cpu_auto.kind())->name, "xla_cpu");
+  EXPECT_EQ(cpu_auto.reason(), "no NVIDIA GPU with OpenXLA's CUDA plugin was found");
   ProcessDevice bad = ProcessDevice::Decide(Facts("tpu", false, false));
   EXPECT_EQ(bad.kind().status().message(),
             "environment variable PJRTKIT_DEVICE must be 'xla_cpu', 'xla_gpu' or 'auto', got "

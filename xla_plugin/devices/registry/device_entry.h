@@ -1,0 +1,80 @@
+// DeviceEntry: what the registry knows of one pjrtkit device, and MakeEntry<Factory>(), which
+// fills it from a device factory (client/plugin_factory.h) plus the device's own facts.
+//
+// Every device folder xla_plugin/devices/NAME has a cc_library `:entry` with `entry.h` declaring
+// `pjrtkit::NAME::Entry()`; devices.bzl lists the registered folders (one line per device) and
+// the registry compiles each one's Entry() in (registry.h).
+#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_REGISTRY_DEVICE_ENTRY_H_
+#define PJRTKIT_XLA_PLUGIN_DEVICES_REGISTRY_DEVICE_ENTRY_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "xla_plugin/client/client.h"
+#include "xla_plugin/client/multi_process.h"
+#include "xla_plugin/client/options.h"
+#include "xla_plugin/client/plugin_factory.h"
+#include "xla_plugin/client/status.h"
+#include "xla_plugin/client/status_or.h"
+#include "xla_plugin/client/topology.h"
+#include "xla_plugin/client/types.h"
+#include "xla_plugin/devices/inner/inner_api.h"
+
+namespace pjrtkit {
+namespace registry {
+
+// The device's facts. Plain data plus function pointers: an entry is a value, copied freely.
+struct DeviceEntry {
+  // The `device` create option's and $PJRTKIT_DEVICE's value, and the device folder's name.
+  std::string name;
+  // The reference device whose JAX integration (lowering rules, program checks, topologies,
+  // default options) the Python side installs for this device: "xla_cpu" (runs XLA:CPU's
+  // programs) or "xla_gpu" (runs XLA:GPU's).
+  std::string runs_like;
+  // One line for `device` option help and docs.
+  std::string summary;
+  // With nothing else deciding, the available device with the highest priority is chosen; 0:
+  // only when named (a new device does not take over a machine by being built in).
+  int auto_priority = 0;
+  // Why `available` is false, for the reason of a choice ("no NVIDIA GPU with OpenXLA's CUDA
+  // plugin was found"); and why it is true.
+  std::string unavailable_reason;
+  std::string available_reason;
+  // The create option naming the inner plugin's path ("" if none) and the environment variable
+  // the device reads when that option is empty.
+  std::string inner_plugin_option;
+  std::string inner_plugin_env;
+
+  Status (*initialize)() = nullptr;
+  AttributeMap (*plugin_attributes)() = nullptr;
+  std::vector<OptionSpec> (*option_specs)() = nullptr;
+  StatusOr<std::unique_ptr<Client>> (*create_client)(const AttributeMap& options,
+                                                     const MultiProcess& job) = nullptr;
+  StatusOr<std::unique_ptr<Topology>> (*create_topology)(const std::string& name,
+                                                         const AttributeMap& options) = nullptr;
+  // Whether this machine has what the device needs, checked without loading anything heavy
+  // (null: always).
+  bool (*available)() = nullptr;
+  // Loads and initializes the device's inner plugin from where it is found without create
+  // options, when the process's device is decided (null: the device has none).
+  StatusOr<std::shared_ptr<inner::InnerApi>> (*load_process_plugin)() = nullptr;
+};
+
+// An entry whose functions are Factory's static members (Initialize, PluginAttributes,
+// OptionSpecs, CreateClient(options, job), CreateTopology); the facts come from `facts`.
+template <typename Factory>
+DeviceEntry MakeEntry(DeviceEntry facts) {
+  static_assert(CheckPluginFactory<Factory>(), "a device's factory");
+  facts.initialize = &Factory::Initialize;
+  facts.plugin_attributes = &Factory::PluginAttributes;
+  facts.option_specs = &Factory::OptionSpecs;
+  facts.create_client = &Factory::CreateClient;
+  facts.create_topology = &Factory::CreateTopology;
+  return facts;
+}
+
+}  // namespace registry
+}  // namespace pjrtkit
+
+#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_REGISTRY_DEVICE_ENTRY_H_

@@ -1,0 +1,68 @@
+// The registry: the registered devices, their checks, and the JSON the Python side reads.
+#include "xla_plugin/devices/registry/registry.h"
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace pjrtkit {
+namespace registry {
+namespace {
+
+TEST(RegistryTest, TheReferenceDevicesAreRegisteredInOrderAndComplete) {
+  const std::vector<DeviceEntry>& devices = Registry::Devices();
+  ASSERT_GE(devices.size(), 2u);
+  EXPECT_EQ(devices[0].name, "xla_cpu");
+  EXPECT_EQ(devices[1].name, "xla_gpu");
+  std::set<std::string> names;
+  for (const DeviceEntry& device : devices) {
+    SCOPED_TRACE(device.name);
+    EXPECT_TRUE(names.insert(device.name).second) << "registered twice";
+    EXPECT_TRUE(device.runs_like == "xla_cpu" || device.runs_like == "xla_gpu") << device.runs_like;
+    EXPECT_FALSE(device.summary.empty());
+    EXPECT_NE(device.initialize, nullptr);
+    EXPECT_NE(device.plugin_attributes, nullptr);
+    EXPECT_NE(device.option_specs, nullptr);
+    EXPECT_NE(device.create_client, nullptr);
+    EXPECT_NE(device.create_topology, nullptr);
+    for (const OptionSpec& spec : device.option_specs()) EXPECT_NE(spec.name, "device");
+  }
+  EXPECT_EQ(Registry::Find("xla_gpu"), &devices[1]);
+  EXPECT_EQ(Registry::Find("tpu"), nullptr);
+}
+
+std::vector<OptionSpec> TwoOptions() {
+  return {{"count", AttributeValue(int64_t{4}), "how \"many\""},
+          {"ratio", AttributeValue(0.5f), "a\\b"}};
+}
+
+TEST(RegistryTest, JsonAndAcceptedNamesAreExact) {
+  DeviceEntry one;
+  one.name = "one";
+  one.runs_like = "xla_cpu";
+  one.summary = "first";
+  one.auto_priority = 3;
+  one.inner_plugin_option = "one_plugin_path";
+  one.inner_plugin_env = "ONE_PLUGIN";
+  one.option_specs = &TwoOptions;
+  DeviceEntry two;
+  two.name = "two";
+  two.runs_like = "xla_gpu";
+  EXPECT_EQ(Registry::ToJson({one, two}),
+            "[{\"name\":\"one\",\"runs_like\":\"xla_cpu\",\"summary\":\"first\","
+            "\"auto_priority\":3,\"inner_plugin_option\":\"one_plugin_path\","
+            "\"inner_plugin_env\":\"ONE_PLUGIN\",\"options\":["
+            "{\"name\":\"count\",\"type\":\"int64\",\"default\":4,\"help\":\"how \\\"many\\\"\"},"
+            "{\"name\":\"ratio\",\"type\":\"float\",\"default\":0.5,\"help\":\"a\\\\b\"}]},"
+            "{\"name\":\"two\",\"runs_like\":\"xla_gpu\",\"summary\":\"\",\"auto_priority\":0,"
+            "\"inner_plugin_option\":\"\",\"inner_plugin_env\":\"\",\"options\":[]}]");
+  EXPECT_EQ(Registry::AcceptedNames({one, two}), "'one', 'two' or 'auto'");
+  EXPECT_EQ(Registry::AcceptedNames({one}), "'one' or 'auto'");
+  EXPECT_EQ(Registry::AcceptedNames(), "'xla_cpu', 'xla_gpu' or 'auto'");
+}
+
+}  // namespace
+}  // namespace registry
+}  // namespace pjrtkit

@@ -1,0 +1,38 @@
+#include "xla_plugin/devices/xla_cpu/entry.h"
+
+#include <optional>
+
+#include "xla_plugin/devices/inner/inner_log_level.h"
+#include "xla_plugin/devices/inner/plugin_locator.h"
+#include "xla_plugin/devices/xla_cpu/xla_cpu_factory.h"
+#include "xla_plugin/devices/xla_cpu/xla_cpu_policy.h"
+
+namespace pjrtkit {
+namespace xla_cpu {
+namespace {
+
+StatusOr<std::shared_ptr<inner::InnerApi>> LoadProcessPlugin() {
+  PJRTKIT_ASSIGN_OR_RETURN(inner::LocatedPlugin located,
+                           inner::PluginLocator::LocateFromProcess(XlaCpuFactory::PluginSearch()));
+  // XLA:CPU may log while it initializes: at the level the device would give it.
+  PJRTKIT_ASSIGN_OR_RETURN(std::optional<inner::InnerLogLevel> log_level,
+                           inner::InnerLogLevel::ForThisProcess());
+  return inner::InnerApi::Load(located.path, located.how, XlaCpuPolicy().inner_plugin());
+}
+
+}  // namespace
+
+registry::DeviceEntry Entry() {
+  registry::DeviceEntry facts;
+  facts.name = "xla_cpu";
+  facts.runs_like = "xla_cpu";
+  facts.summary = "OpenXLA's XLA:CPU plugin under pjrtkit's device model (4 devices by default)";
+  facts.auto_priority = 10;
+  facts.inner_plugin_option = kPluginPathOption;
+  facts.inner_plugin_env = kPluginPathEnv;
+  facts.load_process_plugin = &LoadProcessPlugin;
+  return registry::MakeEntry<XlaCpuFactory>(std::move(facts));
+}
+
+}  // namespace xla_cpu
+}  // namespace pjrtkit

@@ -1,0 +1,63 @@
+#include "xla_plugin/devices/xla_gpu/entry.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+
+#include <optional>
+#include <string>
+
+#include "xla_plugin/devices/inner/inner_log_level.h"
+#include "xla_plugin/devices/inner/plugin_locator.h"
+#include "xla_plugin/devices/xla_gpu/xla_gpu_factory.h"
+#include "xla_plugin/devices/xla_gpu/xla_gpu_options.h"
+#include "xla_plugin/devices/xla_gpu/xla_gpu_policy.h"
+
+namespace pjrtkit {
+namespace xla_gpu {
+namespace {
+
+bool Available() {
+  return NvidiaGpuVisible() &&
+         inner::PluginLocator::LocateFromProcess(XlaGpuFactory::PluginSearch()).ok();
+}
+
+StatusOr<std::shared_ptr<inner::InnerApi>> LoadProcessPlugin() {
+  PJRTKIT_ASSIGN_OR_RETURN(inner::LocatedPlugin located,
+                           inner::PluginLocator::LocateFromProcess(XlaGpuFactory::PluginSearch()));
+  // The CUDA plugin may log while it initializes: at the level the device would give it.
+  PJRTKIT_ASSIGN_OR_RETURN(std::optional<inner::InnerLogLevel> log_level,
+                           inner::InnerLogLevel::ForThisProcess(kLogLevelEnv, "XLA:GPU"));
+  return inner::InnerApi::Load(located.path, located.how,
+                               XlaGpuPolicy(AttributeMap()).inner_plugin());
+}
+
+}  // namespace
+
+bool NvidiaGpuVisible() {
+  const char* visible = getenv("CUDA_VISIBLE_DEVICES");
+  if (visible != nullptr && (visible[0] == '\0' || std::string(visible) == "-1")) return false;
+  DIR* gpus = opendir("/proc/driver/nvidia/gpus");
+  if (gpus == nullptr) return false;
+  bool any = false;
+  while (dirent* entry = readdir(gpus)) any = any || entry->d_name[0] != '.';
+  closedir(gpus);
+  return any;
+}
+
+registry::DeviceEntry Entry() {
+  registry::DeviceEntry facts;
+  facts.name = "xla_gpu";
+  facts.runs_like = "xla_gpu";
+  facts.summary = "OpenXLA's CUDA PJRT plugin (jax-cuda13-pjrt or jax-cuda12-pjrt) on NVIDIA GPUs";
+  facts.auto_priority = 20;
+  facts.available_reason = "an NVIDIA GPU and OpenXLA's CUDA plugin were found";
+  facts.unavailable_reason = "no NVIDIA GPU with OpenXLA's CUDA plugin was found";
+  facts.inner_plugin_option = kPluginPathOption;
+  facts.inner_plugin_env = kPluginPathEnv;
+  facts.available = &Available;
+  facts.load_process_plugin = &LoadProcessPlugin;
+  return registry::MakeEntry<XlaGpuFactory>(std::move(facts));
+}
+
+}  // namespace xla_gpu
+}  // namespace pjrtkit
