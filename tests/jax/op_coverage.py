@@ -9,11 +9,13 @@ of ``op_cases.DTYPES``, on the same inputs. Outcome per (op, dtype):
   cpu's error);
 * ``fail``: cpu runs it but pjrtkit raises or disagrees.
 
-Regenerate the committed expectation and the README table (needs a built plugin)::
+Regenerate the committed expectation and the generated section of ``DOCS``
+(docs/reference/op-coverage.md; needs a built plugin)::
 
   PJRTKIT_PLUGIN_LIBRARY=<bazel-bin>/xla_plugin/pjrtkit_plugin.so .venv/bin/python \\
-      tests/jax/op_coverage.py --expected tests/jax/op_coverage_expected.txt \\
-      --markdown /tmp/readme_ops.md
+      tests/jax/op_coverage.py --expected tests/jax/op_coverage_expected.txt --write
+
+``//tests/jax:op_coverage_test`` checks both (``doc_problems``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,12 @@ if __package__ in (None, ""):  # Run as a script: make `tests` importable.
   sys.path.insert(0, str(Path(os.path.abspath(__file__)).parents[2]))
 
 from tests.jax import op_cases  # pylint: disable=g-import-not-at-top
+from tools.pjrt_headers import docs_section  # pylint: disable=g-import-not-at-top
+
+REPO = Path(os.path.abspath(__file__)).parents[2]
+DOCS = Path("docs") / "reference" / "op-coverage.md"
+"""The doc whose generated section ``SECTION`` holds the coverage table (relative to the repo)."""
+SECTION = "op-coverage"
 
 TOLERANCES: dict[str, tuple[float, float]] = {
     "float16": (4e-3, 4e-3),
@@ -314,6 +322,32 @@ def to_markdown(outcomes: list[Outcome]) -> str:
   return "\n".join(lines) + "\n"
 
 
+def _status_cells(table: str) -> list[str]:
+  """The table's rows without the reasons column (the only text a JAX release may word anew)."""
+  return [line.rsplit(" | ", 1)[0] for line in table.splitlines() if line.startswith("| ")]
+
+
+def doc_problems(doc_text: str, outcomes: list[Outcome], exact: bool) -> list[str]:
+  """What is stale in the generated section of ``DOCS`` against ``outcomes``; empty: none.
+
+  ``exact``: the whole section must be ``to_markdown(outcomes)`` (on the JAX release the table is
+  generated with, the newest supported); otherwise every line but the reasons column must match.
+  """
+  try:
+    body = docs_section.extract(doc_text, SECTION)
+  except docs_section.SectionError as e:
+    return [f"{DOCS}: {e}"]
+  want = to_markdown(outcomes)
+  if body == want:
+    return []
+  if not exact and _status_cells(body) == _status_cells(want) and (
+      [l for l in body.splitlines() if not l.startswith("| ")] ==
+      [l for l in want.splitlines() if not l.startswith("| ")]):
+    return []
+  return [f"{DOCS}: the op-coverage table differs from what op_coverage.py writes now; "
+          "regenerate it with `tests/jax/op_coverage.py --write`"]
+
+
 def run_child(env: dict[str, str], timeout: float = 900) -> list[Outcome]:
   """Runs `run_all` in a child interpreter (JAX_PLATFORMS=pjrtkit,cpu) and returns its outcomes."""
   env = dict(env, JAX_PLATFORMS="pjrtkit,cpu", JAX_ENABLE_X64="1")
@@ -335,6 +369,8 @@ def main(argv: list[str]) -> int:
   parser.add_argument("--child", action="store_true", help="run the cases here, print JSON")
   parser.add_argument("--expected", help="write the passing pairs to this file")
   parser.add_argument("--markdown", help="write the coverage table to this file")
+  parser.add_argument("--write", action="store_true",
+                      help=f"rewrite the generated section of {DOCS}")
   args = parser.parse_args(argv)
   if args.child:
     print(json.dumps([dataclasses.asdict(o) for o in run_all()]))
@@ -344,6 +380,10 @@ def main(argv: list[str]) -> int:
     Path(args.expected).write_text("\n".join(sorted(passing(outcomes))) + "\n")
   if args.markdown:
     Path(args.markdown).write_text(to_markdown(outcomes))
+  if args.write:
+    doc = REPO / DOCS
+    doc.write_text(docs_section.replace(doc.read_text(), SECTION, to_markdown(outcomes)))
+    print(f"wrote {DOCS} ({SECTION})")
   counts = collections.Counter(o.status for o in outcomes)
   print(f"pass {counts['pass']}, n/s {counts['n/s']}, fail {counts['fail']}")
   return 0

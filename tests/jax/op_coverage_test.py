@@ -8,6 +8,8 @@ changes on purpose). The comparison helpers are unit-tested here too.
 
 from __future__ import annotations
 
+import importlib.metadata
+import json
 import os
 import sys
 from pathlib import Path
@@ -18,6 +20,8 @@ import pytest
 from tests.jax import op_cases
 from tests.jax import op_coverage
 from tests.testing.plugin_env import plugin_env
+from tests.testing.plugin_env import plugin_library
+from tests.testing.plugin_env import runfiles_root
 
 _EXPECTED = Path(__file__).resolve().with_name("op_coverage_expected.txt")
 
@@ -69,6 +73,18 @@ def test_markdown_table(outcomes):
   assert (f"**{counts['pass']} pass, {counts['n/s']} not supported (by JAX, on cpu too), "
           f"{counts['fail']} fail on pjrtkit.**") in table
   assert "| elementwise unary | sin | - |" in table
+
+
+def test_the_docs_table_is_current(outcomes):
+  """docs/reference/op-coverage.md's generated section is what --write would write now.
+
+  Exactly on the newest supported JAX (the table is generated there); on the oldest, every cell
+  but the reasons column, whose text is JAX's own error messages.
+  """
+  info = json.loads(plugin_library().with_name("build_info.json").read_text(encoding="utf-8"))
+  exact = importlib.metadata.version("jax") == info["jax_tested"][1]
+  doc = (runfiles_root() / op_coverage.DOCS).read_text(encoding="utf-8")
+  assert not op_coverage.doc_problems(doc, outcomes, exact=exact)
 
 
 def test_compare_is_exact_for_integers_and_bools():
