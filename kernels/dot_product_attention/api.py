@@ -29,9 +29,9 @@ _SMALL_LOGITS = 1 << 20
 def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   """The documented choice for ``implementation=None`` without a tuned result.
 
-  NVIDIA GPU, from the H200 comparisons of 2026-12-01 (bf16, CUPTI, README "H200: against cuDNN,
-  XLA and Tokamax"): "mosaic" for the forward and the gradient (warp specialised; in the
-  fourth session's table forward 453-635 TFLOP/s against "triton"'s 303-446 at every forward
+  NVIDIA GPU, from the H200 comparisons of 2026-12-01 (bf16, CUPTI, docs/kernels.md "H200: against cuDNN,
+  XLA and Tokamax"): "mosaic" for the forward and the gradient (warp specialised; in an
+  earlier comparison forward 453-635 TFLOP/s against "triton"'s 303-446 at every forward
   row, forward+backward 426.7 against 273.3 at 32x2048x16x64 and 565.4 against 358.4 at
   1x16384x16x128), then "triton" (bias, mask, float32 or another head_dim), then "xla".
   pjrtkit's CPU device: "native" (f32/bf16, no bias/mask); with a bias or a mask "xla_chunked"

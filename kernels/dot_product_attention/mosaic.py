@@ -397,8 +397,8 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
                      ) -> Any:
     """The compiled kernel without its log-sum-exp output, which only the backward reads: on
     the H200 (one process each, outputs bitwise equal) 1x16384x16x128 causal 690.4 -> 692.4
-    TFLOP/s and 32x2048x16x64 518.1 -> 522.2 (tenth session); 681.6 -> 682.9 and 519.7 -> 524.6
-    (eleventh). 1x16384x16x128 without a causal mask measured lower both times, within its
+    TFLOP/s and 32x2048x16x64 518.1 -> 522.2 in one run, 681.6 -> 682.9 and 519.7 -> 524.6
+    in another. 1x16384x16x128 without a causal mask measured lower both times, within its
     spread between rounds (683.9 -> 679.7 and 677.6 -> 675.9; rounds 621-696)."""
     return self._forward(args, spec, config, with_lse=False)[0]
 

@@ -21,7 +21,7 @@ issuing their products through two hardware named barriers (``bar.arrive`` / ``b
 one warpgroup's softmax runs while the other's matrix multiplies occupy the tensor cores (the
 "ping-pong" schedule of FlashAttention-3); a warpgroup waits for its next keys while its
 ``O += P V`` runs. On the H200 (bf16, CUPTI) the scale in exp2's FMA and the early key wait
-took 1x16384x16x128 from 645 to 693 TFLOP/s (fifth session); in a later run the named barriers
+took 1x16384x16x128 from 645 to 693 TFLOP/s; the named barriers
 (in place of a two-arrival mbarrier rendezvous, which polls) took 32x2048x16x64 from 476 to 514
 TFLOP/s, 1x16384x16x128 from 682 to 691 and its causal form from 667 to 674, outputs bitwise
 equal (``tools/bench/results/mosaic_fwd_variants_h200.txt``).
@@ -32,7 +32,7 @@ With ``split_tail`` (persistent, no causal mask) the tiles left after the full r
 by key steps over all programs, each program running an equal share as one or two partial pieces
 whose outputs and log-sum-exps `mosaic_work.merge_tail` combines after the kernel; the pieces run
 in a loop of their own after the full rounds (`_run_items`), so the full rounds keep the unsplit
-kernel's static code (on the H200, thirteenth session, one process: 1x16384x16x128 690.6 -> 697.9
+kernel's static code (on the H200, one process: 1x16384x16x128 690.6 -> 697.9
 TFLOP/s against the split in one loop, 32x2048x16x64 518.5 unsplit -> 529.5, where the split in
 one loop ran 461.7; `mosaic.split_forward_tail` decides when).
 
@@ -528,7 +528,7 @@ def _run_items(g: FwdGeometry, items: Any, body: Any) -> None:
 def _load_warp(g: FwdGeometry) -> bool:
   """Whether one warp of the producer warpgroup issues the loads, each slot's keys refilled once
   its keys are free (causal calls), rather than the whole warpgroup refilling keys and values
-  once both are free (without a causal mask). On the H200 (seventh session, bitwise-equal
+  once both are free (without a causal mask). On the H200 (bitwise-equal
   outputs, `tools/bench/results/mosaic_fwd_variants_h200.txt`) the one-warp producer took the
   causal 1x16384x16x128 forward from 670.4 to 675.7 TFLOP/s and 32x2048x16x64 (persistent) from
   377.5 to 386.8, and was slower without a causal mask: 1x16384x16x128 680.6 -> 677.7 (and

@@ -56,10 +56,10 @@ def split_forward_tail(g: mosaic_fwd.FwdGeometry) -> bool:
   or full rounds x key steps + its share of the tail split: at 1x16384x16x128 on 132 SMs (2048
   tiles of 128 key steps: 15 rounds and 68 tiles) 1986 steps against 2048, 3.0 % fewer; at
   32x2048x16x64 with 256-key steps (8192 tiles of 8 steps: 62 rounds and 8 tiles) 497 against
-  504, 1.4 %. On the H200 (``tools/bench/results/mosaic_fwd_variants_h200.txt``): in the twelfth
-  session, with the pieces in the full rounds' loop, 1x16384x16x128 683.4 -> 697.7 TFLOP/s and
+  504, 1.4 %. On the H200 (``tools/bench/results/mosaic_fwd_variants_h200.txt``): with the pieces
+  in the full rounds' loop, 1x16384x16x128 683.4 -> 697.7 TFLOP/s and
   3x1024x4x64 on 5 programs 15.9 -> 16.1, but 32x2048x16x64 511.5 -> 459.2 (per-item cost in
-  every round); in the thirteenth, with the pieces in a loop of their own, 32x2048x16x64 518.5
+  every round); with the pieces in a loop of their own, 32x2048x16x64 518.5
   -> 529.5 and 1x16384x16x128 690.6 -> 697.9 (one process), hence the 1 % threshold."""
   if g.causal or g.programs >= g.tiles or g.tail_tiles == 0:
     return False
@@ -91,7 +91,7 @@ def listed_forward(g: mosaic_fwd.FwdGeometry) -> bool:
   the same time hold tiles of a few consecutive (batch, head)s (about 8 at 32x2048x16x64 on 132
   SMs, 16 tiles each) and share their keys and values in L2, where the deal runs the last pairs
   of every (batch, head) at once; it is less even where programs get few tiles. On the H200
-  (thirteenth session, one process each, outputs bitwise equal; ``tools/bench/results/
+  (one process each, outputs bitwise equal; ``tools/bench/results/
   mosaic_fwd_variants_h200.txt``): 32x2048x16x64 causal 383.2 -> 398.8 and 377.7 -> 397.5
   TFLOP/s (busiest program 1.0177x the mean listed, 1.0024x dealt: taken), but 2x1024x8x64 on
   20 programs with 64-key steps 44.5 -> 41.0 (1.125x against 1.016x: not taken); 1x16384x16x128

@@ -30,12 +30,12 @@ def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   8192x8192, forward+backward 3.51 / 2.97 against 1.60 / 1.22), then "xla"; except the forward
   of rows of 4096 channels or more (a multiple of 1024, at most 32768, where at least 2 rows fit
   in flight: `mosaic.prefers_wide_forward`), which takes "mosaic"'s wide-row kernel first (its
-  default configs, seventh session: 3.82 / 3.91 / 3.73 TB/s at 16384x4096 / 8192x8192 /
+  default configs: 3.82 / 3.91 / 3.73 TB/s at 16384x4096 / 8192x8192 /
   4096x16384 against "triton"'s 3.30 / 3.54 / 1.92 and XLA's 3.14 / 3.37 / 1.76; at 32768x1024
   it was slower, 1.85 against 2.91). "mosaic" is not chosen for narrow rows: 3.77 and 2.68 TB/s
   at 1048576x64. The gradient of rows wider than 8192 channels is Triton's chunked backward
-  (ninth session: 2.38 TB/s forward+backward at 4096x16384 against XLA's 1.04). "xla" where
-  `triton.prefers_xla` (eighth and ninth sessions): the forward of rows of 257 to 2048 channels
+  (2.38 TB/s forward+backward at 4096x16384 against XLA's 1.04). "xla" where
+  `triton.prefers_xla`: the forward of rows of 257 to 2048 channels
   (XLA 3.19 against 2.71 TB/s at 16384x2048, level at 512-1024), of rows wider than 32768
   channels, or wider than 16384 with parameters of another dtype than x, and the gradient of
   rows wider than 16384 channels where the forward is XLA's (XLA's gradient fuses its forward's

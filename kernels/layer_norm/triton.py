@@ -120,7 +120,7 @@ def _params_like_x(spec: Spec) -> bool:
 
 def prefers_xla(spec: Spec, phase: str) -> bool:
   """Whether XLA's layer norm ran faster than these kernels' untuned configs for `phase` at the
-  spec's width (H200, bf16 x, eighth and ninth sessions, one process per shape;
+  spec's width (H200, bf16 x, one process per shape;
   tools/bench/results/layer_norm_triton_wide_h200.txt):
 
   * the backward of rows wider than 16384 channels where XLA also takes the forward (below), so
@@ -130,7 +130,7 @@ def prefers_xla(spec: Spec, phase: str) -> bool:
     forward it ran 2.35 / 2.38 / 2.11 TB/s forward+backward at 4096x12288 / 4096x16384 /
     2048x32768, against XLA's 1.11 / 1.04 / 2.25 for both phases (faster at 16384 channels and
     below; at 2048x32768 XLA's pair is faster, but `None`'s forward there is Triton's, and the
-    Triton forward with XLA's gradient ran 1.79, `None`'s choice in the eighth session);
+    Triton forward with XLA's gradient ran 1.79);
   * the forward of rows of 257 to 2048 channels: XLA 3.06 / 2.84 / 3.19 TB/s at 65536x512 /
     32768x1024 / 16384x2048 with bf16 parameters against 2.93 / 2.86 / 2.71 (faster, or within
     1 %), within 2 % either way with float32 ones (at 256 channels "triton" ran 3.89 against
@@ -250,7 +250,7 @@ class TritonLayerNorm(Op[TritonLayerNormConfig]):
     tile with 8 warps (3.21 TB/s counted as 5 passes, xla 2.10; its per-tile float32 partial sums
     grow with the channels, so wider rows keep `default_config`'s bounded programs, 2.99 TB/s at
     8192x8192, xla 2.07).
-    Wider rows, the forward (eighth session, 2026-12-01):
+    Wider rows, the forward:
     * scale and offset of x's dtype (or none), up to 32768 channels: one program per row, about
       32 elements per thread (4 to 32 warps), the parameters read per row (`reload_params`):
       3.70 / 3.59 / 3.26 / 2.43 TB/s at 16384x4096 / 8192x8192 / 4096x16384 / 2048x32768,
@@ -266,16 +266,15 @@ class TritonLayerNorm(Op[TritonLayerNormConfig]):
       there ran 0.87 / 0.33 / 0.18.
     (All from one run of tools/kernels_gpu/ln_triton_bench.py; the rule takes "xla" where
     `prefers_xla` says.)
-    Wider rows, the backward (ninth session): above 8192 channels (padded) the chunked backward,
+    Wider rows, the backward: above 8192 channels (padded) the chunked backward,
     one row by 1024 channels per tile, 4 warps, 8 programs per SM: forward+backward after the
     Triton forward 2.35 / 2.38 / 2.11 / 1.71 TB/s at 4096x12288 / 4096x16384 / 2048x32768 /
     1024x65536 (1.87 at 4096x16384 with float32 parameters), against 1.06 / 0.73 / 0.24 / 0.18
     for whole rows and XLA's 1.11 / 1.04 / 2.25 / 2.22 (0.96); of 12 tilings (1-2 rows, 512-4096
     channels, 2-8 warps, 4-16 programs per SM or one per row block, with and without prefetch)
     it was the fastest or within 2 % up to 32768 channels (at 1024x65536, where the rule takes
-    XLA, six tilings ran 4-8 % faster, the same one without prefetch 1.84). A review's change
-    (each tile program's count of real tiles as its trip count) cost 3-4 %; with the static
-    count back (tenth session) it ran 2.40 at 4096x16384 and 2.18 at 2048x32768, 1.5 % and
+    XLA, six tilings ran 4-8 % faster, the same one without prefetch 1.84). Each tile program's count of
+    real tiles as its trip count cost 3-4 %; with the static count it runs 2.40 at 4096x16384 and 2.18 at 2048x32768, 1.5 % and
     1.3 % ahead of the same tiling without prefetch (2.36, 2.15; XLA 1.06, 2.26). At 8192x8192
     whole rows stay: 2.98 against 2.45 (tools/kernels_gpu/ln_chunked_bwd_bench.py).
     """

@@ -2,8 +2,8 @@
 avx512 variant use EVEX (AVX-512) encodings, and only those of the avx2 and avx512 variants use
 VEX (AVX/AVX2) ones. The FFI handlers pick a variant by what the CPU supports; code shared by the
 variants (the standard library's templates, the handlers) must run on any x86-64. With TU-wide
--mavx512f flags the linker kept the avx512 object's copy of std::vector's fill for all three, and
-the avx2 path died with SIGILL on a CPU with AVX2 only (twelfth session)."""
+-mavx512f flags the linker keeps the avx512 object's copy of std::vector's fill for all three, and
+the avx2 path dies with SIGILL on a CPU with AVX2 only."""
 
 from __future__ import annotations
 

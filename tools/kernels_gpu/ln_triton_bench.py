@@ -1,7 +1,8 @@
 """The layer norm at wide rows on a GPU, per shape and parameter dtype (bf16 x): which
 implementation ``implementation=None`` takes, the forward and forward+backward of ``None``,
 ``"triton"``, ``"xla"`` and ``"mosaic"`` (where it serves), the Triton forward's untuned config
-against the seventh session's (two rows per program, 16 warps, one program per SM), and two
+against the earlier wide-row config ``SEVENTH`` (two rows per program, 16 warps, one program
+per SM), and two
 copies of x as roofs (`ln_bench_common.roofs`: XLA's elementwise pass, and a Pallas Triton copy
 with the untuned config's rows per program and warps, one program per tile), all in one process,
 alternating rounds, CUPTI medians; every layer norm output and gradient checked against a
@@ -12,8 +13,7 @@ shape and dtype.
       [--shapes 4096x16384,2048x32768] [--params bfloat16,float32] [--rounds 3]
 
 TB/s count 2 passes of x's bytes for the forward and the roofs and 5 for forward+backward (as
-tools/bench/kernel_compare.py). Runs of the eighth to fourteenth sessions: tools/bench/results/
-layer_norm_triton_wide_h200.txt.
+tools/bench/kernel_compare.py). Recorded runs: tools/bench/results/layer_norm_triton_wide_h200.txt.
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ from tools.bench import compare_contenders
 from tools.kernels_gpu import ln_bench_common as common
 
 SEVENTH = TritonLayerNormConfig(2, 16, 132)
-"""The Triton forward's untuned wide-row config before the eighth session (one program per SM on
-the H200's 132 SMs)."""
+"""An earlier untuned wide-row config of the Triton forward, kept as a contender (two rows per
+program, 16 warps, one program per SM on the H200's 132 SMs). The name is part of the output's
+contender label."""
 
 
 def _contenders(spec: Any) -> dict[str, common.Contender]:
