@@ -18,9 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.testing.plugin_env import plugin_env, run_python, runfiles_root
+from tests.testing.plugin_env import plugin_env, plugin_library, run_python, runfiles_root
 
 sys.path.insert(0, str(runfiles_root() / "python"))
+# The device registry comes from the build_info.json beside the library under test.
+os.environ.setdefault("PJRTKIT_PLUGIN_LIBRARY", str(plugin_library()))
 
 from jax_plugins.pjrtkit import _device  # noqa: E402  pylint: disable=g-import-not-at-top
 

@@ -37,24 +37,30 @@ priority (an empty ``JAX_PLATFORMS``)."""
 def default_options(device: str = _device.XLA_CPU) -> dict[str, Any]:
   """Returns the create options pjrtkit passes to ``PJRT_Client_Create`` for ``device``.
 
-  xla_cpu: ``device`` and ``xla_cpu_plugin_path`` (where OpenXLA's XLA:CPU plugin is). xla_gpu:
-  ``device``, ``xla_gpu_plugin_path`` (the CUDA plugin of jax-cuda13-pjrt / -cuda12-) and the
-  settings JAX's own CUDA plugin takes from ``XLA_PYTHON_CLIENT_*`` (see
-  ``_device.gpu_default_options``). Options set through ``jax_pjrt_client_create_options`` (for
-  example ``device_count``) are added by JAX after these and win on conflict.
+  A device that runs like xla_cpu: ``device`` and its inner-plugin option (``xla_cpu_plugin_path``:
+  where OpenXLA's XLA:CPU plugin is). Like xla_gpu: ``device``, ``xla_gpu_plugin_path`` (the CUDA
+  plugin of jax-cuda13-pjrt / -cuda12-) and the settings JAX's own CUDA plugin takes from
+  ``XLA_PYTHON_CLIENT_*`` (see ``_device.gpu_default_options``). Options set through
+  ``jax_pjrt_client_create_options`` (for example ``device_count``) are added by JAX after these
+  and win on conflict.
   """
-  if device == _device.XLA_GPU:
+  info = _device.find(device)
+  if info is None:
+    raise ValueError(f"pjrtkit device must be {_device.accepted_names()}, got {device!r}")
+  if info.runs_like == _device.XLA_GPU:
     from jax._src.lib import xla_client  # pylint: disable=g-import-not-at-top
 
     plugin = _device.cuda_plugin_path()
     if plugin is None:
       raise ModuleNotFoundError(
-          "pjrtkit's xla_gpu device needs OpenXLA's CUDA PJRT plugin (pip install "
+          f"pjrtkit's {device} device needs OpenXLA's CUDA PJRT plugin (pip install "
           "jax-cuda13-pjrt)")
     return _device.gpu_default_options(plugin, os.environ, _device.jax_platforms(),
-                                       xla_client.generate_pjrt_gpu_plugin_options())
-  return {_device.DEVICE_OPTION: _device.XLA_CPU,
-          "xla_cpu_plugin_path": str(_paths.xla_cpu_plugin_path())}
+                                       xla_client.generate_pjrt_gpu_plugin_options(), device)
+  options: dict[str, Any] = {_device.DEVICE_OPTION: device}
+  if info.inner_plugin_option:
+    options[info.inner_plugin_option] = str(_paths.xla_cpu_plugin_path())
+  return options
 
 
 def integration_status() -> _integration.Status | None:
@@ -80,11 +86,12 @@ def initialize() -> None:
 
   try:
     choice = _device.choose_for_this_process()
-  except ValueError as exc:
+  except (ValueError, RuntimeError) as exc:
     logger.error("pjrtkit: %s; the pjrtkit platform is not registered.", exc)
     return
   logger.info("pjrtkit: device %s (%s)", choice.device, choice.reason)
-  if choice.device == _device.XLA_GPU:
+  family = _device.runs_like(choice.device)
+  if family == _device.XLA_GPU:
     _device.preload_nvidia_libraries()
     inner_plugin = _device.cuda_plugin_path()
   else:
@@ -97,7 +104,7 @@ def initialize() -> None:
   options = lambda: default_options(choice.device)  # pylint: disable=unnecessary-lambda-assignment
   extra: dict[str, Any] = {}
   make_topology = None
-  if choice.device == _device.XLA_CPU and _jax_compat.is_tested_version(
+  if family == _device.XLA_CPU and _jax_compat.is_tested_version(
       jax.__version__) and not _jax_internals.problems([_jax_internals.TOPOLOGY]):
     # Topologies get the XLA:CPU plugin path too, so they compile ahead of time (PJRT_Compile).
     make_topology = _topology.TopologyFactory(options)

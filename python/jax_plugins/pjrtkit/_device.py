@@ -1,16 +1,21 @@
-"""Which pjrtkit device JAX gets (``xla_cpu`` or ``xla_gpu``), and its default create options.
+"""Which pjrtkit device JAX gets, and its default create options.
 
-One plugin library serves both reference devices; the C++ side chooses per client
+The devices are the plugin's registry (``xla_plugin/devices/registry``: ``xla_cpu``, ``xla_gpu``
+and every device folder listed in ``devices.bzl``), which the build writes into
+``build_info.json`` ("devices") next to the library and the library reports as its
+``pjrtkit_devices`` attribute. The C++ side chooses per client
 (``xla_plugin/devices/selection/device_choice.h``) and this module makes the same choice at
 ``initialize()``, because JAX's integration (lowering rules, FFI handlers, callbacks) is installed
 per device before the client exists. In this order:
 
-1. the create option ``device`` (``jax_pjrt_client_create_options``): ``xla_cpu`` or ``xla_gpu``;
-2. create options only one device accepts (``device_count``: xla_cpu; ``memory_fraction``:
-   xla_gpu; ...);
-3. the environment variable ``PJRTKIT_DEVICE`` (``xla_cpu``, ``xla_gpu`` or ``auto``);
-4. ``xla_gpu`` when an NVIDIA GPU is visible and OpenXLA's CUDA PJRT plugin is installed
-   (``jax-cuda13-pjrt`` or ``jax-cuda12-pjrt``), else ``xla_cpu``.
+1. the create option ``device`` (``jax_pjrt_client_create_options``): a registered device's name;
+2. create options only some devices accept (``device_count``: xla_cpu; ``memory_fraction``:
+   xla_gpu; ...): the devices that accept all of them; one left decides;
+3. the environment variable ``PJRTKIT_DEVICE`` (a device's name, or ``auto``);
+4. the available device with the highest ``auto_priority`` above 0: ``xla_gpu`` when an NVIDIA
+   GPU is visible and OpenXLA's CUDA PJRT plugin is installed (``jax-cuda13-pjrt`` or
+   ``jax-cuda12-pjrt``), else ``xla_cpu``. Here a device that runs like ``xla_gpu`` is available
+   with a GPU and the CUDA plugin, one that runs like ``xla_cpu`` always.
 
 The options passed to ``PJRT_Client_Create`` always name the device, so the C++ choice agrees.
 The plugin library also decides its device once, when it is loaded (before any client exists:
@@ -23,29 +28,107 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import functools
 import importlib.util
+import json
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from jax_plugins.pjrtkit import _paths
 
 logger = logging.getLogger(__name__)
 
 XLA_CPU = "xla_cpu"
 XLA_GPU = "xla_gpu"
-DEVICES = (XLA_CPU, XLA_GPU)
+RUNS_LIKE = (XLA_CPU, XLA_GPU)
+"""The reference devices, whose JAX integration every device reuses (``DeviceInfo.runs_like``)."""
 DEVICE_OPTION = "device"
 DEVICE_ENV = "PJRTKIT_DEVICE"
 
-CPU_ONLY_OPTIONS = frozenset({"device_count", "xla_cpu_plugin_path", "host_buffer_cache_mib"})
-"""Create options of the xla_cpu device (``XlaCpuFactory::OptionSpecs``)."""
 
-GPU_ONLY_OPTIONS = frozenset({
-    "xla_gpu_plugin_path", "allocator", "memory_fraction", "preallocate",
-    "collective_memory_size", "visible_devices", "should_stage_host_to_device_transfers",
-    "abort_collectives_on_failure", "max_inflight_computations", "use_tfrt_gpu_client"})
-"""Create options of the xla_gpu device (``XlaGpuOptions::Specs``)."""
+@dataclasses.dataclass(frozen=True)
+class DeviceInfo:
+  """A registered device, as ``Registry::ToJson`` describes it.
+
+  Attributes:
+    name: the ``device`` option's value, and the device folder's name.
+    runs_like: ``xla_cpu`` or ``xla_gpu``: the JAX integration installed for it.
+    summary: one line.
+    auto_priority: rule 4's priority (0: only when named).
+    inner_plugin_option: the create option naming its inner plugin ("" if none).
+    inner_plugin_env: the variable its C++ side reads when that option is empty.
+    options: the names of the create options it accepts (besides ``device``).
+  """
+
+  name: str
+  runs_like: str
+  summary: str
+  auto_priority: int
+  inner_plugin_option: str
+  inner_plugin_env: str
+  options: tuple[str, ...]
+
+
+def parse_registry(devices: Sequence[Mapping[str, Any]]) -> tuple[DeviceInfo, ...]:
+  """``DeviceInfo`` of each item of build_info.json's "devices" (or the plugin's attribute)."""
+  return tuple(
+      DeviceInfo(d["name"], d["runs_like"], d["summary"], int(d["auto_priority"]),
+                 d["inner_plugin_option"], d["inner_plugin_env"],
+                 tuple(o["name"] for o in d["options"])) for d in devices)
+
+
+@functools.lru_cache(maxsize=1)
+def registry() -> tuple[DeviceInfo, ...]:
+  """The registered devices, from the ``build_info.json`` beside the plugin library.
+
+  Raises:
+    RuntimeError: when the file is missing or has no "devices" (a library built before the
+      registry existed: rebuild with ``tools/setup.sh``).
+  """
+  path = _paths.build_info_path()
+  try:
+    with open(path, encoding="utf-8") as f:
+      devices = json.load(f)["devices"]
+  except (OSError, ValueError, KeyError) as exc:
+    raise RuntimeError(f"pjrtkit: cannot read the device registry from {path} ({exc}); rebuild "
+                       "the plugin (bash tools/setup.sh)") from exc
+  return parse_registry(devices)
+
+
+def device_names(devices: Sequence[DeviceInfo] | None = None) -> tuple[str, ...]:
+  """The registered devices' names, in registration order."""
+  return tuple(d.name for d in (registry() if devices is None else devices))
+
+
+def find(name: str, devices: Sequence[DeviceInfo] | None = None) -> DeviceInfo | None:
+  """The registered device ``name``, or None."""
+  for device in registry() if devices is None else devices:
+    if device.name == name:
+      return device
+  return None
+
+
+def runs_like(name: str) -> str:
+  """``xla_cpu`` or ``xla_gpu`` for a registered device (a reference device is itself); ``name``
+  itself when it is not registered."""
+  device = find(name)
+  return device.runs_like if device is not None else name
+
+
+def options_of(name: str) -> frozenset[str]:
+  """The create options device ``name`` accepts (empty when it is not registered)."""
+  device = find(name)
+  return frozenset(device.options) if device is not None else frozenset()
+
+
+def accepted_names(devices: Sequence[DeviceInfo] | None = None) -> str:
+  """``'xla_cpu', 'xla_gpu' or 'auto'``: the words the C++ side uses too."""
+  names = [f"'{n}'" for n in device_names(devices)]
+  return ", ".join(names) + (" or 'auto'" if names else "'auto'")
+
 
 CUDA_PLUGIN_MODULES = ("jax_plugins.xla_cuda13", "jax_plugins.xla_cuda12")
 """Packages holding OpenXLA's CUDA PJRT plugin (``xla_cuda_plugin.so``), newest first."""
@@ -102,7 +185,7 @@ def nvidia_gpu_visible(environ: Mapping[str, str] | None = None,
                        driver_dir: str = "/proc/driver/nvidia/gpus") -> bool:
   """True when the NVIDIA driver lists a GPU and ``CUDA_VISIBLE_DEVICES`` hides none of them.
 
-  The same test as ``DeviceChoice::NvidiaGpuVisible`` in C++: no CUDA call, so nothing is
+  The same test as ``xla_gpu::NvidiaGpuVisible`` in C++ (``xla_plugin/devices/xla_gpu/entry.h``): no CUDA call, so nothing is
   initialized before JAX creates the client.
   """
   environ = os.environ if environ is None else environ
@@ -130,52 +213,77 @@ def cuda_plugin_path() -> Path | None:
   return None
 
 
+def _owners_words(owners: Sequence[DeviceInfo], article: bool) -> str:
+  names = [d.name for d in owners]
+  text = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+  return ("the " if article else "") + text + (" device" if len(names) == 1 else " devices")
+
+
 def choose(options: Mapping[str, Any], environ: Mapping[str, str], gpu_visible: bool,
-           gpu_plugin: Path | None) -> Choice:
+           gpu_plugin: Path | None, devices: Sequence[DeviceInfo] | None = None) -> Choice:
   """The device for create ``options`` on a machine with ``gpu_visible`` and ``gpu_plugin``.
+
+  ``devices`` defaults to the registry.
 
   Raises:
     ValueError: for a ``device`` (or ``PJRTKIT_DEVICE``) value that is not a device, or options
-      of both devices, or of the other device than the one asked for (the C++ side refuses them
-      with the same words).
+      no device accepts together, or that the device asked for does not accept (the C++ side
+      refuses them with the same words).
   """
+  devices = tuple(registry() if devices is None else devices)
   requested = options.get(DEVICE_OPTION, "")
-  if requested not in ("", "auto") + DEVICES:
-    raise ValueError(f"create option 'device' must be 'xla_cpu', 'xla_gpu' or 'auto', got "
-                     f"'{requested}'")
-  cpu_only = sorted(set(options) & CPU_ONLY_OPTIONS)
-  gpu_only = sorted(set(options) & GPU_ONLY_OPTIONS)
-  if requested in DEVICES:
-    other = gpu_only if requested == XLA_CPU else cpu_only
-    if other:
-      owner = XLA_GPU if requested == XLA_CPU else XLA_CPU
-      raise ValueError(f"create option '{other[0]}' belongs to the {owner} device, but option "
-                       f"'device' is '{requested}'")
-    return Choice(requested, "create option 'device'")
-  if cpu_only and gpu_only:
-    raise ValueError(f"create options '{cpu_only[0]}' (xla_cpu device) and '{gpu_only[0]}' "
-                     "(xla_gpu device) select different devices; pass one device's options, or "
-                     "choose with option 'device'")
-  if cpu_only:
-    return Choice(XLA_CPU, f"create option '{cpu_only[0]}'")
-  if gpu_only:
-    return Choice(XLA_GPU, f"create option '{gpu_only[0]}'")
+  chosen = None
+  if requested not in ("", "auto"):
+    chosen = find(requested, devices)
+    if chosen is None:
+      raise ValueError(f"create option 'device' must be {accepted_names(devices)}, got "
+                       f"'{requested}'")
+  candidates = list(devices)
+  narrowed_by, narrowed_owners = "", []
+  for name in sorted(options):
+    if name == DEVICE_OPTION:
+      continue
+    owners = [d for d in devices if name in d.options]
+    if not owners or len(owners) == len(devices):
+      continue
+    if chosen is not None:
+      if chosen not in owners:
+        raise ValueError(f"create option '{name}' belongs to {_owners_words(owners, True)}, but "
+                         f"option 'device' is '{chosen.name}'")
+      continue
+    left = [d for d in candidates if d in owners]
+    if not left:
+      raise ValueError(f"create options '{narrowed_by}' ({_owners_words(narrowed_owners, False)})"
+                       f" and '{name}' ({_owners_words(owners, False)}) select different devices;"
+                       " pass one device's options, or choose with option 'device'")
+    candidates, narrowed_by, narrowed_owners = left, name, owners
+  if chosen is not None:
+    return Choice(chosen.name, "create option 'device'")
+  if len(candidates) == 1:
+    return Choice(candidates[0].name, f"create option '{narrowed_by}'")
   env = environ.get(DEVICE_ENV, "")
-  if env not in ("", "auto") + DEVICES:
-    raise ValueError(f"environment variable {DEVICE_ENV} must be 'xla_cpu', 'xla_gpu' or "
-                     f"'auto', got '{env}'")
-  if env in DEVICES:
-    return Choice(env, f"environment variable {DEVICE_ENV}")
-  if gpu_visible and gpu_plugin is not None:
-    return Choice(XLA_GPU, f"an NVIDIA GPU and OpenXLA's CUDA plugin ({gpu_plugin})")
-  if gpu_visible:
-    return Choice(XLA_CPU, "an NVIDIA GPU, but no CUDA PJRT plugin (pip install "
+  if env not in ("", "auto"):
+    named = find(env, devices)
+    if named is None:
+      raise ValueError(f"environment variable {DEVICE_ENV} must be {accepted_names(devices)}, "
+                       f"got '{env}'")
+    if named in candidates:
+      return Choice(env, f"environment variable {DEVICE_ENV}")
+  gpu_ready = gpu_visible and gpu_plugin is not None
+  available = [d for d in candidates if d.auto_priority > 0 and
+               (d.runs_like != XLA_GPU or gpu_ready)]
+  if not available:
+    return Choice(candidates[0].name, "no device is available for auto, so the first registered")
+  best = max(available, key=lambda d: d.auto_priority)  # The first of equals.
+  if best.runs_like == XLA_GPU:
+    return Choice(best.name, f"an NVIDIA GPU and OpenXLA's CUDA plugin ({gpu_plugin})")
+  if gpu_visible and any(d.runs_like == XLA_GPU and d.auto_priority > best.auto_priority
+                         for d in candidates):
+    return Choice(best.name, "an NVIDIA GPU, but no CUDA PJRT plugin (pip install "
                   "jax-cuda13-pjrt for the xla_gpu device)")
-  return Choice(XLA_CPU, "no NVIDIA GPU")
+  return Choice(best.name, "no NVIDIA GPU")
 
 
-PLUGIN_PATH_ENV = {XLA_CPU: "PJRTKIT_XLA_CPU_PLUGIN", XLA_GPU: "PJRTKIT_XLA_GPU_PLUGIN"}
-"""The variable each device's C++ side finds its inner plugin with when no create option says."""
 
 
 def export_choice(choice: Choice, inner_plugin: Path | None,
@@ -189,8 +297,9 @@ def export_choice(choice: Choice, inner_plugin: Path | None,
   changed = {}
   if target.get(DEVICE_ENV) != choice.device:
     changed[DEVICE_ENV] = choice.device
-  variable = PLUGIN_PATH_ENV[choice.device]
-  if inner_plugin is not None and not target.get(variable):
+  device = find(choice.device)
+  variable = device.inner_plugin_env if device is not None else ""
+  if variable and inner_plugin is not None and not target.get(variable):
     changed[variable] = os.fspath(inner_plugin)
   for name, value in changed.items():
     target[name] = value
@@ -242,8 +351,9 @@ def jax_platforms() -> list[str]:
 
 
 def gpu_default_options(plugin: Path, environ: Mapping[str, str], platforms: list[str],
-                        jax_gpu_options: Mapping[str, Any]) -> dict[str, Any]:
-  """The xla_gpu device's create options.
+                        jax_gpu_options: Mapping[str, Any], device: str = XLA_GPU
+                        ) -> dict[str, Any]:
+  """The create options of the xla_gpu device (or of ``device``, which runs like it).
 
   Args:
     plugin: the CUDA plugin's path.
@@ -252,15 +362,20 @@ def gpu_default_options(plugin: Path, environ: Mapping[str, str], platforms: lis
     jax_gpu_options: ``xla_client.generate_pjrt_gpu_plugin_options()`` (JAX's GPU settings from
       ``XLA_PYTHON_CLIENT_*``); its ``platform_name`` is not passed (the device sets it).
 
+    device: the device's name.
+
   Returns:
     ``device``, ``xla_gpu_plugin_path``, the settings JAX's own CUDA plugin would pass, and
     ``preallocate=False`` when JAX may also create its own CUDA client in this process (no
     ``JAX_PLATFORMS``, or one naming cuda/gpu) and the user did not choose: two clients that
     each take 75 % of the GPU cannot both start.
   """
-  options: dict[str, Any] = {DEVICE_OPTION: XLA_GPU, "xla_gpu_plugin_path": os.fspath(plugin)}
+  info = find(device)
+  accepted = frozenset(info.options) if info is not None else frozenset()
+  path_option = info.inner_plugin_option if info is not None else "xla_gpu_plugin_path"
+  options: dict[str, Any] = {DEVICE_OPTION: device, path_option: os.fspath(plugin)}
   for key, value in jax_gpu_options.items():
-    if key in GPU_ONLY_OPTIONS:
+    if key in accepted and key != path_option:
       options[key] = value
   shares_gpu = not platforms or any(p in ("cuda", "gpu") for p in platforms)
   if shares_gpu and "XLA_PYTHON_CLIENT_PREALLOCATE" not in environ:

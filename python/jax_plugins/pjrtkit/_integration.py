@@ -59,7 +59,8 @@ INSTALLED_FEATURES = _jax_internals.CPU_FEATURES
 
 FEATURES_BY_DEVICE = {_device.XLA_CPU: _jax_internals.CPU_FEATURES,
                       _device.XLA_GPU: _jax_internals.GPU_FEATURES}
-"""What ``install`` installs for each device."""
+"""What ``install`` installs for each reference device; every registered device gets those of
+the one it runs like (``_device.runs_like``)."""
 
 _DESCRIPTIONS = {
     _device.XLA_CPU: "cpu lowering rules and LAPACK, host callbacks, donation, persistent cache",
@@ -193,9 +194,11 @@ def install(c_api: Any, platform: str, device: str = _device.XLA_CPU) -> Status:
   import jax  # pylint: disable=g-import-not-at-top
 
   version = jax.__version__
-  features = FEATURES_BY_DEVICE.get(device)
+  family = _device.runs_like(device)
+  features = FEATURES_BY_DEVICE.get(family)
   if features is None:
-    problem = f"unknown pjrtkit device {device!r}; expected one of {sorted(FEATURES_BY_DEVICE)}"
+    problem = (f"unknown pjrtkit device {device!r}; expected one of "
+               f"{sorted(set(FEATURES_BY_DEVICE) | set(_device.device_names()))}")
     logger.error("pjrtkit: %s; platform %r runs without pjrtkit's JAX integration", problem,
                  platform)
     return Status(version, (), (problem,), device)
@@ -203,7 +206,7 @@ def install(c_api: Any, platform: str, device: str = _device.XLA_CPU) -> Status:
     problem = (f"jax {version} is outside the range pjrtkit checked its JAX integration on "
                f"({_jax_compat.tested_range_text()})")
     logger.warning("pjrtkit: %s; platform %r runs, but without pjrtkit's JAX integration (%s)",
-                   problem, platform, _DESCRIPTIONS[device])
+                   problem, platform, _DESCRIPTIONS[family])
     return Status(version, (), (problem,), device)
   if c_api is None:
     problem = "register_plugin returned no PJRT_Api"
@@ -218,7 +221,7 @@ def install(c_api: Any, platform: str, device: str = _device.XLA_CPU) -> Status:
     return Status(version, (), tuple(problems), device)
   undo = _Undo()
   try:
-    if device == _device.XLA_GPU:
+    if family == _device.XLA_GPU:
       _install_gpu_steps(c_api, platform, undo)
     else:
       _install_steps(c_api, platform, undo)

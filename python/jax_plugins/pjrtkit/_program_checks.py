@@ -3,7 +3,9 @@
 JAX's own test suite (``tools/jax_suite``) found constructs the inner plugin of a device gets
 wrong. Such a program is refused before it reaches the plugin, with an error that names the
 construct and the reason. The limits belong to the inner plugin, so they are keyed by the
-``backend`` attribute of the device (``xla_cpu`` for the reference device).
+reference device the running device runs like: the ``backend`` attribute of the device (its
+registered name: ``xla_cpu`` for the reference device) through ``_device.runs_like``, so a
+device over XLA:CPU made with ``tools/new_device.py`` gets XLA:CPU's limits too.
 
 * ``xla_cpu`` (the XLA:CPU of ``xla-cpu-pjrt`` 0.0.1): Shardy reduced/unreduced axes (a sharding
   with ``unreduced={...}`` or ``reduced={...}``: ``PartitionSpec(unreduced=...)``,
@@ -25,6 +27,8 @@ import functools
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from jax_plugins.pjrtkit import _device
 
 ALLOW_ENV = "PJRTKIT_ALLOW_UNSUPPORTED_PROGRAMS"
 """Set to ``1`` to compile refused programs anyway (their results may be wrong)."""
@@ -56,7 +60,8 @@ LIMITS: dict[str, tuple[Limit, ...]] = {
               "all_gather(..., to='reduced'))", _UNREDUCED_WHY),
     ),
 }
-"""Per ``backend`` device attribute, the constructs refused."""
+"""Per reference device (``_device.runs_like`` of the ``backend`` device attribute), the
+constructs refused."""
 
 
 def _inner_backend(backend: Any) -> str | None:
@@ -74,7 +79,8 @@ class DeviceOnlyTarget:
 
   Attributes:
     target: the custom-call target name.
-    backend: the ``backend`` device attribute of the device that runs it (``xla_gpu``).
+    backend: the reference device whose devices run it (``xla_gpu``: every device that runs
+      like xla_gpu).
     what: what emits it, for the error (``Pallas Triton kernels``).
   """
 
@@ -125,8 +131,9 @@ def check(backend: Any, computation: Any) -> None:
   gets wrong (``LIMITS``; ``PJRTKIT_ALLOW_UNSUPPORTED_PROGRAMS=1`` skips these).
   """
   inner = _inner_backend(backend) or ""
-  foreign = [t for t in DEVICE_ONLY_TARGETS.values() if t.backend != inner]
-  limits = () if os.environ.get(ALLOW_ENV) == "1" else LIMITS.get(inner, ())
+  family = _device.runs_like(inner) if inner else ""
+  foreign = [t for t in DEVICE_ONLY_TARGETS.values() if t.backend != family]
+  limits = () if os.environ.get(ALLOW_ENV) == "1" else LIMITS.get(family, ())
   if not foreign and not limits:
     return
   text = computation.operation.get_asm(enable_debug_info=False, large_elements_limit=16)
