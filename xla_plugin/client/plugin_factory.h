@@ -17,8 +17,10 @@ namespace pjrtkit {
 
 // A device plugs into pjrtkit::CreatePjrtApi<Factory>() (xla_plugin/c_api/api.h) through a class
 // with these static members; see devices/xla_cpu/xla_cpu_factory.h and
-// devices/xla_gpu/xla_gpu_factory.h for the reference devices, devices/selection for a factory
-// that chooses between devices per client.
+// devices/xla_gpu/xla_gpu_factory.h for the reference devices, devices/selection for the factory
+// that chooses between the registered devices per client. A device registered in
+// devices/registry (tools/new_device.py) also needs `static std::vector<OptionSpec> OptionSpecs()`
+// and `CreateClient(options, const MultiProcess& job = {})`: registry::CheckDeviceFactory.
 // The checks below give a readable compile error when one is missing.
 //
 //   struct MyFactory {

@@ -9,6 +9,8 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "xla_plugin/client/client.h"
@@ -61,11 +63,27 @@ struct DeviceEntry {
   StatusOr<std::shared_ptr<inner::InnerApi>> (*load_process_plugin)() = nullptr;
 };
 
+// CheckPluginFactory plus what the registry needs of a device's factory, with readable errors.
+template <typename Factory>
+constexpr bool CheckDeviceFactory() {
+  static_assert(CheckPluginFactory<Factory>(), "a device's factory");
+  static_assert(std::is_same_v<decltype(Factory::OptionSpecs()), std::vector<OptionSpec>>,
+                "Factory::OptionSpecs() must return std::vector<pjrtkit::OptionSpec>: the create "
+                "options the device accepts");
+  static_assert(
+      std::is_same_v<decltype(Factory::CreateClient(std::declval<AttributeMap>(),
+                                                    std::declval<MultiProcess>())),
+                     StatusOr<std::unique_ptr<Client>>>,
+      "Factory::CreateClient(options, job) must take a const MultiProcess& (multi_process.h) "
+      "after the options (a default argument `= {}` keeps the one-argument form)");
+  return true;
+}
+
 // An entry whose functions are Factory's static members (Initialize, PluginAttributes,
 // OptionSpecs, CreateClient(options, job), CreateTopology); the facts come from `facts`.
 template <typename Factory>
 DeviceEntry MakeEntry(DeviceEntry facts) {
-  static_assert(CheckPluginFactory<Factory>(), "a device's factory");
+  static_assert(CheckDeviceFactory<Factory>(), "a device's factory");
   facts.initialize = &Factory::Initialize;
   facts.plugin_attributes = &Factory::PluginAttributes;
   facts.option_specs = &Factory::OptionSpecs;

@@ -69,6 +69,12 @@ AttributeMap XlaCpuFactory::PluginAttributes() {
 
 StatusOr<std::unique_ptr<Client>> XlaCpuFactory::CreateClient(const AttributeMap& options,
                                                              const MultiProcess& job) {
+  return CreateClientWith(options, job, std::make_shared<const XlaCpuPolicy>());
+}
+
+StatusOr<std::unique_ptr<Client>> XlaCpuFactory::CreateClientWith(
+    const AttributeMap& options, const MultiProcess& job,
+    std::shared_ptr<const XlaCpuPolicy> policy) {
   int device_count = 0;
   PJRTKIT_ASSIGN_OR_RETURN(Options parsed, ParseOptions(options, &device_count));
   const int64_t join_timeout_s = parsed.GetInt(kJoinTimeoutOption);
@@ -101,7 +107,6 @@ StatusOr<std::unique_ptr<Client>> XlaCpuFactory::CreateClient(const AttributeMap
   // its client: quiet unless the user chose a level (see inner_log_level.h).
   PJRTKIT_ASSIGN_OR_RETURN(std::optional<inner::InnerLogLevel> log_level,
                            inner::InnerLogLevel::ForThisProcess());
-  auto policy = std::make_shared<const XlaCpuPolicy>();
   PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<inner::InnerApi> api,
                            inner::InnerApi::Load(path, path_source, policy->inner_plugin()));
   const inner::FfiPlatform ffi_platform = policy->ffi_platform();
@@ -120,7 +125,7 @@ StatusOr<std::unique_ptr<Client>> XlaCpuFactory::CreateClient(const AttributeMap
     }
     inner_device_count = static_cast<int>(placement.device_process.size());
     if (inner_device_count > kMaxDeviceCount) {
-      return InvalidArgument("pjrtkit (xla_cpu): the job has " +
+      return InvalidArgument("pjrtkit (" + policy->backend() + "): the job has " +
                              std::to_string(inner_device_count) + " devices in all, more than " +
                              std::to_string(kMaxDeviceCount));
     }
@@ -138,6 +143,12 @@ StatusOr<std::unique_ptr<Client>> XlaCpuFactory::CreateClient(const AttributeMap
 
 StatusOr<std::unique_ptr<Topology>> XlaCpuFactory::CreateTopology(const std::string& name,
                                                                   const AttributeMap& options) {
+  return CreateTopologyWith(name, options, std::make_shared<const XlaCpuPolicy>());
+}
+
+StatusOr<std::unique_ptr<Topology>> XlaCpuFactory::CreateTopologyWith(
+    const std::string& name, const AttributeMap& options,
+    std::shared_ptr<const XlaCpuPolicy> policy) {
   int device_count = 0;
   PJRTKIT_ASSIGN_OR_RETURN(Options parsed, ParseOptions(options, &device_count));
   std::string path = parsed.GetString(kPluginPathOption);
@@ -147,8 +158,8 @@ StatusOr<std::unique_ptr<Topology>> XlaCpuFactory::CreateTopology(const std::str
         inner::PluginLocator::LocateFromProcess(PluginSearch());
     if (located.ok()) path = located->path;
   }
-  return std::unique_ptr<Topology>(inner::WrappedTopology::Create(
-      std::make_shared<const XlaCpuPolicy>(), device_count, std::move(path)));
+  return std::unique_ptr<Topology>(
+      inner::WrappedTopology::Create(std::move(policy), device_count, std::move(path)));
 }
 
 }  // namespace xla_cpu

@@ -15,6 +15,7 @@
 #include "xla_plugin/client/topology.h"
 #include "xla_plugin/client/types.h"
 #include "xla_plugin/devices/inner/plugin_locator.h"
+#include "xla_plugin/devices/xla_cpu/xla_cpu_policy.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
@@ -56,6 +57,15 @@ struct XlaCpuFactory {
   static std::vector<OptionSpec> OptionSpecs();
   // Where XLA:CPU is looked for when xla_cpu_plugin_path is empty.
   static inner::PluginSearch PluginSearch();
+
+  // CreateClient and CreateTopology with another policy over XLA:CPU: how a device made with
+  // tools/new_device.py runs on XLA:CPU until its team replaces the inside (same options).
+  static StatusOr<std::unique_ptr<Client>> CreateClientWith(
+      const AttributeMap& options, const MultiProcess& job,
+      std::shared_ptr<const XlaCpuPolicy> policy);
+  static StatusOr<std::unique_ptr<Topology>> CreateTopologyWith(
+      const std::string& name, const AttributeMap& options,
+      std::shared_ptr<const XlaCpuPolicy> policy);
 };
 
 // Attributes of the XLA:CPU plugin this reference device is built against (xla-cpu-pjrt 0.0.1,
