@@ -365,7 +365,7 @@ StatusOr<HostBufferResult> WrappedClient::BufferFromHostBuffer(const HostBufferA
     return BufferFromHostBufferInLayout(args, device, memory);
   }
   if (host_buffer_pool_ != nullptr) {
-    const size_t pooled_bytes = PooledCopyBytes(args, memory);
+    const size_t pooled_bytes = PooledCopyBytes(args, memory, policy().host_copy_pooling());
     if (pooled_bytes > 0) {
       return CopyThroughPool(this, host_buffer_pool_, args, device, memory, pooled_bytes);
     }
@@ -402,7 +402,7 @@ StatusOr<HostBufferResult> WrappedClient::BufferFromHostBufferInLayout(const Hos
   const MemoryLayout& layout = *args.device_layout;
   const size_t rank = args.dims.size();
   PJRTKIT_RETURN_IF_ERROR(CheckPermutationLayout("BufferFromHostBuffer", "device layout", layout,
-                                                 args.type, rank));
+                                                 args.type, rank, policy().backend()));
   // XLA:CPU copies dense host bytes into the buffer as they are and labels them with the device
   // layout (host_layout.h), so hand it bytes already in that layout.
   const size_t element_bytes = static_cast<size_t>(ElementTypeBits(args.type) / 8);

@@ -134,7 +134,8 @@ Status WrappedLoadedExecutable::InnerArguments(const std::vector<std::vector<Buf
             client_->policy().moves_bytes_ignoring_layouts()) {
           PJRTKIT_RETURN_IF_ERROR(Prefixed(
               "Execute: ", shapes->CheckArgumentLayout(i, *info.layout, info.dims,
-                                                       executable_->name())));
+                                                       executable_->name(),
+                                                       client_->inner().name())));
         }
       }
       inner[d * num_args + i] = buffer->inner();

@@ -21,10 +21,8 @@ StatusOr<std::shared_ptr<inner::InnerApi>> LoadInner(DeviceKind kind) {
   const inner::InnerPluginName name = gpu ? xla_gpu::XlaGpuPolicy(AttributeMap()).inner_plugin()
                                           : xla_cpu::XlaCpuPolicy().inner_plugin();
   // The inner plugin may log while it initializes: at the level its device would give it.
-  PJRTKIT_ASSIGN_OR_RETURN(
-      std::optional<inner::InnerLogLevel> log_level,
-      gpu ? inner::InnerLogLevel::ForThisProcess(xla_gpu::kLogLevelEnv, "XLA:GPU")
-          : inner::InnerLogLevel::ForThisProcess());
+  PJRTKIT_ASSIGN_OR_RETURN(std::optional<inner::InnerLogLevel> log_level,
+                           inner::InnerLogLevel::ForThisProcess(name));
   return inner::InnerApi::Load(located.path, located.how, name);
 }
 
