@@ -154,7 +154,8 @@ TEST_F(BufferLifetimeTest, ABufferDeletedWhileReferencedIsDeletedForEveryUse) {
   info = Consume(api_->PJRT_LoadedExecutable_Execute(&execute));
   EXPECT_EQ(info.code, PJRT_Error_Code_FAILED_PRECONDITION);
   EXPECT_EQ(info.message,
-            "PJRT_LoadedExecutable_Execute: argument_lists[0][0] has been deleted or donated");
+            "PJRT_LoadedExecutable_Execute: argument_lists[0][0] has been deleted or donated; "
+            "only a live buffer is accepted");
   DestroyLoaded(loaded);
 
   ASSERT_TRUE(Decrease(buffer).ok);

@@ -306,7 +306,9 @@ TEST_F(BufferTest, BadUploadArgumentsAreInvalidArgument) {
   args.data = nullptr;
   ErrorInfo info = Consume(api_->PJRT_Client_BufferFromHostBuffer(&args));
   EXPECT_EQ(info.code, PJRT_Error_Code_INVALID_ARGUMENT);
-  EXPECT_EQ(info.message, "PJRT_Client_BufferFromHostBuffer: args->data is null");
+  EXPECT_EQ(info.message,
+            "PJRT_Client_BufferFromHostBuffer: args->data is null, but the array has 8 "
+            "bytes (null is accepted only for an array of 0 bytes)");
 }
 
 TEST_F(BufferTest, UseAfterDeleteIsAnErrorNotACrash) {

@@ -1,3 +1,4 @@
+#include "xla_plugin/client/call_checks.h"
 #include "xla_plugin/c_api/client.h"
 
 // C++ standard library.
@@ -104,7 +105,8 @@ StatusOr<std::unique_ptr<PJRT_Client>> WrapClient(const char* fn, std::unique_pt
 Status CheckSameClient(const char* fn, const char* what, const PJRT_Client* expected,
                        const PJRT_Client* actual) {
   if (expected == actual) return OkStatus();
-  return InvalidArgument(std::string(fn) + ": " + what + " belongs to another PJRT_Client");
+  return ::pjrtkit::CheckSameClient(fn, what, expected == nullptr ? nullptr : expected->client.get(),
+                                    actual == nullptr ? nullptr : actual->client.get());
 }
 
 PJRT_Error* ClientCreateWith(PJRT_Client_Create_Args* args, CreateClientFn create) {

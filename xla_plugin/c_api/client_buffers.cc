@@ -9,6 +9,7 @@
 #include <vector>
 
 // pjrtkit.
+#include "xla_plugin/client/call_checks.h"
 #include "xla_plugin/c_api/buffer.h"
 #include "xla_plugin/c_api/client.h"
 #include "xla_plugin/c_api/convert.h"
@@ -43,8 +44,8 @@ struct Destination {
   Memory* memory = nullptr;  // nullptr: the device's default memory.
 };
 
-// Resolves the `device` / `memory` pair of a buffer-creating call: the memory wins when both are
-// given; a memory alone places the buffer on the first device that can address it.
+// Resolves the `device` / `memory` pair of a buffer-creating call: handles of `client`, not both
+// null; which device, and addressability, as ResolveDestinationDevice (call_checks.h) says.
 StatusOr<Destination> ResolveDestination(const char* fn, PJRT_Client* client, PJRT_Device* device,
                                          PJRT_Memory* memory) {
   Destination out;
@@ -55,18 +56,12 @@ StatusOr<Destination> ResolveDestination(const char* fn, PJRT_Client* client, PJ
   if (memory != nullptr) {
     PJRTKIT_RETURN_IF_ERROR(CheckSameClient(fn, "args->memory", client, Impl(memory)->client));
     out.memory = Impl(memory)->memory;
-    if (out.device == nullptr) {
-      if (Impl(memory)->devices.empty()) {
-        return InvalidArgument(std::string(fn) + ": memory " +
-                               Impl(memory)->memory->debug_string() +
-                               " is addressable by no device");
-      }
-      out.device = Impl(memory)->devices.front()->device;
-    }
   }
-  if (out.device == nullptr) {
+  if (out.device == nullptr && out.memory == nullptr) {
     return InvalidArgument(std::string(fn) + ": args->device and args->memory are both null");
   }
+  // Which device a memory means, and addressability: the client layer's (call_checks.h).
+  PJRTKIT_ASSIGN_OR_RETURN(out.device, ResolveDestinationDevice(fn, out.device, out.memory));
   return out;
 }
 
@@ -92,7 +87,9 @@ PJRT_Error* ClientBufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Args* ar
       host.byte_strides.emplace(args->byte_strides, args->byte_strides + args->num_byte_strides);
     }
     if (args->data == nullptr && DenseByteSize(host.type, host.dims) > 0) {
-      return InvalidArgument(std::string(fn) + ": args->data is null");
+      return InvalidArgument(std::string(fn) + ": args->data is null, but the array has " +
+                             std::to_string(DenseByteSize(host.type, host.dims)) +
+                             " bytes (null is accepted only for an array of 0 bytes)");
     }
     host.data = args->data;
     const int semantics = RawEnumValue(args->host_buffer_semantics);

@@ -415,7 +415,8 @@ TEST_F(ClientTest, HandlesOfAnotherClientAreRejected) {
   ErrorInfo info = Consume(api_->PJRT_Client_BufferFromHostBuffer(&args));
   EXPECT_EQ(info.code, PJRT_Error_Code_INVALID_ARGUMENT);
   EXPECT_EQ(info.message,
-            "PJRT_Client_BufferFromHostBuffer: args->device belongs to another PJRT_Client");
+            "PJRT_Client_BufferFromHostBuffer: args->device belongs to another client; only "
+            "objects of the client of the call are accepted");
   DestroyClient(other);
 }
 

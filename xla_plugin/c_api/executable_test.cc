@@ -218,8 +218,8 @@ TEST_F(ExecutableTest, ExecuteOnTwoReplicasAndOnAChosenDevice) {
   ErrorInfo info = Consume(api_->PJRT_LoadedExecutable_Execute(&args));
   EXPECT_EQ(info.code, PJRT_Error_Code_INVALID_ARGUMENT);
   EXPECT_EQ(info.message,
-            "PJRT_LoadedExecutable_Execute: num_devices is 1 but the executable runs on 2 "
-            "device(s)");
+            "PJRT_LoadedExecutable_Execute: num_devices is 1, but the executable runs on 2 "
+            "device(s); only 2 is accepted");
   // ... unless execute_device picks one.
   std::vector<PJRT_Buffer* const*> one = {l1};
   PJRT_Buffer* o2[1] = {nullptr};
@@ -314,7 +314,8 @@ TEST_F(ExecutableTest, ExecuteValidatesItsArguments) {
   info = Consume(api_->PJRT_LoadedExecutable_Execute(&args));
   EXPECT_EQ(info.code, PJRT_Error_Code_FAILED_PRECONDITION);
   EXPECT_EQ(info.message,
-            "PJRT_LoadedExecutable_Execute: argument_lists[0][0] has been deleted or donated");
+            "PJRT_LoadedExecutable_Execute: argument_lists[0][0] has been deleted or donated; "
+            "only a live buffer is accepted");
   EXPECT_EQ(out0[0], nullptr);  // Nothing is written on error.
   DestroyBuffer(a);
   DestroyLoaded(loaded);
@@ -373,7 +374,9 @@ TEST_F(ExecutableTest, DeletedLoadedExecutableCannotRun) {
   auto args = ExecuteArgs(loaded, lists, 1, outputs);
   ErrorInfo info = Consume(api_->PJRT_LoadedExecutable_Execute(&args));
   EXPECT_EQ(info.code, PJRT_Error_Code_FAILED_PRECONDITION);
-  EXPECT_EQ(info.message, "PJRT_LoadedExecutable_Execute: the executable has been deleted");
+  EXPECT_EQ(info.message,
+            "PJRT_LoadedExecutable_Execute: executable has been deleted; only an executable that "
+            "was not deleted is accepted");
   DestroyBuffer(x);
   DestroyLoaded(loaded);
 }

@@ -1,3 +1,4 @@
+#include "xla_plugin/client/call_checks.h"
 #include "xla_plugin/c_api/loaded_executable.h"
 
 // C++ standard library.
@@ -104,10 +105,7 @@ Status CollectArguments(const char* fn, const PJRT_LoadedExecutable_Execute_Args
         PJRTKIT_RETURN_IF_ERROR(
             CheckSameClient(fn, ArgName(d, i).c_str(), client, buffer->client));
       }
-      if (buffer->IsDeleted()) {
-        return FailedPrecondition(std::string(fn) + ": " + ArgName(d, i) +
-                                  " has been deleted or donated");
-      }
+      if (buffer->IsDeleted()) return DeletedBufferError(fn, ArgName(d, i));
       if (buffer->error != nullptr) {  // An error buffer: the execution fails with its error.
         Status failed(buffer->error->code(), std::string(fn) + ": " + ArgName(d, i) +
                                                  " is an error buffer: " +
@@ -272,25 +270,15 @@ PJRT_Error* LoadedExecutableExecute(PJRT_LoadedExecutable_Execute_Args* args) {
     PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "executable", args->executable));
     PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "options", args->options));
     PJRT_LoadedExecutable& loaded = *args->executable;
-    if (loaded.loaded->IsDeleted()) {
-      return FailedPrecondition(std::string(fn) + ": the executable has been deleted");
-    }
+    PJRTKIT_RETURN_IF_ERROR(CheckExecutableNotDeleted(fn, "executable", *loaded.loaded));
     PJRTKIT_ASSIGN_OR_RETURN(ExecuteOptions options, ConvertOptions(fn, *args->options));
-    size_t expected_devices = loaded.addressable_devices.size();
     if (args->execute_device != nullptr) {
       PJRTKIT_RETURN_IF_ERROR(
           CheckSameClient(fn, "args->execute_device", loaded.client, args->execute_device->client));
-      if (!args->execute_device->device->IsAddressable()) {
-        return InvalidArgument(std::string(fn) + ": execute_device is not addressable");
-      }
       options.execute_device = args->execute_device->device;
-      expected_devices = 1;
     }
-    if (args->num_devices != expected_devices) {
-      return InvalidArgument(std::string(fn) + ": num_devices is " +
-                             std::to_string(args->num_devices) + " but the executable runs on " +
-                             std::to_string(expected_devices) + " device(s)");
-    }
+    PJRTKIT_RETURN_IF_ERROR(
+        CheckExecuteDevices(fn, *loaded.loaded, args->num_devices, options.execute_device));
     const size_t num_outputs = loaded.num_outputs;
     if (args->num_devices > 0)
       PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "output_lists", args->output_lists));

@@ -203,7 +203,8 @@ TEST_F(NewBufferSlotsTest, ADeletedErrorBufferIsRefusedAsDeleted) {
   ErrorInfo info = Execute(loaded, {buffer}, &payloads);
   EXPECT_EQ(info.code, PJRT_Error_Code_FAILED_PRECONDITION);
   EXPECT_EQ(info.message,
-            "PJRT_LoadedExecutable_Execute: argument_lists[0][0] has been deleted or donated");
+            "PJRT_LoadedExecutable_Execute: argument_lists[0][0] has been deleted or donated; "
+            "only a live buffer is accepted");
   DestroyBuffer(buffer);
   DestroyLoaded(loaded);
 }
@@ -344,7 +345,8 @@ TEST_F(NewBufferSlotsTest, CreateErrorBufferChecksItsArguments) {
   info = Consume(api_->PJRT_Client_CreateErrorBuffer(&args));
   EXPECT_EQ(info.code, PJRT_Error_Code_INVALID_ARGUMENT);
   EXPECT_EQ(info.message,
-            "PJRT_Client_CreateErrorBuffer: args->memory belongs to another PJRT_Client");
+            "PJRT_Client_CreateErrorBuffer: args->memory belongs to another client; only "
+            "objects of the client of the call are accepted");
   DestroyClient(other);
 }
 

@@ -27,12 +27,13 @@ namespace pjrtkit {
 
 // Arguments of Client::BufferFromHostBuffer.
 struct HostBufferArgs {
-  const void* data = nullptr;                         // Host data.
+  const void* data = nullptr;                         // Host data; null only for 0 bytes.
   ElementType type = ElementType::kInvalid;            // Element type.
   std::vector<int64_t> dims;                           // Dimensions.
   std::optional<std::vector<int64_t>> byte_strides;    // Strides in bytes; unset is dense.
   HostBufferSemantics semantics = HostBufferSemantics::kImmutableOnlyDuringCall;  // Data lifetime.
-  Device* device = nullptr;                            // Destination device (or memory's).
+  // Destination device, set and addressable (ResolveDestinationDevice, call_checks.h).
+  Device* device = nullptr;
   Memory* memory = nullptr;                            // Destination memory; nullptr: default.
   std::optional<MemoryLayout> device_layout;           // Requested on-device layout.
 };

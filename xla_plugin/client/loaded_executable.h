@@ -68,7 +68,9 @@ class LoadedExecutable {
   virtual void Delete() = 0;
   // True after Delete().
   virtual bool IsDeleted() const = 0;
-  // Runs the program: `arguments[d]` are the argument buffers for device d.
+  // Runs the program: `arguments[d]` are the argument buffers for device d. The caller has run
+  // the checks of call_checks.h (the C layer does): the executable is not deleted, the number of
+  // lists is CheckExecuteDevices's, every argument is live and of this client.
   virtual StatusOr<ExecuteResult> Execute(const std::vector<std::vector<Buffer*>>& arguments,
                                           const ExecuteOptions& options) = 0;
   // Execute, filling `*result`, whose vectors the caller may keep from one call to the next (it

@@ -5,6 +5,7 @@
 #define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_DEVICE_POLICY_H_
 
 // C++ standard library.
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,17 @@ struct FfiPlatform {
   // handlers themselves, so that one registered both by JAX's CUDA plugin and by pjrtkit is the
   // same handler (XLA refuses a second, different handler for a target).
   bool version_shims = true;
+};
+
+// Which host-to-device copies go through the host buffer pool (pooled_host_copy.h), for a
+// device whose factory gives the client a pool (WrappedClient::Create's host_buffer_cache_bytes).
+struct HostCopyPooling {
+  // Smallest copy worth pooling: below it the inner plugin's own copy into a small, already
+  // mapped allocation is as fast.
+  size_t min_bytes = size_t{64} << 10;
+  // Host alignment at which the inner plugin aliases host data given with a zero-copy semantics
+  // instead of copying it (no copy at all, so the pool is not used); 0: it never aliases.
+  size_t inner_zero_copy_alignment = 0;
 };
 
 // One device's choices. Immutable and shared (std::shared_ptr<const DevicePolicy>) by the
@@ -74,6 +86,9 @@ class DevicePolicy {
   // through the inner plugin's pinned_host memory than straight into pageable memory
   // (pinned_host_read.h: XLA:GPU); false: the inner plugin reads directly (XLA:CPU).
   virtual bool reads_through_pinned_host() const = 0;
+  // Which host-to-device copies the host buffer pool takes. Default: copies of 64 KiB or more,
+  // the inner plugin aliasing nothing itself.
+  virtual HostCopyPooling host_copy_pooling() const { return HostCopyPooling(); }
 };
 
 }  // namespace inner

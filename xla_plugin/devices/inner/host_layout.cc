@@ -15,10 +15,10 @@ bool IsRowMajor(const MemoryLayout& layout, size_t rank) {
 }
 
 Status CheckPermutationLayout(const char* operation, const char* what, const MemoryLayout& layout,
-                              ElementType type, size_t rank) {
+                              ElementType type, size_t rank, const std::string& backend) {
   if (!layout.tiles.empty()) {
     return Unimplemented(std::string(operation) + ": tiled " + what +
-                         "s are not supported by the xla_cpu device");
+                         "s are not supported by the " + backend + " device");
   }
   std::vector<bool> seen(rank, false);
   bool ok = layout.minor_to_major.size() == rank;
@@ -35,7 +35,8 @@ Status CheckPermutationLayout(const char* operation, const char* what, const Mem
   const int bits = ElementTypeBits(type);
   if (bits == 0 || bits % 8 != 0) {
     return Unimplemented(std::string(operation) + ": non-default " + what + "s of " +
-                         ElementTypeName(type) + " arrays are not supported by the xla_cpu device");
+                         ElementTypeName(type) + " arrays are not supported by the " + backend +
+                         " device");
   }
   return OkStatus();
 }

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "xla_plugin/client/status.h"
@@ -23,12 +24,13 @@ namespace inner {
 // tiles; the element size is not looked at).
 bool IsRowMajor(const MemoryLayout& layout, size_t rank);
 
-// OK when the xla_cpu device can permute an array of `type` into or out of `layout`: an untiled
+// OK when the wrapper can permute an array of `type` into or out of `layout`: an untiled
 // permutation of `rank` dimensions, and an element type of whole bytes. UNIMPLEMENTED for tiles
-// and sub-byte types, INVALID_ARGUMENT when minor_to_major is not a permutation; messages start
-// with `operation` and name `what` ("ToHostBuffer: host layout minor_to_major {0,0} ...").
+// and sub-byte types (naming "the <backend> device", DevicePolicy::backend()), INVALID_ARGUMENT
+// when minor_to_major is not a permutation; messages start with `operation` and name `what`
+// ("ToHostBuffer: host layout minor_to_major {0,0} ...").
 Status CheckPermutationLayout(const char* operation, const char* what, const MemoryLayout& layout,
-                              ElementType type, size_t rank);
+                              ElementType type, size_t rank, const std::string& backend);
 
 // Byte strides of a dense array of `dims` with `element_bytes` per element laid out as
 // `minor_to_major` (a checked permutation).

@@ -22,13 +22,15 @@ StatusOr<InnerLayouts> InnerLayouts::Find(std::shared_ptr<const InnerApi> inner)
     }
     return InnerLayouts(std::move(inner), reinterpret_cast<const abi::LayoutsExtension*>(ext));
   }
-  return Unimplemented("the XLA:CPU plugin at " + inner->path() +
+  return Unimplemented("the " + inner->name() + " plugin at " + inner->path() +
                        " has no PJRT Layouts extension (PJRT C API " + inner->ApiVersionString() +
                        ")");
 }
 
 StatusOr<MemoryLayout> InnerLayouts::Decode(PJRT_Layouts_MemoryLayout* layout, bool owned) const {
-  if (layout == nullptr) return Internal("XLA:CPU returned a null PJRT_Layouts_MemoryLayout");
+  if (layout == nullptr) {
+    return Internal(inner_->name() + " returned a null PJRT_Layouts_MemoryLayout");
+  }
   abi::LayoutsMemoryLayoutSerializeArgs args{};
   args.struct_size = abi::kLayoutsMemoryLayoutSerializeArgsSize;
   args.layout = layout;
@@ -57,7 +59,7 @@ StatusOr<MemoryLayout> InnerLayouts::DefaultLayout(PJRT_Client* client, ElementT
                                                    const std::vector<int64_t>& dims) const {
   if (type == ElementType::kToken || type == ElementType::kInvalid) {
     return InvalidArgument(std::string("DefaultLayout: ") + ElementTypeName(type) +
-                           " arrays have no layout on XLA:CPU");
+                           " arrays have no layout on " + inner_->name());
   }
   for (int64_t d : dims) {
     if (d < 0) return InvalidArgument("DefaultLayout: dimensions must be >= 0");

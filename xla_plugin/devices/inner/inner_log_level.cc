@@ -58,12 +58,13 @@ StatusOr<std::string> InnerLogLevel::Choose(const char* override_value, const ch
 }
 
 StatusOr<std::optional<InnerLogLevel>> InnerLogLevel::ForThisProcess(
-    const char* override_variable, const char* inner_name) {
+    const InnerPluginName& plugin) {
+  const char* override_variable = plugin.log_level_variable.c_str();
   const std::optional<std::string> initial = InitialValue(kVariable);
   PJRTKIT_ASSIGN_OR_RETURN(
       std::string level,
       Choose(std::getenv(override_variable), initial.has_value() ? initial->c_str() : nullptr,
-             std::getenv(kVariable), override_variable, inner_name));
+             std::getenv(kVariable), override_variable, plugin.display.c_str()));
   std::optional<InnerLogLevel> scoped;
   scoped.emplace(std::move(level));
   return scoped;

@@ -1,4 +1,4 @@
-// InnerLogLevel: which level XLA:CPU gets, and that the environment is put back (no plugin).
+// InnerLogLevel: which level the inner plugin gets, and that the environment is put back (no plugin).
 #include "xla_plugin/devices/inner/inner_log_level.h"
 
 #include <cstdlib>
@@ -12,6 +12,15 @@ namespace inner {
 namespace {
 
 constexpr const char* kVar = InnerLogLevel::kVariable;
+// A device's switch and inner plugin name, for the error text.
+constexpr const char* kSwitch = "PJRTKIT_TEST_LOG_LEVEL";
+constexpr const char* kInner = "the inner plugin";
+
+// Choose() for that device.
+StatusOr<std::string> Choose(const char* override_value, const char* initial_value,
+                             const char* current_value) {
+  return InnerLogLevel::Choose(override_value, initial_value, current_value, kSwitch, kInner);
+}
 
 // The value of TF_CPP_MIN_LOG_LEVEL now (nullopt: unset).
 std::optional<std::string> Now() {
@@ -22,26 +31,26 @@ std::optional<std::string> Now() {
 TEST(InnerLogLevelTest, ChoosesQuietUnlessTheUserChose) {
   // Nobody chose: quiet, also over JAX's own default of 1, set in this process or inherited
   // from a parent that imported jax.
-  EXPECT_EQ(*InnerLogLevel::Choose(nullptr, nullptr, nullptr), "3");
-  EXPECT_EQ(*InnerLogLevel::Choose(nullptr, nullptr, "1"), "3");
-  EXPECT_EQ(*InnerLogLevel::Choose(nullptr, "1", "1"), "3");
+  EXPECT_EQ(*Choose(nullptr, nullptr, nullptr), "3");
+  EXPECT_EQ(*Choose(nullptr, nullptr, "1"), "3");
+  EXPECT_EQ(*Choose(nullptr, "1", "1"), "3");
   // The user's TF_CPP_MIN_LOG_LEVEL: exported at start, or set in-process.
-  EXPECT_EQ(*InnerLogLevel::Choose(nullptr, "0", "0"), "0");
-  EXPECT_EQ(*InnerLogLevel::Choose(nullptr, "2", "1"), "2");
-  EXPECT_EQ(*InnerLogLevel::Choose(nullptr, "1", "0"), "0");
-  EXPECT_EQ(*InnerLogLevel::Choose("1", "1", "1"), "1");
-  EXPECT_EQ(*InnerLogLevel::Choose(nullptr, nullptr, "0"), "0");
-  EXPECT_EQ(*InnerLogLevel::Choose(nullptr, nullptr, "2"), "2");
+  EXPECT_EQ(*Choose(nullptr, "0", "0"), "0");
+  EXPECT_EQ(*Choose(nullptr, "2", "1"), "2");
+  EXPECT_EQ(*Choose(nullptr, "1", "0"), "0");
+  EXPECT_EQ(*Choose("1", "1", "1"), "1");
+  EXPECT_EQ(*Choose(nullptr, nullptr, "0"), "0");
+  EXPECT_EQ(*Choose(nullptr, nullptr, "2"), "2");
   // pjrtkit's switch wins.
-  EXPECT_EQ(*InnerLogLevel::Choose("0", "3", "3"), "0");
-  EXPECT_EQ(*InnerLogLevel::Choose("3", "0", "0"), "3");
-  StatusOr<std::string> bad = InnerLogLevel::Choose("4", nullptr, nullptr);
+  EXPECT_EQ(*Choose("0", "3", "3"), "0");
+  EXPECT_EQ(*Choose("3", "0", "0"), "3");
+  StatusOr<std::string> bad = Choose("4", nullptr, nullptr);
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(bad.status().message(),
-            "PJRTKIT_XLA_CPU_LOG_LEVEL must be 0, 1, 2 or 3 (XLA:CPU's minimum log level: INFO, "
-            "WARNING, ERROR, FATAL), got '4'");
-  EXPECT_FALSE(InnerLogLevel::Choose("", nullptr, nullptr).ok());
-  EXPECT_FALSE(InnerLogLevel::Choose("10", nullptr, nullptr).ok());
+            "PJRTKIT_TEST_LOG_LEVEL must be 0, 1, 2 or 3 (the inner plugin's minimum log level: "
+            "INFO, WARNING, ERROR, FATAL), got '4'");
+  EXPECT_FALSE(Choose("", nullptr, nullptr).ok());
+  EXPECT_FALSE(Choose("10", nullptr, nullptr).ok());
 }
 
 TEST(InnerLogLevelTest, SetsTheLevelAndPutsTheEnvironmentBack) {
@@ -83,19 +92,26 @@ TEST(InnerLogLevelTest, SetsTheLevelAndPutsTheEnvironmentBack) {
 }
 
 TEST(InnerLogLevelTest, ForThisProcessReadsTheSwitch) {
+  InnerPluginName plugin;
+  plugin.display = kInner;
+  plugin.log_level_variable = kSwitch;
   unsetenv(kVar);
-  setenv(InnerLogLevel::kOverride, "2", 1);
+  setenv(kSwitch, "2", 1);
   {
-    StatusOr<std::optional<InnerLogLevel>> level = InnerLogLevel::ForThisProcess();
+    StatusOr<std::optional<InnerLogLevel>> level = InnerLogLevel::ForThisProcess(plugin);
     ASSERT_TRUE(level.ok()) << level.status().ToString();
     EXPECT_EQ((*level)->level(), "2");
     EXPECT_EQ(Now(), "2");
   }
   EXPECT_EQ(Now(), std::nullopt);
-  setenv(InnerLogLevel::kOverride, "loud", 1);
-  EXPECT_EQ(InnerLogLevel::ForThisProcess().status().code(), StatusCode::kInvalidArgument);
+  setenv(kSwitch, "loud", 1);
+  StatusOr<std::optional<InnerLogLevel>> loud = InnerLogLevel::ForThisProcess(plugin);
+  EXPECT_EQ(loud.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(loud.status().message(),
+            "PJRTKIT_TEST_LOG_LEVEL must be 0, 1, 2 or 3 (the inner plugin's minimum log level: "
+            "INFO, WARNING, ERROR, FATAL), got 'loud'");
   EXPECT_EQ(Now(), std::nullopt);
-  unsetenv(InnerLogLevel::kOverride);
+  unsetenv(kSwitch);
 }
 
 }  // namespace

@@ -13,6 +13,9 @@ struct InnerPluginName {
   std::string file;         // Library file name: "xla_cpu_pjrt.so", "xla_cuda_plugin.so".
   std::string path_option;  // pjrtkit create option giving its path: "xla_cpu_plugin_path".
   std::string package;      // Where it comes from: "the xla-cpu-pjrt wheel".
+  // pjrtkit's switch for the inner plugin's log threshold (inner_log_level.h):
+  // "PJRTKIT_XLA_CPU_LOG_LEVEL".
+  std::string log_level_variable;
 };
 
 }  // namespace inner

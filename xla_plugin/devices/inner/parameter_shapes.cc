@@ -139,7 +139,8 @@ ParameterShapes::ParameterShapes(std::vector<HloShape> shapes) : shapes_(std::mo
 
 Status ParameterShapes::CheckArgumentLayout(size_t index, const MemoryLayout& layout,
                                             const std::vector<int64_t>& dims,
-                                            const std::string& executable_name) const {
+                                            const std::string& executable_name,
+                                            const std::string& inner_name) const {
   if (index >= shapes_.size()) return CheckCount(index + 1, executable_name);
   const HloShape& expected = shapes_[index];
   if (!expected.is_checkable_array() || !expected.layout.has_value()) return OkStatus();
@@ -149,7 +150,8 @@ Status ParameterShapes::CheckArgumentLayout(size_t index, const MemoryLayout& la
   return InvalidArgument("argument " + std::to_string(index) + " of '" + executable_name +
                          "' must be laid out " + EncodeXlaLayout(expected_order) + ", got " +
                          EncodeXlaLayout(order) +
-                         " (XLA:CPU would read its bytes in the program's layout; copy the array "
+                         " (" + inner_name +
+                         " would read its bytes in the program's layout; copy the array "
                          "into that layout first)");
 }
 

@@ -55,12 +55,13 @@ class ParameterShapes {
   bool row_major(size_t index) const { return row_major_[index]; }
 
   // OK when an argument laid out as `layout` (with `dims`) stores its elements in the order
-  // parameter `index` (< size()) expects: XLA:CPU never converts layouts, it reads the bytes in
-  // the program's layout. INVALID_ARGUMENT "argument 0 of 'f' must be laid out {1,0}, got
-  // {0,1} (...)" otherwise. Parameters without a layout accept anything.
+  // parameter `index` (< size()) expects, for an inner plugin that never converts layouts but
+  // reads the bytes in the program's layout (DevicePolicy::moves_bytes_ignoring_layouts).
+  // INVALID_ARGUMENT "argument 0 of 'f' must be laid out {1,0}, got {0,1} (<inner_name> would
+  // read ...)" otherwise. Parameters without a layout accept anything.
   Status CheckArgumentLayout(size_t index, const MemoryLayout& layout,
-                             const std::vector<int64_t>& dims,
-                             const std::string& executable_name) const;
+                             const std::vector<int64_t>& dims, const std::string& executable_name,
+                             const std::string& inner_name) const;
 
  private:
   explicit ParameterShapes(std::vector<HloShape> shapes);

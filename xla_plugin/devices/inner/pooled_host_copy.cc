@@ -27,25 +27,27 @@ bool IsDenseRowMajor(const std::vector<int64_t>& strides, const std::vector<int6
 
 }  // namespace
 
-size_t PooledCopyBytes(const HostBufferArgs& args, const WrappedMemory* memory) {
+size_t PooledCopyBytes(const HostBufferArgs& args, const WrappedMemory* memory,
+                       const HostCopyPooling& pooling) {
   if (args.data == nullptr || (memory != nullptr && !memory->is_device_kind())) return 0;
   if (args.device_layout.has_value() && !IsRowMajor(*args.device_layout, args.dims.size())) {
     return 0;
   }
   const int bits = ElementTypeBits(args.type);
-  if (bits <= 0 || bits % 8 != 0) return 0;  // Sub-byte types are packed by XLA:CPU.
+  // Sub-byte types: the inner plugin packs them, so the host bytes are not the buffer's.
+  if (bits <= 0 || bits % 8 != 0) return 0;
   if (args.byte_strides.has_value() &&
       !IsDenseRowMajor(*args.byte_strides, args.dims, bits / 8)) {
     return 0;
   }
   const bool zero_copy = args.semantics == HostBufferSemantics::kImmutableZeroCopy ||
                          args.semantics == HostBufferSemantics::kMutableZeroCopy;
-  if (zero_copy &&
-      reinterpret_cast<uintptr_t>(args.data) % kXlaCpuZeroCopyAlignment == 0) {
-    return 0;  // XLA:CPU aliases it: no copy at all.
+  if (zero_copy && pooling.inner_zero_copy_alignment != 0 &&
+      reinterpret_cast<uintptr_t>(args.data) % pooling.inner_zero_copy_alignment == 0) {
+    return 0;  // The inner plugin aliases it: no copy at all.
   }
   const size_t bytes = DenseByteSize(args.type, args.dims);
-  return bytes >= kMinPooledCopyBytes ? bytes : 0;
+  return bytes >= pooling.min_bytes ? bytes : 0;
 }
 
 StatusOr<HostBufferResult> CopyThroughPool(WrappedClient* client,
@@ -75,10 +77,10 @@ StatusOr<HostBufferResult> CopyThroughPool(WrappedClient* client,
     pool->Release(block, capacity);
     return status;
   }
-  // The block is XLA:CPU's until its done event (at once if it copied after all).
+  // The block is the inner plugin's until its done event (at once if it copied after all).
   std::shared_ptr<Event> released =
       inner.WrapEvent(inner_args.done_with_host_buffer, "PJRT_Client_BufferFromHostBuffer");
-  // Reused only after XLA:CPU reported it done with the block; after an error it is freed instead.
+  // Reused only after the inner plugin reported it done with the block; after an error it is freed instead.
   released->OnReady([pool, block, capacity](const Status& status) {
     if (status.ok()) {
       pool->Release(block, capacity);

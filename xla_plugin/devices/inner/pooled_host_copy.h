@@ -7,6 +7,7 @@
 
 #include "xla_plugin/client/client.h"
 #include "xla_plugin/client/status_or.h"
+#include "xla_plugin/devices/inner/device_policy.h"
 #include "xla_plugin/devices/inner/host_buffer_pool.h"
 #include "xla_plugin/devices/inner/wrapped_device.h"
 #include "xla_plugin/devices/inner/wrapped_memory.h"
@@ -16,23 +17,18 @@ namespace inner {
 
 class WrappedClient;
 
-// Smallest transfer copied through the pool; below it XLA:CPU's own synchronous copy into a
-// small (already mapped) allocation is as fast.
-inline constexpr size_t kMinPooledCopyBytes = size_t{64} << 10;
-// Host alignment at which XLA:CPU aliases host data instead of copying it (cpu::MinAlign(),
-// EIGEN_MAX_ALIGN_BYTES in xla-cpu-pjrt 0.0.1; checked by xla_cpu_buffer_test).
-inline constexpr size_t kXlaCpuZeroCopyAlignment = 64;
-
 // The bytes to copy when `args` (to `memory`, nullptr meaning the device's default) should be
 // copied through the pool, else 0. That is: dense row-major data of a byte-sized element type,
-// at least kMinPooledCopyBytes, to a "device" memory with the default layout, and not data that
-// XLA:CPU aliases itself (zero-copy semantics on kXlaCpuZeroCopyAlignment-aligned data).
-size_t PooledCopyBytes(const HostBufferArgs& args, const WrappedMemory* memory);
+// at least `pooling.min_bytes`, to a "device" memory with the default layout, and not data that
+// the inner plugin aliases itself (zero-copy semantics on data aligned to
+// `pooling.inner_zero_copy_alignment`, when it is not 0).
+size_t PooledCopyBytes(const HostBufferArgs& args, const WrappedMemory* memory,
+                       const HostCopyPooling& pooling);
 
 // Copies the `bytes` of `args.data` into a block of `pool` (on this thread, so the host data is
-// free to reuse on return and done_with_host_buffer is ready) and makes an XLA:CPU buffer on
+// free to reuse on return and done_with_host_buffer is ready) and makes an inner buffer on
 // `device`/`memory` that aliases the block (kMutableZeroCopy). The block returns to the pool
-// when XLA:CPU lets go of it (the inner done_with_host_buffer event).
+// when the inner plugin lets go of it (the inner done_with_host_buffer event).
 StatusOr<HostBufferResult> CopyThroughPool(WrappedClient* client,
                                            const std::shared_ptr<HostBufferPool>& pool,
                                            const HostBufferArgs& args, WrappedDevice* device,

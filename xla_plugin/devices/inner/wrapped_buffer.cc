@@ -168,7 +168,8 @@ StatusOr<size_t> WrappedBuffer::HostBufferSize(const MemoryLayout* host_layout) 
   }
   if (host_layout != nullptr && !IsRowMajor(*host_layout, info_->dims.size())) {
     PJRTKIT_RETURN_IF_ERROR(CheckPermutationLayout("ToHostBuffer", "host layout", *host_layout,
-                                                   info_->element_type, info_->dims.size()));
+                                                   info_->element_type, info_->dims.size(),
+                                                   client_->policy().backend()));
     // A permutation is as dense as row-major.
     return DenseByteSize(info_->element_type, info_->dims);
   }
@@ -252,11 +253,13 @@ StatusOr<std::shared_ptr<Event>> WrappedBuffer::ToHostBufferPermuted(void* dst, 
                                                                     const MemoryLayout& layout) {
   const size_t rank = info_->dims.size();
   PJRTKIT_RETURN_IF_ERROR(
-      CheckPermutationLayout("ToHostBuffer", "host layout", layout, info_->element_type, rank));
+      CheckPermutationLayout("ToHostBuffer", "host layout", layout, info_->element_type, rank,
+                             client_->policy().backend()));
   // A buffer whose layout XLA:CPU did not say is row-major (row_major is set for it).
   const MemoryLayout source = info_->layout.ok() ? *info_->layout : RowMajorLayout(rank);
   PJRTKIT_RETURN_IF_ERROR(
-      CheckPermutationLayout("ToHostBuffer", "buffer layout", source, info_->element_type, rank));
+      CheckPermutationLayout("ToHostBuffer", "buffer layout", source, info_->element_type, rank,
+                             client_->policy().backend()));
   const size_t bytes = DenseByteSize(info_->element_type, info_->dims);
   if (dst_size < bytes) {
     return InvalidArgument("Buffer::ToHostBuffer: dst has " + std::to_string(dst_size) +
@@ -290,7 +293,8 @@ StatusOr<std::unique_ptr<Buffer>> WrappedBuffer::CopyPreservingLayout(WrappedDev
   const size_t rank = info_->dims.size();
   PJRTKIT_RETURN_IF_ERROR(info_->layout.status());
   PJRTKIT_RETURN_IF_ERROR(CheckPermutationLayout("CopyToDevice", "buffer layout", *info_->layout,
-                                                 info_->element_type, rank));
+                                                 info_->element_type, rank,
+                                                 client_->policy().backend()));
   std::vector<char> staging(DenseByteSize(info_->element_type, info_->dims));
   PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<Event> copied, ReadAsStored(&staging));
   PJRTKIT_RETURN_IF_ERROR(copied->Await());

@@ -296,15 +296,7 @@ WrappedMemory* WrappedClient::FromInner(PJRT_Memory* inner) const {
 StatusOr<WrappedDevice*> WrappedClient::OwnDevice(const Device* device, const char* what) const {
   if (device == nullptr) return InvalidArgument(std::string(what) + " is null");
   for (const std::unique_ptr<WrappedDevice>& own : devices_) {
-    if (own.get() != device) continue;
-    if (!own->IsAddressable()) {
-      return InvalidArgument(std::string(what) + " (device " +
-                             std::to_string(own->description().id()) + " of process " +
-                             std::to_string(own->description().process_index()) +
-                             ") is not addressable by this process (" +
-                             std::to_string(process_index_) + ")");
-    }
-    return own.get();
+    if (own.get() == device) return own.get();
   }
   return InvalidArgument(std::string(what) + " is not a device of this pjrtkit client");
 }
@@ -329,9 +321,6 @@ StatusOr<WrappedBuffer*> WrappedClient::OwnBuffer(Buffer* buffer, const std::str
 StatusOr<HostBufferResult> WrappedClient::BufferFromHostBuffer(const HostBufferArgs& args) {
   constexpr const char* kWhat = "BufferFromHostBuffer";
   PJRTKIT_RETURN_IF_ERROR(CheckShape(kWhat, args.type, args.dims));
-  if (args.data == nullptr && DenseByteSize(args.type, args.dims) > 0) {
-    return InvalidArgument("BufferFromHostBuffer: data is null");
-  }
   if (policy().memory_stats_source() == MemoryStatsSource::kCounted) {
     PJRTKIT_RETURN_IF_ERROR(CheckFitsInHostMemory(kWhat, args.type, args.dims));
   }
@@ -340,32 +329,20 @@ StatusOr<HostBufferResult> WrappedClient::BufferFromHostBuffer(const HostBufferA
                            " byte strides for " + std::to_string(args.dims.size()) +
                            " dimensions");
   }
-  WrappedDevice* device = nullptr;
+  // The caller resolved the destination (ResolveDestinationDevice, call_checks.h: the C layer
+  // does): args.device is set and addressable, args.memory (if set) is one of its memories.
+  PJRTKIT_ASSIGN_OR_RETURN(WrappedDevice * device,
+                           OwnDevice(args.device, "BufferFromHostBuffer device"));
   WrappedMemory* memory = nullptr;
-  if (args.device != nullptr) {
-    PJRTKIT_ASSIGN_OR_RETURN(device, OwnDevice(args.device, "BufferFromHostBuffer device"));
-  }
   if (args.memory != nullptr) {
     PJRTKIT_ASSIGN_OR_RETURN(memory, OwnMemory(args.memory, "BufferFromHostBuffer memory"));
-    const std::vector<Device*>& by = memory->addressable_by_devices();
-    if (device == nullptr && !by.empty()) device = static_cast<WrappedDevice*>(by[0]);
-    bool addressable = false;
-    for (Device* d : by) addressable = addressable || d == device;
-    if (device != nullptr && !addressable) {
-      return InvalidArgument("BufferFromHostBuffer: memory " + memory->debug_string() +
-                             " is not addressable by device " +
-                             device->description().debug_string());
-    }
-  }
-  if (device == nullptr) {
-    return InvalidArgument("BufferFromHostBuffer needs a destination device or memory");
   }
   if (args.device_layout.has_value() && !IsRowMajor(*args.device_layout, args.dims.size()) &&
       policy().moves_bytes_ignoring_layouts()) {
     return BufferFromHostBufferInLayout(args, device, memory);
   }
   if (host_buffer_pool_ != nullptr) {
-    const size_t pooled_bytes = PooledCopyBytes(args, memory);
+    const size_t pooled_bytes = PooledCopyBytes(args, memory, policy().host_copy_pooling());
     if (pooled_bytes > 0) {
       return CopyThroughPool(this, host_buffer_pool_, args, device, memory, pooled_bytes);
     }
@@ -402,7 +379,7 @@ StatusOr<HostBufferResult> WrappedClient::BufferFromHostBufferInLayout(const Hos
   const MemoryLayout& layout = *args.device_layout;
   const size_t rank = args.dims.size();
   PJRTKIT_RETURN_IF_ERROR(CheckPermutationLayout("BufferFromHostBuffer", "device layout", layout,
-                                                 args.type, rank));
+                                                 args.type, rank, policy().backend()));
   // XLA:CPU copies dense host bytes into the buffer as they are and labels them with the device
   // layout (host_layout.h), so hand it bytes already in that layout.
   const size_t element_bytes = static_cast<size_t>(ElementTypeBits(args.type) / 8);
@@ -475,7 +452,6 @@ StatusOr<std::unique_ptr<Buffer>> WrappedClient::CreateViewOfDeviceBuffer(
     const DeviceBufferViewArgs& args) {
   constexpr const char* kWhat = "CreateViewOfDeviceBuffer";
   PJRTKIT_RETURN_IF_ERROR(CheckShape(kWhat, args.type, args.dims));
-  if (args.data == nullptr) return InvalidArgument("CreateViewOfDeviceBuffer: data is null");
   PJRTKIT_ASSIGN_OR_RETURN(WrappedDevice * device,
                            OwnDevice(args.device, "CreateViewOfDeviceBuffer device"));
   WrappedMemory* memory = nullptr;

@@ -121,6 +121,7 @@ class WrappedClient : public Client {
   // Our memory wrapping `inner`; nullptr if unknown.
   WrappedMemory* FromInner(PJRT_Memory* inner) const;
   // `device` as one of this client's devices; INVALID_ARGUMENT naming `what` otherwise.
+  // Addressability is checked by the caller (CheckAddressable, client/call_checks.h).
   StatusOr<WrappedDevice*> OwnDevice(const Device* device, const char* what) const;
   // `memory` as one of this client's memories; INVALID_ARGUMENT naming `what` otherwise.
   StatusOr<WrappedMemory*> OwnMemory(const Memory* memory, const char* what) const;

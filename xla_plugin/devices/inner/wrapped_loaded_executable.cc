@@ -115,9 +115,6 @@ Status WrappedLoadedExecutable::InnerArguments(const std::vector<std::vector<Buf
       if (buffer == nullptr || buffer->client() != client_) {
         return client_->OwnBuffer(arguments[d][i], ArgumentName(i, d)).status();
       }
-      if (buffer->IsDeleted()) {
-        return FailedPrecondition(ArgumentName(i, d) + " is a buffer that was deleted or donated");
-      }
       if (buffer->device() != devices[d]) {
         return InvalidArgument(ArgumentName(i, d) + " is on " +
                                buffer->device()->description().debug_string() +
@@ -134,7 +131,8 @@ Status WrappedLoadedExecutable::InnerArguments(const std::vector<std::vector<Buf
             client_->policy().moves_bytes_ignoring_layouts()) {
           PJRTKIT_RETURN_IF_ERROR(Prefixed(
               "Execute: ", shapes->CheckArgumentLayout(i, *info.layout, info.dims,
-                                                       executable_->name())));
+                                                       executable_->name(),
+                                                       client_->inner().name())));
         }
       }
       inner[d * num_args + i] = buffer->inner();
@@ -152,10 +150,6 @@ StatusOr<ExecuteResult> WrappedLoadedExecutable::Execute(
 
 Status WrappedLoadedExecutable::ExecuteInto(const std::vector<std::vector<Buffer*>>& arguments,
                                            const ExecuteOptions& options, ExecuteResult* result) {
-  if (IsDeleted()) {
-    return FailedPrecondition("Execute called on executable '" + executable_->name() +
-                              "' after Delete()");
-  }
   // FFI user data reaches XLA:CPU's FFI handlers through an inner execute context, which must
   // live until the execution completes (it runs asynchronously): the completion events hold it.
   // An empty context changes nothing, and most executions have none: they pass no inner context,
@@ -181,14 +175,13 @@ Status WrappedLoadedExecutable::ExecuteInto(const std::vector<std::vector<Buffer
                              client_->OwnDevice(options.execute_device, "Execute execute_device"));
     execute_devices.push_back(device);
     execute_device = device->inner();
-  } else if (devices.empty()) {
-    return InvalidArgument("Execute: executable '" + executable_->name() +
-                           "' is portable (compiled for no device); set execute_device");
   }
+  // A caller that skipped CheckExecuteDevices (call_checks.h; the C layer runs it): refused
+  // before the lists are indexed by device.
   if (arguments.size() != devices.size()) {
-    return InvalidArgument("Execute: got " + std::to_string(arguments.size()) +
-                           " argument lists for executable '" + executable_->name() +
-                           "', which runs on " + std::to_string(devices.size()) + " device(s)");
+    return Internal("Execute: " + std::to_string(arguments.size()) + " argument lists for " +
+                    std::to_string(devices.size()) + " device(s); the caller must run "
+                    "CheckExecuteDevices first");
   }
   const size_t num_devices = devices.size();
   const size_t num_args = arguments.empty() ? 0 : arguments[0].size();

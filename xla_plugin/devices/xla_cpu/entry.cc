@@ -15,9 +15,10 @@ StatusOr<std::shared_ptr<inner::InnerApi>> LoadProcessPlugin() {
   PJRTKIT_ASSIGN_OR_RETURN(inner::LocatedPlugin located,
                            inner::PluginLocator::LocateFromProcess(XlaCpuFactory::PluginSearch()));
   // XLA:CPU may log while it initializes: at the level the device would give it.
+  const inner::InnerPluginName name = XlaCpuPolicy().inner_plugin();
   PJRTKIT_ASSIGN_OR_RETURN(std::optional<inner::InnerLogLevel> log_level,
-                           inner::InnerLogLevel::ForThisProcess());
-  return inner::InnerApi::Load(located.path, located.how, XlaCpuPolicy().inner_plugin());
+                           inner::InnerLogLevel::ForThisProcess(name));
+  return inner::InnerApi::Load(located.path, located.how, name);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "xla_plugin/devices/inner/wrapped_client.h"
 #include "xla_plugin/devices/xla_cpu/test_util.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_factory.h"
+#include "xla_plugin/devices/xla_cpu/xla_cpu_policy.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
@@ -23,14 +24,13 @@ namespace xla_cpu {
 using ::pjrtkit::inner::HostBufferPool;
 using ::pjrtkit::inner::MinimalCompileOptions;
 using ::pjrtkit::inner::WrappedClient;
-using ::pjrtkit::inner::kMinPooledCopyBytes;
 namespace {
 
 using ::pjrtkit::xla_cpu::testing::ClientOptions;
 using ::pjrtkit::xla_cpu::testing::CreateTestClient;
 using ::pjrtkit::xla_cpu::testing::Download;
 
-constexpr int64_t kElements = 32768;  // 128 KiB of f32: above kMinPooledCopyBytes.
+constexpr int64_t kElements = 32768;  // 128 KiB of f32: above XLA:CPU's 64 KiB pooling minimum.
 
 // Host memory at a chosen offset from a 64-byte boundary.
 class HostArray {

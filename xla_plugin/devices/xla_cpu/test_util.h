@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "xla_plugin/client/call_checks.h"
 #include "xla_plugin/client/client.h"
 #include "xla_plugin/client/types.h"
 
@@ -27,16 +28,20 @@ AttributeMap ClientOptions(int64_t device_count = 0);
 // and returns nullptr on error.
 std::unique_ptr<Client> CreateTestClient(int64_t device_count = 0);
 
-// Copies `values` (dense, row-major, `dims`) of `type` to `device` (or `memory` when set).
+// Copies `values` (dense, row-major, `dims`) of `type` to `device` (or `memory` when set), the
+// destination resolved as the C layer resolves it (ResolveDestinationDevice).
 template <typename T>
 std::unique_ptr<Buffer> Upload(Client* client, ElementType type, const std::vector<T>& values,
                                const std::vector<int64_t>& dims, Device* device,
                                Memory* memory = nullptr) {
+  StatusOr<Device*> destination = ResolveDestinationDevice("Upload", device, memory);
+  EXPECT_TRUE(destination.ok()) << destination.status().ToString();
+  if (!destination.ok()) return nullptr;
   HostBufferArgs args;
   args.data = values.data();
   args.type = type;
   args.dims = dims;
-  args.device = device;
+  args.device = *destination;
   args.memory = memory;
   StatusOr<HostBufferResult> result = client->BufferFromHostBuffer(args);
   EXPECT_TRUE(result.ok()) << result.status().ToString();

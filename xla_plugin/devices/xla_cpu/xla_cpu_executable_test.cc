@@ -1,5 +1,6 @@
 // Compile and Execute through WrappedClient, WrappedExecutable and WrappedLoadedExecutable against
 // the real XLA:CPU plugin.
+#include "xla_plugin/client/call_checks.h"
 #include "xla_plugin/devices/inner/wrapped_loaded_executable.h"
 
 #include <cstdint>
@@ -241,11 +242,13 @@ TEST_F(XlaCpuExecutableTest, TwoReplicaAllReduce) {
   EXPECT_EQ(status.message(),
             "Execute argument 0 for device list 1 is on PJRTKIT_0, but that list runs on "
             "PJRTKIT_1");
-  status = loaded->Execute({{a.get()}}, ExecuteOptions()).status();
+  // The number of lists is the client layer's check (call_checks.h), which the C layer runs.
+  status = CheckExecuteDevices("Execute", *loaded, 1, nullptr);
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(status.message(),
-            "Execute: got 1 argument lists for executable 'all_reduce', which runs on 2 "
-            "device(s)");
+            "Execute: num_devices is 1, but the executable runs on 2 device(s); only 2 is "
+            "accepted");
+  EXPECT_TRUE(CheckExecuteDevices("Execute", *loaded, 2, nullptr).ok());
 }
 
 TEST_F(XlaCpuExecutableTest, PortableExecutableRunsOnExecuteDevice) {
@@ -259,9 +262,12 @@ TEST_F(XlaCpuExecutableTest, PortableExecutableRunsOnExecuteDevice) {
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_EQ(result->outputs[0][0]->device(), device(2));
   EXPECT_EQ(Download<float>(result->outputs[0][0].get(), 2), (std::vector<float>{6, 7}));
-  Status status = loaded->Execute({{a.get(), b.get()}}, ExecuteOptions()).status();
+  Status status = CheckExecuteDevices("Execute", *loaded, 1, nullptr);
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(status.message().find("is portable"), std::string::npos);
+  EXPECT_EQ(status.message(),
+            "Execute: the executable is portable (compiled for no device); only a call with "
+            "execute_device set is accepted");
+  EXPECT_TRUE(CheckExecuteDevices("Execute", *loaded, 1, device(2)).ok());
   EXPECT_EQ(*loaded->SerializedDeviceAssignment(), "");
 }
 
@@ -282,9 +288,12 @@ TEST_F(XlaCpuExecutableTest, DonationDeletesTheInputAndMovesTheCount) {
   float out[2];
   EXPECT_EQ(a->ToHostBuffer(out, sizeof(out), nullptr).status().code(),
             StatusCode::kFailedPrecondition);
-  Status status = loaded->Execute({{a.get(), b.get()}}, ExecuteOptions()).status();
+  Status status = CheckBufferNotDeleted("Execute", "argument_lists[0][0]", *a);
   EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition);
-  EXPECT_EQ(status.message(), "Execute argument 0 for device list 0 is a buffer that was deleted or donated");
+  EXPECT_EQ(status.message(),
+            "Execute: argument_lists[0][0] has been deleted or donated; only a live buffer is "
+            "accepted");
+  EXPECT_TRUE(CheckBufferNotDeleted("Execute", "argument_lists[0][1]", *b).ok());
 
   // non_donatable_input_indices keeps the input.
   std::unique_ptr<Buffer> c = F32({1, 1}, 0);
@@ -363,15 +372,17 @@ TEST_F(XlaCpuExecutableTest, TheExecutableOutlivesItsLoadedExecutableAndItsClien
   EXPECT_EQ(Download<float>(result->outputs[0][0].get(), 2), (std::vector<float>{2, 4}));
 }
 
-TEST_F(XlaCpuExecutableTest, DeletedExecutableDoesNotRun) {
+TEST_F(XlaCpuExecutableTest, DeletedExecutableIsRefusedByTheCallChecks) {
   std::unique_ptr<LoadedExecutable> loaded = Compile(kAdd);
   ASSERT_NE(loaded, nullptr);
+  EXPECT_TRUE(CheckExecutableNotDeleted("Execute", "executable", *loaded).ok());
   loaded->Delete();
   EXPECT_TRUE(loaded->IsDeleted());
-  std::unique_ptr<Buffer> a = F32({1, 2}, 0);
-  Status status = loaded->Execute({{a.get(), a.get()}}, ExecuteOptions()).status();
+  Status status = CheckExecutableNotDeleted("Execute", "executable", *loaded);
   EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition);
-  EXPECT_EQ(status.message(), "Execute called on executable 'add' after Delete()");
+  EXPECT_EQ(status.message(),
+            "Execute: executable has been deleted; only an executable that was not deleted is "
+            "accepted");
 }
 
 TEST_F(XlaCpuExecutableTest, BadArgumentLists) {

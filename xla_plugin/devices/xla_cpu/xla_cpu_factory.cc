@@ -106,7 +106,7 @@ StatusOr<std::unique_ptr<Client>> XlaCpuFactory::CreateClientWith(
   // XLA:CPU reads its log threshold at its first log message, which it writes while it creates
   // its client: quiet unless the user chose a level (see inner_log_level.h).
   PJRTKIT_ASSIGN_OR_RETURN(std::optional<inner::InnerLogLevel> log_level,
-                           inner::InnerLogLevel::ForThisProcess());
+                           inner::InnerLogLevel::ForThisProcess(policy->inner_plugin()));
   PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<inner::InnerApi> api,
                            inner::InnerApi::Load(path, path_source, policy->inner_plugin()));
   const inner::FfiPlatform ffi_platform = policy->ffi_platform();

@@ -1,5 +1,6 @@
 #include "xla_plugin/devices/xla_cpu/xla_cpu_policy.h"
 
+#include <cstddef>
 #include <cstdint>
 
 #include "xla_plugin/devices/xla_cpu/device_model.h"
@@ -14,7 +15,8 @@ constexpr char kInnerDeviceCountOption[] = "cpu_device_count";
 }  // namespace
 
 XlaCpuPolicy::XlaCpuPolicy()
-    : plugin_{"XLA:CPU", "xla_cpu_pjrt.so", "xla_cpu_plugin_path", "the xla-cpu-pjrt wheel"},
+    : plugin_{"XLA:CPU", "xla_cpu_pjrt.so", "xla_cpu_plugin_path", "the xla-cpu-pjrt wheel",
+              "PJRTKIT_XLA_CPU_LOG_LEVEL"},
       backend_(kBackendName),
       ffi_platform_{"Host", {"cpu", "host"}, "pjrtkit's reference device"} {}
 
@@ -22,6 +24,13 @@ AttributeMap XlaCpuPolicy::InnerClientOptions(int device_count) const {
   AttributeMap options;
   options[kInnerDeviceCountOption] = int64_t{device_count};
   return options;
+}
+
+inner::HostCopyPooling XlaCpuPolicy::host_copy_pooling() const {
+  inner::HostCopyPooling pooling;
+  pooling.min_bytes = size_t{64} << 10;
+  pooling.inner_zero_copy_alignment = 64;
+  return pooling;
 }
 
 DeviceDescription XlaCpuPolicy::Describe(int id, const inner::InnerDeviceInfo& inner) const {

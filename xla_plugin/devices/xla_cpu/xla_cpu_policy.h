@@ -17,7 +17,8 @@ class XlaCpuPolicy : public inner::DevicePolicy {
  public:
   XlaCpuPolicy();
 
-  // {"XLA:CPU", "xla_cpu_pjrt.so", "xla_cpu_plugin_path", "the xla-cpu-pjrt wheel"}.
+  // {"XLA:CPU", "xla_cpu_pjrt.so", "xla_cpu_plugin_path", "the xla-cpu-pjrt wheel",
+  //  "PJRTKIT_XLA_CPU_LOG_LEVEL"}.
   const inner::InnerPluginName& inner_plugin() const override { return plugin_; }
   // "xla_cpu".
   const std::string& backend() const override { return backend_; }
@@ -36,6 +37,10 @@ class XlaCpuPolicy : public inner::DevicePolicy {
   // XLA:CPU 0.0.1 crashes on a user-data lookup without a context.
   bool ffi_programs_need_a_context() const override { return true; }
   bool reads_through_pinned_host() const override { return false; }
+  // Copies of 64 KiB or more (below, XLA:CPU's own copy into a small, already mapped allocation
+  // is as fast); XLA:CPU aliases zero-copy host data aligned to 64 bytes (cpu::MinAlign(),
+  // EIGEN_MAX_ALIGN_BYTES in xla-cpu-pjrt 0.0.1; checked by host_transfer_test).
+  inner::HostCopyPooling host_copy_pooling() const override;
 
  private:
   inner::InnerPluginName plugin_;    // XLA:CPU's names.

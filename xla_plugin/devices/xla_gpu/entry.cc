@@ -25,10 +25,10 @@ StatusOr<std::shared_ptr<inner::InnerApi>> LoadProcessPlugin() {
   PJRTKIT_ASSIGN_OR_RETURN(inner::LocatedPlugin located,
                            inner::PluginLocator::LocateFromProcess(XlaGpuFactory::PluginSearch()));
   // The CUDA plugin may log while it initializes: at the level the device would give it.
+  const inner::InnerPluginName name = XlaGpuPolicy(AttributeMap()).inner_plugin();
   PJRTKIT_ASSIGN_OR_RETURN(std::optional<inner::InnerLogLevel> log_level,
-                           inner::InnerLogLevel::ForThisProcess(kLogLevelEnv, "XLA:GPU"));
-  return inner::InnerApi::Load(located.path, located.how,
-                               XlaGpuPolicy(AttributeMap()).inner_plugin());
+                           inner::InnerLogLevel::ForThisProcess(name));
+  return inner::InnerApi::Load(located.path, located.how, name);
 }
 
 }  // namespace

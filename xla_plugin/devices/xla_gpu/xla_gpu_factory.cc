@@ -55,10 +55,10 @@ StatusOr<std::unique_ptr<Client>> XlaGpuFactory::CreateClient(const AttributeMap
     path = located->path;
     path_source = located->how;
   }
+  auto policy = std::make_shared<const XlaGpuPolicy>(parsed.inner_options());
   // XLA:GPU reads its log threshold at its first log message: quiet unless the user chose.
   PJRTKIT_ASSIGN_OR_RETURN(std::optional<inner::InnerLogLevel> log_level,
-                           inner::InnerLogLevel::ForThisProcess(kLogLevelEnv, "XLA:GPU"));
-  auto policy = std::make_shared<const XlaGpuPolicy>(parsed.inner_options());
+                           inner::InnerLogLevel::ForThisProcess(policy->inner_plugin()));
   PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<inner::InnerApi> api,
                            inner::InnerApi::Load(path, path_source, policy->inner_plugin()));
   // No host buffer pool: XLA:GPU copies host data to the GPU itself (staged through its own

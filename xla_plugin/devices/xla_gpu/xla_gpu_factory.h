@@ -51,8 +51,6 @@ inline constexpr int64_t kXlaGpuStablehloMinimumVersion[] = {0, 9, 0};
 
 // The environment variable PluginSearch() reads first.
 inline constexpr char kPluginPathEnv[] = "PJRTKIT_XLA_GPU_PLUGIN";
-// pjrtkit's switch for XLA:GPU's log level (see inner_log_level.h).
-inline constexpr char kLogLevelEnv[] = "PJRTKIT_XLA_GPU_LOG_LEVEL";
 
 static_assert(CheckPluginFactory<XlaGpuFactory>(), "XlaGpuFactory");
 

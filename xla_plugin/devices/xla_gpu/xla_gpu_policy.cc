@@ -7,7 +7,7 @@ namespace xla_gpu {
 
 XlaGpuPolicy::XlaGpuPolicy(AttributeMap inner_options)
     : plugin_{"XLA:GPU", "xla_cuda_plugin.so", "xla_gpu_plugin_path",
-              "the jax-cuda13-pjrt (or jax-cuda12-pjrt) wheel"},
+              "the jax-cuda13-pjrt (or jax-cuda12-pjrt) wheel", kLogLevelEnv},
       backend_(kBackendName),
       inner_options_(std::move(inner_options)),
       ffi_platform_{"CUDA", {"cuda", "gpu"}, "pjrtkit's xla_gpu device",

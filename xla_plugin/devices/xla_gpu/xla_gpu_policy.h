@@ -13,6 +13,8 @@ namespace xla_gpu {
 inline constexpr char kUnknownGpuKind[] = "pjrtkit_gpu";
 // Value of the "backend" device attribute.
 inline constexpr char kBackendName[] = "xla_gpu";
+// pjrtkit's switch for XLA:GPU's log level (see inner_log_level.h).
+inline constexpr char kLogLevelEnv[] = "PJRTKIT_XLA_GPU_LOG_LEVEL";
 
 // OpenXLA's CUDA plugin (xla_cuda_plugin.so) under pjrtkit's platform: the inner client gets
 // the create options the user gave (XlaGpuOptions), devices keep the GPU's real kind ("NVIDIA
@@ -24,7 +26,8 @@ class XlaGpuPolicy : public inner::DevicePolicy {
   // A policy creating inner clients with `inner_options` (XlaGpuOptions::inner_options()).
   explicit XlaGpuPolicy(AttributeMap inner_options);
 
-  // {"XLA:GPU", "xla_cuda_plugin.so", "xla_gpu_plugin_path", "the jax-cuda13-pjrt wheel"}.
+  // {"XLA:GPU", "xla_cuda_plugin.so", "xla_gpu_plugin_path", "the jax-cuda13-pjrt wheel",
+  //  kLogLevelEnv}.
   const inner::InnerPluginName& inner_plugin() const override { return plugin_; }
   // "xla_gpu".
   const std::string& backend() const override { return backend_; }
