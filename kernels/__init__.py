@@ -6,6 +6,7 @@
     result = pk.autotune(jax.jit(f), *args)      # -> pk.AutotuningResult
     with result:
       f(*args)                                    # uses the tuned configs
+    pk.autotune_cache.configure(enabled=True)    # untuned shapes: measured once, kept on disk
 
 The code lives in the repository's top-level ``kernels/`` folder; it is imported as
 ``pjrtkit.kernels`` (see ``kernels/README.md``).
@@ -14,6 +15,7 @@ The code lives in the repository's top-level ``kernels/`` folder; it is imported
 from __future__ import annotations
 
 from pjrtkit.kernels import benchmarking
+from pjrtkit.kernels.core import autotune_cache
 from pjrtkit.kernels.core.autotune import autotune, find_kernel_calls
 from pjrtkit.kernels.core.device import DeviceInfo, current_device
 from pjrtkit.kernels.core.errors import UnsupportedImplementationError
@@ -36,6 +38,6 @@ IMPLEMENTATIONS = {
 __all__ = [
     "ArgSpec", "AutotuningResult", "DISABLE_JAX_EXPORT_CHECKS", "DeviceInfo", "IMPLEMENTATIONS",
     "NoConfig", "Op", "Spec", "TunedChoice", "UnsupportedImplementationError", "autotune",
-    "benchmarking", "current_device", "dot_product_attention", "find_kernel_calls", "layer_norm",
+    "autotune_cache", "benchmarking", "current_device", "dot_product_attention", "find_kernel_calls", "layer_norm",
     "pallas_interpret",
 ]

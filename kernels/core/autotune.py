@@ -61,9 +61,13 @@ def _residual_maker(family: op_lib.Family, name: str) -> str:
 
 
 def _phase_function(impl: op_lib.Op, phase: str, spec: Spec, config: Any,
-                    tree: Any) -> Callable[..., Any]:
-  """A function of the phase's arrays (see `_phase_inputs`) running one phase of `impl`."""
-  if phase == "fwd":  # as a call that is not differentiated runs it
+                    tree: Any, with_residuals: bool = False) -> Callable[..., Any]:
+  """A function of the phase's arrays (see `_phase_inputs`) running one phase of `impl`: the
+  forward as a call that is not differentiated runs it (`Op.forward_output`), or with
+  `with_residuals` as a differentiated call runs it (`Op.forward`: output and residuals)."""
+  if phase == "fwd":
+    if with_residuals:
+      return lambda *a: impl.forward(a, spec, config)
     return lambda *a: impl.forward_output(a, spec, config)
 
   def bwd(*arrays: Any) -> Any:
@@ -118,6 +122,109 @@ def _default_workers() -> int:
   return max(1, min(8, cpus))
 
 
+Candidate = tuple[str, tuple[tuple[str, Any], ...], float]
+"""(implementation, config as sorted (field, value) pairs, median time in ms)."""
+Check = Callable[[Any, Any], "str | None"]
+"""(candidate's outputs, reference's outputs) -> why they disagree, None when they agree."""
+Timer = Callable[[benchmarking.BenchmarkRunner, list[Any], str, str, Any, int, "str | None"],
+                 float]
+"""(runner, arguments, phase, implementation, config, iterations, method) -> milliseconds."""
+
+
+def time_runner(runner: benchmarking.BenchmarkRunner, args: list[Any], phase: str, name: str,
+                config: Any, iterations: int, method: str | None) -> float:
+  """The default `Timer`: the median of `runner`'s `benchmarking` run."""
+  del phase, name, config
+  return runner(args, method=method, iterations=iterations).median_evaluation_time_ms
+
+
+def candidate_pairs(family: op_lib.Family, spec: Spec, names: list[str]) -> list[tuple[str, Any]]:
+  """(implementation, config) for every config `autotuning_configs` gives each of `names`."""
+  return [(name, config) for name in names
+          for config in family.implementations[name].autotuning_configs(spec)]
+
+
+def measure_phase(family: op_lib.Family, spec: Spec, phase: str, pairs: list[tuple[str, Any]],
+                  device: device_lib.DeviceInfo, *, iterations: int = 5,
+                  method: str | None = None, compile_workers: int | None = None,
+                  with_residuals: bool = False, reference: str | None = None,
+                  check: Check | None = None, timer: Timer = time_runner) -> list[Candidate]:
+  """Measures one phase of `spec` for every (implementation, config) of `pairs`.
+
+  The candidates are lowered one by one on the caller's thread, compiled `compile_workers` at a
+  time, then timed one at a time. With `reference` and `check`, each candidate's outputs (one
+  call) are compared with those of `reference`'s default config on the same inputs first; a
+  candidate `check` rejects is left out (logged), as is one that fails to compile or run.
+
+  Args:
+    family: the op family.
+    spec: the call.
+    phase: "fwd" or "bwd".
+    pairs: the candidates.
+    device: the current device (named in errors).
+    iterations: timed calls per candidate (median taken).
+    method: the `benchmarking` method; None picks the best for the device.
+    compile_workers: threads compiling candidates (default: the CPUs, at most 8).
+    with_residuals: time the forward as a differentiated call runs it (`Op.forward`).
+    reference: the implementation whose outputs candidates are checked against.
+    check: compares a candidate's outputs with the reference's.
+    timer: measures one compiled candidate.
+
+  Returns:
+    The candidates measured, fastest first (ties by implementation, then config).
+
+  Raises:
+    RuntimeError: when no candidate could be measured, or the phase's inputs could not be made.
+  """
+  if not pairs:
+    raise RuntimeError(f"autotune: {spec.op} ({phase}) has no candidate on {device.describe()}")
+  workers = _default_workers() if compile_workers is None else compile_workers
+  inputs: dict[str, tuple[list[Any], Any]] = {}
+
+  def inputs_for(name: str) -> tuple[list[Any], Any]:
+    maker = _residual_maker(family, name)
+    if maker not in inputs:
+      try:
+        inputs[maker] = _phase_inputs(phase, spec, family.implementations[maker])
+      except Exception as e:  # pylint: disable=broad-except
+        raise RuntimeError(f"autotune: the {phase} inputs of {spec.op} (from its {maker!r} "
+                           f"forward) could not be made on {device.describe()}: {e}") from e
+    return inputs[maker]
+
+  lowered = []
+  for name, config in pairs:
+    fn_args, tree = inputs_for(name)
+    lowered.append(_lower(_phase_function(family.implementations[name], phase, spec, config,
+                                          tree, with_residuals), fn_args))
+  want = None
+  if reference is not None and check is not None:
+    ref = family.implementations[reference]
+    ref_args, ref_tree = inputs_for(reference)
+    want = jax.jit(_phase_function(ref, phase, spec, ref.default_config(spec), ref_tree,
+                                   with_residuals))(*ref_args)
+  candidates = []
+  for (name, config), runner in zip(pairs, _compile_all(lowered, workers)):
+    fn_args = inputs_for(name)[0]
+    try:
+      if isinstance(runner, Exception):
+        raise runner
+      if want is not None:
+        why = check(runner.compiled(*fn_args), want)
+        if why is not None:
+          _LOG.warning("autotune: %s %s %s %s left out: %s", spec.op, phase, name, config, why)
+          continue
+      t = timer(runner, fn_args, phase, name, config, iterations, method)
+    except Exception as e:  # pylint: disable=broad-except
+      _LOG.warning("autotune: %s %s %s %s failed: %s", spec.op, phase, name, config, e)
+      continue
+    candidates.append((name, op_lib.config_to_json(config), t))
+  if not candidates:
+    raise RuntimeError(f"autotune: no candidate of {spec.op} ({phase}) could be measured on "
+                       f"{device.describe()}")
+  candidates.sort(key=lambda c: (c[2], c[0], c[1]))
+  return candidates
+
+
 def autotune(f: Callable[..., Any], *args: Any, iterations: int = 5, method: str | None = None,
              compile_workers: int | None = None, **kwargs: Any) -> AutotuningResult:
   """Autotunes every kernel call in ``f(*args, **kwargs)`` on the current device.
@@ -152,38 +259,9 @@ def autotune(f: Callable[..., Any], *args: Any, iterations: int = 5, method: str
   for phase, requested, spec in markers.unique_specs(find_kernel_calls(f, *args, **kwargs)):
     family = op_lib.family(spec.op)
     names = family.supported(spec, device) if requested == markers.AUTO else [requested]
-    pairs = [(name, config) for name in names
-             for config in family.implementations[name].autotuning_configs(spec)]
-    if not pairs:
-      raise RuntimeError(f"autotune: {spec.op} ({phase}) has no candidate on {device.describe()}")
-    inputs: dict[str, tuple[list[Any], Any]] = {}
-    lowered = []
-    for name, config in pairs:
-      maker = _residual_maker(family, name)
-      if maker not in inputs:
-        try:
-          inputs[maker] = _phase_inputs(phase, spec, family.implementations[maker])
-        except Exception as e:  # pylint: disable=broad-except
-          raise RuntimeError(f"autotune: the {phase} inputs of {spec.op} (from its {maker!r} "
-                             f"forward) could not be made on {device.describe()}: {e}") from e
-      fn_args, tree = inputs[maker]
-      lowered.append(_lower(_phase_function(family.implementations[name], phase, spec, config,
-                                            tree), fn_args))
-    candidates = []
-    for (name, config), runner in zip(pairs, _compile_all(lowered, compile_workers)):
-      fn_args = inputs[_residual_maker(family, name)][0]
-      try:
-        if isinstance(runner, Exception):
-          raise runner
-        t = runner(fn_args, method=method, iterations=iterations).median_evaluation_time_ms
-      except Exception as e:  # pylint: disable=broad-except
-        _LOG.warning("autotune: %s %s %s %s failed: %s", spec.op, phase, name, config, e)
-        continue
-      candidates.append((name, op_lib.config_to_json(config), t))
-    if not candidates:
-      raise RuntimeError(f"autotune: no candidate of {spec.op} ({phase}) could be measured on "
-                         f"{device.describe()}")
-    candidates.sort(key=lambda c: (c[2], c[0], c[1]))
+    candidates = measure_phase(family, spec, phase, candidate_pairs(family, spec, names),
+                               device, iterations=iterations, method=method,
+                               compile_workers=compile_workers)
     best = candidates[0]
     choices.append(TunedChoice(spec.op, phase, requested, spec, best[0], best[1],
                                round(best[2], 6), tuple(candidates)))

@@ -8,9 +8,10 @@ phase (forward "fwd", gradient "bwd") an implementation and a config are chosen 
   and the reason, raised before anything is compiled or run; its config from tuned results when
   present, else its default config.
 * ``implementation=None``: the tuned choice for this device kind and spec when present (active
-  `AutotuningResult`s, then the shipped ``kernels/tuned`` files), else the family's rule; the
-  forward and the gradient may get different implementations. "xla" serves every call, so there
-  is always a fallback.
+  `AutotuningResult`s, then the shipped ``kernels/tuned`` files), else, with the autotune cache
+  enabled (`autotune_cache`), the cache's choice (measured on first use), else the family's rule;
+  the forward and the gradient may get different implementations. "xla" serves every call, so
+  there is always a fallback.
 
 Every implementation's forward returns the family's common residuals and every backward takes
 them, so any forward can be paired with any backward.
@@ -20,16 +21,18 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import logging
 from typing import Any, Callable, ClassVar, Generic, Mapping, Sequence, TypeVar
 
 import jax
 
 from pjrtkit.kernels.core import device as device_lib
-from pjrtkit.kernels.core import markers, tuned
+from pjrtkit.kernels.core import autotune_cache, markers, tuned
 from pjrtkit.kernels.core.errors import UnsupportedImplementationError
 from pjrtkit.kernels.core.spec import Spec
 
 ConfigT = TypeVar("ConfigT")
+_LOG = logging.getLogger("pjrtkit.kernels")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,7 +157,7 @@ class Choice:
 
   op: Op
   config: Any
-  source: str  # "explicit", "tuned", "rule"
+  source: str  # "explicit", "tuned", "cache", "rule"
 
 
 class Family:
@@ -213,7 +216,36 @@ class Family:
     device = device_lib.current_device()
     fwd = self.choose(spec, requested, "fwd", device)
     bwd = self.choose(spec, requested, "bwd", device)
-    return run(spec, args, requested, fwd, bwd)
+    refine = None
+    if requested is None and "rule" in (fwd.source, bwd.source) and autotune_cache.active():
+      refine = lambda mode: self.cached_choices(spec, device, mode, fwd, bwd)  # noqa: E731
+    return run(spec, args, requested, fwd, bwd, refine)
+
+  def cached_choices(self, spec: Spec, device: device_lib.DeviceInfo, mode: str, fwd: Choice,
+                     bwd: Choice) -> tuple[Choice, Choice]:
+    """`fwd` and `bwd` with each phase of `mode` that the rule chose replaced by the autotune
+    cache's choice (measured now on a miss); a phase with a tuned choice, or whose cached
+    implementation or config no longer fits, keeps its choice."""
+    entry = autotune_cache.lookup_or_measure(self, spec, mode, device)
+    if entry is None:
+      return fwd, bwd
+    out = {"fwd": fwd, "bwd": bwd}
+    for phase, cached in entry.choices.items():
+      if out[phase].source != "rule":
+        continue
+      op = self.implementations.get(cached.implementation)
+      if op is None or op.unsupported_reason(spec, device) is not None:
+        _LOG.warning("autotune cache: %s %s: cached implementation %r does not serve the call",
+                     self.name, phase, cached.implementation)
+        continue
+      try:
+        config = op.config_cls(**dict(cached.config))
+      except TypeError as e:
+        _LOG.warning("autotune cache: %s %s: cached config %s does not fit %r: %s", self.name,
+                     phase, dict(cached.config), cached.implementation, e)
+        continue
+      out[phase] = Choice(op, config, "cache")
+    return out["fwd"], out["bwd"]
 
 
 _FAMILIES: dict[str, Family] = {}
@@ -236,23 +268,39 @@ def family(name: str) -> Family:
 
 
 def run(spec: Spec, args: tuple[Any, ...], requested: str | None, fwd: Choice,
-        bwd: Choice) -> Any:
-  """Runs `fwd` with `bwd` as its custom VJP, each inside its marker scope."""
+        bwd: Choice, refine: Callable[[str], tuple[Choice, Choice]] | None = None) -> Any:
+  """Runs `fwd` with `bwd` as its custom VJP, each inside its marker scope.
+
+  With `refine` (the autotune cache), the choices come from ``refine(mode)`` when JAX traces
+  them: mode "fwd" for a call that is not differentiated, "fwd+bwd" for the forward rule and
+  the backward of one that is (each mode asked at most once).
+  """
   fwd_scope = markers.marker("fwd", requested, spec)
   bwd_scope = markers.marker("bwd", requested, spec)
+  refined: dict[str, tuple[Choice, Choice]] = {}
+
+  def chosen(mode: str) -> tuple[Choice, Choice]:
+    if refine is None:
+      return fwd, bwd
+    if mode not in refined:
+      refined[mode] = refine(mode)
+    return refined[mode]
 
   @jax.custom_vjp
   def call(*a: Any) -> Any:  # Not differentiated: no residuals.
+    f = chosen("fwd")[0]
     with jax.named_scope(fwd_scope):
-      return fwd.op.forward_output(a, spec, fwd.config)
+      return f.op.forward_output(a, spec, f.config)
 
   def call_fwd(*a: Any) -> tuple[Any, Any]:
+    f = chosen("fwd+bwd")[0]
     with jax.named_scope(fwd_scope):
-      return fwd.op.forward(a, spec, fwd.config)
+      return f.op.forward(a, spec, f.config)
 
   def call_bwd(residuals: Any, dout: Any) -> tuple[Any, ...]:
+    b = chosen("fwd+bwd")[1]
     with jax.named_scope(bwd_scope):
-      grads = bwd.op.backward(residuals, dout, spec, bwd.config)
+      grads = b.op.backward(residuals, dout, spec, b.config)
     return tuple(None if (g is None or not _is_float(a)) else g.astype(a.dtype)
                  for a, g in zip(args, grads))
 

@@ -1,0 +1,493 @@
+"""pjrtkit.kernels' on-first-use autotune cache on pjrtkit's CPU device: its key, settings, files
+(persistence, atomic writes, corrupt and foreign files, the entry bound, clearing), that disabled
+is today's choice, and choices made by measurement with fixed and real times."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import sys
+import threading
+from pathlib import Path
+
+from pjrtkit.kernels import testing
+
+testing.setup_environment()
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import jaxlib  # noqa: E402
+import pytest  # noqa: E402
+
+from pjrtkit import _version  # noqa: E402
+from pjrtkit import kernels as pk  # noqa: E402
+from pjrtkit.kernels.core import autotune_cache as cache  # noqa: E402
+from pjrtkit.kernels.core import op as op_lib  # noqa: E402
+from pjrtkit.kernels.core.spec import Spec  # noqa: E402
+from pjrtkit.kernels.dot_product_attention import api as attention_api  # noqa: E402
+from pjrtkit.kernels.dot_product_attention import base as attention_base  # noqa: E402
+
+CPU = pk.DeviceInfo(platform="pjrtkit", kind="pjrtkit_cpu", compute_capability=None)
+Q_SHAPE, KV_SHAPE = (1, 64, 4, 32), (1, 64, 2, 32)
+
+
+@pytest.fixture(autouse=True)
+def _fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+  """Each test: its own cache directory, disabled by default, nothing remembered."""
+  for name in (cache.ENV_ENABLE, cache.ENV_DIR, cache.ENV_MAX_ENTRIES, cache.ENV_ITERATIONS):
+    monkeypatch.delenv(name, raising=False)
+  previous = cache.configure(enabled=False, directory=tmp_path / "cache", iterations=1,
+                             max_entries=cache.DEFAULT_MAX_ENTRIES)
+  cache.clear()
+  yield
+  cache.clear()
+  cache.configure(enabled=previous.enabled, directory=previous.directory,
+                  max_entries=previous.max_entries, iterations=previous.iterations)
+
+
+def _attention_args(dtype=jnp.float32):
+  q = jax.random.normal(jax.random.key(0), Q_SHAPE, dtype)
+  kv = jax.random.normal(jax.random.key(1), KV_SHAPE, dtype)
+  return q, kv
+
+
+def _attention_spec(dtype=jnp.float32, causal=False) -> Spec:
+  q, kv = _attention_args(dtype)
+  return attention_base.make_spec(q, kv, kv, None, None, causal, None)
+
+
+@pytest.fixture(name="chosen")
+def _chosen(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, tuple, str, tuple, str]]:
+  """Records what `Family.cached_choices` returns: (mode, fwd impl, fwd config, fwd source, bwd
+  impl, bwd config, bwd source)."""
+  seen = []
+  original = op_lib.Family.cached_choices
+
+  def spy(self, spec, device, mode, fwd, bwd):
+    f, b = original(self, spec, device, mode, fwd, bwd)
+    seen.append((mode, f.op.implementation, op_lib.config_to_json(f.config), f.source,
+                 b.op.implementation, op_lib.config_to_json(b.config), b.source))
+    return f, b
+
+  monkeypatch.setattr(op_lib.Family, "cached_choices", spy)
+  return seen
+
+
+def _fixed_timer(times: dict[tuple[str, str, tuple], float], calls: list | None = None):
+  def timer(runner, args, phase, name, config, iterations, method):
+    del runner, args, iterations, method
+    key = (phase, name, op_lib.config_to_json(config))
+    if calls is not None:
+      calls.append(key)
+    return times.get(key, 100.0)
+  return timer
+
+
+# --- key and settings ---------------------------------------------------------------------------
+
+def test_key_names_versions_device_op_mode_and_the_calls_shapes():
+  spec = _attention_spec(jnp.bfloat16, causal=True)
+  key = cache.cache_key(CPU, spec, "fwd+bwd")
+  assert key == {
+      "format": 1, "library_version": _version.__version__, "jax": jax.__version__,
+      "jaxlib": jaxlib.__version__, "platform": "pjrtkit", "device_kind": "pjrtkit_cpu",
+      "op": "dot_product_attention", "mode": "fwd+bwd",
+      "spec": {"op": "dot_product_attention",
+               "args": [["query", [[1, 64, 4, 32], "bfloat16"]],
+                        ["key", [[1, 64, 2, 32], "bfloat16"]],
+                        ["value", [[1, 64, 2, 32], "bfloat16"]], ["bias", None], ["mask", None]],
+               "params": {"is_causal": True, "scale": 1 / 32 ** 0.5}}}
+  text = cache.key_text(key)
+  assert text == json.dumps(key, sort_keys=True, separators=(",", ":"))
+  assert cache.digest(key) == hashlib.sha256(text.encode()).hexdigest()
+  assert cache.entry_path(Path("/d"), key) == Path(f"/d/{cache.digest(key)}.json")
+  others = [cache.cache_key(CPU, spec, "fwd"),
+            cache.cache_key(CPU, _attention_spec(jnp.bfloat16, causal=False), "fwd+bwd"),
+            cache.cache_key(CPU, _attention_spec(jnp.float32, causal=True), "fwd+bwd"),
+            cache.cache_key(dataclasses.replace(CPU, kind="other"), spec, "fwd+bwd")]
+  assert len({cache.digest(k) for k in [key, *others]}) == 5
+  with pytest.raises(ValueError, match=r"mode must be one of \('fwd', 'fwd\+bwd'\), got 'bwd'"):
+    cache.cache_key(CPU, spec, "bwd")
+
+
+def test_settings_from_the_environment(monkeypatch):
+  assert cache.settings_from_env() == cache.Settings(False, "~/.cache/pjrtkit/kernels-autotune",
+                                                     1024, 5)
+  monkeypatch.setenv(cache.ENV_ENABLE, "1")
+  monkeypatch.setenv(cache.ENV_DIR, "/x/y")
+  monkeypatch.setenv(cache.ENV_MAX_ENTRIES, "7")
+  monkeypatch.setenv(cache.ENV_ITERATIONS, "3")
+  assert cache.settings_from_env() == cache.Settings(True, "/x/y", 7, 3)
+  monkeypatch.setenv(cache.ENV_ENABLE, "0")
+  monkeypatch.setenv(cache.ENV_MAX_ENTRIES, "many")
+  with pytest.warns(cache.AutotuneCacheWarning,
+                    match="PJRTKIT_KERNELS_AUTOTUNE_MAX_ENTRIES='many' is not a positive integer; "
+                          "using 1024"):
+    assert cache.settings_from_env() == cache.Settings(False, "/x/y", 1024, 3)
+  with pytest.raises(ValueError, match="max_entries must be a positive integer, got 0"):
+    cache.configure(max_entries=0)
+  assert cache.Settings(directory="~/c").path == Path(os.path.expanduser("~/c"))
+
+
+def test_active_only_when_enabled_and_not_interpreting():
+  assert not cache.active()
+  with cache.using():
+    assert cache.active()
+    with pk.pallas_interpret():
+      assert not cache.active()
+  assert not cache.active()
+
+
+# --- disabled: today's choice ------------------------------------------------------------------
+
+def test_disabled_is_todays_choice(monkeypatch, chosen, tmp_path):
+  def fail(*a, **k):
+    raise AssertionError("the cache measured while disabled")
+
+  monkeypatch.setattr(cache, "measure", fail)
+  ran = []
+  original_run = op_lib.run
+
+  def spy_run(spec, args, requested, fwd, bwd, refine=None):
+    ran.append((fwd.op.implementation, fwd.source, bwd.op.implementation, bwd.source, refine))
+    return original_run(spec, args, requested, fwd, bwd, refine)
+
+  monkeypatch.setattr(op_lib, "run", spy_run)
+  q, kv = _attention_args()
+  jax.grad(lambda q: jnp.sum(pk.dot_product_attention(q, kv, kv)))(q)
+  x = jnp.ones((8, 64), jnp.float32)
+  jax.jit(lambda x: pk.layer_norm(x, jnp.ones((64,)), None))(x)
+  # The rule's choices on pjrtkit's CPU device, no refinement, nothing written.
+  assert ran == [("native", "rule", "native", "rule", None),
+                 ("native", "rule", "native", "rule", None)]
+  assert chosen == []
+  assert not (tmp_path / "cache").exists()
+
+
+def test_enabled_keeps_tuned_choices_and_skips_measuring_them(monkeypatch, chosen):
+  def fail(*a, **k):
+    raise AssertionError("measured a tuned call")
+
+  monkeypatch.setattr(cache, "measure", fail)
+  spec = _attention_spec()
+  tuned = pk.AutotuningResult("pjrtkit_cpu", tuple(
+      pk.TunedChoice("dot_product_attention", phase, "auto", spec, "xla", (), 1.0)
+      for phase in ("fwd", "bwd")))
+  q, kv = _attention_args()
+  with cache.using(), tuned:
+    jax.grad(lambda q: jnp.sum(pk.dot_product_attention(q, kv, kv)))(q)
+  assert chosen == []
+
+
+# --- choices made by measurement ----------------------------------------------------------------
+
+def test_attention_choice_by_fixed_times_per_mode_and_phase(monkeypatch, chosen, tmp_path):
+  times = {("fwd", "xla_chunked", (("chunk_size", 128),)): 1.0,
+           ("fwd", "native", (("block_k", 128), ("block_q", 32))): 2.0,
+           ("bwd", "xla", ()): 0.5,
+           ("bwd", "native", (("block_k", 64), ("block_q", 64))): 0.75}
+  calls: list = []
+  monkeypatch.setattr(cache, "time_candidate", _fixed_timer(times, calls))
+  q, kv = _attention_args()
+  with cache.using():
+    out = jax.jit(lambda q: pk.dot_product_attention(q, kv, kv))(q)
+    grad = jax.jit(jax.grad(lambda q: jnp.sum(pk.dot_product_attention(q, kv, kv))))(q)
+  assert chosen == [
+      ("fwd", "xla_chunked", (("chunk_size", 128),), "cache", "native",
+       (("block_k", 128), ("block_q", 64)), "rule"),
+      ("fwd+bwd", "xla_chunked", (("chunk_size", 128),), "cache", "xla", (), "cache")]
+  ref = attention_base.reference(q, kv, kv)
+  testing.assert_close(out, ref, "float32", "fwd")
+  testing.assert_close(grad, jax.grad(lambda q: jnp.sum(attention_base.reference(q, kv, kv)))(q),
+                       "float32", "grad")
+  # Every serving (implementation, config) timed once per phase: 12 per phase, 3 phases.
+  assert len(calls) == len(set(calls)) + 12 and len(calls) == 36
+  files = sorted((tmp_path / "cache").glob("*.json"))
+  assert [cache.Entry.loads(p.read_text()).key["mode"] for p in files] == sorted(
+      ["fwd", "fwd+bwd"], key=lambda m: cache.digest(cache.cache_key(CPU, _attention_spec(), m)))
+  entry = cache.read_entry(tmp_path / "cache", cache.cache_key(CPU, _attention_spec(), "fwd+bwd"))
+  assert entry.choices["bwd"].implementation == "xla"
+  assert entry.choices["bwd"].candidates[:2] == (
+      ("xla", (), 0.5), ("native", (("block_k", 64), ("block_q", 64)), 0.75))
+  assert len(entry.choices["fwd"].candidates) == 12
+
+
+@dataclasses.dataclass(frozen=True)
+class _Block:
+  block: int = 1
+
+
+class _Doubling(pk.Op):
+  """2x, correct (the reference's output)."""
+
+  op_name = "cache_test_double"
+  implementation = "xla"
+  config_cls = _Block
+
+  def _get_autotuning_configs(self, spec):
+    return (_Block(1), _Block(2))
+
+  def forward(self, args, spec, config):
+    (x,) = args
+    return x * 2.0, args
+
+
+class _Fast(_Doubling):
+  implementation = "fast"
+
+
+class _Wrong(_Doubling):
+  """3x: outside the tolerance, forward and gradient."""
+
+  implementation = "wrong"
+
+  def forward(self, args, spec, config):
+    (x,) = args
+    return x * 3.0, args
+
+
+class _Slow(_Doubling):
+  """The reference, slowly: 2x after a hundred 256x256 matmuls whose result enters as zero."""
+
+  def forward(self, args, spec, config):
+    (x,) = args
+    m = jnp.full((256, 256), 1.0 / 256, jnp.float32) * (1.0 + 0.0 * x.reshape(-1)[0])
+    z = jax.lax.fori_loop(0, 100, lambda i, z: z @ m + 1.0, jnp.ones((256, 256), jnp.float32))
+    return x * 2.0 + 0.0 * jnp.sum(z), args
+
+
+def _family(*ops: pk.Op, rule: tuple[str, ...]) -> op_lib.Family:
+  fam = op_lib.Family("cache_test_double", {o.implementation: o for o in ops},
+                      rule=lambda s, d, p: list(rule))
+  op_lib.register_family(fam)
+  return fam
+
+
+def _call(fam: op_lib.Family, x: jax.Array) -> jax.Array:
+  return fam.call(Spec.make(fam.name, {"x": x}, {}), (x,), None)
+
+
+def test_fastest_matching_the_reference_wins_and_is_persisted(monkeypatch, chosen, tmp_path):
+  fam = _family(_Doubling(), _Fast(), _Wrong(), rule=("fast",))
+  one, two = (("block", 1),), (("block", 2),)
+  times = {("fwd", "xla", one): 3.0, ("fwd", "xla", two): 3.5, ("fwd", "fast", one): 2.0,
+           ("fwd", "fast", two): 1.5, ("fwd", "wrong", one): 0.1, ("fwd", "wrong", two): 0.1,
+           ("bwd", "xla", one): 1.0, ("bwd", "xla", two): 1.25, ("bwd", "fast", one): 2.0,
+           ("bwd", "fast", two): 2.5, ("bwd", "wrong", one): 0.1, ("bwd", "wrong", two): 0.1}
+  calls: list = []
+  monkeypatch.setattr(cache, "time_candidate", _fixed_timer(times, calls))
+  x = jnp.arange(6.0, dtype=jnp.float32).reshape(2, 3)
+  with cache.using():
+    y = jax.jit(lambda x: _call(fam, x))(x)
+    g = jax.jit(jax.grad(lambda x: jnp.sum(_call(fam, x))))(x)
+  assert y.tolist() == [[0.0, 2.0, 4.0], [6.0, 8.0, 10.0]]
+  assert g.tolist() == [[2.0] * 3] * 2
+  assert chosen == [("fwd", "fast", two, "cache", "fast", one, "rule"),
+                    ("fwd+bwd", "fast", two, "cache", "xla", one, "cache")]
+  assert all(name != "wrong" for _, name, _ in calls)  # Rejected before timing.
+  spec = Spec.make(fam.name, {"x": x}, {})
+  directory = tmp_path / "cache"
+  entry = cache.read_entry(directory, cache.cache_key(CPU, spec, "fwd+bwd"))
+  assert entry == cache.Entry(cache.cache_key(CPU, spec, "fwd+bwd"), {
+      "fwd": cache.PhaseChoice("fast", two, 1.5, (("fast", two, 1.5), ("fast", one, 2.0),
+                                                  ("xla", one, 3.0), ("xla", two, 3.5))),
+      "bwd": cache.PhaseChoice("xla", one, 1.0, (("xla", one, 1.0), ("xla", two, 1.25),
+                                                 ("fast", one, 2.0), ("fast", two, 2.5)))})
+  assert cache.entry_path(directory, entry.key).read_text() == entry.dumps()
+  # Another process (nothing in memory) reads the files and measures nothing.
+  cache._MEMORY.clear()  # pylint: disable=protected-access
+  del calls[:]
+  del chosen[:]
+  with cache.using():
+    jax.jit(lambda x: _call(fam, x))(x)
+    jax.jit(jax.grad(lambda x: jnp.sum(_call(fam, x))))(x)
+  assert calls == []
+  assert chosen == [("fwd", "fast", two, "cache", "fast", one, "rule"),
+                    ("fwd+bwd", "fast", two, "cache", "xla", one, "cache")]
+  # Clearing forgets the files and this process's entries: the next call measures again.
+  assert cache.clear() == 2
+  assert list(directory.iterdir()) == []
+  with cache.using():
+    jax.jit(lambda x: _call(fam, x))(x)
+  assert len(calls) == 4
+
+
+def test_real_times_pick_the_fast_implementation(chosen):
+  fam = _family(_Slow(), _Fast(), rule=("xla",))
+  x = jnp.ones((4, 4), jnp.float32)
+  with cache.using(iterations=2):
+    jax.jit(lambda x: _call(fam, x))(x)
+  # The implementation is certain; between its two equal configs the noise decides.
+  assert [(c[0], c[1], c[3]) for c in chosen] == [("fwd", "fast", "cache")]
+  (entry,) = cache.entries()
+  times = {(i, c): t for i, c, t in entry.choices["fwd"].candidates}
+  assert set(times) == {(n, ((("block", b)),)) for n in ("fast", "xla") for b in (1, 2)}
+  assert max(t for (n, _), t in times.items() if n == "fast") < min(
+      t for (n, _), t in times.items() if n == "xla")
+
+
+def test_no_matching_candidate_warns_and_keeps_the_rule(monkeypatch, chosen, tmp_path):
+  fam = _family(_Doubling(), _Wrong(), rule=("wrong",))
+  monkeypatch.setattr(cache, "time_candidate", _fixed_timer({}))
+
+  def failing_check(*a, **k):
+    return "always"
+
+  monkeypatch.setattr(cache, "mismatch", failing_check)
+  x = jnp.ones((2,), jnp.float32)
+  with cache.using(), pytest.warns(cache.AutotuneCacheWarning,
+                                   match=r"measuring cache_test_double \(fwd\) failed, using the "
+                                         r"rule's choice: autotune: no candidate"):
+    assert jax.jit(lambda x: _call(fam, x))(x).tolist() == [3.0, 3.0]
+  assert chosen == [("fwd", "wrong", (("block", 1),), "rule", "wrong", (("block", 1),), "rule")]
+  assert not (tmp_path / "cache").exists()
+
+
+# --- files --------------------------------------------------------------------------------------
+
+def _entry(n: int, mode: str = "fwd") -> cache.Entry:
+  spec = Spec.make("op", {"x": jax.ShapeDtypeStruct((n,), jnp.float32)}, {})
+  choices = {p: cache.PhaseChoice("xla", (), float(n)) for p in cache.PHASES[mode]}
+  return cache.Entry(cache.cache_key(CPU, spec, mode), choices)
+
+
+def test_entry_text_round_trips():
+  entry = _entry(3, "fwd+bwd")
+  assert cache.Entry.loads(entry.dumps()) == entry
+  assert json.loads(entry.dumps())["choices"] == {
+      "bwd": {"implementation": "xla", "config": {}, "time_ms": 3.0, "candidates": []},
+      "fwd": {"implementation": "xla", "config": {}, "time_ms": 3.0, "candidates": []}}
+
+
+@pytest.mark.parametrize("text, why", [
+    ("{not json", "not a cache entry of format 1 (Expecting property name"),
+    ('{"format": 99, "key": {}, "choices": {}}', "not a cache entry of format 1 (format 99 is"),
+    ('[1, 2]', "not a cache entry of format 1 (format None is not 1)"),
+    ('{"format": 1, "key": {"mode": "fwd"}, "choices": {"fwd": {"config": {}}}}',
+     "malformed entry (KeyError: 'implementation')"),
+    ('{"format": 1, "key": {"mode": "fwd"}, "choices": {}}', "do not fit mode 'fwd'"),
+])
+def test_corrupt_or_foreign_files_are_ignored_with_a_warning(tmp_path, text, why):
+  key = _entry(1).key
+  path = cache.entry_path(tmp_path, key)
+  path.write_text(text)
+  with pytest.warns(cache.AutotuneCacheWarning, match=f"ignoring {path}: .*" + (
+      "" if why is None else __import__("re").escape(why))):
+    assert cache.read_entry(tmp_path, key) is None
+
+
+def test_a_file_holding_another_key_is_ignored(tmp_path):
+  key = _entry(1).key
+  cache.entry_path(tmp_path, key).write_text(_entry(2).dumps())
+  with pytest.warns(cache.AutotuneCacheWarning, match="holds another key"):
+    assert cache.read_entry(tmp_path, key) is None
+
+
+def test_a_corrupt_entry_is_measured_again_and_replaced(monkeypatch, chosen, tmp_path):
+  fam = _family(_Doubling(), _Fast(), rule=("xla",))
+  monkeypatch.setattr(cache, "time_candidate", _fixed_timer({("fwd", "fast", (("block", 2),)): 1.0}))
+  x = jnp.ones((3,), jnp.float32)
+  key = cache.cache_key(CPU, Spec.make(fam.name, {"x": x}, {}), "fwd")
+  path = cache.entry_path(tmp_path / "cache", key)
+  path.parent.mkdir()
+  path.write_bytes(b"\x00\xff garbage")
+  with cache.using(), pytest.warns(cache.AutotuneCacheWarning, match="cannot read|ignoring"):
+    jax.jit(lambda x: _call(fam, x))(x)
+  assert chosen[0][:3] == ("fwd", "fast", (("block", 2),))
+  assert cache.Entry.loads(path.read_text()).choices["fwd"].implementation == "fast"
+
+
+def test_an_unwritable_directory_warns_and_keeps_the_choice_in_memory(monkeypatch, chosen,
+                                                                      tmp_path):
+  fam = _family(_Doubling(), _Fast(), rule=("xla",))
+  monkeypatch.setattr(cache, "time_candidate", _fixed_timer({("fwd", "fast", (("block", 1),)): 1.0}))
+  blocker = tmp_path / "file"
+  blocker.write_text("")
+  x = jnp.ones((3,), jnp.float32)
+  with cache.using(directory=blocker / "sub"), pytest.warns(
+      cache.AutotuneCacheWarning, match="cannot write to .*file/sub .*this process only"):
+    jax.jit(lambda x: _call(fam, x))(x)
+  with cache.using(directory=blocker / "sub"):
+    jax.jit(lambda x: _call(fam, x) + 1)(x)  # A new trace: from memory, no warning.
+  assert [c[:4] for c in chosen] == [("fwd", "fast", (("block", 1),), "cache")] * 2
+
+
+def test_writes_are_atomic_and_leave_no_temporary_files(monkeypatch, tmp_path):
+  old, new = _entry(5), dataclasses.replace(_entry(5), choices={
+      "fwd": cache.PhaseChoice("fast", (), 1.0)})
+  path = cache.write_entry(tmp_path, old, 10)
+  assert [p.name for p in tmp_path.iterdir()] == [path.name]
+
+  def broken_replace(src, dst):
+    raise OSError("disk full")
+
+  monkeypatch.setattr(cache.os, "replace", broken_replace)
+  with pytest.raises(OSError, match="disk full"):
+    cache.write_entry(tmp_path, new, 10)
+  assert [p.name for p in tmp_path.iterdir()] == [path.name]
+  assert cache.Entry.loads(path.read_text()) == old
+
+
+def test_concurrent_writers_and_readers_see_whole_entries(tmp_path):
+  entries = [dataclasses.replace(_entry(7), choices={"fwd": cache.PhaseChoice(
+      "xla", (), float(i), tuple(("xla", (("pad", "x" * 2000),), float(j)) for j in range(20)))})
+      for i in range(4)]
+  seen, stop = [], threading.Event()
+
+  def write(e: cache.Entry) -> None:
+    for _ in range(40):
+      cache.write_entry(tmp_path, e, 10)
+
+  def read() -> None:
+    while not stop.is_set():
+      found = cache.read_entry(tmp_path, entries[0].key)
+      if found is not None:
+        seen.append(found)
+
+  reader = threading.Thread(target=read)
+  reader.start()
+  writers = [threading.Thread(target=write, args=(e,)) for e in entries]
+  for t in writers:
+    t.start()
+  for t in writers:
+    t.join()
+  stop.set()
+  reader.join()
+  assert seen and all(e in entries for e in seen)
+  assert [p.suffix for p in tmp_path.iterdir()] == [".json"]
+
+
+def test_the_entry_bound_removes_the_least_recently_used(tmp_path):
+  paths = []
+  for n in range(4):
+    paths.append(cache.write_entry(tmp_path, _entry(n), 3))
+    os.utime(paths[-1], ns=(10**18 + n, 10**18 + n))
+  assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in paths[1:])
+  cache.read_entry(tmp_path, _entry(1).key)  # A hit: now the most recently used.
+  os.utime(paths[1], ns=(2 * 10**18, 2 * 10**18))
+  paths.append(cache.write_entry(tmp_path, _entry(9), 3))
+  assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+      p.name for p in (paths[1], paths[3], paths[4]))
+  assert [e.choices["fwd"].time_ms for e in cache.entries(tmp_path)] == sorted(
+      [1.0, 3.0, 9.0], key=lambda t: cache.digest(_entry(int(t)).key))
+  (tmp_path / ".x.tmp").write_text("")
+  assert cache.clear(tmp_path) == 3
+  assert list(tmp_path.iterdir()) == []
+
+
+def test_enabling_retraces_a_function_jitted_before(monkeypatch, chosen):
+  fam = _family(_Doubling(), _Fast(), rule=("xla",))
+  monkeypatch.setattr(cache, "time_candidate", _fixed_timer({("fwd", "fast", (("block", 1),)): 1.0}))
+  f = jax.jit(lambda x: _call(fam, x))
+  x = jnp.ones((3,), jnp.float32)
+  f(x)
+  assert chosen == []
+  cache.configure(enabled=True)
+  f(x)
+  assert [c[:4] for c in chosen] == [("fwd", "fast", (("block", 1),), "cache")]
+
+
+if __name__ == "__main__":
+  sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))
