@@ -104,6 +104,16 @@ void FinishLine(TraceSink& sink, const PJRT_Api& untraced, size_t slot, const Ar
   }
 }
 
+// FinishLine, dropping the line when it cannot be made.
+template <typename Args>
+void Finish(TraceSink& sink, const PJRT_Api& untraced, size_t slot, const Args* args,
+            PendingLine& line, PJRT_Error* error, bool returns_void, double micros) noexcept {
+  try {
+    FinishLine(sink, untraced, slot, args, line, error, returns_void, micros);
+  } catch (...) {
+  }
+}
+
 // The result and Args types of a slot's function pointer type.
 template <typename F>
 struct SlotTraits;
@@ -123,7 +133,14 @@ Traced(typename SlotTraits<
   const ApiTable& table = Table();
   const PJRT_Api& untraced = table.untraced();
   TraceSink& sink = *table.sink();
-  PendingLine line = BeginLine(sink, Slot, args);
+  // Tracing never fails or aborts a call: a line that cannot be made (no memory) is dropped.
+  PendingLine line;
+  bool traced = true;
+  try {
+    line = BeginLine(sink, Slot, args);
+  } catch (...) {
+    traced = false;
+  }
   const auto start = std::chrono::steady_clock::now();
   auto micros = [&start] {
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
@@ -132,11 +149,11 @@ Traced(typename SlotTraits<
   if constexpr (std::is_void_v<typename Traits::Result>) {
     (untraced.*Member)(args);
     const double elapsed = micros();
-    FinishLine(sink, untraced, Slot, args, line, nullptr, /*returns_void=*/true, elapsed);
+    if (traced) Finish(sink, untraced, Slot, args, line, nullptr, /*returns_void=*/true, elapsed);
   } else {
     PJRT_Error* error = (untraced.*Member)(args);
     const double elapsed = micros();
-    FinishLine(sink, untraced, Slot, args, line, error, /*returns_void=*/false, elapsed);
+    if (traced) Finish(sink, untraced, Slot, args, line, error, /*returns_void=*/false, elapsed);
     return error;
   }
 }
