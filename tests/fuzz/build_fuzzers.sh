@@ -35,6 +35,12 @@ fi
 flags=(-std=c++17 -O1 -gline-tables-only -fno-omit-frame-pointer -pthread -w
        -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
        -I. -Iexternal/venv/include)
+# Generated headers among SOURCE (bazel-out/CONFIG/bin/...) are included from their output root.
+for src in "$@"; do
+  case "$src" in
+    bazel-out/*/bin/*) root=${src%%/bin/*}/bin; case " ${flags[*]} " in *" -I$root "*) ;; *) flags+=("-I$root") ;; esac ;;
+  esac
+done
 objs=$(mktemp -d)
 trap 'rm -rf "$objs"' EXIT
 for src in "$@"; do

@@ -12,6 +12,7 @@
 #define PJRTKIT_XLA_PLUGIN_C_API_API_H_
 
 // C++ standard library.
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -21,10 +22,13 @@
 #include "xla/pjrt/c/pjrt_c_api.h"
 
 // pjrtkit.
+#include "xla_plugin/c_api/api_table.h"
 #include "xla_plugin/c_api/client.h"
 #include "xla_plugin/c_api/convert.h"
+#include "xla_plugin/c_api/make_api.h"
 #include "xla_plugin/c_api/plugin.h"
 #include "xla_plugin/c_api/topology.h"
+#include "xla_plugin/c_api/trace/traced_api.h"
 #include "xla_plugin/client/client.h"
 #include "xla_plugin/client/multi_process.h"
 #include "xla_plugin/client/plugin_factory.h"
@@ -35,27 +39,6 @@
 
 namespace pjrtkit {
 namespace capi {
-
-// The slots that depend on the Factory, plus the head of the extension chain.
-struct FactoryEntryPoints {
-  PJRT_Plugin_Initialize* plugin_initialize = nullptr;         // PJRT_Plugin_Initialize.
-  PJRT_Plugin_Attributes* plugin_attributes = nullptr;         // PJRT_Plugin_Attributes.
-  PJRT_Client_Create* client_create = nullptr;                 // PJRT_Client_Create.
-  PJRT_TopologyDescription_Create* topology_create = nullptr;  // TopologyDescription_Create.
-  // First PJRT_Extension_Base of the chain PJRT_Api.extension_start points to. Extensions are
-  // statics linked through `next` (see ExtensionChain()).
-  PJRT_Extension_Base* extension_start = nullptr;
-};
-
-// Builds the complete table: every slot non-NULL (unsupported ones return UNIMPLEMENTED), the
-// version set to the PJRT_API_MAJOR / PJRT_API_MINOR this was compiled with.
-PJRT_Api MakePjrtApi(const FactoryEntryPoints& entry_points);
-
-// The head of pjrtkit's extension chain: the FFI extension (ffi_extension.h), the Layouts
-// extension (layouts_extension.h), pjrtkit's own (executable_binding.h), then those of `inner`
-// (null: none) that pjrtkit forwards (forwarding/extensions.h). Built once: later calls return
-// the first chain.
-PJRT_Extension_Base* ExtensionChain(const PJRT_Api* inner);
 
 // True when Factory has ForwardedPluginApi(), the plugin whose extensions to forward.
 template <typename Factory, typename = void>
@@ -133,23 +116,38 @@ PJRT_Error* TopologyCreate(PJRT_TopologyDescription_Create_Args* args) {
   });
 }
 
+// The entry points of Factory.
+template <typename Factory>
+FactoryEntryPoints FactoryEntries() {
+  FactoryEntryPoints entry_points;
+  entry_points.plugin_initialize = &PluginInitialize<Factory>;
+  entry_points.plugin_attributes = &PluginAttributes<Factory>;
+  entry_points.client_create = &ClientCreate<Factory>;
+  entry_points.topology_create = &TopologyCreate<Factory>;
+  entry_points.extension_start = ExtensionChain(ForwardedPluginApi<Factory>());
+  return entry_points;
+}
+
+// The ApiTable of Factory: built once, thread-safely, on first use, with PJRTKIT_TRACE read
+// then; never destroyed (a traced table writes its summary at exit and may be called after).
+template <typename Factory>
+const ApiTable& FactoryApiTable() {
+  static const ApiTable* const table =
+      new ApiTable(FactoryEntries<Factory>(), std::getenv("PJRTKIT_TRACE"),
+                   &trace::FillTraced<&FactoryApiTable<Factory>>,
+                   &trace::WriteSummaryAtExit<&FactoryApiTable<Factory>>);
+  return *table;
+}
+
 }  // namespace capi
 
-// The PJRT_Api of the device built by `Factory` (see xla_plugin/client/plugin_factory.h). The
-// table is a function-local static const: built once, thread-safely, never modified.
+// The PJRT_Api of the device built by `Factory` (see xla_plugin/client/plugin_factory.h), built
+// once, thread-safely, never modified. PJRTKIT_TRACE (read once, here) set to 1 or a path makes
+// it the traced table (docs/tracing.md); unset, empty or 0, it is the untraced one.
 template <typename Factory>
 const PJRT_Api* CreatePjrtApi() {
   static_assert(CheckPluginFactory<Factory>(), "Factory does not satisfy the plugin contract");
-  static const PJRT_Api api = [] {
-    capi::FactoryEntryPoints entry_points;
-    entry_points.plugin_initialize = &capi::PluginInitialize<Factory>;
-    entry_points.plugin_attributes = &capi::PluginAttributes<Factory>;
-    entry_points.client_create = &capi::ClientCreate<Factory>;
-    entry_points.topology_create = &capi::TopologyCreate<Factory>;
-    entry_points.extension_start = capi::ExtensionChain(capi::ForwardedPluginApi<Factory>());
-    return capi::MakePjrtApi(entry_points);
-  }();
-  return &api;
+  return capi::FactoryApiTable<Factory>().api();
 }
 
 }  // namespace pjrtkit

@@ -1,4 +1,4 @@
-#include "xla_plugin/c_api/api.h"
+#include "xla_plugin/c_api/make_api.h"
 
 // pjrtkit: one header per handle family.
 #include "xla_plugin/c_api/buffer.h"
