@@ -140,6 +140,20 @@ def test_active_only_when_enabled_and_not_interpreting():
   assert not cache.active()
 
 
+def test_tolerances_follow_the_calls_dtype():
+  assert cache._dtype(_attention_spec(jnp.bfloat16)) == "bfloat16"  # pylint: disable=protected-access
+  assert (cache.tolerance("bfloat16", "fwd"), cache.tolerance("float16", "grad"),
+          cache.tolerance("float64", "fwd")) == (2e-2, 2e-2, 2e-5)
+  want = jnp.array([4.0, 0.0])
+  assert cache.mismatch([jnp.array([4.07, 0.0])], [want], "bfloat16", "fwd") is None
+  assert cache.mismatch([jnp.array([4.1, 0.0])], [want], "bfloat16", "fwd") == (
+      "output 0: max error 0.1 > 0.08 (bfloat16 fwd tolerance)")
+  assert cache.mismatch([want, want], [want], "float32", "fwd") == (
+      "2 outputs, the reference has 1")
+  assert cache.mismatch([jnp.array([jnp.nan, 0.0])], [want], "float32", "fwd") == (
+      "output 0 is not finite")
+
+
 # --- disabled: today's choice ------------------------------------------------------------------
 
 def test_disabled_is_todays_choice(monkeypatch, chosen, tmp_path):
