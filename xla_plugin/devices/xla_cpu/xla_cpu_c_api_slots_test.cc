@@ -15,7 +15,7 @@
 #include "xla_plugin/c_api/api.h"
 #include "xla_plugin/c_api/convert.h"
 #include "xla_plugin/devices/inner/compile_options.h"
-#include "xla_plugin/devices/xla_cpu/test_util.h"
+#include "xla_plugin/devices/inner/testing/test_util.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_factory.h"
 
 namespace pjrtkit {

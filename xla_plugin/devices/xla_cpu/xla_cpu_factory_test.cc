@@ -14,7 +14,7 @@
 #include "xla_plugin/devices/inner/inner_api.h"
 #include "xla_plugin/devices/xla_cpu/device_model.h"
 #include "xla_plugin/devices/inner/wrapped_topology.h"
-#include "xla_plugin/devices/xla_cpu/test_util.h"
+#include "xla_plugin/devices/inner/testing/test_util.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_policy.h"
 
 namespace pjrtkit {

@@ -13,7 +13,7 @@
 #include "xla_plugin/client/layout_codec.h"
 #include "xla_plugin/devices/inner/compile_options.h"
 #include "xla_plugin/devices/inner/wrapped_client.h"
-#include "xla_plugin/devices/xla_cpu/test_util.h"
+#include "xla_plugin/devices/inner/testing/test_util.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_factory.h"
 
 namespace pjrtkit {

@@ -16,7 +16,7 @@
 #include "xla_plugin/devices/inner/serialized_executable.h"
 #include "xla_plugin/devices/inner/wrapped_client.h"
 #include "xla_plugin/devices/inner/wrapped_executable.h"
-#include "xla_plugin/devices/xla_cpu/test_util.h"
+#include "xla_plugin/devices/inner/testing/test_util.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_factory.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_policy.h"
 

@@ -11,7 +11,7 @@
 
 #include "gtest/gtest.h"
 #include "xla_plugin/devices/inner/compile_options.h"
-#include "xla_plugin/devices/xla_cpu/test_util.h"
+#include "xla_plugin/devices/inner/testing/test_util.h"
 
 namespace pjrtkit {
 namespace xla_cpu {

@@ -1,6 +1,7 @@
-// Helpers shared by the reference device's tests (testonly).
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_TEST_UTIL_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_TEST_UTIL_H_
+// Helpers for the shared wrapper's tests (testonly): clients of the inner plugin this machine has
+// (XLA:CPU, under XlaCpuPolicy), programs and buffers.
+#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_TESTING_TEST_UTIL_H_
+#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_TESTING_TEST_UTIL_H_
 
 #include <cstdint>
 #include <cstring>
@@ -70,4 +71,4 @@ Memory* MemoryOfKind(Device* device, const std::string& kind);
 }  // namespace xla_cpu
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_TEST_UTIL_H_
+#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_TESTING_TEST_UTIL_H_

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "xla_plugin/devices/xla_cpu/test_util.h"
+#include "xla_plugin/devices/inner/testing/test_util.h"
 
 namespace pjrtkit {
 namespace xla_cpu {

@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 #include "xla_plugin/client/layout_codec.h"
 #include "xla_plugin/devices/inner/compile_options.h"
-#include "xla_plugin/devices/xla_cpu/test_util.h"
+#include "xla_plugin/devices/inner/testing/test_util.h"
 #include "xla_plugin/devices/inner/wrapped_buffer.h"
 #include "xla_plugin/devices/inner/wrapped_client.h"
 

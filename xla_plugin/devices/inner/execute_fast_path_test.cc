@@ -12,7 +12,7 @@
 #include "xla_plugin/devices/inner/output_info_cache.h"
 #include "xla_plugin/devices/inner/wrapped_buffer.h"
 #include "xla_plugin/devices/inner/wrapped_client.h"
-#include "xla_plugin/devices/xla_cpu/test_util.h"
+#include "xla_plugin/devices/inner/testing/test_util.h"
 
 namespace pjrtkit {
 namespace xla_cpu {

@@ -12,7 +12,7 @@
 #include "xla/ffi/api/c_api.h"
 #include "xla_plugin/client/client.h"
 #include "xla_plugin/devices/inner/ffi_handler_shims.h"
-#include "xla_plugin/devices/xla_cpu/test_util.h"
+#include "xla_plugin/devices/inner/testing/test_util.h"
 
 namespace pjrtkit {
 namespace xla_cpu {

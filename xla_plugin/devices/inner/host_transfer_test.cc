@@ -14,7 +14,7 @@
 #include "xla_plugin/devices/inner/compile_options.h"
 #include "xla_plugin/devices/inner/pooled_host_copy.h"
 #include "xla_plugin/devices/inner/wrapped_client.h"
-#include "xla_plugin/devices/xla_cpu/test_util.h"
+#include "xla_plugin/devices/inner/testing/test_util.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_factory.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_policy.h"
 
