@@ -1,10 +1,11 @@
 """The contenders of the GPU kernel comparison: pjrtkit.kernels' implementations, cuDNN and XLA
 through ``jax.nn``, Tokamax, and a plain jnp layer norm; their inputs and phase functions.
 
-Every contender is a forward function of the case's arrays (attention ``(q, k, v)``, layer norm
-``(x, scale, offset)``); `phase_function` turns it into what is timed: the forward alone, or
-forward and backward through ``jax.vjp`` with a random output cotangent (returns the output and
-every input's gradient). Whatever a contender raises while it is built, traced, compiled or run is
+Every contender is a forward function of the case's arrays (attention ``(q, k, v)``, k and v with
+the case's kv_heads heads for grouped-query cases, which every attention contender takes as
+``[B, S, K, D]`` with ``H % K == 0``; layer norm ``(x, scale, offset)``); `phase_function` turns
+it into what is timed: the forward alone, or forward and backward through ``jax.vjp`` with a
+random output cotangent (returns the output and every input's gradient). Whatever a contender raises while it is built, traced, compiled or run is
 its skip reason (`reason_of`).
 """
 
@@ -172,11 +173,14 @@ def contenders_for(op: str, only: Sequence[str] = ()) -> list[Contender]:
 
 def make_inputs(case: Case) -> list[jax.Array]:
   """The case's arrays on JAX's default device (random normal bfloat16, fixed seed): the forward's
-  inputs, plus the output cotangent for fwd+bwd."""
+  inputs (attention: q of the case's shape, k and v of `Case.kv_shape`, fewer heads for GQA),
+  plus the output cotangent for fwd+bwd (the output's shape: the query's, or the layer norm
+  input's)."""
   keys = jax.random.split(jax.random.key(13), 4)
   dtype = jnp.bfloat16
   if case.op == ATTENTION:
-    arrays = [jax.random.normal(k, case.shape, dtype) for k in keys[:3]]
+    arrays = [jax.random.normal(keys[0], case.shape, dtype)] + [
+        jax.random.normal(k, case.kv_shape, dtype) for k in keys[1:3]]
   else:
     features = case.shape[-1]
     arrays = [jax.random.normal(keys[0], case.shape, dtype),

@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 from tools.bench import compare_contenders as cc
 from tools.bench import compare_measure as cm
+from tools.bench import compare_report
 
 GOAL = 0.02
 """|pjrtkit / cuda - 1| allowed."""
@@ -51,8 +52,9 @@ def merge(docs: Sequence[dict[str, Any]], numerator: str = "pjrtkit",
       continue
     both = r["status"] == cm.OK and other["status"] == cm.OK and other["ms"] > 0
     ratio = r["ms"] / other["ms"] if both else None
+    info = num_doc["cases"][r["case"]]
     rows.append({
-        "case": r["case"], "label": num_doc["cases"][r["case"]]["label"],
+        "case": r["case"], "label": info["label"], "held_out": bool(info.get("held_out")),
         "contender": r["contender"], f"{numerator}_ms": r["ms"], f"{denominator}_ms": other["ms"],
         "ratio": ratio, "within_goal": None if ratio is None else abs(ratio - 1) <= GOAL,
         "chosen": [r["chosen"], other["chosen"]],
@@ -67,14 +69,16 @@ def markdown(merged: dict[str, Any]) -> str:
   """The merged ratios as a Markdown table."""
   n, d = merged["numerator"], merged["denominator"]
   met = [r["within_goal"] for r in merged["rows"] if r["within_goal"] is not None]
+  held_out = any(r.get("held_out") for r in merged["rows"])
   lines = [f"## {n} time / {d} time, our implementations "
            f"({'one process' if merged['same_process'] else 'two processes'}; goal within "
-           f"{merged['goal']:.0%}: {sum(met)} of {len(met)} measured pairs)", "",
+           f"{merged['goal']:.0%}: {sum(met)} of {len(met)} measured pairs"
+           f"{'; ' + compare_report.HELD_OUT_NOTE if held_out else ''})", "",
            f"| case | contender | {n} (ms) | {d} (ms) | {n} / {d} | within {merged['goal']:.0%} |",
            "| --- | --- | --- | --- | --- | --- |"]
   for r in merged["rows"]:
     fmt = lambda v: "skip" if v is None else f"{v:.4f}"  # noqa: E731
-    lines.append(f"| {r['label']} | {r['contender']} | {fmt(r[f'{n}_ms'])} | "
+    lines.append(f"| {compare_report.case_title(r)} | {r['contender']} | {fmt(r[f'{n}_ms'])} | "
                  f"{fmt(r[f'{d}_ms'])} | "
                  f"{'-' if r['ratio'] is None else format(r['ratio'], '.3f')} | "
                  f"{'-' if r['within_goal'] is None else ('yes' if r['within_goal'] else 'no')} |")

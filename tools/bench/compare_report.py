@@ -37,14 +37,26 @@ def annotate(case: Case, results: Sequence[cm.Result]) -> list[dict[str, Any]]:
 
 
 def case_info(case: Case) -> dict[str, Any]:
-  """What the JSON records about a case (shape, phase, and the FLOPs or bytes counted)."""
+  """What the JSON records about a case (its fields, the label, attention's key/value shape, and
+  the FLOPs or bytes counted)."""
   info = dataclasses.asdict(case)
   info["label"] = case.label
   if case.op == ATTENTION:
+    info["kv_shape"] = case.kv_shape
     info["flops"] = compare_cases.attention_flops(case)
   else:
     info["bytes"] = compare_cases.layer_norm_bytes(case)
   return info
+
+
+HELD_OUT_MARK = " (held out)"
+HELD_OUT_NOTE = "held out = a shape never tuned (no choice for it in kernels/tuned)"
+
+
+def case_title(info: dict[str, Any]) -> str:
+  """A case's label in the tables and the figure, `HELD_OUT_MARK` after a held-out one's
+  (`info`: the JSON's case record; records without ``held_out`` are not held out)."""
+  return info["label"] + (HELD_OUT_MARK if info.get("held_out") else "")
 
 
 def _cell(text: str) -> str:
@@ -91,15 +103,17 @@ def markdown(doc: dict[str, Any]) -> str:
         continue
       primary = cc.BASELINES[op][0]
       unit = compare_cases.throughput_unit(op)
+      held_out = any(doc["cases"][r["case"]].get("held_out") for r in rows)
       lines += [f"## {run['platform']}: {op} ({run['device']})", "",
                 f"{compare_cases.CONVENTION[op]}; ratio = time / {primary} time (lower is "
-                f"faster); best = fastest that passed the check.", "",
+                f"faster); best = fastest that passed the check"
+                f"{'; ' + HELD_OUT_NOTE if held_out else ''}.", "",
                 f"| case | contender | time (ms) | {unit} | / {primary} | check | best | note |",
                 "| --- | --- | --- | --- | --- | --- | --- | --- |"]
       for r in rows:
         ok = r["status"] == cm.OK
         lines.append("| " + " | ".join([
-            doc["cases"][r["case"]]["label"], r["contender"],
+            case_title(doc["cases"][r["case"]]), r["contender"],
             f"{r['ms']:.4f}" if ok else "skip",
             _num(r["throughput"]) if ok else "-",
             f"{r['ratio']:.2f}" if r["ratio"] is not None else "-",
@@ -126,7 +140,7 @@ def draw(doc: dict[str, Any], path: Path) -> None:
               f"bar = share of the case's fastest" + ("; QUICK" if doc["meta"]["quick"] else ""))
   y = 50
   for run, case_id, rows in groups:
-    canvas.text(10, y, f"{doc['cases'][case_id]['label']} on {run['platform']}")
+    canvas.text(10, y, f"{case_title(doc['cases'][case_id])} on {run['platform']}")
     y += 12
     top = max((r["throughput"] for r in rows if r["status"] == cm.OK), default=0.0) or 1.0
     for r in rows:

@@ -1,7 +1,8 @@
 """tools.bench.kernel_compare on the CPU (pjrtkit's CPU device and JAX's cpu backend), --quick:
 GPU-only contenders skip with their reasons, the outputs are written, the throughput arithmetic is
 exact, the correctness guard flags a wrong contender, and the pjrtkit / other-platform merge works
-in one process."""
+in one process; the grouped-query cases' labels, FLOPs and inputs, the held-out cases' selection,
+marks and absence from the shipped tuned file, and a quick shape for every case."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ testing.setup_environment()
 import jax  # noqa: E402
 import pytest  # noqa: E402
 
+from pjrtkit.kernels.core import tuned as tuned_lib  # noqa: E402
 from tools.bench import compare_cases  # noqa: E402
 from tools.bench import compare_contenders as cc  # noqa: E402
 from tools.bench import compare_measure as cm  # noqa: E402
@@ -41,11 +43,81 @@ def test_throughput_arithmetic_is_exact_for_the_issue_shapes():
   assert compare_cases.layer_norm_bytes(l2) == 2 * 8192 * 8192 * 2 == 268435456
   assert compare_cases.layer_norm_bytes(l3) == compare_cases.layer_norm_bytes(l4) == 671088640
   assert compare_cases.throughput(l4, 0.5) == pytest.approx(1.34217728, rel=1e-12)
-  assert [c.id for c in compare_cases.select()] == ["A1", "A2", "A3", "A4", "L1", "L2", "L3",
-                                                    "L4", "A5", "A6"]
+  assert [c.id for c in compare_cases.select()] == [
+      "A1", "A2", "A3", "A4", "L1", "L2", "L3", "L4", "A5", "A6", "A7", "A8", "A9", "A10",
+      "H1", "H2", "H3", "H4", "H5"]
   assert compare_cases.select(["a6"], quick=True)[0].shape == (1, 256, 2, 128)
   with pytest.raises(ValueError, match="unknown case"):
-    compare_cases.select(["A9"])
+    compare_cases.select(["A11"])
+
+
+def test_gqa_and_held_out_cases_labels_flops_and_selection():
+  a7, a8, a9, a10, h3 = compare_cases.select(["A7", "A8", "A9", "A10", "H3"])
+  assert a8.label == "A8 attention fwd+bwd 4x4096x32x128 kv8"
+  assert a10.label == "A10 attention fwd+bwd causal 4x4096x32x128 kv8"
+  assert h3.label == "H3 attention fwd+bwd causal 2x3072x16x64 kv4"
+  assert a7.label == "A7 attention fwd+bwd 16x1024x32x128" and not a7.grouped
+  assert (a8.kv_heads, a8.kv_shape, a8.grouped) == (8, (4, 4096, 8, 128), True)
+  assert a9.kv_shape == a9.shape == (1, 16384, 16, 128)
+  # Query heads count, GQA or not: A8's FLOPs are those of 4x4096x32x128 without grouping.
+  assert compare_cases.attention_flops(a8) == 3.5 * 4 * 4 * 32 * 4096 * 4096 * 128 == 3848290697216
+  assert compare_cases.attention_flops(a10) == 1924145348608                 # causal: half
+  assert (compare_cases.attention_flops(h3) == 3.5 * 4 * 2 * 16 * 3072 * 3072 * 64 / 2 ==
+          135291469824)
+  assert compare_cases.attention_flops(a7) == 3.5 * 2**38 == 962072674304
+  assert "h = query heads (GQA too" in compare_cases.CONVENTION[compare_cases.ATTENTION]
+  held = compare_cases.select(["h1", "H3", "h5"])
+  assert [(c.id, c.held_out, c.extra) for c in held] == [("H1", True, True), ("H3", True, True),
+                                                         ("H5", True, True)]
+  assert [c.label for c in held] == ["H1 attention fwd 8x1536x24x64",
+                                     "H3 attention fwd+bwd causal 2x3072x16x64 kv4",
+                                     "H5 attention fwd causal 4x5120x8x128"]
+  assert [c.id for c in compare_cases.CASES if c.held_out] == ["H1", "H2", "H3", "H4", "H5"]
+  assert all(c.extra for c in compare_cases.CASES[8:])
+  with pytest.raises(ValueError, match="kv_heads=5 does not divide the query's 32 heads"):
+    compare_cases.Case("X", compare_cases.ATTENTION, (1, 8, 32, 64), compare_cases.FWD, kv_heads=5)
+  with pytest.raises(ValueError, match="kv_heads is for attention cases"):
+    compare_cases.Case("X", compare_cases.LAYER_NORM, (8, 64), compare_cases.FWD, kv_heads=1)
+  with pytest.raises(ValueError, match="6 heads do not keep groups of 4 query heads"):
+    a8.with_shape((1, 256, 6, 128))
+
+
+def test_every_case_has_a_quick_shape_keeping_head_dim_and_group():
+  quick = {c.id: c for c in compare_cases.select(quick=True)}
+  assert set(quick) == {c.id for c in compare_cases.CASES}
+  for case in compare_cases.CASES:
+    small = quick[case.id]
+    assert small.shape == compare_cases.QUICK_SHAPES[case.shape] != case.shape
+    assert small.shape[-1] == case.shape[-1] or case.op == compare_cases.LAYER_NORM
+    assert (small.causal, small.phase, small.held_out) == (case.causal, case.phase, case.held_out)
+    if case.op == compare_cases.ATTENTION:
+      assert small.shape[2] // small.kv_shape[2] == case.shape[2] // case.kv_shape[2]
+  assert [(quick[i].label, quick[i].kv_heads) for i in ("A8", "A10", "H3")] == [
+      ("A8 attention fwd+bwd 1x256x8x128 kv2", 2),
+      ("A10 attention fwd+bwd causal 1x256x8x128 kv2", 2),
+      ("H3 attention fwd+bwd causal 1x96x8x64 kv2", 2)]
+
+
+def test_make_inputs_gives_gqa_key_and_value_the_kv_heads():
+  a8, h3 = compare_cases.select(["A8", "H3"])
+  shapes = [(a.shape, str(a.dtype)) for a in jax.eval_shape(lambda: cc.make_inputs(a8))]
+  assert shapes == [((4, 4096, 32, 128), "bfloat16"), ((4, 4096, 8, 128), "bfloat16"),
+                    ((4, 4096, 8, 128), "bfloat16"), ((4, 4096, 32, 128), "bfloat16")]
+  q, k, v, cotangent = cc.make_inputs(h3.with_shape((1, 96, 8, 64)))
+  assert (q.shape, k.shape, v.shape, cotangent.shape) == (
+      (1, 96, 8, 64), (1, 96, 2, 64), (1, 96, 2, 64), (1, 96, 8, 64))
+  h1 = compare_cases.select(["H1"])[0]
+  assert [a.shape for a in jax.eval_shape(lambda: cc.make_inputs(h1))] == [(8, 1536, 24, 64)] * 3
+
+
+def test_held_out_shapes_are_not_in_the_shipped_h200_tuned_file():
+  shipped = json.loads(tuned_lib.shipped_path("NVIDIA H200").read_text())
+  tuned = {tuple(arg[1][0]) for choice in shipped["choices"] for arg in choice["spec"]["args"]
+           if arg[1] is not None}
+  assert (1, 16384, 16, 128) in tuned and (32, 2048, 16, 64) in tuned   # The file is read.
+  for case in compare_cases.CASES:
+    if case.held_out:
+      assert case.shape not in tuned and case.kv_shape not in tuned, case.label
 
 
 def test_a_fast_wrong_contender_is_never_best():
@@ -65,7 +137,7 @@ def test_a_fast_wrong_contender_is_never_best():
 def quick_run():
   out = Path(tempfile.mkdtemp(prefix="kernel_compare_test_"))
   lines = []
-  doc = kernel_compare.run(["--quick", "--out", str(out), "--cases", "A3,A4,L1,L3",
+  doc = kernel_compare.run(["--quick", "--out", str(out), "--cases", "A3,A4,L1,L3,A8,H3",
                             "--iterations", "2"], extra_contenders=[_WRONG], log=lines.append)
   return doc, out, lines
 
@@ -77,7 +149,7 @@ def _rows(doc, case):
 def test_quick_run_skips_gpu_only_contenders_with_their_reasons(quick_run):
   doc, _, _ = quick_run
   assert doc["runs"][0]["platform"] == "pjrtkit" and doc["meta"]["quick"]
-  for case in ("A3", "A4"):
+  for case in ("A3", "A4", "A8", "H3"):
     rows = _rows(doc, case)
     for impl in ("triton", "mosaic"):
       assert rows[f"pk {impl}"]["status"] == "skip"
@@ -98,6 +170,10 @@ def test_quick_run_skips_gpu_only_contenders_with_their_reasons(quick_run):
   assert _rows(doc, "A3")["pk None"]["chosen"] == "fwd=native (rule)"
   assert _rows(doc, "A4")["pk None"]["chosen"] == "fwd=native (rule), bwd=native (rule)"
   assert len(_rows(doc, "A4")["pk xla"]["errors"]) == 4      # the output and 3 gradients
+  for case in ("A8", "H3"):  # GQA: k and v (and their gradients) with kv_heads heads
+    assert _rows(doc, case)["pk None"]["chosen"] == "fwd=native (rule), bwd=native (rule)"
+    assert [n for n, _ in _rows(doc, case)["pk xla_chunked"]["errors"]] == [
+        "out", "grad0", "grad1", "grad2"]
   ln = _rows(doc, "L3")
   assert ln["XLA jnp"]["check"] == "reference" and ln["XLA jnp"]["ratio"] == 1.0
   assert ln["pk triton"]["status"] == "skip" and ln["pk xla"]["check"] == "ok"
@@ -105,7 +181,7 @@ def test_quick_run_skips_gpu_only_contenders_with_their_reasons(quick_run):
 
 def test_the_guard_flags_a_wrong_contender_in_the_run(quick_run):
   doc, out, lines = quick_run
-  for case in ("A3", "A4"):
+  for case in ("A3", "A4", "A8", "H3"):
     wrong = _rows(doc, case)["wrong fast"]
     assert wrong["status"] == "ok" and wrong["check"] == "mismatch" and not wrong["best"]
     assert dict(wrong["errors"])["out"] > cm.TOLERANCE_FWD
@@ -121,19 +197,26 @@ def test_outputs_are_written(quick_run):
       compare_cases.select(["A4"], quick=True)[0])
   assert [r["contender"] for r in saved["runs"][0]["rows"]] == [
       r["contender"] for r in doc["runs"][0]["rows"]]
+  cases = saved["cases"]
+  assert [(cases[i]["kv_heads"], cases[i]["kv_shape"], cases[i]["held_out"])
+          for i in ("A3", "A8", "H3")] == [(None, [2, 128, 2, 64], False),
+                                          (2, [1, 256, 2, 128], False), (2, [1, 96, 2, 64], True)]
   md = (out / "kernel_compare_pjrtkit.md").read_text()
   assert "| A3 attention fwd 2x128x2x64 | pk triton | skip |" in md
+  assert "| A8 attention fwd+bwd 1x256x8x128 kv2 | pk triton | skip |" in md
+  assert "| H3 attention fwd+bwd causal 1x96x8x64 kv2 (held out) | pk triton | skip |" in md
+  assert md.count(compare_report.HELD_OUT_NOTE) == 1        # attention's table only
   assert "fwd+bwd = 3.5x forward" in md and "fwd 2 passes (read x, write y), fwd+bwd 5" in md
   assert (out / "kernel_compare_pjrtkit.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_two_platforms_in_one_process_and_the_merge(tmp_path):
-  doc = kernel_compare.run(["--quick", "--out", str(tmp_path), "--cases", "A3",
+  doc = kernel_compare.run(["--quick", "--out", str(tmp_path), "--cases", "A3,H1",
                             "--iterations", "2", "--platforms", "pjrtkit,cpu",
                             "--ours-only", "pjrtkit,cpu", "--no-png", "--method", "wallclock"],
                            log=lambda s: None)
   assert [r["platform"] for r in doc["runs"]] == ["pjrtkit", "cpu"]
-  cpu_rows = {r["contender"]: r for r in doc["runs"][1]["rows"]}
+  cpu_rows = {r["contender"]: r for r in doc["runs"][1]["rows"] if r["case"] == "A3"}
   assert set(cpu_rows) == {"pk mosaic", "pk triton", "pk xla_chunked", "pk xla", "pk None"}
   assert cpu_rows["pk None"]["chosen"].startswith("fwd=xla")   # no native kernels on cpu
   assert cpu_rows["pk xla"]["check"] == "reference"            # ours only: pk xla is reference
@@ -142,12 +225,16 @@ def test_two_platforms_in_one_process_and_the_merge(tmp_path):
                               "--out", str(tmp_path), "--denominator", "cpu"]) == 0
   merged = json.loads((tmp_path / "kernel_compare_platforms.json").read_text())
   assert merged["same_process"]
-  by_name = {r["contender"]: r for r in merged["rows"]}
+  by_name = {r["contender"]: r for r in merged["rows"] if r["case"] == "A3"}
+  assert [(r["case"], r["held_out"]) for r in merged["rows"] if r["contender"] == "pk xla"] == [
+      ("A3", False), ("H1", True)]
   xla = by_name["pk xla"]
   assert xla["ratio"] == pytest.approx(xla["pjrtkit_ms"] / xla["cpu_ms"])
   assert by_name["pk triton"]["ratio"] is None and len(by_name["pk triton"]["skipped"]) == 2
-  assert "| A3 attention fwd 2x128x2x64 | pk xla |" in (
-      tmp_path / "kernel_compare_platforms.md").read_text()
+  merged_md = (tmp_path / "kernel_compare_platforms.md").read_text()
+  assert "| A3 attention fwd 2x128x2x64 | pk xla |" in merged_md
+  assert "| H1 attention fwd 2x96x3x64 (held out) | pk xla |" in merged_md
+  assert compare_report.HELD_OUT_NOTE in merged_md
   with pytest.raises(ValueError, match=r"no run of platform\(s\) \['cuda'\]"):
     compare_merge.merge([doc])
 

@@ -49,7 +49,7 @@ def test_summary_and_round_clocks_take_busy_samples_inside_the_windows():
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["A9"], "cases: unknown case(s) ['A9']; known: A1, A2"),
+    (["A11"], "cases: unknown case(s) ['A11']; known: A1, A2"),
     ([" , "], "cases: none given in ' , '; known: A1, A2"),
     (["A3", "--rounds", "0"], "--rounds must be >= 1, got 0"),
     (["A3", "--iterations", "0"], "--iterations must be >= 1, got 0"),

@@ -8,7 +8,9 @@ measures every implementation and config that serves each (phase, call); the fil
 every case, so a run cut by a time limit keeps what it measured. Besides the
 ``None`` choice of each, the file gets, for every implementation measured, that implementation's
 fastest config as the choice of a call that asked for it by name (``implementation="triton"``
-then runs its tuned config). Existing choices in the file for other calls are kept.
+then runs its tuned config). Existing choices in the file for other calls are kept. The
+comparison's held-out cases (H1..., `compare_cases.Case.held_out`) are never tuned: left out of
+the default list, refused when named.
 """
 
 from __future__ import annotations
@@ -39,6 +41,21 @@ def _snippet_layer_norm() -> tuple[Any, list[jax.Array]]:
   scale = jax.random.normal(key, (64,), jnp.bfloat16)
   return jax.grad(lambda x, s: jnp.sum(pk.layer_norm(x, scale=s, offset=None)
                                        .astype(jnp.float32)), argnums=(0, 1)), [x, scale]
+
+
+def cases_to_tune(ids: Sequence[str]) -> list[compare_cases.Case]:
+  """The comparison's cases named by `ids` (all when empty) but the held-out ones, forward+backward
+  first (a forward-only case at the same shape is then already tuned).
+
+  Raises:
+    SystemExit: `ids` names a held-out case.
+  """
+  chosen = compare_cases.select(ids)
+  held_out = [c.id for c in chosen if c.held_out]
+  if ids and held_out:
+    raise SystemExit(f"{', '.join(held_out)}: held out (the comparison's shapes nobody tuned); "
+                     "tuning them would end that")
+  return sorted((c for c in chosen if not c.held_out), key=lambda c: c.phase == compare_cases.FWD)
 
 
 def per_implementation(choice: pk.TunedChoice) -> list[pk.TunedChoice]:
@@ -74,11 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
   existing = pk.AutotuningResult.loads(path.read_text()) if path.exists() else None
   if existing is not None and existing.device_kind != device.kind:
     raise SystemExit(f"{path} holds choices for {existing.device_kind!r}, not {device.kind!r}")
-  # Forward+backward cases first: a forward-only case at the same shape is then already tuned.
-  cases = sorted(compare_cases.select(ns.cases.split(",") if ns.cases else None),
-                 key=lambda c: c.phase == compare_cases.FWD)
   work = [(case.label, _case_function(case), compare_contenders.make_inputs(case))
-          for case in cases]
+          for case in cases_to_tune(ns.cases.split(",") if ns.cases else [])]
   if not ns.no_snippet:
     work.append(("the kernels issue's layer norm call", *_snippet_layer_norm()))
   done: set[tuple[str, str, str]] = set()

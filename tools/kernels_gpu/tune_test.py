@@ -74,6 +74,17 @@ def test_tune_refuses_a_file_of_another_device_kind(quick, tmp_path):
     tune.main(["--cases", "L1", "--out", str(out), "--no-snippet"])
 
 
+def test_tune_never_tunes_the_held_out_cases(tmp_path):
+  out = tmp_path / "kind.json"
+  with pytest.raises(SystemExit, match=r"^H1, H3: held out \(the comparison's shapes nobody "
+                     r"tuned\); tuning them would end that$"):
+    tune.main(["--cases", "A3,H1,h3", "--out", str(out), "--no-snippet"])
+  assert not out.exists()
+  assert [c.id for c in tune.cases_to_tune([])] == [
+      "A4", "L3", "L4", "A5", "A6", "A7", "A8", "A9", "A10", "A1", "A2", "A3", "L1", "L2"]
+  assert [c.id for c in tune.cases_to_tune(["A1", "A8"])] == ["A8", "A1"]
+
+
 def test_the_shipped_h200_file_is_where_tune_writes_and_what_pk_reads():
   path = tuned_lib.shipped_path("NVIDIA H200")
   assert path == Path(tune.__file__).resolve().parents[2] / "kernels" / "tuned" / "NVIDIA_H200.json"
