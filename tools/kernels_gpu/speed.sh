@@ -13,8 +13,22 @@
 #      two processes measured every case;
 #   2. merges: pjrtkit time / cuda time per case and implementation of ours (goal: within 2 %).
 # $OUT gets at most 8 files: summary.txt, speed.log, kernel_compare_<platforms>.{md,json,png}
-# (cuda; pjrtkit without the PNG), kernel_compare_platforms.json. Whole run: about 4.5 minutes
-# (limits: PROBE_TIMEOUT 90, CUDA_TIMEOUT 300, PJRTKIT_TIMEOUT 180, DUAL_TIMEOUT 420 seconds).
+# (cuda; pjrtkit without the PNG), kernel_compare_platforms.json.
+# Cases: every case of tools/bench/compare_cases.py, extra rows included (kernel_compare's default
+# list): A1-A4 and L1-L4, then the extra rows A5-A10 (A8, A10 grouped-query) and the held-out
+# H1-H5 (shapes nobody tuned); CASES=A1,A2,L1 runs only those. What a case costs is mostly
+# compiling: per contender its lowering and compile (Pallas kernels, cuDNN, Tokamax's) takes 1-4 s,
+# its 10 timed calls plus warm-up at these shapes (tens of ms each for the XLA contenders, a few ms
+# for the fused kernels) under 1 s. For A1-A6 and L1-L4, tools/bench/results/
+# kernel_compare_{cuda,pjrtkit}.json record per case (compile + timed calls; cuda: 10 contenders,
+# pjrtkit: our 5) fwd attention 12-21 s / 7-13 s, fwd+bwd 30-43 s / 17-27 s, layer norm
+# 2-5 s / 1-3 s: 167 s / 108 s, about 4.5 minutes with the starts, checks and the merge. A7-A10 and
+# H1-H5 (7 fwd+bwd cases, 2 fwd) estimated alike: cuda ~280 s more, pjrtkit ~180 s more, so the
+# default list takes about 13 minutes (cuda ~8, pjrtkit ~5).
+# Limits (seconds, ~1.4x those estimates): PROBE_TIMEOUT 90, CUDA_TIMEOUT 660, PJRTKIT_TIMEOUT
+# 420, DUAL_TIMEOUT 1080. Where one command may run 10 minutes at most, run it in two calls:
+# CASES=A1,A2,A3,A4,L1,L2,L3,L4,A5,A6 (about 4.5 minutes) and CASES=A7,A8,A9,A10,H1,H2,H3,H4,H5
+# (about 8 minutes; then CUDA_TIMEOUT=330 PJRTKIT_TIMEOUT=230 keep it under 10).
 # Every run writes its files after each case, so one cut by its time limit keeps what it measured.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -81,13 +95,13 @@ PY
 fi
 
 if [ "$MODE" = dual ]; then
-  XLA_PYTHON_CLIENT_PREALLOCATE=false compare "${DUAL_TIMEOUT:-420}" pjrtkit,cuda \
+  XLA_PYTHON_CLIENT_PREALLOCATE=false compare "${DUAL_TIMEOUT:-1080}" pjrtkit,cuda \
     --platforms cuda,pjrtkit --ours-only pjrtkit "${ARGS[@]}"
   results=("$OUT/kernel_compare_cuda-pjrtkit.json")
   tables=("$OUT/kernel_compare_cuda-pjrtkit.md")
 else
-  compare "${CUDA_TIMEOUT:-300}" cuda "${ARGS[@]}"
-  compare "${PJRTKIT_TIMEOUT:-180}" pjrtkit --contenders ours --no-png "${ARGS[@]}"
+  compare "${CUDA_TIMEOUT:-660}" cuda "${ARGS[@]}"
+  compare "${PJRTKIT_TIMEOUT:-420}" pjrtkit --contenders ours --no-png "${ARGS[@]}"
   results=("$OUT/kernel_compare_cuda.json" "$OUT/kernel_compare_pjrtkit.json")
   tables=("$OUT/kernel_compare_cuda.md")
 fi
