@@ -65,7 +65,11 @@ class BwdGeometry:
 
   `q_len_padded` is a multiple of `block_q`, `kv_len_padded` of `BLOCK_KV`. `stages`: query
   steps in flight; `ds_slots`: shared dS^T tiles (2: a warpgroup writes the next step's while the
-  dQ product reads this one's; 1 saves the shared memory of one)."""
+  dQ product reads this one's; 1 saves the shared memory of one). `own_dq`: each compute
+  warpgroup multiplies its own half of dS^T by its own 64 keys and adds that partial dQ itself,
+  64 columns at a time, so the warpgroups never wait for each other within a step (twice the
+  dQ reduce-adds); `dq_buffers`: its float32 staging tiles then (2: the next 64 columns are
+  written while the last ones' store reads)."""
 
   batch: int
   heads: int
@@ -79,6 +83,8 @@ class BwdGeometry:
   stages: int = 2
   block_q: int = 64
   ds_slots: int = 2
+  own_dq: bool = False
+  dq_buffers: int = 1
 
   def __post_init__(self) -> None:
     if self.kv_heads < 1 or self.heads % self.kv_heads:
@@ -92,6 +98,8 @@ class BwdGeometry:
       raise ValueError(f"stages must be at least 2, got {self.stages}")
     if self.ds_slots not in (1, 2):
       raise ValueError(f"ds_slots must be 1 or 2, got {self.ds_slots}")
+    if self.dq_buffers not in (1, 2):
+      raise ValueError(f"dq_buffers must be 1 or 2, got {self.dq_buffers}")
 
   @property
   def group(self) -> int:
@@ -122,8 +130,16 @@ class BwdGeometry:
 
   @property
   def dq_tile(self) -> tuple[int, int]:
-    """The dQ tile one warpgroup computes and adds per step."""
+    """The dQ tile one warpgroup computes and adds at a time: with `own_dq`, 64 columns of its
+    own keys' partial dQ (head_dim / 64 of them per step)."""
+    if self.own_dq:
+      return (self.block_q, 64)
     return (self.block_q, self.head_dim // 2 if self.dq_columns_split else self.head_dim)
+
+  @property
+  def dq_staging(self) -> int:
+    """dQ staging tiles per compute warpgroup (`dq_buffers` with `own_dq`, else 1)."""
+    return self.dq_buffers if self.own_dq else 1
 
   @property
   def mask_kv_len(self) -> bool:
@@ -137,7 +153,7 @@ class BwdGeometry:
              + 2 * self.stages * self.block_q * d * itemsize  # Q, dO
              + 2 * self.stages * self.block_q * 4             # lse, delta
              + self.ds_slots * BLOCK_KV * self.block_q * itemsize  # dS^T
-             + _COMPUTE_WGS * self.dq_tile[0] * self.dq_tile[1] * 4)  # dQ staging, float32
+             + _COMPUTE_WGS * self.dq_staging * self.dq_tile[0] * self.dq_tile[1] * 4)  # dQ
     return tiles + 4096
 
   @property
@@ -260,14 +276,17 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
       pt16, ds16 = pt.astype(q_s.dtype), dst.astype(q_s.dtype)
 
       # dS^T into this warpgroup's half of the shared tile (once the dQ product that last read
-      # that tile released it), so the dQ product can start while dK and dV accumulate.
-      @pl.when(it >= g.ds_slots)
-      def _():
-        plgpu.barrier_wait(ds_free.at[lax.rem(it - g.ds_slots, 2)])
+      # that tile released it), so the dQ product can start while dK and dV accumulate. With
+      # `own_dq` only this warpgroup reads its half, after its own products of the last step.
+      if not g.own_dq:
+        @pl.when(it >= g.ds_slots)
+        def _():
+          plgpu.barrier_wait(ds_free.at[lax.rem(it - g.ds_slots, 2)])
 
       ds_tile.at[my_keys][...] = ds16
       plgpu.commit_smem()
-      plgpu.barrier_arrive(ds_ready.at[dslot])
+      if not g.own_dq:
+        plgpu.barrier_arrive(ds_ready.at[dslot])
 
       def grads(refs: tuple[Any, Any]) -> None:
         dv_ref, dk_ref = refs
@@ -289,7 +308,20 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
         plgpu.copy_smem_to_gmem(dq_s.at[wg], dq_g_cols, reduction_op="add")
 
       rows = pl.ds(n * g.block_q, g.block_q)
-      if g.dq_columns_split:
+      if g.own_dq:
+        # This warpgroup's keys only: dQ_w = dS_w K_w, 64 columns at a time, each added to dQ
+        # on its own (twice the reduce-adds of a shared product, no wait for the other group).
+        ds_w = ds_tile.at[my_keys].transpose((1, 0))
+        for chunk in range(d // 64):
+          cols = pl.ds(chunk * 64, 64)
+          dq = mm(ds_w, k_w.at[:, cols], g.dq_tile)
+          buf = dq_s.at[wg * g.dq_staging + chunk % g.dq_staging]
+          # The store that last read `buf` (dq_staging stores ago) must be done reading it.
+          plgpu.wait_smem_to_gmem(g.dq_staging - 1, wait_read_only=True)
+          buf[...] = dq
+          plgpu.commit_smem()
+          plgpu.copy_smem_to_gmem(buf, dq_g.at[b, rows, h, cols], reduction_op="add")
+      elif g.dq_columns_split:
         half = pl.ds(wg * (d // 2), d // 2)
         dq_product(k_s.at[:, half], dq_g.at[b, rows, h, half])
       else:
@@ -376,7 +408,7 @@ def backward(q: Any, k: Any, v: Any, do: Any, lse2: Any, delta: Any, g: BwdGeome
       plgpu.SMEM((g.stages, g.block_q), f32),                # lse_s
       plgpu.SMEM((g.stages, g.block_q), f32),                # delta_s
       pallas_lib.wgmma_smem((g.ds_slots, BLOCK_KV, g.block_q), dtype),      # dst_s
-      plgpu.SMEM((_COMPUTE_WGS, *g.dq_tile), f32),           # dq_s
+      plgpu.SMEM((_COMPUTE_WGS * g.dq_staging, *g.dq_tile), f32),  # dq_s
       plgpu.Barrier(num_barriers=2),                         # kv_bar
       plgpu.Barrier(num_barriers=g.stages),                  # q_bar
       plgpu.Barrier(num_barriers=g.stages),                  # do_bar

@@ -73,6 +73,41 @@ def test_backward_geometry_refuses_bad_values():
     mosaic_bwd.BwdGeometry(1, 1, 1, 64, 64, 128, 64, 0.125, False, stages=1)
   with pytest.raises(ValueError, match="ds_slots must be 1 or 2, got 3"):
     mosaic_bwd.BwdGeometry(1, 1, 1, 64, 64, 128, 64, 0.125, False, ds_slots=3)
+  with pytest.raises(ValueError, match="dq_buffers must be 1 or 2, got 0"):
+    mosaic_bwd.BwdGeometry(1, 1, 1, 64, 64, 128, 64, 0.125, False, dq_buffers=0)
+
+
+def test_own_dq_geometry_stages_64_columns_per_warpgroup():
+  base_g = mosaic_bwd.BwdGeometry(1, 4, 2, 320, 300, 384, 128, 0.125, False, stages=2)
+  own = dataclasses.replace(base_g, own_dq=True)
+  assert base_g.dq_tile == own.dq_tile == (64, 64) and own.dq_staging == 1
+  assert own.smem_bytes(2) == base_g.smem_bytes(2)
+  two = dataclasses.replace(own, ds_slots=1, dq_buffers=2)
+  # One dS^T tile less (128 x 64 bf16), two float32 64 x 64 staging tiles more.
+  assert two.smem_bytes(2) - own.smem_bytes(2) == 2 * 64 * 64 * 4 - 128 * 64 * 2
+  assert two.fits(2) and two.dq_staging == 2
+  # dq_buffers counts only with own_dq.
+  assert dataclasses.replace(base_g, dq_buffers=2).smem_bytes(2) == base_g.smem_bytes(2)
+  narrow = mosaic_bwd.BwdGeometry(1, 4, 2, 320, 300, 384, 64, 0.125, False, own_dq=True)
+  assert narrow.dq_tile == (64, 64)
+
+
+@pytest.mark.parametrize("d,causal,fields", [
+    (128, False, dict(own_dq=True)),
+    (128, True, dict(own_dq=True, ds_slots=1, dq_buffers=2)),
+    (64, True, dict(own_dq=True))])
+def test_own_dq_backward_lowers_for_cuda(d, causal, fields):
+  g = mosaic_bwd.BwdGeometry(batch=1, heads=4, kv_heads=2, q_len_padded=320, kv_len=300,
+                             kv_len_padded=384, head_dim=d, scale=0.125, causal=causal,
+                             stages=2, block_q=64, **fields)
+  bf16, f32 = jnp.bfloat16, jnp.float32
+  args = [jax.ShapeDtypeStruct((1, 320, 4, d), bf16), jax.ShapeDtypeStruct((1, 384, 2, d), bf16),
+          jax.ShapeDtypeStruct((1, 384, 2, d), bf16), jax.ShapeDtypeStruct((1, 320, 4, d), bf16),
+          jax.ShapeDtypeStruct((1, 4, 320), f32), jax.ShapeDtypeStruct((1, 4, 320), f32)]
+  exported = jax.export.export(jax.jit(lambda *a: mosaic_bwd.backward(*a, g)),
+                               platforms=["cuda"])(*args)
+  assert [(a.shape, a.dtype) for a in exported.out_avals] == [
+      ((1, 320, 4, d), f32), ((1, 384, 2, d), bf16), ((1, 384, 2, d), bf16)]
 
 
 @pytest.mark.parametrize("shape,causal", [
