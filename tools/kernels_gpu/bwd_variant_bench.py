@@ -1,0 +1,305 @@
+"""Copies of the fused Mosaic attention backward (``mosaic_bwd.py`` files) against the shipped one
+on a GPU: alternating rounds in one process, CUPTI medians of the backward alone, and the
+largest relative differences of each copy's dQ, dK and dV from the shipped kernel's.
+
+  cp kernels/dot_product_attention/mosaic_bwd.py /tmp/regs.py   # then edit the copy
+  PYTHONPATH=KIT:KIT/python python -m tools.kernels_gpu.bwd_variant_bench /tmp/regs.py B1,B3 \\
+      [--rounds 5] [--set stages=3] [--cudnn] [--fwd-bwd]
+
+What is timed per contender is what ``mosaic.py`` runs for the gradient: the backward kernel on
+inputs padded to its geometry plus dQ's cast to the input dtype (the log-sum-exp and delta =
+rowsum(dO * O) are made once, outside the timing). The geometry is ``choose``'s, called as
+``mosaic.py`` calls it (up to 4 query steps in flight; causal calls try 128-row steps first);
+``--set FIELD=INT`` replaces BwdGeometry fields after it (a copy whose geometry refuses them at a
+case is reported and left out there). ``--cudnn`` adds cuDNN's backward (``jax.nn`` with
+implementation="cudnn": the pullback alone, its residuals made once). ``--fwd-bwd`` also times
+forward+backward through ``pk.dot_product_attention(implementation="mosaic")`` with each copy's
+backward, and cuDNN's, as the comparison counts them (TFLOP/s there: 3.5x the forward's FLOPs;
+here the backward alone is counted as 2.5x).
+
+Several copies go comma-separated and are named by their file stems. Cases are the head_dim 128
+rows of the comparison (B1-B5) and its head_dim 64 rows (B6, B7).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import importlib.util
+import math
+import os
+import statistics
+import sys
+from typing import Any, Callable, Iterator, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from pjrtkit import kernels as pk
+from pjrtkit.kernels.core import pallas as pallas_lib
+from pjrtkit.kernels.dot_product_attention import base, mosaic, mosaic_bwd
+
+
+@dataclasses.dataclass(frozen=True)
+class BwdCase:
+  """``[batch, seq, heads, head_dim]`` queries, ``kv_heads`` key/value heads, bfloat16."""
+
+  batch: int
+  seq: int
+  heads: int
+  kv_heads: int
+  head_dim: int
+  causal: bool
+
+  @property
+  def fwd_flops(self) -> float:
+    """4 * b * h * t * s * d (query heads), halved for causal."""
+    f = 4.0 * self.batch * self.heads * self.seq * self.seq * self.head_dim
+    return f / 2 if self.causal else f
+
+
+CASES = {"B1": BwdCase(1, 16384, 16, 16, 128, False),
+         "B2": BwdCase(16, 1024, 32, 32, 128, False),
+         "B3": BwdCase(4, 4096, 32, 8, 128, False),
+         "B4": BwdCase(1, 16384, 16, 16, 128, True),
+         "B5": BwdCase(4, 4096, 32, 8, 128, True),
+         "B6": BwdCase(32, 2048, 16, 16, 64, False),
+         "B7": BwdCase(32, 2048, 16, 16, 64, True)}
+"""B1 = the comparison's A6, B2 = A7, B3 = A8, B4 = A9, B5 = A10, B6 = A4, B7 = A5."""
+
+BWD_FLOP_FACTOR = 2.5
+"""Backward FLOPs / forward FLOPs (five matrix products against two)."""
+FWD_BWD_FLOP_FACTOR = 3.5
+_MAX_STAGES = 4
+"""The gradient's phase config (`MosaicAttention.phase_config`): up to 4 query steps."""
+_RESERVED = frozenset({"shipped", "cudnn"})
+
+
+def _load(path: str, name: str) -> Any:
+  spec = importlib.util.spec_from_file_location(name, path)
+  module = importlib.util.module_from_spec(spec)
+  sys.modules[spec.name] = module  # dataclasses look their module up there
+  spec.loader.exec_module(module)
+  return module
+
+
+def geometry(module: Any, case: BwdCase, fields: dict[str, int] | None = None) -> Any:
+  """`module.choose`'s geometry for `case`, as mosaic.py asks for it, with `fields` replaced.
+
+  Raises:
+    ValueError: when nothing fits, or the geometry refuses `fields`.
+  """
+  g = module.choose(batch=case.batch, q_len=case.seq, heads=case.heads, kv_heads=case.kv_heads,
+                    kv_len=case.seq, head_dim=case.head_dim, scale=1 / math.sqrt(case.head_dim),
+                    causal=case.causal, itemsize=2, max_stages=_MAX_STAGES,
+                    block_qs=(128, 64) if case.causal else (64,))
+  if g is None:
+    raise ValueError("no geometry fits in shared memory")
+  return dataclasses.replace(g, **fields) if fields else g
+
+
+def inputs(case: BwdCase) -> dict[str, Any]:
+  """q, k, v, dO (bfloat16, fixed seed) and the Mosaic forward's out and lse."""
+  keys = jax.random.split(jax.random.key(7), 4)
+  b, t, h, kh, d = case.batch, case.seq, case.heads, case.kv_heads, case.head_dim
+  q = jax.random.normal(keys[0], (b, t, h, d), jnp.bfloat16)
+  k, v = (jax.random.normal(x, (b, t, kh, d), jnp.bfloat16) for x in keys[1:3])
+  do = jax.random.normal(keys[3], (b, t, h, d), jnp.bfloat16)
+  out, lse = jax.jit(lambda q, k, v: forward_residuals(case, q, k, v))(q, k, v)
+  return dict(q=q, k=k, v=v, do=do, out=out, lse=lse)
+
+
+def forward_residuals(case: BwdCase, q: Any, k: Any, v: Any) -> tuple[Any, Any]:
+  """The Mosaic forward's output and log-sum-exp ``[B, H, T]`` (what the gradient reads)."""
+  op = mosaic.MosaicAttention()
+  spec = base.make_spec(q, k, v, None, None, case.causal, None)
+  out, residuals = op.forward((q, k, v, None, None), spec, op.default_config(spec))
+  return out, residuals[-1]
+
+
+def kernel_backward(module: Any, g: Any) -> Callable[..., Any]:
+  """f(q, k, v, do, lse2, delta) -> (dq in the input dtype, dk, dv): `module`'s kernel on
+  inputs padded to `g`, dQ cast and sliced as mosaic.py does."""
+  def f(q: Any, k: Any, v: Any, do: Any, lse2: Any, delta: Any) -> Any:
+    t, s = q.shape[1], k.shape[1]
+    tp, sp = g.q_len_padded, g.kv_len_padded
+    dq, dk, dv = module.backward(
+        pallas_lib.pad_axis(q, 1, tp), pallas_lib.pad_axis(k, 1, sp),
+        pallas_lib.pad_axis(v, 1, sp), pallas_lib.pad_axis(do, 1, tp),
+        pallas_lib.pad_axis(lse2, 2, tp), pallas_lib.pad_axis(delta, 2, tp), g)
+    return dq[:, :t].astype(q.dtype), dk[:, :s], dv[:, :s]
+  return f
+
+
+@contextlib.contextmanager
+def backward_module(module: Any, fields: dict[str, int] | None) -> Iterator[None]:
+  """mosaic.py's fused backward taken from `module` (geometry `fields` replaced) while tracing."""
+  saved = mosaic.mosaic_bwd
+
+  class _Patched:
+    LOG2E = module.LOG2E
+    backward = staticmethod(module.backward)
+
+    @staticmethod
+    def choose(**kwargs: Any) -> Any:
+      g = module.choose(**kwargs)
+      return dataclasses.replace(g, **fields) if (g is not None and fields) else g
+
+  mosaic.mosaic_bwd = _Patched
+  try:
+    yield
+  finally:
+    mosaic.mosaic_bwd = saved
+
+
+def _rel_diff(got: Any, want: Any) -> float:
+  got, want = np.asarray(got, np.float32), np.asarray(want, np.float32)
+  return float(np.max(np.abs(got - want)) / max(float(np.max(np.abs(want))), 1e-30))
+
+
+def _cudnn_pullback(case: BwdCase, x: dict[str, Any]) -> tuple[Callable[..., Any], list[Any]]:
+  def fwd(q: Any, k: Any, v: Any) -> Any:
+    return jax.nn.dot_product_attention(q, k, v, is_causal=case.causal, implementation="cudnn")
+
+  _, pullback = jax.vjp(fwd, x["q"], x["k"], x["v"])
+  return (lambda pb, do: pb(do)), [pullback, x["do"]]
+
+
+def _fwd_bwd(forward: Callable[..., Any]) -> Callable[..., Any]:
+  def f(q: Any, k: Any, v: Any, do: Any) -> Any:
+    out, pullback = jax.vjp(forward, q, k, v)
+    return out, pullback(do)
+  return f
+
+
+def contenders(variants: dict[str, Any], case_id: str, fields: dict[str, int] | None,
+               cudnn: bool, fwd_bwd: bool, x: dict[str, Any]
+               ) -> dict[str, tuple[Callable[..., Any], list[Any], float, Any]]:
+  """name -> (function, its arguments, FLOPs counted, the module whose backward it runs, or
+  None). Backward-alone rows first (``shipped``, the copies, ``cudnn``), then with `fwd_bwd`
+  the same names with `` fwd+bwd``."""
+  case = CASES[case_id]
+  lse2 = x["lse"] * mosaic_bwd.LOG2E
+  delta = base.delta(x["out"], x["do"])
+  args = [x["q"], x["k"], x["v"], x["do"], lse2, delta]
+  modules = {"shipped": (mosaic_bwd, None), **{n: (m, fields) for n, m in variants.items()}}
+  out: dict[str, tuple[Callable[..., Any], list[Any], float, Any]] = {}
+  for name, (module, extra) in modules.items():
+    try:
+      g = geometry(module, case, extra)
+    except (ValueError, TypeError) as e:
+      print(f"{case_id} {name}: left out ({e})", flush=True)
+      continue
+    print(f"{case_id} {name}: geometry block_q={g.block_q} stages={g.stages} "
+          f"ds_slots={g.ds_slots} programs={g.programs}", flush=True)
+    out[name] = (kernel_backward(module, g), args, BWD_FLOP_FACTOR * case.fwd_flops, module)
+  if cudnn:
+    f, a = _cudnn_pullback(case, x)
+    out["cudnn"] = (f, a, BWD_FLOP_FACTOR * case.fwd_flops, None)
+  if fwd_bwd:
+    ours = lambda q, k, v: pk.dot_product_attention(q, k, v, is_causal=case.causal,  # noqa: E731
+                                                    implementation="mosaic")
+    for name, (_, _, _, module) in list(out.items()):
+      if name == "cudnn":
+        forward = lambda q, k, v: jax.nn.dot_product_attention(  # noqa: E731
+            q, k, v, is_causal=case.causal, implementation="cudnn")
+        out["cudnn fwd+bwd"] = (_fwd_bwd(forward), [x["q"], x["k"], x["v"], x["do"]],
+                                FWD_BWD_FLOP_FACTOR * case.fwd_flops, None)
+      else:
+        out[f"{name} fwd+bwd"] = (_fwd_bwd(ours), [x["q"], x["k"], x["v"], x["do"]],
+                                  FWD_BWD_FLOP_FACTOR * case.fwd_flops,
+                                  (module, None if name == "shipped" else fields))
+  return out
+
+
+def run_case(variants: dict[str, Any], case_id: str, rounds: int, fields: dict[str, int] | None,
+             cudnn: bool, fwd_bwd: bool) -> None:
+  """Prints each contender's median (ms, TFLOP/s), its rounds, and the copies' differences."""
+  x = inputs(CASES[case_id])
+  runs, grads = {}, {}
+  for name, (f, args, flops, module) in contenders(variants, case_id, fields, cudnn, fwd_bwd,
+                                                   x).items():
+    print(f"compiling {case_id} {name}", flush=True)
+    scope = (backward_module(*module) if isinstance(module, tuple)
+             else contextlib.nullcontext())
+    try:
+      with scope:
+        result = jax.jit(f)(*args)
+        f_std, a = pk.benchmarking.standardize_function(f, *args)
+        runs[name] = (pk.benchmarking.compile_benchmark(f_std, a), a, flops, [])
+    except Exception as e:  # pylint: disable=broad-except
+      print(f"{case_id} {name}: failed ({type(e).__name__}: {str(e)[:300]})", flush=True)
+      continue
+    grads[name] = result[-3:] if not name.endswith("fwd+bwd") else result[1]
+  for _ in range(rounds):
+    for run, a, _, times in runs.values():
+      times.append(run(a, iterations=10).median_evaluation_time_ms)
+  ref = grads.get("shipped")
+  for name, (_, _, flops, times) in runs.items():
+    ms = statistics.median(times)
+    diff = ""
+    if ref is not None and name in grads and name != "shipped":
+      diff = "; max rel diff dq/dk/dv " + " ".join(
+          f"{_rel_diff(g, r):.2g}" for g, r in zip(grads[name], ref))
+    print(f"{case_id} {name}: {ms:.4f} ms {flops / ms / 1e9:.1f} TFLOP/s rounds "
+          f"{' '.join(f'{flops / t / 1e9:.1f}' for t in times)}{diff}", flush=True)
+
+
+def parse_fields(text: str) -> dict[str, int]:
+  """``FIELD=INT[,FIELD=INT]`` -> dict (ValueError naming the bad item)."""
+  fields = {}
+  for item in filter(None, text.split(",")):
+    name, sep, value = item.partition("=")
+    try:
+      if not sep or not name:
+        raise ValueError
+      fields[name] = int(value)
+    except ValueError:
+      raise ValueError(f"--set: {item!r} is not FIELD=INT") from None
+  return fields
+
+
+def main(argv: Sequence[str]) -> int:
+  parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+  parser.add_argument("paths", help="the copies' mosaic_bwd.py files, comma-separated, or "
+                      "'-' for none (shipped and --cudnn only)")
+  parser.add_argument("cases", help=f"comma-separated, of {sorted(CASES)}")
+  parser.add_argument("--rounds", type=int, default=5)
+  parser.add_argument("--set", default="", help="FIELD=INT[,FIELD=INT]: the copies' BwdGeometry")
+  parser.add_argument("--cudnn", action="store_true")
+  parser.add_argument("--fwd-bwd", action="store_true")
+  args = parser.parse_args(argv)
+  cases = args.cases.split(",")
+  unknown = [c for c in cases if c not in CASES]
+  if unknown:
+    parser.error(f"cases: unknown {unknown}; accepted: {sorted(CASES)}")
+  if args.rounds < 1:
+    parser.error(f"--rounds must be >= 1, got {args.rounds}")
+  paths = [] if args.paths == "-" else args.paths.split(",")
+  if not all(paths):
+    parser.error(f"paths: an empty path in {args.paths!r} (comma-separated files, none empty)")
+  names = [os.path.splitext(os.path.basename(p))[0] for p in paths]
+  if len(set(names)) != len(names):
+    parser.error(f"paths: the file stems must differ, got {names}")
+  reserved = [n for n in names if n in _RESERVED]
+  if reserved:
+    parser.error(f"paths: file stems {reserved} name other contenders; rename the copies "
+                 f"(reserved: {sorted(_RESERVED)})")
+  try:
+    fields = parse_fields(args.set)
+  except ValueError as e:
+    parser.error(str(e))
+  variants = {n: _load(p, f"bwd_variant_{i}") for i, (n, p) in enumerate(zip(names, paths))}
+  for name, variant in variants.items():
+    known = {f.name for f in dataclasses.fields(variant.BwdGeometry)}
+    if set(fields) - known:
+      parser.error(f"--set: {name}'s BwdGeometry has no field {sorted(set(fields) - known)}")
+  for case in cases:
+    run_case(variants, case, args.rounds, fields or None, args.cudnn, args.fwd_bwd)
+  return 0
+
+
+if __name__ == "__main__":
+  raise SystemExit(main(sys.argv[1:]))

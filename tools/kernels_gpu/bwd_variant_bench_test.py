@@ -1,0 +1,76 @@
+"""bwd_variant_bench's command line and geometry on the CPU (its kernels run on a GPU only)."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+from pjrtkit.kernels.dot_product_attention import mosaic, mosaic_bwd
+from tools.kernels_gpu import bwd_variant_bench as bench
+
+
+def test_unknown_cases_are_refused_naming_the_accepted_ones(capsys):
+  with pytest.raises(SystemExit):
+    bench.main(["-", "B1,B9"])
+  err = capsys.readouterr().err
+  assert "cases: unknown ['B9']" in err
+  assert "'B1', 'B2', 'B3', 'B4', 'B5', 'B6', 'B7'" in err
+
+
+def test_rounds_must_be_positive(capsys):
+  with pytest.raises(SystemExit):
+    bench.main(["-", "B1", "--rounds", "0"])
+  assert "--rounds must be >= 1, got 0" in capsys.readouterr().err
+
+
+def test_set_must_be_field_equals_int(capsys):
+  with pytest.raises(SystemExit):
+    bench.main(["-", "B1", "--set", "stages=two"])
+  assert "--set: 'stages=two' is not FIELD=INT" in capsys.readouterr().err
+  assert bench.parse_fields("stages=3,ds_slots=1") == {"stages": 3, "ds_slots": 1}
+  with pytest.raises(ValueError, match="'=3' is not FIELD=INT"):
+    bench.parse_fields("=3")
+
+
+def test_copies_with_reserved_or_equal_stems_are_refused(capsys):
+  with pytest.raises(SystemExit):
+    bench.main(["/x/cudnn.py", "B1"])
+  assert "file stems ['cudnn'] name other contenders" in capsys.readouterr().err
+  with pytest.raises(SystemExit):
+    bench.main(["/x/bwd.py,/y/bwd.py", "B1"])
+  assert "the file stems must differ, got ['bwd', 'bwd']" in capsys.readouterr().err
+
+
+def test_cases_count_query_heads_and_halve_causal():
+  assert bench.CASES["B3"].fwd_flops == 4.0 * 4 * 32 * 4096 * 4096 * 128
+  assert bench.CASES["B5"].fwd_flops == bench.CASES["B3"].fwd_flops / 2
+
+
+def test_geometry_is_chosen_as_the_op_chooses_it():
+  # head_dim 128: 64-row steps, 2 in flight, 2 dS^T slots (what fits in 227 KiB).
+  g = bench.geometry(mosaic_bwd, bench.CASES["B3"])
+  assert (g.block_q, g.stages, g.ds_slots, g.group, g.programs) == (64, 2, 2, 4, 32 * 4 * 8)
+  # head_dim 64: 4 steps without a mask; causal takes 128-row steps first.
+  g = bench.geometry(mosaic_bwd, bench.CASES["B6"])
+  assert (g.block_q, g.stages, g.ds_slots) == (64, 4, 2)
+  g = bench.geometry(mosaic_bwd, bench.CASES["B7"])
+  assert (g.block_q, g.stages, g.ds_slots, g.causal) == (128, 2, 1, True)
+  g = bench.geometry(mosaic_bwd, bench.CASES["B6"], {"stages": 3})
+  assert g.stages == 3
+  with pytest.raises(ValueError, match="stages must be at least 2, got 1"):
+    bench.geometry(mosaic_bwd, bench.CASES["B1"], {"stages": 1})
+
+
+def test_backward_module_is_swapped_only_inside_the_scope():
+  seen = []
+  fake = types.SimpleNamespace(
+      LOG2E=mosaic_bwd.LOG2E, backward=lambda *a: None,
+      choose=lambda **kw: seen.append(kw) or mosaic_bwd.choose(**kw))
+  with bench.backward_module(fake, {"stages": 3}):
+    g = mosaic.mosaic_bwd.choose(batch=1, q_len=1024, heads=2, kv_heads=2, kv_len=1024,
+                                 head_dim=64, scale=0.125, causal=False, itemsize=2,
+                                 max_stages=4)
+    assert mosaic.mosaic_bwd.backward is fake.backward
+  assert g.stages == 3 and len(seen) == 1
+  assert mosaic.mosaic_bwd is mosaic_bwd
