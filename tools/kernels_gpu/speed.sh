@@ -23,12 +23,14 @@
 # kernel_compare_{cuda,pjrtkit}.json record per case (compile + timed calls; cuda: 10 contenders,
 # pjrtkit: our 5) fwd attention 12-21 s / 7-13 s, fwd+bwd 30-43 s / 17-27 s, layer norm
 # 2-5 s / 1-3 s: 167 s / 108 s, about 4.5 minutes with the starts, checks and the merge. A7-A10 and
-# H1-H5 (7 fwd+bwd cases, 2 fwd) estimated alike: cuda ~280 s more, pjrtkit ~180 s more, so the
-# default list takes about 13 minutes (cuda ~8, pjrtkit ~5).
-# Limits (seconds, ~1.4x those estimates): PROBE_TIMEOUT 90, CUDA_TIMEOUT 660, PJRTKIT_TIMEOUT
-# 420, DUAL_TIMEOUT 1080. Where one command may run 10 minutes at most, run it in two calls:
-# CASES=A1,A2,A3,A4,L1,L2,L3,L4,A5,A6 (about 4.5 minutes) and CASES=A7,A8,A9,A10,H1,H2,H3,H4,H5
-# (about 8 minutes; then CUDA_TIMEOUT=330 PJRTKIT_TIMEOUT=230 keep it under 10).
+# H1-H5 (7 fwd+bwd cases, 2 fwd; tools/bench/results/kernel_compare_a7_to_h5_*.json): per case
+# 12-43 s / 6-24 s, 255 s / 146 s; that run took 284 s (cuda) + 169 s (pjrtkit), 465 s in all.
+# The default list, every case: about 12.5 minutes (cuda ~8, pjrtkit ~4.5).
+# Limits (seconds, ~1.4x those): PROBE_TIMEOUT 90, CUDA_TIMEOUT 660, PJRTKIT_TIMEOUT 420,
+# DUAL_TIMEOUT 1080. Where one command may run 10 minutes at most, run it in two calls:
+# CASES=A1,A2,A3,A4,L1,L2,L3,L4,A5,A6 (about 4.5 minutes; CUDA_TIMEOUT=300 PJRTKIT_TIMEOUT=180
+# keep it under 10) and CASES=A7,A8,A9,A10,H1,H2,H3,H4,H5 (465 s; CUDA_TIMEOUT=330
+# PJRTKIT_TIMEOUT=230).
 # Every run writes its files after each case, so one cut by its time limit keeps what it measured.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
