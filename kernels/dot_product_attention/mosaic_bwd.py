@@ -69,7 +69,10 @@ class BwdGeometry:
   warpgroup multiplies its own half of dS^T by its own 64 keys and adds that partial dQ itself,
   64 columns at a time, so the warpgroups never wait for each other within a step (twice the
   dQ reduce-adds); `dq_buffers`: its float32 staging tiles then (2: the next 64 columns are
-  written while the last ones' store reads)."""
+  written while the last ones' store reads). `longest_first` (causal): programs start in the
+  order of their work, every head's first key block (which meets every query step) before any
+  second one, so the shortest programs end the launch (without it the key blocks of one head are
+  neighbours and share its queries in L2)."""
 
   batch: int
   heads: int
@@ -85,6 +88,7 @@ class BwdGeometry:
   ds_slots: int = 2
   own_dq: bool = False
   dq_buffers: int = 1
+  longest_first: bool = False
 
   def __post_init__(self) -> None:
     if self.kv_heads < 1 or self.heads % self.kv_heads:
@@ -196,12 +200,21 @@ def choose(*, batch: int, q_len: int, heads: int, kv_heads: int, kv_len: int, he
   return None
 
 
-def _program(g: BwdGeometry) -> tuple[Any, Any, Any]:
-  """(key block, batch, key/value head) of this program: the key blocks of one (batch, head) are
-  neighbours, so programs running together share that head's queries in L2."""
-  pid = lax.axis_index(pallas_lib.MOSAIC_GRID_AXIS)
+def program_coords(g: BwdGeometry, pid: Any) -> tuple[Any, Any, Any]:
+  """(key block, batch, key/value head) of program `pid`: the key blocks of one (batch, head) are
+  neighbours, so programs running together share that head's queries in L2 (`longest_first`
+  and causal: key block slowest, so every head's longest program starts first)."""
+  if g.longest_first and g.causal:
+    heads = g.batch * g.kv_heads
+    rest = lax.rem(pid, heads)
+    return lax.div(pid, heads), lax.rem(rest, g.batch), lax.div(rest, g.batch)
   return (lax.rem(pid, g.kv_blocks), lax.rem(lax.div(pid, g.kv_blocks), g.batch),
           lax.div(pid, g.kv_blocks * g.batch))
+
+
+def _program(g: BwdGeometry) -> tuple[Any, Any, Any]:
+  """`program_coords` of this program."""
+  return program_coords(g, lax.axis_index(pallas_lib.MOSAIC_GRID_AXIS))
 
 
 def _first_step(g: BwdGeometry, j: Any) -> Any:

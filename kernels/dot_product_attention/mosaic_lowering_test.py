@@ -92,6 +92,24 @@ def test_own_dq_geometry_stages_64_columns_per_warpgroup():
   assert narrow.dq_tile == (64, 64)
 
 
+@pytest.mark.parametrize("longest_first", [False, True])
+def test_program_coords_cover_every_block_once(longest_first):
+  g = mosaic_bwd.BwdGeometry(batch=2, heads=6, kv_heads=3, q_len_padded=512, kv_len=512,
+                             kv_len_padded=512, head_dim=64, scale=0.125, causal=True,
+                             longest_first=longest_first)
+  coords = [tuple(int(x) for x in mosaic_bwd.program_coords(g, pid)) for pid in range(g.programs)]
+  assert sorted(coords) == [(j, b, h) for j in range(4) for b in range(2) for h in range(3)]
+  if longest_first:
+    # Every (batch, head)'s first key block (the longest causal program) starts first.
+    assert [c[0] for c in coords] == [j for j in range(4) for _ in range(6)]
+    assert coords[:3] == [(0, 0, 0), (0, 1, 0), (0, 0, 1)]
+  else:
+    assert coords[:5] == [(0, 0, 0), (1, 0, 0), (2, 0, 0), (3, 0, 0), (0, 1, 0)]
+  # Without a causal mask every program has the same work: the order stays.
+  plain = dataclasses.replace(g, causal=False)
+  assert mosaic_bwd.program_coords(plain, 1)[0] == 1
+
+
 @pytest.mark.parametrize("d,causal,fields", [
     (128, False, dict(own_dq=True)),
     (128, True, dict(own_dq=True, ds_slots=1, dq_buffers=2)),
