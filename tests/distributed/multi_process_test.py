@@ -1,8 +1,9 @@
 """jax.distributed through pjrtkit: two processes on this machine, no launcher.
 
 Each case starts two `worker.py` processes (coordinator on 127.0.0.1, a free port), each with
-JAX_PLATFORMS=pjrtkit and 2 CPU devices, in their own process group; every case has a hard
-deadline, and on any failure or timeout both groups are killed.
+JAX_PLATFORMS=pjrtkit and 2 CPU devices (or, with PJRTKIT_MP_DEVICE=gpu, one GPU each), in their
+own process group; every case has a hard deadline, and on any failure or timeout both groups are
+killed.
 """
 
 from __future__ import annotations
@@ -24,9 +25,12 @@ from tests.testing.plugin_env import plugin_env  # noqa: E402
 _WORKER = Path(__file__).with_name("worker.py")
 _DEVICE = os.environ.get("PJRTKIT_MP_DEVICE", "cpu")
 """pjrtkit's device under test: "cpu" (CI: 2 CPU devices per process) or "gpu" (a machine with
-2 GPUs and the CUDA plugin: one GPU per process; see README's Multi-process section)."""
+2 GPUs and the CUDA plugin: one GPU per process; docs/user-guide.md, Multi-process)."""
 _PER_PROCESS = 1 if _DEVICE == "gpu" else 2
 _DEADLINE_S = 120  # Per case, for both processes together (all cases: 240 s < Bazel's 300 s).
+_GPU_JOIN_DEADLINE_S = 200
+"""GPU mode, a process that never creates its client: the CUDA plugin's 2-minute wait for the
+other process's topology, plus start-up (the GPU mode runs outside Bazel)."""
 _PR_SET_PDEATHSIG = 1
 
 
@@ -137,14 +141,25 @@ def test_a_process_that_never_joins_fails_the_other_in_bounded_time():
     assert "init_error" in got, got
 
 
-@pytest.mark.skipif(_DEVICE == "gpu", reason="pjrtkit's join timeout is the CPU device's; on the "
-                    "GPU device the CUDA plugin waits for the other processes itself")
 def test_a_process_that_never_creates_its_client_fails_the_other_in_bounded_time():
-  # Both join jax.distributed; process 1 never creates its backend, so process 0's pjrtkit
-  # client waits process_join_timeout_s (3 s) for process 1's entry, then fails with pjrtkit's
-  # error naming the missing process.
+  # Both join jax.distributed; process 1 never creates its backend.
   port = _free_port()
   start = time.monotonic()
+  if _DEVICE == "gpu":
+    # The GPU device leaves the job's topology to the CUDA plugin: process 0's client waits for
+    # process 1's local topology in the store (XLA's get_local_topology_timeout, 2 minutes by
+    # default; pjrtkit's process_join_timeout_s is the CPU device's), then fails with
+    # DEADLINE_EXCEEDED. A hang past _GPU_JOIN_DEADLINE_S fails the test.
+    procs = [_start("init", 0, port, "30"), _start("idle", 1, port)]
+    (got,) = _collect(procs, deadline_s=_GPU_JOIN_DEADLINE_S, wait_for=procs[:1])
+    text = got.get("init_error") or got.get("stderr", "")
+    print(f"process 0 ended after {time.monotonic() - start:.0f} s: "
+          f"{text.strip().splitlines()[-1] if text.strip() else got}")
+    assert "devices" not in got, got  # It must not have come up with one process missing.
+    assert "DEADLINE_EXCEEDED" in text, got
+    return
+  # On the CPU device process 0's pjrtkit client waits process_join_timeout_s (3 s) for process
+  # 1's entry, then fails with pjrtkit's error naming the missing process.
   procs = [_start("init", 0, port, "30", "3"), _start("idle", 1, port)]
   (got,) = _collect(procs, deadline_s=60, wait_for=procs[:1])
   assert 3 <= time.monotonic() - start < 40  # The 3 s join timeout, plus start-up.
