@@ -57,6 +57,13 @@ BLOCK_QS = (64, 128)
 """Query rows per step the kernel takes (`BwdGeometry.block_q`)."""
 BLOCK_KV = _COMPUTE_WGS * 64
 """Keys per program: 64 per compute warpgroup."""
+LONGEST_FIRST_MAX_WAVES = 8
+"""Causal launches of at most this many programs per SM start their longest programs first
+(`BwdGeometry.longest_first`). On the H200 (bf16, backward kernel, CUPTI medians, one process):
+2x3072x16x64 with 4 key/value heads (192 programs, 1.5 per SM) 0.424 -> 0.382 ms; 4x4096x32x128
+with 8 (1024, 7.8 per SM) 3.53 -> 3.25 ms; 1x16384x16x128 (2048, 15.5 per SM) 5.31 -> 5.26 ms
+(noise); 32x2048x16x64 (8192, 62 per SM) 1.84 -> 2.46 ms, where 132 programs running together
+read 132 heads' queries and lose L2."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,14 +72,10 @@ class BwdGeometry:
 
   `q_len_padded` is a multiple of `block_q`, `kv_len_padded` of `BLOCK_KV`. `stages`: query
   steps in flight; `ds_slots`: shared dS^T tiles (2: a warpgroup writes the next step's while the
-  dQ product reads this one's; 1 saves the shared memory of one). `own_dq`: each compute
-  warpgroup multiplies its own half of dS^T by its own 64 keys and adds that partial dQ itself,
-  64 columns at a time, so the warpgroups never wait for each other within a step (twice the
-  dQ reduce-adds); `dq_buffers`: its float32 staging tiles then (2: the next 64 columns are
-  written while the last ones' store reads). `longest_first` (causal): programs start in the
-  order of their work, every head's first key block (which meets every query step) before any
-  second one, so the shortest programs end the launch (without it the key blocks of one head are
-  neighbours and share its queries in L2)."""
+  dQ product reads this one's; 1 saves the shared memory of one). `longest_first` (causal):
+  programs start in the order of their work, every head's first key block (which meets every
+  query step) before any second one, so the shortest programs end the launch; without it the key
+  blocks of one head are neighbours and share its queries in L2 (`choose` says when)."""
 
   batch: int
   heads: int
@@ -86,8 +89,6 @@ class BwdGeometry:
   stages: int = 2
   block_q: int = 64
   ds_slots: int = 2
-  own_dq: bool = False
-  dq_buffers: int = 1
   longest_first: bool = False
 
   def __post_init__(self) -> None:
@@ -102,8 +103,6 @@ class BwdGeometry:
       raise ValueError(f"stages must be at least 2, got {self.stages}")
     if self.ds_slots not in (1, 2):
       raise ValueError(f"ds_slots must be 1 or 2, got {self.ds_slots}")
-    if self.dq_buffers not in (1, 2):
-      raise ValueError(f"dq_buffers must be 1 or 2, got {self.dq_buffers}")
 
   @property
   def group(self) -> int:
@@ -134,16 +133,8 @@ class BwdGeometry:
 
   @property
   def dq_tile(self) -> tuple[int, int]:
-    """The dQ tile one warpgroup computes and adds at a time: with `own_dq`, 64 columns of its
-    own keys' partial dQ (head_dim / 64 of them per step)."""
-    if self.own_dq:
-      return (self.block_q, 64)
+    """The dQ tile one warpgroup computes and adds per step."""
     return (self.block_q, self.head_dim // 2 if self.dq_columns_split else self.head_dim)
-
-  @property
-  def dq_staging(self) -> int:
-    """dQ staging tiles per compute warpgroup (`dq_buffers` with `own_dq`, else 1)."""
-    return self.dq_buffers if self.own_dq else 1
 
   @property
   def mask_kv_len(self) -> bool:
@@ -157,7 +148,7 @@ class BwdGeometry:
              + 2 * self.stages * self.block_q * d * itemsize  # Q, dO
              + 2 * self.stages * self.block_q * 4             # lse, delta
              + self.ds_slots * BLOCK_KV * self.block_q * itemsize  # dS^T
-             + _COMPUTE_WGS * self.dq_staging * self.dq_tile[0] * self.dq_tile[1] * 4)  # dQ
+             + _COMPUTE_WGS * self.dq_tile[0] * self.dq_tile[1] * 4)  # dQ staging, float32
     return tiles + 4096
 
   @property
@@ -183,10 +174,12 @@ class BwdGeometry:
 
 def choose(*, batch: int, q_len: int, heads: int, kv_heads: int, kv_len: int, head_dim: int,
            scale: float, causal: bool, itemsize: int, max_stages: int,
-           block_qs: tuple[int, ...] = (64,)) -> BwdGeometry | None:
+           block_qs: tuple[int, ...] = (64,), sms: int | None = None) -> BwdGeometry | None:
   """The first geometry that fits in shared memory: `block_qs` in order, then two dS^T tiles
-  before one, then the most query steps in flight up to `max_stages` (at least 2). None if none
-  fits."""
+  before one, then the most query steps in flight up to `max_stages` (at least 2); causal
+  launches of at most `LONGEST_FIRST_MAX_WAVES` programs per SM (`sms`: the device's SM count,
+  `pallas.sm_count()` when None) take `longest_first`. None if none fits."""
+  sms = sms or pallas_lib.sm_count()
   for block_q in block_qs:
     for ds_slots in (2, 1):
       for stages in range(max(2, max_stages), 1, -1):
@@ -196,7 +189,8 @@ def choose(*, batch: int, q_len: int, heads: int, kv_heads: int, kv_len: int, he
                         scale=scale, causal=causal, stages=stages, block_q=block_q,
                         ds_slots=ds_slots)
         if g.fits(itemsize):
-          return g
+          return dataclasses.replace(
+              g, longest_first=causal and g.programs <= LONGEST_FIRST_MAX_WAVES * sms)
   return None
 
 
@@ -289,17 +283,14 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
       pt16, ds16 = pt.astype(q_s.dtype), dst.astype(q_s.dtype)
 
       # dS^T into this warpgroup's half of the shared tile (once the dQ product that last read
-      # that tile released it), so the dQ product can start while dK and dV accumulate. With
-      # `own_dq` only this warpgroup reads its half, after its own products of the last step.
-      if not g.own_dq:
-        @pl.when(it >= g.ds_slots)
-        def _():
-          plgpu.barrier_wait(ds_free.at[lax.rem(it - g.ds_slots, 2)])
+      # that tile released it), so the dQ product can start while dK and dV accumulate.
+      @pl.when(it >= g.ds_slots)
+      def _():
+        plgpu.barrier_wait(ds_free.at[lax.rem(it - g.ds_slots, 2)])
 
       ds_tile.at[my_keys][...] = ds16
       plgpu.commit_smem()
-      if not g.own_dq:
-        plgpu.barrier_arrive(ds_ready.at[dslot])
+      plgpu.barrier_arrive(ds_ready.at[dslot])
 
       def grads(refs: tuple[Any, Any]) -> None:
         dv_ref, dk_ref = refs
@@ -321,20 +312,7 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
         plgpu.copy_smem_to_gmem(dq_s.at[wg], dq_g_cols, reduction_op="add")
 
       rows = pl.ds(n * g.block_q, g.block_q)
-      if g.own_dq:
-        # This warpgroup's keys only: dQ_w = dS_w K_w, 64 columns at a time, each added to dQ
-        # on its own (twice the reduce-adds of a shared product, no wait for the other group).
-        ds_w = ds_tile.at[my_keys].transpose((1, 0))
-        for chunk in range(d // 64):
-          cols = pl.ds(chunk * 64, 64)
-          dq = mm(ds_w, k_w.at[:, cols], g.dq_tile)
-          buf = dq_s.at[wg * g.dq_staging + chunk % g.dq_staging]
-          # The store that last read `buf` (dq_staging stores ago) must be done reading it.
-          plgpu.wait_smem_to_gmem(g.dq_staging - 1, wait_read_only=True)
-          buf[...] = dq
-          plgpu.commit_smem()
-          plgpu.copy_smem_to_gmem(buf, dq_g.at[b, rows, h, cols], reduction_op="add")
-      elif g.dq_columns_split:
+      if g.dq_columns_split:
         half = pl.ds(wg * (d // 2), d // 2)
         dq_product(k_s.at[:, half], dq_g.at[b, rows, h, half])
       else:
@@ -421,7 +399,7 @@ def backward(q: Any, k: Any, v: Any, do: Any, lse2: Any, delta: Any, g: BwdGeome
       plgpu.SMEM((g.stages, g.block_q), f32),                # lse_s
       plgpu.SMEM((g.stages, g.block_q), f32),                # delta_s
       pallas_lib.wgmma_smem((g.ds_slots, BLOCK_KV, g.block_q), dtype),      # dst_s
-      plgpu.SMEM((_COMPUTE_WGS * g.dq_staging, *g.dq_tile), f32),  # dq_s
+      plgpu.SMEM((_COMPUTE_WGS, *g.dq_tile), f32),           # dq_s
       plgpu.Barrier(num_barriers=2),                         # kv_bar
       plgpu.Barrier(num_barriers=g.stages),                  # q_bar
       plgpu.Barrier(num_barriers=g.stages),                  # do_bar

@@ -73,23 +73,21 @@ def test_backward_geometry_refuses_bad_values():
     mosaic_bwd.BwdGeometry(1, 1, 1, 64, 64, 128, 64, 0.125, False, stages=1)
   with pytest.raises(ValueError, match="ds_slots must be 1 or 2, got 3"):
     mosaic_bwd.BwdGeometry(1, 1, 1, 64, 64, 128, 64, 0.125, False, ds_slots=3)
-  with pytest.raises(ValueError, match="dq_buffers must be 1 or 2, got 0"):
-    mosaic_bwd.BwdGeometry(1, 1, 1, 64, 64, 128, 64, 0.125, False, dq_buffers=0)
 
 
-def test_own_dq_geometry_stages_64_columns_per_warpgroup():
-  base_g = mosaic_bwd.BwdGeometry(1, 4, 2, 320, 300, 384, 128, 0.125, False, stages=2)
-  own = dataclasses.replace(base_g, own_dq=True)
-  assert base_g.dq_tile == own.dq_tile == (64, 64) and own.dq_staging == 1
-  assert own.smem_bytes(2) == base_g.smem_bytes(2)
-  two = dataclasses.replace(own, ds_slots=1, dq_buffers=2)
-  # One dS^T tile less (128 x 64 bf16), two float32 64 x 64 staging tiles more.
-  assert two.smem_bytes(2) - own.smem_bytes(2) == 2 * 64 * 64 * 4 - 128 * 64 * 2
-  assert two.fits(2) and two.dq_staging == 2
-  # dq_buffers counts only with own_dq.
-  assert dataclasses.replace(base_g, dq_buffers=2).smem_bytes(2) == base_g.smem_bytes(2)
-  narrow = mosaic_bwd.BwdGeometry(1, 4, 2, 320, 300, 384, 64, 0.125, False, own_dq=True)
-  assert narrow.dq_tile == (64, 64)
+def test_causal_launches_of_few_waves_start_their_longest_programs_first():
+  kw = dict(q_len=3072, heads=16, kv_heads=4, kv_len=3072, head_dim=64, scale=0.125,
+            itemsize=2, max_stages=4, block_qs=(128, 64))
+  # 2x3072x16x64 kv4: 24 key blocks x 2 x 4 = 192 programs, 1.5 per SM of 132.
+  g = mosaic_bwd.choose(batch=2, causal=True, sms=132, **kw)
+  assert (g.programs, g.longest_first) == (192, True)
+  assert not mosaic_bwd.choose(batch=2, causal=False, sms=132, **kw).longest_first
+  # 8 programs per SM at most: 1056 on 132 SMs; 44 batches make 44 x 96 = 4224.
+  assert not mosaic_bwd.choose(batch=44, causal=True, sms=132, **kw).longest_first
+  assert mosaic_bwd.choose(batch=11, causal=True, sms=132, **kw).programs == 1056
+  assert mosaic_bwd.choose(batch=11, causal=True, sms=132, **kw).longest_first
+  assert not mosaic_bwd.choose(batch=12, causal=True, sms=132, **kw).longest_first
+  assert mosaic_bwd.LONGEST_FIRST_MAX_WAVES == 8
 
 
 @pytest.mark.parametrize("longest_first", [False, True])
@@ -108,87 +106,6 @@ def test_program_coords_cover_every_block_once(longest_first):
   # Without a causal mask every program has the same work: the order stays.
   plain = dataclasses.replace(g, causal=False)
   assert mosaic_bwd.program_coords(plain, 1)[0] == 1
-
-
-@pytest.mark.parametrize("d,causal,fields", [
-    (128, False, dict(own_dq=True)),
-    (128, True, dict(own_dq=True, ds_slots=1, dq_buffers=2)),
-    (64, True, dict(own_dq=True))])
-def test_own_dq_backward_lowers_for_cuda(d, causal, fields):
-  g = mosaic_bwd.BwdGeometry(batch=1, heads=4, kv_heads=2, q_len_padded=320, kv_len=300,
-                             kv_len_padded=384, head_dim=d, scale=0.125, causal=causal,
-                             stages=2, block_q=64, **fields)
-  bf16, f32 = jnp.bfloat16, jnp.float32
-  args = [jax.ShapeDtypeStruct((1, 320, 4, d), bf16), jax.ShapeDtypeStruct((1, 384, 2, d), bf16),
-          jax.ShapeDtypeStruct((1, 384, 2, d), bf16), jax.ShapeDtypeStruct((1, 320, 4, d), bf16),
-          jax.ShapeDtypeStruct((1, 4, 320), f32), jax.ShapeDtypeStruct((1, 4, 320), f32)]
-  exported = jax.export.export(jax.jit(lambda *a: mosaic_bwd.backward(*a, g)),
-                               platforms=["cuda"])(*args)
-  assert [(a.shape, a.dtype) for a in exported.out_avals] == [
-      ((1, 320, 4, d), f32), ((1, 384, 2, d), bf16), ((1, 384, 2, d), bf16)]
-
-
-@pytest.mark.parametrize("shape,causal", [
-    ((32, 2048, 16, 64, 2048, 16), False),   # the comparison's A4 shape
-    ((2, 197, 4, 64, 131, 2), True),         # odd lengths, grouped heads, 128-row steps
-    ((2, 256, 4, 128, 384, 4), False),       # head_dim 128: dQ split by columns
-    ((1, 1000, 4, 64, 300, 1), True),        # multi-query, more queries than keys
-    ((1, 256, 2, 64, 256, 2), True),         # causal, no key padding: masked then clean steps
-    ((1, 256, 4, 128, 256, 2), True),        # causal, head_dim 128, grouped heads, column split
-])
-def test_forward_and_fused_backward_lower_for_cuda(shape, causal):
-  b, t, h, d, s, k = shape
-  impl = MosaicAttention()
-  q = jax.ShapeDtypeStruct((b, t, h, d), jnp.bfloat16)
-  kv = jax.ShapeDtypeStruct((b, s, k, d), jnp.bfloat16)
-
-  def fwd_bwd(q, k, v, dout):
-    spec = base.make_spec(q, k, v, None, None, causal, None)
-    out, residuals = impl.forward((q, k, v, None, None), spec, impl.phase_config(spec, "fwd"))
-    return (out,) + impl.backward(residuals, dout, spec, impl.phase_config(spec, "bwd"))[:3]
-
-  exported = jax.export.export(jax.jit(fwd_bwd), platforms=["cuda"])(q, kv, kv, q)
-  assert [(a.shape, a.dtype) for a in exported.out_avals] == [
-      ((b, t, h, d), jnp.bfloat16), ((b, t, h, d), jnp.bfloat16),
-      ((b, s, k, d), jnp.bfloat16), ((b, s, k, d), jnp.bfloat16)]
-  # Two Mosaic GPU kernels: the persistent forward and the fused backward.
-  assert re.findall(r"custom_call @(\w+)", exported.mlir_module()).count("mosaic_gpu_v2") == 2
-
-
-@pytest.mark.parametrize("flags,kernels", [
-    ("--xla_gpu_deterministic_ops=true", 3), ("--xla_gpu_exclude_nondeterministic_ops", 3),
-    ("--xla_gpu_deterministic_ops=false", 2), ("", 2)])
-def test_deterministic_ops_take_the_split_backward(monkeypatch, flags, kernels):
-  """With XLA_FLAGS asking for determinism the backward is the dQ and dK/dV kernels (no atomic
-  adds): three Mosaic GPU kernels with the forward instead of two."""
-  monkeypatch.setenv("XLA_FLAGS", flags)
-  impl = MosaicAttention()
-  q = jax.ShapeDtypeStruct((2, 256, 4, 64), jnp.bfloat16)
-
-  def grads(q, k, v, dout):
-    spec = base.make_spec(q, k, v, None, None, False, None)
-    _, residuals = impl.forward((q, k, v, None, None), spec, impl.phase_config(spec, "fwd"))
-    return impl.backward(residuals, dout, spec, impl.phase_config(spec, "bwd"))[:3]
-
-  exported = jax.export.export(jax.jit(grads), platforms=["cuda"])(q, q, q, q)
-  assert re.findall(r"custom_call @(\w+)", exported.mlir_module()).count("mosaic_gpu_v2") == kernels
-
-
-@pytest.mark.parametrize("causal", [False, True])
-def test_fused_backward_with_64_row_steps_lowers_for_cuda(causal):
-  """`mosaic_bwd.backward` directly at block_q 64 (what non-causal calls take; causal calls take
-  128 first), causal included, with one dS^T slot."""
-  g = mosaic_bwd.BwdGeometry(batch=1, heads=4, kv_heads=2, q_len_padded=320, kv_len=300,
-                             kv_len_padded=384, head_dim=64, scale=0.125, causal=causal,
-                             stages=3, block_q=64, ds_slots=1)
-  bf16, f32 = jnp.bfloat16, jnp.float32
-  args = [jax.ShapeDtypeStruct((1, 320, 4, 64), bf16), jax.ShapeDtypeStruct((1, 384, 2, 64), bf16),
-          jax.ShapeDtypeStruct((1, 384, 2, 64), bf16), jax.ShapeDtypeStruct((1, 320, 4, 64), bf16),
-          jax.ShapeDtypeStruct((1, 4, 320), f32), jax.ShapeDtypeStruct((1, 4, 320), f32)]
-  exported = jax.export.export(jax.jit(lambda *a: mosaic_bwd.backward(*a, g)),
-                               platforms=["cuda"])(*args)
-  assert [(a.shape, a.dtype) for a in exported.out_avals] == [
-      ((1, 320, 4, 64), f32), ((1, 384, 2, 64), bf16), ((1, 384, 2, 64), bf16)]
 
 
 def _causal_geometry(b, t, h, d, block_kv, programs, kv_len=None, kv_len_padded=None):

@@ -66,8 +66,9 @@ CASES = {"B1": BwdCase(1, 16384, 16, 16, 128, False),
          "B4": BwdCase(1, 16384, 16, 16, 128, True),
          "B5": BwdCase(4, 4096, 32, 8, 128, True),
          "B6": BwdCase(32, 2048, 16, 16, 64, False),
-         "B7": BwdCase(32, 2048, 16, 16, 64, True)}
-"""B1 = the comparison's A6, B2 = A7, B3 = A8, B4 = A9, B5 = A10, B6 = A4, B7 = A5."""
+         "B7": BwdCase(32, 2048, 16, 16, 64, True),
+         "B8": BwdCase(2, 3072, 16, 4, 64, True)}
+"""B1 = the comparison's A6, B2 = A7, B3 = A8, B4 = A9, B5 = A10, B6 = A4, B7 = A5, B8 = H3."""
 
 BWD_FLOP_FACTOR = 2.5
 """Backward FLOPs / forward FLOPs (five matrix products against two)."""

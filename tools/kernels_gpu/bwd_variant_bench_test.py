@@ -15,7 +15,7 @@ def test_unknown_cases_are_refused_naming_the_accepted_ones(capsys):
     bench.main(["-", "B1,B9"])
   err = capsys.readouterr().err
   assert "cases: unknown ['B9']" in err
-  assert "'B1', 'B2', 'B3', 'B4', 'B5', 'B6', 'B7'" in err
+  assert "'B1', 'B2', 'B3', 'B4', 'B5', 'B6', 'B7', 'B8'" in err
 
 
 def test_rounds_must_be_positive(capsys):
