@@ -10,6 +10,7 @@ import jax.numpy as jnp
 from jax import lax
 from jax.experimental import pallas as pl
 
+from pjrtkit.kernels.core import device as device_lib
 from pjrtkit.kernels.core.device import DeviceInfo
 from pjrtkit.kernels.core.interpret import interpret_enabled
 
@@ -90,6 +91,16 @@ def sm_count() -> int:
   except Exception:  # pylint: disable=broad-except
     count = 0
   return count if count > 0 else DEFAULT_SMS
+
+
+def gpu_sm_count() -> int:
+  """`sm_count()` where the default device is an NVIDIA GPU, else `DEFAULT_SMS` (a CPU device's
+  core count says nothing about the GPU a program exported for CUDA will run on)."""
+  try:
+    is_gpu = device_lib.current_device().is_gpu
+  except Exception:  # pylint: disable=broad-except
+    is_gpu = False
+  return sm_count() if is_gpu else DEFAULT_SMS
 
 
 _DETERMINISM_FLAGS = ("--xla_gpu_deterministic_ops", "--xla_gpu_exclude_nondeterministic_ops")

@@ -177,9 +177,14 @@ def choose(*, batch: int, q_len: int, heads: int, kv_heads: int, kv_len: int, he
            block_qs: tuple[int, ...] = (64,), sms: int | None = None) -> BwdGeometry | None:
   """The first geometry that fits in shared memory: `block_qs` in order, then two dS^T tiles
   before one, then the most query steps in flight up to `max_stages` (at least 2); causal
-  launches of at most `LONGEST_FIRST_MAX_WAVES` programs per SM (`sms`: the device's SM count,
-  `pallas.sm_count()` when None) take `longest_first`. None if none fits."""
-  sms = sms or pallas_lib.sm_count()
+  launches of at most `LONGEST_FIRST_MAX_WAVES` programs per SM take `longest_first` (`sms`: the
+  SM count; when None, the default device's where it is a GPU, else `pallas.DEFAULT_SMS`, so a
+  program exported for CUDA from a CPU host orders its programs as on an H200). None if none
+  fits."""
+  if sms is None:
+    sms = pallas_lib.gpu_sm_count()
+  if sms < 1:
+    raise ValueError(f"sms must be at least 1, got {sms}")
   for block_q in block_qs:
     for ds_slots in (2, 1):
       for stages in range(max(2, max_stages), 1, -1):

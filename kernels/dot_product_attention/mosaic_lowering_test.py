@@ -23,6 +23,7 @@ import jax.experimental.pallas.mosaic_gpu as plgpu  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
+from pjrtkit.kernels.core import pallas as pallas_lib  # noqa: E402
 from pjrtkit.kernels.dot_product_attention import base  # noqa: E402
 from pjrtkit.kernels.dot_product_attention import mosaic_bwd  # noqa: E402
 from pjrtkit.kernels.dot_product_attention import mosaic_fwd  # noqa: E402
@@ -88,6 +89,11 @@ def test_causal_launches_of_few_waves_start_their_longest_programs_first():
   assert mosaic_bwd.choose(batch=11, causal=True, sms=132, **kw).longest_first
   assert not mosaic_bwd.choose(batch=12, causal=True, sms=132, **kw).longest_first
   assert mosaic_bwd.LONGEST_FIRST_MAX_WAVES == 8
+  # Traced on a CPU device, the count is an H200's, not the CPU's.
+  assert pallas_lib.gpu_sm_count() == pallas_lib.DEFAULT_SMS == 132
+  assert mosaic_bwd.choose(batch=11, causal=True, **kw).longest_first
+  with pytest.raises(ValueError, match="sms must be at least 1, got 0"):
+    mosaic_bwd.choose(batch=2, causal=True, sms=0, **kw)
 
 
 @pytest.mark.parametrize("longest_first", [False, True])
@@ -106,6 +112,69 @@ def test_program_coords_cover_every_block_once(longest_first):
   # Without a causal mask every program has the same work: the order stays.
   plain = dataclasses.replace(g, causal=False)
   assert mosaic_bwd.program_coords(plain, 1)[0] == 1
+
+
+@pytest.mark.parametrize("shape,causal", [
+    ((32, 2048, 16, 64, 2048, 16), False),   # the comparison's A4 shape
+    ((2, 197, 4, 64, 131, 2), True),         # odd lengths, grouped heads, 128-row steps
+    ((2, 256, 4, 128, 384, 4), False),       # head_dim 128: dQ split by columns
+    ((1, 1000, 4, 64, 300, 1), True),        # multi-query, more queries than keys
+    ((1, 256, 2, 64, 256, 2), True),         # causal, no key padding: masked then clean steps
+    ((1, 256, 4, 128, 256, 2), True),        # causal, head_dim 128, grouped heads, column split
+])
+def test_forward_and_fused_backward_lower_for_cuda(shape, causal):
+  b, t, h, d, s, k = shape
+  impl = MosaicAttention()
+  q = jax.ShapeDtypeStruct((b, t, h, d), jnp.bfloat16)
+  kv = jax.ShapeDtypeStruct((b, s, k, d), jnp.bfloat16)
+
+  def fwd_bwd(q, k, v, dout):
+    spec = base.make_spec(q, k, v, None, None, causal, None)
+    out, residuals = impl.forward((q, k, v, None, None), spec, impl.phase_config(spec, "fwd"))
+    return (out,) + impl.backward(residuals, dout, spec, impl.phase_config(spec, "bwd"))[:3]
+
+  exported = jax.export.export(jax.jit(fwd_bwd), platforms=["cuda"])(q, kv, kv, q)
+  assert [(a.shape, a.dtype) for a in exported.out_avals] == [
+      ((b, t, h, d), jnp.bfloat16), ((b, t, h, d), jnp.bfloat16),
+      ((b, s, k, d), jnp.bfloat16), ((b, s, k, d), jnp.bfloat16)]
+  # Two Mosaic GPU kernels: the persistent forward and the fused backward.
+  assert re.findall(r"custom_call @(\w+)", exported.mlir_module()).count("mosaic_gpu_v2") == 2
+
+
+@pytest.mark.parametrize("flags,kernels", [
+    ("--xla_gpu_deterministic_ops=true", 3), ("--xla_gpu_exclude_nondeterministic_ops", 3),
+    ("--xla_gpu_deterministic_ops=false", 2), ("", 2)])
+def test_deterministic_ops_take_the_split_backward(monkeypatch, flags, kernels):
+  """With XLA_FLAGS asking for determinism the backward is the dQ and dK/dV kernels (no atomic
+  adds): three Mosaic GPU kernels with the forward instead of two."""
+  monkeypatch.setenv("XLA_FLAGS", flags)
+  impl = MosaicAttention()
+  q = jax.ShapeDtypeStruct((2, 256, 4, 64), jnp.bfloat16)
+
+  def grads(q, k, v, dout):
+    spec = base.make_spec(q, k, v, None, None, False, None)
+    _, residuals = impl.forward((q, k, v, None, None), spec, impl.phase_config(spec, "fwd"))
+    return impl.backward(residuals, dout, spec, impl.phase_config(spec, "bwd"))[:3]
+
+  exported = jax.export.export(jax.jit(grads), platforms=["cuda"])(q, q, q, q)
+  assert re.findall(r"custom_call @(\w+)", exported.mlir_module()).count("mosaic_gpu_v2") == kernels
+
+
+@pytest.mark.parametrize("causal,longest_first", [(False, False), (True, False), (True, True)])
+def test_fused_backward_with_64_row_steps_lowers_for_cuda(causal, longest_first):
+  """`mosaic_bwd.backward` directly at block_q 64 (what non-causal calls take; causal calls take
+  128 first), causal included, with one dS^T slot, in both program orders."""
+  g = mosaic_bwd.BwdGeometry(batch=1, heads=4, kv_heads=2, q_len_padded=320, kv_len=300,
+                             kv_len_padded=384, head_dim=64, scale=0.125, causal=causal,
+                             stages=3, block_q=64, ds_slots=1, longest_first=longest_first)
+  bf16, f32 = jnp.bfloat16, jnp.float32
+  args = [jax.ShapeDtypeStruct((1, 320, 4, 64), bf16), jax.ShapeDtypeStruct((1, 384, 2, 64), bf16),
+          jax.ShapeDtypeStruct((1, 384, 2, 64), bf16), jax.ShapeDtypeStruct((1, 320, 4, 64), bf16),
+          jax.ShapeDtypeStruct((1, 4, 320), f32), jax.ShapeDtypeStruct((1, 4, 320), f32)]
+  exported = jax.export.export(jax.jit(lambda *a: mosaic_bwd.backward(*a, g)),
+                               platforms=["cuda"])(*args)
+  assert [(a.shape, a.dtype) for a in exported.out_avals] == [
+      ((1, 320, 4, 64), f32), ((1, 384, 2, 64), bf16), ((1, 384, 2, 64), bf16)]
 
 
 def _causal_geometry(b, t, h, d, block_kv, programs, kv_len=None, kv_len_padded=None):

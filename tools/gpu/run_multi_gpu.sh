@@ -39,14 +39,17 @@ BENCH=1
 DRY=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --kit) KIT="$2"; shift 2 ;;
-    --out) OUT="$2"; shift 2 ;;
-    --rounds) ROUNDS="$2"; shift 2 ;;
+    --kit) KIT="${2:?run_multi_gpu.sh: --kit needs a folder}"; shift 2 ;;
+    --out) OUT="${2:?run_multi_gpu.sh: --out needs a folder}"; shift 2 ;;
+    --rounds) ROUNDS="${2:?run_multi_gpu.sh: --rounds needs a count}"; shift 2 ;;
     --no-bench) BENCH=0; shift ;;
     --dry-run) DRY=1; shift ;;
     *) echo "run_multi_gpu.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+if [[ ! $ROUNDS =~ ^[1-9][0-9]*$ ]]; then
+  echo "run_multi_gpu.sh: --rounds must be a positive integer, got '$ROUNDS'" >&2; exit 2
+fi
 
 # The GPU count first: nothing below means anything on fewer than 2.
 GPUS=0
@@ -189,7 +192,7 @@ step "5 two processes, one GPU each (tests/distributed/multi_process_test.py)" \
 
 if [[ $BENCH -eq 1 ]]; then
   step "6 the 2-GPU benchmark ($ROUNDS rounds)" \
-    bash -c "cd '$SRC' && '$PY' -m tools.bench.multi_gpu --rounds $ROUNDS --out '$OUT'"
+    env -C "$SRC" "$PY" -m tools.bench.multi_gpu --rounds "$ROUNDS" --out "$OUT"
 fi
 
 if [[ $DRY -eq 1 ]]; then

@@ -17,8 +17,8 @@ forward+backward through ``pk.dot_product_attention(implementation="mosaic")`` w
 backward, and cuDNN's, as the comparison counts them (TFLOP/s there: 3.5x the forward's FLOPs;
 here the backward alone is counted as 2.5x).
 
-Several copies go comma-separated and are named by their file stems. Cases are the head_dim 128
-rows of the comparison (B1-B5) and its head_dim 64 rows (B6, B7).
+Several copies go comma-separated and are named by their file stems. Cases are the comparison's
+gradient rows at head_dim 128 (B1-B5) and 64 (B6-B8).
 """
 
 from __future__ import annotations
@@ -194,7 +194,8 @@ def contenders(variants: dict[str, Any], case_id: str, fields: dict[str, int] | 
       print(f"{case_id} {name}: left out ({e})", flush=True)
       continue
     print(f"{case_id} {name}: geometry block_q={g.block_q} stages={g.stages} "
-          f"ds_slots={g.ds_slots} programs={g.programs}", flush=True)
+          f"ds_slots={g.ds_slots} programs={g.programs} "
+          f"longest_first={getattr(g, 'longest_first', False)}", flush=True)
     out[name] = (kernel_backward(module, g), args, BWD_FLOP_FACTOR * case.fwd_flops, module)
   if cudnn:
     f, a = _cudnn_pullback(case, x)
