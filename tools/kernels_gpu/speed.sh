@@ -8,6 +8,9 @@
 #      (pjrtkit.kernels only), each under `timeout`. MODE=dual: one process measures both
 #      platforms (JAX_PLATFORMS=pjrtkit,cuda, no preallocation; cuda: every contender, pjrtkit:
 #      ours). MODE=auto: a ~1 min probe whether both work in one process, then dual if so.
+#      MODE=cuda: the JAX_PLATFORMS=cuda process only (every contender at every case, so the
+#      whole table from one run; no pjrtkit column and no merge): about 8 minutes for every case,
+#      one 10-minute command with CUDA_TIMEOUT=570.
 #      Dual is not the default: in the tenth session's full run (2026-12-01) every case from A5
 #      on ran out of GPU memory in one process (each platform's client keeps its own pool), while
 #      two processes measured every case;
@@ -38,6 +41,10 @@ KIT=$PWD
 OUT=${OUT:-/tmp/kernels_speed_out}; mkdir -p "$OUT"
 PY=${PYTHON:-python3}
 MODE=${MODE:-two}
+case "$MODE" in
+  two|dual|auto|cuda) ;;
+  *) echo "speed.sh: MODE must be two, dual, auto or cuda, got '$MODE'" >&2; exit 2 ;;
+esac
 # ITERATIONS, CASES (e.g. A1,A2,L1) and COMPARE_ARGS (e.g. --quick: a smoke test) reach every run.
 ARGS=(--iterations "${ITERATIONS:-10}" ${CASES:+--cases "$CASES"} ${COMPARE_ARGS:-})
 S="$OUT/summary.txt" LOG="$OUT/speed.log"
@@ -101,6 +108,10 @@ if [ "$MODE" = dual ]; then
     --platforms cuda,pjrtkit --ours-only pjrtkit "${ARGS[@]}"
   results=("$OUT/kernel_compare_cuda-pjrtkit.json")
   tables=("$OUT/kernel_compare_cuda-pjrtkit.md")
+elif [ "$MODE" = cuda ]; then
+  compare "${CUDA_TIMEOUT:-660}" cuda "${ARGS[@]}"
+  results=()
+  tables=("$OUT/kernel_compare_cuda.md")
 else
   compare "${CUDA_TIMEOUT:-660}" cuda "${ARGS[@]}"
   compare "${PJRTKIT_TIMEOUT:-420}" pjrtkit --contenders ours --no-png "${ARGS[@]}"
@@ -110,9 +121,11 @@ fi
 say "mode: $MODE (dual = one process for both platforms)"
 
 merge_out=$(mktemp -d)
-$PY -m tools.bench.kernel_compare merge "${results[@]}" --out "$merge_out" >> "$LOG" 2>&1
-say "merge rc=$?"
-cp "$merge_out/kernel_compare_platforms.json" "$OUT/" 2> /dev/null
+if [ ${#results[@]} -gt 0 ]; then
+  $PY -m tools.bench.kernel_compare merge "${results[@]}" --out "$merge_out" >> "$LOG" 2>&1
+  say "merge rc=$?"
+  cp "$merge_out/kernel_compare_platforms.json" "$OUT/" 2> /dev/null
+fi
 for t in "${tables[@]}" "$merge_out/kernel_compare_platforms.md"; do
   [ -f "$t" ] && { echo; cat "$t"; } >> "$S"
 done
