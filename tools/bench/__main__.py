@@ -13,14 +13,12 @@ import datetime
 import json
 import os
 import platform
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from tools.bench import plot, report
+from tools.bench import child, plot, report
 from tools.bench.backends import BACKENDS, DEVICE_COUNT
 
 _ROOT = Path(__file__).resolve().parents[2]
@@ -44,19 +42,8 @@ def machine() -> dict[str, Any]:
 def run_child(backend: str, quick: bool, only: str, env: dict[str, str],
               timeout: float) -> dict[str, Any]:
   """Runs tools.bench.worker for `backend` in a fresh interpreter; returns its record."""
-  with tempfile.TemporaryDirectory(prefix="pjrtkit_bench_") as tmp:
-    out = Path(tmp) / "record.json"
-    cmd = [sys.executable, "-m", "tools.bench.worker", "--backend", backend, "--out", str(out)]
-    if quick:
-      cmd.append("--quick")
-    if only:
-      cmd += ["--only", only]
-    proc = subprocess.run(cmd, cwd=_ROOT, env=env, capture_output=True, text=True,
-                          timeout=timeout, check=False)
-    if proc.returncode != 0 or not out.exists():
-      raise RuntimeError(f"benchmark child for {backend} failed (exit {proc.returncode}):\n"
-                         f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
-    return json.loads(out.read_text())
+  extra = (["--quick"] if quick else []) + (["--only", only] if only else [])
+  return child.run_worker("tools.bench.worker", backend, extra, env, timeout)
 
 
 def main(argv: list[str] | None = None) -> int:

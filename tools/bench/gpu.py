@@ -19,13 +19,12 @@ import datetime
 import json
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from tools.bench import child
 from tools.bench.png import GLYPH_HEIGHT, Canvas
 
 _ROOT = Path(__file__).resolve().parents[2]
@@ -60,16 +59,8 @@ def label(key: str) -> str:
 
 def run_child(backend: str, quick: bool, env: dict[str, str], timeout: float) -> dict[str, Any]:
   """One round of ``backend`` in a fresh interpreter; its record."""
-  with tempfile.TemporaryDirectory(prefix="pjrtkit_gpu_bench_") as tmp:
-    out = Path(tmp) / "record.json"
-    cmd = [sys.executable, "-m", "tools.bench.gpu_worker", "--backend", backend, "--out",
-           str(out)] + (["--quick"] if quick else [])
-    proc = subprocess.run(cmd, cwd=_ROOT, env=env, capture_output=True, text=True,
-                          timeout=timeout, check=False)
-    if proc.returncode != 0 or not out.exists():
-      raise RuntimeError(f"GPU benchmark child for {backend} failed (exit {proc.returncode}):\n"
-                         f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    return json.loads(out.read_text())
+  return child.run_worker("tools.bench.gpu_worker", backend, ["--quick"] if quick else [], env,
+                          timeout, what="GPU benchmark")
 
 
 def combine(records: list[dict[str, Any]]) -> dict[str, Any]:

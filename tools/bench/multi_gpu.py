@@ -26,13 +26,12 @@ import datetime
 import json
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from tools.bench import child
 from tools.bench.multi_gpu_worker import bus_bandwidth
 
 _ROOT = Path(__file__).resolve().parents[2]
@@ -43,16 +42,8 @@ BASELINES = ("cuda", "cpu")
 
 def run_child(backend: str, quick: bool, env: dict[str, str], timeout: float) -> dict[str, Any]:
   """One round of ``backend`` in a fresh interpreter; its record."""
-  with tempfile.TemporaryDirectory(prefix="pjrtkit_multi_gpu_bench_") as tmp:
-    out = Path(tmp) / "record.json"
-    cmd = [sys.executable, "-m", "tools.bench.multi_gpu_worker", "--backend", backend, "--out",
-           str(out)] + (["--quick"] if quick else [])
-    proc = subprocess.run(cmd, cwd=_ROOT, env=env, capture_output=True, text=True,
-                          timeout=timeout, check=False)
-    if proc.returncode != 0 or not out.exists():
-      raise RuntimeError(f"multi-GPU benchmark child for {backend} failed (exit "
-                         f"{proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    return json.loads(out.read_text())
+  return child.run_worker("tools.bench.multi_gpu_worker", backend, ["--quick"] if quick else [],
+                          env, timeout, what="multi-GPU benchmark")
 
 
 def _throughput(key: str, entry: dict[str, Any], seconds: float) -> dict[str, float]:
