@@ -10,6 +10,7 @@ import json
 import os
 import sys
 import threading
+import warnings
 from pathlib import Path
 
 from pjrtkit.kernels import testing
@@ -19,6 +20,7 @@ testing.setup_environment()
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import jaxlib  # noqa: E402
+from jax.experimental import pallas as pl  # noqa: E402
 import pytest  # noqa: E402
 
 from pjrtkit import _version  # noqa: E402
@@ -272,6 +274,31 @@ class _Slow(_Doubling):
     return x * 2.0 + 0.0 * jnp.sum(z), args
 
 
+class _PallasDoubling(_Doubling):
+  """2x through a Pallas kernel (interpreted) that reads its grid position, as the GPU kernels
+  do: ``program_id`` has no evaluation rule, so this runs only when traced as a kernel."""
+
+  implementation = "pallas"
+
+  @staticmethod
+  def _double(x):
+    def kernel(x_ref, o_ref):
+      o_ref[...] = x_ref[...] * 2.0 + 0.0 * pl.program_id(0).astype(x_ref.dtype)
+
+    flat = x.reshape(-1)
+    y = pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct(flat.shape, flat.dtype),
+                       grid=(2,), in_specs=[pl.BlockSpec((flat.size // 2,), lambda i: (i,))],
+                       out_specs=pl.BlockSpec((flat.size // 2,), lambda i: (i,)),
+                       interpret=True)(flat)
+    return y.reshape(x.shape)
+
+  def forward(self, args, spec, config):
+    return self._double(args[0]), args
+
+  def backward(self, residuals, dout, spec, config):
+    return (self._double(dout),)
+
+
 def _family(*ops: pk.Op, rule: tuple[str, ...]) -> op_lib.Family:
   fam = op_lib.Family("cache_test_double", {o.implementation: o for o in ops},
                       rule=lambda s, d, p: list(rule))
@@ -340,6 +367,51 @@ def test_real_times_pick_the_fast_implementation(chosen):
   assert set(times) == {(n, ((("block", b)),)) for n in ("fast", "xla") for b in (1, 2)}
   assert max(t for (n, _), t in times.items() if n == "fast") < min(
       t for (n, _), t in times.items() if n == "xla")
+
+
+def test_kernels_that_read_their_grid_position_are_measured_inside_jit_and_grad(monkeypatch,
+                                                                               chosen):
+  """The measurement runs where no trace is current: under ``jax.ensure_compile_time_eval()``
+  the candidates' own kernel tracing would evaluate ``program_id`` and fail (on the H200 every
+  Triton and Mosaic GPU candidate did, leaving only "xla")."""
+  fam = _family(_Doubling(), _PallasDoubling(), rule=("xla",))
+  one = (("block", 1),)
+  times = {("fwd", "xla", one): 3.0, ("fwd", "pallas", one): 1.0,
+           ("bwd", "xla", one): 3.0, ("bwd", "pallas", one): 1.0}
+  calls: list = []
+  monkeypatch.setattr(cache, "time_candidate", _fixed_timer(times, calls))
+  x = jnp.arange(4.0, dtype=jnp.float32)
+  with cache.using(), warnings.catch_warnings():
+    warnings.simplefilter("error", cache.AutotuneCacheWarning)
+    y = jax.jit(lambda x: _call(fam, x))(x)
+    g = jax.jit(jax.grad(lambda x: jnp.sum(_call(fam, x))))(x)
+  assert y.tolist() == [0.0, 2.0, 4.0, 6.0]
+  assert g.tolist() == [2.0] * 4
+  assert [(c[0], c[1], c[3], c[4], c[6]) for c in chosen] == [
+      ("fwd", "pallas", "cache", "xla", "rule"), ("fwd+bwd", "pallas", "cache", "pallas", "cache")]
+  assert sorted({name for _, name, _ in calls}) == ["pallas", "xla"]
+
+
+def test_measurement_runs_off_the_callers_thread_on_its_default_device():
+  devices = jax.devices()
+  assert len(devices) >= 2  # pjrtkit's CPU device: 4 by default
+  seen = []
+
+  def probe():
+    seen.append((threading.current_thread() is threading.main_thread(),
+                 next(iter(jnp.zeros(2).devices()))))
+    return "done"
+
+  with jax.default_device(devices[1]):
+    assert cache.untraced(probe) == "done"
+  assert cache.untraced(probe) == "done"
+  assert seen == [(False, devices[1]), (False, devices[0])]
+
+  def fails():
+    raise ValueError("from the worker")
+
+  with pytest.raises(ValueError, match="from the worker"):
+    cache.untraced(fails)
 
 
 def test_no_matching_candidate_warns_and_keeps_the_rule(monkeypatch, chosen, tmp_path):

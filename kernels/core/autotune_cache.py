@@ -18,8 +18,12 @@ fastest, as any forward pairs with any backward).
 
 When it measures: at trace time, the first time a key is needed in the process (a differentiated
 call decides when JAX traces its forward rule), on random inputs of the traced shapes and dtypes
-(`Spec.example_args`) inside ``jax.ensure_compile_time_eval()``, so the measurement runs on
-concrete arrays and none of its operations enter the program being traced. This covers calls under
+(`Spec.example_args`) on a thread of its own (`untraced`), where no trace of the caller's is
+current, so the measurement runs on concrete arrays and none of its operations enter the program
+being traced (``jax.ensure_compile_time_eval()`` would not do: its eager constant folding reaches
+into the candidates' own kernel tracing and evaluates Pallas's ``program_id`` and Mosaic GPU's grid
+axis there, which have no evaluation rule). The thread keeps JAX's global config and the caller's
+default device. This covers calls under
 ``jax.jit`` and ``jax.grad``, where no concrete inputs exist; the kernels' times do not depend on
 the values (no data-dependent control flow), so random inputs of the same shapes time the same.
 One measurement at a time per process (a lock). A measurement that finds no candidate warns and
@@ -38,6 +42,7 @@ used beyond it (a hit refreshes its file's modification time). `clear` removes e
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import dataclasses
 import hashlib
@@ -48,7 +53,7 @@ import tempfile
 import threading
 import warnings
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, TypeVar
 
 import jax
 import numpy as np
@@ -411,35 +416,58 @@ def _dtype(spec: Spec) -> str:
   return "float32"
 
 
+_T = TypeVar("_T")
+
+
+def untraced(fn: Callable[[], _T]) -> _T:
+  """``fn()`` on a new thread, where no trace is current (JAX's trace state is per thread), under
+  the caller's default device (``jax.default_device``); returns its result or raises its
+  exception. The caller waits."""
+  default_device = jax.config.jax_default_device
+
+  def run() -> _T:
+    if default_device is None:
+      return fn()
+    with jax.default_device(default_device):
+      return fn()
+
+  with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="pjrtkit-autotune") as pool:
+    return pool.submit(run).result()
+
+
 def measure(family: Any, spec: Spec, mode: str, device: device_lib.DeviceInfo,
             iterations: int) -> dict[str, PhaseChoice]:
   """Measures every phase of `mode` over every (implementation, config) serving `spec` (see the
-  module docstring); runs on concrete arrays even while a caller is being traced.
+  module docstring); runs on concrete arrays (`untraced`) even while a caller is being traced.
 
   Raises:
     RuntimeError: when a phase has no candidate that runs and matches the reference.
   """
+  return untraced(lambda: _measure(family, spec, mode, device, iterations))
+
+
+def _measure(family: Any, spec: Spec, mode: str, device: device_lib.DeviceInfo,
+             iterations: int) -> dict[str, PhaseChoice]:
   from pjrtkit.kernels.core import autotune  # pylint: disable=g-import-not-at-top
   names = family.supported(spec, device)
   pairs = autotune.candidate_pairs(family, spec, names)
   reference = REFERENCE if REFERENCE in names else None
   dtype = _dtype(spec)
   out = {}
-  with jax.ensure_compile_time_eval():
-    for phase in PHASES[mode]:
-      residuals = mode == "fwd+bwd" and phase == "fwd"
-      what = "fwd" if phase == "fwd" else "grad"
+  for phase in PHASES[mode]:
+    residuals = mode == "fwd+bwd" and phase == "fwd"
+    what = "fwd" if phase == "fwd" else "grad"
 
-      def check(got: Any, want: Any, residuals: bool = residuals, what: str = what) -> str | None:
-        if residuals:  # (output, residuals): the output is what the caller sees.
-          got, want = got[0], want[0]
-        return mismatch(got, want, dtype, what)
+    def check(got: Any, want: Any, residuals: bool = residuals, what: str = what) -> str | None:
+      if residuals:  # (output, residuals): the output is what the caller sees.
+        got, want = got[0], want[0]
+      return mismatch(got, want, dtype, what)
 
-      found = autotune.measure_phase(family, spec, phase, pairs, device, iterations=iterations,
-                                     with_residuals=residuals, reference=reference, check=check,
-                                     timer=time_candidate)
-      best = found[0]
-      out[phase] = PhaseChoice(best[0], best[1], round(best[2], 6), tuple(found))
+    found = autotune.measure_phase(family, spec, phase, pairs, device, iterations=iterations,
+                                   with_residuals=residuals, reference=reference, check=check,
+                                   timer=time_candidate)
+    best = found[0]
+    out[phase] = PhaseChoice(best[0], best[1], round(best[2], 6), tuple(found))
   return out
 
 
