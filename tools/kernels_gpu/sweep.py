@@ -1,7 +1,7 @@
 """Times attention's ``implementation=None`` against every candidate over a grid of shapes.
 
-  python -m tools.kernels_gpu.sweep [--grid default|full|cpu|SPEC] [--iterations 10]
-      [--cache-iterations 5] [--budget-s S] [--out DIR] [--check]
+  python -m tools.kernels_gpu.sweep [--grid default|full|cpu|SPEC] [--part K/N]
+      [--iterations 10] [--cache-iterations 5] [--budget-s S] [--out DIR] [--check]
 
 Per grid point (batch, sequence, heads, kv heads, head_dim, causal, forward or forward+backward;
 bfloat16 unless ``--dtype``), in one process on the current device:
@@ -19,9 +19,13 @@ Each point's ratio is None's time / the best candidate's; "within" is ratio <= 1
 by a time limit keeps what it measured; ``--budget-s`` skips the points that would start after it.
 ``--check`` exits 1 when a point's cached None is not within 5 % (or did not run).
 
-Grids: ``default`` (8 points, about 5 minutes on one H200), ``full`` (80 points), ``cpu`` (2 tiny
-points for the CPU test), or SPEC: comma-separated ``PHASE:BxTxHxKxD[:causal]`` with PHASE ``fwd``
-or ``fwdbwd`` (e.g. ``fwdbwd:4x4096x32x8x128,fwd:1x16384x16x16x128:causal``).
+Grids: ``default`` (8 points), ``full`` (80 points), ``cpu`` (2 tiny points for the CPU test), or
+SPEC: comma-separated ``PHASE:BxTxHxKxD[:causal]`` with PHASE ``fwd`` or ``fwdbwd`` (e.g.
+``fwdbwd:4x4096x32x8x128,fwd:1x16384x16x16x128:causal``). On one H200 a head_dim-128
+forward+backward point takes about 100-125 s (every candidate compiled and timed twice: by the
+sweep, then by the cache's own measurement), so the default grid needs more than one 10-minute
+device call: ``--part K/N`` runs points K-1, K-1+N, ... of the grid (``--part 1/2``, then
+``--part 2/2`` in the next call).
 """
 
 from __future__ import annotations
@@ -131,6 +135,23 @@ def parse_grid(text: str, dtype: str = "bfloat16") -> tuple[Point, ...]:
                          f"fwdbwd) nor one of {', '.join(GRIDS)}") from None
       points.append(_p(phase, b, t, h, k, d, len(parts) == 3))
   return tuple(dataclasses.replace(p, dtype=dtype) for p in points)
+
+
+def select_part(points: tuple[Point, ...], text: str) -> tuple[Point, ...]:
+  """Points K-1, K-1+N, ... of `points` for `text` ``K/N`` (1 <= K <= N; "" or ``1/1``: all).
+
+  Raises:
+    SystemExit: for text that is not K/N with 1 <= K <= N.
+  """
+  if not text:
+    return points
+  try:
+    k, n = (int(x) for x in text.split("/"))
+    if not 1 <= k <= n:
+      raise ValueError
+  except ValueError:
+    raise SystemExit(f"--part: {text!r} is not K/N with 1 <= K <= N (e.g. 1/2)") from None
+  return points[k - 1::n]
 
 
 def make_inputs(point: Point) -> list[jax.Array]:
@@ -365,6 +386,7 @@ def main(argv: Sequence[str] | None = None) -> int:
   """Runs the sweep; returns 1 with ``--check`` when a point is outside 5 %, else 0."""
   parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   parser.add_argument("--grid", default="default", help="default, full, cpu or a SPEC")
+  parser.add_argument("--part", default="", help="K/N: points K-1, K-1+N, ... of the grid")
   parser.add_argument("--dtype", default="bfloat16", choices=attention_base.FLOAT_DTYPES)
   parser.add_argument("--iterations", type=int, default=10, help="timed calls per contender")
   parser.add_argument("--cache-iterations", type=int, default=autotune_cache.DEFAULT_ITERATIONS,
@@ -380,13 +402,14 @@ def main(argv: Sequence[str] | None = None) -> int:
   ns = parser.parse_args(argv)
   if ns.iterations < 1 or ns.cache_iterations < 1:
     raise SystemExit("--iterations and --cache-iterations must be at least 1")
-  points = parse_grid(ns.grid, ns.dtype)
+  points = select_part(parse_grid(ns.grid, ns.dtype), ns.part)
   cache_dir = ns.cache_dir or tempfile.mkdtemp(prefix="pk_sweep_cache_")
   device = pk.current_device()
   doc: dict[str, Any] = {
       "format": FORMAT_VERSION, "device_kind": device.kind, "platform": device.platform,
       "jax": jax.__version__, "jaxlib": jaxlib.__version__,
       "library_version": _version.__version__, "dtype": ns.dtype, "grid": ns.grid,
+      "part": ns.part or "1/1",
       "iterations": ns.iterations, "cache_iterations": ns.cache_iterations,
       "cache_dir": cache_dir, "points": [], "total_s": 0.0}
   out = Path(ns.out)

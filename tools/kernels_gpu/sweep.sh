@@ -6,8 +6,9 @@
 # process; pjrtkit: pjrtkit's GPU device, found as the kit's pjrtkit_plugin.so), each under
 # `timeout` (SWEEP_TIMEOUT, default 560 s) with --budget-s (BUDGET_S, default 480: points that
 # would start later are recorded as skipped) and --check (CHECK=0 leaves it out). GRID picks the
-# grid (default: the 8-point default grid, about 5 minutes), SWEEP_ARGS adds arguments (e.g.
-# "--iterations 20"). $OUT gets summary.txt, sweep_<platform>.log and sweep.py's
+# grid (default: the 8-point default grid), PART=K/N a part of it (a head_dim-128 forward+backward
+# point takes 100-125 s on the H200: the default grid is two calls, PART=1/2 then PART=2/2),
+# SWEEP_ARGS adds arguments (e.g. "--iterations 20"). $OUT gets summary.txt, sweep_<platform>.log and sweep.py's
 # sweep_<JAX platform>.{json,md} (JAX names the CUDA platform "gpu"), written after every point.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -24,7 +25,8 @@ S="$OUT/summary.txt"
 say() { echo "$*" | tee -a "$S"; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | sed 's/^/gpu: /' | tee -a "$S"
 say "python: $($PY -c 'import sys, jax, jaxlib; print(sys.version.split()[0], "jax", jax.__version__, "jaxlib", jaxlib.__version__)' 2>&1 | tail -1)"
-ARGS=(--out "$OUT" --budget-s "${BUDGET_S:-480}" ${GRID:+--grid "$GRID"} ${SWEEP_ARGS:-})
+ARGS=(--out "$OUT" --budget-s "${BUDGET_S:-480}" ${GRID:+--grid "$GRID"} ${PART:+--part "$PART"}
+      ${SWEEP_ARGS:-})
 [ "${CHECK:-1}" != 0 ] && ARGS+=(--check)
 for p in $PLATFORMS; do
   start=$SECONDS

@@ -17,7 +17,7 @@ from tools.kernels_gpu import sweep  # noqa: E402
 
 TOP_KEYS = {"format", "device_kind", "platform", "jax", "jaxlib", "library_version", "dtype",
             "grid", "iterations", "cache_iterations", "cache_dir", "points", "total_s",
-            "all_within_5pct"}
+            "all_within_5pct", "part"}
 POINT_KEYS = {"point", "label", "candidates", "best", "none_cached", "none_uncached", "ratio",
               "within_5pct", "ratio_uncached", "within_5pct_uncached", "seconds"}
 
@@ -33,6 +33,7 @@ def test_cpu_grid_end_to_end(tmp_path, capsys):
               1, "pjrtkit_cpu", "pjrtkit", "bfloat16", "cpu", 1, 1, str(cache_dir))
   assert [p["label"] for p in doc["points"]] == ["fwd 1x64x2x32 kv1",
                                                  "fwd+bwd 1x64x4x32 kv2 causal"]
+  assert doc["part"] == "1/1"
   assert doc["points"][1]["point"] == {"batch": 1, "seq": 64, "heads": 4, "kv_heads": 2,
                                        "head_dim": 32, "causal": True, "phase": "fwd+bwd",
                                        "dtype": "bfloat16"}
@@ -102,6 +103,18 @@ def test_budget_skips_the_points_after_it(monkeypatch, tmp_path):
   assert doc["points"][1] == {"point": sweep.parse_grid("fwd:1x128x2x1x32")[0].to_json(),
                               "label": "fwd 1x128x2x32 kv1", "skipped": "time budget 5 s",
                               "within_5pct": False, "within_5pct_uncached": False}
+
+
+def test_parts_split_the_grid_and_refuse_bad_values():
+  points = sweep.parse_grid("default")
+  halves = sweep.select_part(points, "1/2"), sweep.select_part(points, "2/2")
+  assert halves == (points[0::2], points[1::2])
+  assert sorted(halves[0] + halves[1], key=points.index) == list(points)
+  assert sweep.select_part(points, "") == sweep.select_part(points, "1/1") == points
+  assert sweep.select_part(points, "3/3") == (points[2], points[5])
+  for bad in ("0/2", "3/2", "1", "a/b", "1/0", "1/2/3"):
+    with pytest.raises(SystemExit, match=rf"--part: '{bad}' is not K/N with 1 <= K <= N"):
+      sweep.select_part(points, bad)
 
 
 def test_grids():
