@@ -414,6 +414,43 @@ def test_measurement_runs_off_the_callers_thread_on_its_default_device():
     cache.untraced(fails)
 
 
+class _Nested(_Doubling):
+  """2x by calling another cached family with ``implementation=None`` from inside the candidate."""
+
+  implementation = "nested"
+  inner: op_lib.Family | None = None
+
+  def forward(self, args, spec, config):
+    (x,) = args
+    return _call(self.inner, x), args
+
+
+def test_a_candidate_calling_none_inside_a_measurement_takes_the_rule(monkeypatch, chosen):
+  inner = op_lib.Family("cache_test_inner", {"xla": _Doubling(), "fast": _Fast()},
+                        rule=lambda s, d, p: ["xla"])
+  op_lib.register_family(inner)
+  monkeypatch.setattr(_Nested, "inner", inner)
+  fam = _family(_Doubling(), _Nested(), rule=("xla",))
+  one = (("block", 1),)
+  calls: list = []
+  monkeypatch.setattr(cache, "time_candidate", _fixed_timer(
+      {("fwd", "xla", one): 1.0, ("fwd", "nested", one): 2.0}, calls))
+  x = jnp.arange(4.0, dtype=jnp.float32)
+  cache.configure(enabled=True)  # process-wide, so the measurement's thread sees it enabled too
+  assert cache.active()
+  assert jax.jit(lambda x: _call(fam, x))(x).tolist() == [0.0, 2.0, 4.0, 6.0]
+  # The outer call measured (and chose xla); the inner family, called by the "nested" candidate
+  # during that measurement, took its rule: it consulted no cache and measured nothing.
+  two = (("block", 2),)
+  assert sorted(set(calls)) == [("fwd", "nested", one), ("fwd", "nested", two),
+                                ("fwd", "xla", one), ("fwd", "xla", two)]
+  assert [(c[0], c[1], c[3]) for c in chosen] == [("fwd", "xla", "cache")]
+  assert [e.key["op"] for e in cache.entries()] == ["cache_test_double"]
+  seen = []
+  cache.untraced(lambda: seen.append(cache.active()))
+  assert seen == [False]
+
+
 def test_no_matching_candidate_warns_and_keeps_the_rule(monkeypatch, chosen, tmp_path):
   fam = _family(_Doubling(), _Wrong(), rule=("wrong",))
   monkeypatch.setattr(cache, "time_candidate", _fixed_timer({}))

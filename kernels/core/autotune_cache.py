@@ -129,6 +129,10 @@ def settings_from_env() -> Settings:
 
 _SETTINGS = jax.make_user_context(settings_from_env())
 _LOCK = threading.RLock()
+_MEASURING = threading.local()
+"""``.active`` is True on the thread of a measurement (`untraced`): calls made there, such as a
+candidate that itself calls an op with ``implementation=None``, take the tuned file's or the
+rule's choice and never measure (a nested measurement would wait for the caller's lock)."""
 _MEMORY: dict[tuple[str, str], "Entry | None"] = {}
 """(directory, digest) -> the entry read or measured in this process (None: measuring failed)."""
 
@@ -177,9 +181,11 @@ def using(*, enabled: bool | None = True, directory: str | os.PathLike[str] | No
 
 
 def active() -> bool:
-  """Whether calls consult the cache now: enabled and not in Pallas interpret mode."""
+  """Whether calls consult the cache now: enabled, not in Pallas interpret mode, and not inside a
+  measurement of the cache's own."""
   from pjrtkit.kernels.core import interpret  # pylint: disable=g-import-not-at-top
-  return settings().enabled and not interpret.interpret_enabled()
+  return (settings().enabled and not interpret.interpret_enabled()
+          and not getattr(_MEASURING, "active", False))
 
 
 def _versions() -> dict[str, str]:
@@ -421,11 +427,12 @@ _T = TypeVar("_T")
 
 def untraced(fn: Callable[[], _T]) -> _T:
   """``fn()`` on a new thread, where no trace is current (JAX's trace state is per thread), under
-  the caller's default device (``jax.default_device``); returns its result or raises its
-  exception. The caller waits."""
+  the caller's default device (``jax.default_device``), with the cache inactive (`active`);
+  returns its result or raises its exception. The caller waits."""
   default_device = jax.config.jax_default_device
 
   def run() -> _T:
+    _MEASURING.active = True
     if default_device is None:
       return fn()
     with jax.default_device(default_device):
