@@ -95,7 +95,7 @@ def test_key_names_versions_device_op_mode_and_the_calls_shapes():
   assert key == {
       "format": 1, "library_version": _version.__version__, "jax": jax.__version__,
       "jaxlib": jaxlib.__version__, "platform": "pjrtkit", "device_kind": "pjrtkit_cpu",
-      "op": "dot_product_attention", "mode": "fwd+bwd",
+      "op": "dot_product_attention", "mode": "fwd+bwd", "matmul_precision": None,
       "spec": {"op": "dot_product_attention",
                "args": [["query", [[1, 64, 4, 32], "bfloat16"]],
                         ["key", [[1, 64, 2, 32], "bfloat16"]],
@@ -109,7 +109,10 @@ def test_key_names_versions_device_op_mode_and_the_calls_shapes():
             cache.cache_key(CPU, _attention_spec(jnp.bfloat16, causal=False), "fwd+bwd"),
             cache.cache_key(CPU, _attention_spec(jnp.float32, causal=True), "fwd+bwd"),
             cache.cache_key(dataclasses.replace(CPU, kind="other"), spec, "fwd+bwd")]
-  assert len({cache.digest(k) for k in [key, *others]}) == 5
+  with jax.default_matmul_precision("highest"):
+    others.append(cache.cache_key(CPU, spec, "fwd+bwd"))
+  assert others[-1]["matmul_precision"] == "highest"
+  assert len({cache.digest(k) for k in [key, *others]}) == 6
   with pytest.raises(ValueError, match=r"mode must be one of \('fwd', 'fwd\+bwd'\), got 'bwd'"):
     cache.cache_key(CPU, spec, "bwd")
 
@@ -407,6 +410,16 @@ def test_measurement_runs_off_the_callers_thread_on_its_default_device():
   assert cache.untraced(probe) == "done"
   assert seen == [(False, devices[1]), (False, devices[0])]
 
+  def settings():
+    c = jax.config
+    return (c.jax_default_matmul_precision, c.jax_enable_x64, c.jax_numpy_dtype_promotion,
+            c.jax_numpy_rank_promotion, jnp.zeros(2).dtype.name)
+
+  with jax.default_matmul_precision("highest"), jax.enable_x64(True), \
+      jax.numpy_dtype_promotion("strict"), jax.numpy_rank_promotion("raise"):
+    assert cache.untraced(settings) == ("highest", True, "strict", "raise", "float64")
+  assert cache.untraced(settings) == (None, False, "standard", "allow", "float32")
+
   def fails():
     raise ValueError("from the worker")
 
@@ -438,7 +451,13 @@ def test_a_candidate_calling_none_inside_a_measurement_takes_the_rule(monkeypatc
   x = jnp.arange(4.0, dtype=jnp.float32)
   cache.configure(enabled=True)  # process-wide, so the measurement's thread sees it enabled too
   assert cache.active()
-  assert jax.jit(lambda x: _call(fam, x))(x).tolist() == [0.0, 2.0, 4.0, 6.0]
+  result = []
+  caller = threading.Thread(target=lambda: result.append(
+      jax.jit(lambda x: _call(fam, x))(x).tolist()), daemon=True)
+  caller.start()
+  caller.join(timeout=60)  # a nested measurement would wait for the caller's lock forever
+  assert not caller.is_alive(), "the call did not finish: a nested measurement is waiting"
+  assert result == [[0.0, 2.0, 4.0, 6.0]]
   # The outer call measured (and chose xla); the inner family, called by the "nested" candidate
   # during that measurement, took its rule: it consulted no cache and measured nothing.
   two = (("block", 2),)

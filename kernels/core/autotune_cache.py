@@ -9,8 +9,10 @@ keeps the fastest whose outputs match the "xla" implementation's within the tole
 to one file per key. When disabled, or while `pallas_interpret` is active, nothing here runs.
 
 Key (`cache_key`): cache format, library version (pjrtkit's), jax and jaxlib versions, platform,
-device kind, op, mode and the call's `Spec` (every argument's shape and dtype: for attention
-batch, sequence lengths, heads, kv heads, head_dim; and its parameters: causal, scale). Mode
+device kind, op, mode, JAX's default matmul precision (``jax.default_matmul_precision``: it
+changes what float32 candidates compute) and the call's `Spec` (every argument's shape and dtype:
+for attention batch, sequence lengths, heads, kv heads, head_dim; and its parameters: causal,
+scale). Mode
 "fwd" is a call that is not differentiated (its forward timed as `Op.forward_output`), mode
 "fwd+bwd" a differentiated one (its forward timed as `Op.forward`, with residuals, and its
 gradient with the "xla" forward's residuals and a random cotangent; each phase picks its own
@@ -23,9 +25,11 @@ current, so the measurement runs on concrete arrays and none of its operations e
 being traced (``jax.ensure_compile_time_eval()`` would not do: its eager constant folding reaches
 into the candidates' own kernel tracing and evaluates Pallas's ``program_id`` and Mosaic GPU's grid
 axis there, which have no evaluation rule). The thread keeps JAX's global config and the caller's
-default device. This covers calls under
-``jax.jit`` and ``jax.grad``, where no concrete inputs exist; the kernels' times do not depend on
-the values (no data-dependent control flow), so random inputs of the same shapes time the same.
+``with``-scoped default device, matmul precision, x64 and promotion settings; calls made on it (a
+candidate that itself calls an op with ``implementation=None``) take the tuned or rule choice.
+This covers calls under ``jax.jit`` and ``jax.grad``, where no concrete inputs exist; the
+kernels' times do not depend on the values (no data-dependent control flow), so random inputs of
+the same shapes time the same.
 One measurement at a time per process (a lock). A measurement that finds no candidate warns and
 leaves the rule's choice for the process, writing nothing.
 
@@ -204,7 +208,8 @@ def cache_key(device: device_lib.DeviceInfo, spec: Spec, mode: str) -> dict[str,
   if mode not in MODES:
     raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
   return {"format": FORMAT_VERSION, **_versions(), "platform": device.platform,
-          "device_kind": device.kind, "op": spec.op, "mode": mode, "spec": spec.to_json()}
+          "device_kind": device.kind, "op": spec.op, "mode": mode,
+          "matmul_precision": jax.config.jax_default_matmul_precision, "spec": spec.to_json()}
 
 
 def key_text(key: Mapping[str, Any]) -> str:
@@ -425,21 +430,39 @@ def _dtype(spec: Spec) -> str:
 _T = TypeVar("_T")
 
 
+def _scoped_settings() -> tuple[tuple[Callable[[Any], Any], Any], ...]:
+  """(context manager, the value in effect now) of the JAX settings a ``with`` block can change
+  per thread and a measurement must share with its caller (they change what is compiled)."""
+  cfg = jax.config
+  return ((jax.default_device, cfg.jax_default_device),
+          (jax.default_matmul_precision, cfg.jax_default_matmul_precision),
+          (jax.enable_x64, cfg.jax_enable_x64),
+          (jax.numpy_dtype_promotion, cfg.jax_numpy_dtype_promotion),
+          (jax.numpy_rank_promotion, cfg.jax_numpy_rank_promotion))
+
+
 def untraced(fn: Callable[[], _T]) -> _T:
-  """``fn()`` on a new thread, where no trace is current (JAX's trace state is per thread), under
-  the caller's default device (``jax.default_device``), with the cache inactive (`active`);
-  returns its result or raises its exception. The caller waits."""
-  default_device = jax.config.jax_default_device
+  """``fn()`` on a new thread, where no trace is current (JAX's trace state is per thread), with
+  the caller's default device, matmul precision, x64 and dtype and rank promotion settings
+  (`_scoped_settings`; JAX keeps ``with``-scoped ones per thread) and the cache inactive
+  (`active`); returns its result or raises its exception. The caller waits; an interrupt (e.g.
+  Ctrl-C) reaches it at once, leaving the thread to finish on its own. `fn` must not call a
+  function the caller is tracing at that moment (JAX's trace caches make a second thread wait
+  for a key another thread is computing)."""
+  scoped = _scoped_settings()
 
   def run() -> _T:
     _MEASURING.active = True
-    if default_device is None:
-      return fn()
-    with jax.default_device(default_device):
+    with contextlib.ExitStack() as stack:
+      for context, value in scoped:
+        stack.enter_context(context(value))
       return fn()
 
-  with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="pjrtkit-autotune") as pool:
+  pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="pjrtkit-autotune")
+  try:
     return pool.submit(run).result()
+  finally:
+    pool.shutdown(wait=False)
 
 
 def measure(family: Any, spec: Spec, mode: str, device: device_lib.DeviceInfo,

@@ -8,8 +8,8 @@
 # would start later are recorded as skipped) and --check (CHECK=0 leaves it out). GRID picks the
 # grid (default: the 8-point default grid), PART=K/N a part of it (a head_dim-128 forward+backward
 # point takes 160-200 s on the H200: the default grid is four calls, PART=1/4 to PART=4/4),
-# SWEEP_ARGS adds arguments (e.g. "--iterations 20"). $OUT gets summary.txt, sweep_<platform>.log and sweep.py's
-# sweep_<JAX platform>.{json,md} (JAX names the CUDA platform "gpu"), written after every point.
+# SWEEP_ARGS adds arguments (e.g. "--iterations 20"). $OUT gets summary.txt,
+# sweep_<platform>.log and sweep.py's sweep_<JAX platform>.{json,md} (JAX names the CUDA platform "gpu"), written after every point.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 KIT=$PWD
