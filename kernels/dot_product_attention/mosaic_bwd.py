@@ -49,6 +49,7 @@ from jax.experimental import pallas as pl
 import jax.experimental.pallas.mosaic_gpu as plgpu
 
 from pjrtkit.kernels.core import pallas as pallas_lib
+from pjrtkit.kernels.dot_product_attention import mosaic_work
 
 LOG2E = math.log2(math.e)
 """The backward takes the log-sum-exp in base 2: ``lse * LOG2E``."""
@@ -75,7 +76,13 @@ class BwdGeometry:
   dQ product reads this one's; 1 saves the shared memory of one). `longest_first` (causal):
   programs start in the order of their work, every head's first key block (which meets every
   query step) before any second one, so the shortest programs end the launch; without it the key
-  blocks of one head are neighbours and share its queries in L2 (`choose` says when)."""
+  blocks of one head are neighbours and share its queries in L2 (`choose` says when).
+  `persistent_programs` (0: one program per work item): that many programs (at most the work
+  items), each running items pid, pid + persistent_programs, ... (causal: in the longest-first
+  order, every other round reversed, `mosaic_work.dealt_item`); a program's producer loads the
+  next item's first query steps while the compute warpgroups store the last item's dK and dV,
+  then its keys and values once they are stored. Off in `choose` until the H200 has measured it
+  (`tools/kernels_gpu/bwd_variant_bench.py --set persistent_programs=132`)."""
 
   batch: int
   heads: int
@@ -90,6 +97,7 @@ class BwdGeometry:
   block_q: int = 64
   ds_slots: int = 2
   longest_first: bool = False
+  persistent_programs: int = 0
 
   def __post_init__(self) -> None:
     if self.kv_heads < 1 or self.heads % self.kv_heads:
@@ -103,6 +111,12 @@ class BwdGeometry:
       raise ValueError(f"stages must be at least 2, got {self.stages}")
     if self.ds_slots not in (1, 2):
       raise ValueError(f"ds_slots must be 1 or 2, got {self.ds_slots}")
+    if not 0 <= self.persistent_programs <= self.programs:
+      raise ValueError(f"persistent_programs must be in [0, {self.programs}] (the work items), "
+                       f"got {self.persistent_programs}")
+    if self.persistent_programs and self.causal and not self.longest_first:
+      raise ValueError("a persistent causal backward deals its items longest first: "
+                       "persistent_programs needs longest_first with causal")
 
   @property
   def group(self) -> int:
@@ -121,8 +135,29 @@ class BwdGeometry:
 
   @property
   def programs(self) -> int:
-    """Programs launched: one per (key block, batch, key/value head)."""
+    """Work items: one per (key block, batch, key/value head)."""
     return self.kv_blocks * self.batch * self.kv_heads
+
+  @property
+  def launched(self) -> int:
+    """Programs launched: `persistent_programs`, else one per work item."""
+    return self.persistent_programs or self.programs
+
+  def items_of(self, pid: Any) -> Any:
+    """How many work items program `pid` runs (`item`)."""
+    if not self.persistent_programs:
+      return 1
+    return mosaic_work.dealt_count(pid, self.programs, self.persistent_programs, self.causal)
+
+  def item(self, pid: Any, i: Any) -> Any:
+    """The work item (a `program_coords` index) program `pid` runs `i`-th."""
+    if not self.persistent_programs:
+      return pid
+    return mosaic_work.dealt_item(pid, i, self.persistent_programs, self.causal)
+
+  def item_steps(self, j: Any) -> Any:
+    """Query steps of a work item of key block `j` (over its group's query heads)."""
+    return self.group * (self.q_steps - _first_step(self, j))
 
   @property
   def dq_columns_split(self) -> bool:
@@ -211,11 +246,6 @@ def program_coords(g: BwdGeometry, pid: Any) -> tuple[Any, Any, Any]:
           lax.div(pid, g.kv_blocks * g.batch))
 
 
-def _program(g: BwdGeometry) -> tuple[Any, Any, Any]:
-  """`program_coords` of this program."""
-  return program_coords(g, lax.axis_index(pallas_lib.MOSAIC_GRID_AXIS))
-
-
 def _first_step(g: BwdGeometry, j: Any) -> Any:
   """The first query step that sees key block `j` (causal: the block's first key's row)."""
   if not g.causal:
@@ -223,13 +253,26 @@ def _first_step(g: BwdGeometry, j: Any) -> Any:
   return jnp.minimum(j * (BLOCK_KV // g.block_q), g.q_steps)
 
 
+def _each_item(g: BwdGeometry, items: Any, work: Any) -> None:
+  """``work(i, it)`` for this program's items, `it` counting query steps over all of them (one
+  item, unrolled, without `persistent_programs`)."""
+  if g.persistent_programs:
+    lax.fori_loop(0, items, work, 0)
+  else:
+    work(0, 0)
+
+
 def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s, do_s, lse_s,
             delta_s, dst_s, dq_s, kv_bar, q_bar, do_bar, lse_bar, delta_bar, q_free, ds_ready,
-            ds_free, done, *, g: BwdGeometry):
-  j, b, kvh = _program(g)
+            ds_free, done, kv_free, *, g: BwdGeometry):
+  pid = lax.axis_index(pallas_lib.MOSAIC_GRID_AXIS)
   wg = lax.axis_index("wg")
-  first = _first_step(g, j)
-  keys = pl.ds(j * BLOCK_KV, BLOCK_KV)
+  items = g.items_of(pid)
+
+  def coords(i: Any) -> tuple[Any, Any, Any, Any]:
+    """(key block, batch, key/value head, first query step) of this program's `i`-th item."""
+    j, b, kvh = program_coords(g, g.item(pid, i))
+    return j, b, kvh, _first_step(g, j)
 
   @pl.when(wg < _COMPUTE_WGS)
   def _compute():
@@ -239,9 +282,6 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
     shape = (64, g.block_q)  # (this warpgroup's keys, queries)
     my_keys = pl.ds(wg * 64, 64)
     k_w, v_w = k_s.at[my_keys], v_s.at[my_keys]
-    key0 = j * BLOCK_KV + wg * 64
-    plgpu.barrier_wait(kv_bar.at[0])
-    plgpu.barrier_wait(kv_bar.at[1])
 
     def mm(a: Any, b_: Any, out_shape: tuple[int, int]) -> Any:
       def body(acc_ref: Any) -> Any:
@@ -256,7 +296,8 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
 
       return pl.run_state(body)(plgpu.ACC.init(acc))
 
-    def step(h: Any, n: Any, it: Any, dk: Any, dv: Any, masked: bool) -> tuple[Any, Any]:
+    def step(b: Any, h: Any, key0: Any, n: Any, it: Any, dk: Any, dv: Any, masked: bool
+             ) -> tuple[Any, Any]:
       slot = lax.rem(it, g.stages)
       dslot = lax.rem(it, 2)  # the dS^T barriers of this step
       ds_tile = dst_s.at[lax.rem(it, g.ds_slots)]
@@ -324,67 +365,104 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
         pl.when(dslot == wg)(lambda: dq_product(k_s, dq_g.at[b, rows, h]))
       return dk, dv
 
-    def head(hh: Any, carry: Any) -> Any:
-      dk, dv, it = carry
-      h = kvh * g.group + hh
-
-      def run(lo: Any, hi: Any, carry: Any, masked: bool) -> Any:
-        def body(n: Any, carry: Any) -> Any:
-          dk, dv, it = carry
-          dk, dv = step(h, n, it, dk, dv, masked)
-          return dk, dv, it + 1
-
-        return lax.fori_loop(lo, hi, body, carry)
-
-      carry = (dk, dv, it)
-      if g.mask_kv_len:
-        return run(first, g.q_steps, carry, True)
-      if g.causal:
-        diagonal_end = jnp.minimum(first + BLOCK_KV // g.block_q, g.q_steps)
-        carry = run(first, diagonal_end, carry, True)
-        return run(diagonal_end, g.q_steps, carry, False)
-      return run(first, g.q_steps, carry, False)
-
     zero = plgpu.layout_cast(jnp.zeros((64, d), jnp.float32), plgpu.Layout.WGMMA)
-    dk, dv, _ = lax.fori_loop(0, g.group, head, (zero, zero, 0))
-    # The other warpgroup's last dQ product may still read every key: meet before the key and
-    # value tiles are overwritten with this warpgroup's dK and dV.
-    plgpu.barrier_arrive(done)
-    plgpu.barrier_wait(done)
-    k_w[...] = dk.astype(k_s.dtype)
-    v_w[...] = dv.astype(v_s.dtype)
-    plgpu.commit_smem()
-    rows = pl.ds(key0, 64)
-    plgpu.copy_smem_to_gmem(k_w, dk_g.at[b, rows, kvh])
-    plgpu.copy_smem_to_gmem(v_w, dv_g.at[b, rows, kvh])
+
+    def work(i: Any, it: Any) -> Any:
+      j, b, kvh, first = coords(i)
+      key0 = j * BLOCK_KV + wg * 64
+      plgpu.barrier_wait(kv_bar.at[0])
+      plgpu.barrier_wait(kv_bar.at[1])
+
+      def head(hh: Any, carry: Any) -> Any:
+        dk, dv, it = carry
+        h = kvh * g.group + hh
+
+        def run(lo: Any, hi: Any, carry: Any, masked: bool) -> Any:
+          def body(n: Any, carry: Any) -> Any:
+            dk, dv, it = carry
+            dk, dv = step(b, h, key0, n, it, dk, dv, masked)
+            return dk, dv, it + 1
+
+          return lax.fori_loop(lo, hi, body, carry)
+
+        carry = (dk, dv, it)
+        if g.mask_kv_len:
+          return run(first, g.q_steps, carry, True)
+        if g.causal:
+          diagonal_end = jnp.minimum(first + BLOCK_KV // g.block_q, g.q_steps)
+          carry = run(first, diagonal_end, carry, True)
+          return run(diagonal_end, g.q_steps, carry, False)
+        return run(first, g.q_steps, carry, False)
+
+      dk, dv, it = lax.fori_loop(0, g.group, head, (zero, zero, it))
+      # The other warpgroup's last dQ product may still read every key: meet before the key and
+      # value tiles are overwritten with this warpgroup's dK and dV.
+      plgpu.barrier_arrive(done)
+      plgpu.barrier_wait(done)
+      k_w[...] = dk.astype(k_s.dtype)
+      v_w[...] = dv.astype(v_s.dtype)
+      plgpu.commit_smem()
+      rows = pl.ds(key0, 64)
+      plgpu.copy_smem_to_gmem(k_w, dk_g.at[b, rows, kvh])
+      plgpu.copy_smem_to_gmem(v_w, dv_g.at[b, rows, kvh])
+      if g.persistent_programs:
+        # The tiles are free for the next item's keys and values once both stores read them.
+        plgpu.wait_smem_to_gmem(0, wait_read_only=True)
+        plgpu.barrier_arrive(kv_free)
+      return it
+
+    _each_item(g, items, work)
     plgpu.wait_smem_to_gmem(0)
 
   @pl.when(wg == _COMPUTE_WGS)
   def _memory():
     plgpu.set_max_registers(40, action="decrease")
-    plgpu.copy_gmem_to_smem(k_g.at[b, keys, kvh], k_s, kv_bar.at[0])
-    plgpu.copy_gmem_to_smem(v_g.at[b, keys, kvh], v_s, kv_bar.at[1])
 
-    def head(hh: Any, it0: Any) -> Any:
-      h = kvh * g.group + hh
+    def work(i: Any, it: Any) -> Any:
+      j, b, kvh, first = coords(i)
+      keys = pl.ds(j * BLOCK_KV, BLOCK_KV)
 
-      def load(n: Any, it: Any) -> Any:
-        slot = lax.rem(it, g.stages)
+      def load_kv() -> None:
+        if g.persistent_programs:
+          @pl.when(i > 0)
+          def _():
+            plgpu.barrier_wait(kv_free)  # the last item's dK and dV stores read the tiles
+        plgpu.copy_gmem_to_smem(k_g.at[b, keys, kvh], k_s, kv_bar.at[0])
+        plgpu.copy_gmem_to_smem(v_g.at[b, keys, kvh], v_s, kv_bar.at[1])
 
-        @pl.when(it >= g.stages)
-        def _():
-          plgpu.barrier_wait(q_free.at[slot])
+      # The first item's keys and values go first; a later item's once its first query steps
+      # (`kv_after`, as many as fit in flight) are loading, or at once if it has none.
+      if g.persistent_programs:
+        kv_after = jnp.minimum(g.stages, g.item_steps(j))
+        pl.when((i == 0) | (kv_after == 0))(load_kv)
+      else:
+        load_kv()
+      start = it
 
-        rows = pl.ds(n * g.block_q, g.block_q)
-        plgpu.copy_gmem_to_smem(q_g.at[b, rows, h], q_s.at[slot], q_bar.at[slot])
-        plgpu.copy_gmem_to_smem(lse_g.at[b, h, rows], lse_s.at[slot], lse_bar.at[slot])
-        plgpu.copy_gmem_to_smem(do_g.at[b, rows, h], do_s.at[slot], do_bar.at[slot])
-        plgpu.copy_gmem_to_smem(delta_g.at[b, h, rows], delta_s.at[slot], delta_bar.at[slot])
-        return it + 1
+      def head(hh: Any, it0: Any) -> Any:
+        h = kvh * g.group + hh
 
-      return lax.fori_loop(first, g.q_steps, load, it0)
+        def load(n: Any, it: Any) -> Any:
+          slot = lax.rem(it, g.stages)
 
-    lax.fori_loop(0, g.group, head, 0)
+          @pl.when(it >= g.stages)
+          def _():
+            plgpu.barrier_wait(q_free.at[slot])
+
+          rows = pl.ds(n * g.block_q, g.block_q)
+          plgpu.copy_gmem_to_smem(q_g.at[b, rows, h], q_s.at[slot], q_bar.at[slot])
+          plgpu.copy_gmem_to_smem(lse_g.at[b, h, rows], lse_s.at[slot], lse_bar.at[slot])
+          plgpu.copy_gmem_to_smem(do_g.at[b, rows, h], do_s.at[slot], do_bar.at[slot])
+          plgpu.copy_gmem_to_smem(delta_g.at[b, h, rows], delta_s.at[slot], delta_bar.at[slot])
+          if g.persistent_programs:
+            pl.when((i > 0) & (it + 1 - start == kv_after))(load_kv)
+          return it + 1
+
+        return lax.fori_loop(first, g.q_steps, load, it0)
+
+      return lax.fori_loop(0, g.group, head, it)
+
+    _each_item(g, items, work)
 
 
 def backward(q: Any, k: Any, v: Any, do: Any, lse2: Any, delta: Any, g: BwdGeometry
@@ -415,12 +493,13 @@ def backward(q: Any, k: Any, v: Any, do: Any, lse2: Any, delta: Any, g: BwdGeome
       plgpu.Barrier(num_arrivals=_COMPUTE_WGS if g.dq_columns_split else 1,
                     num_barriers=2),                                    # ds_free
       plgpu.Barrier(num_arrivals=_COMPUTE_WGS),                         # done
+      plgpu.Barrier(num_arrivals=_COMPUTE_WGS),                         # kv_free
   ]
   kv_type = jax.ShapeDtypeStruct((g.batch, g.kv_len_padded, g.kv_heads, d), dtype)
   dq_ref = jax.new_ref(jnp.zeros((g.batch, g.q_len_padded, g.heads, d), f32))
   dk, dv = plgpu.kernel(
       lambda *refs: _kernel(*refs, g=g), out_type=[kv_type, kv_type], scratch_types=scratch,
-      grid=(g.programs,), grid_names=(pallas_lib.MOSAIC_GRID_AXIS,),
+      grid=(g.launched,), grid_names=(pallas_lib.MOSAIC_GRID_AXIS,),
       num_threads=_COMPUTE_WGS + 1, thread_name="wg",
       compiler_params=plgpu.CompilerParams(approx_math=True,
                                            unsafe_no_auto_barriers=not g.auto_barriers),

@@ -165,9 +165,7 @@ def _tile_index(g: FwdGeometry, pid: Any, i: Any, listed: Any = None) -> Any:
   `listed`, the program's row of `mosaic_work.tile_list` (in shared memory in the kernel)."""
   if g.listed:
     return listed[1 + i]
-  if not g.snake:
-    return pid + i * g.programs
-  return i * g.programs + jnp.where(lax.rem(i, 2) == 0, pid, g.programs - 1 - pid)
+  return mosaic_work.dealt_item(pid, i, g.programs, g.snake)
 
 
 def _item(g: FwdGeometry, pid: Any, i: Any, listed: Any = None) -> tuple[Any, Any, Any, Any]:
@@ -206,11 +204,7 @@ def _local_tiles(g: FwdGeometry, pid: Any, listed: Any = None) -> Any:
     pieces = jnp.where(start == end, 0,
                        jnp.where(end > (first + 1) * g.kv_steps, 2, 1))
     return g.full_rounds + pieces
-  if not g.snake:
-    return lax.div(g.tiles - pid + g.programs - 1, g.programs)
-  rounds, rest = divmod(g.tiles, g.programs)
-  last = pid if rounds % 2 == 0 else g.programs - 1 - pid
-  return jnp.where(last < rest, rounds + 1, rounds)
+  return mosaic_work.dealt_count(pid, g.tiles, g.programs, g.snake)
 
 
 def _tile(g: FwdGeometry, tile: Any) -> tuple[Any, Any, Any, Any, Any]:

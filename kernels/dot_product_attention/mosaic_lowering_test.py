@@ -114,6 +114,81 @@ def test_program_coords_cover_every_block_once(longest_first):
   assert mosaic_bwd.program_coords(plain, 1)[0] == 1
 
 
+@pytest.mark.parametrize("b,t,h,k,d,causal,programs,spread", [
+    (16, 1024, 32, 32, 128, False, 132, 1.032),  # A7's shape: 4096 equal items, 31 or 32 each
+    (4, 4096, 32, 8, 128, True, 132, 1.0005),    # A10's: 1024 causal items of 8 to 256 steps
+    (2, 3072, 16, 4, 64, True, 132, 1.32),       # H3's: 192 items on 132 programs, 1 or 2 each
+    (1, 300, 4, 2, 64, True, 3, 1.0),            # odd length, 6 causal items
+    (2, 256, 2, 2, 64, False, 8, 1.0),           # as many programs as items
+])
+def test_persistent_backward_runs_every_item_once_with_even_loads(b, t, h, k, d, causal, programs,
+                                                                  spread):
+  """`BwdGeometry.persistent_programs` (`items_of`, `item`, `mosaic_work.dealt_item`): every
+  (key block, batch, key/value head) exactly once, and each program's query steps (plus one per
+  item, for its keys' load and store) within `spread` x the mean (causal items, of unequal
+  lengths, dealt longest first, every other round reversed)."""
+  g = dataclasses.replace(mosaic_bwd.choose(batch=b, q_len=t, heads=h, kv_heads=k, kv_len=t,
+                                            head_dim=d, scale=0.125, causal=causal, itemsize=2,
+                                            max_stages=4, sms=132),
+                          longest_first=causal, persistent_programs=programs)
+  assert g.launched == programs
+  seen, loads = [], []
+  for pid in range(programs):
+    count = g.items_of(pid)
+    assert count == int(mosaic_work.dealt_count(jnp.int32(pid), g.programs, programs, causal))
+    load = 0
+    for i in range(count):
+      item = g.item(pid, i)
+      assert item == int(mosaic_work.dealt_item(jnp.int32(pid), jnp.int32(i), programs, causal))
+      j = int(mosaic_bwd.program_coords(g, item)[0])
+      seen.append(tuple(int(x) for x in mosaic_bwd.program_coords(g, item)))
+      load += int(g.item_steps(j)) + 1
+    loads.append(load)
+  assert sorted(seen) == [(j, bi, kh) for j in range(g.kv_blocks) for bi in range(b)
+                          for kh in range(k)]
+  assert max(loads) <= spread * sum(loads) / programs
+  # One program per item is the launch without persistence.
+  plain = dataclasses.replace(g, persistent_programs=0)
+  assert (plain.launched, plain.items_of(3), plain.item(3, 0)) == (g.programs, 1, 3)
+
+
+def test_persistent_backward_refuses_bad_values():
+  kw = dict(batch=1, heads=2, kv_heads=2, q_len_padded=256, kv_len=256, kv_len_padded=256,
+            head_dim=64, scale=0.125)
+  with pytest.raises(ValueError, match=r"persistent_programs must be in \[0, 4\] \(the work "
+                                       r"items\), got 5"):
+    mosaic_bwd.BwdGeometry(causal=False, persistent_programs=5, **kw)
+  with pytest.raises(ValueError, match="persistent_programs must be in"):
+    mosaic_bwd.BwdGeometry(causal=False, persistent_programs=-1, **kw)
+  with pytest.raises(ValueError, match="persistent_programs needs longest_first with causal"):
+    mosaic_bwd.BwdGeometry(causal=True, persistent_programs=2, **kw)
+  assert mosaic_bwd.BwdGeometry(causal=True, persistent_programs=2, longest_first=True,
+                                **kw).launched == 2
+  # choose leaves it off until the H200 has measured it.
+  assert _choose(16, 1024, 32, 128, 1024, 32, False).persistent_programs == 0
+
+
+@pytest.mark.parametrize("d,causal,programs", [(128, False, 5), (128, True, 5), (64, True, 7)])
+def test_persistent_backward_lowers_for_cuda(d, causal, programs):
+  """The persistent backward at both head dims, causal with more keys than queries (items with
+  no query step: their keys and values load at once, their dK and dV are zero)."""
+  g = dataclasses.replace(
+      mosaic_bwd.choose(batch=2, q_len=300, heads=4, kv_heads=2, kv_len=600, head_dim=d,
+                        scale=0.125, causal=causal, itemsize=2, max_stages=4,
+                        block_qs=(128, 64) if causal else (64,), sms=132),
+      persistent_programs=programs)
+  assert g.programs == 20 and g.longest_first == causal
+  tp, sp = g.q_len_padded, g.kv_len_padded
+  bf16, f32 = jnp.bfloat16, jnp.float32
+  args = [jax.ShapeDtypeStruct((2, tp, 4, d), bf16), jax.ShapeDtypeStruct((2, sp, 2, d), bf16),
+          jax.ShapeDtypeStruct((2, sp, 2, d), bf16), jax.ShapeDtypeStruct((2, tp, 4, d), bf16),
+          jax.ShapeDtypeStruct((2, 4, tp), f32), jax.ShapeDtypeStruct((2, 4, tp), f32)]
+  exported = jax.export.export(jax.jit(lambda *a: mosaic_bwd.backward(*a, g)),
+                               platforms=["cuda"])(*args)
+  assert [(a.shape, a.dtype) for a in exported.out_avals] == [
+      ((2, tp, 4, d), f32), ((2, sp, 2, d), bf16), ((2, sp, 2, d), bf16)]
+
+
 @pytest.mark.parametrize("shape,causal", [
     ((32, 2048, 16, 64, 2048, 16), False),   # the comparison's A4 shape
     ((2, 197, 4, 64, 131, 2), True),         # odd lengths, grouped heads, 128-row steps

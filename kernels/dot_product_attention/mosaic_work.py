@@ -24,6 +24,31 @@ elements per dimension (Mosaic GPU refuses more)."""
 _LOG2E = math.log2(math.e)
 
 
+def dealt_item(pid: Any, i: Any, programs: int, snake: bool) -> Any:
+  """The work item program `pid` of a persistent launch of `programs` runs `i`-th: items pid,
+  pid + programs, ...; with `snake`, in rounds of `programs` with every other round in reverse
+  program order (for items numbered longest first, so each program's total comes out about
+  equal). Works on Python ints and on traced int32 scalars."""
+  if not snake:
+    return pid + i * programs
+  if isinstance(i, int) and isinstance(pid, int):
+    return i * programs + (pid if i % 2 == 0 else programs - 1 - pid)
+  return i * programs + jnp.where(lax.rem(i, 2) == 0, pid, programs - 1 - pid)
+
+
+def dealt_count(pid: Any, items: int, programs: int, snake: bool) -> Any:
+  """How many of `items` program `pid` runs under `dealt_item` (programs <= items)."""
+  if not snake:
+    if isinstance(pid, int):
+      return (items - pid + programs - 1) // programs
+    return lax.div(items - pid + programs - 1, programs)
+  rounds, rest = divmod(items, programs)
+  last = pid if rounds % 2 == 0 else programs - 1 - pid
+  if isinstance(pid, int):
+    return rounds + (1 if last < rest else 0)
+  return jnp.where(last < rest, rounds + 1, rounds)
+
+
 def pair_steps(pair: int, pair_rows: int, block_kv: int, kv_steps: int) -> int:
   """Key steps of causal query pair `pair` (rows below (pair + 1) x pair_rows)."""
   return min(-(-(pair + 1) * pair_rows // block_kv), kv_steps)

@@ -195,7 +195,8 @@ def contenders(variants: dict[str, Any], case_id: str, fields: dict[str, int] | 
       continue
     print(f"{case_id} {name}: geometry block_q={g.block_q} stages={g.stages} "
           f"ds_slots={g.ds_slots} programs={g.programs} "
-          f"longest_first={getattr(g, 'longest_first', False)}", flush=True)
+          f"longest_first={getattr(g, 'longest_first', False)} "
+          f"persistent_programs={getattr(g, 'persistent_programs', 0)}", flush=True)
     out[name] = (kernel_backward(module, g), args, BWD_FLOP_FACTOR * case.fwd_flops, module)
   if cudnn:
     f, a = _cudnn_pullback(case, x)
