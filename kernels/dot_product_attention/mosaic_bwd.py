@@ -1,7 +1,8 @@
 """dot_product_attention "mosaic" backward: one warp-specialised Mosaic GPU kernel (Hopper, sm_90+).
 
-One program (CTA) per (key block of ``2 * 64`` keys, batch, key/value head). It keeps its keys and
-values in shared memory and walks every query block (`block_q` rows: 64, or 128 for causal calls)
+One program (CTA) per work item, a (key block of ``2 * 64`` keys, batch, key/value head), or with
+`BwdGeometry.persistent_programs` that many programs, each looping over items. It keeps the
+item's keys and values in shared memory and walks every query block (`block_q` rows: 64, or 128 for causal calls)
 of every query head of its group,
 so dK and dV are summed over the group in registers and written once, in the input dtype. Three
 warpgroups:
@@ -82,7 +83,8 @@ class BwdGeometry:
   order, every other round reversed, `mosaic_work.dealt_item`); a program's producer loads the
   next item's first query steps while the compute warpgroups store the last item's dK and dV,
   then its keys and values once they are stored. Off in `choose` until the H200 has measured it
-  (`tools/kernels_gpu/bwd_variant_bench.py --set persistent_programs=132`)."""
+  (`tools/kernels_gpu/bwd_variant_bench.py --set persistent_programs=132`, causal cases with
+  ``longest_first=1`` too)."""
 
   batch: int
   heads: int
@@ -194,8 +196,10 @@ class BwdGeometry:
     and dV in the key/value tiles, are written by threads and read by wgmma or TMA; Q, dO, lse
     and delta are written by TMA and read by threads and wgmma); the dS^T slot is reused only
     after its ``ds_free`` barrier, the dQ staging tile only after ``wait_smem_to_gmem`` (which
-    ends in a warpgroup barrier), the key/value tiles only after the ``done`` barrier, a query
-    slot only after every thread arrived at ``q_free``; ``commit_smem`` fences and syncs the
+    ends in a warpgroup barrier), the key/value tiles only after the ``done`` barrier (and, in a
+    persistent launch, loaded again by TMA only after ``kv_free``, which both compute warpgroups
+    reach once their dK and dV stores read the tiles), a query slot only after every thread
+    arrived at ``q_free``; ``commit_smem`` fences and syncs the
     warpgroup before each product or store reads what it wrote; the producer warpgroup's
     barriers only synchronised it with itself. On the H200 (bf16, kernel + dQ cast, CUPTI)
     dropping them took 32x2048x16x64 from 3.23 to 3.11 ms and its causal form from 1.90 to
@@ -365,8 +369,6 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
         pl.when(dslot == wg)(lambda: dq_product(k_s, dq_g.at[b, rows, h]))
       return dk, dv
 
-    zero = plgpu.layout_cast(jnp.zeros((64, d), jnp.float32), plgpu.Layout.WGMMA)
-
     def work(i: Any, it: Any) -> Any:
       j, b, kvh, first = coords(i)
       key0 = j * BLOCK_KV + wg * 64
@@ -394,6 +396,7 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
           return run(diagonal_end, g.q_steps, carry, False)
         return run(first, g.q_steps, carry, False)
 
+      zero = plgpu.layout_cast(jnp.zeros((64, d), jnp.float32), plgpu.Layout.WGMMA)
       dk, dv, it = lax.fori_loop(0, g.group, head, (zero, zero, it))
       # The other warpgroup's last dQ product may still read every key: meet before the key and
       # value tiles are overwritten with this warpgroup's dK and dV.

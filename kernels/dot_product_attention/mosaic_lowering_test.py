@@ -117,7 +117,7 @@ def test_program_coords_cover_every_block_once(longest_first):
 @pytest.mark.parametrize("b,t,h,k,d,causal,programs,spread", [
     (16, 1024, 32, 32, 128, False, 132, 1.032),  # A7's shape: 4096 equal items, 31 or 32 each
     (4, 4096, 32, 8, 128, True, 132, 1.0005),    # A10's: 1024 causal items of 8 to 256 steps
-    (2, 3072, 16, 4, 64, True, 132, 1.32),       # H3's: 192 items on 132 programs, 1 or 2 each
+    (2, 3072, 16, 4, 64, True, 132, 1.31),       # H3's: 192 items on 132 programs, 1 or 2 each
     (1, 300, 4, 2, 64, True, 3, 1.0),            # odd length, 6 causal items
     (2, 256, 2, 2, 64, False, 8, 1.0),           # as many programs as items
 ])
@@ -129,7 +129,8 @@ def test_persistent_backward_runs_every_item_once_with_even_loads(b, t, h, k, d,
   lengths, dealt longest first, every other round reversed)."""
   g = dataclasses.replace(mosaic_bwd.choose(batch=b, q_len=t, heads=h, kv_heads=k, kv_len=t,
                                             head_dim=d, scale=0.125, causal=causal, itemsize=2,
-                                            max_stages=4, sms=132),
+                                            max_stages=4, sms=132,
+                                            block_qs=(128, 64) if causal else (64,)),
                           longest_first=causal, persistent_programs=programs)
   assert g.launched == programs
   seen, loads = [], []

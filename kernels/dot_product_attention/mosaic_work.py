@@ -103,7 +103,7 @@ def program_steps(g: Any) -> list[int]:
   loads = [0] * g.programs
   for i in range(-(-g.tiles // g.programs)):
     for pid in range(g.programs):
-      tile = i * g.programs + (g.programs - 1 - pid if g.snake and i % 2 else pid)
+      tile = dealt_item(pid, i, g.programs, g.snake)
       if tile < g.tiles:
         loads[pid] += steps(tile)
   return loads
