@@ -26,9 +26,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import importlib.util
 import math
-import os
 import statistics
 import sys
 from typing import Any, Callable, Iterator, Sequence
@@ -40,6 +38,7 @@ import numpy as np
 from pjrtkit import kernels as pk
 from pjrtkit.kernels.core import pallas as pallas_lib
 from pjrtkit.kernels.dot_product_attention import base, mosaic, mosaic_bwd
+from tools.kernels_gpu import variant_cli
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,14 +75,6 @@ FWD_BWD_FLOP_FACTOR = 3.5
 _MAX_STAGES = 4
 """The gradient's phase config (`MosaicAttention.phase_config`): up to 4 query steps."""
 _RESERVED = frozenset({"shipped", "cudnn"})
-
-
-def _load(path: str, name: str) -> Any:
-  spec = importlib.util.spec_from_file_location(name, path)
-  module = importlib.util.module_from_spec(spec)
-  sys.modules[spec.name] = module  # dataclasses look their module up there
-  spec.loader.exec_module(module)
-  return module
 
 
 def geometry(module: Any, case: BwdCase, fields: dict[str, int] | None = None) -> Any:
@@ -250,18 +241,7 @@ def run_case(variants: dict[str, Any], case_id: str, rounds: int, fields: dict[s
           f"{' '.join(f'{flops / t / 1e9:.1f}' for t in times)}{diff}", flush=True)
 
 
-def parse_fields(text: str) -> dict[str, int]:
-  """``FIELD=INT[,FIELD=INT]`` -> dict (ValueError naming the bad item)."""
-  fields = {}
-  for item in filter(None, text.split(",")):
-    name, sep, value = item.partition("=")
-    try:
-      if not sep or not name:
-        raise ValueError
-      fields[name] = int(value)
-    except ValueError:
-      raise ValueError(f"--set: {item!r} is not FIELD=INT") from None
-  return fields
+parse_fields = variant_cli.parse_fields
 
 
 def main(argv: Sequence[str]) -> int:
@@ -274,31 +254,16 @@ def main(argv: Sequence[str]) -> int:
   parser.add_argument("--cudnn", action="store_true")
   parser.add_argument("--fwd-bwd", action="store_true")
   args = parser.parse_args(argv)
-  cases = args.cases.split(",")
-  unknown = [c for c in cases if c not in CASES]
-  if unknown:
-    parser.error(f"cases: unknown {unknown}; accepted: {sorted(CASES)}")
-  if args.rounds < 1:
-    parser.error(f"--rounds must be >= 1, got {args.rounds}")
+  cases = variant_cli.check_cases(parser, args.cases, CASES, args.rounds)
   paths = [] if args.paths == "-" else args.paths.split(",")
-  if not all(paths):
-    parser.error(f"paths: an empty path in {args.paths!r} (comma-separated files, none empty)")
-  names = [os.path.splitext(os.path.basename(p))[0] for p in paths]
-  if len(set(names)) != len(names):
-    parser.error(f"paths: the file stems must differ, got {names}")
-  reserved = [n for n in names if n in _RESERVED]
-  if reserved:
-    parser.error(f"paths: file stems {reserved} name other contenders; rename the copies "
-                 f"(reserved: {sorted(_RESERVED)})")
+  names = variant_cli.copy_names(parser, paths, args.paths, _RESERVED)
   try:
     fields = parse_fields(args.set)
   except ValueError as e:
     parser.error(str(e))
-  variants = {n: _load(p, f"bwd_variant_{i}") for i, (n, p) in enumerate(zip(names, paths))}
-  for name, variant in variants.items():
-    known = {f.name for f in dataclasses.fields(variant.BwdGeometry)}
-    if set(fields) - known:
-      parser.error(f"--set: {name}'s BwdGeometry has no field {sorted(set(fields) - known)}")
+  variants = {n: variant_cli.load_copy(p, f"bwd_variant_{i}")
+              for i, (n, p) in enumerate(zip(names, paths))}
+  variant_cli.check_fields(parser, variants, fields, "BwdGeometry")
   for case in cases:
     run_case(variants, case, args.rounds, fields or None, args.cudnn, args.fwd_bwd)
   return 0

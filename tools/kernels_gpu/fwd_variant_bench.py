@@ -26,9 +26,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib.util
 import math
-import os
 import statistics
 import sys
 from typing import Any, Callable, Sequence
@@ -40,6 +38,7 @@ import numpy as np
 from pjrtkit import kernels as pk
 from pjrtkit.kernels.core import pallas as pallas_lib
 from pjrtkit.kernels.dot_product_attention import mosaic, mosaic_fwd
+from tools.kernels_gpu import variant_cli
 
 # name: (b, t, h, d, causal, block_kv, stages, programs (None: the SM count))
 CASES = {"A1": (1, 16384, 16, 128, False, 128, 2, None),
@@ -53,14 +52,6 @@ CASES = {"A1": (1, 16384, 16, 128, False, 128, 2, None),
 
 _RESERVED = frozenset({"shipped", "tokamax mosaic"})
 """Contender names the copies' file stems must not take."""
-
-
-def _load(path: str, name: str = "fwd_variant") -> Any:
-  spec = importlib.util.spec_from_file_location(name, path)
-  module = importlib.util.module_from_spec(spec)
-  sys.modules[spec.name] = module  # dataclasses look their module up there
-  spec.loader.exec_module(module)
-  return module
 
 
 def _contenders(variants: Any, case: str, without_lse: bool, tokamax: bool,
@@ -146,38 +137,22 @@ def main(argv: Sequence[str]) -> int:
   parser.add_argument("--tokamax", action="store_true")
   parser.add_argument("--set", default="", help="FIELD=INT[,FIELD=INT]: the copies' FwdGeometry")
   args = parser.parse_args(argv)
-  cases = args.cases.split(",")
-  unknown = [c for c in cases if c not in CASES]
-  if unknown:
-    parser.error(f"cases: unknown {unknown}; accepted: {sorted(CASES)}")
-  if args.rounds < 1:
-    parser.error(f"--rounds must be >= 1, got {args.rounds}")
+  cases = variant_cli.check_cases(parser, args.cases, CASES, args.rounds)
   paths = args.paths.split(",")
-  if not all(paths):
-    parser.error(f"paths: an empty path in {args.paths!r} (comma-separated files, none empty)")
-  names = ["variant"] if len(paths) == 1 else [os.path.splitext(os.path.basename(p))[0]
-                                                for p in paths]
-  if len(set(names)) != len(names):
-    parser.error(f"paths: the file stems must differ, got {names}")
-  reserved = [n for n in names if n in _RESERVED]
-  if reserved:
-    parser.error(f"paths: file stems {reserved} name other contenders; rename the copies "
-                 f"(reserved: {sorted(_RESERVED)})")
-  fields = {}
-  for item in filter(None, args.set.split(",")):
-    name, _, value = item.partition("=")
-    try:
-      fields[name] = int(value)
-    except ValueError:
-      parser.error(f"--set: {item!r} is not FIELD=INT")
-    if name == "with_lse":
-      parser.error("--set: with_lse is --without-lse's (each copy runs with its lse, and without "
-                   "it where --without-lse is given)")
-  variants = {n: _load(p, f"fwd_variant_{i}") for i, (n, p) in enumerate(zip(names, paths))}
-  for name, variant in variants.items():
-    known = {f.name for f in dataclasses.fields(variant.FwdGeometry)}
-    if set(fields) - known:
-      parser.error(f"--set: {name}'s FwdGeometry has no field {sorted(set(fields) - known)}")
+  # One copy is named "variant" whatever its file; several by their file stems.
+  names = variant_cli.copy_names(parser, paths, args.paths, _RESERVED if len(paths) > 1 else ())
+  if len(paths) == 1:
+    names = ["variant"]
+  try:
+    fields = variant_cli.parse_fields(args.set)
+  except ValueError as e:
+    parser.error(str(e))
+  if "with_lse" in fields:
+    parser.error("--set: with_lse is --without-lse's (each copy runs with its lse, and without "
+                 "it where --without-lse is given)")
+  variants = {n: variant_cli.load_copy(p, f"fwd_variant_{i}")
+              for i, (n, p) in enumerate(zip(names, paths))}
+  variant_cli.check_fields(parser, variants, fields, "FwdGeometry")
   for case in cases:
     run_case(variants, case, args.rounds, args.without_lse, args.tokamax, fields)
   return 0
