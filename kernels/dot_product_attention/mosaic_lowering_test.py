@@ -1,16 +1,16 @@
-"""The compiled "mosaic" attention kernels, checked without a GPU: the backward's geometry choice
-(shared memory, blocks, stages), and lowering for CUDA (``jax.export(..., platforms=["cuda"])``
-runs Pallas's Mosaic GPU lowering on the CPU, which catches shape, layout, transform and
-scratch-allocation errors in the warp-specialised kernels that Pallas's interpreter cannot run;
-not barrier ordering or phase errors, which only show when they run). Their numerics are checked
-on the H200 (tools/kernels_gpu: dot_product_attention_test's GPU tests).
+"""The compiled "mosaic" attention forward (`mosaic_fwd`, `mosaic_work`), checked without a GPU:
+its launches (persistent, listed, split tail) and lowering for CUDA (``jax.export(...,
+platforms=["cuda"])`` runs Pallas's Mosaic GPU lowering on the CPU, which catches shape, layout,
+transform and scratch-allocation errors in the warp-specialised kernels that Pallas's interpreter
+cannot run; not barrier ordering or phase errors, which only show when they run). The backward's
+checks are in mosaic_bwd_test.py. Numerics are checked on the H200 (tools/kernels_gpu:
+dot_product_attention_test's GPU tests).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import re
 import sys
 
 from pjrtkit.kernels import testing
@@ -25,232 +25,9 @@ import pytest  # noqa: E402
 
 from pjrtkit.kernels.core import pallas as pallas_lib  # noqa: E402
 from pjrtkit.kernels.dot_product_attention import base  # noqa: E402
-from pjrtkit.kernels.dot_product_attention import mosaic_bwd  # noqa: E402
 from pjrtkit.kernels.dot_product_attention import mosaic_fwd  # noqa: E402
 from pjrtkit.kernels.dot_product_attention import mosaic_work  # noqa: E402
 from pjrtkit.kernels.dot_product_attention.mosaic import MosaicAttention  # noqa: E402
-
-
-def _choose(b, t, h, d, s, k, causal, max_stages=4, block_qs=(64,)):
-  return mosaic_bwd.choose(batch=b, q_len=t, heads=h, kv_heads=k, kv_len=s, head_dim=d,
-                           scale=1 / math.sqrt(d), causal=causal, itemsize=2,
-                           max_stages=max_stages, block_qs=block_qs)
-
-
-def test_backward_geometry_fits_hopper_shared_memory():
-  spec = base.make_spec(*[jax.ShapeDtypeStruct((32, 2048, 16, 64), jnp.bfloat16)] * 3, None,
-                        None, False, None)
-  max_stages = MosaicAttention().phase_config(spec, "bwd").stages
-  g = _choose(32, 2048, 16, 64, 2048, 16, False, max_stages=max_stages)
-  assert (g.block_q, g.stages, g.ds_slots, g.dq_columns_split) == (64, 4, 2, False)
-  assert (g.q_steps, g.kv_blocks, g.programs, g.group) == (32, 16, 8192, 1)
-  # Keys, values 2 x 16 KiB; Q, dO 4 stages x 2 x 8 KiB; lse, delta 2 KiB; dS^T 2 x 16 KiB;
-  # dQ staging 2 x 16 KiB; 4 KiB of barriers and alignment.
-  assert g.smem_bytes(2) == 32768 + 65536 + 2048 + 32768 + 32768 + 4096
-  # Nsight Compute on the H200 (tools/bench/results/ncu_h200_fused_bwd_summary.txt): this kernel
-  # took 166,104 bytes of dynamic shared memory, and A6's below 198,792: the estimate covers both
-  # with under 4 KiB to spare.
-  assert 166104 <= g.smem_bytes(2) < 166104 + 4096
-  wide = _choose(1, 16384, 16, 128, 16384, 16, False)
-  assert (wide.block_q, wide.stages, wide.ds_slots, wide.dq_columns_split) == (64, 2, 2, True)
-  assert wide.dq_tile == (64, 64) and wide.fits(2)
-  assert 198792 <= wide.smem_bytes(2) < 198792 + 4096
-  causal = _choose(2, 197, 4, 64, 131, 2, True, block_qs=(128, 64))
-  assert (causal.block_q, causal.stages, causal.ds_slots) == (128, 2, 1)
-  assert (causal.q_len_padded, causal.kv_len_padded, causal.mask_kv_len) == (256, 256, True)
-  assert causal.programs == 2 * 2 * 2
-  assert _choose(1, 64, 1, 512, 64, 1, False) is None  # No tile of head_dim 512 fits.
-  with pytest.raises(ValueError, match=r"heads \(6\) must be a multiple of kv_heads \(4\)"):
-    mosaic_bwd.BwdGeometry(1, 6, 4, 64, 64, 128, 64, 0.125, False)
-
-
-def test_backward_geometry_refuses_bad_values():
-  with pytest.raises(ValueError, match=r"block_q must be one of \(64, 128\), got 32"):
-    mosaic_bwd.BwdGeometry(1, 1, 1, 64, 64, 128, 64, 0.125, False, block_q=32)
-  with pytest.raises(ValueError, match="padded lengths must be multiples of 128 .queries. and "
-                                       "128 .keys., got 64 and 128"):
-    mosaic_bwd.BwdGeometry(1, 1, 1, 64, 64, 128, 64, 0.125, False, block_q=128)
-  with pytest.raises(ValueError, match="stages must be at least 2, got 1"):
-    mosaic_bwd.BwdGeometry(1, 1, 1, 64, 64, 128, 64, 0.125, False, stages=1)
-  with pytest.raises(ValueError, match="ds_slots must be 1 or 2, got 3"):
-    mosaic_bwd.BwdGeometry(1, 1, 1, 64, 64, 128, 64, 0.125, False, ds_slots=3)
-
-
-def test_causal_launches_of_few_waves_start_their_longest_programs_first():
-  kw = dict(q_len=3072, heads=16, kv_heads=4, kv_len=3072, head_dim=64, scale=0.125,
-            itemsize=2, max_stages=4, block_qs=(128, 64))
-  # 2x3072x16x64 kv4: 24 key blocks x 2 x 4 = 192 programs, 1.5 per SM of 132.
-  g = mosaic_bwd.choose(batch=2, causal=True, sms=132, **kw)
-  assert (g.programs, g.longest_first) == (192, True)
-  assert not mosaic_bwd.choose(batch=2, causal=False, sms=132, **kw).longest_first
-  # 8 programs per SM at most: 1056 on 132 SMs; 44 batches make 44 x 96 = 4224.
-  assert not mosaic_bwd.choose(batch=44, causal=True, sms=132, **kw).longest_first
-  assert mosaic_bwd.choose(batch=11, causal=True, sms=132, **kw).programs == 1056
-  assert mosaic_bwd.choose(batch=11, causal=True, sms=132, **kw).longest_first
-  assert not mosaic_bwd.choose(batch=12, causal=True, sms=132, **kw).longest_first
-  assert mosaic_bwd.LONGEST_FIRST_MAX_WAVES == 8
-  # Traced on a CPU device, the count is an H200's, not the CPU's.
-  assert pallas_lib.gpu_sm_count() == pallas_lib.DEFAULT_SMS == 132
-  assert mosaic_bwd.choose(batch=11, causal=True, **kw).longest_first
-  with pytest.raises(ValueError, match="sms must be at least 1, got 0"):
-    mosaic_bwd.choose(batch=2, causal=True, sms=0, **kw)
-
-
-@pytest.mark.parametrize("longest_first", [False, True])
-def test_program_coords_cover_every_block_once(longest_first):
-  g = mosaic_bwd.BwdGeometry(batch=2, heads=6, kv_heads=3, q_len_padded=512, kv_len=512,
-                             kv_len_padded=512, head_dim=64, scale=0.125, causal=True,
-                             longest_first=longest_first)
-  coords = [tuple(int(x) for x in mosaic_bwd.program_coords(g, pid)) for pid in range(g.programs)]
-  assert sorted(coords) == [(j, b, h) for j in range(4) for b in range(2) for h in range(3)]
-  if longest_first:
-    # Every (batch, head)'s first key block (the longest causal program) starts first.
-    assert [c[0] for c in coords] == [j for j in range(4) for _ in range(6)]
-    assert coords[:3] == [(0, 0, 0), (0, 1, 0), (0, 0, 1)]
-  else:
-    assert coords[:5] == [(0, 0, 0), (1, 0, 0), (2, 0, 0), (3, 0, 0), (0, 1, 0)]
-  # Without a causal mask every program has the same work: the order stays.
-  plain = dataclasses.replace(g, causal=False)
-  assert mosaic_bwd.program_coords(plain, 1)[0] == 1
-
-
-@pytest.mark.parametrize("b,t,h,k,d,causal,programs,spread", [
-    (16, 1024, 32, 32, 128, False, 132, 1.032),  # A7's shape: 4096 equal items, 31 or 32 each
-    (4, 4096, 32, 8, 128, True, 132, 1.0005),    # A10's: 1024 causal items of 8 to 256 steps
-    (2, 3072, 16, 4, 64, True, 132, 1.31),       # H3's: 192 items on 132 programs, 1 or 2 each
-    (1, 300, 4, 2, 64, True, 3, 1.0),            # odd length, 6 causal items
-    (2, 256, 2, 2, 64, False, 8, 1.0),           # as many programs as items
-])
-def test_persistent_backward_runs_every_item_once_with_even_loads(b, t, h, k, d, causal, programs,
-                                                                  spread):
-  """`BwdGeometry.persistent_programs` (`items_of`, `item`, `mosaic_work.dealt_item`): every
-  (key block, batch, key/value head) exactly once, and each program's query steps (plus one per
-  item, for its keys' load and store) within `spread` x the mean (causal items, of unequal
-  lengths, dealt longest first, every other round reversed)."""
-  g = dataclasses.replace(mosaic_bwd.choose(batch=b, q_len=t, heads=h, kv_heads=k, kv_len=t,
-                                            head_dim=d, scale=0.125, causal=causal, itemsize=2,
-                                            max_stages=4, sms=132,
-                                            block_qs=(128, 64) if causal else (64,)),
-                          longest_first=causal, persistent_programs=programs)
-  assert g.launched == programs
-  seen, loads = [], []
-  for pid in range(programs):
-    count = g.items_of(pid)
-    assert count == int(mosaic_work.dealt_count(jnp.int32(pid), g.programs, programs, causal))
-    load = 0
-    for i in range(count):
-      item = g.item(pid, i)
-      assert item == int(mosaic_work.dealt_item(jnp.int32(pid), jnp.int32(i), programs, causal))
-      j = int(mosaic_bwd.program_coords(g, item)[0])
-      seen.append(tuple(int(x) for x in mosaic_bwd.program_coords(g, item)))
-      load += int(g.item_steps(j)) + 1
-    loads.append(load)
-  assert sorted(seen) == [(j, bi, kh) for j in range(g.kv_blocks) for bi in range(b)
-                          for kh in range(k)]
-  assert max(loads) <= spread * sum(loads) / programs
-  # One program per item is the launch without persistence.
-  plain = dataclasses.replace(g, persistent_programs=0)
-  assert (plain.launched, plain.items_of(3), plain.item(3, 0)) == (g.programs, 1, 3)
-
-
-def test_persistent_backward_refuses_bad_values():
-  kw = dict(batch=1, heads=2, kv_heads=2, q_len_padded=256, kv_len=256, kv_len_padded=256,
-            head_dim=64, scale=0.125)
-  with pytest.raises(ValueError, match=r"persistent_programs must be in \[0, 4\] \(the work "
-                                       r"items\), got 5"):
-    mosaic_bwd.BwdGeometry(causal=False, persistent_programs=5, **kw)
-  with pytest.raises(ValueError, match="persistent_programs must be in"):
-    mosaic_bwd.BwdGeometry(causal=False, persistent_programs=-1, **kw)
-  with pytest.raises(ValueError, match="persistent_programs needs longest_first with causal"):
-    mosaic_bwd.BwdGeometry(causal=True, persistent_programs=2, **kw)
-  assert mosaic_bwd.BwdGeometry(causal=True, persistent_programs=2, longest_first=True,
-                                **kw).launched == 2
-  # choose leaves it off until the H200 has measured it.
-  assert _choose(16, 1024, 32, 128, 1024, 32, False).persistent_programs == 0
-
-
-@pytest.mark.parametrize("d,causal,programs", [(128, False, 5), (128, True, 5), (64, True, 7)])
-def test_persistent_backward_lowers_for_cuda(d, causal, programs):
-  """The persistent backward at both head dims, causal with more keys than queries (items with
-  no query step: their keys and values load at once, their dK and dV are zero)."""
-  g = dataclasses.replace(
-      mosaic_bwd.choose(batch=2, q_len=300, heads=4, kv_heads=2, kv_len=600, head_dim=d,
-                        scale=0.125, causal=causal, itemsize=2, max_stages=4,
-                        block_qs=(128, 64) if causal else (64,), sms=132),
-      persistent_programs=programs)
-  assert g.programs == 20 and g.longest_first == causal
-  tp, sp = g.q_len_padded, g.kv_len_padded
-  bf16, f32 = jnp.bfloat16, jnp.float32
-  args = [jax.ShapeDtypeStruct((2, tp, 4, d), bf16), jax.ShapeDtypeStruct((2, sp, 2, d), bf16),
-          jax.ShapeDtypeStruct((2, sp, 2, d), bf16), jax.ShapeDtypeStruct((2, tp, 4, d), bf16),
-          jax.ShapeDtypeStruct((2, 4, tp), f32), jax.ShapeDtypeStruct((2, 4, tp), f32)]
-  exported = jax.export.export(jax.jit(lambda *a: mosaic_bwd.backward(*a, g)),
-                               platforms=["cuda"])(*args)
-  assert [(a.shape, a.dtype) for a in exported.out_avals] == [
-      ((2, tp, 4, d), f32), ((2, sp, 2, d), bf16), ((2, sp, 2, d), bf16)]
-
-
-@pytest.mark.parametrize("shape,causal", [
-    ((32, 2048, 16, 64, 2048, 16), False),   # the comparison's A4 shape
-    ((2, 197, 4, 64, 131, 2), True),         # odd lengths, grouped heads, 128-row steps
-    ((2, 256, 4, 128, 384, 4), False),       # head_dim 128: dQ split by columns
-    ((1, 1000, 4, 64, 300, 1), True),        # multi-query, more queries than keys
-    ((1, 256, 2, 64, 256, 2), True),         # causal, no key padding: masked then clean steps
-    ((1, 256, 4, 128, 256, 2), True),        # causal, head_dim 128, grouped heads, column split
-])
-def test_forward_and_fused_backward_lower_for_cuda(shape, causal):
-  b, t, h, d, s, k = shape
-  impl = MosaicAttention()
-  q = jax.ShapeDtypeStruct((b, t, h, d), jnp.bfloat16)
-  kv = jax.ShapeDtypeStruct((b, s, k, d), jnp.bfloat16)
-
-  def fwd_bwd(q, k, v, dout):
-    spec = base.make_spec(q, k, v, None, None, causal, None)
-    out, residuals = impl.forward((q, k, v, None, None), spec, impl.phase_config(spec, "fwd"))
-    return (out,) + impl.backward(residuals, dout, spec, impl.phase_config(spec, "bwd"))[:3]
-
-  exported = jax.export.export(jax.jit(fwd_bwd), platforms=["cuda"])(q, kv, kv, q)
-  assert [(a.shape, a.dtype) for a in exported.out_avals] == [
-      ((b, t, h, d), jnp.bfloat16), ((b, t, h, d), jnp.bfloat16),
-      ((b, s, k, d), jnp.bfloat16), ((b, s, k, d), jnp.bfloat16)]
-  # Two Mosaic GPU kernels: the persistent forward and the fused backward.
-  assert re.findall(r"custom_call @(\w+)", exported.mlir_module()).count("mosaic_gpu_v2") == 2
-
-
-@pytest.mark.parametrize("flags,kernels", [
-    ("--xla_gpu_deterministic_ops=true", 3), ("--xla_gpu_exclude_nondeterministic_ops", 3),
-    ("--xla_gpu_deterministic_ops=false", 2), ("", 2)])
-def test_deterministic_ops_take_the_split_backward(monkeypatch, flags, kernels):
-  """With XLA_FLAGS asking for determinism the backward is the dQ and dK/dV kernels (no atomic
-  adds): three Mosaic GPU kernels with the forward instead of two."""
-  monkeypatch.setenv("XLA_FLAGS", flags)
-  impl = MosaicAttention()
-  q = jax.ShapeDtypeStruct((2, 256, 4, 64), jnp.bfloat16)
-
-  def grads(q, k, v, dout):
-    spec = base.make_spec(q, k, v, None, None, False, None)
-    _, residuals = impl.forward((q, k, v, None, None), spec, impl.phase_config(spec, "fwd"))
-    return impl.backward(residuals, dout, spec, impl.phase_config(spec, "bwd"))[:3]
-
-  exported = jax.export.export(jax.jit(grads), platforms=["cuda"])(q, q, q, q)
-  assert re.findall(r"custom_call @(\w+)", exported.mlir_module()).count("mosaic_gpu_v2") == kernels
-
-
-@pytest.mark.parametrize("causal,longest_first", [(False, False), (True, False), (True, True)])
-def test_fused_backward_with_64_row_steps_lowers_for_cuda(causal, longest_first):
-  """`mosaic_bwd.backward` directly at block_q 64 (what non-causal calls take; causal calls take
-  128 first), causal included, with one dS^T slot, in both program orders."""
-  g = mosaic_bwd.BwdGeometry(batch=1, heads=4, kv_heads=2, q_len_padded=320, kv_len=300,
-                             kv_len_padded=384, head_dim=64, scale=0.125, causal=causal,
-                             stages=3, block_q=64, ds_slots=1, longest_first=longest_first)
-  bf16, f32 = jnp.bfloat16, jnp.float32
-  args = [jax.ShapeDtypeStruct((1, 320, 4, 64), bf16), jax.ShapeDtypeStruct((1, 384, 2, 64), bf16),
-          jax.ShapeDtypeStruct((1, 384, 2, 64), bf16), jax.ShapeDtypeStruct((1, 320, 4, 64), bf16),
-          jax.ShapeDtypeStruct((1, 4, 320), f32), jax.ShapeDtypeStruct((1, 4, 320), f32)]
-  exported = jax.export.export(jax.jit(lambda *a: mosaic_bwd.backward(*a, g)),
-                               platforms=["cuda"])(*args)
-  assert [(a.shape, a.dtype) for a in exported.out_avals] == [
-      ((1, 320, 4, 64), f32), ((1, 384, 2, 64), bf16), ((1, 384, 2, 64), bf16)]
 
 
 def _causal_geometry(b, t, h, d, block_kv, programs, kv_len=None, kv_len_padded=None):
@@ -592,11 +369,6 @@ def test_causal_forwards_load_through_one_warp(monkeypatch, causal, programs, on
   jax.export.export(jax.jit(lambda q, k, v: mosaic_fwd.forward(q, k, v, g)),
                     platforms=["cuda"])(x, x, x)
   assert len(calls) == (1 if one_warp else 0)
-
-
-def test_backward_drops_pallas_auto_barriers_at_head_dim_64_only():
-  assert not _choose(32, 2048, 16, 64, 2048, 16, False).auto_barriers
-  assert _choose(1, 16384, 16, 128, 16384, 16, False, max_stages=2).auto_barriers
 
 
 def test_forward_takes_turns_through_named_barriers():
