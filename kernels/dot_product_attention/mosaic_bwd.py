@@ -21,7 +21,8 @@ Per query step each compute warpgroup does, with its keys K_w, V_w (64 x D):
   dV  += P^T dO             (P^T straight from registers as wgmma's left operand)
   dK  += dS^T Q             (dS^T from registers)
 
-and writes dS^T into its half of a shared ``[128 keys, block_q queries]`` tile. The dQ product of
+and, while dV's product runs, writes dS^T into its half of a shared ``[128 keys, block_q
+queries]`` tile, then issues dK's. The dQ product of
 the step, ``dQ_step = dS K`` over all 128 keys (the tile read transposed), is done by one
 warpgroup, alternating by step, which adds it to a float32 dQ in global memory with a TMA
 reduce-add (``copy_smem_to_gmem(reduction_op="add")``). That dQ starts as zeros: it is passed in
@@ -82,9 +83,11 @@ class BwdGeometry:
   items), each running items pid, pid + persistent_programs, ... (causal: in the longest-first
   order, every other round reversed, `mosaic_work.dealt_item`); a program's producer loads the
   next item's first query steps while the compute warpgroups store the last item's dK and dV,
-  then its keys and values once they are stored. Off in `choose` until the H200 has measured it
-  (`tools/kernels_gpu/bwd_variant_bench.py --set persistent_programs=132`, causal cases with
-  ``longest_first=1`` too)."""
+  then its keys and values once they are stored. Opt-in: `choose` never sets it. On the H200
+  (bf16, CUPTI, one process, `tools/kernels_gpu/bwd_variant_bench.py`) 132 programs were 1-19 %
+  slower than one program per item at every measured shape (1x16384x16x128 10.62 -> 11.25 ms,
+  16x1024x32x128 1.58 -> 1.64 ms, 4x4096x32x128 causal with 8 key/value heads 3.06 -> 3.47 ms):
+  more spills, and each item's key/value load waits on the last item's stores."""
 
   batch: int
   heads: int
@@ -160,6 +163,17 @@ class BwdGeometry:
   def item_steps(self, j: Any) -> Any:
     """Query steps of a work item of key block `j` (over its group's query heads)."""
     return self.group * (self.q_steps - _first_step(self, j))
+
+  @property
+  def flat_steps(self) -> bool:
+    """Whether a program walks its group's query heads and their query steps as one loop
+    (step t: head ``t // q_steps``, query block ``t % q_steps``) rather than a loop of heads
+    around a loop of steps: non-causal calls of more than one query head per key/value head.
+    On the H200 (bf16, CUPTI, one process) 4x4096x32x128 with 8 key/value heads went from 5.64
+    to 5.27 ms, 108 bytes of ptxas spills instead of 140. Causal calls keep the nested loops:
+    flattened, each step chooses its masked or unmasked body at run time, and 4x4096x32x128
+    causal with 8 went from 3.15 to 3.27 ms."""
+    return self.group > 1 and not self.causal
 
   @property
   def dq_columns_split(self) -> bool:
@@ -257,6 +271,12 @@ def _first_step(g: BwdGeometry, j: Any) -> Any:
   return jnp.minimum(j * (BLOCK_KV // g.block_q), g.q_steps)
 
 
+def flat_head_step(g: BwdGeometry, kvh: Any, t: Any) -> tuple[Any, Any]:
+  """(query head, query block) of step `t` of key/value head `kvh`'s program when
+  `BwdGeometry.flat_steps`: the nested loops' order, heads slowest."""
+  return kvh * g.group + lax.div(t, g.q_steps), lax.rem(t, g.q_steps)
+
+
 def _each_item(g: BwdGeometry, items: Any, work: Any) -> None:
   """``work(i, it)`` for this program's items, `it` counting query steps over all of them (one
   item, unrolled, without `persistent_programs`)."""
@@ -332,19 +352,23 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
       dst = pt * (dpt - lax.broadcast_in_dim(delta, shape, [1])) * g.scale
       pt16, ds16 = pt.astype(q_s.dtype), dst.astype(q_s.dtype)
 
-      # dS^T into this warpgroup's half of the shared tile (once the dQ product that last read
-      # that tile released it), so the dQ product can start while dK and dV accumulate.
-      @pl.when(it >= g.ds_slots)
-      def _():
-        plgpu.barrier_wait(ds_free.at[lax.rem(it - g.ds_slots, 2)])
-
-      ds_tile.at[my_keys][...] = ds16
-      plgpu.commit_smem()
-      plgpu.barrier_arrive(ds_ready.at[dslot])
-
+      # dV's product is issued first and runs while dS^T goes into this warpgroup's half of
+      # the shared tile (once the dQ product that last read that tile released it), so the dQ
+      # product can start while dK and dV accumulate. On the H200 (bf16, CUPTI, one process)
+      # issuing dV before the store rather than after took 1x16384x16x128 from 10.62 to
+      # 10.06 ms, its causal form from 5.33 to 4.99 ms, 16x1024x32x128 from 1.58 to 1.54 ms and
+      # 2x3072x16x64 with 4 key/value heads (causal) from 0.327 to 0.305 ms.
       def grads(refs: tuple[Any, Any]) -> None:
         dv_ref, dk_ref = refs
         plgpu.wgmma(dv_ref, pt16, do_t)
+
+        @pl.when(it >= g.ds_slots)
+        def _():
+          plgpu.barrier_wait(ds_free.at[lax.rem(it - g.ds_slots, 2)])
+
+        ds_tile.at[my_keys][...] = ds16
+        plgpu.commit_smem()
+        plgpu.barrier_arrive(ds_ready.at[dslot])
         plgpu.wgmma(dk_ref, ds16, q_t)
 
       dv, dk = pl.run_state(grads)((plgpu.ACC.init(dv), plgpu.ACC.init(dk)))
@@ -397,7 +421,16 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
         return run(first, g.q_steps, carry, False)
 
       zero = plgpu.layout_cast(jnp.zeros((64, d), jnp.float32), plgpu.Layout.WGMMA)
-      dk, dv, it = lax.fori_loop(0, g.group, head, (zero, zero, it))
+      if g.flat_steps:
+        def flat(t: Any, carry: Any) -> Any:
+          dk, dv, it = carry
+          h, n = flat_head_step(g, kvh, t)
+          dk, dv = step(b, h, key0, n, it, dk, dv, g.mask_kv_len)
+          return dk, dv, it + 1
+
+        dk, dv, it = lax.fori_loop(0, g.group * g.q_steps, flat, (zero, zero, it))
+      else:
+        dk, dv, it = lax.fori_loop(0, g.group, head, (zero, zero, it))
       # The other warpgroup's last dQ product may still read every key: meet before the key and
       # value tiles are overwritten with this warpgroup's dK and dV.
       plgpu.barrier_arrive(done)
@@ -442,26 +475,31 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
         load_kv()
       start = it
 
+      def load(h: Any, n: Any, it: Any) -> Any:
+        slot = lax.rem(it, g.stages)
+
+        @pl.when(it >= g.stages)
+        def _():
+          plgpu.barrier_wait(q_free.at[slot])
+
+        rows = pl.ds(n * g.block_q, g.block_q)
+        plgpu.copy_gmem_to_smem(q_g.at[b, rows, h], q_s.at[slot], q_bar.at[slot])
+        plgpu.copy_gmem_to_smem(lse_g.at[b, h, rows], lse_s.at[slot], lse_bar.at[slot])
+        plgpu.copy_gmem_to_smem(do_g.at[b, rows, h], do_s.at[slot], do_bar.at[slot])
+        plgpu.copy_gmem_to_smem(delta_g.at[b, h, rows], delta_s.at[slot], delta_bar.at[slot])
+        if g.persistent_programs:
+          pl.when((i > 0) & (it + 1 - start == kv_after))(load_kv)
+        return it + 1
+
+      if g.flat_steps:  # the compute warpgroups' order
+        def flat(t: Any, it: Any) -> Any:
+          return load(*flat_head_step(g, kvh, t), it)
+
+        return lax.fori_loop(0, g.group * g.q_steps, flat, it)
+
       def head(hh: Any, it0: Any) -> Any:
         h = kvh * g.group + hh
-
-        def load(n: Any, it: Any) -> Any:
-          slot = lax.rem(it, g.stages)
-
-          @pl.when(it >= g.stages)
-          def _():
-            plgpu.barrier_wait(q_free.at[slot])
-
-          rows = pl.ds(n * g.block_q, g.block_q)
-          plgpu.copy_gmem_to_smem(q_g.at[b, rows, h], q_s.at[slot], q_bar.at[slot])
-          plgpu.copy_gmem_to_smem(lse_g.at[b, h, rows], lse_s.at[slot], lse_bar.at[slot])
-          plgpu.copy_gmem_to_smem(do_g.at[b, rows, h], do_s.at[slot], do_bar.at[slot])
-          plgpu.copy_gmem_to_smem(delta_g.at[b, h, rows], delta_s.at[slot], delta_bar.at[slot])
-          if g.persistent_programs:
-            pl.when((i > 0) & (it + 1 - start == kv_after))(load_kv)
-          return it + 1
-
-        return lax.fori_loop(first, g.q_steps, load, it0)
+        return lax.fori_loop(first, g.q_steps, lambda n, it: load(h, n, it), it0)
 
       return lax.fori_loop(0, g.group, head, it)
 
