@@ -268,6 +268,7 @@ def test_mosaic_attention_splits_the_tail_on_gpu():
     ((1, 128, 2, 64, 384, 1), True),     # key blocks past every query: dK = dV = 0
     ((2, 300, 4, 64, 1000, 2), False),   # 8 key blocks, the last one partly past kv_len
     ((1, 1000, 4, 64, 300, 4), True),    # more queries than keys, causal
+    ((2, 300, 8, 128, 300, 2), False),   # grouped, head_dim 128: one loop of steps, split dQ
 ])
 def test_mosaic_fused_backward_on_gpu(shape, causal):
   """The warp-specialised backward (``mosaic_bwd``: one program per 128 keys, dQ by TMA

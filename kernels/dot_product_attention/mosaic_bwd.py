@@ -277,6 +277,42 @@ def flat_head_step(g: BwdGeometry, kvh: Any, t: Any) -> tuple[Any, Any]:
   return kvh * g.group + lax.div(t, g.q_steps), lax.rem(t, g.q_steps)
 
 
+def walk_steps(g: BwdGeometry, kvh: Any, first: Any, body: Any, carry: Any,
+               split_masked: bool = True) -> Any:
+  """``carry = body(h, n, masked, carry)`` over a work item's query steps (query head `h`,
+  query block `n`) in the one order the producer and the compute warpgroups share: heads
+  slowest, each head's blocks from `first` (one loop over both when `BwdGeometry.flat_steps`,
+  `flat_head_step`). `masked` (a Python bool) says whether the step masks keys past the length
+  or across the causal diagonal; with `split_masked` off a causal head's blocks run as one
+  loop and `masked` is None (the producer, which does not mask)."""
+  if g.flat_steps:
+    masked = g.mask_kv_len if split_masked else None
+
+    def flat(t: Any, carry: Any) -> Any:
+      h, n = flat_head_step(g, kvh, t)
+      return body(h, n, masked, carry)
+
+    return lax.fori_loop(0, g.group * g.q_steps, flat, carry)
+
+  def head(hh: Any, carry: Any) -> Any:
+    h = kvh * g.group + hh
+
+    def run(lo: Any, hi: Any, carry: Any, masked: bool | None) -> Any:
+      return lax.fori_loop(lo, hi, lambda n, carry: body(h, n, masked, carry), carry)
+
+    if not split_masked:
+      return run(first, g.q_steps, carry, None)
+    if g.mask_kv_len:
+      return run(first, g.q_steps, carry, True)
+    if g.causal:
+      diagonal_end = jnp.minimum(first + BLOCK_KV // g.block_q, g.q_steps)
+      carry = run(first, diagonal_end, carry, True)
+      return run(diagonal_end, g.q_steps, carry, False)
+    return run(first, g.q_steps, carry, False)
+
+  return lax.fori_loop(0, g.group, head, carry)
+
+
 def _each_item(g: BwdGeometry, items: Any, work: Any) -> None:
   """``work(i, it)`` for this program's items, `it` counting query steps over all of them (one
   item, unrolled, without `persistent_programs`)."""
@@ -399,38 +435,13 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
       plgpu.barrier_wait(kv_bar.at[0])
       plgpu.barrier_wait(kv_bar.at[1])
 
-      def head(hh: Any, carry: Any) -> Any:
+      def one_step(h: Any, n: Any, masked: bool, carry: Any) -> Any:
         dk, dv, it = carry
-        h = kvh * g.group + hh
-
-        def run(lo: Any, hi: Any, carry: Any, masked: bool) -> Any:
-          def body(n: Any, carry: Any) -> Any:
-            dk, dv, it = carry
-            dk, dv = step(b, h, key0, n, it, dk, dv, masked)
-            return dk, dv, it + 1
-
-          return lax.fori_loop(lo, hi, body, carry)
-
-        carry = (dk, dv, it)
-        if g.mask_kv_len:
-          return run(first, g.q_steps, carry, True)
-        if g.causal:
-          diagonal_end = jnp.minimum(first + BLOCK_KV // g.block_q, g.q_steps)
-          carry = run(first, diagonal_end, carry, True)
-          return run(diagonal_end, g.q_steps, carry, False)
-        return run(first, g.q_steps, carry, False)
+        dk, dv = step(b, h, key0, n, it, dk, dv, masked)
+        return dk, dv, it + 1
 
       zero = plgpu.layout_cast(jnp.zeros((64, d), jnp.float32), plgpu.Layout.WGMMA)
-      if g.flat_steps:
-        def flat(t: Any, carry: Any) -> Any:
-          dk, dv, it = carry
-          h, n = flat_head_step(g, kvh, t)
-          dk, dv = step(b, h, key0, n, it, dk, dv, g.mask_kv_len)
-          return dk, dv, it + 1
-
-        dk, dv, it = lax.fori_loop(0, g.group * g.q_steps, flat, (zero, zero, it))
-      else:
-        dk, dv, it = lax.fori_loop(0, g.group, head, (zero, zero, it))
+      dk, dv, it = walk_steps(g, kvh, first, one_step, (zero, zero, it))
       # The other warpgroup's last dQ product may still read every key: meet before the key and
       # value tiles are overwritten with this warpgroup's dK and dV.
       plgpu.barrier_arrive(done)
@@ -475,7 +486,8 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
         load_kv()
       start = it
 
-      def load(h: Any, n: Any, it: Any) -> Any:
+      def load(h: Any, n: Any, masked: None, it: Any) -> Any:
+        del masked  # the producer loads the same tiles for every step
         slot = lax.rem(it, g.stages)
 
         @pl.when(it >= g.stages)
@@ -491,17 +503,7 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
           pl.when((i > 0) & (it + 1 - start == kv_after))(load_kv)
         return it + 1
 
-      if g.flat_steps:  # the compute warpgroups' order
-        def flat(t: Any, it: Any) -> Any:
-          return load(*flat_head_step(g, kvh, t), it)
-
-        return lax.fori_loop(0, g.group * g.q_steps, flat, it)
-
-      def head(hh: Any, it0: Any) -> Any:
-        h = kvh * g.group + hh
-        return lax.fori_loop(first, g.q_steps, lambda n, it: load(h, n, it), it0)
-
-      return lax.fori_loop(0, g.group, head, it)
+      return walk_steps(g, kvh, first, load, it, split_masked=False)
 
     _each_item(g, items, work)
 

@@ -120,6 +120,41 @@ def test_grouped_non_causal_programs_walk_heads_and_steps_as_one_loop_in_nested_
   # One query head per key/value head, or a causal mask: heads around steps, as before.
   assert not dataclasses.replace(g, heads=2).flat_steps
   assert not dataclasses.replace(g, causal=True).flat_steps
+  # The lowering case of test_forward_and_fused_backward_lower_for_cuda that takes this loop.
+  lowered = _choose(2, 300, 8, 128, 300, 2, False)
+  assert lowered.flat_steps and lowered.mask_kv_len and lowered.dq_columns_split
+
+
+@pytest.mark.parametrize("heads,kv_len,causal,j", [
+    (6, 128, False, 0),   # 3 query heads per key/value head: one flat loop
+    (6, 100, False, 0),   # flat, every step masks the keys past 100
+    (4, 256, True, 1),    # causal, grouped: each head from the block's first step, 2 masked
+    (2, 100, True, 0),    # causal, one head per group, keys past 100 masked everywhere
+    (2, 128, False, 0),   # one head per group, no mask
+])
+def test_producer_and_compute_warpgroups_walk_the_same_steps(heads, kv_len, causal, j):
+  g = mosaic_bwd.BwdGeometry(batch=1, heads=heads, kv_heads=2, q_len_padded=320, kv_len=kv_len,
+                             kv_len_padded=256, head_dim=64, scale=0.125, causal=causal)
+  kvh, first = 1, int(mosaic_bwd._first_step(g, j))
+  room = g.group * g.q_steps
+
+  def walk(split_masked):
+    def body(h, n, masked, carry):
+      rec, i = carry
+      flag = -1 if masked is None else int(masked)
+      return rec.at[i].set(jnp.stack([h, n, jnp.int32(flag)]).astype(jnp.int32)), i + 1
+
+    rec, count = jax.jit(lambda: mosaic_bwd.walk_steps(
+        g, kvh, first, body, (jnp.full((room, 3), -9, jnp.int32), 0),
+        split_masked=split_masked))()
+    return [tuple(r) for r in rec[:int(count)].tolist()]
+
+  diagonal = first + mosaic_bwd.BLOCK_KV // g.block_q
+  want = [(h, n, int(g.mask_kv_len or (causal and n < diagonal)))
+          for h in range(kvh * g.group, (kvh + 1) * g.group) for n in range(first, g.q_steps)]
+  assert len(want) == g.item_steps(j) and want
+  assert walk(True) == want
+  assert walk(False) == [(h, n, -1) for h, n, _ in want]
 
 
 @pytest.mark.parametrize("b,t,h,k,d,causal,programs,spread", [
