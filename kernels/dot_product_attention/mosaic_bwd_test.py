@@ -125,15 +125,18 @@ def test_grouped_non_causal_programs_walk_heads_and_steps_as_one_loop_in_nested_
   assert lowered.flat_steps and lowered.mask_kv_len and lowered.dq_columns_split
 
 
-@pytest.mark.parametrize("heads,kv_len,causal,j", [
-    (6, 128, False, 0),   # 3 query heads per key/value head: one flat loop
-    (6, 100, False, 0),   # flat, every step masks the keys past 100
-    (4, 256, True, 1),    # causal, grouped: each head from the block's first step, 2 masked
-    (2, 100, True, 0),    # causal, one head per group, keys past 100 masked everywhere
-    (2, 128, False, 0),   # one head per group, no mask
+@pytest.mark.parametrize("heads,kv_len,causal,j,q_len", [
+    (6, 128, False, 0, 320),   # 3 query heads per key/value head: one flat loop
+    (6, 100, False, 0, 320),   # flat, every step masks the keys past 100
+    (4, 256, True, 1, 320),    # causal, grouped: two phases, 2 heads x 2 masked, then 2 x 1
+    (6, 256, True, 1, 192),    # causal, grouped: 3 heads x 1 masked step, no unmasked phase
+    (4, 200, True, 0, 320),    # causal, grouped, keys past 200 masked: heads around steps
+    (2, 100, True, 0, 320),    # causal, one head per group, keys past 100 masked everywhere
+    (2, 256, True, 1, 320),    # causal, one head per group: the diagonal, then the rest
+    (2, 128, False, 0, 320),   # one head per group, no mask
 ])
-def test_producer_and_compute_warpgroups_walk_the_same_steps(heads, kv_len, causal, j):
-  g = mosaic_bwd.BwdGeometry(batch=1, heads=heads, kv_heads=2, q_len_padded=320, kv_len=kv_len,
+def test_producer_and_compute_warpgroups_walk_the_same_steps(heads, kv_len, causal, j, q_len):
+  g = mosaic_bwd.BwdGeometry(batch=1, heads=heads, kv_heads=2, q_len_padded=q_len, kv_len=kv_len,
                              kv_len_padded=256, head_dim=64, scale=0.125, causal=causal)
   kvh, first = 1, int(mosaic_bwd._first_step(g, j))
   room = g.group * g.q_steps
@@ -150,8 +153,13 @@ def test_producer_and_compute_warpgroups_walk_the_same_steps(heads, kv_len, caus
     return [tuple(r) for r in rec[:int(count)].tolist()]
 
   diagonal = first + mosaic_bwd.BLOCK_KV // g.block_q
+  heads_of_kvh = range(kvh * g.group, (kvh + 1) * g.group)
   want = [(h, n, int(g.mask_kv_len or (causal and n < diagonal)))
-          for h in range(kvh * g.group, (kvh + 1) * g.group) for n in range(first, g.q_steps)]
+          for h in heads_of_kvh for n in range(first, g.q_steps)]
+  assert g.phased_steps == (causal and g.group > 1 and kv_len == 256)
+  if g.phased_steps:
+    # Every head's masked diagonal steps, heads slowest, then every head's unmasked steps.
+    want = sorted(want, key=lambda s: (-s[2], s[0], s[1]))
   assert len(want) == g.item_steps(j) and want
   assert walk(True) == want
   assert walk(False) == [(h, n, -1) for h, n, _ in want]
@@ -212,16 +220,20 @@ def test_persistent_backward_refuses_bad_values():
   assert _choose(16, 1024, 32, 128, 1024, 32, False).persistent_programs == 0
 
 
-@pytest.mark.parametrize("d,causal,programs", [(128, False, 5), (128, True, 5), (64, True, 7)])
-def test_persistent_backward_lowers_for_cuda(d, causal, programs):
+@pytest.mark.parametrize("d,causal,programs,kv_len", [
+    (128, False, 5, 600), (128, True, 5, 600), (64, True, 7, 600),
+    (128, True, 5, 640),  # no key mask: `phased_steps`, with each item's first step at run time
+])
+def test_persistent_backward_lowers_for_cuda(d, causal, programs, kv_len):
   """The persistent backward at both head dims, causal with more keys than queries (items with
   no query step: their keys and values load at once, their dK and dV are zero)."""
   g = dataclasses.replace(
-      mosaic_bwd.choose(batch=2, q_len=300, heads=4, kv_heads=2, kv_len=600, head_dim=d,
+      mosaic_bwd.choose(batch=2, q_len=300, heads=4, kv_heads=2, kv_len=kv_len, head_dim=d,
                         scale=0.125, causal=causal, itemsize=2, max_stages=4,
                         block_qs=(128, 64) if causal else (64,), sms=132),
       persistent_programs=programs)
   assert g.programs == 20 and g.longest_first == causal
+  assert g.phased_steps == (kv_len == 640)
   tp, sp = g.q_len_padded, g.kv_len_padded
   bf16, f32 = jnp.bfloat16, jnp.float32
   args = [jax.ShapeDtypeStruct((2, tp, 4, d), bf16), jax.ShapeDtypeStruct((2, sp, 2, d), bf16),
@@ -239,7 +251,7 @@ def test_persistent_backward_lowers_for_cuda(d, causal, programs):
     ((2, 256, 4, 128, 384, 4), False),       # head_dim 128: dQ split by columns
     ((1, 1000, 4, 64, 300, 1), True),        # multi-query, more queries than keys
     ((1, 256, 2, 64, 256, 2), True),         # causal, no key padding: masked then clean steps
-    ((1, 256, 4, 128, 256, 2), True),        # causal, head_dim 128, grouped heads, column split
+    ((1, 256, 4, 128, 256, 2), True),        # causal, head_dim 128, grouped: two phases, split dQ
     ((2, 300, 8, 128, 300, 2), False),       # grouped heads, one loop of steps, keys masked
 ])
 def test_forward_and_fused_backward_lower_for_cuda(shape, causal):
