@@ -170,9 +170,10 @@ class BwdGeometry:
     (step t: head ``t // q_steps``, query block ``t % q_steps``) rather than a loop of heads
     around a loop of steps: non-causal calls of more than one query head per key/value head.
     On the H200 (bf16, CUPTI, one process) 4x4096x32x128 with 8 key/value heads went from 5.64
-    to 5.27 ms, 108 bytes of ptxas spills instead of 140. Causal calls keep the nested loops:
-    flattened, each step chooses its masked or unmasked body at run time, and 4x4096x32x128
-    causal with 8 went from 3.15 to 3.27 ms (`phased_steps` is their flat walk)."""
+    to 5.27 ms, 108 bytes of ptxas spill stores instead of 140. Causal calls do not take this
+    loop: in it each step would choose its masked or unmasked body at run time, and
+    4x4096x32x128 causal with 8 went from 3.15 to 3.27 ms that way (`phased_steps` walks grouped
+    causal calls flat without a run-time choice)."""
     return self.group > 1 and not self.causal
 
   @property
@@ -182,8 +183,8 @@ class BwdGeometry:
     a loop of heads around each head's two loops: causal calls of more than one query head per
     key/value head whose keys need no length mask. Neither loop chooses its body at run time.
     On the H200 (bf16, CUPTI, one process) 4x4096x32x128 causal with 8 key/value heads went from
-    3.06 to 2.92 ms and 2x3072x16x64 causal with 4 from 0.303 to 0.285 ms (ptxas spills 248 to
-    212 and 312 to 184 bytes)."""
+    3.06 to 2.92 ms and 2x3072x16x64 causal with 4 from 0.303 to 0.285 ms (ptxas spill stores 248
+    to 212 and 312 to 184 bytes)."""
     return self.group > 1 and self.causal and not self.mask_kv_len
 
   @property
@@ -228,7 +229,9 @@ class BwdGeometry:
     warpgroup before each product or store reads what it wrote; the producer warpgroup's
     barriers only synchronised it with itself. On the H200 (bf16, kernel + dQ cast, CUPTI)
     dropping them took 32x2048x16x64 from 3.23 to 3.11 ms and its causal form from 1.90 to
-    1.85 ms, but 1x16384x16x128 from 10.12 to 10.75 ms: they stay at head_dim 128."""
+    1.85 ms; at head_dim 128 they stay: without them 4x4096x32x128 causal with 8 key/value
+    heads went from 3.06 to 3.14 ms, and 1x16384x16x128 moved within its run-to-run spread
+    (10.15 to 9.95 ms)."""
     return self.head_dim > 64
 
   def fits(self, itemsize: int) -> bool:
@@ -296,10 +299,10 @@ def flat_head_step(g: BwdGeometry, kvh: Any, t: Any, lo: Any = None,
 def walk_steps(g: BwdGeometry, kvh: Any, first: Any, body: Any, carry: Any,
                split_masked: bool = True) -> Any:
   """``carry = body(h, n, masked, carry)`` over a work item's query steps (query head `h`,
-  query block `n`) in the one order the producer and the compute warpgroups share: heads
-  slowest, each head's blocks from `first`. `BwdGeometry.flat_steps` walks heads x blocks as
-  one loop; `BwdGeometry.phased_steps` walks every head's masked diagonal blocks as one loop,
-  then every head's unmasked blocks as another. `masked` (a Python bool) says whether the step
+  query block `n`) in the one order the producer and the compute warpgroups share, each
+  head's blocks from `first`: heads slowest (`BwdGeometry.flat_steps`: heads x blocks as one
+  loop), except with `BwdGeometry.phased_steps`, which walks every head's masked diagonal
+  blocks as one loop (heads slowest), then every head's unmasked blocks as another. `masked` (a Python bool) says whether the step
   masks keys past the length or across the causal diagonal; with `split_masked` off (the
   producer, which does not mask) `masked` is None and a nested causal head's blocks run as one
   loop."""

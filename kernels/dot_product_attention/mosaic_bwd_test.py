@@ -125,21 +125,25 @@ def test_grouped_non_causal_programs_walk_heads_and_steps_as_one_loop_in_nested_
   assert lowered.flat_steps and lowered.mask_kv_len and lowered.dq_columns_split
 
 
-@pytest.mark.parametrize("heads,kv_len,causal,j,q_len", [
-    (6, 128, False, 0, 320),   # 3 query heads per key/value head: one flat loop
-    (6, 100, False, 0, 320),   # flat, every step masks the keys past 100
-    (4, 256, True, 1, 320),    # causal, grouped: two phases, 2 heads x 2 masked, then 2 x 1
-    (6, 256, True, 1, 192),    # causal, grouped: 3 heads x 1 masked step, no unmasked phase
-    (4, 200, True, 0, 320),    # causal, grouped, keys past 200 masked: heads around steps
-    (2, 100, True, 0, 320),    # causal, one head per group, keys past 100 masked everywhere
-    (2, 256, True, 1, 320),    # causal, one head per group: the diagonal, then the rest
-    (2, 128, False, 0, 320),   # one head per group, no mask
+@pytest.mark.parametrize("heads,kv_len,causal,j,q_len,block_q", [
+    (6, 128, False, 0, 320, 64),   # 3 query heads per key/value head: one flat loop
+    (6, 100, False, 0, 320, 64),   # flat, every step masks the keys past 100
+    (4, 256, True, 1, 320, 64),    # causal, grouped: two phases, 2 heads x 2 masked, then 2 x 1
+    (6, 256, True, 1, 192, 64),    # causal, grouped: 3 heads x 1 masked step, no unmasked phase
+    (6, 256, True, 1, 384, 128),   # causal, grouped, 128-row steps: 1 masked step a head, then 1
+    (4, 256, True, 1, 128, 64),    # causal, grouped, the block past every query: no step at all
+    (4, 200, True, 0, 320, 64),    # causal, grouped, keys past 200 masked: heads around steps
+    (2, 100, True, 0, 320, 64),    # causal, one head per group, keys past 100 masked everywhere
+    (2, 256, True, 1, 320, 64),    # causal, one head per group: the diagonal, then the rest
+    (2, 128, False, 0, 320, 64),   # one head per group, no mask
 ])
-def test_producer_and_compute_warpgroups_walk_the_same_steps(heads, kv_len, causal, j, q_len):
+def test_producer_and_compute_warpgroups_walk_the_same_steps(heads, kv_len, causal, j, q_len,
+                                                             block_q):
   g = mosaic_bwd.BwdGeometry(batch=1, heads=heads, kv_heads=2, q_len_padded=q_len, kv_len=kv_len,
-                             kv_len_padded=256, head_dim=64, scale=0.125, causal=causal)
+                             kv_len_padded=256, head_dim=64, scale=0.125, causal=causal,
+                             block_q=block_q)
   kvh, first = 1, int(mosaic_bwd._first_step(g, j))
-  room = g.group * g.q_steps
+  room = max(g.group * g.q_steps, 1)
 
   def walk(split_masked):
     def body(h, n, masked, carry):
@@ -147,9 +151,10 @@ def test_producer_and_compute_warpgroups_walk_the_same_steps(heads, kv_len, caus
       flag = -1 if masked is None else int(masked)
       return rec.at[i].set(jnp.stack([h, n, jnp.int32(flag)]).astype(jnp.int32)), i + 1
 
-    rec, count = jax.jit(lambda: mosaic_bwd.walk_steps(
+    # `first` reaches the walk traced, as in the kernel (loop bounds known only at run time).
+    rec, count = jax.jit(lambda first: mosaic_bwd.walk_steps(
         g, kvh, first, body, (jnp.full((room, 3), -9, jnp.int32), 0),
-        split_masked=split_masked))()
+        split_masked=split_masked))(jnp.int32(first))
     return [tuple(r) for r in rec[:int(count)].tolist()]
 
   diagonal = first + mosaic_bwd.BLOCK_KV // g.block_q
@@ -160,7 +165,7 @@ def test_producer_and_compute_warpgroups_walk_the_same_steps(heads, kv_len, caus
   if g.phased_steps:
     # Every head's masked diagonal steps, heads slowest, then every head's unmasked steps.
     want = sorted(want, key=lambda s: (-s[2], s[0], s[1]))
-  assert len(want) == g.item_steps(j) and want
+  assert len(want) == g.item_steps(j) and bool(want) == (first < g.q_steps)
   assert walk(True) == want
   assert walk(False) == [(h, n, -1) for h, n, _ in want]
 
@@ -252,6 +257,7 @@ def test_persistent_backward_lowers_for_cuda(d, causal, programs, kv_len):
     ((1, 1000, 4, 64, 300, 1), True),        # multi-query, more queries than keys
     ((1, 256, 2, 64, 256, 2), True),         # causal, no key padding: masked then clean steps
     ((1, 256, 4, 128, 256, 2), True),        # causal, head_dim 128, grouped: two phases, split dQ
+    ((1, 256, 4, 64, 256, 2), True),         # causal, head_dim 64, grouped: two phases
     ((2, 300, 8, 128, 300, 2), False),       # grouped heads, one loop of steps, keys masked
 ])
 def test_forward_and_fused_backward_lower_for_cuda(shape, causal):

@@ -90,7 +90,9 @@ _SAMPLES = """\
 
 def test_whole_runs_beside_a_stand_in_sampler(tmp_path, capsys, monkeypatch):
   smi = _stand_in(tmp_path, _SAMPLES)
-  base = ["--contenders", "pk xla,XLA jnp", "--rounds", "3", "--iterations", "20",
+  # 200 iterations: every round lasts tens of ms, so the 1 ms stand-in lands samples in each
+  # round's window even when a loaded 2-core machine holds it back for a few ms (20 did not).
+  base = ["--contenders", "pk xla,XLA jnp", "--rounds", "3", "--iterations", "200",
           "--interval-ms", "1", "--smi", smi, "--quick"]
   assert pb.main(["A3,L1"] + base) == 0
   out = capsys.readouterr().out.splitlines()
