@@ -4,7 +4,7 @@ largest relative differences of each copy's dQ, dK and dV from the shipped kerne
 
   cp kernels/dot_product_attention/mosaic_bwd.py /tmp/regs.py   # then edit the copy
   PYTHONPATH=KIT:KIT/python python -m tools.kernels_gpu.bwd_variant_bench /tmp/regs.py B1,B3 \\
-      [--rounds 5] [--set stages=3] [--cudnn] [--fwd-bwd]
+      [--rounds 5] [--set stages=3] [--cudnn] [--fwd-bwd] [--parts]
 
 What is timed per contender is what ``mosaic.py`` runs for the gradient: the backward kernel on
 inputs padded to its geometry plus dQ's cast to the input dtype (the log-sum-exp and delta =
@@ -15,7 +15,10 @@ case is reported and left out there). ``--cudnn`` adds cuDNN's backward (``jax.n
 implementation="cudnn": the pullback alone, its residuals made once). ``--fwd-bwd`` also times
 forward+backward through ``pk.dot_product_attention(implementation="mosaic")`` with each copy's
 backward, and cuDNN's, as the comparison counts them (TFLOP/s there: 3.5x the forward's FLOPs;
-here the backward alone is counted as 2.5x).
+here the backward alone is counted as 2.5x). ``--parts`` adds what a forward+backward runs
+besides the kernel: ``forward`` (the Mosaic forward with its log-sum-exp, its default config;
+TFLOP/s of the forward's FLOPs) and ``delta`` (rowsum(dO * O) as mosaic.py makes it; GB/s of
+the dO and O it reads), so forward + delta + the backward alone accounts for a forward+backward.
 
 Several copies go comma-separated and are named by their file stems. Cases are the comparison's
 gradient rows at head_dim 128 (B1-B5) and 64 (B6-B8).
@@ -26,6 +29,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import functools
 import math
 import statistics
 import sys
@@ -74,7 +78,9 @@ BWD_FLOP_FACTOR = 2.5
 FWD_BWD_FLOP_FACTOR = 3.5
 _MAX_STAGES = 4
 """The gradient's phase config (`MosaicAttention.phase_config`): up to 4 query steps."""
-_RESERVED = frozenset({"shipped", "cudnn"})
+PARTS = ("forward", "delta")
+"""``--parts``' contenders: a forward+backward's work besides the backward kernel."""
+_RESERVED = frozenset({"shipped", "cudnn", *PARTS})
 
 
 def geometry(module: Any, case: BwdCase, fields: dict[str, int] | None = None) -> Any:
@@ -167,11 +173,12 @@ def _fwd_bwd(forward: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def contenders(variants: dict[str, Any], case_id: str, fields: dict[str, int] | None,
-               cudnn: bool, fwd_bwd: bool, x: dict[str, Any]
+               cudnn: bool, fwd_bwd: bool, x: dict[str, Any], parts: bool = False
                ) -> dict[str, tuple[Callable[..., Any], list[Any], float, Any]]:
-  """name -> (function, its arguments, FLOPs counted, the module whose backward it runs, or
-  None). Backward-alone rows first (``shipped``, the copies, ``cudnn``), then with `fwd_bwd`
-  the same names with `` fwd+bwd``."""
+  """name -> (function, its arguments, FLOPs counted (bytes for ``delta``), the module whose
+  backward it runs, or None). Backward-alone rows first (``shipped``, the copies, ``cudnn``),
+  then with `fwd_bwd` the same names with `` fwd+bwd``, then with `parts` ``forward`` and
+  ``delta``."""
   case = CASES[case_id]
   lse2 = x["lse"] * mosaic_bwd.LOG2E
   delta = base.delta(x["out"], x["do"])
@@ -205,16 +212,22 @@ def contenders(variants: dict[str, Any], case_id: str, fields: dict[str, int] | 
         out[f"{name} fwd+bwd"] = (_fwd_bwd(ours), [x["q"], x["k"], x["v"], x["do"]],
                                   FWD_BWD_FLOP_FACTOR * case.fwd_flops,
                                   (module, None if name == "shipped" else fields))
+  if parts:
+    out["forward"] = (functools.partial(forward_residuals, case), [x["q"], x["k"], x["v"]],
+                      case.fwd_flops, None)
+    out["delta"] = (base.delta, [x["out"], x["do"]], float(x["out"].nbytes + x["do"].nbytes),
+                    None)
   return out
 
 
 def run_case(variants: dict[str, Any], case_id: str, rounds: int, fields: dict[str, int] | None,
-             cudnn: bool, fwd_bwd: bool) -> None:
-  """Prints each contender's median (ms, TFLOP/s), its rounds, and the copies' differences."""
+             cudnn: bool, fwd_bwd: bool, parts: bool = False) -> None:
+  """Prints each contender's median (ms, TFLOP/s; GB/s for ``delta``), its rounds, and the
+  copies' differences."""
   x = inputs(CASES[case_id])
   runs, grads = {}, {}
   for name, (f, args, flops, module) in contenders(variants, case_id, fields, cudnn, fwd_bwd,
-                                                   x).items():
+                                                   x, parts).items():
     print(f"compiling {case_id} {name}", flush=True)
     scope = (backward_module(*module) if isinstance(module, tuple)
              else contextlib.nullcontext())
@@ -226,7 +239,8 @@ def run_case(variants: dict[str, Any], case_id: str, rounds: int, fields: dict[s
     except Exception as e:  # pylint: disable=broad-except
       print(f"{case_id} {name}: failed ({type(e).__name__}: {str(e)[:300]})", flush=True)
       continue
-    grads[name] = result[-3:] if not name.endswith("fwd+bwd") else result[1]
+    if name not in PARTS:
+      grads[name] = result[-3:] if not name.endswith("fwd+bwd") else result[1]
   for _ in range(rounds):
     for run, a, _, times in runs.values():
       times.append(run(a, iterations=10).median_evaluation_time_ms)
@@ -237,8 +251,10 @@ def run_case(variants: dict[str, Any], case_id: str, rounds: int, fields: dict[s
     if ref is not None and name in grads and name != "shipped":
       diff = "; max rel diff dq/dk/dv " + " ".join(
           f"{_rel_diff(g, r):.2g}" for g, r in zip(grads[name], ref))
-    print(f"{case_id} {name}: {ms:.4f} ms {flops / ms / 1e9:.1f} TFLOP/s rounds "
-          f"{' '.join(f'{flops / t / 1e9:.1f}' for t in times)}{diff}", flush=True)
+    unit = "GB/s" if name == "delta" else "TFLOP/s"
+    scale = 1e6 if name == "delta" else 1e9
+    print(f"{case_id} {name}: {ms:.4f} ms {flops / ms / scale:.1f} {unit} rounds "
+          f"{' '.join(f'{flops / t / scale:.1f}' for t in times)}{diff}", flush=True)
 
 
 parse_fields = variant_cli.parse_fields
@@ -253,6 +269,8 @@ def main(argv: Sequence[str]) -> int:
   parser.add_argument("--set", default="", help="FIELD=INT[,FIELD=INT]: the copies' BwdGeometry")
   parser.add_argument("--cudnn", action="store_true")
   parser.add_argument("--fwd-bwd", action="store_true")
+  parser.add_argument("--parts", action="store_true",
+                      help="also time the forward (with log-sum-exp) and delta apart")
   args = parser.parse_args(argv)
   cases = variant_cli.check_cases(parser, args.cases, CASES, args.rounds)
   paths = [] if args.paths == "-" else args.paths.split(",")
@@ -265,7 +283,7 @@ def main(argv: Sequence[str]) -> int:
               for i, (n, p) in enumerate(zip(names, paths))}
   variant_cli.check_fields(parser, variants, fields, "BwdGeometry")
   for case in cases:
-    run_case(variants, case, args.rounds, fields or None, args.cudnn, args.fwd_bwd)
+    run_case(variants, case, args.rounds, fields or None, args.cudnn, args.fwd_bwd, args.parts)
   return 0
 
 

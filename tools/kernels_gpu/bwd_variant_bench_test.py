@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import types
 
+import jax.numpy as jnp
 import pytest
 
 from pjrtkit.kernels.dot_product_attention import mosaic, mosaic_bwd
@@ -40,6 +41,25 @@ def test_copies_with_reserved_or_equal_stems_are_refused(capsys):
   with pytest.raises(SystemExit):
     bench.main(["/x/bwd.py,/y/bwd.py", "B1"])
   assert "the file stems must differ, got ['bwd', 'bwd']" in capsys.readouterr().err
+
+
+def test_parts_time_the_forward_and_delta_apart(capsys):
+  """--parts adds the forward and delta rows after the backward-alone ones; delta is counted in
+  bytes (the dO and O it reads), the forward in the forward's FLOPs. Small stand-in arrays: the
+  functions are built, not run (their kernels run on a GPU only), except delta's reference."""
+  q = jnp.ones((1, 8, 2, 4), jnp.bfloat16)
+  out, do = jnp.full_like(q, 0.5), jnp.full_like(q, 2.0)
+  x = dict(q=q, k=q, v=q, do=do, out=out, lse=jnp.zeros((1, 2, 8), jnp.float32))
+  rows = bench.contenders({}, "B2", None, False, False, x, parts=True)
+  assert list(rows) == ["shipped", "forward", "delta"]
+  f, args, amount, module = rows["delta"]
+  assert amount == 2 * 8 * 2 * 4 * 2 and module is None
+  assert jnp.array_equal(f(*args), jnp.full((1, 2, 8), 4.0, jnp.float32))
+  assert rows["forward"][2] == bench.CASES["B2"].fwd_flops and len(rows["forward"][1]) == 3
+  assert list(bench.contenders({}, "B2", None, False, False, x)) == ["shipped"]
+  with pytest.raises(SystemExit):
+    bench.main(["/x/delta.py", "B1"])
+  assert "file stems ['delta'] name other contenders" in capsys.readouterr().err
 
 
 def test_cases_count_query_heads_and_halve_causal():
