@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import types
 
+import jax
 import jax.numpy as jnp
 import pytest
 
@@ -56,10 +57,35 @@ def test_parts_time_the_forward_and_delta_apart(capsys):
   assert amount == 2 * 8 * 2 * 4 * 2 and module is None
   assert jnp.array_equal(f(*args), jnp.full((1, 2, 8), 4.0, jnp.float32))
   assert rows["forward"][2] == bench.CASES["B2"].fwd_flops and len(rows["forward"][1]) == 3
+  forward = rows["forward"][0]
+  assert forward.func is bench.forward_residuals and forward.args == (bench.CASES["B2"],)
+  shape = jax.ShapeDtypeStruct((16, 1024, 32, 128), jnp.bfloat16)
+  out_shape, lse_shape = jax.eval_shape(forward, shape, shape, shape)
+  assert (out_shape.shape, out_shape.dtype) == ((16, 1024, 32, 128), jnp.bfloat16)
+  assert (lse_shape.shape, lse_shape.dtype) == ((16, 32, 1024), jnp.float32)
   assert list(bench.contenders({}, "B2", None, False, False, x)) == ["shipped"]
-  with pytest.raises(SystemExit):
-    bench.main(["/x/delta.py", "B1"])
-  assert "file stems ['delta'] name other contenders" in capsys.readouterr().err
+  for stem in ("delta", "forward"):
+    with pytest.raises(SystemExit):
+      bench.main([f"/x/{stem}.py", "B1"])
+    assert f"file stems ['{stem}'] name other contenders" in capsys.readouterr().err
+
+
+def test_run_case_prints_delta_in_gb_per_s_without_a_difference(monkeypatch, capsys):
+  """The delta row: bytes / ms as GB/s, and no gradient difference (it has no gradients)."""
+  x = dict(out=jnp.ones((1, 256, 4, 256), jnp.bfloat16), do=jnp.ones((1, 256, 4, 256),
+                                                                      jnp.bfloat16))
+  monkeypatch.setattr(bench, "inputs", lambda case: x)
+  monkeypatch.setattr(bench, "contenders", lambda *a: {
+      "delta": (bench.base.delta, [x["out"], x["do"]], 1e6, None)})
+
+  class Run:
+    def __call__(self, args, iterations):
+      return types.SimpleNamespace(median_evaluation_time_ms=0.5)
+
+  monkeypatch.setattr(bench.pk.benchmarking, "compile_benchmark", lambda f, a: Run())
+  bench.run_case({}, "B2", 2, None, False, False, parts=True)
+  line = [l for l in capsys.readouterr().out.splitlines() if l.startswith("B2 delta:")][0]
+  assert line == "B2 delta: 0.5000 ms 2.0 GB/s rounds 2.0 2.0"  # 1e6 bytes in 0.5 ms
 
 
 def test_cases_count_query_heads_and_halve_causal():
