@@ -302,10 +302,10 @@ def walk_steps(g: BwdGeometry, kvh: Any, first: Any, body: Any, carry: Any,
   query block `n`) in the one order the producer and the compute warpgroups share, each
   head's blocks from `first`: heads slowest (`BwdGeometry.flat_steps`: heads x blocks as one
   loop), except with `BwdGeometry.phased_steps`, which walks every head's masked diagonal
-  blocks as one loop (heads slowest), then every head's unmasked blocks as another. `masked` (a Python bool) says whether the step
-  masks keys past the length or across the causal diagonal; with `split_masked` off (the
-  producer, which does not mask) `masked` is None and a nested causal head's blocks run as one
-  loop."""
+  blocks as one loop (heads slowest), then every head's unmasked blocks as another. `masked`
+  (a Python bool) says whether the step masks keys past the length or across the causal
+  diagonal; with `split_masked` off (the producer, which does not mask) `masked` is None and a
+  nested causal head's blocks run as one loop."""
 
   def heads_by_blocks(lo: Any, span: Any, masked: bool | None, carry: Any) -> Any:
     def step(t: Any, carry: Any) -> Any:
