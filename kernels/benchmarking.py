@@ -158,8 +158,10 @@ def _take_dropped_records(libs: Sequence[Any]) -> int:
   return total
 
 
-def _cupti_times_ms(fn: Callable[[], Any], iterations: int) -> list[float]:
-  """Per-iteration sums of CUPTI kernel times (jaxlib's Mosaic GPU extension).
+def _cupti_kernel_records(fn: Callable[[], Any], iterations: int
+                          ) -> list[list[tuple[str, float]]]:
+  """Per iteration, the (kernel name, milliseconds) CUPTI recorded (jaxlib's Mosaic GPU
+  extension), in launch order.
 
   The extension aborts the process when CUPTI reports dropped records as it reads them (a C++
   exception inside a CUPTI callback). JAX's profiler leaves one such record behind in every
@@ -168,6 +170,9 @@ def _cupti_times_ms(fn: Callable[[], Any], iterations: int) -> list[float]:
   here as an error instead. Records dropped during the extension's own flush, or counted in a
   buffer it completes while the calls run, still reach its check (none seen on the H200: its
   buffers are 10 MiB).
+
+  Raises:
+    RuntimeError: records were dropped, or the kernels do not divide into `iterations` calls.
   """
   from pjrtkit.kernels.core import jax_private  # pylint: disable=g-import-not-at-top
   ext = jax_private.cupti_extension()
@@ -187,7 +192,13 @@ def _cupti_times_ms(fn: Callable[[], Any], iterations: int) -> list[float]:
   if not timings or len(timings) % iterations:
     raise RuntimeError(f"CUPTI reported {len(timings or [])} kernels for {iterations} iterations")
   per = len(timings) // iterations
-  return [sum(t for _, t in timings[i * per:(i + 1) * per]) for i in range(iterations)]
+  return [[(str(n), float(t)) for n, t in timings[i * per:(i + 1) * per]]
+          for i in range(iterations)]
+
+
+def _cupti_times_ms(fn: Callable[[], Any], iterations: int) -> list[float]:
+  """Per-iteration sums of CUPTI kernel times (`_cupti_kernel_records`)."""
+  return [sum(t for _, t in rec) for rec in _cupti_kernel_records(fn, iterations)]
 
 
 def default_method() -> str:
@@ -260,6 +271,30 @@ class BenchmarkRunner:
       times = _cupti_times_ms(fn, iterations)
     return BenchmarkData(self.lowering_time_ms, self.compile_time_ms, tuple(times),
                          self._peak_memory_mb(), chosen)
+
+  def kernel_breakdown(self, args: Sequence[Any], iterations: int = 10
+                       ) -> list[tuple[str, float]]:
+    """The kernels one call launches, in launch order, each with its median CUPTI time (ms) over
+    `iterations` calls (after one warm-up call): where a function's device time goes (NVIDIA
+    GPUs only). Their sum is close to, not exactly, ``run(args, method="cupti")``'s median.
+
+    Raises:
+      ValueError: `iterations` < 1, or the device is not an NVIDIA GPU.
+      RuntimeError: CUPTI dropped records, or the calls launched different kernel counts.
+    """
+    if iterations < 1:
+      raise ValueError(f"iterations must be >= 1, got {iterations}")
+    if not device_lib.current_device().is_gpu:
+      raise ValueError("kernel_breakdown needs an NVIDIA GPU (CUPTI); this device is "
+                       f"{device_lib.current_device().describe()}")
+    fn = lambda: self.compiled(*args)  # noqa: E731
+    jax.block_until_ready(fn())
+    records = _cupti_kernel_records(fn, iterations)
+    names = [n for n, _ in records[0]]
+    if any([n for n, _ in rec] != names for rec in records):
+      raise RuntimeError("the calls launched different kernels; no per-kernel medians")
+    return [(name, float(statistics.median(rec[i][1] for rec in records)))
+            for i, name in enumerate(names)]
 
 
 def compile_benchmark(f_std: Callable[..., Any], args: Sequence[Any]) -> BenchmarkRunner:

@@ -84,6 +84,63 @@ def test_without_a_loaded_cupti_the_extension_alone_times(monkeypatch):
   assert log == ["init", "call", "timings finalize=True"]
 
 
+def test_kernel_records_keep_each_iterations_kernels_in_launch_order(monkeypatch):
+  log, fn = _fakes(monkeypatch, [0, 0])
+  records = benchmarking._cupti_kernel_records(fn, 2)  # pylint: disable=protected-access
+  assert records == [[("k1", 1.0), ("k2", pytest.approx(2.2))]] * 2
+
+
+class _FakeCompiled:
+  """A compiled function for `BenchmarkRunner`: logs each call as the fake extension counts."""
+
+  def __init__(self, log: list[str]) -> None:
+    self.log = log
+
+  def __call__(self, *args: Any) -> Any:
+    self.log.append("call")
+    return jnp.zeros(())
+
+
+def test_kernel_breakdown_gives_each_kernels_median(monkeypatch):
+  log, _ = _fakes(monkeypatch, [0, 0])
+  monkeypatch.setattr(benchmarking.device_lib, "current_device",
+                      lambda: type("Gpu", (), {"is_gpu": True})())
+
+  class _Varying(_FakeExtension):
+    def _cupti_get_timings(self, finalize: bool) -> list[tuple[str, float]]:
+      # Three timed calls (the warm-up is not recorded): k2 takes 5, 1 and 3 ms.
+      return [("k1", 1.0), ("k2", 5.0), ("k1", 2.0), ("k2", 1.0), ("k1", 4.0), ("k2", 3.0)]
+
+  monkeypatch.setattr(jax_private, "cupti_extension", lambda: _Varying(log))
+  run = benchmarking.BenchmarkRunner(_FakeCompiled(log), 0.0, 0.0)
+  assert run.kernel_breakdown([], iterations=3) == [("k1", 2.0), ("k2", 3.0)]
+  assert log.count("call") == 4  # One warm-up call, three timed.
+
+
+def test_kernel_breakdown_refuses_calls_that_launch_different_kernels(monkeypatch):
+  log, _ = _fakes(monkeypatch, [0, 0])
+  monkeypatch.setattr(benchmarking.device_lib, "current_device",
+                      lambda: type("Gpu", (), {"is_gpu": True})())
+
+  class _Changing(_FakeExtension):
+    def _cupti_get_timings(self, finalize: bool) -> list[tuple[str, float]]:
+      return [("k1", 1.0), ("k2", 2.0), ("k1", 1.0), ("k3", 2.0)]
+
+  monkeypatch.setattr(jax_private, "cupti_extension", lambda: _Changing(log))
+  run = benchmarking.BenchmarkRunner(_FakeCompiled(log), 0.0, 0.0)
+  with pytest.raises(RuntimeError, match="the calls launched different kernels"):
+    run.kernel_breakdown([], iterations=2)
+
+
+def test_kernel_breakdown_needs_a_gpu_and_positive_iterations():
+  run = benchmarking.BenchmarkRunner(lambda: jnp.zeros(()), 0.0, 0.0)
+  with pytest.raises(ValueError, match="iterations must be >= 1, got 0"):
+    run.kernel_breakdown([], iterations=0)
+  if not benchmarking.device_lib.current_device().is_gpu:
+    with pytest.raises(ValueError, match="kernel_breakdown needs an NVIDIA GPU"):
+      run.kernel_breakdown([], iterations=1)
+
+
 def test_loaded_cuptis_reads_the_process_maps(tmp_path):
   maps = tmp_path / "maps"
   maps.write_text(

@@ -19,6 +19,8 @@ here the backward alone is counted as 2.5x). ``--parts`` adds what a forward+bac
 besides the kernel: ``forward`` (the Mosaic forward with its log-sum-exp, its default config;
 TFLOP/s of the forward's FLOPs) and ``delta`` (rowsum(dO * O) as mosaic.py makes it; GB/s of
 the dO and O it reads), so forward + delta + the backward alone accounts for a forward+backward.
+``--kernels`` then lists every contender's kernels in launch order with their CUPTI medians
+(`BenchmarkRunner.kernel_breakdown`), cuDNN's too: where each one's time goes.
 
 Several copies go comma-separated and are named by their file stems. Cases are the comparison's
 gradient rows at head_dim 128 (B1-B5) and 64 (B6-B8).
@@ -221,9 +223,10 @@ def contenders(variants: dict[str, Any], case_id: str, fields: dict[str, int] | 
 
 
 def run_case(variants: dict[str, Any], case_id: str, rounds: int, fields: dict[str, int] | None,
-             cudnn: bool, fwd_bwd: bool, parts: bool = False) -> None:
+             cudnn: bool, fwd_bwd: bool, parts: bool = False, kernels: bool = False) -> None:
   """Prints each contender's median (ms, TFLOP/s; GB/s for ``delta``), its rounds, and the
-  copies' differences."""
+  copies' differences; with `kernels`, then each contender's kernels in launch order with their
+  medians (`BenchmarkRunner.kernel_breakdown`)."""
   x = inputs(CASES[case_id])
   runs, grads = {}, {}
   for name, (f, args, flops, module) in contenders(variants, case_id, fields, cudnn, fwd_bwd,
@@ -255,6 +258,16 @@ def run_case(variants: dict[str, Any], case_id: str, rounds: int, fields: dict[s
     scale = 1e6 if name == "delta" else 1e9
     print(f"{case_id} {name}: {ms:.4f} ms {flops / ms / scale:.1f} {unit} rounds "
           f"{' '.join(f'{flops / t / scale:.1f}' for t in times)}{diff}", flush=True)
+  if kernels:
+    for name, (run, a, _, _) in runs.items():
+      print_breakdown(f"{case_id} {name}", run.kernel_breakdown(a, iterations=10))
+
+
+def print_breakdown(label: str, kernels: Sequence[tuple[str, float]]) -> None:
+  """One line per kernel (``label kernel i/n: ms name``), then their sum."""
+  for i, (kernel, ms) in enumerate(kernels):
+    print(f"{label} kernel {i + 1}/{len(kernels)}: {ms:.4f} ms {kernel[:120]}", flush=True)
+  print(f"{label} kernels: {sum(ms for _, ms in kernels):.4f} ms in {len(kernels)}", flush=True)
 
 
 parse_fields = variant_cli.parse_fields
@@ -271,6 +284,8 @@ def main(argv: Sequence[str]) -> int:
   parser.add_argument("--fwd-bwd", action="store_true")
   parser.add_argument("--parts", action="store_true",
                       help="also time the forward (with log-sum-exp) and delta apart")
+  parser.add_argument("--kernels", action="store_true",
+                      help="also print every contender's kernels with their median times")
   args = parser.parse_args(argv)
   cases = variant_cli.check_cases(parser, args.cases, CASES, args.rounds)
   paths = [] if args.paths == "-" else args.paths.split(",")
@@ -283,7 +298,8 @@ def main(argv: Sequence[str]) -> int:
               for i, (n, p) in enumerate(zip(names, paths))}
   variant_cli.check_fields(parser, variants, fields, "BwdGeometry")
   for case in cases:
-    run_case(variants, case, args.rounds, fields or None, args.cudnn, args.fwd_bwd, args.parts)
+    run_case(variants, case, args.rounds, fields or None, args.cudnn, args.fwd_bwd, args.parts,
+             args.kernels)
   return 0
 
 

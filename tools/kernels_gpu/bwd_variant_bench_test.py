@@ -120,3 +120,11 @@ def test_backward_module_is_swapped_only_inside_the_scope():
     assert mosaic.mosaic_bwd.backward is fake.backward
   assert g.stages == 3 and len(seen) == 1
   assert mosaic.mosaic_bwd is mosaic_bwd
+
+
+def test_breakdown_lines_name_each_kernel_and_the_sum(capsys):
+  bench.print_breakdown("B2 cudnn fwd+bwd", [("fmha_fwd", 0.5), ("dot_do_o", 0.125)])
+  assert capsys.readouterr().out.splitlines() == [
+      "B2 cudnn fwd+bwd kernel 1/2: 0.5000 ms fmha_fwd",
+      "B2 cudnn fwd+bwd kernel 2/2: 0.1250 ms dot_do_o",
+      "B2 cudnn fwd+bwd kernels: 0.6250 ms in 2"]
