@@ -157,6 +157,14 @@ def test_tolerances_follow_the_calls_dtype():
       "2 outputs, the reference has 1")
   assert cache.mismatch([jnp.array([jnp.nan, 0.0])], [want], "float32", "fwd") == (
       "output 0 is not finite")
+  assert cache.mismatch([jnp.zeros((3,))], [want], "float32", "fwd") == (
+      "output 0 has shape (3,), the reference (2,)")
+  # Empty leaves agree; the second leaf is checked too, in bfloat16 against a float32 reference.
+  got = [jnp.zeros((0, 2)), jnp.array([100.0, -3.0], jnp.bfloat16)]
+  assert cache.mismatch(got, [jnp.zeros((0, 2)), jnp.array([101.0, -3.0])], "bfloat16",
+                        "fwd") is None
+  assert cache.mismatch(got, [jnp.zeros((0, 2)), jnp.array([103.0, -3.0])], "bfloat16",
+                        "fwd") == "output 1: max error 3 > 2.06 (bfloat16 fwd tolerance)"
 
 
 # --- disabled: today's choice ------------------------------------------------------------------
