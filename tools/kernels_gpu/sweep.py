@@ -22,10 +22,10 @@ by a time limit keeps what it measured; ``--budget-s`` skips the points that wou
 Grids: ``default`` (8 points), ``full`` (80 points), ``cpu`` (2 tiny points for the CPU test), or
 SPEC: comma-separated ``PHASE:BxTxHxKxD[:causal]`` with PHASE ``fwd`` or ``fwdbwd`` (e.g.
 ``fwdbwd:4x4096x32x8x128,fwd:1x16384x16x16x128:causal``). On one H200 a head_dim-128
-forward+backward point takes 160-200 s (every candidate compiled and timed twice: by the sweep,
-then by the cache's own measurement), so the default grid needs several 10-minute device calls:
-``--part K/N`` runs points K-1, K-1+N, ... of the grid (``--part 1/4`` to ``--part 4/4``, one per
-call).
+forward+backward point takes 53-83 s (every candidate compiled, checked on the device and timed
+twice: by the sweep, then by the cache's own measurement) and the default grid about 380 s, one
+10-minute device call; ``--part K/N`` runs points K-1, K-1+N, ... of a grid that does not fit one
+(``--part 1/4`` to ``--part 4/4``, one per call).
 """
 
 from __future__ import annotations
