@@ -20,6 +20,7 @@ testing.setup_environment()
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import jaxlib  # noqa: E402
+import numpy as np  # noqa: E402
 from jax.experimental import pallas as pl  # noqa: E402
 import pytest  # noqa: E402
 
@@ -165,6 +166,16 @@ def test_tolerances_follow_the_calls_dtype():
                         "fwd") is None
   assert cache.mismatch(got, [jnp.zeros((0, 2)), jnp.array([103.0, -3.0])], "bfloat16",
                         "fwd") == "output 1: max error 3 > 2.06 (bfloat16 fwd tolerance)"
+  # NumPy 64-bit integers keep their magnitude; arrays on another device are compared where
+  # `got` is.
+  assert cache.mismatch([np.array([2**40])], [np.array([0])], "float32", "fwd") == (
+      "output 0: max error 1.1e+12 > 2e-05 (float32 fwd tolerance)")
+  devices = jax.devices()
+  if len(devices) > 1:
+    a = jax.device_put(jnp.array([1.0, 2.0]), devices[0])
+    b = jax.device_put(jnp.array([1.0, 2.5]), devices[1])
+    assert cache.mismatch([a], [b], "float32", "fwd") == (
+        "output 0: max error 0.5 > 5e-05 (float32 fwd tolerance)")
 
 
 # --- disabled: today's choice ------------------------------------------------------------------

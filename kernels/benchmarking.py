@@ -280,7 +280,8 @@ class BenchmarkRunner:
 
     Raises:
       ValueError: `iterations` < 1, or the device is not an NVIDIA GPU.
-      RuntimeError: CUPTI dropped records, or the calls launched different kernel counts.
+      RuntimeError: CUPTI dropped records or recorded no kernel, or the calls launched different
+        kernels.
     """
     if iterations < 1:
       raise ValueError(f"iterations must be >= 1, got {iterations}")

@@ -109,12 +109,15 @@ def test_kernel_breakdown_gives_each_kernels_median(monkeypatch):
   class _Varying(_FakeExtension):
     def _cupti_get_timings(self, finalize: bool) -> list[tuple[str, float]]:
       # Three timed calls (the warm-up is not recorded): k2 takes 5, 1 and 3 ms.
+      self.log.append(f"timings finalize={finalize}")
       return [("k1", 1.0), ("k2", 5.0), ("k1", 2.0), ("k2", 1.0), ("k1", 4.0), ("k2", 3.0)]
 
   monkeypatch.setattr(jax_private, "cupti_extension", lambda: _Varying(log))
   run = benchmarking.BenchmarkRunner(_FakeCompiled(log), 0.0, 0.0)
   assert run.kernel_breakdown([], iterations=3) == [("k1", 2.0), ("k2", 3.0)]
-  assert log.count("call") == 4  # One warm-up call, three timed.
+  # One warm-up call before CUPTI is subscribed, then three timed calls.
+  assert log == ["call", "dropped", "init", "call", "call", "call", "dropped",
+                 "timings finalize=True"]
 
 
 def test_kernel_breakdown_refuses_calls_that_launch_different_kernels(monkeypatch):

@@ -409,10 +409,12 @@ def _leaf_stats(got: Any, want: Any) -> tuple[Any, Any, Any]:
 
 def mismatch(got: Any, want: Any, dtype: str, what: str) -> str | None:
   """Why `got` (a tree of arrays) differs from `want` beyond `tolerance` (max |got - want|
-  relative to max(1, max |want|), per leaf, in float32); None when every leaf agrees. The
-  reductions run on the arrays' device (one jitted reduction per leaf, three scalars back): at a
-  head_dim-128 forward+backward of 67M elements per array a host-side NumPy check took about a
-  second per array, most of the cache's and the sweep's time per candidate."""
+  relative to max(1, max |want|), per leaf, in float32); None when every leaf agrees. Every
+  leaf's shape is checked before any values. The reductions run where `got` is (one jitted
+  reduction per leaf, three scalars back; `want` is moved there when it lives elsewhere): at a
+  head_dim-128 forward+backward of 67M elements per array, copying to the host and reducing with
+  NumPy took about a second per array. NumPy inputs are cast to float32 on the host first (so
+  64-bit integers are not narrowed to 32 bits on the way in)."""
   got_leaves = jax.tree.leaves(got)
   want_leaves = jax.tree.leaves(want)
   if len(got_leaves) != len(want_leaves):
@@ -422,7 +424,13 @@ def mismatch(got: Any, want: Any, dtype: str, what: str) -> str | None:
   for i, (g, w) in enumerate(zip(got_leaves, want_leaves)):
     if np.shape(g) != np.shape(w):
       return f"output {i} has shape {tuple(np.shape(g))}, the reference {tuple(np.shape(w))}"
-    stats.append(_leaf_stats(g, w) if np.size(g) else None)
+    if not np.size(g):
+      stats.append(None)
+      continue
+    g, w = (x.astype(np.float32) if isinstance(x, np.ndarray) else x for x in (g, w))
+    if isinstance(g, jax.Array) and isinstance(w, jax.Array) and g.sharding != w.sharding:
+      w = jax.device_put(w, g.sharding)
+    stats.append(_leaf_stats(g, w))
   for i, leaf in enumerate(jax.device_get(stats)):
     if leaf is None:
       continue

@@ -260,7 +260,10 @@ def run_case(variants: dict[str, Any], case_id: str, rounds: int, fields: dict[s
           f"{' '.join(f'{flops / t / scale:.1f}' for t in times)}{diff}", flush=True)
   if kernels:
     for name, (run, a, _, _) in runs.items():
-      print_breakdown(f"{case_id} {name}", run.kernel_breakdown(a, iterations=10))
+      try:
+        print_breakdown(f"{case_id} {name}", run.kernel_breakdown(a, iterations=10))
+      except Exception as e:  # pylint: disable=broad-except
+        print(f"{case_id} {name}: no breakdown ({type(e).__name__}: {str(e)[:300]})", flush=True)
 
 
 def print_breakdown(label: str, kernels: Sequence[tuple[str, float]]) -> None:

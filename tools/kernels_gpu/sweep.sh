@@ -6,8 +6,8 @@
 # process; pjrtkit: pjrtkit's GPU device, found as the kit's pjrtkit_plugin.so), each under
 # `timeout` (SWEEP_TIMEOUT, default 560 s) with --budget-s (BUDGET_S, default 480: points that
 # would start later are recorded as skipped) and --check (CHECK=0 leaves it out). GRID picks the
-# grid (default: the 8-point default grid, about 380 s on the H200: SWEEP_TIMEOUT=430 BUDGET_S=380
-# runs it in one call), PART=K/N a part of it (for a grid that does not fit one call),
+# grid (default: the 8-point default grid, about 380 s on the H200, within the default limits),
+# PART=K/N a part of it (for a grid that does not fit one call),
 # SWEEP_ARGS adds arguments (e.g. "--iterations 20"). $OUT gets summary.txt,
 # sweep_<platform>.log and sweep.py's sweep_<JAX platform>.{json,md} (JAX names the CUDA platform "gpu"), written after every point.
 set -uo pipefail
