@@ -101,19 +101,26 @@ class _FakeCompiled:
     return jnp.zeros(())
 
 
-def test_kernel_breakdown_gives_each_kernels_median(monkeypatch):
+def _breakdown_runner(monkeypatch, timings: list[tuple[str, float]]
+                      ) -> tuple[list[str], benchmarking.BenchmarkRunner]:
+  """A runner on a stand-in GPU whose CUPTI extension reports `timings` for the timed calls."""
   log, _ = _fakes(monkeypatch, [0, 0])
   monkeypatch.setattr(benchmarking.device_lib, "current_device",
                       lambda: type("Gpu", (), {"is_gpu": True})())
 
-  class _Varying(_FakeExtension):
+  class _Fixed(_FakeExtension):
     def _cupti_get_timings(self, finalize: bool) -> list[tuple[str, float]]:
-      # Three timed calls (the warm-up is not recorded): k2 takes 5, 1 and 3 ms.
       self.log.append(f"timings finalize={finalize}")
-      return [("k1", 1.0), ("k2", 5.0), ("k1", 2.0), ("k2", 1.0), ("k1", 4.0), ("k2", 3.0)]
+      return timings
 
-  monkeypatch.setattr(jax_private, "cupti_extension", lambda: _Varying(log))
-  run = benchmarking.BenchmarkRunner(_FakeCompiled(log), 0.0, 0.0)
+  monkeypatch.setattr(jax_private, "cupti_extension", lambda: _Fixed(log))
+  return log, benchmarking.BenchmarkRunner(_FakeCompiled(log), 0.0, 0.0)
+
+
+def test_kernel_breakdown_gives_each_kernels_median(monkeypatch):
+  # Three timed calls (the warm-up is not recorded): k2 takes 5, 1 and 3 ms.
+  log, run = _breakdown_runner(monkeypatch, [("k1", 1.0), ("k2", 5.0), ("k1", 2.0),
+                                             ("k2", 1.0), ("k1", 4.0), ("k2", 3.0)])
   assert run.kernel_breakdown([], iterations=3) == [("k1", 2.0), ("k2", 3.0)]
   # One warm-up call before CUPTI is subscribed, then three timed calls.
   assert log == ["call", "dropped", "init", "call", "call", "call", "dropped",
@@ -121,16 +128,7 @@ def test_kernel_breakdown_gives_each_kernels_median(monkeypatch):
 
 
 def test_kernel_breakdown_refuses_calls_that_launch_different_kernels(monkeypatch):
-  log, _ = _fakes(monkeypatch, [0, 0])
-  monkeypatch.setattr(benchmarking.device_lib, "current_device",
-                      lambda: type("Gpu", (), {"is_gpu": True})())
-
-  class _Changing(_FakeExtension):
-    def _cupti_get_timings(self, finalize: bool) -> list[tuple[str, float]]:
-      return [("k1", 1.0), ("k2", 2.0), ("k1", 1.0), ("k3", 2.0)]
-
-  monkeypatch.setattr(jax_private, "cupti_extension", lambda: _Changing(log))
-  run = benchmarking.BenchmarkRunner(_FakeCompiled(log), 0.0, 0.0)
+  _, run = _breakdown_runner(monkeypatch, [("k1", 1.0), ("k2", 2.0), ("k1", 1.0), ("k3", 2.0)])
   with pytest.raises(RuntimeError, match="the calls launched different kernels"):
     run.kernel_breakdown([], iterations=2)
 
