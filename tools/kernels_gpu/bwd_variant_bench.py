@@ -23,7 +23,7 @@ the dO and O it reads), so forward + delta + the backward alone accounts for a f
 (`BenchmarkRunner.kernel_breakdown`), cuDNN's too: where each one's time goes.
 
 Several copies go comma-separated and are named by their file stems. Cases are the comparison's
-gradient rows at head_dim 128 (B1-B5) and 64 (B6-B8).
+gradient rows at head_dim 128 (B1-B5, B9, B10) and 64 (B6-B8).
 """
 
 from __future__ import annotations
@@ -72,8 +72,11 @@ CASES = {"B1": BwdCase(1, 16384, 16, 16, 128, False),
          "B5": BwdCase(4, 4096, 32, 8, 128, True),
          "B6": BwdCase(32, 2048, 16, 16, 64, False),
          "B7": BwdCase(32, 2048, 16, 16, 64, True),
-         "B8": BwdCase(2, 3072, 16, 4, 64, True)}
-"""B1 = the comparison's A6, B2 = A7, B3 = A8, B4 = A9, B5 = A10, B6 = A4, B7 = A5, B8 = H3."""
+         "B8": BwdCase(2, 3072, 16, 4, 64, True),
+         "B9": BwdCase(2, 6144, 16, 16, 128, False),
+         "B10": BwdCase(3, 2560, 12, 12, 128, False)}
+"""B1 = the comparison's A6, B2 = A7, B3 = A8, B4 = A9, B5 = A10, B6 = A4, B7 = A5, B8 = H3,
+B9 = H2, B10 = H4."""
 
 BWD_FLOP_FACTOR = 2.5
 """Backward FLOPs / forward FLOPs (five matrix products against two)."""
@@ -196,7 +199,8 @@ def contenders(variants: dict[str, Any], case_id: str, fields: dict[str, int] | 
     print(f"{case_id} {name}: geometry block_q={g.block_q} stages={g.stages} "
           f"ds_slots={g.ds_slots} programs={g.programs} "
           f"longest_first={getattr(g, 'longest_first', False)} "
-          f"persistent_programs={getattr(g, 'persistent_programs', 0)}", flush=True)
+          f"persistent_programs={getattr(g, 'persistent_programs', 0)} "
+          f"lag_dq={getattr(g, 'lag_dq', False)}", flush=True)
     out[name] = (kernel_backward(module, g), args, BWD_FLOP_FACTOR * case.fwd_flops, module)
   if cudnn:
     f, a = _cudnn_pullback(case, x)

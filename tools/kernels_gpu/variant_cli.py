@@ -47,7 +47,7 @@ def check_cases(parser: argparse.ArgumentParser, text: str, known: Collection[st
   cases = text.split(",")
   unknown = [c for c in cases if c not in known]
   if unknown:
-    parser.error(f"cases: unknown {unknown}; accepted: {sorted(known)}")
+    parser.error(f"cases: unknown {unknown}; accepted: {list(known)}")
   if rounds < 1:
     parser.error(f"--rounds must be >= 1, got {rounds}")
   return cases
