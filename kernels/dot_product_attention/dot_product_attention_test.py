@@ -270,6 +270,8 @@ def test_mosaic_attention_splits_the_tail_on_gpu():
     ((1, 1000, 4, 64, 300, 4), True),    # more queries than keys, causal
     ((2, 300, 8, 128, 300, 2), False),   # grouped, head_dim 128: one loop of steps, split dQ
     ((2, 512, 8, 128, 512, 2), True),    # causal, grouped, head_dim 128: two phases of steps
+    ((1, 128, 2, 128, 384, 2), True),    # head_dim 128, lagged dQ, programs with no query step
+    ((2, 1000, 4, 128, 1000, 4), False),  # head_dim 128, 16 steps: lagged dQ, keys masked
 ])
 def test_mosaic_fused_backward_on_gpu(shape, causal):
   """The warp-specialised backward (``mosaic_bwd``: one program per 128 keys, dQ by TMA

@@ -24,8 +24,10 @@ Per query step each compute warpgroup does, with its keys K_w, V_w (64 x D):
 and, while dV's product runs, writes dS^T into its half of a shared ``[128 keys, block_q
 queries]`` tile, then issues dK's. The dQ product of
 the step, ``dQ_step = dS K`` over all 128 keys (the tile read transposed), is done by one
-warpgroup, alternating by step, which adds it to a float32 dQ in global memory with a TMA
-reduce-add (``copy_smem_to_gmem(reduction_op="add")``). That dQ starts as zeros: it is passed in
+warpgroup, alternating by step, or at head_dim 128 by both, each on half of the columns, and
+added to a float32 dQ in global memory with a TMA reduce-add
+(``copy_smem_to_gmem(reduction_op="add")``). With `BwdGeometry.lag_dq` it runs one step late,
+at the end of the next step, and warpgroup 1 starts half a step after warpgroup 0. That dQ starts as zeros: it is passed in
 as a mutable array reference (`jax.new_ref`), which the kernel updates in place. Five matrix
 products per step instead of the seven of a split dQ / dK-dV pair of kernels, and nothing is
 transposed or padded in memory beyond the blocks: Q, dO, dQ, dK and dV are read and written in
@@ -40,8 +42,6 @@ kernels instead (the same arithmetic).
 
 from __future__ import annotations
 
-import dataclasses
-import math
 from typing import Any
 
 import jax
@@ -51,238 +51,10 @@ from jax.experimental import pallas as pl
 import jax.experimental.pallas.mosaic_gpu as plgpu
 
 from pjrtkit.kernels.core import pallas as pallas_lib
-from pjrtkit.kernels.dot_product_attention import mosaic_work
-
-LOG2E = math.log2(math.e)
-"""The backward takes the log-sum-exp in base 2: ``lse * LOG2E``."""
-_COMPUTE_WGS = 2
-BLOCK_QS = (64, 128)
-"""Query rows per step the kernel takes (`BwdGeometry.block_q`)."""
-BLOCK_KV = _COMPUTE_WGS * 64
-"""Keys per program: 64 per compute warpgroup."""
-LONGEST_FIRST_MAX_WAVES = 8
-"""Causal launches of at most this many programs per SM start their longest programs first
-(`BwdGeometry.longest_first`). On the H200 (bf16, backward kernel, CUPTI medians, one process):
-2x3072x16x64 with 4 key/value heads (192 programs, 1.5 per SM) 0.424 -> 0.382 ms; 4x4096x32x128
-with 8 (1024, 7.8 per SM) 3.53 -> 3.25 ms; 1x16384x16x128 (2048, 15.5 per SM) 5.31 -> 5.26 ms
-(noise); 32x2048x16x64 (8192, 62 per SM) 1.84 -> 2.46 ms, where 132 programs running together
-read 132 heads' queries and lose L2."""
-
-
-@dataclasses.dataclass(frozen=True)
-class BwdGeometry:
-  """Static shape of one backward call (everything the kernel body needs besides the refs).
-
-  `q_len_padded` is a multiple of `block_q`, `kv_len_padded` of `BLOCK_KV`. `stages`: query
-  steps in flight; `ds_slots`: shared dS^T tiles (2: a warpgroup writes the next step's while the
-  dQ product reads this one's; 1 saves the shared memory of one). `longest_first` (causal):
-  programs start in the order of their work, every head's first key block (which meets every
-  query step) before any second one, so the shortest programs end the launch; without it the key
-  blocks of one head are neighbours and share its queries in L2 (`choose` says when).
-  `persistent_programs` (0: one program per work item): that many programs (at most the work
-  items), each running items pid, pid + persistent_programs, ... (causal: in the longest-first
-  order, every other round reversed, `mosaic_work.dealt_item`); a program's producer loads the
-  next item's first query steps while the compute warpgroups store the last item's dK and dV,
-  then its keys and values once they are stored. Opt-in: `choose` never sets it. On the H200
-  (bf16, CUPTI, one process, `tools/kernels_gpu/bwd_variant_bench.py`) 132 programs were 1-19 %
-  slower than one program per item at every measured shape (1x16384x16x128 10.62 -> 11.25 ms,
-  16x1024x32x128 1.58 -> 1.64 ms, 4x4096x32x128 causal with 8 key/value heads 3.06 -> 3.47 ms):
-  more spills, and each item's key/value load waits on the last item's stores."""
-
-  batch: int
-  heads: int
-  kv_heads: int
-  q_len_padded: int
-  kv_len: int
-  kv_len_padded: int
-  head_dim: int
-  scale: float
-  causal: bool
-  stages: int = 2
-  block_q: int = 64
-  ds_slots: int = 2
-  longest_first: bool = False
-  persistent_programs: int = 0
-
-  def __post_init__(self) -> None:
-    if self.kv_heads < 1 or self.heads % self.kv_heads:
-      raise ValueError(f"heads ({self.heads}) must be a multiple of kv_heads ({self.kv_heads})")
-    if self.block_q not in BLOCK_QS:
-      raise ValueError(f"block_q must be one of {BLOCK_QS}, got {self.block_q}")
-    if self.q_len_padded % self.block_q or self.kv_len_padded % BLOCK_KV:
-      raise ValueError(f"padded lengths must be multiples of {self.block_q} (queries) and "
-                       f"{BLOCK_KV} (keys), got {self.q_len_padded} and {self.kv_len_padded}")
-    if self.stages < 2:
-      raise ValueError(f"stages must be at least 2, got {self.stages}")
-    if self.ds_slots not in (1, 2):
-      raise ValueError(f"ds_slots must be 1 or 2, got {self.ds_slots}")
-    if not 0 <= self.persistent_programs <= self.programs:
-      raise ValueError(f"persistent_programs must be in [0, {self.programs}] (the work items), "
-                       f"got {self.persistent_programs}")
-    if self.persistent_programs and self.causal and not self.longest_first:
-      raise ValueError("a persistent causal backward deals its items longest first: "
-                       "persistent_programs needs longest_first with causal")
-
-  @property
-  def group(self) -> int:
-    """Query heads per key/value head (each program walks all of them)."""
-    return self.heads // self.kv_heads
-
-  @property
-  def q_steps(self) -> int:
-    """Query blocks of `block_q` rows."""
-    return self.q_len_padded // self.block_q
-
-  @property
-  def kv_blocks(self) -> int:
-    """Key blocks of `BLOCK_KV` keys."""
-    return self.kv_len_padded // BLOCK_KV
-
-  @property
-  def programs(self) -> int:
-    """Work items: one per (key block, batch, key/value head)."""
-    return self.kv_blocks * self.batch * self.kv_heads
-
-  @property
-  def launched(self) -> int:
-    """Programs launched: `persistent_programs`, else one per work item."""
-    return self.persistent_programs or self.programs
-
-  def items_of(self, pid: Any) -> Any:
-    """How many work items program `pid` runs (`item`)."""
-    if not self.persistent_programs:
-      return 1
-    return mosaic_work.dealt_count(pid, self.programs, self.persistent_programs, self.causal)
-
-  def item(self, pid: Any, i: Any) -> Any:
-    """The work item (a `program_coords` index) program `pid` runs `i`-th."""
-    if not self.persistent_programs:
-      return pid
-    return mosaic_work.dealt_item(pid, i, self.persistent_programs, self.causal)
-
-  def item_steps(self, j: Any) -> Any:
-    """Query steps of a work item of key block `j` (over its group's query heads)."""
-    return self.group * (self.q_steps - _first_step(self, j))
-
-  @property
-  def flat_steps(self) -> bool:
-    """Whether a program walks its group's query heads and their query steps as one loop
-    (step t: head ``t // q_steps``, query block ``t % q_steps``) rather than a loop of heads
-    around a loop of steps: non-causal calls of more than one query head per key/value head.
-    On the H200 (bf16, CUPTI, one process) 4x4096x32x128 with 8 key/value heads went from 5.64
-    to 5.27 ms, 108 bytes of ptxas spill stores instead of 140. Causal calls do not take this
-    loop: in it each step would choose its masked or unmasked body at run time, and
-    4x4096x32x128 causal with 8 went from 3.15 to 3.27 ms that way (`phased_steps` walks grouped
-    causal calls flat without a run-time choice)."""
-    return self.group > 1 and not self.causal
-
-  @property
-  def phased_steps(self) -> bool:
-    """Whether a causal program walks its group's heads in two flat loops of `flat_head_step`
-    order, all heads' masked diagonal steps first and then all their unmasked ones, rather than
-    a loop of heads around each head's two loops: causal calls of more than one query head per
-    key/value head whose keys need no length mask. Neither loop chooses its body at run time.
-    On the H200 (bf16, CUPTI, one process) 4x4096x32x128 causal with 8 key/value heads went from
-    3.06 to 2.92 ms and 2x3072x16x64 causal with 4 from 0.303 to 0.285 ms (ptxas spill stores 248
-    to 212 and 312 to 184 bytes)."""
-    return self.group > 1 and self.causal and not self.mask_kv_len
-
-  @property
-  def dq_columns_split(self) -> bool:
-    """Whether both compute warpgroups share each step's dQ product, each on half of the head
-    dimension (head_dim a multiple of 128: a half is whole 64-column tiles of the swizzled key
-    tile), rather than one warpgroup doing all of it, alternating by step."""
-    return self.head_dim % 128 == 0
-
-  @property
-  def dq_tile(self) -> tuple[int, int]:
-    """The dQ tile one warpgroup computes and adds per step."""
-    return (self.block_q, self.head_dim // 2 if self.dq_columns_split else self.head_dim)
-
-  @property
-  def mask_kv_len(self) -> bool:
-    """Whether keys past the true length exist (and so every step masks them)."""
-    return self.kv_len != self.kv_len_padded
-
-  def smem_bytes(self, itemsize: int) -> int:
-    """Shared memory of the tiles, plus 4 KiB for barriers and alignment."""
-    d = self.head_dim
-    tiles = (2 * BLOCK_KV * d * itemsize                      # keys, values
-             + 2 * self.stages * self.block_q * d * itemsize  # Q, dO
-             + 2 * self.stages * self.block_q * 4             # lse, delta
-             + self.ds_slots * BLOCK_KV * self.block_q * itemsize  # dS^T
-             + _COMPUTE_WGS * self.dq_tile[0] * self.dq_tile[1] * 4)  # dQ staging, float32
-    return tiles + 4096
-
-  @property
-  def auto_barriers(self) -> bool:
-    """Whether Pallas adds its warpgroup barriers around this kernel's shared-memory stores and
-    before its TMA loads (``CompilerParams.unsafe_no_auto_barriers`` off). The kernel is safe
-    without them: no thread both reads and writes a shared region (dS^T, dQ, and at the end dK
-    and dV in the key/value tiles, are written by threads and read by wgmma or TMA; Q, dO, lse
-    and delta are written by TMA and read by threads and wgmma); the dS^T slot is reused only
-    after its ``ds_free`` barrier, the dQ staging tile only after ``wait_smem_to_gmem`` (which
-    ends in a warpgroup barrier), the key/value tiles only after the ``done`` barrier (and, in a
-    persistent launch, loaded again by TMA only after ``kv_free``, which both compute warpgroups
-    reach once their dK and dV stores read the tiles), a query slot only after every thread
-    arrived at ``q_free``; ``commit_smem`` fences and syncs the
-    warpgroup before each product or store reads what it wrote; the producer warpgroup's
-    barriers only synchronised it with itself. On the H200 (bf16, kernel + dQ cast, CUPTI)
-    dropping them took 32x2048x16x64 from 3.23 to 3.11 ms and its causal form from 1.90 to
-    1.85 ms; at head_dim 128 they stay: without them 4x4096x32x128 causal with 8 key/value
-    heads went from 3.06 to 3.14 ms, and 1x16384x16x128 moved within its run-to-run spread
-    (10.15 to 9.95 ms)."""
-    return self.head_dim > 64
-
-  def fits(self, itemsize: int) -> bool:
-    """Whether `smem_bytes` fits a Hopper block."""
-    return self.smem_bytes(itemsize) <= pallas_lib.HOPPER_SMEM_LIMIT
-
-
-def choose(*, batch: int, q_len: int, heads: int, kv_heads: int, kv_len: int, head_dim: int,
-           scale: float, causal: bool, itemsize: int, max_stages: int,
-           block_qs: tuple[int, ...] = (64,), sms: int | None = None) -> BwdGeometry | None:
-  """The first geometry that fits in shared memory: `block_qs` in order, then two dS^T tiles
-  before one, then the most query steps in flight up to `max_stages` (at least 2); causal
-  launches of at most `LONGEST_FIRST_MAX_WAVES` programs per SM take `longest_first` (`sms`: the
-  SM count; when None, the default device's where it is a GPU, else `pallas.DEFAULT_SMS`, so a
-  program exported for CUDA from a CPU host orders its programs as on an H200). None if none
-  fits."""
-  if sms is None:
-    sms = pallas_lib.gpu_sm_count()
-  if sms < 1:
-    raise ValueError(f"sms must be at least 1, got {sms}")
-  for block_q in block_qs:
-    for ds_slots in (2, 1):
-      for stages in range(max(2, max_stages), 1, -1):
-        g = BwdGeometry(batch=batch, heads=heads, kv_heads=kv_heads,
-                        q_len_padded=pallas_lib.round_up(q_len, block_q), kv_len=kv_len,
-                        kv_len_padded=pallas_lib.round_up(kv_len, BLOCK_KV), head_dim=head_dim,
-                        scale=scale, causal=causal, stages=stages, block_q=block_q,
-                        ds_slots=ds_slots)
-        if g.fits(itemsize):
-          return dataclasses.replace(
-              g, longest_first=causal and g.programs <= LONGEST_FIRST_MAX_WAVES * sms)
-  return None
-
-
-def program_coords(g: BwdGeometry, pid: Any) -> tuple[Any, Any, Any]:
-  """(key block, batch, key/value head) of program `pid`: the key blocks of one (batch, head) are
-  neighbours, so programs running together share that head's queries in L2 (`longest_first`
-  and causal: key block slowest, so every head's longest program starts first)."""
-  if g.longest_first and g.causal:
-    heads = g.batch * g.kv_heads
-    rest = lax.rem(pid, heads)
-    return lax.div(pid, heads), lax.rem(rest, g.batch), lax.div(rest, g.batch)
-  return (lax.rem(pid, g.kv_blocks), lax.rem(lax.div(pid, g.kv_blocks), g.batch),
-          lax.div(pid, g.kv_blocks * g.batch))
-
-
-def _first_step(g: BwdGeometry, j: Any) -> Any:
-  """The first query step that sees key block `j` (causal: the block's first key's row)."""
-  if not g.causal:
-    return 0
-  return jnp.minimum(j * (BLOCK_KV // g.block_q), g.q_steps)
+# The geometry (re-exported: `mosaic_bwd.BwdGeometry`, `mosaic_bwd.choose` etc.).
+from pjrtkit.kernels.dot_product_attention.mosaic_bwd_geometry import (  # noqa: F401
+    BLOCK_KV, BLOCK_QS, COMPUTE_WGS as _COMPUTE_WGS, LAG_DQ_MAX_STEPS, LOG2E,
+    LONGEST_FIRST_MAX_WAVES, BwdGeometry, choose, first_step, program_coords)
 
 
 def flat_head_step(g: BwdGeometry, kvh: Any, t: Any, lo: Any = None,
@@ -354,7 +126,7 @@ def _each_item(g: BwdGeometry, items: Any, work: Any) -> None:
 
 def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s, do_s, lse_s,
             delta_s, dst_s, dq_s, kv_bar, q_bar, do_bar, lse_bar, delta_bar, q_free, ds_ready,
-            ds_free, done, kv_free, *, g: BwdGeometry):
+            ds_free, done, kv_free, stagger, *, g: BwdGeometry):
   pid = lax.axis_index(pallas_lib.MOSAIC_GRID_AXIS)
   wg = lax.axis_index("wg")
   items = g.items_of(pid)
@@ -362,7 +134,7 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
   def coords(i: Any) -> tuple[Any, Any, Any, Any]:
     """(key block, batch, key/value head, first query step) of this program's `i`-th item."""
     j, b, kvh = program_coords(g, g.item(pid, i))
-    return j, b, kvh, _first_step(g, j)
+    return j, b, kvh, first_step(g, j)
 
   @pl.when(wg < _COMPUTE_WGS)
   def _compute():
@@ -386,8 +158,8 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
 
       return pl.run_state(body)(plgpu.ACC.init(acc))
 
-    def step(b: Any, h: Any, key0: Any, n: Any, it: Any, dk: Any, dv: Any, masked: bool
-             ) -> tuple[Any, Any]:
+    def step(b: Any, h: Any, key0: Any, n: Any, it: Any, dk: Any, dv: Any, masked: bool,
+             prev: tuple[Any, Any] | None) -> tuple[Any, Any]:
       slot = lax.rem(it, g.stages)
       dslot = lax.rem(it, 2)  # the dS^T barriers of this step
       ds_tile = dst_s.at[lax.rem(it, g.ds_slots)]
@@ -414,6 +186,8 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
 
       pt, dpt = pl.run_scoped(scores, plgpu.ACC(shape, jnp.float32),
                               plgpu.ACC(shape, jnp.float32))
+      if g.lag_dq:  # warpgroup 1 starts once warpgroup 0's first scores are in
+        pl.when((wg == 0) & (it == 0))(lambda: plgpu.barrier_arrive(stagger))
       delta = plgpu.load(delta_s.at[slot], layout=plgpu.Layout.WGMMA.reduce(0))
       dst = pt * (dpt - lax.broadcast_in_dim(delta, shape, [1])) * g.scale
       pt16, ds16 = pt.astype(q_s.dtype), dst.astype(q_s.dtype)
@@ -441,6 +215,19 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
       # Both products that read this step's Q and dO were waited for: release the slot.
       plgpu.barrier_arrive(q_free.at[slot])
 
+      if g.lag_dq:
+        dq_of_step(b, it - 1, *prev, it > 0)
+      else:
+        dq_of_step(b, it, h, n, None)
+      return dk, dv
+
+    def dq_of_step(b: Any, s: Any, h: Any, n: Any, when: Any) -> None:
+      """The dQ product of step `s` (query head `h`, block `n`), where `when` (None: always)
+      holds: ``dQ_s = dS_s K`` over all 128 keys, the shared dS^T tile read transposed, added to
+      dQ in global memory."""
+      dslot = lax.rem(s, 2)
+      ds_tile = dst_s.at[lax.rem(s, g.ds_slots)]
+
       def dq_product(cols: Any, dq_g_cols: Any) -> None:
         plgpu.barrier_wait(ds_ready.at[dslot])
         dq = mm(ds_tile.transpose((1, 0)), cols, g.dq_tile)
@@ -454,10 +241,14 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
       rows = pl.ds(n * g.block_q, g.block_q)
       if g.dq_columns_split:
         half = pl.ds(wg * (d // 2), d // 2)
-        dq_product(k_s.at[:, half], dq_g.at[b, rows, h, half])
+        run = lambda: dq_product(k_s.at[:, half], dq_g.at[b, rows, h, half])  # noqa: E731
       else:
-        pl.when(dslot == wg)(lambda: dq_product(k_s, dq_g.at[b, rows, h]))
-      return dk, dv
+        run, when = lambda: dq_product(k_s, dq_g.at[b, rows, h]), (
+            dslot == wg if when is None else when & (dslot == wg))
+      if when is None:
+        run()
+      else:
+        pl.when(when)(run)
 
     def work(i: Any, it: Any) -> Any:
       j, b, kvh, first = coords(i)
@@ -466,12 +257,21 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
       plgpu.barrier_wait(kv_bar.at[1])
 
       def one_step(h: Any, n: Any, masked: bool, carry: Any) -> Any:
-        dk, dv, it = carry
-        dk, dv = step(b, h, key0, n, it, dk, dv, masked)
-        return dk, dv, it + 1
+        dk, dv, it, *prev = carry
+        dk, dv = step(b, h, key0, n, it, dk, dv, masked, prev)
+        return (dk, dv, it + 1) + ((h, n) if g.lag_dq else ())
 
       zero = plgpu.layout_cast(jnp.zeros((64, d), jnp.float32), plgpu.Layout.WGMMA)
-      dk, dv, it = walk_steps(g, kvh, first, one_step, (zero, zero, it))
+      if not g.lag_dq:
+        dk, dv, it = walk_steps(g, kvh, first, one_step, (zero, zero, it))
+      else:
+        pl.when(wg == 1)(lambda: plgpu.barrier_wait(stagger))
+        none = jnp.int32(0)
+        dk, dv, end, h, n = walk_steps(g, kvh, first, one_step, (zero, zero, it, none, none))
+        dq_of_step(b, end - 1, h, n, end > it)  # the last step's, if any
+        # An item with no query steps: warpgroup 1 still waits for its start.
+        pl.when((wg == 0) & (end == it))(lambda: plgpu.barrier_arrive(stagger))
+        it = end
       # The other warpgroup's last dQ product may still read every key: meet before the key and
       # value tiles are overwritten with this warpgroup's dK and dV.
       plgpu.barrier_arrive(done)
@@ -567,6 +367,7 @@ def backward(q: Any, k: Any, v: Any, do: Any, lse2: Any, delta: Any, g: BwdGeome
                     num_barriers=2),                                    # ds_free
       plgpu.Barrier(num_arrivals=_COMPUTE_WGS),                         # done
       plgpu.Barrier(num_arrivals=_COMPUTE_WGS),                         # kv_free
+      plgpu.Barrier(),                                                  # stagger
   ]
   kv_type = jax.ShapeDtypeStruct((g.batch, g.kv_len_padded, g.kv_heads, d), dtype)
   dq_ref = jax.new_ref(jnp.zeros((g.batch, g.q_len_padded, g.heads, d), f32))

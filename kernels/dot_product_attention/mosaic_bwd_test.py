@@ -70,6 +70,31 @@ def test_backward_geometry_refuses_bad_values():
     mosaic_bwd.BwdGeometry(1, 1, 1, 64, 64, 128, 64, 0.125, False, stages=1)
   with pytest.raises(ValueError, match="ds_slots must be 1 or 2, got 3"):
     mosaic_bwd.BwdGeometry(1, 1, 1, 64, 64, 128, 64, 0.125, False, ds_slots=3)
+  with pytest.raises(ValueError, match="lag_dq needs ds_slots 2 and persistent_programs 0, got 1 "
+                                       "and 0"):
+    mosaic_bwd.BwdGeometry(1, 1, 1, 64, 128, 128, 128, 0.125, False, ds_slots=1, lag_dq=True)
+  with pytest.raises(ValueError, match="lag_dq needs ds_slots 2 and persistent_programs 0, got 2 "
+                                       "and 1"):
+    mosaic_bwd.BwdGeometry(1, 1, 1, 64, 128, 128, 128, 0.125, False, persistent_programs=1,
+                           lag_dq=True)
+
+
+@pytest.mark.parametrize("shape,causal,lag", [
+    ((16, 1024, 32, 128, 1024, 32), False, True),    # A7: one head per kv head, 16 query steps
+    ((4, 4096, 32, 128, 4096, 8), False, True),      # A8: 4 query heads per key/value head
+    ((4, 4096, 32, 128, 4096, 8), True, True),       # A10
+    ((1, 16384, 16, 128, 16384, 16), False, False),  # A6: one head, 256 steps
+    ((1, 16384, 16, 128, 16384, 16), True, False),   # A9
+    ((3, 2560, 12, 128, 2560, 12), False, False),    # H4: 40 steps
+    ((2, 1088, 16, 128, 1088, 16), False, False),    # 17 steps
+    ((2, 1000, 16, 128, 1000, 16), True, True),      # 16 steps (padded to 1024)
+    ((32, 2048, 16, 64, 2048, 4), False, False),     # head_dim 64: one warpgroup's dQ product
+])
+def test_lagged_dq_product_at_head_dim_128_for_grouped_heads_or_few_steps(shape, causal, lag):
+  b, t, h, d, s, k = shape
+  g = _choose(b, t, h, d, s, k, causal, block_qs=(128, 64) if causal else (64,))
+  assert g.lag_dq == lag
+  assert g.lag_dq == (d == 128 and (h > k or g.q_steps <= mosaic_bwd.LAG_DQ_MAX_STEPS))
 
 
 def test_causal_launches_of_few_waves_start_their_longest_programs_first():
@@ -142,7 +167,7 @@ def test_producer_and_compute_warpgroups_walk_the_same_steps(heads, kv_len, caus
   g = mosaic_bwd.BwdGeometry(batch=1, heads=heads, kv_heads=2, q_len_padded=q_len, kv_len=kv_len,
                              kv_len_padded=256, head_dim=64, scale=0.125, causal=causal,
                              block_q=block_q)
-  kvh, first = 1, int(mosaic_bwd._first_step(g, j))
+  kvh, first = 1, int(mosaic_bwd.first_step(g, j))
   room = max(g.group * g.q_steps, 1)
 
   def walk(split_masked):
@@ -187,7 +212,7 @@ def test_persistent_backward_runs_every_item_once_with_even_loads(b, t, h, k, d,
                                             head_dim=d, scale=0.125, causal=causal, itemsize=2,
                                             max_stages=4, sms=132,
                                             block_qs=(128, 64) if causal else (64,)),
-                          longest_first=causal, persistent_programs=programs)
+                          longest_first=causal, persistent_programs=programs, lag_dq=False)
   assert g.launched == programs
   seen, loads = [], []
   for pid in range(programs):
@@ -236,7 +261,7 @@ def test_persistent_backward_lowers_for_cuda(d, causal, programs, kv_len):
       mosaic_bwd.choose(batch=2, q_len=300, heads=4, kv_heads=2, kv_len=kv_len, head_dim=d,
                         scale=0.125, causal=causal, itemsize=2, max_stages=4,
                         block_qs=(128, 64) if causal else (64,), sms=132),
-      persistent_programs=programs)
+      persistent_programs=programs, lag_dq=False)
   assert g.programs == 20 and g.longest_first == causal
   assert g.phased_steps == (kv_len == 640)
   tp, sp = g.q_len_padded, g.kv_len_padded
@@ -313,6 +338,28 @@ def test_fused_backward_with_64_row_steps_lowers_for_cuda(causal, longest_first)
                                platforms=["cuda"])(*args)
   assert [(a.shape, a.dtype) for a in exported.out_avals] == [
       ((1, 320, 4, 64), f32), ((1, 384, 2, 64), bf16), ((1, 384, 2, 64), bf16)]
+
+
+@pytest.mark.parametrize("d,causal,kv_len", [
+    (64, True, 600),    # one warpgroup's dQ product per step; items with no query step
+    (128, True, 600),   # dQ split by columns; items with no query step
+    (128, False, 300),  # keys masked
+])
+def test_lagged_dq_backward_lowers_for_cuda(d, causal, kv_len):
+  """`BwdGeometry.lag_dq` where `choose` would not take it too: head_dim 64, and causal calls
+  with more keys than queries, whose last programs have no query step (warpgroup 0 still lets
+  warpgroup 1 start, and no dQ product runs)."""
+  g = dataclasses.replace(_choose(2, 300, 4, d, kv_len, 2, causal), lag_dq=True)
+  assert g.ds_slots == 2 and g.block_q == 64
+  tp, sp = g.q_len_padded, g.kv_len_padded
+  bf16, f32 = jnp.bfloat16, jnp.float32
+  args = [jax.ShapeDtypeStruct((2, tp, 4, d), bf16), jax.ShapeDtypeStruct((2, sp, 2, d), bf16),
+          jax.ShapeDtypeStruct((2, sp, 2, d), bf16), jax.ShapeDtypeStruct((2, tp, 4, d), bf16),
+          jax.ShapeDtypeStruct((2, 4, tp), f32), jax.ShapeDtypeStruct((2, 4, tp), f32)]
+  exported = jax.export.export(jax.jit(lambda *a: mosaic_bwd.backward(*a, g)),
+                               platforms=["cuda"])(*args)
+  assert [(a.shape, a.dtype) for a in exported.out_avals] == [
+      ((2, tp, 4, d), f32), ((2, sp, 2, d), bf16), ((2, sp, 2, d), bf16)]
 
 
 def test_backward_drops_pallas_auto_barriers_at_head_dim_64_only():
