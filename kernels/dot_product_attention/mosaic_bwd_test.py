@@ -33,6 +33,19 @@ def _choose(b, t, h, d, s, k, causal, max_stages=4, block_qs=(64,)):
                            max_stages=max_stages, block_qs=block_qs)
 
 
+def _assert_backward_lowers_for_cuda(g):
+  """`mosaic_bwd.backward` at geometry `g` lowers for CUDA (bfloat16 inputs padded to it), with
+  dQ in float32 and dK, dV in the input dtype."""
+  b, h, k, d, tp, sp = g.batch, g.heads, g.kv_heads, g.head_dim, g.q_len_padded, g.kv_len_padded
+  bf16, f32 = jnp.bfloat16, jnp.float32
+  q, kv = jax.ShapeDtypeStruct((b, tp, h, d), bf16), jax.ShapeDtypeStruct((b, sp, k, d), bf16)
+  rows = jax.ShapeDtypeStruct((b, h, tp), f32)
+  exported = jax.export.export(jax.jit(lambda *a: mosaic_bwd.backward(*a, g)),
+                               platforms=["cuda"])(q, kv, kv, q, rows, rows)
+  assert [(a.shape, a.dtype) for a in exported.out_avals] == [
+      ((b, tp, h, d), f32), ((b, sp, k, d), bf16), ((b, sp, k, d), bf16)]
+
+
 def test_backward_geometry_fits_hopper_shared_memory():
   spec = base.make_spec(*[jax.ShapeDtypeStruct((32, 2048, 16, 64), jnp.bfloat16)] * 3, None,
                         None, False, None)
@@ -264,15 +277,7 @@ def test_persistent_backward_lowers_for_cuda(d, causal, programs, kv_len):
       persistent_programs=programs, lag_dq=False)
   assert g.programs == 20 and g.longest_first == causal
   assert g.phased_steps == (kv_len == 640)
-  tp, sp = g.q_len_padded, g.kv_len_padded
-  bf16, f32 = jnp.bfloat16, jnp.float32
-  args = [jax.ShapeDtypeStruct((2, tp, 4, d), bf16), jax.ShapeDtypeStruct((2, sp, 2, d), bf16),
-          jax.ShapeDtypeStruct((2, sp, 2, d), bf16), jax.ShapeDtypeStruct((2, tp, 4, d), bf16),
-          jax.ShapeDtypeStruct((2, 4, tp), f32), jax.ShapeDtypeStruct((2, 4, tp), f32)]
-  exported = jax.export.export(jax.jit(lambda *a: mosaic_bwd.backward(*a, g)),
-                               platforms=["cuda"])(*args)
-  assert [(a.shape, a.dtype) for a in exported.out_avals] == [
-      ((2, tp, 4, d), f32), ((2, sp, 2, d), bf16), ((2, sp, 2, d), bf16)]
+  _assert_backward_lowers_for_cuda(g)
 
 
 @pytest.mark.parametrize("shape,causal", [
@@ -330,14 +335,7 @@ def test_fused_backward_with_64_row_steps_lowers_for_cuda(causal, longest_first)
   g = mosaic_bwd.BwdGeometry(batch=1, heads=4, kv_heads=2, q_len_padded=320, kv_len=300,
                              kv_len_padded=384, head_dim=64, scale=0.125, causal=causal,
                              stages=3, block_q=64, ds_slots=1, longest_first=longest_first)
-  bf16, f32 = jnp.bfloat16, jnp.float32
-  args = [jax.ShapeDtypeStruct((1, 320, 4, 64), bf16), jax.ShapeDtypeStruct((1, 384, 2, 64), bf16),
-          jax.ShapeDtypeStruct((1, 384, 2, 64), bf16), jax.ShapeDtypeStruct((1, 320, 4, 64), bf16),
-          jax.ShapeDtypeStruct((1, 4, 320), f32), jax.ShapeDtypeStruct((1, 4, 320), f32)]
-  exported = jax.export.export(jax.jit(lambda *a: mosaic_bwd.backward(*a, g)),
-                               platforms=["cuda"])(*args)
-  assert [(a.shape, a.dtype) for a in exported.out_avals] == [
-      ((1, 320, 4, 64), f32), ((1, 384, 2, 64), bf16), ((1, 384, 2, 64), bf16)]
+  _assert_backward_lowers_for_cuda(g)
 
 
 @pytest.mark.parametrize("d,causal,kv_len", [
@@ -351,15 +349,7 @@ def test_lagged_dq_backward_lowers_for_cuda(d, causal, kv_len):
   warpgroup 1 start, and no dQ product runs)."""
   g = dataclasses.replace(_choose(2, 300, 4, d, kv_len, 2, causal), lag_dq=True)
   assert g.ds_slots == 2 and g.block_q == 64
-  tp, sp = g.q_len_padded, g.kv_len_padded
-  bf16, f32 = jnp.bfloat16, jnp.float32
-  args = [jax.ShapeDtypeStruct((2, tp, 4, d), bf16), jax.ShapeDtypeStruct((2, sp, 2, d), bf16),
-          jax.ShapeDtypeStruct((2, sp, 2, d), bf16), jax.ShapeDtypeStruct((2, tp, 4, d), bf16),
-          jax.ShapeDtypeStruct((2, 4, tp), f32), jax.ShapeDtypeStruct((2, 4, tp), f32)]
-  exported = jax.export.export(jax.jit(lambda *a: mosaic_bwd.backward(*a, g)),
-                               platforms=["cuda"])(*args)
-  assert [(a.shape, a.dtype) for a in exported.out_avals] == [
-      ((2, tp, 4, d), f32), ((2, sp, 2, d), bf16), ((2, sp, 2, d), bf16)]
+  _assert_backward_lowers_for_cuda(g)
 
 
 def test_backward_drops_pallas_auto_barriers_at_head_dim_64_only():
