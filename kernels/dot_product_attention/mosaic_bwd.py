@@ -1,11 +1,10 @@
-"""dot_product_attention "mosaic" backward: one warp-specialised Mosaic GPU kernel (Hopper, sm_90+).
+"""dot_product_attention "mosaic" backward: one warp-specialised Mosaic GPU kernel (sm_90+).
 
 One program (CTA) per work item, a (key block of ``2 * 64`` keys, batch, key/value head), or with
 `BwdGeometry.persistent_programs` that many programs, each looping over items. It keeps the
-item's keys and values in shared memory and walks every query block (`block_q` rows: 64, or 128 for causal calls)
-of every query head of its group,
-so dK and dV are summed over the group in registers and written once, in the input dtype. Three
-warpgroups:
+item's keys and values in shared memory and walks every query block (`block_q` rows: 64, or 128
+for causal calls) of every query head of its group, so dK and dV are summed over the group in
+registers and written once, in the input dtype. Three warpgroups:
 
 * warpgroups 0 and 1 compute, each on its own 64 keys;
 * warpgroup 2 only moves data: it loads the key/value block, then keeps `stages` query steps
@@ -22,27 +21,25 @@ Per query step each compute warpgroup does, with its keys K_w, V_w (64 x D):
   dK  += dS^T Q             (dS^T from registers)
 
 and, while dV's product runs, writes dS^T into its half of a shared ``[128 keys, block_q
-queries]`` tile, then issues dK's. The dQ product of
-the step, ``dQ_step = dS K`` over all 128 keys (the tile read transposed), is done by one
-warpgroup, alternating by step, or at head_dim 128 by both, each on half of the columns, and
-added to a float32 dQ in global memory with a TMA reduce-add
-(``copy_smem_to_gmem(reduction_op="add")``). With `BwdGeometry.lag_dq` it runs one step late,
-at the end of the next step, and warpgroup 1 starts half a step after warpgroup 0. That dQ starts as zeros: it is passed in
-as a mutable array reference (`jax.new_ref`), which the kernel updates in place. Five matrix
-products per step instead of the seven of a split dQ / dK-dV pair of kernels, and nothing is
-transposed or padded in memory beyond the blocks: Q, dO, dQ, dK and dV are read and written in
-JAX's ``[B, T, H, D]`` layout as strided 2-D TMA tiles.
+queries]`` tile, then issues dK's. The dQ product of the step, ``dQ_step = dS K`` over all 128
+keys (the tile read transposed), is done by one warpgroup, alternating by step, or at head_dim
+128 by both, each on half of the columns, and added to a float32 dQ in global memory with a TMA
+reduce-add (``copy_smem_to_gmem(reduction_op="add")``). With `BwdGeometry.lag_dq` it runs one
+step late, at the end of the next step, and warpgroup 1 starts half a step after warpgroup 0.
+That dQ starts as zeros: it is passed in as a mutable array reference (`jax.new_ref`), which the
+kernel updates in place. Five matrix products per step instead of the seven of a split dQ /
+dK-dV pair of kernels, and nothing is transposed or padded in memory beyond the blocks: Q, dO,
+dQ, dK and dV are read and written in JAX's ``[B, T, H, D]`` layout as strided 2-D TMA tiles.
 
 Causal programs start at the first query block that reaches their keys and mask only the steps
-that cross the diagonal (two of 64 rows, or one of 128); keys past the true length are masked only when the length is not
-a multiple of 128. Compiled only: Pallas's Mosaic GPU interpreter cannot lower warp-specialised
-wgmma kernels, so under `pallas_interpret` ``mosaic.py`` runs its two single-warpgroup backward
-kernels instead (the same arithmetic).
+that cross the diagonal (two of 64 rows, or one of 128); keys past the true length are masked
+only when the length is not a multiple of 128. Compiled only: Pallas's Mosaic GPU interpreter
+cannot lower warp-specialised wgmma kernels, so under `pallas_interpret` ``mosaic.py`` runs its
+two single-warpgroup backward kernels instead (the same arithmetic).
 """
-
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -159,7 +156,7 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
       return pl.run_state(body)(plgpu.ACC.init(acc))
 
     def step(b: Any, h: Any, key0: Any, n: Any, it: Any, dk: Any, dv: Any, masked: bool,
-             prev: tuple[Any, Any] | None) -> tuple[Any, Any]:
+             prev: Sequence[Any]) -> tuple[Any, Any]:
       slot = lax.rem(it, g.stages)
       dslot = lax.rem(it, 2)  # the dS^T barriers of this step
       ds_tile = dst_s.at[lax.rem(it, g.ds_slots)]
@@ -194,8 +191,8 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
 
       # dV's product is issued first and runs while dS^T goes into this warpgroup's half of
       # the shared tile (once the dQ product that last read that tile released it), so the dQ
-      # product can start while dK and dV accumulate. On the H200 (bf16, CUPTI, one process)
-      # issuing dV before the store rather than after took 1x16384x16x128 from 10.62 to
+      # product that reads it can start while dK and dV accumulate. On the H200 (bf16, CUPTI,
+      # one process) issuing dV before the store rather than after took 1x16384x16x128 from 10.62 to
       # 10.06 ms, its causal form from 5.33 to 4.99 ms, 16x1024x32x128 from 1.58 to 1.54 ms and
       # 2x3072x16x64 with 4 key/value heads (causal) from 0.327 to 0.305 ms.
       def grads(refs: tuple[Any, Any]) -> None:
@@ -225,6 +222,7 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
       """The dQ product of step `s` (query head `h`, block `n`), where `when` (None: always)
       holds: ``dQ_s = dS_s K`` over all 128 keys, the shared dS^T tile read transposed, added to
       dQ in global memory."""
+      # Lagged, s is -1 at the first step: the slot indices are then -1, unused (`when` is false).
       dslot = lax.rem(s, 2)
       ds_tile = dst_s.at[lax.rem(s, g.ds_slots)]
 
@@ -239,12 +237,16 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
         plgpu.copy_smem_to_gmem(dq_s.at[wg], dq_g_cols, reduction_op="add")
 
       rows = pl.ds(n * g.block_q, g.block_q)
-      if g.dq_columns_split:
-        half = pl.ds(wg * (d // 2), d // 2)
-        run = lambda: dq_product(k_s.at[:, half], dq_g.at[b, rows, h, half])  # noqa: E731
-      else:
-        run, when = lambda: dq_product(k_s, dq_g.at[b, rows, h]), (
-            dslot == wg if when is None else when & (dslot == wg))
+
+      def run() -> None:
+        if g.dq_columns_split:
+          half = pl.ds(wg * (d // 2), d // 2)
+          dq_product(k_s.at[:, half], dq_g.at[b, rows, h, half])
+        else:
+          dq_product(k_s, dq_g.at[b, rows, h])
+
+      if not g.dq_columns_split:  # one warpgroup's product, alternating by step
+        when = dslot == wg if when is None else when & (dslot == wg)
       if when is None:
         run()
       else:
@@ -266,8 +268,8 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
         dk, dv, it = walk_steps(g, kvh, first, one_step, (zero, zero, it))
       else:
         pl.when(wg == 1)(lambda: plgpu.barrier_wait(stagger))
-        none = jnp.int32(0)
-        dk, dv, end, h, n = walk_steps(g, kvh, first, one_step, (zero, zero, it, none, none))
+        unset = jnp.int32(0)  # the previous step's head and block, before the first step
+        dk, dv, end, h, n = walk_steps(g, kvh, first, one_step, (zero, zero, it, unset, unset))
         dq_of_step(b, end - 1, h, n, end > it)  # the last step's, if any
         # An item with no query steps: warpgroup 1 still waits for its start.
         pl.when((wg == 0) & (end == it))(lambda: plgpu.barrier_arrive(stagger))

@@ -33,11 +33,12 @@ LAG_DQ_MAX_STEPS = 16
 """`choose` takes `BwdGeometry.lag_dq` at head_dim 128 (dQ split by columns) with two dS^T slots
 for programs of more than one query head per key/value head, or of at most this many query
 steps. On the H200 (bf16, backward kernel + dQ cast, CUPTI medians, one process,
-`tools/kernels_gpu/bwd_variant_bench.py`), lagged against not: 4x4096x32x128 with 8 key/value
-heads 5.33 -> 5.05 ms, its causal form 2.95 -> 2.91, 16x1024x32x128 (16 steps) 1.543 -> 1.517
-(twice); one head per key/value head and more steps lose: 3x2560x12x128 (40 steps) 0.623 ->
-0.630, 2x6144x16x128 2.817 -> 2.823, 1x16384x16x128 10.09 -> 10.48 (ptxas spills 0 -> 92
-bytes), and head_dim 64 (one warpgroup's dQ product per step) 32x2048x16x64 3.02 -> 3.15."""
+`tools/kernels_gpu/bwd_variant_bench.py`, `tools/bench/results/mosaic_bwd_variants_h200.txt`)
+the kernel with it against the one before: 4x4096x32x128 with 8 key/value heads 5.33 -> 5.10 ms,
+its causal form 2.94 -> 2.87, 16x1024x32x128 (16 steps) 1.535 -> 1.509. A copy taking it
+everywhere lost at one head per key/value head with more steps: 3x2560x12x128 (40 steps) 0.623
+-> 0.630 ms, 2x6144x16x128 2.817 -> 2.823, 1x16384x16x128 10.09 -> 10.48 (ptxas spills 0 -> 92
+bytes), and at head_dim 64 (one warpgroup's dQ product per step) 32x2048x16x64 3.02 -> 3.15."""
 
 
 @dataclasses.dataclass(frozen=True)

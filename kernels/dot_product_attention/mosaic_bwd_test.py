@@ -102,6 +102,10 @@ def test_backward_geometry_refuses_bad_values():
     ((2, 1088, 16, 128, 1088, 16), False, False),    # 17 steps
     ((2, 1000, 16, 128, 1000, 16), True, True),      # 16 steps (padded to 1024)
     ((32, 2048, 16, 64, 2048, 4), False, False),     # head_dim 64: one warpgroup's dQ product
+    # dot_product_attention_test's GPU cases at head_dim 128 with one head per key/value head
+    ((1, 128, 2, 128, 384, 2), True, True),          # programs with no query step
+    ((2, 1000, 4, 128, 1000, 4), False, True),       # keys masked
+    ((1, 1100, 2, 128, 1100, 2), True, False),       # 18 steps
 ])
 def test_lagged_dq_product_at_head_dim_128_for_grouped_heads_or_few_steps(shape, causal, lag):
   b, t, h, d, s, k = shape
