@@ -11,7 +11,8 @@ inputs padded to its geometry plus dQ's cast to the input dtype (the log-sum-exp
 rowsum(dO * O) are made once, outside the timing). The geometry is ``choose``'s, called as
 ``mosaic.py`` calls it (up to 4 query steps in flight; causal calls try 128-row steps first);
 ``--set FIELD=INT`` replaces BwdGeometry fields after it (a copy whose geometry refuses them at a
-case is reported and left out there). ``--cudnn`` adds cuDNN's backward (``jax.nn`` with
+case is reported and left out there; where ``choose`` takes ``lag_dq``, ``persistent_programs``
+and ``ds_slots=1`` need ``lag_dq=0`` with them). ``--cudnn`` adds cuDNN's backward (``jax.nn`` with
 implementation="cudnn": the pullback alone, its residuals made once). ``--fwd-bwd`` also times
 forward+backward through ``pk.dot_product_attention(implementation="mosaic")`` with each copy's
 backward, and cuDNN's, as the comparison counts them (TFLOP/s there: 3.5x the forward's FLOPs;

@@ -106,6 +106,13 @@ def test_geometry_is_chosen_as_the_op_chooses_it():
   assert g.stages == 3
   with pytest.raises(ValueError, match="stages must be at least 2, got 1"):
     bench.geometry(mosaic_bwd, bench.CASES["B1"], {"stages": 1})
+  # B3 takes lag_dq, which a persistent launch or one dS^T slot refuses unless --set turns it off.
+  assert bench.geometry(mosaic_bwd, bench.CASES["B3"]).lag_dq
+  with pytest.raises(ValueError, match="lag_dq needs ds_slots 2 and persistent_programs 0"):
+    bench.geometry(mosaic_bwd, bench.CASES["B3"], {"ds_slots": 1})
+  g = bench.geometry(mosaic_bwd, bench.CASES["B3"], {"ds_slots": 1, "lag_dq": 0})
+  assert (g.ds_slots, g.lag_dq) == (1, 0)
+  assert not bench.geometry(mosaic_bwd, bench.CASES["B1"]).lag_dq  # 256 steps, one head per kv
 
 
 def test_backward_module_is_swapped_only_inside_the_scope():
