@@ -1,14 +1,15 @@
 """The barrier protocol of the warp-specialised Mosaic backward (`mosaic_bwd._kernel`), checked
 without a GPU: the real kernel body runs once per (program, warpgroup) on plain Python integers,
 with ``lax``, ``pl``, ``plgpu``, ``jnp`` and ``jax`` of `mosaic_bwd` (and ``lax``, ``jnp`` of
-`mosaic_bwd_geometry`) replaced by recording fakes, so the kernel's own control flow decides
-which barrier waits and arrivals happen, in which order. The barriers' arrival counts come from
-`mosaic_bwd.backward`'s scratch list, run with a fake ``plgpu.kernel``. The three warpgroups of
-each program are then interleaved under mbarrier semantics (a phase completes after
-``num_arrivals`` arrivals; each warpgroup keeps its own parity per barrier; a TMA load arrives
-when issued), under round robin and every strict priority order, and must not deadlock, never let
-a barrier complete two phases past a warpgroup that still waits on it (parity aliases), leave no
-phase part-arrived, and wait on every phase of a barrier that announces data (`UNWAITED_OK`).
+`mosaic_bwd_geometry`) replaced by the recording fakes of `protocol_replay`, so the kernel's own
+control flow decides which barrier waits and arrivals happen, in which order. The barriers'
+arrival counts come from `mosaic_bwd.backward`'s scratch list, run with a fake ``plgpu.kernel``.
+The three warpgroups of each program are then interleaved under mbarrier semantics (a phase
+completes after ``num_arrivals`` arrivals; each warpgroup keeps its own parity per barrier; a TMA
+load arrives when issued), under round robin and every strict priority order
+(`protocol_replay.simulate`), and must not deadlock, never let a barrier complete two phases past
+a warpgroup that still waits on it (parity aliases), leave no phase part-arrived, and wait on
+every phase of a barrier that announces data (`UNWAITED_OK`).
 
 Not modelled: memory contents (a buffer released before it is read, or overwritten while a TMA
 store still reads it, passes unless the barrier phases show it), wgmma asynchrony and its waits,
@@ -18,14 +19,13 @@ completing late (only waits depend on them: arriving at issue runs barriers furt
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import inspect
 import itertools
 import math
 import sys
 import types
-from typing import Any, Callable
+from typing import Any
 
 from pjrtkit.kernels import testing
 
@@ -37,259 +37,34 @@ import pytest  # noqa: E402
 from pjrtkit.kernels.core import pallas as pallas_lib  # noqa: E402
 from pjrtkit.kernels.dot_product_attention import mosaic_bwd  # noqa: E402
 from pjrtkit.kernels.dot_product_attention import mosaic_bwd_geometry  # noqa: E402
+from pjrtkit.kernels.dot_product_attention import protocol_replay  # noqa: E402
+from pjrtkit.kernels.dot_product_attention.protocol_replay import ProtocolError  # noqa: E402
 
-Event = tuple[str, str, int]
-"""("wait" or "arrive", barrier name (the kernel's parameter), barrier index)."""
-Tweaks = dict[tuple[int, str, str, int], int]
-"""Injected protocol bugs: (warpgroup, "wait" or "arrive", barrier, its n-th such event there) ->
-how many times it happens (0: dropped, 2: doubled; 1 for all others)."""
 UNWAITED_OK = frozenset({"q_free", "ds_free", "kv_free", "stagger"})
 """Barriers that release a buffer (or start a warpgroup), whose last phases may go unwaited.
 Every phase of the others (kv_bar, q_bar, do_bar, lse_bar, delta_bar, ds_ready, done) announces
 data or a meeting and must be waited on: one nobody waits on means skipped work."""
 
 
-class ProtocolError(AssertionError):
-  """The replayed kernel breaks the barrier protocol."""
+def _names(launch: dict[str, Any], g: mosaic_bwd.BwdGeometry) -> list[str]:
+  """The kernel's ref names (its parameters but `g`), once the launch is as `backward` makes it."""
+  assert launch["grid"] == (g.launched,) and launch["num_threads"] == 3
+  assert launch["grid_names"] == (pallas_lib.MOSAIC_GRID_AXIS,)
+  assert launch["thread_name"] == "wg"
+  return list(inspect.signature(mosaic_bwd._kernel).parameters)[:-1]
 
 
-class _Value:
-  """An array value (scores, dK, dV, a mask): absorbs arithmetic, casts and indexing, and refuses
-  to be a Python bool (a traced value deciding Python control flow would not replay)."""
-
-  def astype(self, dtype: Any) -> _Value:
-    return self
-
-  def __bool__(self) -> bool:
-    raise TypeError("an array value reached Python control flow")
-
-
-for _op in "add radd sub rsub mul rmul lt le gt ge and rand getitem".split():
-  setattr(_Value, f"__{_op}__", lambda self, *_: self)
-
-
-class _Ref:
-  """A ref (global, shared, accumulator or barrier): its name and the indices taken with ``.at``;
-  reads give a `_Value`, writes are dropped."""
-  dtype = "ref-dtype"
-
-  def __init__(self, name: str, index: tuple[Any, ...] = ()):
-    self.name, self.index = name, index
-
-  @property
-  def at(self) -> Any:
-    return _At(self)
-
-  def transpose(self, perm: Any) -> _Ref:
-    return self
-
-  def __getitem__(self, key: Any) -> _Value:
-    return _Value()
-
-  def __setitem__(self, key: Any, value: Any) -> None:
-    pass
-
-
-class _At:
-  """``ref.at``: indexing it gives the ref with the index appended."""
-
-  def __init__(self, ref: _Ref):
-    self.ref = ref
-
-  def __getitem__(self, key: Any) -> _Ref:
-    return _Ref(self.ref.name, self.ref.index + (key,))
-
-
-@dataclasses.dataclass(frozen=True)
-class _Barrier:
-  """``plgpu.Barrier`` as `backward` declares it."""
-  num_arrivals: int = 1
-  num_barriers: int = 1
-
-
-def _div(a: int, b: int) -> int:
-  """``lax.div`` on ints: rounds toward zero (so `_rem` takes the sign of `a`: -1 rem 2 is -1)."""
-  assert isinstance(a, int) and isinstance(b, int), (a, b)
-  return abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
-
-
-def _rem(a: int, b: int) -> int:
-  """``lax.rem`` on ints: the sign of `a`."""
-  return a - b * _div(a, b)
-
-
-def _fori_loop(lo: int, hi: int, body: Callable[[int, Any], Any], carry: Any) -> Any:
-  assert isinstance(lo, int) and isinstance(hi, int), (lo, hi)
-  for i in range(lo, hi):
-    carry = body(i, carry)
-  return carry
-
-
-def _when(cond: bool) -> Callable[[Callable[[], None]], None]:
-  assert isinstance(cond, bool), f"pl.when on {cond!r}, not a Python bool"
-  return lambda f: f() if cond else None
-
-
-def _run_state(f: Callable[[Any], None]) -> Callable[[Any], Any]:
-  def run(init: Any) -> Any:
-    many = isinstance(init, tuple)
-    f(tuple(_Ref("acc") for _ in init) if many else _Ref("acc"))
-    return tuple(_Value() for _ in init) if many else _Value()
-
-  return run
-
-
-class _Acc:
-  """``plgpu.ACC``: an accumulator allocation; ``ACC.init(x)`` is just `x`."""
-  init = staticmethod(lambda value: value)
-
-  def __init__(self, *args: Any):
-    pass
-
-
-class _Replay:
-  """The fakes, recording the barrier events of the (program, warpgroup) being replayed."""
-
-  def __init__(self, tweaks: Tweaks):
-    self.pid = self.wg = 0
-    self.events: list[Event] = []
-    self.made: collections.Counter[tuple[str, str]] = collections.Counter()
-    self.tweaks = tweaks
-    self.launch: dict[str, Any] = {}
-    value = lambda *a, **k: _Value()
-    noop = lambda *a, **k: None
-    self.lax = types.SimpleNamespace(axis_index=self.axis_index, fori_loop=_fori_loop, div=_div,
-                                     rem=_rem, broadcast_in_dim=value)
-    self.pl = types.SimpleNamespace(
-        when=_when, ds=lambda start, size: ("ds", start, size), run_state=_run_state,
-        run_scoped=lambda f, *allocs: f(*(_Ref("acc") for _ in allocs)))
-    self.jnp = types.SimpleNamespace(int32=int, float32=float, minimum=min, zeros=value,
-                                     exp2=value, where=value)
-    self.jax = types.SimpleNamespace(ShapeDtypeStruct=noop, new_ref=lambda x: x,
-                                     freeze=lambda x: x)
-    self.plgpu = types.SimpleNamespace(
-        Barrier=_Barrier, SMEM=noop, CompilerParams=noop, kernel=self.kernel, ACC=_Acc,
-        Layout=types.SimpleNamespace(WGMMA=types.SimpleNamespace(reduce=noop)),
-        set_max_registers=noop, wgmma=noop, commit_smem=noop, wgmma_accumulator_load=value,
-        load=value, broadcasted_iota=value, layout_cast=lambda x, layout: x,
-        copy_smem_to_gmem=noop, wait_smem_to_gmem=noop,
-        copy_gmem_to_smem=lambda src, dst, barrier, **k: self.record("arrive", barrier),
-        barrier_arrive=lambda bar: self.record("arrive", bar),
-        barrier_wait=lambda bar: self.record("wait", bar))
-
-  def axis_index(self, name: str) -> int:
-    return {pallas_lib.MOSAIC_GRID_AXIS: self.pid, "wg": self.wg}[name]
-
-  def kernel(self, body: Callable[..., None], **launch: Any) -> Callable[..., tuple[None, None]]:
-    self.launch = dict(launch, body=body)
-    return lambda *args: (None, None)
-
-  def record(self, kind: str, bar: _Ref) -> None:
-    """A barrier wait or arrival (a TMA load's, at issue) of `bar` (index -1: no ``.at``)."""
-    assert len(bar.index) <= 1 and all(isinstance(i, int) for i in bar.index), bar.index
-    n = self.made[kind, bar.name]
-    self.made[kind, bar.name] += 1
-    event = (kind, bar.name, bar.index[0] if bar.index else -1)
-    self.events += [event] * self.tweaks.get((self.wg, kind, bar.name, n), 1)
-
-
-def _trace(g: mosaic_bwd.BwdGeometry, tweaks: Tweaks
-           ) -> tuple[dict[str, _Barrier], dict[int, list[list[Event]]]]:
-  """The kernel's barriers (name -> declaration) and, per program, each warpgroup's events."""
-  replay = _Replay(tweaks)
-  with pytest.MonkeyPatch.context() as mp:
-    for module, names in ((mosaic_bwd, ("lax", "pl", "plgpu", "jnp", "jax")),
-                          (mosaic_bwd_geometry, ("lax", "jnp"))):
-      for name in names:
-        mp.setattr(module, name, getattr(replay, name))
-    arg = types.SimpleNamespace(dtype=real_jnp.bfloat16)
-    mosaic_bwd.backward(*[arg] * 6, g)
-    launch = replay.launch
-    assert launch["grid"] == (g.launched,) and launch["num_threads"] == 3
-    assert launch["grid_names"] == (pallas_lib.MOSAIC_GRID_AXIS,)
-    assert launch["thread_name"] == "wg"
-    names = list(inspect.signature(mosaic_bwd._kernel).parameters)[:-1]  # all but `g`
-    scratch = launch["scratch_types"]
-    refs = [_Ref(name) for name in names]
-    barriers = {n: s for n, s in zip(names[len(names) - len(scratch):], scratch)
-                if isinstance(s, _Barrier)}
-    traces = {}
-    for replay.pid in range(g.launched):
-      traces[replay.pid] = []
-      for replay.wg in range(launch["num_threads"]):
-        replay.events, replay.made = [], collections.Counter()
-        launch["body"](*refs)
-        traces[replay.pid].append(replay.events)
-  for events in traces.values():
-    for _, name, index in itertools.chain(*events):
-      n = barriers[name].num_barriers
-      if not (index == -1 and n == 1 or 0 <= index < n):
-        raise ProtocolError(f"{name} has {n} barriers: index {index} used")
-  return barriers, traces
-
-
-def _simulate(barriers: dict[str, _Barrier], events: list[list[Event]],
-              pick: Callable[[list[int], int], int]) -> None:
-  """Runs one program's warpgroups together, each step the unblocked one `pick` (ready
-  warpgroups, the last one run) names; `ProtocolError` on a deadlock, a barrier two phases past
-  a warpgroup still to wait on it, a phase left part-arrived, or one nobody waits on (but
-  `UNWAITED_OK`)."""
-  pos = [0] * len(events)
-  done: collections.Counter[tuple[str, int]] = collections.Counter()  # completed phases
-  count: collections.Counter[tuple[str, int]] = collections.Counter()  # this phase's arrivals
-  waited = [collections.Counter() for _ in events]  # phases each warpgroup waited on
-  to_wait = [collections.Counter((n, i) for kind, n, i in ev if kind == "wait") for ev in events]
-
-  def ready(w: int) -> bool:
-    if pos[w] == len(events[w]):
-      return False
-    kind, name, index = events[w][pos[w]]
-    return kind == "arrive" or done[name, index] > waited[w][name, index]
-
-  last = len(events) - 1
-  while runnable := [w for w in range(len(events)) if ready(w)]:
-    last = w = pick(runnable, last)
-    kind, name, index = events[w][pos[w]]
-    bar = (name, index)
-    pos[w] += 1
-    if kind == "wait":
-      waited[w][bar] += 1
-      to_wait[w][bar] -= 1
-      continue
-    count[bar] += 1
-    if count[bar] < barriers[name].num_arrivals:
-      continue
-    count[bar] = 0
-    done[bar] += 1
-    for v, (seen, left) in enumerate(zip(waited, to_wait)):
-      if left[bar] and done[bar] - seen[bar] > 1:
-        raise ProtocolError(f"{name}[{index}] completed phase {done[bar]} while warpgroup {v} "
-                            f"has waited on {seen[bar]} of its phases (parity aliases)")
-  stuck = {w: events[w][pos[w]] for w in range(len(events)) if pos[w] < len(events[w])}
-  if stuck:
-    raise ProtocolError(f"deadlock: warpgroups blocked at {stuck}")
-  if partial := {bar: n for bar, n in count.items() if n}:
-    raise ProtocolError(f"phases left part-arrived at the end: {partial}")
-  for (name, index), n in done.items():
-    if name not in UNWAITED_OK and n > max(seen[name, index] for seen in waited):
-      raise ProtocolError(f"{name}[{index}] completed {n} phases, waited on at most "
-                          f"{max(seen[name, index] for seen in waited)}")
-
-
-_SCHEDULES = [lambda ready, last: min(ready, key=lambda w: (w - last - 1) % 3)] + [
-    lambda ready, last, order=order: min(ready, key=order.index)
-    for order in itertools.permutations(range(3))]
-"""Round robin, then each strict priority order (a warpgroup runs as far as it can first)."""
-
-
-def _check(g: mosaic_bwd.BwdGeometry, pids: Any = None, tweaks: Tweaks | None = None
-           ) -> dict[int, list[int]]:
+def _check(g: mosaic_bwd.BwdGeometry, pids: Any = None,
+           tweaks: protocol_replay.Tweaks | None = None) -> dict[int, list[int]]:
   """Every schedule of every program (or `pids`) of `g`; returns each program's query steps per
   work item (as warpgroup 0 waited on them)."""
-  barriers, traces = _trace(g, tweaks or {})
-  for pid in traces if pids is None else pids:
-    for pick in _SCHEDULES:
-      _simulate(barriers, traces[pid], pick)
+  replay = protocol_replay.Replay(tweaks or {})
+  patches = [(mosaic_bwd, ("lax", "pl", "plgpu", "jnp", "jax")),
+             (mosaic_bwd_geometry, ("lax", "jnp"))]
+  arg = types.SimpleNamespace(dtype=real_jnp.bfloat16)
+  barriers, traces = protocol_replay.trace(
+      replay, patches, lambda: mosaic_bwd.backward(*[arg] * 6, g), lambda l: _names(l, g))
+  protocol_replay.check(barriers, traces, UNWAITED_OK, pids)
   steps: dict[int, list[int]] = {pid: [] for pid in traces}
   for pid, events in traces.items():
     for event in events[0]:
