@@ -44,6 +44,14 @@ UNWAITED_OK = frozenset({"q_free", "ds_free", "kv_free", "stagger"})
 """Barriers that release a buffer (or start a warpgroup), whose last phases may go unwaited.
 Every phase of the others (kv_bar, q_bar, do_bar, lse_bar, delta_bar, ds_ready, done) announces
 data or a meeting and must be waited on: one nobody waits on means skipped work."""
+COMPUTE = frozenset({0, 1})
+
+
+def _waiters(g: mosaic_bwd.BwdGeometry) -> dict[str, frozenset[int]]:
+  """The barriers both compute warpgroups wait on, every phase of every index: the inputs of
+  every step, the meeting before the dK/dV stores, and (dQ split by columns) every dS^T tile."""
+  names = ["kv_bar", "q_bar", "do_bar", "lse_bar", "delta_bar", "done"]
+  return dict.fromkeys(names + ["ds_ready"] * g.dq_columns_split, COMPUTE)
 
 
 def _names(launch: dict[str, Any], g: mosaic_bwd.BwdGeometry) -> list[str]:
@@ -64,7 +72,7 @@ def _check(g: mosaic_bwd.BwdGeometry, pids: Any = None,
   arg = types.SimpleNamespace(dtype=real_jnp.bfloat16)
   barriers, traces = protocol_replay.trace(
       replay, patches, lambda: mosaic_bwd.backward(*[arg] * 6, g), lambda l: _names(l, g))
-  protocol_replay.check(barriers, traces, UNWAITED_OK, pids)
+  protocol_replay.check(barriers, traces, UNWAITED_OK, pids, _waiters(g))
   steps: dict[int, list[int]] = {pid: [] for pid in traces}
   for pid, events in traces.items():
     for event in events[0]:
@@ -152,6 +160,19 @@ def test_an_extra_arrival_runs_a_barrier_two_phases_ahead():
   assert (_HALVES.q_steps, _HALVES.stages, _HALVES.ds_slots) == (5, 4, 2)
   with pytest.raises(ProtocolError, match=r"q_bar\[0\] completed phase [23] while warpgroup"):
     _check(_HALVES, [0], {(2, "arrive", "q_bar", 0): 2})
+
+
+@pytest.mark.parametrize("tweak,error", [
+    ((1, "wait", "kv_bar", 0), r"warpgroup 1 waited on 0 of the 1 phases of kv_bar\[0\]"),
+    ((1, "wait", "done", 0), r"warpgroup 1 waited on 0 of the 1 phases of done\[-1\]"),
+    ((0, "wait", "ds_ready", 1), r"warpgroup 0 waited on 1 of the 2 phases of ds_ready\[1\]"),
+])
+def test_a_compute_warpgroup_skipping_a_wait_is_reported(tweak, error):
+  """One warpgroup reading keys, the meeting before the dK/dV stores, or a dS^T tile without
+  waiting for it: the other warpgroup's waits complete those phases, so only the count of this
+  warpgroup's own waits shows it."""
+  with pytest.raises(ProtocolError, match=error):
+    _check(_LAGGED, [0], {tweak: 0})
 
 
 if __name__ == "__main__":

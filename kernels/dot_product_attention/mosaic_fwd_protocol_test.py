@@ -41,6 +41,11 @@ from pjrtkit.kernels.dot_product_attention.protocol_replay import ProtocolError 
 UNWAITED_OK = frozenset({"k_free", "v_free"})
 """Barriers that release a key/value slot, whose last phases go unwaited. Every phase of the
 others (q_bar, k_bar, v_bar, list_bar) announces data and must be waited on."""
+WAITERS = {"k_bar": frozenset({0, 1}), "v_bar": frozenset({0, 1}),
+           "list_bar": frozenset({0, 1, 2})}
+"""Barriers each of these warpgroups waits on, every phase of every index: both compute
+warpgroups every key and value step (a step one of them skips it still waits for), and every
+warpgroup the tile list (query slots are each one warpgroup's)."""
 _TURN = pallas_lib.FIRST_FREE_NAMED_BARRIER
 """Warpgroup 0 takes its turn at named barrier `_TURN`, warpgroup 1 at ``_TURN + 1``."""
 _SCRATCH = "q_s k_s v_s lse_s q_bar k_bar v_bar k_free v_free".split()
@@ -82,7 +87,7 @@ def _check(g: mosaic_fwd.FwdGeometry, pids: Any = None,
   arg = types.SimpleNamespace(dtype=real_jnp.bfloat16)
   barriers, traces = protocol_replay.trace(
       replay, patches, lambda: mosaic_fwd.forward(arg, arg, arg, g), lambda l: _names(l, g))
-  protocol_replay.check(barriers, traces, UNWAITED_OK, pids)
+  protocol_replay.check(barriers, traces, UNWAITED_OK, pids, WAITERS)
   return traces, replay.stores
 
 
@@ -209,6 +214,20 @@ def test_the_tile_list_is_read_only_after_its_barrier():
   """Without its wait on ``list_bar`` a warpgroup would read the tile list before it landed."""
   with pytest.raises(ProtocolError, match=r"warpgroup 0 reads the tile list before list_bar"):
     _check(_LISTED, [0], {(0, "wait", "list_bar", 0): 0})
+
+
+def test_a_tile_end_arrive_instead_of_sync_arrives_twice():
+  """Warpgroup 0 ending its first tile with an arrive on warpgroup 1's named barrier rather than
+  a sync (the version that hung on the H200): its next tile's first pass of the turn arrives
+  there again before warpgroup 1 synced."""
+  with pytest.raises(ProtocolError, match=rf"named barrier {_TURN + 1}: warpgroup 0 arrived twice"):
+    _check(_PLAIN, [0], {(0, "nsync", _TURN + 1, 0): "narrive"})
+
+
+def test_a_compute_warpgroup_skipping_a_key_wait_is_reported():
+  """Warpgroup 0 reading its first key tile without waiting for it."""
+  with pytest.raises(ProtocolError, match=r"k_bar\[0\]"):
+    _check(_PLAIN, [0], {(0, "wait", "k_bar", 0): 0})
 
 
 if __name__ == "__main__":

@@ -23,17 +23,20 @@ ahead).
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import itertools
 import types
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
+from unittest import mock
 
 Event = tuple[str, Any, int]
 """("wait" or "arrive", barrier name, barrier index (-1: no ``.at``)), or ("nsync" or "narrive",
 named barrier id, its thread count)."""
-Tweaks = dict[tuple[int, str, Any, int], int]
+Tweaks = dict[tuple[int, str, Any, int], int | str]
 """Injected protocol bugs: (warpgroup, event kind, barrier name or named id, its n-th such event
-there) -> how many times it happens (0: dropped, 2: doubled; 1 for all others)."""
+there) -> how many times it happens (0: dropped, 2: doubled; 1 for all others), or the event kind
+it becomes instead (say, "narrive" for an "nsync")."""
 WG_THREADS = 128
 
 
@@ -61,6 +64,14 @@ class Value:
 
   def __bool__(self) -> bool:
     raise TypeError("an array value reached Python control flow")
+
+  def __eq__(self, other: Any) -> Value:  # type: ignore[override]
+    return self
+
+  def __ne__(self, other: Any) -> Value:  # type: ignore[override]
+    return self
+
+  __hash__ = None  # type: ignore[assignment]
 
 
 for _op in "add radd sub rsub mul rmul truediv rtruediv lt le gt ge and rand getitem".split():
@@ -118,6 +129,7 @@ def rem(a: int, b: int) -> int:
 
 
 def fori_loop(lo: int, hi: int, body: Callable[[int, Any], Any], carry: Any) -> Any:
+  """``lax.fori_loop`` with Python int bounds, as a Python loop."""
   assert isinstance(lo, int) and isinstance(hi, int), (lo, hi)
   for i in range(lo, hi):
     carry = body(i, carry)
@@ -125,11 +137,14 @@ def fori_loop(lo: int, hi: int, body: Callable[[int, Any], Any], carry: Any) -> 
 
 
 def when(cond: bool) -> Callable[[Callable[[], None]], None]:
+  """``pl.when`` on a Python bool: the decorated function runs at once, if `cond`."""
   assert isinstance(cond, bool), f"pl.when on {cond!r}, not a Python bool"
   return lambda f: f() if cond else None
 
 
 def run_state(f: Callable[[Any], None]) -> Callable[[Any], Any]:
+  """``pl.run_state``: `f` on accumulator refs; the results are array values."""
+
   def run(init: Any) -> Any:
     many = isinstance(init, tuple)
     f(tuple(Ref("acc") for _ in init) if many else Ref("acc"))
@@ -190,9 +205,11 @@ class Replay:
     """Refs to pass in place of a plain `Ref` of that name (say, a table the kernel reads)."""
 
   def axis_index(self, name: str) -> int:
+    """``lax.axis_index``: the program or the warpgroup being replayed."""
     return {self.launch["grid_names"][0]: self.pid, self.launch["thread_name"]: self.wg}[name]
 
   def kernel(self, body: Callable[..., None], **launch: Any) -> Callable[..., Any]:
+    """``plgpu.kernel``: keeps the body and the launch; calling it raises `Launched`."""
     self.launch = dict(launch, body=body)
 
     def call(*args: Any) -> Any:
@@ -219,9 +236,14 @@ class Replay:
     self.add(kind, bar.name, bar.index[0] if bar.index else -1)
 
   def add(self, kind: str, name: Any, index: int) -> None:
+    """Records an event, as `tweaks` alter it."""
     n = self.made[kind, name]
     self.made[kind, name] += 1
-    self.events += [(kind, name, index)] * self.tweaks.get((self.wg, kind, name, n), 1)
+    tweak = self.tweaks.get((self.wg, kind, name, n), 1)
+    if isinstance(tweak, str):
+      self.events.append((tweak, name, index))
+    else:
+      self.events += [(kind, name, index)] * tweak
 
 
 def trace(replay: Replay, patches: Iterable[tuple[Any, Sequence[str]]], host: Callable[[], Any],
@@ -231,11 +253,10 @@ def trace(replay: Replay, patches: Iterable[tuple[Any, Sequence[str]]], host: Ca
   `patches`: (module, attribute names) to replace by `replay`'s attributes of those names while
   `host` (the host function, launching the kernel once) and the body run; `names`: the body's
   ref names, in order (the last ones its scratch), from the captured launch."""
-  import pytest  # pylint: disable=g-import-not-at-top
-  with pytest.MonkeyPatch.context() as mp:
+  with contextlib.ExitStack() as stack:
     for module, attrs in patches:
       for attr in attrs:
-        mp.setattr(module, attr, getattr(replay, attr))
+        stack.enter_context(mock.patch.object(module, attr, getattr(replay, attr)))
     try:
       host()
       raise AssertionError("the host function launched no kernel")
@@ -267,11 +288,14 @@ def trace(replay: Replay, patches: Iterable[tuple[Any, Sequence[str]]], host: Ca
 
 
 def simulate(barriers: dict[str, Barrier], events: list[list[Event]],
-             pick: Callable[[list[int], int], int], unwaited_ok: frozenset[str]) -> None:
+             pick: Callable[[list[int], int], int], unwaited_ok: frozenset[str],
+             waiters: Mapping[str, frozenset[int]] = {}) -> None:  # noqa: B006 (read only)
   """Runs one program's warpgroups together, each step the unblocked one `pick` (ready
   warpgroups, the last one run) names; `ProtocolError` on a deadlock, a barrier two phases past
   a warpgroup still to wait on it, a warpgroup arriving twice in one named-barrier generation, a
-  phase or generation left part-arrived, or a phase nobody waits on (but `unwaited_ok`)."""
+  phase or generation left part-arrived, a phase nobody waits on (but `unwaited_ok`), a
+  warpgroup that waits on some phases of a barrier (outside `unwaited_ok`) but not all, or one of
+  `waiters[name]` that does not wait on every phase of every barrier `name`."""
   pos = [0] * len(events)
   done: collections.Counter[tuple[str, int]] = collections.Counter()  # completed phases
   count: collections.Counter[tuple[str, int]] = collections.Counter()  # this phase's arrivals
@@ -346,6 +370,11 @@ def simulate(barriers: dict[str, Barrier], events: list[list[Event]],
     if name not in unwaited_ok and n > max(seen[name, index] for seen in waited):
       raise ProtocolError(f"{name}[{index}] completed {n} phases, waited on at most "
                           f"{max(seen[name, index] for seen in waited)}")
+    for w, seen in enumerate(waited):
+      must = w in waiters.get(name, ()) or (name not in unwaited_ok and seen[name, index])
+      if must and seen[name, index] != n:
+        raise ProtocolError(f"warpgroup {w} waited on {seen[name, index]} of the {n} phases of "
+                            f"{name}[{index}]")
 
 
 SCHEDULES = [lambda ready, last: min(ready, key=lambda w: (w - last - 1) % 3)] + [
@@ -356,9 +385,10 @@ as it can first)."""
 
 
 def check(barriers: dict[str, Barrier], traces: dict[int, list[list[Event]]],
-          unwaited_ok: frozenset[str], pids: Iterable[int] | None = None) -> None:
+          unwaited_ok: frozenset[str], pids: Iterable[int] | None = None,
+          waiters: Mapping[str, frozenset[int]] = {}) -> None:  # noqa: B006 (read only)
   """`simulate` under every schedule, for every program (or `pids`)."""
   for pid in traces if pids is None else pids:
     assert len(traces[pid]) == 3, "SCHEDULES are for three warpgroups"
     for pick in SCHEDULES:
-      simulate(barriers, traces[pid], pick, unwaited_ok)
+      simulate(barriers, traces[pid], pick, unwaited_ok, waiters)
