@@ -54,6 +54,17 @@ def _waiters(g: mosaic_bwd.BwdGeometry) -> dict[str, frozenset[int]]:
   return dict.fromkeys(names + ["ds_ready"] * g.dq_columns_split, COMPUTE)
 
 
+def _reuse(g: mosaic_bwd.BwdGeometry) -> dict[str, str]:
+  """Each buffer's fill barrier -> the barrier that releases it: a query slot's four loads ->
+  ``q_free`` of the slot, the keys and values -> ``kv_free``, and (two dS^T tiles, each step's
+  barriers those of its tile) a dS^T tile -> its ``ds_free``."""
+  fills = dict.fromkeys(("q_bar", "do_bar", "lse_bar", "delta_bar"), "q_free")
+  fills["kv_bar"] = "kv_free"
+  if g.ds_slots == 2:
+    fills["ds_ready"] = "ds_free"
+  return fills
+
+
 def _names(launch: dict[str, Any], g: mosaic_bwd.BwdGeometry) -> list[str]:
   """The kernel's ref names (its parameters but `g`), once the launch is as `backward` makes it."""
   assert launch["grid"] == (g.launched,) and launch["num_threads"] == 3
@@ -63,16 +74,18 @@ def _names(launch: dict[str, Any], g: mosaic_bwd.BwdGeometry) -> list[str]:
 
 
 def _check(g: mosaic_bwd.BwdGeometry, pids: Any = None,
-           tweaks: protocol_replay.Tweaks | None = None) -> dict[int, list[int]]:
-  """Every schedule of every program (or `pids`) of `g`; returns each program's query steps per
-  work item (as warpgroup 0 waited on them)."""
+           tweaks: protocol_replay.Tweaks | None = None, reuse: bool = True
+           ) -> dict[int, list[int]]:
+  """Every schedule of every program (or `pids`) of `g` (`reuse`: with the buffer-reuse check);
+  returns each program's query steps per work item (as warpgroup 0 waited on them)."""
   replay = protocol_replay.Replay(tweaks or {})
   patches = [(mosaic_bwd, ("lax", "pl", "plgpu", "jnp", "jax")),
              (mosaic_bwd_geometry, ("lax", "jnp"))]
   arg = types.SimpleNamespace(dtype=real_jnp.bfloat16)
   barriers, traces = protocol_replay.trace(
       replay, patches, lambda: mosaic_bwd.backward(*[arg] * 6, g), lambda l: _names(l, g))
-  protocol_replay.check(barriers, traces, UNWAITED_OK, pids, _waiters(g))
+  protocol_replay.check(barriers, traces, UNWAITED_OK, pids, _waiters(g),
+                        _reuse(g) if reuse else {})
   steps: dict[int, list[int]] = {pid: [] for pid in traces}
   for pid, events in traces.items():
     for event in events[0]:
@@ -159,7 +172,17 @@ def test_an_extra_arrival_runs_a_barrier_two_phases_ahead():
   schedules, the extra arrival already does)."""
   assert (_HALVES.q_steps, _HALVES.stages, _HALVES.ds_slots) == (5, 4, 2)
   with pytest.raises(ProtocolError, match=r"q_bar\[0\] completed phase [23] while warpgroup"):
+    _check(_HALVES, [0], {(2, "arrive", "q_bar", 0): 2}, reuse=False)
+  with pytest.raises(ProtocolError, match=r"q_bar\[0\] filled for phase 2 while q_free released"):
     _check(_HALVES, [0], {(2, "arrive", "q_bar", 0): 2})
+
+
+def test_a_refill_before_the_release_is_reported():
+  """The producer refilling query slot 0 (step `stages`) without waiting for both compute
+  warpgroups to release it."""
+  with pytest.raises(ProtocolError, match=r"q_bar\[0\] filled for phase 2 while q_free released "
+                                          r"it 0 times"):
+    _check(_LAGGED, [0], {(2, "wait", "q_free", 0): 0})
 
 
 @pytest.mark.parametrize("tweak,error", [

@@ -46,6 +46,8 @@ WAITERS = {"k_bar": frozenset({0, 1}), "v_bar": frozenset({0, 1}),
 """Barriers each of these warpgroups waits on, every phase of every index: both compute
 warpgroups every key and value step (a step one of them skips it still waits for), and every
 warpgroup the tile list (query slots are each one warpgroup's)."""
+REUSE = {"k_bar": "k_free", "v_bar": "v_free"}
+"""Each key/value slot's fill barrier -> the barrier that releases the slot."""
 _TURN = pallas_lib.FIRST_FREE_NAMED_BARRIER
 """Warpgroup 0 takes its turn at named barrier `_TURN`, warpgroup 1 at ``_TURN + 1``."""
 _SCRATCH = "q_s k_s v_s lse_s q_bar k_bar v_bar k_free v_free".split()
@@ -77,9 +79,10 @@ def _names(launch: dict[str, Any], g: mosaic_fwd.FwdGeometry) -> list[str]:
 
 
 def _check(g: mosaic_fwd.FwdGeometry, pids: Any = None,
-           tweaks: protocol_replay.Tweaks | None = None
+           tweaks: protocol_replay.Tweaks | None = None, reuse: bool = True
            ) -> tuple[Traces, list[protocol_replay.Ref]]:
-  """Every schedule of every program (or `pids`) of `g`; returns the traces and the stores."""
+  """Every schedule of every program (or `pids`) of `g` (`reuse`: with the buffer-reuse check);
+  returns the traces and the stores."""
   replay = protocol_replay.Replay(tweaks or {})
   if g.listed:
     replay.refs["listed"] = _Table(replay, mosaic_work.tile_list(g))
@@ -87,7 +90,7 @@ def _check(g: mosaic_fwd.FwdGeometry, pids: Any = None,
   arg = types.SimpleNamespace(dtype=real_jnp.bfloat16)
   barriers, traces = protocol_replay.trace(
       replay, patches, lambda: mosaic_fwd.forward(arg, arg, arg, g), lambda l: _names(l, g))
-  protocol_replay.check(barriers, traces, UNWAITED_OK, pids, WAITERS)
+  protocol_replay.check(barriers, traces, UNWAITED_OK, pids, WAITERS, REUSE if reuse else {})
   return traces, replay.stores
 
 
@@ -201,7 +204,17 @@ def test_a_doubled_key_load_runs_a_barrier_two_phases_ahead():
   """A second arrival of the first key load completes slot 0's next phase early; its refill
   then completes a phase past a compute warpgroup's wait."""
   with pytest.raises(ProtocolError, match=r"k_bar\[0\] completed phase [23] while warpgroup"):
-    _check(_PLAIN, [0], {(2, "arrive", "k_bar", 0): 2})
+    _check(_PLAIN, [0], {(2, "arrive", "k_bar", 0): 2}, reuse=False)
+
+
+def test_a_refill_before_the_release_is_reported():
+  """The producer refilling key slot 0 without waiting for both compute warpgroups to release
+  it: the refill itself, or (in the first schedule, where the compute warpgroups run ahead) the
+  release's next phase completing past the producer's skipped wait, is reported."""
+  with pytest.raises(ProtocolError, match=r"k_bar\[0\] filled for phase 2 while k_free released "
+                                          r"it 0 times|k_free\[0\] completed phase 2 while "
+                                          r"warpgroup 2 has waited on 0"):
+    _check(_PLAIN, [0], {(2, "wait", "k_free", 0): 0})
 
 
 def test_a_dropped_query_wait_is_reported():

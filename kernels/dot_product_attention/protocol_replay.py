@@ -289,13 +289,16 @@ def trace(replay: Replay, patches: Iterable[tuple[Any, Sequence[str]]], host: Ca
 
 def simulate(barriers: dict[str, Barrier], events: list[list[Event]],
              pick: Callable[[list[int], int], int], unwaited_ok: frozenset[str],
-             waiters: Mapping[str, frozenset[int]] = {}) -> None:  # noqa: B006 (read only)
+             waiters: Mapping[str, frozenset[int]] = {},  # noqa: B006 (read only)
+             reuse: Mapping[str, str] = {}) -> None:  # noqa: B006 (read only)
   """Runs one program's warpgroups together, each step the unblocked one `pick` (ready
   warpgroups, the last one run) names; `ProtocolError` on a deadlock, a barrier two phases past
   a warpgroup still to wait on it, a warpgroup arriving twice in one named-barrier generation, a
   phase or generation left part-arrived, a phase nobody waits on (but `unwaited_ok`), a
-  warpgroup that waits on some phases of a barrier (outside `unwaited_ok`) but not all, or one of
-  `waiters[name]` that does not wait on every phase of every barrier `name`."""
+  warpgroup that waits on some phases of a barrier (outside `unwaited_ok`) but not all, one of
+  `waiters[name]` that does not wait on every phase of every barrier `name`, or an arrival on a
+  buffer's barrier `data` (``reuse[data]``: the barrier that releases the buffer) for its n-th
+  fill before the release barrier completed n - 1 phases (a refill over data still in use)."""
   pos = [0] * len(events)
   done: collections.Counter[tuple[str, int]] = collections.Counter()  # completed phases
   count: collections.Counter[tuple[str, int]] = collections.Counter()  # this phase's arrivals
@@ -348,6 +351,12 @@ def simulate(barriers: dict[str, Barrier], events: list[list[Event]],
       waited[w][bar] += 1
       to_wait[w][bar] -= 1
       continue
+    if name in reuse:
+      free = reuse[name]
+      released = done[free, index if barriers[free].num_barriers > 1 else -1]
+      if released < done[bar]:
+        raise ProtocolError(f"{name}[{index}] filled for phase {done[bar] + 1} while {free} "
+                            f"released it {released} times (data still in use)")
     count[bar] += 1
     if count[bar] < barriers[name].num_arrivals:
       continue
@@ -386,9 +395,10 @@ as it can first)."""
 
 def check(barriers: dict[str, Barrier], traces: dict[int, list[list[Event]]],
           unwaited_ok: frozenset[str], pids: Iterable[int] | None = None,
-          waiters: Mapping[str, frozenset[int]] = {}) -> None:  # noqa: B006 (read only)
+          waiters: Mapping[str, frozenset[int]] = {},  # noqa: B006 (read only)
+          reuse: Mapping[str, str] = {}) -> None:  # noqa: B006 (read only)
   """`simulate` under every schedule, for every program (or `pids`)."""
   for pid in traces if pids is None else pids:
     assert len(traces[pid]) == 3, "SCHEDULES are for three warpgroups"
     for pick in SCHEDULES:
-      simulate(barriers, traces[pid], pick, unwaited_ok, waiters)
+      simulate(barriers, traces[pid], pick, unwaited_ok, waiters, reuse)
