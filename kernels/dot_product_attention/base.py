@@ -17,6 +17,7 @@ logits, ``[B, H, T]``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -26,6 +27,22 @@ import jax.numpy as jnp
 from pjrtkit.kernels.core.spec import Spec
 
 OP_NAME = "dot_product_attention"
+
+
+@dataclasses.dataclass(frozen=True)
+class PaddedShape:
+  """The shape a compiled kernel runs at, the base of its geometry (`mosaic_fwd.FwdGeometry`,
+  `mosaic_bwd.BwdGeometry`): query and key lengths padded to the kernel's blocks, `kv_len` the
+  true key length (keys past it are masked)."""
+
+  batch: int
+  heads: int
+  kv_heads: int
+  q_len_padded: int
+  kv_len: int
+  kv_len_padded: int
+  head_dim: int
+
 FLOAT_DTYPES = ("float32", "bfloat16", "float16")
 MASK_VALUE = -0.7 * float(jnp.finfo(jnp.float32).max)
 """The logit of a masked (query, key) pair."""

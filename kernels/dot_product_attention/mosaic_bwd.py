@@ -37,6 +37,7 @@ only when the length is not a multiple of 128. Compiled only: Pallas's Mosaic GP
 cannot lower warp-specialised wgmma kernels, so under `pallas_interpret` ``mosaic.py`` runs its
 two single-warpgroup backward kernels instead (the same arithmetic).
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence

@@ -13,6 +13,7 @@ from jax import lax
 
 from pjrtkit.kernels.core import pallas as pallas_lib
 from pjrtkit.kernels.dot_product_attention import mosaic_work
+from pjrtkit.kernels.dot_product_attention.base import PaddedShape
 
 LOG2E = math.log2(math.e)
 """The backward takes the log-sum-exp in base 2: ``lse * LOG2E``."""
@@ -42,7 +43,7 @@ bytes), and at head_dim 64 (one warpgroup's dQ product per step) 32x2048x16x64 3
 
 
 @dataclasses.dataclass(frozen=True)
-class BwdGeometry:
+class BwdGeometry(PaddedShape):
   """Static shape of one backward call (everything the kernel body needs besides the refs).
 
   `q_len_padded` is a multiple of `block_q`, `kv_len_padded` of `BLOCK_KV`. `stages`: query
@@ -66,13 +67,6 @@ class BwdGeometry:
   warpgroup's dS^T of the same step, the two stay about half a step apart, one's exponentials
   and elementwise work running beside the other's products (`choose` says when)."""
 
-  batch: int
-  heads: int
-  kv_heads: int
-  q_len_padded: int
-  kv_len: int
-  kv_len_padded: int
-  head_dim: int
   scale: float
   causal: bool
   stages: int = 2

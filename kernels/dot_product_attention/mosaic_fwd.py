@@ -56,6 +56,7 @@ import jax.experimental.pallas.mosaic_gpu as plgpu
 
 from pjrtkit.kernels.core import pallas as pallas_lib
 from pjrtkit.kernels.dot_product_attention import mosaic_work
+from pjrtkit.kernels.dot_product_attention.base import PaddedShape
 
 _LOG2E = math.log2(math.e)
 _COMPUTE_WGS = 2
@@ -64,16 +65,9 @@ _SCHEDULE_BARRIER = pallas_lib.FIRST_FREE_NAMED_BARRIER  # and the next id: one 
 
 
 @dataclasses.dataclass(frozen=True)
-class FwdGeometry:
+class FwdGeometry(PaddedShape):
   """Static shape of one forward call (everything the kernel body needs besides the refs)."""
 
-  batch: int
-  heads: int
-  kv_heads: int
-  q_len_padded: int
-  kv_len: int
-  kv_len_padded: int
-  head_dim: int
   block_q: int
   block_kv: int
   stages: int
