@@ -2,11 +2,13 @@
 # Nsight Compute profiles of pjrtkit.kernels on the H200 machine (issue 13: what limits each
 # kernel), from a kit made by tools/gpu/make_kit.sh:
 #   OUT=... bash KIT/tools/kernels_gpu/profile.sh [CASE:IMPLEMENTATION:PHASE ...]
-# Runs tools/kernels_gpu/profile_cases.py under ncu on JAX's CUDA backend and profiles every
+# Runs tools/kernels_gpu/profile_cases.py under ncu on JAX's CUDA backend (IMPLEMENTATION cudnn:
+# cuDNN's attention through jax.nn, with KERNEL_REGEX=sdpa) and profiles every
 # kernel of ours (names with pjrtkit or mosaic in them; KERNEL_REGEX=... picks others, e.g. XLA's
 # fusions for an `xla` target), with the sections that say what bounds a kernel:
 # speed of light (compute and memory throughput), compute workload (pipe utilisation), memory
-# workload, occupancy, launch statistics (registers, shared memory), warp state (stall reasons).
+# workload, occupancy, launch statistics (registers, shared memory), warp state (stall reasons),
+# and any ncu section names in EXTRA_SECTIONS (e.g. "InstructionStats SchedulerStats").
 # Clocks are left as the GPU runs them (--clock-control none). Writes $OUT/ncu_details.csv
 # (ncu --csv --page details) and $OUT/ncu_summary.txt (key metrics and ncu's rule verdicts per
 # kernel: highest-utilised pipe, the top stall, occupancy limiters). Kernels appear in launch
@@ -22,7 +24,7 @@ TARGETS=("$@")
 export PYTHONPATH="$PWD:$PWD/python${PYTHONPATH:+:$PYTHONPATH}" TF_CPP_MIN_LOG_LEVEL=3
 export XLA_PYTHON_CLIENT_PREALLOCATE=false JAX_PLATFORMS=${JAX_PLATFORMS:-cuda}
 SECTIONS=(SpeedOfLight ComputeWorkloadAnalysis MemoryWorkloadAnalysis Occupancy LaunchStats
-          WarpStateStats)
+          WarpStateStats ${EXTRA_SECTIONS:-})
 args=()
 for s in "${SECTIONS[@]}"; do args+=(--section "$s"); done
 # Each target runs twice (warm-up, then the run to read): both are profiled, the second is later.

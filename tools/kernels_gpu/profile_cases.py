@@ -3,7 +3,8 @@
   python -m tools.kernels_gpu.profile_cases A1:mosaic:fwd A4:triton:bwd L2:triton:fwd ...
 
 Each target is ``CASE:IMPLEMENTATION:PHASE`` with CASE a comparison case id (`compare_cases`),
-PHASE ``fwd`` (the forward alone) or ``bwd`` (the implementation's forward runs once outside,
+IMPLEMENTATION one of pjrtkit's (``mosaic``, ``triton``, ``xla``, ...) or, at attention cases,
+``cudnn`` (`jax.nn.dot_product_attention`'s, the comparison's cuDNN contender), PHASE ``fwd`` (the forward alone) or ``bwd`` (the implementation's forward runs once outside,
 then only its backward kernels run in the profiled function).
 Every target runs twice: a warm-up (compile), then the run profilers should look at; the line
 ``target <name> run 2`` is printed before it.
@@ -18,12 +19,24 @@ import jax
 
 from tools.bench import compare_cases, compare_contenders
 
+def contender_forward(case: compare_cases.Case, implementation: str) -> Callable[..., Any]:
+  """The forward of `implementation` at `case`: ``cudnn`` is the comparison's cuDNN contender
+  (attention only), anything else pjrtkit's implementation of that name."""
+  if implementation != compare_contenders.CUDNN:
+    return compare_contenders.pk_forward(case, implementation)
+  if case.op != compare_contenders.ATTENTION:
+    raise ValueError(f"implementation 'cudnn' is for attention cases, got {case.id} ({case.op})")
+  contender = next(c for c in compare_contenders.attention_contenders()
+                   if c.group == compare_contenders.CUDNN)
+  return contender.make(case)
+
+
 def target_function(case: compare_cases.Case, implementation: str, phase: str
                     ) -> tuple[Callable[..., Any], list[Any]]:
   """The jitted phase of `implementation` at `case`'s shape, and its arguments."""
   arrays = compare_contenders.make_inputs(case)
   n_in = 3
-  forward = compare_contenders.pk_forward(case, implementation)
+  forward = contender_forward(case, implementation)
   if phase == "fwd":
     return jax.jit(forward), arrays[:n_in]
   if phase != "bwd":

@@ -116,6 +116,8 @@ def test_profile_targets_run_one_phase_each():
     profile_cases.target_function(case, "xla", "both")
   with pytest.raises(SystemExit, match="target must be CASE:IMPLEMENTATION:PHASE"):
     profile_cases.main(["Z9:xla:fwd"])
+  with pytest.raises(ValueError, match="implementation 'cudnn' is for attention cases, got L3"):
+    profile_cases.target_function(case, "cudnn", "fwd")
 
 
 if __name__ == "__main__":
