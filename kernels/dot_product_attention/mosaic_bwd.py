@@ -9,7 +9,8 @@ registers and written once, in the input dtype. Three warpgroups:
 * warpgroups 0 and 1 compute, each on its own 64 keys;
 * warpgroup 2 only moves data: it loads the key/value block, then keeps `stages` query steps
   (Q, dO, the log-sum-exp and delta = rowsum(dO * O)) in flight with TMA, refilling a slot once
-  both compute warpgroups released it.
+  both compute warpgroups released it (with `BwdGeometry.paired_loads`, Q and the log-sum-exp
+  complete one barrier, dO and delta another).
 
 Per query step each compute warpgroup does, with its keys K_w, V_w (64 x D):
 
@@ -136,7 +137,7 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
 
   @pl.when(wg < _COMPUTE_WGS)
   def _compute():
-    plgpu.set_max_registers(232, action="increase")  # 2 x 128 x 232 + 128 x 40 <= 64 Ki registers
+    plgpu.set_max_registers(g.compute_registers, action="increase")
     c = g.scale * LOG2E
     d = g.head_dim
     shape = (64, g.block_q)  # (this warpgroup's keys, queries)
@@ -162,11 +163,16 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
       dslot = lax.rem(it, 2)  # the dS^T barriers of this step
       ds_tile = dst_s.at[lax.rem(it, g.ds_slots)]
       q_t, do_t = q_s.at[slot], do_s.at[slot]
-      for bar in (q_bar, do_bar, lse_bar, delta_bar):
-        plgpu.barrier_wait(bar.at[slot])
+      if not g.paired_loads:
+        for bar in (q_bar, do_bar, lse_bar, delta_bar):
+          plgpu.barrier_wait(bar.at[slot])
 
       def scores(st_ref: Any, dpt_ref: Any) -> tuple[Any, Any]:
+        if g.paired_loads:
+          plgpu.barrier_wait(q_bar.at[slot])  # Q and the log-sum-exp
         plgpu.wgmma(st_ref, k_w, q_t.transpose((1, 0)))
+        if g.paired_loads:
+          plgpu.barrier_wait(do_bar.at[slot])  # dO and delta
         plgpu.wgmma(dpt_ref, v_w, do_t.transpose((1, 0)))
         # P^T is computed while dP^T is still in the tensor cores.
         st = plgpu.wgmma_accumulator_load(st_ref, wait_n=1)
@@ -296,7 +302,7 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
 
   @pl.when(wg == _COMPUTE_WGS)
   def _memory():
-    plgpu.set_max_registers(40, action="decrease")
+    plgpu.set_max_registers(g.producer_registers, action="decrease")
 
     def work(i: Any, it: Any) -> Any:
       j, b, kvh, first = coords(i)
@@ -329,9 +335,11 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
 
         rows = pl.ds(n * g.block_q, g.block_q)
         plgpu.copy_gmem_to_smem(q_g.at[b, rows, h], q_s.at[slot], q_bar.at[slot])
-        plgpu.copy_gmem_to_smem(lse_g.at[b, h, rows], lse_s.at[slot], lse_bar.at[slot])
+        plgpu.copy_gmem_to_smem(lse_g.at[b, h, rows], lse_s.at[slot],
+                                (q_bar if g.paired_loads else lse_bar).at[slot])
         plgpu.copy_gmem_to_smem(do_g.at[b, rows, h], do_s.at[slot], do_bar.at[slot])
-        plgpu.copy_gmem_to_smem(delta_g.at[b, h, rows], delta_s.at[slot], delta_bar.at[slot])
+        plgpu.copy_gmem_to_smem(delta_g.at[b, h, rows], delta_s.at[slot],
+                                (do_bar if g.paired_loads else delta_bar).at[slot])
         if g.persistent_programs:
           pl.when((i > 0) & (it + 1 - start == kv_after))(load_kv)
         return it + 1
@@ -350,6 +358,7 @@ def backward(q: Any, k: Any, v: Any, do: Any, lse2: Any, delta: Any, g: BwdGeome
   dtype = q.dtype
   d = g.head_dim
   f32 = jnp.float32
+  pairs = 2 if g.paired_loads else 1  # the loads that complete q_bar and do_bar
   scratch = [
       pallas_lib.wgmma_smem((BLOCK_KV, d), dtype),                          # k_s
       pallas_lib.wgmma_smem((BLOCK_KV, d), dtype),                          # v_s
@@ -360,10 +369,10 @@ def backward(q: Any, k: Any, v: Any, do: Any, lse2: Any, delta: Any, g: BwdGeome
       pallas_lib.wgmma_smem((g.ds_slots, BLOCK_KV, g.block_q), dtype),      # dst_s
       plgpu.SMEM((_COMPUTE_WGS, *g.dq_tile), f32),           # dq_s
       plgpu.Barrier(num_barriers=2),                         # kv_bar
-      plgpu.Barrier(num_barriers=g.stages),                  # q_bar
-      plgpu.Barrier(num_barriers=g.stages),                  # do_bar
-      plgpu.Barrier(num_barriers=g.stages),                  # lse_bar
-      plgpu.Barrier(num_barriers=g.stages),                  # delta_bar
+      plgpu.Barrier(num_arrivals=pairs, num_barriers=g.stages),  # q_bar
+      plgpu.Barrier(num_arrivals=pairs, num_barriers=g.stages),  # do_bar
+      plgpu.Barrier(num_barriers=g.stages),                  # lse_bar (unused with paired loads)
+      plgpu.Barrier(num_barriers=g.stages),                  # delta_bar (unused with paired loads)
       plgpu.Barrier(num_arrivals=_COMPUTE_WGS, num_barriers=g.stages),  # q_free
       plgpu.Barrier(num_arrivals=_COMPUTE_WGS, num_barriers=2),         # ds_ready
       plgpu.Barrier(num_arrivals=_COMPUTE_WGS if g.dq_columns_split else 1,

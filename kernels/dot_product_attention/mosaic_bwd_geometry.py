@@ -190,6 +190,33 @@ class BwdGeometry(PaddedShape):
     return tiles + 4096
 
   @property
+  def paired_loads(self) -> bool:
+    """Whether a query step's four loads complete two barriers instead of four: Q and its
+    log-sum-exp ``q_bar`` (two arrivals), dO and delta ``do_bar``; a compute warpgroup waits for
+    the first pair before issuing S^T's product and for the second before dP^T's. Taken with
+    `lag_dq`. On the H200 (bf16, backward kernel + dQ cast, CUPTI medians, one process,
+    `tools/kernels_gpu/bwd_variant_bench.py`) 16x1024x32x128 went from 1.508 to 1.465 ms and from
+    1.514 to 1.469 in two runs; 4x4096x32x128 with 8 key/value heads and its causal form moved
+    within their spread (causal: 2.970 -> 2.948 and 2.896 -> 2.960). Without the lag it was
+    slower, 3x2560x12x128 0.624 -> 0.645 ms."""
+    return self.lag_dq
+
+  @property
+  def compute_registers(self) -> int:
+    """Registers per thread each compute warpgroup takes with ``setmaxnreg`` (the producer keeps
+    `producer_registers`; 2 x 128 x compute + 128 x producer <= 64 Ki): 240 for causal calls at
+    head_dim 128 of one query head per key/value head, else 232. On the H200 (bf16, backward
+    kernel + dQ cast, CUPTI medians, one process) 1x16384x16x128 causal went from 5.10-5.20 to
+    4.82-4.88 ms in three runs (ptxas spill stores 164 -> 124 bytes); at the other head_dim-128
+    shapes measured 240 was within the spread or slower (2x6144x16x128 2.76 -> 2.90 ms)."""
+    return 240 if self.causal and self.group == 1 and self.head_dim == 128 else 232
+
+  @property
+  def producer_registers(self) -> int:
+    """Registers per thread the producer warpgroup keeps (`compute_registers`)."""
+    return 24 if self.compute_registers > 232 else 40
+
+  @property
   def auto_barriers(self) -> bool:
     """Whether Pallas adds its warpgroup barriers around this kernel's shared-memory stores and
     before its TMA loads (``CompilerParams.unsafe_no_auto_barriers`` off). The kernel is safe

@@ -112,6 +112,27 @@ def test_lagged_dq_product_at_head_dim_128_for_grouped_heads_or_few_steps(shape,
   g = _choose(b, t, h, d, s, k, causal, block_qs=(128, 64) if causal else (64,))
   assert g.lag_dq == lag
   assert g.lag_dq == (d == 128 and (h > k or g.q_steps <= mosaic_bwd.LAG_DQ_MAX_STEPS))
+  # A step's loads complete two barriers (Q with lse, dO with delta) where the lag runs.
+  assert g.paired_loads == lag
+
+
+@pytest.mark.parametrize("shape,causal,registers", [
+    ((1, 16384, 16, 128, 16384, 16), True, 240),     # A9: causal, one head per kv head
+    ((1, 1100, 2, 128, 1100, 2), True, 240),
+    ((1, 128, 2, 128, 384, 2), True, 240),           # with programs of no query step
+    ((1, 16384, 16, 128, 16384, 16), False, 232),    # A6: not causal
+    ((2, 6144, 16, 128, 6144, 16), False, 232),      # H2
+    ((4, 4096, 32, 128, 4096, 8), True, 232),        # A10: grouped
+    ((16, 1024, 32, 128, 1024, 32), False, 232),     # A7
+    ((32, 2048, 16, 64, 2048, 16), True, 232),       # head_dim 64
+])
+def test_compute_warpgroups_take_240_registers_for_causal_one_head_per_kv_head_at_128(
+    shape, causal, registers):
+  b, t, h, d, s, k = shape
+  g = _choose(b, t, h, d, s, k, causal, block_qs=(128, 64) if causal else (64,))
+  assert (g.compute_registers, g.producer_registers) == (registers, 24 if registers > 232 else 40)
+  # setmaxnreg's budget: two compute warpgroups and the producer, 128 threads each, in 64 Ki.
+  assert 128 * (2 * g.compute_registers + g.producer_registers) <= 64 * 1024
 
 
 def test_causal_launches_of_few_waves_start_their_longest_programs_first():
@@ -293,6 +314,7 @@ def test_persistent_backward_lowers_for_cuda(d, causal, programs, kv_len):
     ((1, 256, 4, 128, 256, 2), True),        # causal, head_dim 128, grouped: two phases, split dQ
     ((1, 256, 4, 64, 256, 2), True),         # causal, head_dim 64, grouped: two phases
     ((2, 300, 8, 128, 300, 2), False),       # grouped heads, one loop of steps, keys masked
+    ((1, 256, 2, 128, 256, 2), True),        # causal, head_dim 128, one head: 240 registers
 ])
 def test_forward_and_fused_backward_lower_for_cuda(shape, causal):
   b, t, h, d, s, k = shape
