@@ -24,7 +24,12 @@ the dO and O it reads), so forward + delta + the backward alone accounts for a f
 (`BenchmarkRunner.kernel_breakdown`), cuDNN's too: where each one's time goes.
 
 Several copies go comma-separated and are named by their file stems. Cases are the comparison's
-gradient rows at head_dim 128 (B1-B5, B9, B10) and 64 (B6-B8).
+gradient rows at head_dim 128 (B1-B5, B9, B10) and 64 (B6-B8), and C16-C256: non-causal
+head_dim-128 shapes of equal work and equal wave tail whose programs walk 16 to 256 query steps.
+``--fit`` (with ``--kernels``, over non-causal cases) then fits each contender's longest kernel
+(the backward's) to ``rounds x (per program + steps x per step)``, rounds being our launch's
+programs per SM, and prints the two costs: how much of a backward is its step loop and how much
+each program's start and end (for cuDNN, in our kernel's programs and steps).
 """
 
 from __future__ import annotations
@@ -76,6 +81,14 @@ CASES = {"B1": BwdCase(1, 16384, 16, 16, 128, False),
          "B8": BwdCase(2, 3072, 16, 4, 64, True),
          "B9": BwdCase(2, 6144, 16, 16, 128, False),
          "B10": BwdCase(3, 2560, 12, 12, 128, False)}
+SCALING_CASES = {"C16": BwdCase(16, 1024, 32, 32, 128, False),
+                 "C32": BwdCase(4, 2048, 32, 32, 128, False),
+                 "C64": BwdCase(1, 4096, 32, 32, 128, False),
+                 "C128": BwdCase(1, 8192, 8, 8, 128, False),
+                 "C256": BwdCase(1, 16384, 2, 2, 128, False)}
+"""Equal FLOPs; 4096 to 256 programs of 16 to 256 query steps (31.03 to 1.94 waves on 132 SMs,
+the same 3 % tail); C16 is B2."""
+CASES.update(SCALING_CASES)
 """B1 = the comparison's A6, B2 = A7, B3 = A8, B4 = A9, B5 = A10, B6 = A4, B7 = A5, B8 = H3,
 B9 = H2, B10 = H4."""
 
@@ -228,10 +241,13 @@ def contenders(variants: dict[str, Any], case_id: str, fields: dict[str, int] | 
 
 
 def run_case(variants: dict[str, Any], case_id: str, rounds: int, fields: dict[str, int] | None,
-             cudnn: bool, fwd_bwd: bool, parts: bool = False, kernels: bool = False) -> None:
+             cudnn: bool, fwd_bwd: bool, parts: bool = False, kernels: bool = False
+             ) -> dict[str, float]:
   """Prints each contender's median (ms, TFLOP/s; GB/s for ``delta``), its rounds, and the
   copies' differences; with `kernels`, then each contender's kernels in launch order with their
-  medians (`BenchmarkRunner.kernel_breakdown`)."""
+  medians (`BenchmarkRunner.kernel_breakdown`), and returns each contender's longest kernel's
+  median (ms)."""
+  longest: dict[str, float] = {}
   x = inputs(CASES[case_id])
   runs, grads = {}, {}
   for name, (f, args, flops, module) in contenders(variants, case_id, fields, cudnn, fwd_bwd,
@@ -266,9 +282,39 @@ def run_case(variants: dict[str, Any], case_id: str, rounds: int, fields: dict[s
   if kernels:
     for name, (run, a, _, _) in runs.items():
       try:
-        print_breakdown(f"{case_id} {name}", run.kernel_breakdown(a, iterations=10))
+        breakdown = run.kernel_breakdown(a, iterations=10)
       except Exception as e:  # pylint: disable=broad-except
         print(f"{case_id} {name}: no breakdown ({type(e).__name__}: {str(e)[:300]})", flush=True)
+        continue
+      print_breakdown(f"{case_id} {name}", breakdown)
+      if breakdown:
+        longest[name] = max(ms for _, ms in breakdown)
+  return longest
+
+
+def fit_costs(points: Sequence[tuple[int, int, float]]) -> tuple[float, float]:
+  """Least-squares ``(per program, per step)`` of ``ms = rounds * (per program + steps * per
+  step)`` over ``(rounds, steps per program, ms)`` points: `rounds` programs per SM one after
+  another, each a fixed cost plus its steps'.
+
+  Raises:
+    ValueError: with fewer than two distinct steps per program.
+  """
+  if len({steps for _, steps, _ in points}) < 2:
+    raise ValueError(f"a fit needs cases of at least two step counts per program, got "
+                     f"{sorted({steps for _, steps, _ in points})}")
+  design = np.array([[rounds, rounds * steps] for rounds, steps, _ in points], np.float64)
+  (program, step), *_ = np.linalg.lstsq(design, np.array([ms for *_, ms in points]), rcond=None)
+  return float(program), float(step)
+
+
+def fit_point(case_id: str, sms: int) -> tuple[int, int]:
+  """(rounds, query steps per program) of the shipped kernel's launch at non-causal `case_id`."""
+  case = CASES[case_id]
+  if case.causal:
+    raise ValueError(f"--fit takes non-causal cases (programs of equal steps), got {case_id}")
+  g = geometry(mosaic_bwd, case)
+  return math.ceil(g.programs / sms), g.item_steps(0)
 
 
 def print_breakdown(label: str, kernels: Sequence[tuple[str, float]]) -> None:
@@ -294,8 +340,20 @@ def main(argv: Sequence[str]) -> int:
                       help="also time the forward (with log-sum-exp) and delta apart")
   parser.add_argument("--kernels", action="store_true",
                       help="also print every contender's kernels with their median times")
+  parser.add_argument("--fit", action="store_true",
+                      help="with --kernels: per-program and per-step costs of each contender's "
+                      "longest kernel over the (non-causal) cases")
   args = parser.parse_args(argv)
   cases = variant_cli.check_cases(parser, args.cases, CASES, args.rounds)
+  if args.fit:
+    if not args.kernels:
+      parser.error("--fit needs --kernels (it fits the kernels' medians)")
+    try:
+      sms = pallas_lib.gpu_sm_count()
+      points = {case: fit_point(case, sms) for case in cases}
+      fit_costs([(*points[case], 1.0) for case in cases])
+    except ValueError as e:
+      parser.error(f"--fit: {e}")
   paths = [] if args.paths == "-" else args.paths.split(",")
   names = variant_cli.copy_names(parser, paths, args.paths, _RESERVED)
   try:
@@ -305,9 +363,21 @@ def main(argv: Sequence[str]) -> int:
   variants = {n: variant_cli.load_copy(p, f"bwd_variant_{i}")
               for i, (n, p) in enumerate(zip(names, paths))}
   variant_cli.check_fields(parser, variants, fields, "BwdGeometry")
+  fitted: dict[str, list[tuple[int, int, float]]] = {}
   for case in cases:
-    run_case(variants, case, args.rounds, fields or None, args.cudnn, args.fwd_bwd, args.parts,
-             args.kernels)
+    longest = run_case(variants, case, args.rounds, fields or None, args.cudnn, args.fwd_bwd,
+                       args.parts, args.kernels)
+    if args.fit:
+      for name, ms in longest.items():
+        fitted.setdefault(name, []).append((*points[case], ms))
+  for name, measured in fitted.items():
+    try:
+      program, step = fit_costs(measured)
+    except ValueError as e:
+      print(f"fit {name}: none ({e})", flush=True)
+      continue
+    print(f"fit {name}: {program * 1000:.2f} us per program, {step * 1000:.3f} us per query step "
+          f"({len(measured)} cases, rounds x (program + steps x step))", flush=True)
   return 0
 
 

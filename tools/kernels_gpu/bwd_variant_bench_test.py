@@ -135,3 +135,54 @@ def test_breakdown_lines_name_each_kernel_and_the_sum(capsys):
       "B2 cudnn fwd+bwd kernel 1/2: 0.5000 ms fmha_fwd",
       "B2 cudnn fwd+bwd kernel 2/2: 0.1250 ms dot_do_o",
       "B2 cudnn fwd+bwd kernels: 0.6250 ms in 2"]
+
+
+def test_scaling_cases_have_equal_work_and_equal_wave_tails():
+  flops = {bench.CASES[c].fwd_flops for c in bench.SCALING_CASES}
+  assert flops == {bench.CASES["B2"].fwd_flops}
+  points = [bench.fit_point(c, 132) for c in bench.SCALING_CASES]
+  assert points == [(32, 16), (16, 32), (8, 64), (4, 128), (2, 256)]
+  programs = [bench.geometry(mosaic_bwd, bench.CASES[c]).programs for c in bench.SCALING_CASES]
+  assert programs == [4096, 2048, 1024, 512, 256]
+  # Grouped heads: a program walks its 4 heads' 64 steps each.
+  assert bench.fit_point("B3", 132) == (8, 256)
+  with pytest.raises(ValueError, match="--fit takes non-causal cases .*, got B4"):
+    bench.fit_point("B4", 132)
+
+
+def test_fit_recovers_per_program_and_per_step_costs():
+  points = [(r, s, r * (0.005 + s * 0.0023)) for r, s in [(32, 16), (16, 32), (8, 64), (2, 256)]]
+  program, step = bench.fit_costs(points)
+  assert program == pytest.approx(0.005, rel=1e-9) and step == pytest.approx(0.0023, rel=1e-9)
+  with pytest.raises(ValueError, match=r"at least two step counts per program, got \[16\]"):
+    bench.fit_costs([(32, 16, 1.0), (16, 16, 0.5)])
+
+
+def test_fit_needs_kernels_and_non_causal_cases(capsys):
+  with pytest.raises(SystemExit):
+    bench.main(["-", "C16,C32", "--fit"])
+  assert "--fit needs --kernels" in capsys.readouterr().err
+  with pytest.raises(SystemExit):
+    bench.main(["-", "C16,B4", "--fit", "--kernels"])
+  assert "--fit: --fit takes non-causal cases (programs of equal steps), got B4" in (
+      capsys.readouterr().err)
+  with pytest.raises(SystemExit):
+    bench.main(["-", "C16", "--fit", "--kernels"])
+  assert "--fit: a fit needs cases of at least two step counts per program, got [16]" in (
+      capsys.readouterr().err)
+
+
+def test_main_prints_each_contenders_fit(monkeypatch, capsys):
+  """Each case's longest-kernel medians (run_case's return) go into one fit per contender."""
+  steps = {"C16": 16, "C64": 64, "C256": 256}
+  rounds = {"C16": 32, "C64": 8, "C256": 2}
+  monkeypatch.setattr(bench, "run_case", lambda variants, case, *a: {
+      "shipped": rounds[case] * (0.005 + steps[case] * 0.0023),
+      "cudnn": rounds[case] * (0.0036 + steps[case] * 0.00216)})
+  assert bench.main(["-", "C16,C64,C256", "--fit", "--kernels", "--cudnn"]) == 0
+  out = capsys.readouterr().out.splitlines()
+  assert out == [
+      "fit shipped: 5.00 us per program, 2.300 us per query step (3 cases, rounds x (program + "
+      "steps x step))",
+      "fit cudnn: 3.60 us per program, 2.160 us per query step (3 cases, rounds x (program + "
+      "steps x step))"]
