@@ -9,7 +9,10 @@ completes after ``num_arrivals`` arrivals; each warpgroup keeps its own parity p
 load arrives when issued), under round robin and every strict priority order
 (`protocol_replay.simulate`), and must not deadlock, never let a barrier complete two phases past
 a warpgroup that still waits on it (parity aliases), leave no phase part-arrived, and wait on
-every phase of a barrier that announces data (`UNWAITED_OK`).
+every phase of a barrier that announces data (`UNWAITED_OK`). Each warpgroup's reads of the
+TMA-filled buffers (``plgpu.load`` of the log-sum-exp and delta, wgmma operands) must follow a
+wait on the barrier their load completes since the slot's last release
+(`protocol_replay.check_reads`).
 
 Not modelled: memory contents (a buffer released before it is read, or overwritten while a TMA
 store still reads it, passes unless the barrier phases show it), wgmma asynchrony and its waits,
@@ -86,6 +89,7 @@ def _check(g: mosaic_bwd.BwdGeometry, pids: Any = None,
       replay, patches, lambda: mosaic_bwd.backward(*[arg] * 6, g), lambda l: _names(l, g))
   protocol_replay.check(barriers, traces, UNWAITED_OK, pids, _waiters(g),
                         _reuse(g) if reuse else {})
+  protocol_replay.check_reads(barriers, traces, replay.fills, _reuse(g))
   steps: dict[int, list[int]] = {pid: [] for pid in traces}
   for pid, events in traces.items():
     for event in events[0]:
@@ -196,11 +200,45 @@ def test_paired_loads_need_both_arrivals(name):
     _check(_LAGGED, [0], {(2, "arrive", name, 1): 0})
 
 
+def _check_reads(g: mosaic_bwd.BwdGeometry, tweaks: protocol_replay.Tweaks) -> None:
+  """`protocol_replay.check_reads` alone (no schedules) on `g`'s trace with `tweaks`."""
+  replay = protocol_replay.Replay(tweaks)
+  patches = [(mosaic_bwd, ("lax", "pl", "plgpu", "jnp", "jax")),
+             (mosaic_bwd_geometry, ("lax", "jnp"))]
+  arg = types.SimpleNamespace(dtype=real_jnp.bfloat16)
+  barriers, traces = protocol_replay.trace(
+      replay, patches, lambda: mosaic_bwd.backward(*[arg] * 6, g), lambda l: _names(l, g))
+  protocol_replay.check_reads(barriers, traces, replay.fills, _reuse(g))
+
+
+@pytest.mark.parametrize("g,tweak,error", [
+    # Paired loads: Q's wait dropped, S^T's product reads Q's slot first.
+    (_LAGGED, (0, "wait", "q_bar", 0), r"warpgroup 0 reads q_s\[0\] after 0 waits on q_bar\[0\]"),
+    # dO's (and delta's) wait dropped: dP^T's product reads dO's slot.
+    (_LAGGED, (1, "wait", "do_bar", 0), r"warpgroup 1 reads do_s\[0\] after 0 waits on "
+                                        r"do_bar\[0\]"),
+    # The slot's second fill (step 2 of 2 stages) not waited for: one wait, one release.
+    (_LAGGED, (1, "wait", "q_bar", 2), r"warpgroup 1 reads q_s\[0\] after 1 waits on q_bar\[0\], "
+                                       r"which its load completes, and 1 releases"),
+    # Four barriers: the log-sum-exp read before its own barrier's wait.
+    (_HALVES, (0, "wait", "lse_bar", 0), r"warpgroup 0 reads lse_s\[0\] after 0 waits on "
+                                         r"lse_bar\[0\]"),
+    (_HALVES, (1, "wait", "kv_bar", 1), r"warpgroup 1 reads v_s\[-1\] after 0 waits on "
+                                        r"kv_bar\[1\]"),
+])
+def test_a_read_before_its_loads_barrier_is_reported(g, tweak, error):
+  """Every read of a TMA-filled slot (``plgpu.load``, a wgmma operand) must follow a wait on the
+  barrier its load completes since the slot's last release: a dropped wait is reported at the
+  first read it leaves unguarded (the kernel as written passes, `_check`)."""
+  with pytest.raises(ProtocolError, match=error):
+    _check_reads(g, {tweak: 0})
+
+
 @pytest.mark.parametrize("tweak,error", [
     ((1, "wait", "kv_bar", 0), r"warpgroup 1 waited on 0 of the 1 phases of kv_bar\[0\]"),
     ((1, "wait", "done", 0), r"warpgroup 1 waited on 0 of the 1 phases of done\[-1\]"),
-    # Warpgroup 1 may run ahead on a schedule and complete a second phase before warpgroup 0's
-    # first wait there: reported as parity aliasing instead.
+    # Past its skipped wait warpgroup 0 runs on, and on some schedules both warpgroups complete
+    # the tile's second phase before warpgroup 0 waits there: reported as parity aliasing.
     ((0, "wait", "ds_ready", 1), r"warpgroup 0 waited on 1 of the 2 phases of ds_ready\[1\]|"
                                  r"ds_ready\[1\] completed phase 2 while warpgroup 0 has waited "
                                  r"on 0"),

@@ -14,6 +14,9 @@ generation it joined completes), under each of `SCHEDULES`, and raises `Protocol
 deadlock, a barrier two phases past a warpgroup that still waits on it (parity aliases), a
 warpgroup arriving twice in one named-barrier generation (it would complete without the others),
 a phase or generation left part-arrived, or a data barrier phase nobody waits on.
+`check_reads` checks each warpgroup's reads (``plgpu.load`` and wgmma operands) of buffers that
+TMA loads fill: each comes after a wait on the barrier its load completes, since the buffer's last
+release.
 
 Not modelled: memory contents, wgmma asynchrony, the ordering of TMA stores, Pallas's own
 warpgroup barriers, and TMA loads completing late (arriving at issue runs barriers furthest
@@ -31,8 +34,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from unittest import mock
 
 Event = tuple[str, Any, int]
-"""("wait" or "arrive", barrier name, barrier index (-1: no ``.at``)), or ("nsync" or "narrive",
-named barrier id, its thread count)."""
+"""("wait" or "arrive", barrier name, barrier index (-1: no ``.at``)), ("nsync" or "narrive",
+named barrier id, its thread count), or ("read", buffer name, slot (-1: no integer first index))."""
 Tweaks = dict[tuple[int, str, Any, int], int | str]
 """Injected protocol bugs: (warpgroup, event kind, barrier name or named id, its n-th such event
 there) -> how many times it happens (0: dropped, 2: doubled; 1 for all others), or the event kind
@@ -175,6 +178,8 @@ class Replay:
     self.events: list[Event] = []
     self.made: collections.Counter[tuple[str, Any]] = collections.Counter()
     self.stores: list[Ref] = []
+    self.fills: dict[tuple[str, int], tuple[str, int]] = {}
+    """(buffer, slot) -> (barrier, index) its TMA loads complete, as the kernel issued them."""
     self.tweaks = tweaks
     self.launch: dict[str, Any] = {}
     value = lambda *a, **k: Value()
@@ -194,11 +199,11 @@ class Replay:
     wgmma_layout = types.SimpleNamespace(reduce=noop)
     self.plgpu = types.SimpleNamespace(
         Barrier=Barrier, SMEM=noop, CompilerParams=noop, kernel=self.kernel, ACC=Acc,
-        Layout=types.SimpleNamespace(WGMMA=wgmma_layout), set_max_registers=noop, wgmma=noop,
-        commit_smem=noop, wgmma_accumulator_load=value, load=value, broadcasted_iota=value,
-        layout_cast=same, copy_smem_to_gmem=lambda src, dst, **k: self.stores.append(dst),
-        wait_smem_to_gmem=noop, warp_map=self.warp_map,
-        copy_gmem_to_smem=lambda src, dst, barrier, **k: self.record("arrive", barrier),
+        Layout=types.SimpleNamespace(WGMMA=wgmma_layout), set_max_registers=noop,
+        wgmma=self.wgmma, commit_smem=noop, wgmma_accumulator_load=value, load=self.load,
+        broadcasted_iota=value, layout_cast=same,
+        copy_smem_to_gmem=lambda src, dst, **k: self.stores.append(dst),
+        wait_smem_to_gmem=noop, warp_map=self.warp_map, copy_gmem_to_smem=self.copy_in,
         barrier_arrive=lambda bar: self.record("arrive", bar),
         barrier_wait=lambda bar: self.record("wait", bar))
     self.refs: dict[str, Ref] = {}
@@ -224,6 +229,26 @@ class Replay:
     for warp in range(WG_THREADS // 32):
       body(warp)
 
+  def copy_in(self, src: Any, dst: Ref, barrier: Ref, **kwargs: Any) -> None:
+    """``plgpu.copy_gmem_to_smem``: its barrier's arrival (at issue), and which barrier fills
+    the destination's slot."""
+    del src, kwargs
+    self.fills[dst.name, _slot(dst)] = (barrier.name, barrier.index[0] if barrier.index else -1)
+    self.record("arrive", barrier)
+
+  def load(self, ref: Ref, **kwargs: Any) -> Value:
+    """``plgpu.load``: a read of `ref`."""
+    del kwargs
+    self.add("read", ref.name, _slot(ref))
+    return Value()
+
+  def wgmma(self, acc: Any, a: Any, b: Any) -> None:
+    """``plgpu.wgmma``: reads of its operands in shared memory (those that are refs)."""
+    del acc
+    for operand in (a, b):
+      if isinstance(operand, Ref):
+        self.add("read", operand.name, _slot(operand))
+
   def named_barrier(self, op: str, barrier_id: Any, threads: int) -> None:
     """``pallas.named_barrier``: records ("nsync" or "narrive", id, threads)."""
     assert op in ("sync", "arrive") and isinstance(barrier_id, int), (op, barrier_id)
@@ -244,6 +269,11 @@ class Replay:
       self.events.append((tweak, name, index))
     else:
       self.events += [(kind, name, index)] * tweak
+
+
+def _slot(ref: Ref) -> int:
+  """A ref's slot: its first ``.at`` index where that is an integer, else -1."""
+  return ref.index[0] if ref.index and isinstance(ref.index[0], int) else -1
 
 
 def trace(replay: Replay, patches: Iterable[tuple[Any, Sequence[str]]], host: Callable[[], Any],
@@ -279,7 +309,7 @@ def trace(replay: Replay, patches: Iterable[tuple[Any, Sequence[str]]], host: Ca
         traces[replay.pid].append(replay.events)
   for events in traces.values():
     for kind, name, index in itertools.chain(*events):
-      if kind in ("nsync", "narrive"):
+      if kind in ("nsync", "narrive", "read"):
         continue
       n = barriers[name].num_barriers
       if not (index == -1 and n == 1 or 0 <= index < n):
@@ -400,5 +430,35 @@ def check(barriers: dict[str, Barrier], traces: dict[int, list[list[Event]]],
   """`simulate` under every schedule, for every program (or `pids`)."""
   for pid in traces if pids is None else pids:
     assert len(traces[pid]) == 3, "SCHEDULES are for three warpgroups"
+    events = [[e for e in wg_events if e[0] != "read"] for wg_events in traces[pid]]
     for pick in SCHEDULES:
-      simulate(barriers, traces[pid], pick, unwaited_ok, waiters, reuse)
+      simulate(barriers, events, pick, unwaited_ok, waiters, reuse)
+
+
+def check_reads(barriers: dict[str, Barrier], traces: dict[int, list[list[Event]]],
+                fills: Mapping[tuple[str, int], tuple[str, int]],
+                reuse: Mapping[str, str] = {}) -> None:  # noqa: B006 (read only)
+  """Each warpgroup's reads of a TMA-filled buffer slot (`fills`: (buffer, slot) -> the barrier
+  its loads complete; a buffer filled whole answers every slot) come after more waits on that
+  barrier than arrivals on the barrier that releases the slot (``reuse[barrier]``), else after
+  one wait: `ProtocolError` names the first read that does not."""
+  for pid, events in traces.items():
+    for w, wg_events in enumerate(events):
+      seen: collections.Counter[tuple[str, str, int]] = collections.Counter()
+      for kind, name, index in wg_events:
+        if kind in ("wait", "arrive"):
+          seen[kind, name, index] += 1
+        if kind != "read":
+          continue
+        fill = fills.get((name, index)) or fills.get((name, -1))
+        if fill is None:
+          continue  # written by threads, not by TMA
+        bar, bar_index = fill
+        free = reuse.get(bar)
+        released = 0
+        if free is not None:
+          released = seen["arrive", free, bar_index if barriers[free].num_barriers > 1 else -1]
+        if seen["wait", bar, bar_index] <= released:
+          raise ProtocolError(f"program {pid} warpgroup {w} reads {name}[{index}] after "
+                              f"{seen['wait', bar, bar_index]} waits on {bar}[{bar_index}], which "
+                              f"its load completes, and {released} releases")
