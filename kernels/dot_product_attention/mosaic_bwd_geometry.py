@@ -204,11 +204,13 @@ class BwdGeometry(PaddedShape):
   @property
   def compute_registers(self) -> int:
     """Registers per thread each compute warpgroup takes with ``setmaxnreg`` (the producer keeps
-    `producer_registers`; 2 x 128 x compute + 128 x producer <= 64 Ki): 240 for causal calls at
-    head_dim 128 of one query head per key/value head, else 232. On the H200 (bf16, backward
-    kernel + dQ cast, CUPTI medians, one process) 1x16384x16x128 causal went from 5.10-5.20 to
-    4.82-4.88 ms in three runs (ptxas spill stores 164 -> 124 bytes); at the other head_dim-128
-    shapes measured 240 was within the spread or slower (2x6144x16x128 2.76 -> 2.90 ms)."""
+    `producer_registers`; ``setmaxnreg`` only moves registers within the launch's 384 threads x
+    168, so 2 x 128 x compute + 128 x producer <= 64512): 240 for causal calls at head_dim 128 of
+    one query head per key/value head, else 232. On the H200 (bf16, backward kernel + dQ cast,
+    CUPTI medians, one process) 1x16384x16x128 causal went from 5.10-5.20 to 4.82-4.88 ms in
+    three runs (ptxas spill stores 164 -> 124 bytes); at the other head_dim-128 shapes measured
+    240 moved within their spread (4x4096x32x128 with 8 key/value heads, 1x16384x16x128) or was
+    slower (2x6144x16x128 2.76 -> 2.90 ms)."""
     return 240 if self.causal and self.group == 1 and self.head_dim == 128 else 232
 
   @property

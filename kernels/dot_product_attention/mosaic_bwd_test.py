@@ -131,8 +131,8 @@ def test_compute_warpgroups_take_240_registers_for_causal_one_head_per_kv_head_a
   b, t, h, d, s, k = shape
   g = _choose(b, t, h, d, s, k, causal, block_qs=(128, 64) if causal else (64,))
   assert (g.compute_registers, g.producer_registers) == (registers, 24 if registers > 232 else 40)
-  # setmaxnreg's budget: two compute warpgroups and the producer, 128 threads each, in 64 Ki.
-  assert 128 * (2 * g.compute_registers + g.producer_registers) <= 64 * 1024
+  # setmaxnreg only moves registers within the block's launch allocation (384 threads x 168).
+  assert 128 * (2 * g.compute_registers + g.producer_registers) <= 3 * 128 * 168
 
 
 def test_causal_launches_of_few_waves_start_their_longest_programs_first():
@@ -318,6 +318,9 @@ def test_persistent_backward_lowers_for_cuda(d, causal, programs, kv_len):
 ])
 def test_forward_and_fused_backward_lower_for_cuda(shape, causal):
   b, t, h, d, s, k = shape
+  if shape == (1, 256, 2, 128, 256, 2):
+    g = _choose(b, t, h, d, s, k, causal, block_qs=(128, 64))
+    assert (g.compute_registers, g.paired_loads) == (240, True)
   impl = MosaicAttention()
   q = jax.ShapeDtypeStruct((b, t, h, d), jnp.bfloat16)
   kv = jax.ShapeDtypeStruct((b, s, k, d), jnp.bfloat16)

@@ -81,6 +81,8 @@ CASES = {"B1": BwdCase(1, 16384, 16, 16, 128, False),
          "B8": BwdCase(2, 3072, 16, 4, 64, True),
          "B9": BwdCase(2, 6144, 16, 16, 128, False),
          "B10": BwdCase(3, 2560, 12, 12, 128, False)}
+"""B1 = the comparison's A6, B2 = A7, B3 = A8, B4 = A9, B5 = A10, B6 = A4, B7 = A5, B8 = H3,
+B9 = H2, B10 = H4."""
 SCALING_CASES = {"C16": BwdCase(16, 1024, 32, 32, 128, False),
                  "C32": BwdCase(4, 2048, 32, 32, 128, False),
                  "C64": BwdCase(1, 4096, 32, 32, 128, False),
@@ -89,8 +91,6 @@ SCALING_CASES = {"C16": BwdCase(16, 1024, 32, 32, 128, False),
 """Equal FLOPs; 4096 to 256 programs of 16 to 256 query steps (31.03 to 1.94 waves on 132 SMs,
 the same 3 % tail); C16 is B2."""
 CASES.update(SCALING_CASES)
-"""B1 = the comparison's A6, B2 = A7, B3 = A8, B4 = A9, B5 = A10, B6 = A4, B7 = A5, B8 = H3,
-B9 = H2, B10 = H4."""
 
 BWD_FLOP_FACTOR = 2.5
 """Backward FLOPs / forward FLOPs (five matrix products against two)."""
@@ -309,7 +309,9 @@ def fit_costs(points: Sequence[tuple[int, int, float]]) -> tuple[float, float]:
 
 
 def fit_point(case_id: str, sms: int) -> tuple[int, int]:
-  """(rounds, query steps per program) of the shipped kernel's launch at non-causal `case_id`."""
+  """(rounds, query steps per program) of the shipped kernel's launch at non-causal `case_id`
+  (the copies' fits use it too: a copy or ``--set`` that changes the programs or their steps,
+  `block_q` say, is fitted in the shipped kernel's units)."""
   case = CASES[case_id]
   if case.causal:
     raise ValueError(f"--fit takes non-causal cases (programs of equal steps), got {case_id}")
@@ -369,7 +371,8 @@ def main(argv: Sequence[str]) -> int:
                        args.parts, args.kernels)
     if args.fit:
       for name, ms in longest.items():
-        fitted.setdefault(name, []).append((*points[case], ms))
+        if name not in PARTS:  # the forward and delta are not the backward's programs
+          fitted.setdefault(name, []).append((*points[case], ms))
   for name, measured in fitted.items():
     try:
       program, step = fit_costs(measured)

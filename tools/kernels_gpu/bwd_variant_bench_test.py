@@ -178,8 +178,9 @@ def test_main_prints_each_contenders_fit(monkeypatch, capsys):
   rounds = {"C16": 32, "C64": 8, "C256": 2}
   monkeypatch.setattr(bench, "run_case", lambda variants, case, *a: {
       "shipped": rounds[case] * (0.005 + steps[case] * 0.0023),
-      "cudnn": rounds[case] * (0.0036 + steps[case] * 0.00216)})
-  assert bench.main(["-", "C16,C64,C256", "--fit", "--kernels", "--cudnn"]) == 0
+      "cudnn": rounds[case] * (0.0036 + steps[case] * 0.00216),
+      "delta": 0.01})  # --parts rows are not fitted
+  assert bench.main(["-", "C16,C64,C256", "--fit", "--kernels", "--cudnn", "--parts"]) == 0
   out = capsys.readouterr().out.splitlines()
   assert out == [
       "fit shipped: 5.00 us per program, 2.300 us per query step (3 cases, rounds x (program + "

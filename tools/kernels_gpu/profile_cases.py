@@ -4,8 +4,9 @@
 
 Each target is ``CASE:IMPLEMENTATION:PHASE`` with CASE a comparison case id (`compare_cases`),
 IMPLEMENTATION one of pjrtkit's (``mosaic``, ``triton``, ``xla``, ...) or, at attention cases,
-``cudnn`` (`jax.nn.dot_product_attention`'s, the comparison's cuDNN contender), PHASE ``fwd`` (the forward alone) or ``bwd`` (the implementation's forward runs once outside,
-then only its backward kernels run in the profiled function).
+``cudnn`` (`jax.nn.dot_product_attention`'s, the comparison's cuDNN contender), PHASE ``fwd``
+(the forward alone) or ``bwd`` (the implementation's forward runs once outside, then only its
+backward kernels run in the profiled function).
 Every target runs twice: a warm-up (compile), then the run profilers should look at; the line
 ``target <name> run 2`` is printed before it.
 """
@@ -18,6 +19,7 @@ from typing import Any, Callable, Sequence
 import jax
 
 from tools.bench import compare_cases, compare_contenders
+
 
 def contender_forward(case: compare_cases.Case, implementation: str) -> Callable[..., Any]:
   """The forward of `implementation` at `case`: ``cudnn`` is the comparison's cuDNN contender
@@ -34,9 +36,9 @@ def contender_forward(case: compare_cases.Case, implementation: str) -> Callable
 def target_function(case: compare_cases.Case, implementation: str, phase: str
                     ) -> tuple[Callable[..., Any], list[Any]]:
   """The jitted phase of `implementation` at `case`'s shape, and its arguments."""
+  forward = contender_forward(case, implementation)
   arrays = compare_contenders.make_inputs(case)
   n_in = 3
-  forward = contender_forward(case, implementation)
   if phase == "fwd":
     return jax.jit(forward), arrays[:n_in]
   if phase != "bwd":
@@ -57,7 +59,10 @@ def main(argv: Sequence[str]) -> int:
     except (ValueError, KeyError):
       raise SystemExit(f"target must be CASE:IMPLEMENTATION:PHASE with CASE one of "
                        f"{', '.join(cases)}, got {target!r}") from None
-    fn, args = target_function(case, implementation, phase)
+    try:
+      fn, args = target_function(case, implementation, phase)
+    except ValueError as e:
+      raise SystemExit(f"target {target!r}: {e}") from None
     jax.block_until_ready(fn(*args))
     print(f"target {target} run 2", flush=True)
     jax.block_until_ready(fn(*args))

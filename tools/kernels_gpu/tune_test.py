@@ -118,6 +118,9 @@ def test_profile_targets_run_one_phase_each():
     profile_cases.main(["Z9:xla:fwd"])
   with pytest.raises(ValueError, match="implementation 'cudnn' is for attention cases, got L3"):
     profile_cases.target_function(case, "cudnn", "fwd")
+  with pytest.raises(SystemExit, match="target 'L3:cudnn:fwd': implementation 'cudnn' is for "
+                                       "attention cases, got L3"):
+    profile_cases.main(["L3:cudnn:fwd"])
 
 
 if __name__ == "__main__":
