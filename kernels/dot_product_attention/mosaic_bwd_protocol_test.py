@@ -76,20 +76,26 @@ def _names(launch: dict[str, Any], g: mosaic_bwd.BwdGeometry) -> list[str]:
   return list(inspect.signature(mosaic_bwd._kernel).parameters)[:-1]
 
 
-def _check(g: mosaic_bwd.BwdGeometry, pids: Any = None,
-           tweaks: protocol_replay.Tweaks | None = None, reuse: bool = True
-           ) -> dict[int, list[int]]:
-  """Every schedule of every program (or `pids`) of `g` (`reuse`: with the buffer-reuse check);
-  returns each program's query steps per work item (as warpgroup 0 waited on them)."""
-  replay = protocol_replay.Replay(tweaks or {})
+def _trace(g: mosaic_bwd.BwdGeometry, tweaks: protocol_replay.Tweaks) -> tuple[Any, Any, Any]:
+  """`g`'s barriers, per-program traces (with `tweaks`) and the fills of its TMA loads."""
+  replay = protocol_replay.Replay(tweaks)
   patches = [(mosaic_bwd, ("lax", "pl", "plgpu", "jnp", "jax")),
              (mosaic_bwd_geometry, ("lax", "jnp"))]
   arg = types.SimpleNamespace(dtype=real_jnp.bfloat16)
   barriers, traces = protocol_replay.trace(
       replay, patches, lambda: mosaic_bwd.backward(*[arg] * 6, g), lambda l: _names(l, g))
+  return barriers, traces, replay.fills
+
+
+def _check(g: mosaic_bwd.BwdGeometry, pids: Any = None,
+           tweaks: protocol_replay.Tweaks | None = None, reuse: bool = True
+           ) -> dict[int, list[int]]:
+  """Every schedule of every program (or `pids`) of `g` (`reuse`: with the buffer-reuse check);
+  returns each program's query steps per work item (as warpgroup 0 waited on them)."""
+  barriers, traces, fills = _trace(g, tweaks or {})
   protocol_replay.check(barriers, traces, UNWAITED_OK, pids, _waiters(g),
                         _reuse(g) if reuse else {})
-  protocol_replay.check_reads(barriers, traces, replay.fills, _reuse(g))
+  protocol_replay.check_reads(barriers, traces, fills, _reuse(g))
   steps: dict[int, list[int]] = {pid: [] for pid in traces}
   for pid, events in traces.items():
     for event in events[0]:
@@ -202,13 +208,8 @@ def test_paired_loads_need_both_arrivals(name):
 
 def _check_reads(g: mosaic_bwd.BwdGeometry, tweaks: protocol_replay.Tweaks) -> None:
   """`protocol_replay.check_reads` alone (no schedules) on `g`'s trace with `tweaks`."""
-  replay = protocol_replay.Replay(tweaks)
-  patches = [(mosaic_bwd, ("lax", "pl", "plgpu", "jnp", "jax")),
-             (mosaic_bwd_geometry, ("lax", "jnp"))]
-  arg = types.SimpleNamespace(dtype=real_jnp.bfloat16)
-  barriers, traces = protocol_replay.trace(
-      replay, patches, lambda: mosaic_bwd.backward(*[arg] * 6, g), lambda l: _names(l, g))
-  protocol_replay.check_reads(barriers, traces, replay.fills, _reuse(g))
+  barriers, traces, fills = _trace(g, tweaks)
+  protocol_replay.check_reads(barriers, traces, fills, _reuse(g))
 
 
 @pytest.mark.parametrize("g,tweak,error", [

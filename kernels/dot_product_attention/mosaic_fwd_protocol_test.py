@@ -83,15 +83,29 @@ def _check(g: mosaic_fwd.FwdGeometry, pids: Any = None,
            ) -> tuple[Traces, list[protocol_replay.Ref]]:
   """Every schedule of every program (or `pids`) of `g` (`reuse`: with the buffer-reuse check);
   returns the traces and the stores."""
-  replay = protocol_replay.Replay(tweaks or {})
+  replay, barriers, traces = _trace(g, tweaks or {})
+  protocol_replay.check(barriers, traces, UNWAITED_OK, pids, WAITERS, REUSE if reuse else {})
+  return traces, replay.stores
+
+
+def _trace(g: mosaic_fwd.FwdGeometry, tweaks: protocol_replay.Tweaks) -> tuple[Any, Any, Any]:
+  """The replay (its stores and fills), `g`'s barriers and its per-program traces."""
+  replay = protocol_replay.Replay(tweaks)
   if g.listed:
     replay.refs["listed"] = _Table(replay, mosaic_work.tile_list(g))
   patches = [(mosaic_fwd, ("lax", "pl", "plgpu", "jnp", "jax")), (pallas_lib, ("named_barrier",))]
   arg = types.SimpleNamespace(dtype=real_jnp.bfloat16)
   barriers, traces = protocol_replay.trace(
       replay, patches, lambda: mosaic_fwd.forward(arg, arg, arg, g), lambda l: _names(l, g))
-  protocol_replay.check(barriers, traces, UNWAITED_OK, pids, WAITERS, REUSE if reuse else {})
-  return traces, replay.stores
+  return replay, barriers, traces
+
+
+def test_reads_are_not_checked_against_run_time_slots():
+  """The forward's query slots change barriers at run time (a tile's pair of 64-row blocks), so
+  `protocol_replay.check_reads`, which needs one barrier per slot, refuses its fills."""
+  replay, barriers, traces = _trace(_PLAIN, {})
+  with pytest.raises(ValueError, match=r"q_s\[-1\] is filled through .*one barrier per slot"):
+    protocol_replay.check_reads(barriers, traces, replay.fills, REUSE)
 
 
 def _geometry(b: int, t: int, h: int, k: int, s: int, d: int, block_kv: int, stages: int,

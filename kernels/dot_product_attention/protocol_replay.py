@@ -178,8 +178,8 @@ class Replay:
     self.events: list[Event] = []
     self.made: collections.Counter[tuple[str, Any]] = collections.Counter()
     self.stores: list[Ref] = []
-    self.fills: dict[tuple[str, int], tuple[str, int]] = {}
-    """(buffer, slot) -> (barrier, index) its TMA loads complete, as the kernel issued them."""
+    self.fills: dict[tuple[str, int], set[tuple[str, int]]] = {}
+    """(buffer, slot) -> the (barrier, index) pairs its TMA loads complete, as issued."""
     self.tweaks = tweaks
     self.launch: dict[str, Any] = {}
     value = lambda *a, **k: Value()
@@ -233,7 +233,8 @@ class Replay:
     """``plgpu.copy_gmem_to_smem``: its barrier's arrival (at issue), and which barrier fills
     the destination's slot."""
     del src, kwargs
-    self.fills[dst.name, _slot(dst)] = (barrier.name, barrier.index[0] if barrier.index else -1)
+    self.fills.setdefault((dst.name, _slot(dst)), set()).add(
+        (barrier.name, barrier.index[0] if barrier.index else -1))
     self.record("arrive", barrier)
 
   def load(self, ref: Ref, **kwargs: Any) -> Value:
@@ -436,12 +437,21 @@ def check(barriers: dict[str, Barrier], traces: dict[int, list[list[Event]]],
 
 
 def check_reads(barriers: dict[str, Barrier], traces: dict[int, list[list[Event]]],
-                fills: Mapping[tuple[str, int], tuple[str, int]],
+                fills: Mapping[tuple[str, int], set[tuple[str, int]]],
                 reuse: Mapping[str, str] = {}) -> None:  # noqa: B006 (read only)
-  """Each warpgroup's reads of a TMA-filled buffer slot (`fills`: (buffer, slot) -> the barrier
-  its loads complete; a buffer filled whole answers every slot) come after more waits on that
-  barrier than arrivals on the barrier that releases the slot (``reuse[barrier]``), else after
-  one wait: `ProtocolError` names the first read that does not."""
+  """Each warpgroup's reads of a TMA-filled buffer slot (`fills`, `Replay.fills`: (buffer, slot)
+  -> the barrier its loads complete; a buffer filled whole answers every slot) come after more
+  waits on that barrier than arrivals on the barrier that releases the slot
+  (``reuse[barrier]``), else after one wait: `ProtocolError` names the first read that does not.
+
+  Raises:
+    ValueError: a slot filled through more than one barrier (a kernel whose slots change
+      barriers at run time, like the forward's, is not checked this way).
+  """
+  for (name, index), bars in fills.items():
+    if len(bars) > 1:
+      raise ValueError(f"{name}[{index}] is filled through {sorted(bars)}: check_reads needs "
+                       f"one barrier per slot")
   for pid, events in traces.items():
     for w, wg_events in enumerate(events):
       seen: collections.Counter[tuple[str, str, int]] = collections.Counter()
@@ -453,7 +463,7 @@ def check_reads(barriers: dict[str, Barrier], traces: dict[int, list[list[Event]
         fill = fills.get((name, index)) or fills.get((name, -1))
         if fill is None:
           continue  # written by threads, not by TMA
-        bar, bar_index = fill
+        [(bar, bar_index)] = fill
         free = reuse.get(bar)
         released = 0
         if free is not None:
