@@ -163,12 +163,31 @@ def layer_norm_contenders() -> list[Contender]:
       for impl in ("triton", "xla")]
 
 
+def selector(name: str) -> str:
+  """A contender's name as ``--contenders`` takes it on a command line: spaces as underscores
+  (``pk_None``, ``tokamax_mosaic``); the name itself is accepted too."""
+  return name.replace(" ", "_")
+
+
+def check_selection(only: Sequence[str]) -> None:
+  """Raises ValueError naming every entry of `only` that is neither a group nor a contender name
+  (of either op), with the accepted values."""
+  names = {c.name for c in attention_contenders() + layer_norm_contenders()}
+  accepted = set(GROUPS) | names | {selector(n) for n in names}
+  unknown = [s for s in only if s not in accepted]
+  if unknown:
+    raise ValueError(f"--contenders: unknown {', '.join(map(repr, unknown))}; accepted: the "
+                     f"groups {', '.join(GROUPS)} or the names "
+                     f"{', '.join(sorted({selector(n) for n in names}))}")
+
+
 def contenders_for(op: str, only: Sequence[str] = ()) -> list[Contender]:
-  """The contenders of `op`, restricted to the groups or names in `only` (all when empty)."""
+  """The contenders of `op`, restricted to the groups or names (`selector` form or as named) in
+  `only` (all when empty)."""
   every = attention_contenders() if op == ATTENTION else layer_norm_contenders()
   if not only:
     return every
-  return [c for c in every if c.group in only or c.name in only]
+  return [c for c in every if c.group in only or c.name in only or selector(c.name) in only]
 
 
 def make_inputs(case: Case) -> list[jax.Array]:

@@ -1,5 +1,9 @@
 """Measuring one case of the kernel comparison on one device: every contender compiled, checked
-against the reference output, timed with `pjrtkit.kernels.benchmarking`.
+against the reference output, timed with `pjrtkit.kernels.benchmarking` in interleaved rounds.
+
+Every contender of a case is compiled and checked first; then each round times every contender in
+turn (`iterations` calls each), so a clock or power drift over the case falls on all of them
+alike rather than on whoever ran last. A contender's time is the median of its round medians.
 
 A contender that raises anywhere (build, trace, compile, run, timing) becomes a skip carrying the
 exception text; the run goes on with the next one. The correctness guard compares each contender's
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import statistics
 import traceback
 from typing import Any, Sequence
 
@@ -101,31 +106,56 @@ def _ordered(contenders: Sequence[cc.Contender], op: str) -> list[cc.Contender]:
 
 
 def measure_case(case: Case, contenders: Sequence[cc.Contender], device: jax.Device,
-                 iterations: int, method: str | None, log: Any = None) -> list[Result]:
-  """Runs every contender of `case` on `device`; results in the order of `contenders`."""
+                 iterations: int, method: str | None, log: Any = None,
+                 rounds: int = 1) -> list[Result]:
+  """Runs every contender of `case` on `device`: compiled and checked in turn, then timed in
+  `rounds` interleaved rounds of `iterations` calls; results in the order of `contenders`."""
+  if rounds < 1:
+    raise ValueError(f"rounds must be at least 1, got {rounds}")
   results: dict[str, Result] = {}
+  timed: dict[str, tuple[Any, list[Any]]] = {}  # name -> (runner, each round's data)
   reference: tuple[str, Any] | None = None
   with jax.default_device(device):
     args = cc.make_inputs(case)
     for contender in _ordered(contenders, case.op):
-      result, outputs = _measure_one(case, contender, args, reference, iterations, method)
+      result, outputs, runner = _prepare_one(case, contender, args, reference)
       if (reference is None and result.status == OK and
           contender.name in cc.REFERENCES[case.op]):
         reference = (contender.name, outputs)
         result = dataclasses.replace(result, check="reference")
       del outputs
       results[contender.name] = result
+      if runner is not None:
+        timed[contender.name] = (runner, [])
+    del reference
+    for _ in range(rounds):
+      for name, (runner, datas) in timed.items():
+        if results[name].status != OK:
+          continue
+        try:
+          datas.append(runner(args, method=method, iterations=iterations))
+        except Exception as e:  # pylint: disable=broad-except
+          results[name] = _skip(case, results[name].contender, results[name].group, e)
+    for name, (_, datas) in timed.items():
+      if results[name].status == OK:
+        results[name] = _timed(case, results[name], datas)
+    for contender in _ordered(contenders, case.op):
       if log is not None:
-        log(_log_line(case, result))
-    del args, reference
+        log(_log_line(case, results[contender.name]))
+    del args, timed
   jax.clear_caches()
   return [results[c.name] for c in contenders]
 
 
-def _measure_one(case: Case, contender: cc.Contender, args: list[jax.Array],
-                 reference: tuple[str, Any] | None, iterations: int,
-                 method: str | None) -> tuple[Result, Any]:
-  """One contender: (its Result, its outputs for the reference; None when skipped)."""
+def _skip(case: Case, name: str, group: str, e: Exception) -> Result:
+  trace = " / ".join(line.strip() for line in traceback.format_exc().strip().splitlines()[-5:-1])
+  return Result(case.id, name, group, SKIP, reason=cc.reason_of(e), trace=trace)
+
+
+def _prepare_one(case: Case, contender: cc.Contender, args: list[jax.Array],
+                 reference: tuple[str, Any] | None) -> tuple[Result, Any, Any]:
+  """One contender built, compiled, run once and checked: (its untimed Result, its outputs for
+  the reference, its benchmark runner); outputs and runner are None when it is skipped."""
   try:
     fn = cc.phase_function(contender.make(case), case)
     runner = pk.benchmarking.compile_benchmark(jax.jit(fn), args)
@@ -133,23 +163,27 @@ def _measure_one(case: Case, contender: cc.Contender, args: list[jax.Array],
     errors: list[tuple[str, float, float]] = []
     if reference is not None:
       errors = relative_errors(outputs, reference[1])
-    data = runner(args, method=method, iterations=iterations)
     chosen = None
     if contender.group == cc.OURS and contender.implementation is None:
       chosen = cc.automatic_choice(fn, args)
   except Exception as e:  # pylint: disable=broad-except
-    trace = " / ".join(line.strip() for line in traceback.format_exc().strip().splitlines()[-5:-1])
-    return Result(case.id, contender.name, contender.group, SKIP, reason=cc.reason_of(e),
-                  trace=trace), None
-  ms = data.median_evaluation_time_ms
+    return _skip(case, contender.name, contender.group, e), None, None
   return Result(
-      case.id, contender.name, contender.group, OK, ms=ms,
-      times_ms=tuple(round(t, 6) for t in data.evaluation_times_ms),
-      throughput=compare_cases.throughput(case, ms) if ms > 0 else math.inf,
-      method=data.method, compile_ms=round(data.lowering_time_ms + data.compile_time_ms, 3),
-      chosen=chosen, reference=reference[0] if reference else None,
+      case.id, contender.name, contender.group, OK,
+      compile_ms=round(runner.lowering_time_ms + runner.compile_time_ms, 3), chosen=chosen,
+      reference=reference[0] if reference else None,
       errors=tuple((n, e) for n, e, _ in errors),
-      check=check_of(errors) if reference else "unchecked"), outputs
+      check=check_of(errors) if reference else "unchecked"), outputs, runner
+
+
+def _timed(case: Case, result: Result, datas: Sequence[Any]) -> Result:
+  """`result` with its time: the median of the rounds' medians; every call in `times_ms`."""
+  ms = statistics.median(d.median_evaluation_time_ms for d in datas)
+  return dataclasses.replace(
+      result, ms=ms,
+      times_ms=tuple(round(t, 6) for d in datas for t in d.evaluation_times_ms),
+      throughput=compare_cases.throughput(case, ms) if ms > 0 else math.inf,
+      method=datas[0].method)
 
 
 def _log_line(case: Case, r: Result) -> str:

@@ -92,7 +92,7 @@ def markdown(doc: dict[str, Any]) -> str:
   meta = doc["meta"]
   lines = [f"# Kernel comparison ({meta['date']})", "",
            f"jax {meta['jax']}, jaxlib {meta['jaxlib']}, tokamax {meta['tokamax']}, triton "
-           f"{meta['triton']}; timing: {meta['method']} (median of {meta['iterations']}); "
+           f"{meta['triton']}; timing: {meta['method']} ({_timing(meta)}); "
            f"{'QUICK shapes (not for reporting); ' if meta['quick'] else ''}"
            f"check: max|out - ref| / max(1, max|ref|) <= {cm.TOLERANCE_FWD} (output), "
            f"{cm.TOLERANCE_GRAD} (gradients), bfloat16.", ""]
@@ -171,3 +171,12 @@ def write(doc: dict[str, Any], out: Path, stem: str, png: bool = True) -> list[P
     paths.append(out / f"{stem}.png")
     draw(doc, paths[2])
   return paths
+
+
+def _timing(meta: dict[str, Any]) -> str:
+  """How the times were taken: rounds (absent in runs before rounds existed: one) of
+  `iterations` calls."""
+  rounds = meta.get("rounds", 1)
+  if rounds == 1:
+    return f"median of {meta['iterations']}"
+  return (f"median of {rounds} interleaved rounds' medians, {meta['iterations']} calls each")

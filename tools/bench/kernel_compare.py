@@ -1,8 +1,10 @@
 """GPU kernel comparison (issue 13): pjrtkit.kernels' implementations against cuDNN, XLA and
 Tokamax on the same device in one process, timed with CUPTI kernel time (medians).
 
-  python -m tools.bench.kernel_compare --out DIR [--cases A1,L3] [--iterations N] [--quick]
-      [--contenders ours,cudnn,jax,tokamax,xla or names] [--platforms pjrtkit,cuda]
+  python -m tools.bench.kernel_compare --out DIR [--cases A1,L3] [--iterations N] [--rounds R]
+      [--quick]
+      [--contenders ours,cudnn,jax,tokamax,xla or names: pk_None,tokamax_mosaic,...]
+      [--platforms pjrtkit,cuda]
       [--ours-only pjrtkit] [--method cupti|wallclock|profiler]
   python -m tools.bench.kernel_compare merge A.json [B.json] --out DIR   (pjrtkit / cuda times)
 
@@ -80,6 +82,9 @@ def _parser() -> argparse.ArgumentParser:
   p.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
   p.add_argument("--cases", default="", help="comma-separated case ids (default: all)")
   p.add_argument("--iterations", type=int, default=None, help="timed calls (default 10; 3 quick)")
+  p.add_argument("--rounds", type=int, default=3,
+                 help="interleaved timing rounds per case (default 3): each times every "
+                      "contender in turn; a contender's time is the median of its round medians")
   p.add_argument("--quick", action="store_true", help="small shapes: a smoke test, not numbers")
   p.add_argument("--contenders", default="", help="groups or names to run (default: all)")
   p.add_argument("--platforms", default="", help="backends measured in this process, in turn")
@@ -106,8 +111,11 @@ def run(argv: Sequence[str] | None = None,
   a = _parser().parse_args(argv)
   cases = compare_cases.select(_split(a.cases), a.quick)
   iterations = a.iterations or (3 if a.quick else 10)
+  if a.rounds < 1:
+    raise ValueError(f"--rounds must be at least 1, got {a.rounds}")
   devices = resolve_devices(_split(a.platforms))
   only, ours_only = _split(a.contenders), set(_split(a.ours_only))
+  cc.check_selection(only)
   runs = [{"platform": platform_label(d), "device": device_lib.describe_device(d).describe(),
            "method": method_for(d, a.method), "rows": []} for d in devices]
   doc = {"meta": {
@@ -115,6 +123,7 @@ def run(argv: Sequence[str] | None = None,
       "jax": jax.__version__, "jaxlib": _version("jaxlib"), "tokamax": _tokamax_version(),
       "triton": _version("triton"), "python": platform_lib.python_version(),
       "method": ", ".join(sorted({r["method"] for r in runs})), "iterations": iterations,
+      "rounds": a.rounds,
       "quick": a.quick, "conventions": compare_cases.CONVENTION,
       "tolerances": {"fwd": cm.TOLERANCE_FWD, "grad": cm.TOLERANCE_GRAD}},
       "cases": {}, "runs": runs}
@@ -127,7 +136,8 @@ def run(argv: Sequence[str] | None = None,
       groups = [cc.OURS] if run_doc["platform"] in ours_only else only
       contenders = cc.contenders_for(case.op, groups) + [
           c for c in extra_contenders if c.op == case.op]
-      results = cm.measure_case(case, contenders, device, iterations, run_doc["method"], log)
+      results = cm.measure_case(case, contenders, device, iterations, run_doc["method"], log,
+                                rounds=a.rounds)
       run_doc["rows"] += compare_report.annotate(case, results)
     compare_report.write(doc, a.out, stem, png=not a.no_png)
   log(f"wrote {a.out / stem}.{{json,md{'' if a.no_png else ',png'}}}")

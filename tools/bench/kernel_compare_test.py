@@ -133,12 +133,76 @@ def test_a_fast_wrong_contender_is_never_best():
   assert cm.check_of([("out", 0.02, 0.02), ("grad0", 0.1, 0.125)]) == "ok"
 
 
+def test_contenders_are_chosen_by_group_or_by_name_with_underscores():
+  names = lambda op, only: [c.name for c in cc.contenders_for(op, only)]
+  attention, layer_norm = compare_cases.ATTENTION, compare_cases.LAYER_NORM
+  assert names(attention, ["pk_None", "cuDNN", "tokamax_mosaic"]) == [
+      "pk None", "cuDNN", "tokamax mosaic"]
+  assert names(attention, ["pk None", "tokamax"]) == [
+      "pk None", "tokamax mosaic", "tokamax triton", "tokamax xla"]
+  assert names(layer_norm, ["pk_None", "cuDNN", "XLA_jnp"]) == ["pk None", "XLA jnp"]
+  cc.check_selection(["pk_None", "cudnn", "XLA jnp"])  # no error
+  with pytest.raises(ValueError, match=r"--contenders: unknown 'pk_mosiac', 'tokamax mosaic2'; "
+                     r"accepted: the groups ours, cudnn, jax, tokamax, xla or the names .*"
+                     r"pk_None, pk_mosaic"):
+    cc.check_selection(["pk_mosiac", "cuDNN", "tokamax mosaic2"])
+  with pytest.raises(ValueError, match="unknown 'nobody'"):
+    kernel_compare.run(["--quick", "--cases", "A3", "--contenders", "cuDNN,nobody",
+                        "--out", tempfile.mkdtemp(prefix="kernel_compare_test_")])
+
+
+def test_rounds_interleave_the_contenders_and_take_the_median_of_round_medians(monkeypatch):
+  """Each round times every contender in turn (after all were compiled and checked); a time is
+  the median of the round medians, every call is kept, and a contender failing in a later round
+  becomes a skip with its reason."""
+  from pjrtkit import kernels as pk  # pylint: disable=g-import-not-at-top
+  calls, real = [], pk.benchmarking.compile_benchmark
+  medians = {"XLA jnp": [3.0, 1.0, 2.0], "pk xla": [5.0, 4.0, 9.0], "pk None": [1.0, None, 1.0]}
+  names = iter(["XLA jnp", "pk xla", "pk None"])  # compile order: the reference first
+
+  class Runner:
+    def __init__(self, inner, name):
+      self.inner, self.name = inner, name
+      self.compiled = inner.compiled
+      self.lowering_time_ms, self.compile_time_ms = 1.0, 2.0
+
+    def __call__(self, args, method=None, iterations=10):
+      del args
+      ms = medians[self.name][sum(c == self.name for c in calls)]
+      calls.append(self.name)
+      if ms is None:
+        raise RuntimeError("lost the device")
+      return pk.benchmarking.BenchmarkData(0.0, 0.0, (ms - 0.5, ms, ms + 0.5) * iterations,
+                                           None, method)
+
+  monkeypatch.setattr(pk.benchmarking, "compile_benchmark",
+                      lambda f, args: Runner(real(f, args), next(names)))
+  case = compare_cases.select(["L1"], quick=True)[0]
+  contenders = cc.contenders_for(case.op, ["pk_xla", "pk_None", "XLA_jnp"])
+  lines = []
+  results = cm.measure_case(case, contenders, jax.devices()[0], 1, "wallclock", lines.append,
+                            rounds=3)
+  assert calls == ["XLA jnp", "pk xla", "pk None"] * 2 + ["XLA jnp", "pk xla"]
+  by_name = {r.contender: r for r in results}
+  assert [r.contender for r in results] == ["pk xla", "pk None", "XLA jnp"]
+  assert (by_name["XLA jnp"].ms, by_name["pk xla"].ms) == (2.0, 5.0)
+  assert by_name["pk xla"].times_ms == (4.5, 5.0, 5.5, 3.5, 4.0, 4.5, 8.5, 9.0, 9.5)
+  assert by_name["pk xla"].check == "ok" and by_name["XLA jnp"].check == "reference"
+  assert by_name["pk xla"].compile_ms == 3.0
+  assert by_name["pk None"].status == "skip"
+  assert by_name["pk None"].reason == "RuntimeError: lost the device"
+  assert [line.split(":")[0] for line in lines] == ["L1 XLA jnp", "L1 pk xla", "L1 pk None"]
+  with pytest.raises(ValueError, match="rounds must be at least 1, got 0"):
+    cm.measure_case(case, contenders, jax.devices()[0], 1, "wallclock", rounds=0)
+
+
 @pytest.fixture(scope="module")
 def quick_run():
   out = Path(tempfile.mkdtemp(prefix="kernel_compare_test_"))
   lines = []
   doc = kernel_compare.run(["--quick", "--out", str(out), "--cases", "A3,A4,L1,L3,A8,H3",
-                            "--iterations", "2"], extra_contenders=[_WRONG], log=lines.append)
+                            "--iterations", "2", "--rounds", "2"], extra_contenders=[_WRONG],
+                           log=lines.append)
   return doc, out, lines
 
 
@@ -201,7 +265,10 @@ def test_outputs_are_written(quick_run):
   assert [(cases[i]["kv_heads"], cases[i]["kv_shape"], cases[i]["held_out"])
           for i in ("A3", "A8", "H3")] == [(None, [2, 128, 2, 64], False),
                                           (2, [1, 256, 2, 128], False), (2, [1, 96, 2, 64], True)]
+  assert saved["meta"]["rounds"] == 2
+  assert len(_rows(doc, "A3")["pk xla"]["times_ms"]) == 2 * 2   # rounds x iterations
   md = (out / "kernel_compare_pjrtkit.md").read_text()
+  assert "(median of 2 interleaved rounds' medians, 2 calls each)" in md
   assert "| A3 attention fwd 2x128x2x64 | pk triton | skip |" in md
   assert "| A8 attention fwd+bwd 1x256x8x128 kv2 | pk triton | skip |" in md
   assert "| H3 attention fwd+bwd causal 1x96x8x64 kv2 (held out) | pk triton | skip |" in md

@@ -45,7 +45,10 @@ case "$MODE" in
   two|dual|auto|cuda) ;;
   *) echo "speed.sh: MODE must be two, dual, auto or cuda, got '$MODE'" >&2; exit 2 ;;
 esac
-# ITERATIONS, CASES (e.g. A1,A2,L1) and COMPARE_ARGS (e.g. --quick: a smoke test) reach every run.
+# ITERATIONS, CASES (e.g. A1,A2,L1) and COMPARE_ARGS (e.g. --quick: a smoke test; --rounds 3, the
+# default: interleaved timing rounds per case; --contenders pk_None,pk_mosaic,pk_triton,cuDNN,
+# tokamax_mosaic,tokamax_triton,XLA_jnp: the README's table without the XLA contenders, whose
+# compiles are half of a run's time, every case in about 3 minutes) reach every run.
 ARGS=(--iterations "${ITERATIONS:-10}" ${CASES:+--cases "$CASES"} ${COMPARE_ARGS:-})
 S="$OUT/summary.txt" LOG="$OUT/speed.log"
 : > "$S"; : > "$LOG"
