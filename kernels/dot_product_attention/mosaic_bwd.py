@@ -28,7 +28,9 @@ keys (the tile read transposed), is done by one warpgroup, alternating by step, 
 reduce-add (``copy_smem_to_gmem(reduction_op="add")``). With `BwdGeometry.lag_dq` it runs one
 step late, at the end of the next step, and warpgroup 1 starts half a step after warpgroup 0.
 That dQ starts as zeros: it is passed in as a mutable array reference (`jax.new_ref`), which the
-kernel updates in place. Five matrix products per step instead of the seven of a split dQ /
+kernel updates in place. With `BwdGeometry.loop_descriptors` each step offsets the key and value
+tiles by a zero it reads from shared memory, so their wgmma descriptors are made in the loop
+instead of being hoisted out of it into registers (where at head_dim 128 they made ptxas spill). Five matrix products per step instead of the seven of a split dQ /
 dK-dV pair of kernels, and nothing is transposed or padded in memory beyond the blocks: Q, dO,
 dQ, dK and dV are read and written in JAX's ``[B, T, H, D]`` layout as strided 2-D TMA tiles.
 
@@ -125,7 +127,7 @@ def _each_item(g: BwdGeometry, items: Any, work: Any) -> None:
 
 def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s, do_s, lse_s,
             delta_s, dst_s, dq_s, kv_bar, q_bar, do_bar, lse_bar, delta_bar, q_free, ds_ready,
-            ds_free, done, kv_free, stagger, *, g: BwdGeometry):
+            ds_free, done, kv_free, stagger, zero_s, *, g: BwdGeometry):
   pid = lax.axis_index(pallas_lib.MOSAIC_GRID_AXIS)
   wg = lax.axis_index("wg")
   items = g.items_of(pid)
@@ -138,11 +140,22 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
   @pl.when(wg < _COMPUTE_WGS)
   def _compute():
     plgpu.set_max_registers(g.compute_registers, action="increase")
+    if g.loop_descriptors:
+      zero_s[0] = jnp.int32(0)  # each thread reads back its own store
     c = g.scale * LOG2E
     d = g.head_dim
     shape = (64, g.block_q)  # (this warpgroup's keys, queries)
     my_keys = pl.ds(wg * 64, 64)
-    k_w, v_w = k_s.at[my_keys], v_s.at[my_keys]
+
+    def in_loop(start: Any, multiple: int) -> Any:
+      """`start` plus 0 read from shared memory (`BwdGeometry.loop_descriptors`), so what
+      depends on it is made where it is used rather than hoisted out of the step loop."""
+      return pl.multiple_of(start + zero_s[0], multiple)
+
+    def my_tiles() -> tuple[Any, Any]:
+      """This warpgroup's 64 keys and values in shared memory."""
+      keys = pl.ds(in_loop(wg * 64, 64), 64) if g.loop_descriptors else my_keys
+      return k_s.at[keys], v_s.at[keys]
 
     def mm(a: Any, b_: Any, out_shape: tuple[int, int]) -> Any:
       def body(acc_ref: Any) -> Any:
@@ -162,6 +175,7 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
       slot = lax.rem(it, g.stages)
       dslot = lax.rem(it, 2)  # the dS^T barriers of this step
       ds_tile = dst_s.at[lax.rem(it, g.ds_slots)]
+      k_w, v_w = my_tiles()
       q_t, do_t = q_s.at[slot], do_s.at[slot]
       if not g.paired_loads:
         for bar in (q_bar, do_bar, lse_bar, delta_bar):
@@ -179,7 +193,9 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
         lse = plgpu.load(lse_s.at[slot], layout=plgpu.Layout.WGMMA.reduce(0))
         pt = jnp.exp2(st * c - lax.broadcast_in_dim(lse, shape, [1]))
         if masked:
-          key = key0 + plgpu.broadcasted_iota(jnp.int32, shape, 0, layout=plgpu.Layout.WGMMA)
+          first_key = in_loop(key0, 64) if g.loop_descriptors else key0
+          key = first_key + plgpu.broadcasted_iota(jnp.int32, shape, 0,
+                                                   layout=plgpu.Layout.WGMMA)
           keep = key < g.kv_len
           if g.causal:
             query = n * g.block_q + plgpu.broadcasted_iota(jnp.int32, shape, 1,
@@ -248,7 +264,8 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
       def run() -> None:
         if g.dq_columns_split:
           half = pl.ds(wg * (d // 2), d // 2)
-          dq_product(k_s.at[:, half], dq_g.at[b, rows, h, half])
+          keys = k_s.at[pl.ds(in_loop(0, BLOCK_KV), BLOCK_KV)] if g.loop_descriptors else k_s
+          dq_product(keys.at[:, half], dq_g.at[b, rows, h, half])
         else:
           dq_product(k_s, dq_g.at[b, rows, h])
 
@@ -285,6 +302,7 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
       # value tiles are overwritten with this warpgroup's dK and dV.
       plgpu.barrier_arrive(done)
       plgpu.barrier_wait(done)
+      k_w, v_w = my_tiles()
       k_w[...] = dk.astype(k_s.dtype)
       v_w[...] = dv.astype(v_s.dtype)
       plgpu.commit_smem()
@@ -380,6 +398,7 @@ def backward(q: Any, k: Any, v: Any, do: Any, lse2: Any, delta: Any, g: BwdGeome
       plgpu.Barrier(num_arrivals=_COMPUTE_WGS),                         # done
       plgpu.Barrier(num_arrivals=_COMPUTE_WGS),                         # kv_free
       plgpu.Barrier(),                                                  # stagger
+      plgpu.SMEM((1,), jnp.int32),                                      # zero_s
   ]
   kv_type = jax.ShapeDtypeStruct((g.batch, g.kv_len_padded, g.kv_heads, d), dtype)
   dq_ref = jax.new_ref(jnp.zeros((g.batch, g.q_len_padded, g.heads, d), f32))

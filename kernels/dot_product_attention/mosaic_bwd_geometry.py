@@ -65,7 +65,19 @@ class BwdGeometry(PaddedShape):
   the end of the next step (the last one's after the loop), and compute warpgroup 1 starts its
   first step once warpgroup 0's first scores are in; with no step waiting for the other
   warpgroup's dS^T of the same step, the two stay about half a step apart, one's exponentials
-  and elementwise work running beside the other's products (`choose` says when)."""
+  and elementwise work running beside the other's products (`choose` says when).
+  `loop_descriptors`: each step reads a zero from shared memory and offsets the key and value
+  tiles it multiplies by it (and the keys it masks), so the compiler builds their wgmma
+  descriptors inside the step loop rather than hoisting them out of it, where the 64-bit
+  descriptors of every 16-column slice of both tiles would be held in registers across the loop
+  (`choose` takes it at head_dim 128 but for causal calls of one query head per key/value head).
+  At head_dim 128 ptxas 13.0 then spills nothing where it spilled 60-216 bytes (2x6144x16x128,
+  3x2560x12x128, 16x1024x32x128, 4x4096x32x128 with 8 key/value heads and its causal form); on
+  the H200 (bf16, backward kernel + dQ cast, CUPTI, one process) 16x1024x32x128 went from 1.468
+  to 1.400 ms, 4x4096x32x128 kv8 from 5.166 to 4.867, its causal form from 2.977 to 2.845. At
+  1x16384x16x128 causal (240 registers, 124 bytes spilled without it, none with it) it measured
+  5.12 ms against 4.83, so `choose` leaves it off there; at head_dim 64 it spilled more with it
+  (32x2048x16x64 causal 52 -> 80 bytes)."""
 
   scale: float
   causal: bool
@@ -75,6 +87,7 @@ class BwdGeometry(PaddedShape):
   longest_first: bool = False
   persistent_programs: int = 0
   lag_dq: bool = False
+  loop_descriptors: bool = False
 
   def __post_init__(self) -> None:
     if self.kv_heads < 1 or self.heads % self.kv_heads:
@@ -251,7 +264,8 @@ def choose(*, batch: int, q_len: int, heads: int, kv_heads: int, kv_len: int, he
   launches of at most `LONGEST_FIRST_MAX_WAVES` programs per SM take `longest_first` (`sms`: the
   SM count; when None, the default device's where it is a GPU, else `pallas.DEFAULT_SMS`, so a
   program exported for CUDA from a CPU host orders its programs as on an H200); `lag_dq` where
-  `LAG_DQ_MAX_STEPS` says. None if none fits."""
+  `LAG_DQ_MAX_STEPS` says; `loop_descriptors` at head_dim 128 (a multiple of 128) but for causal
+  calls of one query head per key/value head. None if none fits."""
   if sms is None:
     sms = pallas_lib.gpu_sm_count()
   if sms < 1:
@@ -268,7 +282,8 @@ def choose(*, batch: int, q_len: int, heads: int, kv_heads: int, kv_len: int, he
           return dataclasses.replace(
               g, longest_first=causal and g.programs <= LONGEST_FIRST_MAX_WAVES * sms,
               lag_dq=(ds_slots == 2 and g.dq_columns_split
-                      and (g.group > 1 or g.q_steps <= LAG_DQ_MAX_STEPS)))
+                      and (g.group > 1 or g.q_steps <= LAG_DQ_MAX_STEPS)),
+              loop_descriptors=g.dq_columns_split and not (causal and g.group == 1))
   return None
 
 

@@ -189,6 +189,7 @@ class Replay:
                                      rem=rem, broadcast_in_dim=value, optimization_barrier=same)
     self.pl = types.SimpleNamespace(
         when=when, ds=lambda start, size: ("ds", start, size), run_state=run_state,
+        multiple_of=same,
         run_scoped=lambda f, *allocs: f(*(Ref("acc") for _ in allocs)))
     self.jnp = types.SimpleNamespace(
         int32=int, float32=float, inf=float("inf"), minimum=on_ints(min), maximum=on_ints(max),

@@ -214,7 +214,8 @@ def contenders(variants: dict[str, Any], case_id: str, fields: dict[str, int] | 
           f"ds_slots={g.ds_slots} programs={g.programs} "
           f"longest_first={getattr(g, 'longest_first', False)} "
           f"persistent_programs={getattr(g, 'persistent_programs', 0)} "
-          f"lag_dq={getattr(g, 'lag_dq', False)}", flush=True)
+          f"lag_dq={getattr(g, 'lag_dq', False)} "
+          f"loop_descriptors={getattr(g, 'loop_descriptors', False)}", flush=True)
     out[name] = (kernel_backward(module, g), args, BWD_FLOP_FACTOR * case.fwd_flops, module)
   if cudnn:
     f, a = _cudnn_pullback(case, x)

@@ -113,6 +113,9 @@ def test_geometry_is_chosen_as_the_op_chooses_it():
   g = bench.geometry(mosaic_bwd, bench.CASES["B3"], {"ds_slots": 1, "lag_dq": 0})
   assert (g.ds_slots, g.lag_dq) == (1, 0)
   assert not bench.geometry(mosaic_bwd, bench.CASES["B1"]).lag_dq  # 256 steps, one head per kv
+  # --set turns loop_descriptors off where choose takes it (head_dim 128).
+  assert bench.geometry(mosaic_bwd, bench.CASES["B9"]).loop_descriptors
+  assert not bench.geometry(mosaic_bwd, bench.CASES["B9"], {"loop_descriptors": 0}).loop_descriptors
 
 
 def test_backward_module_is_swapped_only_inside_the_scope():
