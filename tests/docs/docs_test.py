@@ -12,7 +12,10 @@ kernels/, tools/ and tests/:
 * README.md is at most MAX_README_LINES lines;
 * no doc contains "session" or "wip/" (docs hold current facts, not a record of how work went);
 * the counts of COUNTS equal what the repository says (other counts live in generated sections,
-  which their own tools' tests check, or are measurements that name their results file).
+  which their own tools' tests check, or are measurements that name their results file);
+* every ``*_test.py`` under those folders runs its tests when run as a program (Bazel's py_test
+  runs the file as ``__main__``: a file without the ``pytest.main`` block would pass running
+  nothing).
 
 The files are read from the source tree: the runfiles' README.md is a link into it.
 """
@@ -119,6 +122,18 @@ def _exists(path: str) -> bool:
 
 def _allowed(path: str) -> bool:
   return bool(PLACEHOLDER.search(path)) or any(path.startswith(p) for p in ALLOWED)
+
+
+def test_every_test_file_runs_its_tests_as_a_program():
+  files = [f for folder in FOLDERS_WITH_READMES for f in sorted((ROOT / folder).rglob("*_test.py"))
+           if "bazel-" not in str(f.relative_to(ROOT))]
+  assert len(files) > 50, files
+  # The block calls a test runner: pytest.main, unittest.main, absltest.main.
+  main = re.compile(r'^if __name__ == "__main__":\n(?:(?:[ \t]+.*)?\n)*?[ \t]+.*\bmain\(',
+                    re.MULTILINE)
+  missing = [str(f.relative_to(ROOT)) for f in files
+             if not main.search(f.read_text(encoding="utf-8"))]
+  assert not missing, f"test files that run nothing as a program: {missing}"
 
 
 def test_there_are_docs():

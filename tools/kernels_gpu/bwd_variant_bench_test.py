@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import types
 
 import jax
@@ -190,3 +192,7 @@ def test_main_prints_each_contenders_fit(monkeypatch, capsys):
       "steps x step))",
       "fit cudnn: 3.60 us per program, 2.160 us per query step (3 cases, rounds x (program + "
       "steps x step))"]
+
+
+if __name__ == "__main__":
+  sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))

@@ -5,6 +5,8 @@ forward and a wrong roof, reports a refused one and times the correct ones."""
 
 from __future__ import annotations
 
+import sys
+
 from pjrtkit.kernels import testing
 
 testing.setup_environment()
@@ -67,3 +69,7 @@ def test_check_and_time_checks_roofs_for_shape_and_counts_wrong_contenders(capsy
   assert "64x128 roof refused: refused" in out
   for name in ("fwd xla", "roof xla -x", "roof triton copy 64 rows 4 warps"):
     assert f"64x128 {name}: " in out and " TB/s" in out.split(f"64x128 {name}: ")[1].split("\n")[0]
+
+
+if __name__ == "__main__":
+  sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))
