@@ -30,8 +30,8 @@ step late, at the end of the next step, and warpgroup 1 starts half a step after
 That dQ starts as zeros: it is passed in as a mutable array reference (`jax.new_ref`), which the
 kernel updates in place. With `BwdGeometry.loop_descriptors` each step offsets the key and value
 tiles by a zero it reads from shared memory, so their wgmma descriptors are made in the loop
-instead of being hoisted out of it into registers (where at head_dim 128 they made ptxas spill). Five matrix products per step instead of the seven of a split dQ /
-dK-dV pair of kernels, and nothing is transposed or padded in memory beyond the blocks: Q, dO,
+instead of being hoisted out of it into registers (where at head_dim 128 they made ptxas spill).
+Five matrix products per step instead of the seven of a split dQ / dK-dV pair of kernels, and nothing is transposed or padded in memory beyond the blocks: Q, dO,
 dQ, dK and dV are read and written in JAX's ``[B, T, H, D]`` layout as strided 2-D TMA tiles.
 
 Causal programs start at the first query block that reaches their keys and mask only the steps
@@ -127,7 +127,9 @@ def _each_item(g: BwdGeometry, items: Any, work: Any) -> None:
 
 def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s, do_s, lse_s,
             delta_s, dst_s, dq_s, kv_bar, q_bar, do_bar, lse_bar, delta_bar, q_free, ds_ready,
-            ds_free, done, kv_free, stagger, zero_s, *, g: BwdGeometry):
+            ds_free, done, kv_free, stagger, *zero_s, g: BwdGeometry):
+  # zero_s: with `BwdGeometry.loop_descriptors`, one int32 of shared memory holding 0.
+  zero_s = zero_s[0] if g.loop_descriptors else None
   pid = lax.axis_index(pallas_lib.MOSAIC_GRID_AXIS)
   wg = lax.axis_index("wg")
   items = g.items_of(pid)
@@ -398,8 +400,9 @@ def backward(q: Any, k: Any, v: Any, do: Any, lse2: Any, delta: Any, g: BwdGeome
       plgpu.Barrier(num_arrivals=_COMPUTE_WGS),                         # done
       plgpu.Barrier(num_arrivals=_COMPUTE_WGS),                         # kv_free
       plgpu.Barrier(),                                                  # stagger
-      plgpu.SMEM((1,), jnp.int32),                                      # zero_s
   ]
+  if g.loop_descriptors:
+    scratch.append(plgpu.SMEM((1,), jnp.int32))                         # zero_s
   kv_type = jax.ShapeDtypeStruct((g.batch, g.kv_len_padded, g.kv_heads, d), dtype)
   dq_ref = jax.new_ref(jnp.zeros((g.batch, g.q_len_padded, g.heads, d), f32))
   dk, dv = plgpu.kernel(

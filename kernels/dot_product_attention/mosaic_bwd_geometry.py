@@ -74,7 +74,8 @@ class BwdGeometry(PaddedShape):
   At head_dim 128 ptxas 13.0 then spills nothing where it spilled 60-216 bytes (2x6144x16x128,
   3x2560x12x128, 16x1024x32x128, 4x4096x32x128 with 8 key/value heads and its causal form); on
   the H200 (bf16, backward kernel + dQ cast, CUPTI, one process) 16x1024x32x128 went from 1.468
-  to 1.400 ms, 4x4096x32x128 kv8 from 5.166 to 4.867, its causal form from 2.977 to 2.845. At
+  to 1.400 ms, 4x4096x32x128 kv8 from 5.166 to 4.867, its causal form from 2.977 to 2.845, and
+  1x16384x16x128, which spilled nothing without it, from 10.200 to 10.323 (within its spread). At
   1x16384x16x128 causal (240 registers, 124 bytes spilled without it, none with it) it measured
   5.12 ms against 4.83, so `choose` leaves it off there; at head_dim 64 it spilled more with it
   (32x2048x16x64 causal 52 -> 80 bytes)."""
@@ -235,10 +236,11 @@ class BwdGeometry(PaddedShape):
   def auto_barriers(self) -> bool:
     """Whether Pallas adds its warpgroup barriers around this kernel's shared-memory stores and
     before its TMA loads (``CompilerParams.unsafe_no_auto_barriers`` off). The kernel is safe
-    without them: no thread both reads and writes a shared region (dS^T, dQ, and at the end dK
-    and dV in the key/value tiles, are written by threads and read by wgmma or TMA; Q, dO, lse
-    and delta are written by TMA and read by threads and wgmma); the dS^T slot is reused only
-    after its ``ds_free`` barrier, the dQ staging tile only after ``wait_smem_to_gmem`` (which
+    without them: apart from the `loop_descriptors` zero (every compute thread stores the same 0
+    there before reading it), no thread both reads and writes a shared region (dS^T, dQ, and at
+    the end dK and dV in the key/value tiles, are written by threads and read by wgmma or TMA;
+    Q, dO, lse and delta are written by TMA and read by threads and wgmma); the dS^T slot is
+    reused only after its ``ds_free`` barrier, the dQ staging tile only after ``wait_smem_to_gmem`` (which
     ends in a warpgroup barrier), the key/value tiles only after the ``done`` barrier (and, in a
     persistent launch, loaded again by TMA only after ``kv_free``, which both compute warpgroups
     reach once their dK and dV stores read the tiles), a query slot only after every thread

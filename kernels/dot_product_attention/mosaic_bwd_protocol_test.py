@@ -73,7 +73,9 @@ def _names(launch: dict[str, Any], g: mosaic_bwd.BwdGeometry) -> list[str]:
   assert launch["grid"] == (g.launched,) and launch["num_threads"] == 3
   assert launch["grid_names"] == (pallas_lib.MOSAIC_GRID_AXIS,)
   assert launch["thread_name"] == "wg"
-  return list(inspect.signature(mosaic_bwd._kernel).parameters)[:-1]
+  names = list(inspect.signature(mosaic_bwd._kernel).parameters)[:-1]
+  # The last scratch ref, zero_s, exists with `loop_descriptors` only.
+  return names if g.loop_descriptors else [n for n in names if n != "zero_s"]
 
 
 def _trace(g: mosaic_bwd.BwdGeometry, tweaks: protocol_replay.Tweaks) -> tuple[Any, Any, Any]:

@@ -2,8 +2,9 @@
 against the reference output, timed with `pjrtkit.kernels.benchmarking` in interleaved rounds.
 
 Every contender of a case is compiled and checked first; then each round times every contender in
-turn (`iterations` calls each), so a clock or power drift over the case falls on all of them
-alike rather than on whoever ran last. A contender's time is the median of its round medians.
+turn (`iterations` calls each), each round starting one contender later, so a clock or power drift
+over the case falls on all of them alike rather than on whoever ran last. A contender's time is
+the median of its round medians.
 
 A contender that raises anywhere (build, trace, compile, run, timing) becomes a skip carrying the
 exception text; the run goes on with the next one. The correctness guard compares each contender's
@@ -128,8 +129,11 @@ def measure_case(case: Case, contenders: Sequence[cc.Contender], device: jax.Dev
       if runner is not None:
         timed[contender.name] = (runner, [])
     del reference
-    for _ in range(rounds):
-      for name, (runner, datas) in timed.items():
+    names = list(timed)
+    for r in range(rounds):
+      # Each round starts one contender later, so no contender always times first.
+      for name in names[r % len(names):] + names[:r % len(names)]:
+        runner, datas = timed[name]
         if results[name].status != OK:
           continue
         try:

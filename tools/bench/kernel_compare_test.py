@@ -152,8 +152,8 @@ def test_contenders_are_chosen_by_group_or_by_name_with_underscores():
 
 
 def test_rounds_interleave_the_contenders_and_take_the_median_of_round_medians(monkeypatch):
-  """Each round times every contender in turn (after all were compiled and checked); a time is
-  the median of the round medians, every call is kept, and a contender failing in a later round
+  """Each round times every contender in turn (after all were compiled and checked), starting one
+  contender later each round; a time is the median of the round medians, every call is kept, and a contender failing in a later round
   becomes a skip with its reason."""
   from pjrtkit import kernels as pk  # pylint: disable=g-import-not-at-top
   calls, real = [], pk.benchmarking.compile_benchmark
@@ -163,6 +163,7 @@ def test_rounds_interleave_the_contenders_and_take_the_median_of_round_medians(m
   class Runner:
     def __init__(self, inner, name):
       self.inner, self.name = inner, name
+      calls.append(f"compile {name}")
       self.compiled = inner.compiled
       self.lowering_time_ms, self.compile_time_ms = 1.0, 2.0
 
@@ -182,7 +183,10 @@ def test_rounds_interleave_the_contenders_and_take_the_median_of_round_medians(m
   lines = []
   results = cm.measure_case(case, contenders, jax.devices()[0], 1, "wallclock", lines.append,
                             rounds=3)
-  assert calls == ["XLA jnp", "pk xla", "pk None"] * 2 + ["XLA jnp", "pk xla"]
+  # Every contender compiled first; each round starts one contender later.
+  assert calls == ["compile XLA jnp", "compile pk xla", "compile pk None",
+                   "XLA jnp", "pk xla", "pk None", "pk xla", "pk None", "XLA jnp",
+                   "XLA jnp", "pk xla"]
   by_name = {r.contender: r for r in results}
   assert [r.contender for r in results] == ["pk xla", "pk None", "XLA jnp"]
   assert (by_name["XLA jnp"].ms, by_name["pk xla"].ms) == (2.0, 5.0)
@@ -191,6 +195,7 @@ def test_rounds_interleave_the_contenders_and_take_the_median_of_round_medians(m
   assert by_name["pk xla"].compile_ms == 3.0
   assert by_name["pk None"].status == "skip"
   assert by_name["pk None"].reason == "RuntimeError: lost the device"
+  assert 'raise RuntimeError("lost the device")' in by_name["pk None"].trace
   assert [line.split(":")[0] for line in lines] == ["L1 XLA jnp", "L1 pk xla", "L1 pk None"]
   with pytest.raises(ValueError, match="rounds must be at least 1, got 0"):
     cm.measure_case(case, contenders, jax.devices()[0], 1, "wallclock", rounds=0)

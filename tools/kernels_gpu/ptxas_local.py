@@ -290,7 +290,7 @@ def prepare(cache: Path) -> Toolchain:
     wheels.mkdir(parents=True, exist_ok=True)
     print(f"ptxas_local: fetching {len(missing)} wheels into {wheels} (first use)",
           file=sys.stderr, flush=True)
-    _run([PROJECT_PYTHON, "-m", "pip", "download", "--quiet", "--no-deps",
+    _run([PROJECT_PYTHON, "-m", "pip", "download", "--quiet", "--no-deps", "--no-cache-dir",
           "--only-binary=:all:", "--dest", wheels, *missing], "pip download")
     still = [r for r in missing if find_wheel(wheels, r) is None]
     if still:
@@ -305,8 +305,9 @@ def prepare(cache: Path) -> Toolchain:
     print(f"ptxas_local: making the jax 0.11.2 venv {venv}", file=sys.stderr, flush=True)
     shutil.rmtree(venv, ignore_errors=True)
     _run([PROJECT_PYTHON, "-m", "venv", venv], "python -m venv")
-    _run([venv / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-index", "--no-deps",
-          *(find_wheel(wheels, r) for r in VENV_REQUIREMENTS)], "pip install")
+    _run([venv / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-cache-dir",
+          "--no-index", "--no-deps", *(find_wheel(wheels, r) for r in VENV_REQUIREMENTS)],
+         "pip install")
     marker.write_text(wanted, encoding="utf-8")
   plugin = cache / "plugin" / "xla_cuda_plugin.so"
   _extract(find_wheel(wheels, PLUGIN_REQUIREMENT), PLUGIN_MEMBER, plugin)

@@ -9,8 +9,9 @@
 #      platforms (JAX_PLATFORMS=pjrtkit,cuda, no preallocation; cuda: every contender, pjrtkit:
 #      ours). MODE=auto: a ~1 min probe whether both work in one process, then dual if so.
 #      MODE=cuda: the JAX_PLATFORMS=cuda process only (every contender at every case, so the
-#      whole table from one run; no pjrtkit column and no merge): about 8 minutes for every case,
-#      one 10-minute command with CUDA_TIMEOUT=570.
+#      whole table from one run; no pjrtkit column and no merge): 470 s for every case with one
+#      timing burst per contender (before --rounds); with the default 3 rounds, use the
+#      --contenders list below to stay within one 10-minute command (311 s, CUDA_TIMEOUT=570).
 #      Dual is not the default: in the tenth session's full run (2026-12-01) every case from A5
 #      on ran out of GPU memory in one process (each platform's client keeps its own pool), while
 #      two processes measured every case;
@@ -48,7 +49,8 @@ esac
 # ITERATIONS, CASES (e.g. A1,A2,L1) and COMPARE_ARGS (e.g. --quick: a smoke test; --rounds 3, the
 # default: interleaved timing rounds per case; --contenders pk_None,pk_mosaic,pk_triton,cuDNN,
 # tokamax_mosaic,tokamax_triton,XLA_jnp: the README's table without the XLA contenders, whose
-# compiles are half of a run's time, every case in about 3 minutes) reach every run.
+# compiles took 166 of 387 s of compiling in the last run with them, every case in 311 s with 3
+# rounds: tools/bench/results/kernel_compare_cuda_speed_h200.log) reach every run.
 ARGS=(--iterations "${ITERATIONS:-10}" ${CASES:+--cases "$CASES"} ${COMPARE_ARGS:-})
 S="$OUT/summary.txt" LOG="$OUT/speed.log"
 : > "$S"; : > "$LOG"
