@@ -482,7 +482,7 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
     dq, dk, dv = mosaic_bwd.backward(
         pallas_lib.pad_axis(q, 1, tp), pallas_lib.pad_axis(k, 1, sp),
         pallas_lib.pad_axis(v, 1, sp), pallas_lib.pad_axis(dout.astype(q.dtype), 1, tp),
-        pallas_lib.pad_axis(lse * mosaic_bwd.LOG2E, 2, tp),
+        pallas_lib.pad_axis(mosaic_bwd.lse_input(lse, g), 2, tp),
         pallas_lib.pad_axis(base.delta(out, dout), 2, tp), g)
     return dq[:, :t].astype(q.dtype), dk[:, :s], dv[:, :s], None, None
 

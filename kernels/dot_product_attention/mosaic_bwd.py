@@ -31,6 +31,9 @@ That dQ starts as zeros: it is passed in as a mutable array reference (`jax.new_
 kernel updates in place. With `BwdGeometry.loop_descriptors` each step offsets the key and value
 tiles by a zero it reads from shared memory, so their wgmma descriptors are made in the loop
 instead of being hoisted out of it into registers (where at head_dim 128 they made ptxas spill).
+With `BwdGeometry.biased_accumulators` the S^T and dP^T accumulators start at ``-lse / c`` and
+``-delta`` instead of zero, so the products subtract them: ``P^T = exp2(acc c)``, ``dS^T = P^T
+acc scale``.
 Five matrix products per step instead of the seven of a split dQ / dK-dV pair of kernels, and nothing is transposed or padded in memory beyond the blocks: Q, dO,
 dQ, dK and dV are read and written in JAX's ``[B, T, H, D]`` layout as strided 2-D TMA tiles.
 
@@ -54,7 +57,7 @@ import jax.experimental.pallas.mosaic_gpu as plgpu
 from pjrtkit.kernels.core import pallas as pallas_lib
 # The geometry (re-exported: `mosaic_bwd.BwdGeometry`, `mosaic_bwd.choose` etc.).
 from pjrtkit.kernels.dot_product_attention.mosaic_bwd_geometry import (  # noqa: F401
-    BLOCK_KV, BLOCK_QS, COMPUTE_WGS as _COMPUTE_WGS, LAG_DQ_MAX_STEPS, LOG2E,
+    BLOCK_KV, BLOCK_QS, COMPUTE_WGS as _COMPUTE_WGS, LOG2E,
     LONGEST_FIRST_MAX_WAVES, BwdGeometry, choose, first_step, program_coords)
 
 
@@ -183,17 +186,28 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
         for bar in (q_bar, do_bar, lse_bar, delta_bar):
           plgpu.barrier_wait(bar.at[slot])
 
+      def by_query(ref: Any) -> Any:
+        """A per-query row of shared memory (`lse_s`, `delta_s`), as this warpgroup's tile."""
+        row = plgpu.load(ref.at[slot], layout=plgpu.Layout.WGMMA.reduce(0))
+        return lax.broadcast_in_dim(row, shape, [1])
+
       def scores(st_ref: Any, dpt_ref: Any) -> tuple[Any, Any]:
         if g.paired_loads:
           plgpu.barrier_wait(q_bar.at[slot])  # Q and the log-sum-exp
+        if g.biased_accumulators:  # S^T - lse / c: lse_s holds lse / c here
+          st_ref[...] = -by_query(lse_s)
         plgpu.wgmma(st_ref, k_w, q_t.transpose((1, 0)))
         if g.paired_loads:
           plgpu.barrier_wait(do_bar.at[slot])  # dO and delta
+        if g.biased_accumulators:  # dP^T - delta
+          dpt_ref[...] = -by_query(delta_s)
         plgpu.wgmma(dpt_ref, v_w, do_t.transpose((1, 0)))
         # P^T is computed while dP^T is still in the tensor cores.
         st = plgpu.wgmma_accumulator_load(st_ref, wait_n=1)
-        lse = plgpu.load(lse_s.at[slot], layout=plgpu.Layout.WGMMA.reduce(0))
-        pt = jnp.exp2(st * c - lax.broadcast_in_dim(lse, shape, [1]))
+        if g.biased_accumulators:
+          pt = jnp.exp2(st * c)
+        else:
+          pt = jnp.exp2(st * c - by_query(lse_s))
         if masked:
           first_key = in_loop(key0, 64) if g.loop_descriptors else key0
           key = first_key + plgpu.broadcasted_iota(jnp.int32, shape, 0,
@@ -210,8 +224,10 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
                               plgpu.ACC(shape, jnp.float32))
       if g.lag_dq:  # warpgroup 1 starts once warpgroup 0's first scores are in
         pl.when((wg == 0) & (it == 0))(lambda: plgpu.barrier_arrive(stagger))
-      delta = plgpu.load(delta_s.at[slot], layout=plgpu.Layout.WGMMA.reduce(0))
-      dst = pt * (dpt - lax.broadcast_in_dim(delta, shape, [1])) * g.scale
+      if g.biased_accumulators:
+        dst = pt * dpt * g.scale
+      else:
+        dst = pt * (dpt - by_query(delta_s)) * g.scale
       pt16, ds16 = pt.astype(q_s.dtype), dst.astype(q_s.dtype)
 
       # dV's product is issued first and runs while dS^T goes into this warpgroup's half of
@@ -369,12 +385,19 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
     _each_item(g, items, work)
 
 
-def backward(q: Any, k: Any, v: Any, do: Any, lse2: Any, delta: Any, g: BwdGeometry
+def lse_input(lse: Any, g: BwdGeometry) -> Any:
+  """What `backward` takes for the forward's (natural) log-sum-exp `lse`: ``lse / c`` (``c =
+  scale * log2(e)``) with `BwdGeometry.biased_accumulators`, whose S^T accumulator starts at its
+  negation, else ``lse * log2(e)``, subtracted from ``S^T c`` in base 2."""
+  return lse * (1 / g.scale) if g.biased_accumulators else lse * LOG2E
+
+
+def backward(q: Any, k: Any, v: Any, do: Any, lse_in: Any, delta: Any, g: BwdGeometry
              ) -> tuple[Any, Any, Any]:
   """``(dq [B, Tp, H, D] float32, dk, dv [B, Sp, K, D] in the input dtype)`` for inputs already
-  padded to the geometry: q, do ``[B, Tp, H, D]``, k, v ``[B, Sp, K, D]``, `lse2` the forward's
-  log-sum-exp in base 2 (``lse * log2(e)``) and `delta` = rowsum(dO * O), both ``[B, H, Tp]``
-  float32 (zero in padded rows)."""
+  padded to the geometry: q, do ``[B, Tp, H, D]``, k, v ``[B, Sp, K, D]``, `lse_in` the
+  forward's log-sum-exp as `lse_input` gives it and `delta` = rowsum(dO * O), both ``[B, H,
+  Tp]`` float32 (zero in padded rows)."""
   dtype = q.dtype
   d = g.head_dim
   f32 = jnp.float32
@@ -411,5 +434,5 @@ def backward(q: Any, k: Any, v: Any, do: Any, lse2: Any, delta: Any, g: BwdGeome
       num_threads=_COMPUTE_WGS + 1, thread_name="wg",
       compiler_params=plgpu.CompilerParams(approx_math=True,
                                            unsafe_no_auto_barriers=not g.auto_barriers),
-      kernel_name="pjrtkit_attention_bwd_mosaic")(q, k, v, do, lse2, delta, dq_ref)
+      kernel_name="pjrtkit_attention_bwd_mosaic")(q, k, v, do, lse_in, delta, dq_ref)
   return jax.freeze(dq_ref), dk, dv

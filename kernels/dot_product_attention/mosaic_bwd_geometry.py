@@ -30,18 +30,6 @@ LONGEST_FIRST_MAX_WAVES = 8
 with 8 (1024, 7.8 per SM) 3.53 -> 3.25 ms; 1x16384x16x128 (2048, 15.5 per SM) 5.31 -> 5.26 ms
 (noise); 32x2048x16x64 (8192, 62 per SM) 1.84 -> 2.46 ms, where 132 programs running together
 read 132 heads' queries and lose L2."""
-LAG_DQ_MAX_STEPS = 16
-"""`choose` takes `BwdGeometry.lag_dq` at head_dim 128 (dQ split by columns) with two dS^T slots
-for programs of more than one query head per key/value head, or of at most this many query
-steps. On the H200 (bf16, backward kernel + dQ cast, CUPTI medians, one process,
-`tools/kernels_gpu/bwd_variant_bench.py`, `tools/bench/results/mosaic_bwd_variants_h200.txt`)
-the kernel with it against the one before: 4x4096x32x128 with 8 key/value heads 5.33 -> 5.10 ms,
-its causal form 2.94 -> 2.87, 16x1024x32x128 (16 steps) 1.535 -> 1.509. A copy taking it
-everywhere lost at one head per key/value head with more steps: 3x2560x12x128 (40 steps) 0.623
--> 0.630 ms, 2x6144x16x128 2.817 -> 2.823, 1x16384x16x128 10.09 -> 10.48 (ptxas spills 0 -> 92
-bytes), and at head_dim 64 (one warpgroup's dQ product per step) 32x2048x16x64 3.02 -> 3.15."""
-
-
 @dataclasses.dataclass(frozen=True)
 class BwdGeometry(PaddedShape):
   """Static shape of one backward call (everything the kernel body needs besides the refs).
@@ -65,20 +53,33 @@ class BwdGeometry(PaddedShape):
   the end of the next step (the last one's after the loop), and compute warpgroup 1 starts its
   first step once warpgroup 0's first scores are in; with no step waiting for the other
   warpgroup's dS^T of the same step, the two stay about half a step apart, one's exponentials
-  and elementwise work running beside the other's products (`choose` says when).
+  and elementwise work running beside the other's products (`choose` takes it at head_dim 128).
+  On the H200 (bf16, backward kernel + dQ cast, CUPTI medians, one process,
+  `tools/kernels_gpu/bwd_variant_bench.py`, `tools/bench/results/mosaic_bwd_variants_h200.txt`)
+  4x4096x32x128 with 8 key/value heads went from 5.33 to 5.10 ms, its causal form from 2.94 to
+  2.87, 16x1024x32x128 from 1.535 to 1.509; once `loop_descriptors` removed the spills it had
+  caused, also 1x16384x16x128 10.48 -> 9.75 ms, 2x6144x16x128 2.74 -> 2.60, 3x2560x12x128 0.616
+  -> 0.579. At head_dim 64 (one warpgroup's dQ product per step) 32x2048x16x64 went from 3.02 to
+  3.15 ms with it.
   `loop_descriptors`: each step reads a zero from shared memory and offsets the key and value
   tiles it multiplies by it (and the keys it masks), so the compiler builds their wgmma
   descriptors inside the step loop rather than hoisting them out of it, where the 64-bit
   descriptors of every 16-column slice of both tiles would be held in registers across the loop
-  (`choose` takes it at head_dim 128 but for causal calls of one query head per key/value head).
-  At head_dim 128 ptxas 13.0 then spills nothing where it spilled 60-216 bytes (2x6144x16x128,
-  3x2560x12x128, 16x1024x32x128, 4x4096x32x128 with 8 key/value heads and its causal form); on
-  the H200 (bf16, backward kernel + dQ cast, CUPTI, one process) 16x1024x32x128 went from 1.468
-  to 1.400 ms, 4x4096x32x128 kv8 from 5.166 to 4.867, its causal form from 2.977 to 2.845, and
-  1x16384x16x128, which spilled nothing without it, from 10.200 to 10.323 (within its spread). At
-  1x16384x16x128 causal (240 registers, 124 bytes spilled without it, none with it) it measured
-  5.12 ms against 4.83, so `choose` leaves it off there; at head_dim 64 it spilled more with it
-  (32x2048x16x64 causal 52 -> 80 bytes)."""
+  (`choose` takes it at head_dim 128). With it ptxas 13.0 spills nothing at head_dim 128 where it
+  spilled 60-216 bytes (2x6144x16x128, 3x2560x12x128, 16x1024x32x128, 4x4096x32x128 with 8
+  key/value heads and its causal form; 1x16384x16x128 causal with the lag and biased
+  accumulators 160); on the H200 (bf16, backward kernel + dQ cast, CUPTI, one process)
+  16x1024x32x128 went from 1.468 to 1.400 ms, 4x4096x32x128 kv8 from 5.166 to 4.867, its causal
+  form from 2.977 to 2.845, and 1x16384x16x128 causal (with the lag and biased accumulators) from
+  4.87 to 4.79. At head_dim 64 it spilled more with it (32x2048x16x64 causal 52 -> 80 bytes).
+  `biased_accumulators`: the S^T and dP^T products accumulate onto ``-lse / c`` and ``-delta``
+  (the kernel is given ``lse / c``) instead of zero, so P^T is ``exp2(acc c)`` and dS^T ``P^T acc
+  scale``: two subtractions of a broadcast row per element leave the elementwise work between
+  the products, moved into the tensor cores' accumulate (`choose` takes it at head_dim 128). On
+  the H200 (as above) 4x4096x32x128 causal with 8 key/value heads went from 2.89 to 2.78 ms; at
+  the other head_dim-128 shapes measured it moved within the spread (16x1024x32x128,
+  4x4096x32x128 kv8, 2x6144x16x128, 3x2560x12x128, 1x16384x16x128); at head_dim 64
+  32x2048x16x64 went from 3.03 to 3.18 ms with it."""
 
   scale: float
   causal: bool
@@ -89,6 +90,7 @@ class BwdGeometry(PaddedShape):
   persistent_programs: int = 0
   lag_dq: bool = False
   loop_descriptors: bool = False
+  biased_accumulators: bool = False
 
   def __post_init__(self) -> None:
     if self.kv_heads < 1 or self.heads % self.kv_heads:
@@ -265,9 +267,9 @@ def choose(*, batch: int, q_len: int, heads: int, kv_heads: int, kv_len: int, he
   before one, then the most query steps in flight up to `max_stages` (at least 2); causal
   launches of at most `LONGEST_FIRST_MAX_WAVES` programs per SM take `longest_first` (`sms`: the
   SM count; when None, the default device's where it is a GPU, else `pallas.DEFAULT_SMS`, so a
-  program exported for CUDA from a CPU host orders its programs as on an H200); `lag_dq` where
-  `LAG_DQ_MAX_STEPS` says; `loop_descriptors` at head_dim 128 (a multiple of 128) but for causal
-  calls of one query head per key/value head. None if none fits."""
+  program exported for CUDA from a CPU host orders its programs as on an H200);
+  at head_dim 128 (a multiple of 128: dQ split by columns) `loop_descriptors`,
+  `biased_accumulators` and, with two dS^T slots, `lag_dq`. None if none fits."""
   if sms is None:
     sms = pallas_lib.gpu_sm_count()
   if sms < 1:
@@ -283,9 +285,9 @@ def choose(*, batch: int, q_len: int, heads: int, kv_heads: int, kv_len: int, he
         if g.fits(itemsize):
           return dataclasses.replace(
               g, longest_first=causal and g.programs <= LONGEST_FIRST_MAX_WAVES * sms,
-              lag_dq=(ds_slots == 2 and g.dq_columns_split
-                      and (g.group > 1 or g.q_steps <= LAG_DQ_MAX_STEPS)),
-              loop_descriptors=g.dq_columns_split and not (causal and g.group == 1))
+              lag_dq=ds_slots == 2 and g.dq_columns_split,
+              loop_descriptors=g.dq_columns_split,
+              biased_accumulators=g.dq_columns_split)
   return None
 
 

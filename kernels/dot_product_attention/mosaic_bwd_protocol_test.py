@@ -117,13 +117,15 @@ def _choose(b: int, t: int, h: int, d: int, s: int, k: int, causal: bool, **kw: 
 
 
 _LAGGED = _choose(1, 256, 1, 128, 256, 1, False)
+_LAGGED_UNBIASED = dataclasses.replace(_LAGGED, biased_accumulators=False)
 _HALVES = _choose(1, 320, 1, 64, 256, 1, False)
 _EMPTY_TAIL = _choose(1, 128, 1, 128, 384, 1, True)
 
 
 @pytest.mark.parametrize("g,empty,paths", [
-    (_LAGGED, False, "lag_dq dq_columns_split"),                  # 4 steps, 2 stages
-    (dataclasses.replace(_LAGGED, lag_dq=False), False, "dq_columns_split"),
+    (_LAGGED, False, "lag_dq dq_columns_split biased_accumulators"),  # 4 steps, 2 stages
+    (_LAGGED_UNBIASED, False, "lag_dq dq_columns_split"),
+    (dataclasses.replace(_LAGGED, lag_dq=False), False, "dq_columns_split biased_accumulators"),
     (dataclasses.replace(_LAGGED, lag_dq=False, ds_slots=1), False, "dq_columns_split"),
     (_HALVES, False, ""),                                         # dQ alternating, 4 stages
     (dataclasses.replace(_HALVES, stages=2, ds_slots=1), False, ""),
@@ -216,13 +218,23 @@ def _check_reads(g: mosaic_bwd.BwdGeometry, tweaks: protocol_replay.Tweaks) -> N
 
 @pytest.mark.parametrize("g,tweak,error", [
     # Paired loads: Q's wait dropped, S^T's product reads Q's slot first.
-    (_LAGGED, (0, "wait", "q_bar", 0), r"warpgroup 0 reads q_s\[0\] after 0 waits on q_bar\[0\]"),
+    (_LAGGED_UNBIASED, (0, "wait", "q_bar", 0), r"warpgroup 0 reads q_s\[0\] after 0 waits on "
+                                                r"q_bar\[0\]"),
     # dO's (and delta's) wait dropped: dP^T's product reads dO's slot.
-    (_LAGGED, (1, "wait", "do_bar", 0), r"warpgroup 1 reads do_s\[0\] after 0 waits on "
-                                        r"do_bar\[0\]"),
+    (_LAGGED_UNBIASED, (1, "wait", "do_bar", 0), r"warpgroup 1 reads do_s\[0\] after 0 waits on "
+                                                 r"do_bar\[0\]"),
     # The slot's second fill (step 2 of 2 stages) not waited for: one wait, one release.
-    (_LAGGED, (1, "wait", "q_bar", 2), r"warpgroup 1 reads q_s\[0\] after 1 waits on q_bar\[0\], "
-                                       r"which its load completes, and 1 releases"),
+    (_LAGGED_UNBIASED, (1, "wait", "q_bar", 2), r"warpgroup 1 reads q_s\[0\] after 1 waits on "
+                                                r"q_bar\[0\], which its load completes, and 1 "
+                                                r"releases"),
+    # With biased accumulators the log-sum-exp and delta rows are read first (into S^T's and
+    # dP^T's accumulators, before their products).
+    (_LAGGED, (0, "wait", "q_bar", 0), r"warpgroup 0 reads lse_s\[0\] after 0 waits on "
+                                       r"q_bar\[0\]"),
+    (_LAGGED, (1, "wait", "do_bar", 0), r"warpgroup 1 reads delta_s\[0\] after 0 waits on "
+                                        r"do_bar\[0\]"),
+    (_LAGGED, (1, "wait", "q_bar", 2), r"warpgroup 1 reads lse_s\[0\] after 1 waits on "
+                                       r"q_bar\[0\], which its load completes, and 1 releases"),
     # Four barriers: the log-sum-exp read before its own barrier's wait.
     (_HALVES, (0, "wait", "lse_bar", 0), r"warpgroup 0 reads lse_s\[0\] after 0 waits on "
                                          r"lse_bar\[0\]"),

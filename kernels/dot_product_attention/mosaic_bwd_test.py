@@ -100,24 +100,42 @@ def test_backward_geometry_refuses_bad_values():
     ((16, 1024, 32, 128, 1024, 32), False, True),    # A7: one head per kv head, 16 query steps
     ((4, 4096, 32, 128, 4096, 8), False, True),      # A8: 4 query heads per key/value head
     ((4, 4096, 32, 128, 4096, 8), True, True),       # A10
-    ((1, 16384, 16, 128, 16384, 16), False, False),  # A6: one head, 256 steps
-    ((1, 16384, 16, 128, 16384, 16), True, False),   # A9
-    ((3, 2560, 12, 128, 2560, 12), False, False),    # H4: 40 steps
-    ((2, 1088, 16, 128, 1088, 16), False, False),    # 17 steps
+    ((1, 16384, 16, 128, 16384, 16), False, True),   # A6: one head, 256 steps
+    ((1, 16384, 16, 128, 16384, 16), True, True),    # A9
+    ((3, 2560, 12, 128, 2560, 12), False, True),     # H4: 40 steps
+    ((2, 1088, 16, 128, 1088, 16), False, True),     # 17 steps
     ((2, 1000, 16, 128, 1000, 16), True, True),      # 16 steps (padded to 1024)
     ((32, 2048, 16, 64, 2048, 4), False, False),     # head_dim 64: one warpgroup's dQ product
+    ((32, 2048, 16, 64, 2048, 16), True, False),
     # dot_product_attention_test's GPU cases at head_dim 128 with one head per key/value head
     ((1, 128, 2, 128, 384, 2), True, True),          # programs with no query step
     ((2, 1000, 4, 128, 1000, 4), False, True),       # keys masked
-    ((1, 1100, 2, 128, 1100, 2), True, False),       # 18 steps
+    ((1, 1100, 2, 128, 1100, 2), True, True),        # 18 steps
 ])
-def test_lagged_dq_product_at_head_dim_128_for_grouped_heads_or_few_steps(shape, causal, lag):
+def test_lag_and_biased_accumulators_at_head_dim_128(shape, causal, lag):
+  """`choose` takes `BwdGeometry.lag_dq` (and with it `paired_loads`) and
+  `biased_accumulators` at every head_dim-128 shape (dQ split by columns, two dS^T slots), and
+  neither at head_dim 64."""
   b, t, h, d, s, k = shape
   g = _choose(b, t, h, d, s, k, causal, block_qs=(128, 64) if causal else (64,))
+  assert g.ds_slots == 2 or d == 64
   assert g.lag_dq == lag
-  assert g.lag_dq == (d == 128 and (h > k or g.q_steps <= mosaic_bwd.LAG_DQ_MAX_STEPS))
-  # A step's loads complete two barriers (Q with lse, dO with delta) where the lag runs.
   assert g.paired_loads == lag
+  assert g.biased_accumulators == lag
+
+
+@pytest.mark.parametrize("d,causal,ds_slots", [(128, True, 2), (128, False, 2), (128, False, 1),
+                                              (64, True, 2)])
+def test_backward_lowers_with_and_without_biased_accumulators(d, causal, ds_slots):
+  """Both forms lower (with and without the lag, which needs two dS^T slots; at head_dim 64,
+  where `choose` never takes it, too), a causal call with keys masked past the length included,
+  and they are different kernels."""
+  g = dataclasses.replace(_choose(2, 300, 4, d, 600, 2, causal), ds_slots=ds_slots,
+                          lag_dq=ds_slots == 2 and d == 128)
+  without, with_ = (
+      _assert_backward_lowers_for_cuda(dataclasses.replace(g, biased_accumulators=on))
+      for on in (False, True))
+  assert without != with_
 
 
 @pytest.mark.parametrize("shape,causal,registers", [
@@ -392,24 +410,21 @@ def test_lagged_dq_backward_lowers_for_cuda(d, causal, kv_len):
     ((1, 16384, 16, 128, 16384, 16), False, True),   # A6
     ((2, 6144, 16, 128, 6144, 16), False, True),     # H2
     ((3, 2560, 12, 128, 2560, 12), False, True),     # H4
-    ((1, 16384, 16, 128, 16384, 16), True, False),   # A9: causal, one head per kv head
-    ((1, 1100, 2, 128, 1100, 2), True, False),
+    ((1, 16384, 16, 128, 16384, 16), True, True),    # A9: causal, one head per kv head
+    ((1, 1100, 2, 128, 1100, 2), True, True),
     ((32, 2048, 16, 64, 2048, 16), False, False),    # head_dim 64
     ((2, 3072, 16, 64, 3072, 4), True, False),
 ])
-def test_loop_descriptors_at_head_dim_128_but_causal_one_head_per_kv_head(shape, causal,
-                                                                          in_loop):
-  """`BwdGeometry.loop_descriptors`: where `choose` takes it, ptxas 13.0 (the H200's toolchain,
-  jax 0.11.2) spilled nothing in the fused backward, where without it it spilled 60-216 bytes
-  (nothing at 1x16384x16x128 either way);
-  causal calls of one query head per key/value head keep 240 registers and the kernel as it was
-  (1x16384x16x128 causal was 5.12 ms with it, 4.83 without, on the H200)."""
+def test_loop_descriptors_at_head_dim_128(shape, causal, in_loop):
+  """`BwdGeometry.loop_descriptors`: with it (and the lag and biased accumulators `choose` takes
+  with it) ptxas 13.0 (the H200's toolchain, jax 0.11.2) spills nothing in the fused backward at
+  the comparison's head_dim-128 shapes, where without it it spilled up to 216 bytes; causal calls
+  of one query head per key/value head keep 240 registers."""
   b, t, h, d, s, k = shape
   g = _choose(b, t, h, d, s, k, causal, block_qs=(128, 64) if causal else (64,))
   assert g.loop_descriptors == in_loop
-  assert g.loop_descriptors == (d == 128 and not (causal and h == k))
-  if in_loop:
-    assert g.compute_registers == 232
+  assert g.loop_descriptors == (d == 128)
+  assert g.compute_registers == (240 if d == 128 and causal and h == k else 232)
 
 
 @pytest.mark.parametrize("d,causal", [(128, True), (128, False), (64, True)])

@@ -77,7 +77,7 @@ class Value:
   __hash__ = None  # type: ignore[assignment]
 
 
-for _op in "add radd sub rsub mul rmul truediv rtruediv lt le gt ge and rand getitem".split():
+for _op in "add radd sub rsub mul rmul truediv rtruediv neg lt le gt ge and rand getitem".split():
   setattr(Value, f"__{_op}__", lambda self, *_: self)
 
 

@@ -136,16 +136,23 @@ def forward_residuals(case: BwdCase, q: Any, k: Any, v: Any) -> tuple[Any, Any]:
   return out, residuals[-1]
 
 
+def lse_input(module: Any) -> Callable[[Any, Any], Any]:
+  """`module.lse_input`, or for a copy older than it the log-sum-exp in base 2 it took."""
+  return getattr(module, "lse_input", lambda lse, g: lse * module.LOG2E)
+
+
 def kernel_backward(module: Any, g: Any) -> Callable[..., Any]:
-  """f(q, k, v, do, lse2, delta) -> (dq in the input dtype, dk, dv): `module`'s kernel on
-  inputs padded to `g`, dQ cast and sliced as mosaic.py does."""
-  def f(q: Any, k: Any, v: Any, do: Any, lse2: Any, delta: Any) -> Any:
+  """f(q, k, v, do, lse, delta) -> (dq in the input dtype, dk, dv): `module`'s kernel on
+  inputs padded to `g` (`lse` the forward's, as `lse_input` passes it), dQ cast and sliced as
+  mosaic.py does."""
+  def f(q: Any, k: Any, v: Any, do: Any, lse: Any, delta: Any) -> Any:
     t, s = q.shape[1], k.shape[1]
     tp, sp = g.q_len_padded, g.kv_len_padded
     dq, dk, dv = module.backward(
         pallas_lib.pad_axis(q, 1, tp), pallas_lib.pad_axis(k, 1, sp),
         pallas_lib.pad_axis(v, 1, sp), pallas_lib.pad_axis(do, 1, tp),
-        pallas_lib.pad_axis(lse2, 2, tp), pallas_lib.pad_axis(delta, 2, tp), g)
+        pallas_lib.pad_axis(lse_input(module)(lse, g), 2, tp),
+        pallas_lib.pad_axis(delta, 2, tp), g)
     return dq[:, :t].astype(q.dtype), dk[:, :s], dv[:, :s]
   return f
 
@@ -158,6 +165,7 @@ def backward_module(module: Any, fields: dict[str, int] | None) -> Iterator[None
   class _Patched:
     LOG2E = module.LOG2E
     backward = staticmethod(module.backward)
+    lse_input = staticmethod(lse_input(module))
 
     @staticmethod
     def choose(**kwargs: Any) -> Any:
@@ -199,9 +207,8 @@ def contenders(variants: dict[str, Any], case_id: str, fields: dict[str, int] | 
   then with `fwd_bwd` the same names with `` fwd+bwd``, then with `parts` ``forward`` and
   ``delta``."""
   case = CASES[case_id]
-  lse2 = x["lse"] * mosaic_bwd.LOG2E
   delta = base.delta(x["out"], x["do"])
-  args = [x["q"], x["k"], x["v"], x["do"], lse2, delta]
+  args = [x["q"], x["k"], x["v"], x["do"], x["lse"], delta]
   modules = {"shipped": (mosaic_bwd, None), **{n: (m, fields) for n, m in variants.items()}}
   out: dict[str, tuple[Callable[..., Any], list[Any], float, Any]] = {}
   for name, (module, extra) in modules.items():
@@ -215,7 +222,8 @@ def contenders(variants: dict[str, Any], case_id: str, fields: dict[str, int] | 
           f"longest_first={getattr(g, 'longest_first', False)} "
           f"persistent_programs={getattr(g, 'persistent_programs', 0)} "
           f"lag_dq={getattr(g, 'lag_dq', False)} "
-          f"loop_descriptors={getattr(g, 'loop_descriptors', False)}", flush=True)
+          f"loop_descriptors={getattr(g, 'loop_descriptors', False)} "
+          f"biased_accumulators={getattr(g, 'biased_accumulators', False)}", flush=True)
     out[name] = (kernel_backward(module, g), args, BWD_FLOP_FACTOR * case.fwd_flops, module)
   if cudnn:
     f, a = _cudnn_pullback(case, x)

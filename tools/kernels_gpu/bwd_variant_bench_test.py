@@ -114,7 +114,11 @@ def test_geometry_is_chosen_as_the_op_chooses_it():
     bench.geometry(mosaic_bwd, bench.CASES["B3"], {"ds_slots": 1})
   g = bench.geometry(mosaic_bwd, bench.CASES["B3"], {"ds_slots": 1, "lag_dq": 0})
   assert (g.ds_slots, g.lag_dq) == (1, 0)
-  assert not bench.geometry(mosaic_bwd, bench.CASES["B1"]).lag_dq  # 256 steps, one head per kv
+  assert bench.geometry(mosaic_bwd, bench.CASES["B1"]).lag_dq  # 256 steps, one head per kv
+  # --set turns biased_accumulators off where choose takes it (head_dim 128).
+  assert bench.geometry(mosaic_bwd, bench.CASES["B1"]).biased_accumulators
+  assert not bench.geometry(mosaic_bwd, bench.CASES["B1"],
+                            {"biased_accumulators": 0}).biased_accumulators
   # --set turns loop_descriptors off where choose takes it (head_dim 128).
   assert bench.geometry(mosaic_bwd, bench.CASES["B9"]).loop_descriptors
   assert not bench.geometry(mosaic_bwd, bench.CASES["B9"], {"loop_descriptors": 0}).loop_descriptors
@@ -130,6 +134,8 @@ def test_backward_module_is_swapped_only_inside_the_scope():
                                  head_dim=64, scale=0.125, causal=False, itemsize=2,
                                  max_stages=4)
     assert mosaic.mosaic_bwd.backward is fake.backward
+    # A copy older than lse_input gets the log-sum-exp in base 2, as it took it.
+    assert mosaic.mosaic_bwd.lse_input(2.0, g) == 2.0 * mosaic_bwd.LOG2E
   assert g.stages == 3 and len(seen) == 1
   assert mosaic.mosaic_bwd is mosaic_bwd
 
