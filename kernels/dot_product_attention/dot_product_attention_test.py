@@ -272,7 +272,7 @@ def test_mosaic_attention_splits_the_tail_on_gpu():
     ((2, 512, 8, 128, 512, 2), True),    # causal, grouped, head_dim 128: two phases of steps
     ((1, 128, 2, 128, 384, 2), True),    # head_dim 128, lagged dQ, programs with no query step
     ((2, 1000, 4, 128, 1000, 4), False),  # head_dim 128, 16 steps: lagged dQ, keys masked
-    ((1, 1100, 2, 128, 1100, 2), True),  # head_dim 128, causal, 18 steps: no lag, keys masked
+    ((1, 1100, 2, 128, 1100, 2), True),  # head_dim 128, causal, 18 steps: lagged dQ, keys masked
 ])
 def test_mosaic_fused_backward_on_gpu(shape, causal):
   """The warp-specialised backward (``mosaic_bwd``: one program per 128 keys, dQ by TMA

@@ -15,7 +15,7 @@ registers and written once, in the input dtype. Three warpgroups:
 Per query step each compute warpgroup does, with its keys K_w, V_w (64 x D):
 
   S^T  = K_w Q^T           (wgmma, both operands in shared memory)
-  P^T  = exp2(S^T c - lse)  (registers; c = scale * log2(e), lse saved in base 2)
+  P^T  = exp2(S^T c - lse2) (registers; c = scale * log2(e), lse2 = lse * log2(e))
   dP^T = V_w dO^T
   dS^T = P^T (dP^T - delta) * scale
   dV  += P^T dO             (P^T straight from registers as wgmma's left operand)
@@ -31,8 +31,8 @@ That dQ starts as zeros: it is passed in as a mutable array reference (`jax.new_
 kernel updates in place. With `BwdGeometry.loop_descriptors` each step offsets the key and value
 tiles by a zero it reads from shared memory, so their wgmma descriptors are made in the loop
 instead of being hoisted out of it into registers (where at head_dim 128 they made ptxas spill).
-With `BwdGeometry.biased_accumulators` the S^T and dP^T accumulators start at ``-lse / c`` and
-``-delta`` instead of zero, so the products subtract them: ``P^T = exp2(acc c)``, ``dS^T = P^T
+With `BwdGeometry.biased_accumulators` the S^T and dP^T accumulators start at ``-lse / scale``
+(= ``-lse2 / c``) and ``-delta`` instead of zero, so the products subtract them: ``P^T = exp2(acc c)``, ``dS^T = P^T
 acc scale``.
 Five matrix products per step instead of the seven of a split dQ / dK-dV pair of kernels, and nothing is transposed or padded in memory beyond the blocks: Q, dO,
 dQ, dK and dV are read and written in JAX's ``[B, T, H, D]`` layout as strided 2-D TMA tiles.
@@ -194,7 +194,7 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
       def scores(st_ref: Any, dpt_ref: Any) -> tuple[Any, Any]:
         if g.paired_loads:
           plgpu.barrier_wait(q_bar.at[slot])  # Q and the log-sum-exp
-        if g.biased_accumulators:  # S^T - lse / c: lse_s holds lse / c here
+        if g.biased_accumulators:  # S^T - lse / scale: lse_s holds lse / scale
           st_ref[...] = -by_query(lse_s)
         plgpu.wgmma(st_ref, k_w, q_t.transpose((1, 0)))
         if g.paired_loads:
@@ -386,9 +386,10 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
 
 
 def lse_input(lse: Any, g: BwdGeometry) -> Any:
-  """What `backward` takes for the forward's (natural) log-sum-exp `lse`: ``lse / c`` (``c =
-  scale * log2(e)``) with `BwdGeometry.biased_accumulators`, whose S^T accumulator starts at its
-  negation, else ``lse * log2(e)``, subtracted from ``S^T c`` in base 2."""
+  """What `backward` takes for the forward's (natural) log-sum-exp `lse`: with
+  `BwdGeometry.biased_accumulators` ``lse / scale`` (S^T's accumulator starts at its negation,
+  and ``exp2((S^T - lse / scale) c) = exp(S^T scale - lse)``, ``c = scale * log2(e)``), else
+  ``lse * log2(e)``, subtracted from ``S^T c`` in base 2."""
   return lse * (1 / g.scale) if g.biased_accumulators else lse * LOG2E
 
 

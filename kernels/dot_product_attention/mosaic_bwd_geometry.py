@@ -16,7 +16,8 @@ from pjrtkit.kernels.dot_product_attention import mosaic_work
 from pjrtkit.kernels.dot_product_attention.base import PaddedShape
 
 LOG2E = math.log2(math.e)
-"""The backward takes the log-sum-exp in base 2: ``lse * LOG2E``."""
+"""``log2(e)``: without `BwdGeometry.biased_accumulators` the backward takes the log-sum-exp in
+base 2, ``lse * LOG2E`` (`mosaic_bwd.lse_input`)."""
 COMPUTE_WGS = 2
 """Compute warpgroups per program (a third only moves data)."""
 BLOCK_QS = (64, 128)
@@ -30,6 +31,8 @@ LONGEST_FIRST_MAX_WAVES = 8
 with 8 (1024, 7.8 per SM) 3.53 -> 3.25 ms; 1x16384x16x128 (2048, 15.5 per SM) 5.31 -> 5.26 ms
 (noise); 32x2048x16x64 (8192, 62 per SM) 1.84 -> 2.46 ms, where 132 programs running together
 read 132 heads' queries and lose L2."""
+
+
 @dataclasses.dataclass(frozen=True)
 class BwdGeometry(PaddedShape):
   """Static shape of one backward call (everything the kernel body needs besides the refs).
@@ -72,14 +75,15 @@ class BwdGeometry(PaddedShape):
   16x1024x32x128 went from 1.468 to 1.400 ms, 4x4096x32x128 kv8 from 5.166 to 4.867, its causal
   form from 2.977 to 2.845, and 1x16384x16x128 causal (with the lag and biased accumulators) from
   4.87 to 4.79. At head_dim 64 it spilled more with it (32x2048x16x64 causal 52 -> 80 bytes).
-  `biased_accumulators`: the S^T and dP^T products accumulate onto ``-lse / c`` and ``-delta``
-  (the kernel is given ``lse / c``) instead of zero, so P^T is ``exp2(acc c)`` and dS^T ``P^T acc
+  `biased_accumulators`: the S^T and dP^T products accumulate onto ``-lse / scale`` and
+  ``-delta`` (the kernel is given ``lse / scale``, `mosaic_bwd.lse_input`) instead of zero, so P^T is ``exp2(acc c)`` and dS^T ``P^T acc
   scale``: two subtractions of a broadcast row per element leave the elementwise work between
   the products, moved into the tensor cores' accumulate (`choose` takes it at head_dim 128). On
-  the H200 (as above) 4x4096x32x128 causal with 8 key/value heads went from 2.89 to 2.78 ms; at
-  the other head_dim-128 shapes measured it moved within the spread (16x1024x32x128,
-  4x4096x32x128 kv8, 2x6144x16x128, 3x2560x12x128, 1x16384x16x128); at head_dim 64
-  32x2048x16x64 went from 3.03 to 3.18 ms with it."""
+  the H200 (as above, with the lag) 4x4096x32x128 causal with 8 key/value heads went from 2.89 to
+  2.78 ms; 16x1024x32x128, 4x4096x32x128 kv8, 2x6144x16x128 and 3x2560x12x128 moved by 0.4 % or
+  less; 1x16384x16x128 went from 9.75 to 9.94 ms (1.9 %; the rounds overlap: 552.8-571.9 and
+  551.2-564.2 TFLOP/s) and, without `loop_descriptors`, its causal form from 4.77 to 4.87; at
+  head_dim 64 32x2048x16x64 went from 3.03 to 3.18 ms with it."""
 
   scale: float
   causal: bool
@@ -226,7 +230,9 @@ class BwdGeometry(PaddedShape):
     CUPTI medians, one process) 1x16384x16x128 causal went from 5.10-5.20 to 4.82-4.88 ms in
     three runs (ptxas spill stores 164 -> 124 bytes); at the other head_dim-128 shapes measured
     240 moved within their spread (4x4096x32x128 with 8 key/value heads, 1x16384x16x128) or was
-    slower (2x6144x16x128 2.76 -> 2.90 ms)."""
+    slower (2x6144x16x128 2.76 -> 2.90 ms). Those runs predate `loop_descriptors`, the lag and
+    `biased_accumulators` at that shape, with which its kernel spills nothing; 232 has not been
+    measured there since."""
     return 240 if self.causal and self.group == 1 and self.head_dim == 128 else 232
 
   @property

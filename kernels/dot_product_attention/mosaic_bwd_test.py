@@ -18,6 +18,7 @@ testing.setup_environment()
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from pjrtkit.kernels.core import pallas as pallas_lib  # noqa: E402
@@ -121,7 +122,27 @@ def test_lag_and_biased_accumulators_at_head_dim_128(shape, causal, lag):
   assert g.ds_slots == 2 or d == 64
   assert g.lag_dq == lag
   assert g.paired_loads == lag
-  assert g.biased_accumulators == lag
+  assert g.biased_accumulators == (d == 128)
+
+
+@pytest.mark.parametrize("biased", [False, True])
+def test_lse_input_gives_the_probabilities_the_kernel_computes(biased):
+  """What `lse_input` passes, used as the kernel uses it (with biased accumulators S^T's
+  accumulator starts at its negation and P^T = exp2(acc c); else P^T = exp2(S^T c - lse_in)),
+  gives softmax's probabilities exp(S^T scale - lse), within float32 rounding."""
+  g = dataclasses.replace(_choose(1, 256, 1, 128, 256, 1, False), biased_accumulators=biased)
+  rng = np.random.default_rng(3)
+  s = rng.normal(size=(64, 64)).astype(np.float32) * 12  # keys x queries, unscaled scores
+  lse = np.log(np.exp(s * g.scale).sum(axis=0)).astype(np.float32)  # per query
+  lse_in = np.asarray(mosaic_bwd.lse_input(jnp.asarray(lse), g))
+  c = np.float32(g.scale * mosaic_bwd.LOG2E)
+  if biased:
+    p = np.exp2((s - lse_in[None, :]) * c)
+  else:
+    p = np.exp2(s * c - lse_in[None, :])
+  want = np.exp(s * g.scale - lse[None, :])
+  np.testing.assert_allclose(p, want, rtol=2e-5, atol=1e-7)
+  np.testing.assert_allclose(p.sum(axis=0), 1.0, rtol=2e-5)
 
 
 @pytest.mark.parametrize("d,causal,ds_slots", [(128, True, 2), (128, False, 2), (128, False, 1),

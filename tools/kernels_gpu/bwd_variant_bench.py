@@ -137,7 +137,9 @@ def forward_residuals(case: BwdCase, q: Any, k: Any, v: Any) -> tuple[Any, Any]:
 
 
 def lse_input(module: Any) -> Callable[[Any, Any], Any]:
-  """`module.lse_input`, or for a copy older than it the log-sum-exp in base 2 it took."""
+  """`module.lse_input`, or for a copy older than it the log-sum-exp in base 2 it took (a copy
+  from before `BwdGeometry.biased_accumulators` that imports ``LAG_DQ_MAX_STEPS`` from the
+  geometry module needs that name removed from its import first)."""
   return getattr(module, "lse_input", lambda lse, g: lse * module.LOG2E)
 
 

@@ -134,10 +134,21 @@ def test_backward_module_is_swapped_only_inside_the_scope():
                                  head_dim=64, scale=0.125, causal=False, itemsize=2,
                                  max_stages=4)
     assert mosaic.mosaic_bwd.backward is fake.backward
-    # A copy older than lse_input gets the log-sum-exp in base 2, as it took it.
-    assert mosaic.mosaic_bwd.lse_input(2.0, g) == 2.0 * mosaic_bwd.LOG2E
   assert g.stages == 3 and len(seen) == 1
   assert mosaic.mosaic_bwd is mosaic_bwd
+
+
+def test_a_copy_without_lse_input_gets_the_log_sum_exp_in_base_2():
+  """At head_dim 128 (biased accumulators) the shipped `lse_input` gives lse / scale; a copy
+  written before it took lse * log2(e) whatever its geometry, and gets that."""
+  g = bench.geometry(mosaic_bwd, bench.CASES["B9"])
+  assert g.biased_accumulators
+  old = types.SimpleNamespace(LOG2E=mosaic_bwd.LOG2E, backward=lambda *a: None,
+                              choose=mosaic_bwd.choose)
+  assert bench.lse_input(old)(2.0, g) == 2.0 * mosaic_bwd.LOG2E
+  assert bench.lse_input(mosaic_bwd)(2.0, g) == 2.0 / g.scale
+  with bench.backward_module(old, None):
+    assert mosaic.mosaic_bwd.lse_input(2.0, g) == 2.0 * mosaic_bwd.LOG2E
 
 
 def test_breakdown_lines_name_each_kernel_and_the_sum(capsys):
