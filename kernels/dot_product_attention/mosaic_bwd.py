@@ -32,8 +32,8 @@ kernel updates in place. With `BwdGeometry.loop_descriptors` each step offsets t
 tiles by a zero it reads from shared memory, so their wgmma descriptors are made in the loop
 instead of being hoisted out of it into registers (where at head_dim 128 they made ptxas spill).
 With `BwdGeometry.biased_accumulators` the S^T and dP^T accumulators start at ``-lse / scale``
-(= ``-lse2 / c``) and ``-delta`` instead of zero, so the products subtract them: ``P^T = exp2(acc c)``, ``dS^T = P^T
-acc scale``.
+(= ``-lse2 / c``) and ``-delta`` instead of zero, so the products subtract them:
+``P^T = exp2(acc c)``, ``dS^T = P^T acc scale``.
 Five matrix products per step instead of the seven of a split dQ / dK-dV pair of kernels, and nothing is transposed or padded in memory beyond the blocks: Q, dO,
 dQ, dK and dV are read and written in JAX's ``[B, T, H, D]`` layout as strided 2-D TMA tiles.
 
