@@ -76,9 +76,10 @@ class BwdGeometry(PaddedShape):
   form from 2.977 to 2.845, and 1x16384x16x128 causal (with the lag and biased accumulators) from
   4.87 to 4.79. At head_dim 64 it spilled more with it (32x2048x16x64 causal 52 -> 80 bytes).
   `biased_accumulators`: the S^T and dP^T products accumulate onto ``-lse / scale`` and
-  ``-delta`` (the kernel is given ``lse / scale``, `mosaic_bwd.lse_input`) instead of zero, so P^T is ``exp2(acc c)`` and dS^T ``P^T acc
-  scale``: two subtractions of a broadcast row per element leave the elementwise work between
-  the products, moved into the tensor cores' accumulate (`choose` takes it at head_dim 128). On
+  ``-delta`` (the kernel is given ``lse / scale``, `mosaic_bwd.lse_input`) instead of zero, so
+  P^T is ``exp2(acc c)`` and dS^T ``P^T acc scale``: the two subtractions of a broadcast row per
+  element move from the elementwise work between the products into the tensor cores'
+  accumulate (`choose` takes it at head_dim 128). On
   the H200 (as above, with the lag) 4x4096x32x128 causal with 8 key/value heads went from 2.89 to
   2.78 ms; 16x1024x32x128, 4x4096x32x128 kv8, 2x6144x16x128 and 3x2560x12x128 moved by 0.4 % or
   less; 1x16384x16x128 went from 9.75 to 9.94 ms (1.9 %; the rounds overlap: 552.8-571.9 and
