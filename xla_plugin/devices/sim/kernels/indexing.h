@@ -1,0 +1,36 @@
+// Gather, sort and random-bit kernels (see data_movement.h for the Check/Run contract).
+#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_SIM_KERNELS_INDEXING_H_
+#define PJRTKIT_XLA_PLUGIN_DEVICES_SIM_KERNELS_INDEXING_H_
+
+#include <vector>
+
+#include "xla_plugin/client/status.h"
+#include "xla_plugin/devices/sim/kernels/kernel_args.h"
+#include "xla_plugin/devices/sim/program/op_params.h"
+
+namespace pjrtkit {
+namespace sim {
+
+// StableHLO gather, batching dimensions included; start indices clamped as the spec says.
+Status CheckGather(const GatherParams& params, const ArrayTypes& operands,
+                   const ArrayTypes& results);
+Status RunGather(const GatherParams& params, const std::vector<ArrayArg>& operands,
+                 const std::vector<ArrayResult>& results);
+
+// StableHLO sort (variadic) along params.dimension with the comparator; stable when asked.
+Status CheckSort(const SortParams& params, const ArrayTypes& operands, const ArrayTypes& results);
+Status RunSort(const SortParams& params, const std::vector<ArrayArg>& operands,
+               const std::vector<ArrayResult>& results);
+
+// rng_bit_generator: operand = state (u64[2] for THREE_FRY, u64[2] or u64[3] for PHILOX; DEFAULT
+// is THREE_FRY); results = new state, bits (any integer/unsigned type and shape).
+Status CheckRngBitGenerator(const RngBitGeneratorParams& params, const ArrayTypes& operands,
+                            const ArrayTypes& results);
+Status RunRngBitGenerator(const RngBitGeneratorParams& params,
+                          const std::vector<ArrayArg>& operands,
+                          const std::vector<ArrayResult>& results);
+
+}  // namespace sim
+}  // namespace pjrtkit
+
+#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_SIM_KERNELS_INDEXING_H_
