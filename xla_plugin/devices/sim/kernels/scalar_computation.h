@@ -1,5 +1,13 @@
 // ScalarComputation over vectors: how kernels apply a region (reduce body, scatter update,
 // collective reduction, select) to many elements at once.
+//
+// A ScalarComputation's body is a FusedElementwise with empty `dims` whose inputs are the region's
+// parameters (scalars, empty strides) and whose outputs are its results. The body's steps are read
+// as the engine defines them: each step's `operands` are indices of earlier steps, a kInput step
+// reads input number `attr`, and `outputs` are step indices.
+//
+// A kernel that applies one computation many times keeps a ScalarApplier: it re-dimensions one copy
+// of the body per applier (not per call) and picks the combiner's typed loop once.
 #ifndef PJRTKIT_XLA_PLUGIN_DEVICES_SIM_KERNELS_SCALAR_COMPUTATION_H_
 #define PJRTKIT_XLA_PLUGIN_DEVICES_SIM_KERNELS_SCALAR_COMPUTATION_H_
 
@@ -13,18 +21,67 @@ namespace pjrtkit {
 namespace sim {
 
 // Checks that `computation` takes `num_inputs` scalars of `input_types` and returns scalars of
-// `result_types`, and that its combiner (when not kGeneric) agrees with its body.
+// `result_types`, and that its combiner (when not kGeneric) agrees with its body: the body's
+// result is that one op of its two parameters (either order; kReplace: the second parameter
+// itself), both parameters and the result of one element type. Every element type must be one
+// the sim kernels support (no sub-byte types).
 Status CheckScalarComputation(const ScalarComputation& computation,
                               const std::vector<ElementType>& input_types,
                               const std::vector<ElementType>& result_types);
 
 // Applies `computation` elementwise to `n` elements: inputs[i] is read at inputs[i] + k *
 // input_strides[i] elements (stride 0: one scalar for all), results written densely (they may
-// alias an input whose stride is 1). Uses the combiner's fast path when it has one.
+// alias an input whose stride is 1). Uses the combiner's fast path when it has one. For repeated
+// calls use a ScalarApplier (this function builds one per call).
 void ApplyScalarComputation(const ScalarComputation& computation, int64_t n,
                             const std::vector<const void*>& inputs,
                             const std::vector<int64_t>& input_strides,
                             const std::vector<void*>& results);
+
+// The typed loop of a combiner: out[k] = a[k * a_stride] op b[k * b_stride] for k < n (strides in
+// elements; out dense; out may be a or b when that one's stride is 1).
+using CombineFn = void (*)(int64_t n, const void* a, int64_t a_stride, const void* b,
+                           int64_t b_stride, void* out);
+
+// The typed loop of `combiner` on `type`, or nullptr where there is none (kGeneric, low-precision
+// floats, complex multiply/maximum/minimum: those go through the engine). Integer add and
+// multiply wrap; pred add is or, multiply is and; float maximum/minimum propagate NaN and order
+// -0 below +0 (XLA:CPU's rules).
+CombineFn GetCombineFn(Combiner combiner, ElementType type);
+
+// A ScalarComputation prepared for many applications over vectors. Not thread-safe (one per
+// kernel run); `computation` must have passed CheckScalarComputation and outlive the applier.
+class ScalarApplier {
+ public:
+  explicit ScalarApplier(const ScalarComputation& computation);
+
+  // Number of parameters and results of the computation.
+  int num_inputs() const { return static_cast<int>(computation_->body.inputs.size()); }
+  int num_results() const { return static_cast<int>(computation_->body.outputs.size()); }
+  // Element type of parameter `i` / result `i`.
+  ElementType input_type(int i) const { return computation_->body.inputs[i].type; }
+  ElementType result_type(int i) const;
+  // The typed loop used for it (nullptr: the engine evaluates the body).
+  CombineFn combine_fn() const { return combine_fn_; }
+
+  // As ApplyScalarComputation: `inputs` and `input_strides` have num_inputs() entries, `results`
+  // num_results(). A result may alias an input read with stride 1 (same element index).
+  void Apply(int64_t n, const void* const* inputs, const int64_t* input_strides,
+             void* const* results);
+
+ private:
+  // Evaluates the re-dimensioned body over n elements, results dense.
+  void Evaluate1D(int64_t n, const void* const* inputs, const int64_t* input_strides,
+                  void* const* results);
+
+  const ScalarComputation* computation_;  // The computation applied.
+  CombineFn combine_fn_ = nullptr;        // Typed loop of the combiner, if any.
+  FusedElementwise vector_body_;          // The body with dims {n} and per-input strides.
+  std::vector<int64_t> result_bytes_;     // Bytes of one element of each result.
+  std::vector<int64_t> input_bytes_;      // Bytes of one element of each input.
+  std::vector<char> scratch_;             // Results of aliased calls before they are copied.
+  std::vector<void*> scratch_results_;    // Pointers into scratch_.
+};
 
 }  // namespace sim
 }  // namespace pjrtkit
