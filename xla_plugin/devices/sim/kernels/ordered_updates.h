@@ -24,7 +24,10 @@ class OrderedUpdates {
 
   // Queues result[target] = f(result[target], update[source]) (element indices).
   void Add(int64_t target, int64_t source) {
-    if (!typed_ && Seen(target)) Flush();
+    if (!typed_ && Seen(target)) {
+      Flush();
+      Seen(target);  // Into the new batch's set.
+    }
     targets_.push_back(target);
     sources_.push_back(source);
     if (static_cast<int64_t>(targets_.size()) == kBatch) Flush();
