@@ -29,7 +29,9 @@ struct ReduceLayout {
   }
   // Whether the groups are [kept][reduced][kept] with the last kept group present.
   bool KeptInnermost() const { return !reduced.empty() && !reduced.back(); }
-  int CountReduced() const { return static_cast<int>(std::count(reduced.begin(), reduced.end(), true)); }
+  int CountReduced() const {
+    return static_cast<int>(std::count(reduced.begin(), reduced.end(), true));
+  }
   // The permutation of groups putting reduced groups first (reduced_first) or last.
   std::vector<int64_t> Permutation(bool reduced_first) const {
     std::vector<int64_t> perm;
@@ -85,13 +87,13 @@ Status CheckShapes(const ReduceParams& params, const ArrayTypes& operands,
   for (size_t j = 0; j < params.dimensions.size(); ++j) {
     const int64_t d = params.dimensions[j];
     if (d < 0 || d >= rank) {
-      return InvalidArgument("reduce: dimensions[" + std::to_string(j) + "] = " +
-                             std::to_string(d) + " (expected 0 <= it < rank " +
+      return InvalidArgument("reduce: dimensions[" + std::to_string(j) +
+                             "] = " + std::to_string(d) + " (expected 0 <= it < rank " +
                              std::to_string(rank) + " of " + operands[0]->ToString() + ")");
     }
     if (seen[d]) {
-      return InvalidArgument("reduce: dimensions " + DimsToString(params.dimensions) +
-                             " repeat " + std::to_string(d) + " (expected unique dimensions)");
+      return InvalidArgument("reduce: dimensions " + DimsToString(params.dimensions) + " repeat " +
+                             std::to_string(d) + " (expected unique dimensions)");
     }
     seen[d] = true;
   }
@@ -142,15 +144,15 @@ void RunTyped(const TypedCombiner& loops, const ReduceLayout& layout, const void
     loops.reduce_contiguous(x, m, k, out);
   } else {
     const int64_t width = layout.sizes.back();
-    const bool rows_direct = layout.CountReduced() == 1 &&
-                             (layout.reduced[0] || (layout.sizes.size() == 3));
+    const bool rows_direct =
+        layout.CountReduced() == 1 && (layout.reduced[0] || (layout.sizes.size() == 3));
     std::vector<char> scratch(ReduceRowsScratchElements(k, width) * bytes);
     if (rows_direct) {
       // [outer kept][k][width]: each outer index reduces k rows of `width`.
       const int64_t outer = m / width;
       for (int64_t o = 0; o < outer; ++o) {
-        loops.reduce_rows(static_cast<const char*>(input) + o * k * width * bytes, k, width,
-                          width, static_cast<char*>(out) + o * width * bytes, scratch.data());
+        loops.reduce_rows(static_cast<const char*>(input) + o * k * width * bytes, k, width, width,
+                          static_cast<char*>(out) + o * width * bytes, scratch.data());
       }
     } else {
       transposed.resize(k * m * bytes);
@@ -172,8 +174,8 @@ void RunGeneric(const ReduceParams& params, const ReduceLayout& layout,
   const int64_t k = layout.k;
   const int64_t m = layout.m;
   ScalarApplier applier(params.body);
-  const bool direct = layout.CountReduced() == 0 || (layout.reduced[0] &&
-                                                     layout.CountReduced() == 1);
+  const bool direct =
+      layout.CountReduced() == 0 || (layout.reduced[0] && layout.CountReduced() == 1);
   std::vector<std::vector<char>> transposed(n);
   std::vector<const void*> src(inputs);
   if (!direct) {
@@ -197,7 +199,8 @@ void RunGeneric(const ReduceParams& params, const ReduceLayout& layout,
     const int64_t next = rows - half;
     for (size_t i = 0; i < n; ++i) {
       std::vector<char>& buffer = buffers[which][i];
-      if (buffer.size() < static_cast<size_t>(next * m * bytes[i])) buffer.resize(next * m * bytes[i]);
+      if (buffer.size() < static_cast<size_t>(next * m * bytes[i]))
+        buffer.resize(next * m * bytes[i]);
       call_inputs[i] = src[i];
       call_inputs[n + i] = static_cast<const char*>(src[i]) + half * m * bytes[i];
       call_results[i] = buffer.data();

@@ -207,8 +207,8 @@ void RunTyped(const TypedCombiner& loops, const std::vector<WindowDim>& dims,
     int64_t got;
     while ((got = box.Next(kChunk, out_offsets.data(), in_offsets.data())) > 0) {
       for (int64_t j = 0; j < got; ++j) {
-        loops.accumulate(length, acc + out_offsets[j] * bytes, out_step,
-                         x + in_offsets[j] * bytes, in_step);
+        loops.accumulate(length, acc + out_offsets[j] * bytes, out_step, x + in_offsets[j] * bytes,
+                         in_step);
       }
     }
   }
@@ -247,8 +247,7 @@ void RunGeneric(const ReduceWindowParams& params, const std::vector<WindowDim>& 
       }
       applier.Apply(got, call_inputs.data(), strides.data(), call_results.data());
       for (size_t i = 0; i < n; ++i) {
-        ScatterElements(res[i].data(), out_offsets.data(), got, arrays.bytes[i],
-                        arrays.results[i]);
+        ScatterElements(res[i].data(), out_offsets.data(), got, arrays.bytes[i], arrays.results[i]);
       }
     }
   }
@@ -334,7 +333,8 @@ Status RunReduceWindow(const ReduceWindowParams& params, const std::vector<Array
     arrays.results.push_back(results[i].data);
   }
   TypedCombiner loops;
-  const bool typed = n == 1 && GetTypedCombiner(params.body.combiner, results[0].type->type, &loops);
+  const bool typed =
+      n == 1 && GetTypedCombiner(params.body.combiner, results[0].type->type, &loops);
   ScanShape scan;
   if (in_count > 0 && FindScan(dims, &scan) && (typed || !scan.suffix)) {
     if (typed) {

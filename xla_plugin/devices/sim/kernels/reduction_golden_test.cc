@@ -5,10 +5,10 @@
 // matching NaN); float sums use rtol per element (|got - want| <= rtol * max(1, |want|)): 1e-6 for
 // f32 over at most ~30 elements, 1e-5 for f32 over up to 2000, 1e-12 for f64, since the kernels
 // sum pairwise where XLA sums sequentially.
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "xla_plugin/devices/sim/kernels/reduction.h"
 #include "xla_plugin/devices/sim/kernels/testdata/reduction_test_util.h"

@@ -4,13 +4,13 @@
 // (typed and engine paths), and sizes large enough to show the algorithms are not quadratic.
 #include "xla_plugin/devices/sim/kernels/reduction.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "xla_plugin/devices/sim/kernels/testdata/reduction_test_util.h"
 
@@ -132,12 +132,12 @@ TEST(ReduceTest, InitValueAppliedOnceEvenWithNothingToCombine) {
     EXPECT_EQ(ToDoubles(RunReduce1(SumParams({0, 2}, kF32, combiner),
                                    Values(kF32, {1, 2, 1}, {1, 2}), init, kF32, {2})),
               (std::vector<double>{6, 7}));
-    EXPECT_EQ(ToDoubles(RunReduce1(SumParams({1}, kF32, combiner),
-                                   Values(kF32, {2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}), init, kF32,
-                                   {2})),
-              (std::vector<double>{15, 31}));
-    EXPECT_EQ(ToDoubles(RunReduce1(SumParams({1}, kF32, combiner), Buffer(kF32, {3, 0}), init,
-                                   kF32, {3})),
+    EXPECT_EQ(
+        ToDoubles(RunReduce1(SumParams({1}, kF32, combiner),
+                             Values(kF32, {2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}), init, kF32, {2})),
+        (std::vector<double>{15, 31}));
+    EXPECT_EQ(ToDoubles(RunReduce1(SumParams({1}, kF32, combiner), Buffer(kF32, {3, 0}), init, kF32,
+                                   {3})),
               (std::vector<double>{5, 5, 5}));
   }
 }
@@ -157,9 +157,9 @@ TEST(ReduceTest, PromotesInputsToTheResultType) {
 TEST(ReduceTest, LowPrecisionSumsArePairwise) {
   const Buffer x = Values(ElementType::kF16, {4}, {1, 1, 1, 1});
   const ReduceParams p = SumParams({0}, ElementType::kF16, Combiner::kAdd);
-  EXPECT_EQ(ToDoubles(RunReduce1(p, x, Values(ElementType::kF16, {}, {2048}), ElementType::kF16,
-                                 {})),
-            std::vector<double>{2052});
+  EXPECT_EQ(
+      ToDoubles(RunReduce1(p, x, Values(ElementType::kF16, {}, {2048}), ElementType::kF16, {})),
+      std::vector<double>{2052});
 }
 
 // Plain per-output reference: init op x0 op x1 ... over the reduced elements in row-major order.
@@ -214,8 +214,7 @@ TEST(ReduceTest, RandomShapesAndDimensionsAgainstAReference) {
     for (Combiner combiner : {Combiner::kAdd, Combiner::kGeneric}) {
       SCOPED_TRACE("trial " + std::to_string(trial) + " dims " + x.type().ToString());
       const Buffer got = RunReduce1(SumParams(reduce, kS32, combiner), x,
-                                    Values(kS32, {}, {static_cast<double>(init)}), kS32,
-                                    out_dims);
+                                    Values(kS32, {}, {static_cast<double>(init)}), kS32, out_dims);
       std::vector<int64_t> got_values(want.size());
       for (size_t k = 0; k < want.size(); ++k) {
         got_values[k] = static_cast<const int32_t*>(got.data())[k];
@@ -253,8 +252,7 @@ TEST(ReduceTest, LargeReductions) {
   }
   ReduceParams p;
   p.dimensions = {0};
-  p.body.body.inputs = {EwInput{kS32, {}}, EwInput{kS32, {}}, EwInput{kS32, {}},
-                        EwInput{kS32, {}}};
+  p.body.body.inputs = {EwInput{kS32, {}}, EwInput{kS32, {}}, EwInput{kS32, {}}, EwInput{kS32, {}}};
   for (int i = 0; i < 4; ++i) {
     EwStep in{EwOp::kInput, kS32};
     in.attr = i;
@@ -274,9 +272,9 @@ TEST(ReduceTest, LargeReductions) {
   ASSERT_TRUE(CheckReduce(p, {&a.type(), &b.type(), &init0.type(), &init1.type()},
                           {&out0.type(), &out1.type()})
                   .ok());
-  ASSERT_TRUE(RunReduce(p, {a.arg(), b.arg(), init0.arg(), init1.arg()},
-                        {out0.result(), out1.result()})
-                  .ok());
+  ASSERT_TRUE(
+      RunReduce(p, {a.arg(), b.arg(), init0.arg(), init1.arg()}, {out0.result(), out1.result()})
+          .ok());
   int32_t want_max = -1;
   for (int64_t k = 0; k < m; ++k) want_max = std::max(want_max, static_cast<int32_t*>(a.data())[k]);
   EXPECT_EQ(*static_cast<int32_t*>(out0.data()), want_max);
@@ -345,9 +343,9 @@ TEST(CheckReduceWindowTest, Refusals) {
   const ArrayType out_s32 = T(kS32, {3, 4});
   ExpectRefused(CheckReduceWindow(WindowParams({2, 2}, kS32), {&x, &init}, {&out_s32}),
                 "reduce_window: result 0 (s32[3,4]): input type f32 is not promotable");
-  ExpectRefused(CheckReduceWindow(WindowParams({2, 2}, kF32, Combiner::kMultiply), {&x, &init},
-                                  {&out}),
-                "reduce_window: body: scalar computation: combiner multiply does not match");
+  ExpectRefused(
+      CheckReduceWindow(WindowParams({2, 2}, kF32, Combiner::kMultiply), {&x, &init}, {&out}),
+      "reduce_window: body: scalar computation: combiner multiply does not match");
   const ArrayType y = T(kF32, {4, 4});
   ReduceWindowParams pair = WindowParams({2, 2}, kF32, Combiner::kGeneric);
   ExpectRefused(CheckReduceWindow(pair, {&x, &y, &init, &init}, {&out, &out}),
@@ -378,8 +376,8 @@ TEST(ReduceWindowTest, InitValueAppliedOnce) {
 // One output's window the XLA way: acc = init; window offsets row-major; skip padding and holes.
 std::vector<int32_t> ReferenceReduceWindow(const ReduceWindowParams& p,
                                            const std::vector<int64_t>& dims,
-                                           const std::vector<int64_t>& out_dims,
-                                           const int32_t* x, int32_t init) {
+                                           const std::vector<int64_t>& out_dims, const int32_t* x,
+                                           int32_t init) {
   const size_t rank = dims.size();
   int64_t out_count = 1, window_count = 1;
   for (int64_t d : out_dims) out_count *= d;
@@ -400,8 +398,8 @@ std::vector<int32_t> ReferenceReduceWindow(const ReduceWindowParams& p,
       for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {
         const int64_t kd = wrem % p.window_dimensions[d];
         wrem /= p.window_dimensions[d];
-        const int64_t pos = o[d] * p.window_strides[d] + kd * p.window_dilations[d] -
-                            p.padding[d].first;
+        const int64_t pos =
+            o[d] * p.window_strides[d] + kd * p.window_dilations[d] - p.padding[d].first;
         const int64_t bd = p.base_dilations[d];
         if (pos < 0 || pos % bd != 0 || pos / bd >= dims[d]) {
           valid = false;
@@ -448,8 +446,8 @@ TEST(ReduceWindowTest, RandomWindowsAgainstAReference) {
     }
     const int32_t init = static_cast<int32_t>(rng() % 10);
     const Buffer init_buffer = Values(kS32, {}, {static_cast<double>(init)});
-    const std::vector<int32_t> want = ReferenceReduceWindow(
-        p, dims, out_dims, static_cast<const int32_t*>(x.data()), init);
+    const std::vector<int32_t> want =
+        ReferenceReduceWindow(p, dims, out_dims, static_cast<const int32_t*>(x.data()), init);
     for (Combiner combiner : {Combiner::kAdd, Combiner::kGeneric}) {
       p.body.combiner = combiner;
       Buffer out(kS32, out_dims);
@@ -628,7 +626,8 @@ TEST(SelectAndScatterTest, RandomWindowsAgainstAReference) {
     for (int d = 0; d < rank; ++d) {
       const int64_t size = rng() % 10 == 0 ? 0 : 1 + rng() % 6;
       const int64_t w = 1 + rng() % 3, s = 1 + rng() % 3;
-      const int64_t lo = static_cast<int64_t>(rng() % 4) - 1, hi = static_cast<int64_t>(rng() % 4) - 1;
+      const int64_t lo = static_cast<int64_t>(rng() % 4) - 1,
+                    hi = static_cast<int64_t>(rng() % 4) - 1;
       dims.push_back(size);
       p.window_dimensions.push_back(w);
       p.window_strides.push_back(s);
@@ -666,8 +665,8 @@ ScatterParams RowsParams(ElementType type = kF32, Combiner combiner = Combiner::
   p.inserted_window_dims = {0};
   p.scatter_dims_to_operand_dims = {0};
   p.index_vector_dim = 1;
-  p.update = BinaryComputation(combiner == Combiner::kReplace ? EwOp::kInput : EwOp::kAdd, type,
-                               combiner);
+  p.update =
+      BinaryComputation(combiner == Combiner::kReplace ? EwOp::kInput : EwOp::kAdd, type, combiner);
   return p;
 }
 
@@ -788,10 +787,9 @@ TEST(ScatterTest, SpecExample) {
   for (int k = 0; k < 48; ++k) input[k] = k + 1;
   const std::vector<double> indices = {0, 0, 1, 0, 2, 1, 0, 1, 1, 1, 0, 9,
                                        0, 0, 2, 1, 2, 2, 1, 2, 0, 1, 1, 0};
-  const std::vector<double> want = {3,  4,  6,  7,  6,  7,  7,  8,  9,  10, 11, 12,
-                                    15, 16, 17, 18, 17, 18, 19, 20, 22, 23, 24, 25,
-                                    25, 26, 28, 29, 30, 31, 31, 32, 35, 36, 38, 39,
-                                    38, 39, 39, 40, 41, 42, 44, 45, 46, 47, 47, 48};
+  const std::vector<double> want = {3,  4,  6,  7,  6,  7,  7,  8,  9,  10, 11, 12, 15, 16, 17, 18,
+                                    17, 18, 19, 20, 22, 23, 24, 25, 25, 26, 28, 29, 30, 31, 31, 32,
+                                    35, 36, 38, 39, 38, 39, 39, 40, 41, 42, 44, 45, 46, 47, 47, 48};
   ScatterParams p;
   p.update_window_dims = {3, 4};
   p.inserted_window_dims = {1};
@@ -852,8 +850,7 @@ TEST(ScatterTest, VariadicGenericBody) {
       p, {&values.type(), &tags.type(), &idx.type(), &upd_values.type(), &upd_tags.type()},
       {&out_values.type(), &out_tags.type()});
   ASSERT_TRUE(checked.ok()) << checked.ToString();
-  ASSERT_TRUE(RunScatter(p, {values.arg(), tags.arg(), idx.arg(), upd_values.arg(),
-                             upd_tags.arg()},
+  ASSERT_TRUE(RunScatter(p, {values.arg(), tags.arg(), idx.arg(), upd_values.arg(), upd_tags.arg()},
                          {out_values.result(), out_tags.result()})
                   .ok());
   EXPECT_EQ(ToDoubles(out_values), (std::vector<double>{1, 0, 5, 0}));

@@ -89,8 +89,9 @@ Status CheckArrayType(const char* op, const std::string& what, const ArrayType* 
     }
     // Every product of a subset of the dimensions must fit (zero-sized ones count as 1 here).
     if (size != 0 && count > limit / size) {
-      return InvalidArgument(Describe(op, what, type) + ": too many elements (expected fewer than " +
-                             std::to_string(limit) + ")");
+      return InvalidArgument(Describe(op, what, type) +
+                             ": too many elements (expected fewer than " + std::to_string(limit) +
+                             ")");
     }
     if (size != 0) count *= size;
   }

@@ -19,11 +19,21 @@ struct Bytes16 {
 template <typename Fn>
 void BySize(int64_t bytes, Fn&& fn) {
   switch (bytes) {
-    case 1: fn(uint8_t()); break;
-    case 2: fn(uint16_t()); break;
-    case 4: fn(uint32_t()); break;
-    case 8: fn(uint64_t()); break;
-    default: fn(Bytes16()); break;
+    case 1:
+      fn(uint8_t());
+      break;
+    case 2:
+      fn(uint16_t());
+      break;
+    case 4:
+      fn(uint32_t());
+      break;
+    case 8:
+      fn(uint64_t());
+      break;
+    default:
+      fn(Bytes16());
+      break;
   }
 }
 
@@ -76,7 +86,8 @@ void PermuteCopy(const void* src, const std::vector<int64_t>& dims,
     return;
   }
   std::vector<int64_t> strides(dims.size(), 1);
-  for (int d = static_cast<int>(dims.size()) - 2; d >= 0; --d) strides[d] = strides[d + 1] * dims[d + 1];
+  for (int d = static_cast<int>(dims.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * dims[d + 1];
   std::vector<int64_t> sizes(perm.size()), src_strides(perm.size());
   for (size_t j = 0; j < perm.size(); ++j) {
     sizes[j] = dims[perm[j]];

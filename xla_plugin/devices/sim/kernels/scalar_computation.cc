@@ -19,15 +19,24 @@ int64_t InputIndexOf(const EwStep& step) { return step.attr; }
 
 const char* CombinerName(Combiner combiner) {
   switch (combiner) {
-    case Combiner::kGeneric: return "generic";
-    case Combiner::kAdd: return "add";
-    case Combiner::kMultiply: return "multiply";
-    case Combiner::kMaximum: return "maximum";
-    case Combiner::kMinimum: return "minimum";
-    case Combiner::kAnd: return "and";
-    case Combiner::kOr: return "or";
-    case Combiner::kXor: return "xor";
-    case Combiner::kReplace: return "replace";
+    case Combiner::kGeneric:
+      return "generic";
+    case Combiner::kAdd:
+      return "add";
+    case Combiner::kMultiply:
+      return "multiply";
+    case Combiner::kMaximum:
+      return "maximum";
+    case Combiner::kMinimum:
+      return "minimum";
+    case Combiner::kAnd:
+      return "and";
+    case Combiner::kOr:
+      return "or";
+    case Combiner::kXor:
+      return "xor";
+    case Combiner::kReplace:
+      return "replace";
   }
   return "unknown";
 }
@@ -35,14 +44,22 @@ const char* CombinerName(Combiner combiner) {
 // The op a binary combiner stands for (kInput for kReplace and kGeneric).
 EwOp CombinerOp(Combiner combiner) {
   switch (combiner) {
-    case Combiner::kAdd: return EwOp::kAdd;
-    case Combiner::kMultiply: return EwOp::kMultiply;
-    case Combiner::kMaximum: return EwOp::kMaximum;
-    case Combiner::kMinimum: return EwOp::kMinimum;
-    case Combiner::kAnd: return EwOp::kAnd;
-    case Combiner::kOr: return EwOp::kOr;
-    case Combiner::kXor: return EwOp::kXor;
-    default: return EwOp::kInput;
+    case Combiner::kAdd:
+      return EwOp::kAdd;
+    case Combiner::kMultiply:
+      return EwOp::kMultiply;
+    case Combiner::kMaximum:
+      return EwOp::kMaximum;
+    case Combiner::kMinimum:
+      return EwOp::kMinimum;
+    case Combiner::kAnd:
+      return EwOp::kAnd;
+    case Combiner::kOr:
+      return EwOp::kOr;
+    case Combiner::kXor:
+      return EwOp::kXor;
+    default:
+      return EwOp::kInput;
   }
 }
 
@@ -69,8 +86,8 @@ Status CheckCombiner(const ScalarComputation& computation,
   const ElementType type = result_types[0];
   if (input_types[0] != type || input_types[1] != type) {
     return InvalidArgument(prefix + " needs parameters of the result's type " + TypeName(type) +
-                           " (got " + TypeName(input_types[0]) + ", " +
-                           TypeName(input_types[1]) + ")");
+                           " (got " + TypeName(input_types[0]) + ", " + TypeName(input_types[1]) +
+                           ")");
   }
   const FusedElementwise& body = computation.body;
   const int32_t out = body.outputs[0];
@@ -86,10 +103,9 @@ Status CheckCombiner(const ScalarComputation& computation,
   const int64_t q = ParameterAt(body, step.operands[1], out);
   const bool parameters = (p == 0 && q == 1) || (p == 1 && q == 0);
   if (step.op != op || step.type != type || !parameters) {
-    return InvalidArgument(prefix + " does not match the body: its result must be " +
-                           EwOpName(op) + "(parameter 0, parameter 1) of type " + TypeName(type) +
-                           " (got " + EwOpName(step.op) + " of type " + TypeName(step.type) +
-                           ")");
+    return InvalidArgument(prefix + " does not match the body: its result must be " + EwOpName(op) +
+                           "(parameter 0, parameter 1) of type " + TypeName(type) + " (got " +
+                           EwOpName(step.op) + " of type " + TypeName(step.type) + ")");
   }
   return OkStatus();
 }
@@ -146,8 +162,8 @@ Status CheckScalarComputation(const ScalarComputation& computation,
   for (size_t i = 0; i < result_types.size(); ++i) {
     const int32_t out = body.outputs[i];
     if (out < 0 || static_cast<size_t>(out) >= body.steps.size()) {
-      return InvalidArgument("scalar computation: outputs[" + std::to_string(i) + "] = " +
-                             std::to_string(out) + " is not a step (expected 0 <= it < " +
+      return InvalidArgument("scalar computation: outputs[" + std::to_string(i) +
+                             "] = " + std::to_string(out) + " is not a step (expected 0 <= it < " +
                              std::to_string(body.steps.size()) + ")");
     }
     if (body.steps[out].type != result_types[i]) {
@@ -172,8 +188,7 @@ void ApplyScalarComputation(const ScalarComputation& computation, int64_t n,
   applier.Apply(n, inputs.data(), input_strides.data(), results.data());
 }
 
-ScalarApplier::ScalarApplier(const ScalarComputation& computation)
-    : computation_(&computation) {
+ScalarApplier::ScalarApplier(const ScalarComputation& computation) : computation_(&computation) {
   const FusedElementwise& body = computation.body;
   for (const EwInput& input : body.inputs) input_bytes_.push_back(TypeBytes(input.type));
   for (int32_t out : body.outputs) result_bytes_.push_back(TypeBytes(body.steps[out].type));
@@ -192,8 +207,8 @@ ElementType ScalarApplier::result_type(int i) const {
   return computation_->body.steps[computation_->body.outputs[i]].type;
 }
 
-void ScalarApplier::Evaluate1D(int64_t n, const void* const* inputs,
-                               const int64_t* input_strides, void* const* results) {
+void ScalarApplier::Evaluate1D(int64_t n, const void* const* inputs, const int64_t* input_strides,
+                               void* const* results) {
   vector_body_.dims[0] = n;
   for (size_t i = 0; i < vector_body_.inputs.size(); ++i) {
     vector_body_.inputs[i].strides[0] = input_strides[i];
@@ -236,7 +251,8 @@ void ScalarApplier::Apply(int64_t n, const void* const* inputs, const int64_t* i
       offset += c * result_bytes_[r];
     }
     for (int i = 0; i < num_in; ++i) {
-      chunk_inputs[i] = static_cast<const char*>(inputs[i]) + k0 * input_strides[i] * input_bytes_[i];
+      chunk_inputs[i] =
+          static_cast<const char*>(inputs[i]) + k0 * input_strides[i] * input_bytes_[i];
     }
     Evaluate1D(c, chunk_inputs.data(), input_strides, scratch_results_.data());
     for (int r = 0; r < num_out; ++r) {

@@ -2,13 +2,13 @@
 // against the engine evaluating the same body.
 #include "xla_plugin/devices/sim/kernels/scalar_computation.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "xla_plugin/devices/sim/kernels/testdata/reduction_test_util.h"
 #include "xla_plugin/devices/sim/kernels/typed_combiner.h"
@@ -69,8 +69,8 @@ TEST(CheckScalarComputationTest, AcceptsCombinersAndGenericBodies) {
   EXPECT_TRUE(CheckScalarComputation(BinaryComputation(EwOp::kInput, kF32, Combiner::kReplace),
                                      {kF32, kF32}, {kF32})
                   .ok());
-  EXPECT_TRUE(CheckScalarComputation(ArgmaxComputation(), {kF32, kS32, kF32, kS32}, {kF32, kS32})
-                  .ok());
+  EXPECT_TRUE(
+      CheckScalarComputation(ArgmaxComputation(), {kF32, kS32, kF32, kS32}, {kF32, kS32}).ok());
 }
 
 TEST(CheckScalarComputationTest, RefusesMismatchedSignatures) {
@@ -135,8 +135,8 @@ TEST(CheckScalarComputationTest, RefusesCombinersThatDisagreeWithTheBody) {
                 "scalar computation: combiner or needs parameters of the result's type pred "
                 "(got f32, f32)");
   // The engine refuses `and` on floats, so a combiner cannot smuggle it in.
-  const Status and_f32 = CheckScalarComputation(
-      BinaryComputation(EwOp::kAnd, kF32, Combiner::kAnd), {kF32, kF32}, {kF32});
+  const Status and_f32 = CheckScalarComputation(BinaryComputation(EwOp::kAnd, kF32, Combiner::kAnd),
+                                                {kF32, kF32}, {kF32});
   EXPECT_FALSE(and_f32.ok());
 }
 
@@ -274,7 +274,8 @@ TEST(TypedCombinerTest, MatchesTheEngineOnEveryTypedLoop) {
       ++checked;
     }
   }
-  // pred and 8 integer types: 7 ops + replace each; f32, f64: 4 + replace; c64, c128: add + replace.
+  // pred and 8 integer types: 7 ops + replace each; f32, f64: 4 + replace; c64, c128: add +
+  // replace.
   EXPECT_EQ(checked, 9 * 8 + 2 * 5 + 2 * 2);
 }
 

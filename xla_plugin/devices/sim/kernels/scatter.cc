@@ -62,10 +62,10 @@ Status CheckDimensionNumbers(const ScatterParams& p, const std::vector<int64_t>&
   const int64_t update_rank = static_cast<int64_t>(updates.size());
   PJRTKIT_RETURN_IF_ERROR(CheckDimList("update_window_dims", p.update_window_dims, update_rank,
                                        true, "the updates' rank"));
-  PJRTKIT_RETURN_IF_ERROR(CheckDimList("inserted_window_dims", p.inserted_window_dims, rank, true,
-                                       "the inputs' rank"));
-  PJRTKIT_RETURN_IF_ERROR(CheckDimList("input_batching_dims", p.input_batching_dims, rank, true,
-                                       "the inputs' rank"));
+  PJRTKIT_RETURN_IF_ERROR(
+      CheckDimList("inserted_window_dims", p.inserted_window_dims, rank, true, "the inputs' rank"));
+  PJRTKIT_RETURN_IF_ERROR(
+      CheckDimList("input_batching_dims", p.input_batching_dims, rank, true, "the inputs' rank"));
   PJRTKIT_RETURN_IF_ERROR(CheckDimList("scatter_indices_batching_dims",
                                        p.scatter_indices_batching_dims, index_rank, false,
                                        "the indices' rank"));
@@ -74,16 +74,17 @@ Status CheckDimensionNumbers(const ScatterParams& p, const std::vector<int64_t>&
                                        "the inputs' rank"));
   if (p.index_vector_dim < 0 || p.index_vector_dim > index_rank) {
     return InvalidArgument("scatter: index_vector_dim = " + std::to_string(p.index_vector_dim) +
-                           " (expected 0 <= it <= the indices' rank " +
-                           std::to_string(index_rank) + ")");
+                           " (expected 0 <= it <= the indices' rank " + std::to_string(index_rank) +
+                           ")");
   }
   const size_t window_rank =
       p.update_window_dims.size() + p.inserted_window_dims.size() + p.input_batching_dims.size();
   if (window_rank != input.size()) {
-    return InvalidArgument("scatter: update_window_dims, inserted_window_dims and "
-                           "input_batching_dims have " + std::to_string(window_rank) +
-                           " entries together (expected the inputs' rank " +
-                           std::to_string(rank) + ")");
+    return InvalidArgument(
+        "scatter: update_window_dims, inserted_window_dims and "
+        "input_batching_dims have " +
+        std::to_string(window_rank) + " entries together (expected the inputs' rank " +
+        std::to_string(rank) + ")");
   }
   std::vector<int> role(input.size(), 0);  // 1 inserted, 2 batching, 0 window.
   for (int64_t d : p.inserted_window_dims) role[d] = 1;
@@ -135,8 +136,7 @@ Status CheckDimensionNumbers(const ScatterParams& p, const std::vector<int64_t>&
     if (updates[d] > input[d_in]) {
       return InvalidArgument("scatter: updates dimension " + std::to_string(d) + " has size " +
                              std::to_string(updates[d]) + " (expected at most input dimension " +
-                             std::to_string(d_in) + "'s size " + std::to_string(input[d_in]) +
-                             ")");
+                             std::to_string(d_in) + "'s size " + std::to_string(input[d_in]) + ")");
     }
     ++d_in;
   }
@@ -167,13 +167,20 @@ Status CheckDimensionNumbers(const ScatterParams& p, const std::vector<int64_t>&
 // The index at `offset` of the indices array as int64 (u64 values above int64's range saturate).
 int64_t ReadIndex(ElementType type, const void* data, int64_t offset) {
   switch (type) {
-    case ElementType::kS8: return static_cast<const int8_t*>(data)[offset];
-    case ElementType::kS16: return static_cast<const int16_t*>(data)[offset];
-    case ElementType::kS32: return static_cast<const int32_t*>(data)[offset];
-    case ElementType::kS64: return static_cast<const int64_t*>(data)[offset];
-    case ElementType::kU8: return static_cast<const uint8_t*>(data)[offset];
-    case ElementType::kU16: return static_cast<const uint16_t*>(data)[offset];
-    case ElementType::kU32: return static_cast<const uint32_t*>(data)[offset];
+    case ElementType::kS8:
+      return static_cast<const int8_t*>(data)[offset];
+    case ElementType::kS16:
+      return static_cast<const int16_t*>(data)[offset];
+    case ElementType::kS32:
+      return static_cast<const int32_t*>(data)[offset];
+    case ElementType::kS64:
+      return static_cast<const int64_t*>(data)[offset];
+    case ElementType::kU8:
+      return static_cast<const uint8_t*>(data)[offset];
+    case ElementType::kU16:
+      return static_cast<const uint16_t*>(data)[offset];
+    case ElementType::kU32:
+      return static_cast<const uint32_t*>(data)[offset];
     default: {
       const uint64_t v = static_cast<const uint64_t*>(data)[offset];
       return v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
@@ -196,7 +203,7 @@ struct ScatterGeometry {
   std::vector<int64_t> scatter_index_step;   // Per update scatter dim: indices offset step.
   // Per input batching dim (input_batching_dims order): the update scatter dim giving its index.
   std::vector<int64_t> batching_scatter_dim;
-  int64_t vector_step = 0;                   // Indices offset step along index_vector_dim.
+  int64_t vector_step = 0;  // Indices offset step along index_vector_dim.
 };
 
 ScatterGeometry MakeGeometry(const ScatterParams& p, const ArrayType& input,
@@ -239,8 +246,7 @@ ScatterGeometry MakeGeometry(const ScatterParams& p, const ArrayType& input,
 }
 
 // Queues the window of one in-bounds scatter index: input offset `target`, updates `source`.
-void AddWindow(const ScatterGeometry& g, int64_t target, int64_t source,
-               OrderedUpdates* updates) {
+void AddWindow(const ScatterGeometry& g, int64_t target, int64_t source, OrderedUpdates* updates) {
   const int rank = static_cast<int>(g.window_sizes.size());
   if (rank == 0) {
     updates->Add(target, source);
@@ -350,8 +356,8 @@ Status CheckScatter(const ScatterParams& params, const ArrayTypes& operands,
     }
     if (results[i]->dims != dims || !IsPromotable(input->type, results[i]->type)) {
       return InvalidArgument(Describe(kOp, "result " + std::to_string(i), results[i]) +
-                             ": expected the inputs' shape " + DimsToString(dims) +
-                             " and a type " + ElementTypeName(input->type) + " promotes to");
+                             ": expected the inputs' shape " + DimsToString(dims) + " and a type " +
+                             ElementTypeName(input->type) + " promotes to");
     }
     types.push_back(results[i]->type);
   }

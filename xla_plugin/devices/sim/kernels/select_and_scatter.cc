@@ -114,8 +114,8 @@ Status CheckSelectAndScatter(const SelectAndScatterParams& params, const ArrayTy
                            DimsToString(operand->dims) + " and a type " +
                            ElementTypeName(operand->type) + " promotes to");
   }
-  Status select = CheckScalarComputation(params.select, {operand->type, operand->type},
-                                         {ElementType::kPred});
+  Status select =
+      CheckScalarComputation(params.select, {operand->type, operand->type}, {ElementType::kPred});
   if (!select.ok()) return InvalidArgument("select_and_scatter: select: " + select.message());
   Status scatter =
       CheckScalarComputation(params.scatter, {result->type, result->type}, {result->type});
@@ -132,8 +132,8 @@ Status RunSelectAndScatter(const SelectAndScatterParams& params,
   const ElementType to = results[0].type->type;
   const int64_t count = results[0].type->num_elements();
   std::vector<char> source_storage, init_storage;
-  const void* source = PromoteArray(from, operands[1].data, to, source_type.num_elements(),
-                                    &source_storage);
+  const void* source =
+      PromoteArray(from, operands[1].data, to, source_type.num_elements(), &source_storage);
   const void* init = PromoteArray(from, operands[2].data, to, 1, &init_storage);
   FillWithScalar(results[0].data, init, TypeBytes(to), count);
   if (count == 0 || source_type.num_elements() == 0) return OkStatus();

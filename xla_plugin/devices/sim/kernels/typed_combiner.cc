@@ -187,8 +187,7 @@ int64_t RowTreeDepth(int64_t k) {
 
 // dst[0..c) = reduction of rows [lo, hi) of x (row stride rs); scratch: one row per level below.
 template <typename T, typename Op>
-void ReduceRowRange(const T* x, int64_t lo, int64_t hi, int64_t rs, int64_t c, T* dst,
-                    T* scratch) {
+void ReduceRowRange(const T* x, int64_t lo, int64_t hi, int64_t rs, int64_t c, T* dst, T* scratch) {
   if (hi - lo <= kRowLeaf) {
     const T* row = x + lo * rs;
     for (int64_t j = 0; j < c; ++j) dst[j] = row[j];
@@ -234,25 +233,49 @@ struct Filler {
 template <typename U, typename Ord>
 bool VisitInteger(Combiner combiner, Filler* f) {
   switch (combiner) {
-    case Combiner::kAdd: f->Run<U, AddOp<U>>(); return true;
-    case Combiner::kMultiply: f->Run<U, MulOp<U>>(); return true;
-    case Combiner::kMaximum: f->Run<Ord, MaxOp<Ord>>(); return true;
-    case Combiner::kMinimum: f->Run<Ord, MinOp<Ord>>(); return true;
-    case Combiner::kAnd: f->Run<U, AndOp<U>>(); return true;
-    case Combiner::kOr: f->Run<U, OrOp<U>>(); return true;
-    case Combiner::kXor: f->Run<U, XorOp<U>>(); return true;
-    default: return false;
+    case Combiner::kAdd:
+      f->Run<U, AddOp<U>>();
+      return true;
+    case Combiner::kMultiply:
+      f->Run<U, MulOp<U>>();
+      return true;
+    case Combiner::kMaximum:
+      f->Run<Ord, MaxOp<Ord>>();
+      return true;
+    case Combiner::kMinimum:
+      f->Run<Ord, MinOp<Ord>>();
+      return true;
+    case Combiner::kAnd:
+      f->Run<U, AndOp<U>>();
+      return true;
+    case Combiner::kOr:
+      f->Run<U, OrOp<U>>();
+      return true;
+    case Combiner::kXor:
+      f->Run<U, XorOp<U>>();
+      return true;
+    default:
+      return false;
   }
 }
 
 template <typename F>
 bool VisitFloat(Combiner combiner, Filler* f) {
   switch (combiner) {
-    case Combiner::kAdd: f->Run<F, AddOp<F>>(); return true;
-    case Combiner::kMultiply: f->Run<F, MulOp<F>>(); return true;
-    case Combiner::kMaximum: f->Run<F, MaxOp<F>>(); return true;
-    case Combiner::kMinimum: f->Run<F, MinOp<F>>(); return true;
-    default: return false;
+    case Combiner::kAdd:
+      f->Run<F, AddOp<F>>();
+      return true;
+    case Combiner::kMultiply:
+      f->Run<F, MulOp<F>>();
+      return true;
+    case Combiner::kMaximum:
+      f->Run<F, MaxOp<F>>();
+      return true;
+    case Combiner::kMinimum:
+      f->Run<F, MinOp<F>>();
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -261,23 +284,41 @@ bool VisitPred(Combiner combiner, Filler* f) {
   switch (combiner) {
     case Combiner::kAdd:
     case Combiner::kMaximum:
-    case Combiner::kOr: f->Run<uint8_t, OrOp<uint8_t>>(); return true;
+    case Combiner::kOr:
+      f->Run<uint8_t, OrOp<uint8_t>>();
+      return true;
     case Combiner::kMultiply:
     case Combiner::kMinimum:
-    case Combiner::kAnd: f->Run<uint8_t, AndOp<uint8_t>>(); return true;
-    case Combiner::kXor: f->Run<uint8_t, XorOp<uint8_t>>(); return true;
-    default: return false;
+    case Combiner::kAnd:
+      f->Run<uint8_t, AndOp<uint8_t>>();
+      return true;
+    case Combiner::kXor:
+      f->Run<uint8_t, XorOp<uint8_t>>();
+      return true;
+    default:
+      return false;
   }
 }
 
 bool VisitReplace(ElementType type, Filler* f) {
   switch (ElementTypeBits(type)) {
-    case 8: f->Run<uint8_t, ReplaceOp<uint8_t>>(); return true;
-    case 16: f->Run<uint16_t, ReplaceOp<uint16_t>>(); return true;
-    case 32: f->Run<uint32_t, ReplaceOp<uint32_t>>(); return true;
-    case 64: f->Run<uint64_t, ReplaceOp<uint64_t>>(); return true;
-    case 128: f->Run<Bytes16, ReplaceOp<Bytes16>>(); return true;
-    default: return false;
+    case 8:
+      f->Run<uint8_t, ReplaceOp<uint8_t>>();
+      return true;
+    case 16:
+      f->Run<uint16_t, ReplaceOp<uint16_t>>();
+      return true;
+    case 32:
+      f->Run<uint32_t, ReplaceOp<uint32_t>>();
+      return true;
+    case 64:
+      f->Run<uint64_t, ReplaceOp<uint64_t>>();
+      return true;
+    case 128:
+      f->Run<Bytes16, ReplaceOp<Bytes16>>();
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -293,17 +334,28 @@ bool GetTypedCombiner(Combiner combiner, ElementType type, TypedCombiner* loops)
   if (combiner == Combiner::kGeneric) return false;
   if (combiner == Combiner::kReplace) return VisitReplace(type, &f);
   switch (type) {
-    case ElementType::kPred: return VisitPred(combiner, &f);
-    case ElementType::kS8: return VisitInteger<uint8_t, int8_t>(combiner, &f);
-    case ElementType::kS16: return VisitInteger<uint16_t, int16_t>(combiner, &f);
-    case ElementType::kS32: return VisitInteger<uint32_t, int32_t>(combiner, &f);
-    case ElementType::kS64: return VisitInteger<uint64_t, int64_t>(combiner, &f);
-    case ElementType::kU8: return VisitInteger<uint8_t, uint8_t>(combiner, &f);
-    case ElementType::kU16: return VisitInteger<uint16_t, uint16_t>(combiner, &f);
-    case ElementType::kU32: return VisitInteger<uint32_t, uint32_t>(combiner, &f);
-    case ElementType::kU64: return VisitInteger<uint64_t, uint64_t>(combiner, &f);
-    case ElementType::kF32: return VisitFloat<float>(combiner, &f);
-    case ElementType::kF64: return VisitFloat<double>(combiner, &f);
+    case ElementType::kPred:
+      return VisitPred(combiner, &f);
+    case ElementType::kS8:
+      return VisitInteger<uint8_t, int8_t>(combiner, &f);
+    case ElementType::kS16:
+      return VisitInteger<uint16_t, int16_t>(combiner, &f);
+    case ElementType::kS32:
+      return VisitInteger<uint32_t, int32_t>(combiner, &f);
+    case ElementType::kS64:
+      return VisitInteger<uint64_t, int64_t>(combiner, &f);
+    case ElementType::kU8:
+      return VisitInteger<uint8_t, uint8_t>(combiner, &f);
+    case ElementType::kU16:
+      return VisitInteger<uint16_t, uint16_t>(combiner, &f);
+    case ElementType::kU32:
+      return VisitInteger<uint32_t, uint32_t>(combiner, &f);
+    case ElementType::kU64:
+      return VisitInteger<uint64_t, uint64_t>(combiner, &f);
+    case ElementType::kF32:
+      return VisitFloat<float>(combiner, &f);
+    case ElementType::kF64:
+      return VisitFloat<double>(combiner, &f);
     case ElementType::kC64:
       if (combiner != Combiner::kAdd) return false;
       f.Run<Cplx<float>, AddOp<Cplx<float>>>();
@@ -312,7 +364,8 @@ bool GetTypedCombiner(Combiner combiner, ElementType type, TypedCombiner* loops)
       if (combiner != Combiner::kAdd) return false;
       f.Run<Cplx<double>, AddOp<Cplx<double>>>();
       return true;
-    default: return false;
+    default:
+      return false;
   }
 }
 

@@ -57,8 +57,8 @@ Status OptionalVector(const char* op, const char* name, const std::vector<int64_
   for (size_t d = 0; d < rank; ++d) {
     const int64_t v = (*values)[d];
     if (v < low || v > high) {
-      return InvalidArgument(std::string(op) + ": " + name + "[" + std::to_string(d) + "] = " +
-                             std::to_string(v) + " (expected " + std::to_string(low) +
+      return InvalidArgument(std::string(op) + ": " + name + "[" + std::to_string(d) +
+                             "] = " + std::to_string(v) + " (expected " + std::to_string(low) +
                              " <= it <= " + std::to_string(high) + ")");
     }
     (*out)[d] = v;
@@ -84,8 +84,8 @@ Status MakeWindowDims(const char* op, const WindowAttributes& attributes,
                                          kMaxWindowParam, 1, &strides));
   PJRTKIT_RETURN_IF_ERROR(OptionalVector(op, "base_dilations", attributes.base_dilations, rank, 1,
                                          kMaxWindowParam, 1, &base));
-  PJRTKIT_RETURN_IF_ERROR(OptionalVector(op, "window_dilations", attributes.window_dilations,
-                                         rank, 1, kMaxWindowParam, 1, &dilation));
+  PJRTKIT_RETURN_IF_ERROR(OptionalVector(op, "window_dilations", attributes.window_dilations, rank,
+                                         1, kMaxWindowParam, 1, &dilation));
   const auto* padding = attributes.padding;
   if (padding != nullptr && !padding->empty() && padding->size() != rank) {
     return InvalidArgument(std::string(op) + ": padding has " + std::to_string(padding->size()) +
@@ -105,9 +105,9 @@ Status MakeWindowDims(const char* op, const WindowAttributes& attributes,
       for (int64_t pad : {dim.pad_low, dim.pad_high}) {
         if (pad < -kMaxWindowParam || pad > kMaxWindowParam) {
           return InvalidArgument(std::string(op) + ": padding[" + std::to_string(d) + "] = (" +
-                                 std::to_string(dim.pad_low) + ", " +
-                                 std::to_string(dim.pad_high) + ") (expected values within +-" +
-                                 std::to_string(kMaxWindowParam) + ")");
+                                 std::to_string(dim.pad_low) + ", " + std::to_string(dim.pad_high) +
+                                 ") (expected values within +-" + std::to_string(kMaxWindowParam) +
+                                 ")");
         }
       }
     }
@@ -138,7 +138,7 @@ Progression ValidPositions(const WindowDim& dim, int64_t k) {
   const int64_t s = dim.stride;
   const int64_t bd = dim.base_dilation;
   const int64_t c = k * dim.window_dilation - dim.pad_low;  // Output o reads p = o * s + c.
-  const int64_t last = (dim.input - 1) * bd;                 // Largest p of an input element.
+  const int64_t last = (dim.input - 1) * bd;                // Largest p of an input element.
   const int64_t o_min = c >= 0 ? 0 : CeilDiv(-c, s);
   if (last - c < 0) return p;
   const int64_t o_max = std::min(dim.output - 1, FloorDiv(last - c, s));

@@ -279,7 +279,8 @@ class Writer:
     padding = []
     if "padding" in a:
       padding = np.array(ir.DenseIntElementsAttr(a["padding"])).reshape(-1, 2).tolist()
-    self.reduce_window.append('{"%s", %s, %s, %s, %s, {%s},\n    %s,\n    {%s},\n    {%s}, %r}' % (
+    row = '{"%s", %s, %s, %s, %s, {%s},\n    %s,\n    {%s},\n    {%s}, %r}'
+    self.reduce_window.append(row % (
         name, vec(get("window_dimensions")), vec(get("window_strides")),
         vec(get("base_dilations")), vec(get("window_dilations")),
         ", ".join("{%d, %d}" % (lo, hi) for lo, hi in padding),
@@ -296,7 +297,8 @@ class Writer:
     padding = []
     if "padding" in a:
       padding = np.array(ir.DenseIntElementsAttr(a["padding"])).reshape(-1, 2).tolist()
-    self.select_and_scatter.append('{"%s", %s, %s, {%s},\n    %s,\n    %s,\n    {%s},\n    {%s}, %r}' % (
+    row = '{"%s", %s, %s, {%s},\n    %s,\n    %s,\n    {%s},\n    {%s}, %r}'
+    self.select_and_scatter.append(row % (
         name, vec(get("window_dimensions")), vec(get("window_strides")),
         ", ".join("{%d, %d}" % (lo, hi) for lo, hi in padding),
         body_cpp(translate_region(op.regions[0])), body_cpp(translate_region(op.regions[1])),
@@ -309,7 +311,8 @@ class Writer:
     assert op.name == "stablehlo.scatter"
     d = sh.ScatterDimensionNumbers(op.attributes["scatter_dimension_numbers"])
     flag = lambda k: k in op.attributes and str(op.attributes[k]) == "true"
-    self.scatter.append('{"%s", %s, %s, %s, %s, %s, %d, %s, %s,\n    %s,\n    {%s},\n    {%s}, %r}' % (
+    row = '{"%s", %s, %s, %s, %s, %s, %d, %s, %s,\n    %s,\n    {%s},\n    {%s}, %r}'
+    self.scatter.append(row % (
         name, vec(d.update_window_dims), vec(d.inserted_window_dims), vec(d.input_batching_dims),
         vec(d.scatter_indices_batching_dims), vec(d.scattered_dims_to_operand_dims),
         d.index_vector_dim, str(flag("indices_are_sorted")).lower(),
@@ -437,7 +440,8 @@ def add_reduce_cases(w):
     w.add_reduce("prod_%s" % name, reduce_fn(lax.mul, (1,)), [big, scalar(1, dtype)])
     w.add_reduce("max_%s" % name, reduce_fn(lax.max, (0,)), [big, scalar(info.min, dtype)])
     w.add_reduce("min_%s" % name, reduce_fn(lax.min, (1,)), [big, scalar(info.max, dtype)])
-    w.add_reduce("and_%s" % name, reduce_fn(lax.bitwise_and, (1,)), [big, scalar(-1 if info.min < 0 else info.max, dtype)])
+    ones = -1 if info.min < 0 else info.max
+    w.add_reduce("and_%s" % name, reduce_fn(lax.bitwise_and, (1,)), [big, scalar(ones, dtype)])
     w.add_reduce("or_%s" % name, reduce_fn(lax.bitwise_or, (0,)), [big, scalar(0, dtype)])
     w.add_reduce("xor_%s" % name, reduce_fn(lax.bitwise_xor, (1,)), [big, scalar(0, dtype)])
   # Low-precision floats: small integers sum exactly in any order; max/min exact.

@@ -44,9 +44,12 @@ T Load(const void* data, int64_t k) {
 // Component `c` (0 real, 1 imaginary) of element k as double; integers exact up to 2^53.
 double Component(ElementType t, const void* data, int64_t k, int c) {
   switch (t) {
-    case ElementType::kC64: return Load<float>(data, 2 * k + c);
-    case ElementType::kC128: return Load<double>(data, 2 * k + c);
-    default: return c == 0 ? ElementValue(t, data, k) : 0;
+    case ElementType::kC64:
+      return Load<float>(data, 2 * k + c);
+    case ElementType::kC128:
+      return Load<double>(data, 2 * k + c);
+    default:
+      return c == 0 ? ElementValue(t, data, k) : 0;
   }
 }
 
@@ -170,39 +173,79 @@ std::string Compare(const Buffer& got, const Buffer& want, double rtol) {
 
 double ElementValue(ElementType type, const void* data, int64_t k) {
   switch (type) {
-    case ElementType::kPred: return Load<uint8_t>(data, k);
-    case ElementType::kS8: return Load<int8_t>(data, k);
-    case ElementType::kS16: return Load<int16_t>(data, k);
-    case ElementType::kS32: return Load<int32_t>(data, k);
-    case ElementType::kS64: return static_cast<double>(Load<int64_t>(data, k));
-    case ElementType::kU8: return Load<uint8_t>(data, k);
-    case ElementType::kU16: return Load<uint16_t>(data, k);
-    case ElementType::kU32: return Load<uint32_t>(data, k);
-    case ElementType::kU64: return static_cast<double>(Load<uint64_t>(data, k));
-    case ElementType::kF16: return HalfToFloat(Load<uint16_t>(data, k));
-    case ElementType::kBF16: return Bf16ToFloat(Load<uint16_t>(data, k));
-    case ElementType::kF32: return Load<float>(data, k);
-    case ElementType::kF64: return Load<double>(data, k);
-    case ElementType::kC64: return Load<float>(data, 2 * k);
-    case ElementType::kC128: return Load<double>(data, 2 * k);
-    default: return 0;
+    case ElementType::kPred:
+      return Load<uint8_t>(data, k);
+    case ElementType::kS8:
+      return Load<int8_t>(data, k);
+    case ElementType::kS16:
+      return Load<int16_t>(data, k);
+    case ElementType::kS32:
+      return Load<int32_t>(data, k);
+    case ElementType::kS64:
+      return static_cast<double>(Load<int64_t>(data, k));
+    case ElementType::kU8:
+      return Load<uint8_t>(data, k);
+    case ElementType::kU16:
+      return Load<uint16_t>(data, k);
+    case ElementType::kU32:
+      return Load<uint32_t>(data, k);
+    case ElementType::kU64:
+      return static_cast<double>(Load<uint64_t>(data, k));
+    case ElementType::kF16:
+      return HalfToFloat(Load<uint16_t>(data, k));
+    case ElementType::kBF16:
+      return Bf16ToFloat(Load<uint16_t>(data, k));
+    case ElementType::kF32:
+      return Load<float>(data, k);
+    case ElementType::kF64:
+      return Load<double>(data, k);
+    case ElementType::kC64:
+      return Load<float>(data, 2 * k);
+    case ElementType::kC128:
+      return Load<double>(data, 2 * k);
+    default:
+      return 0;
   }
 }
 
 void SetElement(ElementType type, void* data, int64_t k, double value) {
-  auto store = [&](auto v) { std::memcpy(static_cast<char*>(data) + k * sizeof(v), &v, sizeof(v)); };
+  auto store = [&](auto v) {
+    std::memcpy(static_cast<char*>(data) + k * sizeof(v), &v, sizeof(v));
+  };
   switch (type) {
-    case ElementType::kPred: store(static_cast<uint8_t>(value != 0)); break;
-    case ElementType::kS8: store(static_cast<int8_t>(value)); break;
-    case ElementType::kS16: store(static_cast<int16_t>(value)); break;
-    case ElementType::kS32: store(static_cast<int32_t>(value)); break;
-    case ElementType::kS64: store(static_cast<int64_t>(value)); break;
-    case ElementType::kU8: store(static_cast<uint8_t>(value)); break;
-    case ElementType::kU16: store(static_cast<uint16_t>(value)); break;
-    case ElementType::kU32: store(static_cast<uint32_t>(value)); break;
-    case ElementType::kU64: store(static_cast<uint64_t>(value)); break;
-    case ElementType::kF32: store(static_cast<float>(value)); break;
-    case ElementType::kF64: store(value); break;
+    case ElementType::kPred:
+      store(static_cast<uint8_t>(value != 0));
+      break;
+    case ElementType::kS8:
+      store(static_cast<int8_t>(value));
+      break;
+    case ElementType::kS16:
+      store(static_cast<int16_t>(value));
+      break;
+    case ElementType::kS32:
+      store(static_cast<int32_t>(value));
+      break;
+    case ElementType::kS64:
+      store(static_cast<int64_t>(value));
+      break;
+    case ElementType::kU8:
+      store(static_cast<uint8_t>(value));
+      break;
+    case ElementType::kU16:
+      store(static_cast<uint16_t>(value));
+      break;
+    case ElementType::kU32:
+      store(static_cast<uint32_t>(value));
+      break;
+    case ElementType::kU64:
+      store(static_cast<uint64_t>(value));
+      break;
+    case ElementType::kF32:
+      store(static_cast<float>(value));
+      break;
+    case ElementType::kF64:
+      store(value);
+      break;
     case ElementType::kBF16: {
       // Exact for the small integers the tests use.
       const float f = static_cast<float>(value);
@@ -221,7 +264,8 @@ void SetElement(ElementType type, void* data, int64_t k, double value) {
       }
       break;
     }
-    default: break;
+    default:
+      break;
   }
 }
 

@@ -16,25 +16,38 @@ namespace sim {
 namespace {
 
 struct Value {
-  double re = 0;    // Floats, and the real part of complex values.
-  double im = 0;    // Imaginary part.
-  int64_t i = 0;    // Signed integers (sign-extended) and pred.
-  uint64_t u = 0;   // Unsigned integers.
+  double re = 0;   // Floats, and the real part of complex values.
+  double im = 0;   // Imaginary part.
+  int64_t i = 0;   // Signed integers (sign-extended) and pred.
+  uint64_t u = 0;  // Unsigned integers.
 };
 
 enum class Kind { kPred, kSigned, kUnsigned, kFloat, kComplex, kOther };
 
 Kind KindOf(ElementType t) {
   switch (t) {
-    case ElementType::kPred: return Kind::kPred;
-    case ElementType::kS8: case ElementType::kS16: case ElementType::kS32: case ElementType::kS64:
+    case ElementType::kPred:
+      return Kind::kPred;
+    case ElementType::kS8:
+    case ElementType::kS16:
+    case ElementType::kS32:
+    case ElementType::kS64:
       return Kind::kSigned;
-    case ElementType::kU8: case ElementType::kU16: case ElementType::kU32: case ElementType::kU64:
+    case ElementType::kU8:
+    case ElementType::kU16:
+    case ElementType::kU32:
+    case ElementType::kU64:
       return Kind::kUnsigned;
-    case ElementType::kF16: case ElementType::kBF16: case ElementType::kF32: case ElementType::kF64:
+    case ElementType::kF16:
+    case ElementType::kBF16:
+    case ElementType::kF32:
+    case ElementType::kF64:
       return Kind::kFloat;
-    case ElementType::kC64: case ElementType::kC128: return Kind::kComplex;
-    default: return Kind::kOther;
+    case ElementType::kC64:
+    case ElementType::kC128:
+      return Kind::kComplex;
+    default:
+      return Kind::kOther;
   }
 }
 
@@ -94,17 +107,24 @@ uint16_t FloatToBf16(float f) {
 // Rounds a float result to `t` (held as double).
 double RoundTo(ElementType t, double v) {
   switch (t) {
-    case ElementType::kF32: case ElementType::kC64: return static_cast<float>(v);
-    case ElementType::kF16: return HalfToFloat(FloatToHalf(static_cast<float>(v)));
-    case ElementType::kBF16: return Bf16ToFloat(FloatToBf16(static_cast<float>(v)));
-    default: return v;
+    case ElementType::kF32:
+    case ElementType::kC64:
+      return static_cast<float>(v);
+    case ElementType::kF16:
+      return HalfToFloat(FloatToHalf(static_cast<float>(v)));
+    case ElementType::kBF16:
+      return Bf16ToFloat(FloatToBf16(static_cast<float>(v)));
+    default:
+      return v;
   }
 }
 
 Value Normalize(ElementType t, Value v) {
   const int bits = ElementTypeBits(t);
   switch (KindOf(t)) {
-    case Kind::kPred: v.i = v.i != 0; break;
+    case Kind::kPred:
+      v.i = v.i != 0;
+      break;
     case Kind::kSigned:
       if (bits < 64) {
         const uint64_t mask = (uint64_t{1} << bits) - 1;
@@ -116,9 +136,15 @@ Value Normalize(ElementType t, Value v) {
     case Kind::kUnsigned:
       if (bits < 64) v.u &= (uint64_t{1} << bits) - 1;
       break;
-    case Kind::kFloat: v.re = RoundTo(t, v.re); break;
-    case Kind::kComplex: v.re = RoundTo(t, v.re); v.im = RoundTo(t, v.im); break;
-    default: break;
+    case Kind::kFloat:
+      v.re = RoundTo(t, v.re);
+      break;
+    case Kind::kComplex:
+      v.re = RoundTo(t, v.re);
+      v.im = RoundTo(t, v.im);
+      break;
+    default:
+      break;
   }
   return v;
 }
@@ -127,19 +153,75 @@ Value Read(ElementType t, const void* data, int64_t k) {
   const char* p = static_cast<const char*>(data) + k * Bytes(t);
   Value v;
   switch (t) {
-    case ElementType::kPred: v.i = *reinterpret_cast<const uint8_t*>(p) != 0; break;
-    case ElementType::kS8: v.i = *reinterpret_cast<const int8_t*>(p); break;
-    case ElementType::kS16: { int16_t x; std::memcpy(&x, p, 2); v.i = x; break; }
-    case ElementType::kS32: { int32_t x; std::memcpy(&x, p, 4); v.i = x; break; }
-    case ElementType::kS64: { int64_t x; std::memcpy(&x, p, 8); v.i = x; break; }
-    case ElementType::kU8: v.u = *reinterpret_cast<const uint8_t*>(p); break;
-    case ElementType::kU16: { uint16_t x; std::memcpy(&x, p, 2); v.u = x; break; }
-    case ElementType::kU32: { uint32_t x; std::memcpy(&x, p, 4); v.u = x; break; }
-    case ElementType::kU64: { uint64_t x; std::memcpy(&x, p, 8); v.u = x; break; }
-    case ElementType::kF16: { uint16_t x; std::memcpy(&x, p, 2); v.re = HalfToFloat(x); break; }
-    case ElementType::kBF16: { uint16_t x; std::memcpy(&x, p, 2); v.re = Bf16ToFloat(x); break; }
-    case ElementType::kF32: { float x; std::memcpy(&x, p, 4); v.re = x; break; }
-    case ElementType::kF64: { double x; std::memcpy(&x, p, 8); v.re = x; break; }
+    case ElementType::kPred:
+      v.i = *reinterpret_cast<const uint8_t*>(p) != 0;
+      break;
+    case ElementType::kS8:
+      v.i = *reinterpret_cast<const int8_t*>(p);
+      break;
+    case ElementType::kS16: {
+      int16_t x;
+      std::memcpy(&x, p, 2);
+      v.i = x;
+      break;
+    }
+    case ElementType::kS32: {
+      int32_t x;
+      std::memcpy(&x, p, 4);
+      v.i = x;
+      break;
+    }
+    case ElementType::kS64: {
+      int64_t x;
+      std::memcpy(&x, p, 8);
+      v.i = x;
+      break;
+    }
+    case ElementType::kU8:
+      v.u = *reinterpret_cast<const uint8_t*>(p);
+      break;
+    case ElementType::kU16: {
+      uint16_t x;
+      std::memcpy(&x, p, 2);
+      v.u = x;
+      break;
+    }
+    case ElementType::kU32: {
+      uint32_t x;
+      std::memcpy(&x, p, 4);
+      v.u = x;
+      break;
+    }
+    case ElementType::kU64: {
+      uint64_t x;
+      std::memcpy(&x, p, 8);
+      v.u = x;
+      break;
+    }
+    case ElementType::kF16: {
+      uint16_t x;
+      std::memcpy(&x, p, 2);
+      v.re = HalfToFloat(x);
+      break;
+    }
+    case ElementType::kBF16: {
+      uint16_t x;
+      std::memcpy(&x, p, 2);
+      v.re = Bf16ToFloat(x);
+      break;
+    }
+    case ElementType::kF32: {
+      float x;
+      std::memcpy(&x, p, 4);
+      v.re = x;
+      break;
+    }
+    case ElementType::kF64: {
+      double x;
+      std::memcpy(&x, p, 8);
+      v.re = x;
+      break;
+    }
     case ElementType::kC64: {
       float x[2];
       std::memcpy(x, p, 8);
@@ -154,7 +236,8 @@ Value Read(ElementType t, const void* data, int64_t k) {
       v.im = x[1];
       break;
     }
-    default: break;
+    default:
+      break;
   }
   return v;
 }
@@ -162,17 +245,39 @@ Value Read(ElementType t, const void* data, int64_t k) {
 void Write(ElementType t, void* data, int64_t k, const Value& v) {
   char* p = static_cast<char*>(data) + k * Bytes(t);
   switch (t) {
-    case ElementType::kPred: *reinterpret_cast<uint8_t*>(p) = v.i != 0; break;
-    case ElementType::kS8: case ElementType::kS16: case ElementType::kS32: case ElementType::kS64:
+    case ElementType::kPred:
+      *reinterpret_cast<uint8_t*>(p) = v.i != 0;
+      break;
+    case ElementType::kS8:
+    case ElementType::kS16:
+    case ElementType::kS32:
+    case ElementType::kS64:
       std::memcpy(p, &v.i, Bytes(t));  // Little-endian truncation.
       break;
-    case ElementType::kU8: case ElementType::kU16: case ElementType::kU32: case ElementType::kU64:
+    case ElementType::kU8:
+    case ElementType::kU16:
+    case ElementType::kU32:
+    case ElementType::kU64:
       std::memcpy(p, &v.u, Bytes(t));
       break;
-    case ElementType::kF16: { uint16_t x = FloatToHalf(static_cast<float>(v.re)); std::memcpy(p, &x, 2); break; }
-    case ElementType::kBF16: { uint16_t x = FloatToBf16(static_cast<float>(v.re)); std::memcpy(p, &x, 2); break; }
-    case ElementType::kF32: { float x = static_cast<float>(v.re); std::memcpy(p, &x, 4); break; }
-    case ElementType::kF64: std::memcpy(p, &v.re, 8); break;
+    case ElementType::kF16: {
+      uint16_t x = FloatToHalf(static_cast<float>(v.re));
+      std::memcpy(p, &x, 2);
+      break;
+    }
+    case ElementType::kBF16: {
+      uint16_t x = FloatToBf16(static_cast<float>(v.re));
+      std::memcpy(p, &x, 2);
+      break;
+    }
+    case ElementType::kF32: {
+      float x = static_cast<float>(v.re);
+      std::memcpy(p, &x, 4);
+      break;
+    }
+    case ElementType::kF64:
+      std::memcpy(p, &v.re, 8);
+      break;
     case ElementType::kC64: {
       float x[2] = {static_cast<float>(v.re), static_cast<float>(v.im)};
       std::memcpy(p, x, 8);
@@ -183,7 +288,8 @@ void Write(ElementType t, void* data, int64_t k, const Value& v) {
       std::memcpy(p, x, 16);
       break;
     }
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -191,14 +297,18 @@ Value Convert(ElementType from, ElementType to, Value v) {
   Value r;
   const Kind a = KindOf(from), b = KindOf(to);
   double real = a == Kind::kSigned || a == Kind::kPred ? static_cast<double>(v.i)
-                : a == Kind::kUnsigned ? static_cast<double>(v.u) : v.re;
+                : a == Kind::kUnsigned                 ? static_cast<double>(v.u)
+                                                       : v.re;
   if (b == Kind::kFloat || b == Kind::kComplex) {
     r.re = real;
     r.im = a == Kind::kComplex ? v.im : 0;
   } else if (a == Kind::kFloat || a == Kind::kComplex) {
-    if (b == Kind::kPred) r.i = real != 0;
-    else if (b == Kind::kSigned) r.i = std::isnan(real) ? 0 : static_cast<int64_t>(real);
-    else r.u = std::isnan(real) || real < 0 ? 0 : static_cast<uint64_t>(real);
+    if (b == Kind::kPred)
+      r.i = real != 0;
+    else if (b == Kind::kSigned)
+      r.i = std::isnan(real) ? 0 : static_cast<int64_t>(real);
+    else
+      r.u = std::isnan(real) || real < 0 ? 0 : static_cast<uint64_t>(real);
   } else {
     r.i = a == Kind::kUnsigned ? static_cast<int64_t>(v.u) : v.i;
     r.u = a == Kind::kUnsigned ? v.u : static_cast<uint64_t>(v.i);
@@ -225,50 +335,93 @@ Value Binary(EwOp op, ElementType t, const Value& a, const Value& b) {
   const Kind k = KindOf(t);
   if (k == Kind::kPred) {
     switch (op) {
-      case EwOp::kAdd: case EwOp::kOr: case EwOp::kMaximum: r.i = a.i | b.i; break;
-      case EwOp::kMultiply: case EwOp::kAnd: case EwOp::kMinimum: r.i = a.i & b.i; break;
-      case EwOp::kXor: case EwOp::kSubtract: r.i = a.i ^ b.i; break;
-      default: break;
+      case EwOp::kAdd:
+      case EwOp::kOr:
+      case EwOp::kMaximum:
+        r.i = a.i | b.i;
+        break;
+      case EwOp::kMultiply:
+      case EwOp::kAnd:
+      case EwOp::kMinimum:
+        r.i = a.i & b.i;
+        break;
+      case EwOp::kXor:
+      case EwOp::kSubtract:
+        r.i = a.i ^ b.i;
+        break;
+      default:
+        break;
     }
   } else if (k == Kind::kSigned || k == Kind::kUnsigned) {
     const uint64_t x = k == Kind::kSigned ? static_cast<uint64_t>(a.i) : a.u;
     const uint64_t y = k == Kind::kSigned ? static_cast<uint64_t>(b.i) : b.u;
     uint64_t z = 0;
     switch (op) {
-      case EwOp::kAdd: z = x + y; break;
-      case EwOp::kSubtract: z = x - y; break;
-      case EwOp::kMultiply: z = x * y; break;
-      case EwOp::kAnd: z = x & y; break;
-      case EwOp::kOr: z = x | y; break;
-      case EwOp::kXor: z = x ^ y; break;
+      case EwOp::kAdd:
+        z = x + y;
+        break;
+      case EwOp::kSubtract:
+        z = x - y;
+        break;
+      case EwOp::kMultiply:
+        z = x * y;
+        break;
+      case EwOp::kAnd:
+        z = x & y;
+        break;
+      case EwOp::kOr:
+        z = x | y;
+        break;
+      case EwOp::kXor:
+        z = x ^ y;
+        break;
       case EwOp::kMaximum:
         z = k == Kind::kSigned ? (a.i > b.i ? x : y) : (a.u > b.u ? x : y);
         break;
       case EwOp::kMinimum:
         z = k == Kind::kSigned ? (a.i < b.i ? x : y) : (a.u < b.u ? x : y);
         break;
-      default: break;
+      default:
+        break;
     }
     r.i = static_cast<int64_t>(z);
     r.u = z;
   } else if (k == Kind::kFloat) {
     switch (op) {
-      case EwOp::kAdd: r.re = a.re + b.re; break;
-      case EwOp::kSubtract: r.re = a.re - b.re; break;
-      case EwOp::kMultiply: r.re = a.re * b.re; break;
-      case EwOp::kMaximum: r.re = FMax(a.re, b.re); break;
-      case EwOp::kMinimum: r.re = FMin(a.re, b.re); break;
-      default: break;
+      case EwOp::kAdd:
+        r.re = a.re + b.re;
+        break;
+      case EwOp::kSubtract:
+        r.re = a.re - b.re;
+        break;
+      case EwOp::kMultiply:
+        r.re = a.re * b.re;
+        break;
+      case EwOp::kMaximum:
+        r.re = FMax(a.re, b.re);
+        break;
+      case EwOp::kMinimum:
+        r.re = FMin(a.re, b.re);
+        break;
+      default:
+        break;
     }
   } else if (k == Kind::kComplex) {
     switch (op) {
-      case EwOp::kAdd: r.re = a.re + b.re; r.im = a.im + b.im; break;
-      case EwOp::kSubtract: r.re = a.re - b.re; r.im = a.im - b.im; break;
+      case EwOp::kAdd:
+        r.re = a.re + b.re;
+        r.im = a.im + b.im;
+        break;
+      case EwOp::kSubtract:
+        r.re = a.re - b.re;
+        r.im = a.im - b.im;
+        break;
       case EwOp::kMultiply:
         r.re = a.re * b.re - a.im * b.im;
         r.im = a.re * b.im + a.im * b.re;
         break;
-      default: break;
+      default:
+        break;
     }
   }
   return Normalize(t, r);
@@ -283,20 +436,28 @@ bool Compare(int64_t attr, ElementType t, const Value& a, const Value& b) {
   }
   int c;  // -1, 0, 1, or 2 for unordered.
   if (k == Kind::kFloat) {
-    if (a.re != a.re || b.re != b.re) c = 2;
-    else c = a.re < b.re ? -1 : (a.re > b.re ? 1 : 0);
+    if (a.re != a.re || b.re != b.re)
+      c = 2;
+    else
+      c = a.re < b.re ? -1 : (a.re > b.re ? 1 : 0);
   } else if (k == Kind::kUnsigned) {
     c = a.u < b.u ? -1 : (a.u > b.u ? 1 : 0);
   } else {
     c = a.i < b.i ? -1 : (a.i > b.i ? 1 : 0);
   }
   switch (dir) {
-    case ComparisonDirection::kEq: return c == 0;
-    case ComparisonDirection::kNe: return c != 0;
-    case ComparisonDirection::kGe: return c == 0 || c == 1;
-    case ComparisonDirection::kGt: return c == 1;
-    case ComparisonDirection::kLe: return c == 0 || c == -1;
-    case ComparisonDirection::kLt: return c == -1;
+    case ComparisonDirection::kEq:
+      return c == 0;
+    case ComparisonDirection::kNe:
+      return c != 0;
+    case ComparisonDirection::kGe:
+      return c == 0 || c == 1;
+    case ComparisonDirection::kGt:
+      return c == 1;
+    case ComparisonDirection::kLe:
+      return c == 0 || c == -1;
+    case ComparisonDirection::kLt:
+      return c == -1;
   }
   return false;
 }
@@ -305,21 +466,36 @@ bool Compare(int64_t attr, ElementType t, const Value& a, const Value& b) {
 
 const char* EwOpName(EwOp op) {
   switch (op) {
-    case EwOp::kInput: return "input";
-    case EwOp::kConstant: return "constant";
-    case EwOp::kAdd: return "add";
-    case EwOp::kSubtract: return "subtract";
-    case EwOp::kMultiply: return "multiply";
-    case EwOp::kMaximum: return "maximum";
-    case EwOp::kMinimum: return "minimum";
-    case EwOp::kAnd: return "and";
-    case EwOp::kOr: return "or";
-    case EwOp::kXor: return "xor";
-    case EwOp::kNegate: return "negate";
-    case EwOp::kCompare: return "compare";
-    case EwOp::kSelect: return "select";
-    case EwOp::kConvert: return "convert";
-    default: return "op";
+    case EwOp::kInput:
+      return "input";
+    case EwOp::kConstant:
+      return "constant";
+    case EwOp::kAdd:
+      return "add";
+    case EwOp::kSubtract:
+      return "subtract";
+    case EwOp::kMultiply:
+      return "multiply";
+    case EwOp::kMaximum:
+      return "maximum";
+    case EwOp::kMinimum:
+      return "minimum";
+    case EwOp::kAnd:
+      return "and";
+    case EwOp::kOr:
+      return "or";
+    case EwOp::kXor:
+      return "xor";
+    case EwOp::kNegate:
+      return "negate";
+    case EwOp::kCompare:
+      return "compare";
+    case EwOp::kSelect:
+      return "select";
+    case EwOp::kConvert:
+      return "convert";
+    default:
+      return "op";
   }
 }
 
@@ -327,17 +503,26 @@ Status CheckSupported(EwOp op, ElementType type, ElementType) {
   const Kind k = KindOf(type);
   if (k == Kind::kOther) return Unimplemented("fake engine: type");
   switch (op) {
-    case EwOp::kAnd: case EwOp::kOr: case EwOp::kXor:
+    case EwOp::kAnd:
+    case EwOp::kOr:
+    case EwOp::kXor:
       if (k == Kind::kFloat || k == Kind::kComplex) {
         return InvalidArgument(std::string(EwOpName(op)) + " is not defined on " +
                                ElementTypeName(type));
       }
       return OkStatus();
-    case EwOp::kMaximum: case EwOp::kMinimum:
+    case EwOp::kMaximum:
+    case EwOp::kMinimum:
       if (k == Kind::kComplex) return Unimplemented("fake engine: complex max/min");
       return OkStatus();
-    case EwOp::kInput: case EwOp::kConstant: case EwOp::kAdd: case EwOp::kSubtract:
-    case EwOp::kMultiply: case EwOp::kNegate: case EwOp::kCompare: case EwOp::kSelect:
+    case EwOp::kInput:
+    case EwOp::kConstant:
+    case EwOp::kAdd:
+    case EwOp::kSubtract:
+    case EwOp::kMultiply:
+    case EwOp::kNegate:
+    case EwOp::kCompare:
+    case EwOp::kSelect:
     case EwOp::kConvert:
       return OkStatus();
     default:
@@ -355,15 +540,17 @@ Status Validate(const FusedElementwise& fused) {
       }
       continue;
     }
-    const int arity = step.op == EwOp::kConstant ? 0
-                      : step.op == EwOp::kSelect ? 3
-                      : (step.op == EwOp::kNegate || step.op == EwOp::kConvert) ? 1 : 2;
+    const int arity = step.op == EwOp::kConstant                                ? 0
+                      : step.op == EwOp::kSelect                                ? 3
+                      : (step.op == EwOp::kNegate || step.op == EwOp::kConvert) ? 1
+                                                                                : 2;
     for (int k = 0; k < arity; ++k) {
       if (step.operands[k] < 0 || step.operands[k] >= static_cast<int32_t>(s)) {
         return InvalidArgument("step " + std::to_string(s) + " reads no earlier step");
       }
     }
-    if (step.op == EwOp::kConstant && step.constant.size() != static_cast<size_t>(Bytes(step.type))) {
+    if (step.op == EwOp::kConstant &&
+        step.constant.size() != static_cast<size_t>(Bytes(step.type))) {
       return InvalidArgument("constant of the wrong size");
     }
   }
@@ -394,21 +581,29 @@ void Evaluate(const FusedElementwise& fused, const void* const* inputs, void* co
           values[s] = Read(in.type, inputs[step.attr], offset);
           break;
         }
-        case EwOp::kConstant: values[s] = Read(step.type, step.constant.data(), 0); break;
+        case EwOp::kConstant:
+          values[s] = Read(step.type, step.constant.data(), 0);
+          break;
         case EwOp::kNegate: {
           Value zero;
           values[s] = Binary(EwOp::kSubtract, step.type, zero, *a);
           break;
         }
-        case EwOp::kConvert: values[s] = Convert(step.operand_type, step.type, *a); break;
+        case EwOp::kConvert:
+          values[s] = Convert(step.operand_type, step.type, *a);
+          break;
         case EwOp::kCompare: {
           Value r;
           r.i = Compare(step.attr, step.operand_type, *a, *b);
           values[s] = r;
           break;
         }
-        case EwOp::kSelect: values[s] = a->i ? *b : *c; break;
-        default: values[s] = Binary(step.op, step.type, *a, *b); break;
+        case EwOp::kSelect:
+          values[s] = a->i ? *b : *c;
+          break;
+        default:
+          values[s] = Binary(step.op, step.type, *a, *b);
+          break;
       }
     }
     for (size_t o = 0; o < fused.outputs.size(); ++o) {
