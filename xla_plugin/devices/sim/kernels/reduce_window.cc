@@ -1,10 +1,12 @@
 // StableHLO reduce_window as XLA:CPU computes it: each result starts at the init value and
 // combines the window's input elements in window order (row-major); positions in the padding or
 // in base-dilation holes are skipped. The kernel runs window offset by window offset, each over
-// all the results it reaches at once. Cumulative windows (every window a prefix of its row:
-// jax.lax.cumsum and friends) run as one scan; suffix windows (reverse cumulative) too, for
-// combiners with typed loops (floats then sum from the end: rounding may differ from XLA's).
+// all the results it reaches at once. Cumulative windows (every window a prefix or a suffix of its
+// row: jax.lax.cumsum and friends, reverse ones, their gradients) run as linear scans instead;
+// where those regroup the combinations (suffix scans, blocked engine scans) floats may round
+// differently from XLA's sequential order (see GenericScan and RunTypedScan).
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -122,57 +124,166 @@ void RunTypedScan(const TypedCombiner& loops, const ScanShape& s, const void* x,
   if (!s.suffix) RepeatLastRow(s, bytes, out);
 }
 
-// Prefix scan through the engine: all [outer][inner] lanes at once, one call per row.
-void RunGenericScan(const ReduceWindowParams& params, const ScanShape& s, const Arrays& arrays) {
-  const size_t n = arrays.n;
-  const int64_t lanes = s.outer * s.inner;
-  ScalarApplier applier(params.body);
-  std::vector<std::vector<char>> acc[2], gathered(n);
-  for (auto& buffers : acc) {
-    buffers.resize(n);
-    for (size_t i = 0; i < n; ++i) buffers[i].resize(lanes * arrays.bytes[i]);
+// The engine's scan of one cumulative window, all [outer][inner] lanes at once. Rows are split
+// into `blocks` blocks of `length` rows laid out [row in block][block][lane], so each step is one
+// engine call over every block: (1) scan within the blocks, (2) carry from block to block,
+// (3) combine each block with the carry before it; about 2 * length + blocks calls. With one block
+// a prefix scan is XLA's sequential order exactly. A suffix scan computes s_o = body(x_o,
+// s_{o+1}) and then body(init, s_o): the window's order with its combinations regrouped, as a
+// blocked prefix scan regroups them (floats may round differently from XLA; the results are the
+// same for associative bodies).
+class GenericScan {
+ public:
+  GenericScan(const ReduceWindowParams& params, const ScanShape& shape, const Arrays& arrays)
+      : shape_(shape), arrays_(arrays), applier_(params.body) {
+    const int64_t rows = shape.input;
+    lanes_ = shape.outer * shape.inner;
+    length_ = rows;
+    if (lanes_ < kBlockedScanLanes && rows > kBlockedScanRows) {
+      length_ = static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(rows))));
+    }
+    blocks_ = (rows + length_ - 1) / length_;
+    const size_t n = arrays.n;
+    calls_in_.resize(2 * n);
+    calls_out_.resize(n);
+    strides_.resize(2 * n);
   }
-  for (size_t i = 0; i < n; ++i) {
-    if (s.outer > 1 && s.inner > 1) gathered[i].resize(lanes * arrays.bytes[i]);
-  }
-  std::vector<const void*> call_inputs(2 * n);
-  std::vector<int64_t> strides(2 * n);
-  std::vector<void*> call_results(n);
-  for (int64_t o = 0; o < s.input; ++o) {
-    const int which = static_cast<int>(o % 2);
+
+  void Run() {
+    const size_t n = arrays_.n;
+    std::vector<std::vector<char>> x(n), local(n), carry(n);
     for (size_t i = 0; i < n; ++i) {
-      const int64_t bytes = arrays.bytes[i];
-      const char* x = static_cast<const char*>(arrays.inputs[i]);
-      call_inputs[i] = o == 0 ? arrays.inits[i] : acc[1 - which][i].data();
-      strides[i] = o == 0 ? 0 : 1;
-      if (s.outer == 1) {
-        call_inputs[n + i] = x + o * s.inner * bytes;
-        strides[n + i] = 1;
-      } else if (s.inner == 1) {
-        call_inputs[n + i] = x + o * bytes;
-        strides[n + i] = s.input;
-      } else {
-        for (int64_t a = 0; a < s.outer; ++a) {
-          std::memcpy(gathered[i].data() + a * s.inner * bytes,
-                      x + (a * s.input + o) * s.inner * bytes, s.inner * bytes);
+      const int64_t bytes = arrays_.bytes[i];
+      x[i].assign(length_ * blocks_ * lanes_ * bytes, 0);
+      local[i].assign(length_ * blocks_ * lanes_ * bytes, 0);
+      carry[i].assign(blocks_ * lanes_ * bytes, 0);
+      Gather(i, x[i].data());
+    }
+    const bool suffix = shape_.suffix;
+    // (1) Within blocks. Prefix scans start block 0 with the init value.
+    for (int64_t t = 0; t < length_; ++t) {
+      const int64_t active = Active(t);
+      for (size_t i = 0; i < n; ++i) {
+        const int64_t row = blocks_ * lanes_ * arrays_.bytes[i];
+        if (t == 0) std::memcpy(local[i].data(), x[i].data(), active * lanes_ * arrays_.bytes[i]);
+        calls_in_[i] = t == 0 ? arrays_.inits[i] : local[i].data() + (t - 1) * row;
+        strides_[i] = t == 0 ? 0 : 1;
+        calls_in_[n + i] = x[i].data() + t * row;
+        strides_[n + i] = 1;
+        calls_out_[i] = local[i].data() + t * row;
+      }
+      if (t == 0 && !suffix) {
+        Call(lanes_, /*swap=*/false);  // Block 0's first row combined with the init value.
+      } else if (t > 0) {
+        Call(active * lanes_, suffix);
+      }
+    }
+    // (2) The carry into each block: carry[b] = everything before block b + 1.
+    for (int64_t b = 0; b + 1 < blocks_; ++b) {
+      for (size_t i = 0; i < n; ++i) {
+        const int64_t lane_bytes = lanes_ * arrays_.bytes[i];
+        const char* last = local[i].data() + ((length_ - 1) * blocks_ + b) * lane_bytes;
+        if (b == 0) {
+          std::memcpy(carry[i].data(), last, lane_bytes);
+          continue;
         }
-        call_inputs[n + i] = gathered[i].data();
-        strides[n + i] = 1;
+        calls_in_[i] = carry[i].data() + (b - 1) * lane_bytes;
+        calls_in_[n + i] = last;
+        strides_[i] = strides_[n + i] = 1;
+        calls_out_[i] = carry[i].data() + b * lane_bytes;
       }
-      call_results[i] = acc[which][i].data();
+      if (b > 0) Call(lanes_, suffix);
     }
-    applier.Apply(lanes, call_inputs.data(), strides.data(), call_results.data());
-    for (size_t i = 0; i < n; ++i) {
-      const int64_t bytes = arrays.bytes[i];
-      char* out = static_cast<char*>(arrays.results[i]);
-      for (int64_t a = 0; a < s.outer; ++a) {
-        std::memcpy(out + (a * s.output + o) * s.inner * bytes,
-                    acc[which][i].data() + a * s.inner * bytes, s.inner * bytes);
+    // (3) Blocks 1.. combined with their carry, into x (no longer needed).
+    for (int64_t t = 0; t < length_; ++t) {
+      const int64_t active = Active(t);
+      for (size_t i = 0; i < n; ++i) {
+        const int64_t lane_bytes = lanes_ * arrays_.bytes[i];
+        const int64_t row = blocks_ * lane_bytes;
+        std::memcpy(x[i].data() + t * row, local[i].data() + t * row, lane_bytes);
+        calls_in_[i] = carry[i].data();
+        calls_in_[n + i] = local[i].data() + t * row + lane_bytes;
+        strides_[i] = strides_[n + i] = 1;
+        calls_out_[i] = x[i].data() + t * row + lane_bytes;
+      }
+      if (active > 1) Call((active - 1) * lanes_, suffix);
+    }
+    // Suffix scans: the init value combined last, over everything at once.
+    if (suffix) {
+      for (size_t i = 0; i < n; ++i) {
+        calls_in_[i] = arrays_.inits[i];
+        strides_[i] = 0;
+        calls_in_[n + i] = x[i].data();
+        strides_[n + i] = 1;
+        calls_out_[i] = local[i].data();
+      }
+      Call(length_ * blocks_ * lanes_, /*swap=*/false);
+    }
+    for (size_t i = 0; i < n; ++i) Scatter(i, (suffix ? local : x)[i].data());
+    if (!suffix) {
+      for (size_t i = 0; i < n; ++i) RepeatLastRow(shape_, arrays_.bytes[i], arrays_.results[i]);
+    }
+  }
+
+ private:
+  // Scans with fewer lanes than this over more rows than kBlockedScanRows run blocked.
+  static constexpr int64_t kBlockedScanLanes = 1024;
+  static constexpr int64_t kBlockedScanRows = 64;
+
+  // Blocks that have row t.
+  int64_t Active(int64_t t) const { return (shape_.input - t + length_ - 1) / length_; }
+
+  // Input row of scan step u (suffix scans walk the rows backwards).
+  int64_t RowOf(int64_t u) const { return shape_.suffix ? shape_.input - 1 - u : u; }
+
+  // The calls' inputs are (a..., b...); with `swap` the engine gets (b..., a...).
+  void Call(int64_t count, bool swap) {
+    const size_t n = arrays_.n;
+    if (swap) {
+      for (size_t i = 0; i < n; ++i) {
+        std::swap(calls_in_[i], calls_in_[n + i]);
+        std::swap(strides_[i], strides_[n + i]);
+      }
+    }
+    applier_.Apply(count, calls_in_.data(), strides_.data(), calls_out_.data());
+  }
+
+  // Operand i's rows into dst[t][b][lane].
+  void Gather(size_t i, char* dst) const {
+    const int64_t bytes = arrays_.bytes[i];
+    const int64_t run = shape_.inner * bytes;
+    const char* x = static_cast<const char*>(arrays_.inputs[i]);
+    for (int64_t u = 0; u < shape_.input; ++u) {
+      char* row = dst + ((u % length_) * blocks_ + u / length_) * lanes_ * bytes;
+      for (int64_t a = 0; a < shape_.outer; ++a) {
+        std::memcpy(row + a * run, x + (a * shape_.input + RowOf(u)) * run, run);
       }
     }
   }
-  for (size_t i = 0; i < n; ++i) RepeatLastRow(s, arrays.bytes[i], arrays.results[i]);
-}
+
+  // src[t][b][lane] into result i's rows.
+  void Scatter(size_t i, const char* src) const {
+    const int64_t bytes = arrays_.bytes[i];
+    const int64_t run = shape_.inner * bytes;
+    char* out = static_cast<char*>(arrays_.results[i]);
+    for (int64_t u = 0; u < shape_.input; ++u) {
+      const char* row = src + ((u % length_) * blocks_ + u / length_) * lanes_ * bytes;
+      for (int64_t a = 0; a < shape_.outer; ++a) {
+        std::memcpy(out + (a * shape_.output + RowOf(u)) * run, row + a * run, run);
+      }
+    }
+  }
+
+  const ScanShape& shape_;
+  const Arrays& arrays_;
+  ScalarApplier applier_;
+  int64_t lanes_ = 1;
+  int64_t length_ = 1;
+  int64_t blocks_ = 1;
+  std::vector<const void*> calls_in_;
+  std::vector<void*> calls_out_;
+  std::vector<int64_t> strides_;
+};
 
 // Typed loops: for each window offset, each row of its box accumulated in place.
 void RunTyped(const TypedCombiner& loops, const std::vector<WindowDim>& dims,
@@ -336,12 +447,12 @@ Status RunReduceWindow(const ReduceWindowParams& params, const std::vector<Array
   const bool typed =
       n == 1 && GetTypedCombiner(params.body.combiner, results[0].type->type, &loops);
   ScanShape scan;
-  if (in_count > 0 && FindScan(dims, &scan) && (typed || !scan.suffix)) {
+  if (in_count > 0 && FindScan(dims, &scan)) {
     if (typed) {
       RunTypedScan(loops, scan, arrays.inputs[0], arrays.inits[0], arrays.bytes[0],
                    arrays.results[0]);
     } else {
-      RunGenericScan(params, scan, arrays);
+      GenericScan(params, scan, arrays).Run();
     }
     return OkStatus();
   }
