@@ -44,6 +44,17 @@ bool OrderedUpdates::Seen(int64_t target) {
   return false;
 }
 
+void OrderedUpdates::AddRun(int64_t target, int64_t target_step, int64_t source,
+                            int64_t source_step, int64_t count) {
+  if (typed_ && count >= kDirectRun) {
+    Flush();
+    loops_.accumulate(count, static_cast<char*>(results_[0]) + target * bytes_[0], target_step,
+                      static_cast<const char*>(updates_[0]) + source * bytes_[0], source_step);
+    return;
+  }
+  for (int64_t k = 0; k < count; ++k) Add(target + k * target_step, source + k * source_step);
+}
+
 void OrderedUpdates::Flush() {
   const int64_t count = static_cast<int64_t>(targets_.size());
   if (count == 0) return;

@@ -33,12 +33,19 @@ class OrderedUpdates {
     if (static_cast<int64_t>(targets_.size()) == kBatch) Flush();
   }
 
+  // Queues `count` updates: target + k * target_step from source + k * source_step, k in order.
+  // With the typed loop a long run is applied at once (after everything queued before it).
+  void AddRun(int64_t target, int64_t target_step, int64_t source, int64_t source_step,
+              int64_t count);
+
   // Applies every queued update. Call it once all are added.
   void Flush();
 
  private:
   // Pairs applied per batch.
   static constexpr int64_t kBatch = 1024;
+  // Runs at least this long go to the typed loop directly.
+  static constexpr int64_t kDirectRun = 8;
   // Slots of the batch's target set (a power of two, twice the batch).
   static constexpr int64_t kSlots = 2 * kBatch;
 

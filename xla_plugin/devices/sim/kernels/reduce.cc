@@ -165,8 +165,11 @@ void RunTyped(const TypedCombiner& loops, const ReduceLayout& layout, const void
   loops.combine(m, init, 0, out, 1, out);
 }
 
-// The engine path: the operands in [k][m] layout, halves combined level by level (row r with row
-// r + half, an odd last row carried), then the init values applied once.
+// The engine path. The operands are viewed as [outer][k][inner] (one reduced group between kept
+// ones; several reduced groups are first transposed to [k][m]). Each level combines adjacent
+// elements (2j, 2j + 1) along k in one strided engine call, an odd last one folded into the last
+// pair, so the tree's in-order traversal is the elements' order (as the spec asks): log2(k)
+// levels. Then the init values are applied once per result element.
 void RunGeneric(const ReduceParams& params, const ReduceLayout& layout,
                 const std::vector<const void*>& inputs, const std::vector<const void*>& inits,
                 const std::vector<int64_t>& bytes, const std::vector<ArrayResult>& results) {
@@ -174,11 +177,20 @@ void RunGeneric(const ReduceParams& params, const ReduceLayout& layout,
   const int64_t k = layout.k;
   const int64_t m = layout.m;
   ScalarApplier applier(params.body);
-  const bool direct =
-      layout.CountReduced() == 0 || (layout.reduced[0] && layout.CountReduced() == 1);
   std::vector<std::vector<char>> transposed(n);
   std::vector<const void*> src(inputs);
-  if (!direct) {
+  int64_t outer = 1, inner = m;
+  if (layout.CountReduced() <= 1) {
+    bool before = true;
+    for (size_t g = 0; g < layout.sizes.size(); ++g) {
+      if (layout.reduced[g]) {
+        before = false;
+      } else if (before) {
+        outer *= layout.sizes[g];
+      }
+    }
+    inner = m / outer;
+  } else {
     const std::vector<int64_t> perm = layout.Permutation(/*reduced_first=*/true);
     for (size_t i = 0; i < n; ++i) {
       transposed[i].resize(k * m * bytes[i]);
@@ -189,38 +201,56 @@ void RunGeneric(const ReduceParams& params, const ReduceLayout& layout,
   // Ping-pong buffers: level outputs alternate between buffers[0] and buffers[1].
   std::vector<std::vector<char>> buffers[2] = {std::vector<std::vector<char>>(n),
                                                std::vector<std::vector<char>>(n)};
+  std::vector<std::vector<char>> folded(n);
   std::vector<const void*> call_inputs(2 * n);
-  std::vector<int64_t> strides(2 * n, 1);
+  std::vector<std::vector<int64_t>> strides(2 * n);
   std::vector<void*> call_results(n);
   int64_t rows = k;
   int which = 0;
   while (rows > 1) {
     const int64_t half = rows / 2;
-    const int64_t next = rows - half;
     for (size_t i = 0; i < n; ++i) {
       std::vector<char>& buffer = buffers[which][i];
-      if (buffer.size() < static_cast<size_t>(next * m * bytes[i]))
-        buffer.resize(next * m * bytes[i]);
+      const size_t size = outer * half * inner * bytes[i];
+      if (buffer.size() < size) buffer.resize(size);
       call_inputs[i] = src[i];
-      call_inputs[n + i] = static_cast<const char*>(src[i]) + half * m * bytes[i];
+      call_inputs[n + i] = static_cast<const char*>(src[i]) + inner * bytes[i];
+      strides[i] = strides[n + i] = {rows * inner, 2 * inner, 1};
       call_results[i] = buffer.data();
-      if (next > half) {
-        std::memcpy(buffer.data() + half * m * bytes[i],
-                    static_cast<const char*>(src[i]) + 2 * half * m * bytes[i], m * bytes[i]);
+    }
+    applier.ApplyStrided({outer, half, inner}, call_inputs.data(), strides.data(),
+                         call_results.data());
+    if (rows % 2 == 1) {
+      // The last element folds into the last pair: (x[2h-2] op x[2h-1]) op x[2h].
+      for (size_t i = 0; i < n; ++i) {
+        folded[i].resize(outer * inner * bytes[i]);
+        call_inputs[i] = buffers[which][i].data() + (half - 1) * inner * bytes[i];
+        strides[i] = {half * inner, 1};
+        call_inputs[n + i] = static_cast<const char*>(src[i]) + 2 * half * inner * bytes[i];
+        strides[n + i] = {rows * inner, 1};
+        call_results[i] = folded[i].data();
+      }
+      applier.ApplyStrided({outer, inner}, call_inputs.data(), strides.data(), call_results.data());
+      for (size_t i = 0; i < n; ++i) {
+        const int64_t run = inner * bytes[i];
+        for (int64_t o = 0; o < outer; ++o) {
+          std::memcpy(buffers[which][i].data() + (o * half + half - 1) * run,
+                      folded[i].data() + o * run, run);
+        }
       }
     }
-    applier.Apply(half * m, call_inputs.data(), strides.data(), call_results.data());
     for (size_t i = 0; i < n; ++i) src[i] = buffers[which][i].data();
     which = 1 - which;
-    rows = next;
+    rows = half;
   }
+  std::vector<int64_t> flat(2 * n, 1);
   for (size_t i = 0; i < n; ++i) {
     call_inputs[i] = inits[i];
-    strides[i] = 0;
+    flat[i] = 0;
     call_inputs[n + i] = src[i];
     call_results[i] = results[i].data;
   }
-  applier.Apply(m, call_inputs.data(), strides.data(), call_results.data());
+  applier.Apply(m, call_inputs.data(), flat.data(), call_results.data());
 }
 
 }  // namespace

@@ -24,6 +24,8 @@ namespace {
 constexpr char kOp[] = "reduce_window";
 // Elements per engine call of the generic path.
 constexpr int64_t kChunk = 1024;
+// Rows of the typed loop shorter than this may run along another dimension.
+constexpr int64_t kShortRun = 16;
 // Window offsets that reach the input, at most (Check refuses more).
 constexpr int64_t kMaxOffsets = int64_t{1} << 32;
 
@@ -301,10 +303,14 @@ void RunTyped(const TypedCombiner& loops, const std::vector<WindowDim>& dims,
       count *= progressions[d].count;
     }
     if (count == 0) continue;
-    // The longest dimension runs inside the typed loop; a box iterates the others.
-    size_t inner = 0;
-    for (size_t d = 1; d < dims.size(); ++d) {
-      if (progressions[d].count > progressions[inner].count) inner = d;
+    // The last dimension runs inside the typed loop (memory order) unless it is short and another
+    // is much longer; a box iterates the others.
+    size_t inner = dims.empty() ? 0 : dims.size() - 1;
+    for (size_t d = 0; d + 1 < dims.size(); ++d) {
+      if (progressions[inner].count < kShortRun &&
+          progressions[d].count > 4 * progressions[inner].count) {
+        inner = d;
+      }
     }
     int64_t length = 1, out_step = 0, in_step = 0;
     std::vector<Progression> rows = progressions;

@@ -121,6 +121,39 @@ Buffer RunReduce1(const ReduceParams& p, const Buffer& x, const Buffer& init,
   return out;
 }
 
+// Composition of affine maps x -> a * x + b on s32 pairs (a, b): associative, not commutative.
+// (a1, b1) then (a2, b2) is (a1 * a2, a2 * b1 + b2): any grouping of the elements in their order
+// gives the sequential result, any reordering (almost always) another one.
+ScalarComputation AffineComposition() {
+  ScalarComputation c;
+  c.body.inputs = {EwInput{kS32, {}}, EwInput{kS32, {}}, EwInput{kS32, {}}, EwInput{kS32, {}}};
+  for (int i = 0; i < 4; ++i) {
+    EwStep in{EwOp::kInput, kS32};
+    in.attr = i;
+    c.body.steps.push_back(in);
+  }
+  EwStep a{EwOp::kMultiply, kS32};  // 4: a1 * a2
+  a.operands[0] = 0;
+  a.operands[1] = 2;
+  EwStep ab{EwOp::kMultiply, kS32};  // 5: a2 * b1
+  ab.operands[0] = 2;
+  ab.operands[1] = 1;
+  EwStep b{EwOp::kAdd, kS32};  // 6: a2 * b1 + b2
+  b.operands[0] = 5;
+  b.operands[1] = 3;
+  c.body.steps = {c.body.steps[0], c.body.steps[1], c.body.steps[2], c.body.steps[3], a, ab, b};
+  c.body.outputs = {4, 6};
+  return c;
+}
+
+// (a, b) composed with (a2, b2), wrapping like s32.
+std::pair<int32_t, int32_t> Compose(std::pair<int32_t, int32_t> x, int32_t a2, int32_t b2) {
+  const uint32_t a = static_cast<uint32_t>(x.first) * static_cast<uint32_t>(a2);
+  const uint32_t b =
+      static_cast<uint32_t>(a2) * static_cast<uint32_t>(x.second) + static_cast<uint32_t>(b2);
+  return {static_cast<int32_t>(a), static_cast<int32_t>(b)};
+}
+
 // XLA:CPU drops the init value where nothing is combined (it assumes an identity); the kernel
 // applies it exactly once per result element in every case (the spec allows either).
 TEST(ReduceTest, InitValueAppliedOnceEvenWithNothingToCombine) {
@@ -220,6 +253,65 @@ TEST(ReduceTest, RandomShapesAndDimensionsAgainstAReference) {
         got_values[k] = static_cast<const int32_t*>(got.data())[k];
       }
       ASSERT_EQ(got_values, want);
+    }
+  }
+}
+
+// The engine's tree keeps the elements' order (the spec's in-order schedule): reducing affine
+// maps composes them in index order, for every layout and odd or even lengths.
+TEST(ReduceTest, TreeKeepsElementOrder) {
+  std::mt19937 rng(13);
+  const struct {
+    std::vector<int64_t> dims, reduce;
+  } shapes[] = {{{3, 1}, {1}},       {{3, 2}, {1}},     {{2, 7}, {1}},          {{100}, {0}},
+                {{33, 3}, {0}},      {{4, 19, 3}, {1}}, {{2, 5, 3, 6}, {1, 3}}, {{5, 2, 9}, {0, 2}},
+                {{6, 4, 5}, {2, 0}}, {{3, 0}, {1}}};
+  for (const auto& shape : shapes) {
+    Buffer a(kS32, shape.dims), b(kS32, shape.dims);
+    const int64_t count = a.type().num_elements();
+    for (int64_t e = 0; e < count; ++e) {
+      static_cast<int32_t*>(a.data())[e] = static_cast<int32_t>(rng() % 7) - 3;
+      static_cast<int32_t*>(b.data())[e] = static_cast<int32_t>(rng() % 100);
+    }
+    // Sequential reference per result element (reduced elements in row-major order).
+    std::vector<bool> reduced(shape.dims.size(), false);
+    for (int64_t d : shape.reduce) reduced[d] = true;
+    std::vector<int64_t> out_dims;
+    for (size_t d = 0; d < shape.dims.size(); ++d) {
+      if (!reduced[d]) out_dims.push_back(shape.dims[d]);
+    }
+    const std::vector<int64_t> out_strides = RowMajorStrides(out_dims);
+    int64_t out_count = 1;
+    for (int64_t d : out_dims) out_count *= d;
+    std::vector<std::pair<int32_t, int32_t>> want(out_count, {1, 0});
+    std::vector<int64_t> index(shape.dims.size(), 0);
+    for (int64_t e = 0; e < count; ++e) {
+      int64_t o = 0;
+      for (size_t d = 0, j = 0; d < shape.dims.size(); ++d) {
+        if (!reduced[d]) o += index[d] * out_strides[j++];
+      }
+      want[o] =
+          Compose(want[o], static_cast<int32_t*>(a.data())[e], static_cast<int32_t*>(b.data())[e]);
+      for (int d = static_cast<int>(shape.dims.size()) - 1; d >= 0; --d) {
+        if (++index[d] < shape.dims[d]) break;
+        index[d] = 0;
+      }
+    }
+    ReduceParams p;
+    p.dimensions = shape.reduce;
+    p.body = AffineComposition();
+    const Buffer one = Values(kS32, {}, {1}), zero = Values(kS32, {}, {0});
+    Buffer out_a(kS32, out_dims), out_b(kS32, out_dims);
+    SCOPED_TRACE(a.type().ToString());
+    const Status checked = CheckReduce(p, {&a.type(), &b.type(), &one.type(), &zero.type()},
+                                       {&out_a.type(), &out_b.type()});
+    ASSERT_TRUE(checked.ok()) << checked.ToString();
+    ASSERT_TRUE(
+        RunReduce(p, {a.arg(), b.arg(), one.arg(), zero.arg()}, {out_a.result(), out_b.result()})
+            .ok());
+    for (int64_t o = 0; o < out_count; ++o) {
+      EXPECT_EQ(static_cast<int32_t*>(out_a.data())[o], want[o].first) << o;
+      EXPECT_EQ(static_cast<int32_t*>(out_b.data())[o], want[o].second) << o;
     }
   }
 }
@@ -529,6 +621,49 @@ TEST(ReduceWindowTest, BlockedEngineScansMatchTypedScans) {
   EXPECT_EQ(ran, 48);
 }
 
+// Engine scans keep the order too: affine maps composed along long rows (blocked) and short
+// ones, forward and reverse, against sequential composition (a reverse window o composes x_o,
+// x_o+1, ... in that order).
+TEST(ReduceWindowTest, EngineScansKeepElementOrder) {
+  std::mt19937 rng(19);
+  for (int64_t rows : {5, 64, 65, 300, 2000}) {
+    for (bool reverse : {false, true}) {
+      const int64_t lanes = 3;
+      Buffer a(kS32, {lanes, rows}), b(kS32, {lanes, rows});
+      for (int64_t e = 0; e < lanes * rows; ++e) {
+        static_cast<int32_t*>(a.data())[e] = static_cast<int32_t>(rng() % 7) - 3;
+        static_cast<int32_t*>(b.data())[e] = static_cast<int32_t>(rng() % 100);
+      }
+      ReduceWindowParams p;
+      p.window_dimensions = {1, rows};
+      p.padding = {{0, 0}, {reverse ? 0 : rows - 1, reverse ? rows - 1 : 0}};
+      p.body = AffineComposition();
+      const Buffer one = Values(kS32, {}, {1}), zero = Values(kS32, {}, {0});
+      Buffer out_a(kS32, {lanes, rows}), out_b(kS32, {lanes, rows});
+      SCOPED_TRACE(std::to_string(rows) + (reverse ? " reverse" : " forward"));
+      const Status checked = CheckReduceWindow(p, {&a.type(), &b.type(), &one.type(), &zero.type()},
+                                               {&out_a.type(), &out_b.type()});
+      ASSERT_TRUE(checked.ok()) << checked.ToString();
+      ASSERT_TRUE(RunReduceWindow(p, {a.arg(), b.arg(), one.arg(), zero.arg()},
+                                  {out_a.result(), out_b.result()})
+                      .ok());
+      for (int64_t l = 0; l < lanes; ++l) {
+        for (int64_t o = 0; o < rows; ++o) {
+          std::pair<int32_t, int32_t> want = {1, 0};
+          const int64_t first = reverse ? o : 0, last = reverse ? rows - 1 : o;
+          for (int64_t e = first; e <= last; ++e) {
+            want = Compose(want, static_cast<int32_t*>(a.data())[l * rows + e],
+                           static_cast<int32_t*>(b.data())[l * rows + e]);
+          }
+          ASSERT_EQ(static_cast<int32_t*>(out_a.data())[l * rows + o], want.first) << l << " " << o;
+          ASSERT_EQ(static_cast<int32_t*>(out_b.data())[l * rows + o], want.second)
+              << l << " " << o;
+        }
+      }
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // select_and_scatter
 
@@ -656,8 +791,6 @@ TEST(SelectAndScatterTest, RandomWindowsAgainstAReference) {
     const int rank = 1 + static_cast<int>(rng() % 3);
     const bool greater_equal = rng() % 2;
     SelectAndScatterParams p = SasParams({}, {}, kS32);
-    p.select = testing::CompareComputation(
-        greater_equal ? ComparisonDirection::kGe : ComparisonDirection::kLt, kS32);
     std::vector<int64_t> dims, win_dims;
     for (int d = 0; d < rank; ++d) {
       const int64_t size = rng() % 10 == 0 ? 0 : 1 + rng() % 6;
@@ -681,13 +814,31 @@ TEST(SelectAndScatterTest, RandomWindowsAgainstAReference) {
     const std::vector<int32_t> want =
         ReferenceSas(p, dims, win_dims, static_cast<const int32_t*>(x.data()),
                      static_cast<const int32_t*>(src.data()), 1, greater_equal);
-    for (Combiner combiner : {Combiner::kAdd, Combiner::kGeneric}) {
-      p.scatter.combiner = combiner;
-      SCOPED_TRACE("trial " + std::to_string(trial));
-      const Buffer got = RunSas(p, x, src, Values(kS32, {}, {1}));
-      ASSERT_EQ(std::vector<int32_t>(static_cast<const int32_t*>(got.data()),
-                                     static_cast<const int32_t*>(got.data()) + want.size()),
-                want);
+    const ComparisonDirection direction =
+        greater_equal ? ComparisonDirection::kGe : ComparisonDirection::kLt;
+    for (int form = 0; form < 3; ++form) {
+      // 0: compare(a, b), typed; 1: the mirrored compare of (b, a), typed; 2: and(compare,
+      // compare), through the engine.
+      p.select = testing::CompareComputation(direction, kS32);
+      if (form == 1) {
+        p.select.body.steps[2].attr = static_cast<int64_t>(
+            greater_equal ? ComparisonDirection::kLe : ComparisonDirection::kGt);
+        std::swap(p.select.body.steps[2].operands[0], p.select.body.steps[2].operands[1]);
+      } else if (form == 2) {
+        EwStep both{EwOp::kAnd, kPred};
+        both.operands[0] = 2;
+        both.operands[1] = 2;
+        p.select.body.steps.push_back(both);
+        p.select.body.outputs = {3};
+      }
+      for (Combiner combiner : {Combiner::kAdd, Combiner::kGeneric}) {
+        p.scatter.combiner = combiner;
+        SCOPED_TRACE("trial " + std::to_string(trial) + " form " + std::to_string(form));
+        const Buffer got = RunSas(p, x, src, Values(kS32, {}, {1}));
+        ASSERT_EQ(std::vector<int32_t>(static_cast<const int32_t*>(got.data()),
+                                       static_cast<const int32_t*>(got.data()) + want.size()),
+                  want);
+      }
     }
   }
 }

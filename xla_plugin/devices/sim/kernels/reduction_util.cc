@@ -1,5 +1,6 @@
 #include "xla_plugin/devices/sim/kernels/reduction_util.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "xla_plugin/devices/sim/kernels/fused_elementwise.h"
@@ -37,23 +38,68 @@ void BySize(int64_t bytes, Fn&& fn) {
   }
 }
 
-// Copies the block of dst dimensions [d, rank) starting at src/dst (row-major dst).
+// Elements per side of the tiles of a transposed copy.
+constexpr int64_t kTile = 32;
+
+// dst[i * dst_stride + j] = src[i + j * src_stride] for i < rows, j < cols, in tiles.
 template <typename T>
-void PermuteBlock(const T* src, const std::vector<int64_t>& sizes,
-                  const std::vector<int64_t>& src_strides, size_t d, T** dst) {
-  const int64_t size = sizes[d];
-  const int64_t stride = src_strides[d];
-  if (d + 1 == sizes.size()) {
-    T* out = *dst;
-    if (stride == 1) {
-      std::memcpy(out, src, size * sizeof(T));
-    } else {
-      for (int64_t k = 0; k < size; ++k) out[k] = src[k * stride];
+void TransposeTiles(const T* src, int64_t src_stride, T* dst, int64_t dst_stride, int64_t rows,
+                    int64_t cols) {
+  for (int64_t i0 = 0; i0 < rows; i0 += kTile) {
+    const int64_t i1 = std::min(rows, i0 + kTile);
+    for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
+      const int64_t j1 = std::min(cols, j0 + kTile);
+      for (int64_t j = j0; j < j1; ++j) {
+        for (int64_t i = i0; i < i1; ++i) dst[i * dst_stride + j] = src[i + j * src_stride];
+      }
     }
-    *dst = out + size;
-    return;
   }
-  for (int64_t k = 0; k < size; ++k) PermuteBlock(src + k * stride, sizes, src_strides, d + 1, dst);
+}
+
+// The permuted copy: `sizes` and `src_strides` per dst dimension (dst row-major). The last dst
+// dimension is copied as contiguous runs when the source is contiguous along it; otherwise the
+// dst dimension `unit` along which the source is contiguous and the last one are transposed in
+// tiles, for every index of the other dimensions.
+template <typename T>
+void Permute(const T* src, const std::vector<int64_t>& sizes,
+             const std::vector<int64_t>& src_strides, T* dst) {
+  const int rank = static_cast<int>(sizes.size());
+  const int last = rank - 1;
+  int unit = -1;
+  for (int j = 0; j < rank; ++j) {
+    if (src_strides[j] == 1 && sizes[j] > 1) unit = j;
+  }
+  std::vector<int64_t> dst_strides(rank, 1);
+  for (int j = rank - 2; j >= 0; --j) dst_strides[j] = dst_strides[j + 1] * sizes[j + 1];
+  const bool tiled = unit >= 0 && unit != last && sizes[last] > 1;
+  // The dimensions the odometer walks: all but the last (and `unit` when tiled).
+  std::vector<int> outer;
+  for (int j = 0; j < last; ++j) {
+    if (!(tiled && j == unit)) outer.push_back(j);
+  }
+  std::vector<int64_t> index(outer.size(), 0);
+  int64_t s = 0, d = 0;
+  while (true) {
+    if (tiled) {
+      TransposeTiles(src + s, src_strides[last], dst + d, dst_strides[unit], sizes[unit],
+                     sizes[last]);
+    } else if (src_strides[last] == 1) {
+      std::memcpy(dst + d, src + s, sizes[last] * sizeof(T));
+    } else {
+      for (int64_t k = 0; k < sizes[last]; ++k) dst[d + k] = src[s + k * src_strides[last]];
+    }
+    int k = static_cast<int>(outer.size()) - 1;
+    for (; k >= 0; --k) {
+      const int j = outer[k];
+      s += src_strides[j];
+      d += dst_strides[j];
+      if (++index[k] < sizes[j]) break;
+      s -= index[k] * src_strides[j];
+      d -= index[k] * dst_strides[j];
+      index[k] = 0;
+    }
+    if (k < 0) return;
+  }
 }
 
 }  // namespace
@@ -95,8 +141,7 @@ void PermuteCopy(const void* src, const std::vector<int64_t>& dims,
   }
   BySize(bytes, [&](auto tag) {
     using T = decltype(tag);
-    T* out = static_cast<T*>(dst);
-    PermuteBlock(static_cast<const T*>(src), sizes, src_strides, 0, &out);
+    Permute(static_cast<const T*>(src), sizes, src_strides, static_cast<T*>(dst));
   });
 }
 

@@ -196,6 +196,7 @@ ScalarApplier::ScalarApplier(const ScalarComputation& computation) : computation
     combine_fn_ = GetCombineFn(computation.combiner, body.inputs[0].type);
   }
   if (combine_fn_ == nullptr) {
+    strided_body_ = body;
     vector_body_ = body;
     vector_body_.dims = {0};
     for (EwInput& input : vector_body_.inputs) input.strides = {0};
@@ -214,6 +215,42 @@ void ScalarApplier::Evaluate1D(int64_t n, const void* const* inputs, const int64
     vector_body_.inputs[i].strides[0] = input_strides[i];
   }
   Evaluate(vector_body_, inputs, results);
+}
+
+void ScalarApplier::ApplyStrided(const std::vector<int64_t>& dims, const void* const* inputs,
+                                 const std::vector<int64_t>* strides, void* const* results) {
+  int64_t count = 1;
+  for (int64_t d : dims) count *= d;
+  if (count <= 0) return;
+  if (combine_fn_ != nullptr) {
+    // The typed loop along the last dimension, the others walked here.
+    const size_t rank = dims.size();
+    const int64_t inner = rank == 0 ? 1 : dims.back();
+    const int64_t a_step = rank == 0 ? 0 : strides[0].back();
+    const int64_t b_step = rank == 0 ? 0 : strides[1].back();
+    std::vector<int64_t> index(rank, 0);
+    const char* a = static_cast<const char*>(inputs[0]);
+    const char* b = static_cast<const char*>(inputs[1]);
+    char* out = static_cast<char*>(results[0]);
+    const int64_t bytes = result_bytes_[0];
+    for (int64_t done = 0; done < count; done += inner) {
+      combine_fn_(inner, a, a_step, b, b_step, out + done * bytes);
+      for (int d = static_cast<int>(rank) - 2; d >= 0; --d) {
+        a += strides[0][d] * bytes;
+        b += strides[1][d] * bytes;
+        if (++index[d] < dims[d]) break;
+        a -= index[d] * strides[0][d] * bytes;
+        b -= index[d] * strides[1][d] * bytes;
+        index[d] = 0;
+      }
+    }
+    return;
+  }
+  strided_body_.dims = dims;
+  for (size_t i = 0; i < strided_body_.inputs.size(); ++i) {
+    strided_body_.inputs[i].strides = strides[i];
+  }
+  Evaluate(strided_body_, inputs, results);
 }
 
 void ScalarApplier::Apply(int64_t n, const void* const* inputs, const int64_t* input_strides,

@@ -69,6 +69,12 @@ class ScalarApplier {
   void Apply(int64_t n, const void* const* inputs, const int64_t* input_strides,
              void* const* results);
 
+  // Applies the computation over an array of `dims`: input i's element at index (k_0, ...) is read
+  // at inputs[i] + sum_d k_d * strides[i][d] (strides[i] has dims.size() entries, 0 broadcasts);
+  // results are written dense row-major. Results must not overlap the inputs.
+  void ApplyStrided(const std::vector<int64_t>& dims, const void* const* inputs,
+                    const std::vector<int64_t>* strides, void* const* results);
+
  private:
   // Evaluates the re-dimensioned body over n elements, results dense.
   void Evaluate1D(int64_t n, const void* const* inputs, const int64_t* input_strides,
@@ -77,6 +83,7 @@ class ScalarApplier {
   const ScalarComputation* computation_;  // The computation applied.
   CombineFn combine_fn_ = nullptr;        // Typed loop of the combiner, if any.
   FusedElementwise vector_body_;          // The body with dims {n} and per-input strides.
+  FusedElementwise strided_body_;         // The body as ApplyStrided last shaped it.
   std::vector<int64_t> result_bytes_;     // Bytes of one element of each result.
   std::vector<int64_t> input_bytes_;      // Bytes of one element of each input.
   std::vector<char> scratch_;             // Results of aliased calls before they are copied.

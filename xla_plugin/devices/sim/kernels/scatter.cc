@@ -261,7 +261,7 @@ void AddWindow(const ScatterGeometry& g, int64_t target, int64_t source, Ordered
   const int64_t s_step = g.window_source_step[last];
   std::vector<int64_t> index(rank, 0);
   while (true) {
-    for (int64_t k = 0; k < inner; ++k) updates->Add(target + k * t_step, source + k * s_step);
+    updates->AddRun(target, t_step, source, s_step, inner);
     int d = last - 1;
     for (; d >= 0; --d) {
       target += g.window_target_step[d];

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "xla_plugin/devices/sim/kernels/fused_elementwise.h"
 #include "xla_plugin/devices/sim/kernels/ordered_updates.h"
 #include "xla_plugin/devices/sim/kernels/reduction.h"
 #include "xla_plugin/devices/sim/kernels/reduction_types.h"
@@ -32,16 +33,158 @@ WindowAttributes Attributes(const SelectAndScatterParams& params) {
   return attributes;
 }
 
+// The input a kInput step reads (the engine's convention: its `attr`), or -1 for other steps.
+int64_t ParameterOf(const FusedElementwise& body, int32_t step, int32_t before) {
+  if (step < 0 || step >= before || body.steps[step].op != EwOp::kInput) return -1;
+  return body.steps[step].attr;
+}
+
+// Whether `select` is one compare of its two parameters by the operand type's own order (what
+// jax emits: GE for max pooling, LE for min); *direction is then the compare of (a, b).
+bool MatchCompare(const ScalarComputation& select, ElementType type,
+                  ComparisonDirection* direction) {
+  const FusedElementwise& body = select.body;
+  if (body.outputs.size() != 1) return false;
+  const int32_t out = body.outputs[0];
+  const EwStep& step = body.steps[out];
+  if (step.op != EwOp::kCompare || step.operand_type != type) return false;
+  const auto kind = static_cast<ComparisonType>((step.attr >> 8) & 0xff);
+  const TypeClass c = ClassOfType(type);
+  const bool natural = kind == ComparisonType::kNotype ||
+                       (kind == ComparisonType::kFloat && c == TypeClass::kFloat) ||
+                       (kind == ComparisonType::kSigned && c == TypeClass::kSignedInt) ||
+                       (kind == ComparisonType::kUnsigned && c == TypeClass::kUnsignedInt);
+  const int64_t raw = step.attr & 0xff;
+  if (!natural || raw > static_cast<int64_t>(ComparisonDirection::kLt)) return false;
+  auto dir = static_cast<ComparisonDirection>(raw);
+  const int64_t p = ParameterOf(body, step.operands[0], out);
+  const int64_t q = ParameterOf(body, step.operands[1], out);
+  if (p == 1 && q == 0) {
+    // compare(b, a): the same as the mirrored compare of (a, b).
+    switch (dir) {
+      case ComparisonDirection::kGe:
+        dir = ComparisonDirection::kLe;
+        break;
+      case ComparisonDirection::kGt:
+        dir = ComparisonDirection::kLt;
+        break;
+      case ComparisonDirection::kLe:
+        dir = ComparisonDirection::kGe;
+        break;
+      case ComparisonDirection::kLt:
+        dir = ComparisonDirection::kGt;
+        break;
+      default:
+        break;
+    }
+  } else if (!(p == 0 && q == 1)) {
+    return false;
+  }
+  *direction = dir;
+  return true;
+}
+
+template <typename T>
+bool Compare(ComparisonDirection direction, T a, T b) {
+  switch (direction) {
+    case ComparisonDirection::kEq:
+      return a == b;
+    case ComparisonDirection::kNe:
+      return a != b;
+    case ComparisonDirection::kGe:
+      return a >= b;
+    case ComparisonDirection::kGt:
+      return a > b;
+    case ComparisonDirection::kLe:
+      return a <= b;
+    case ComparisonDirection::kLt:
+      return a < b;
+  }
+  return false;
+}
+
+// Selection with a typed compare (see SelectInWindows).
+template <typename T>
+void SelectTyped(ComparisonDirection direction, const std::vector<WindowDim>& dims,
+                 const void* operand, const std::vector<int64_t>& window_strides,
+                 const std::vector<int64_t>& operand_strides, std::vector<int64_t>* selected) {
+  const T* x = static_cast<const T*>(operand);
+  std::vector<T> values(selected->size());
+  int64_t* sel = selected->data();
+  std::vector<int64_t> window_offsets(kChunk), operand_offsets(kChunk);
+  std::vector<Progression> progressions(dims.size());
+  for (OffsetIterator it(dims); it.valid(); it.Advance()) {
+    for (size_t d = 0; d < dims.size(); ++d) {
+      progressions[d] = ValidPositions(dims[d], it.offset()[d]);
+    }
+    PairBox box(progressions, window_strides, operand_strides);
+    int64_t got;
+    while ((got = box.Next(kChunk, window_offsets.data(), operand_offsets.data())) > 0) {
+      for (int64_t j = 0; j < got; ++j) {
+        const int64_t w = window_offsets[j];
+        const T candidate = x[operand_offsets[j]];
+        if (sel[w] < 0 || !Compare(direction, values[w], candidate)) {
+          sel[w] = operand_offsets[j];
+          values[w] = candidate;
+        }
+      }
+    }
+  }
+}
+
+// The typed selection of `type`, false where there is none.
+bool SelectWithTypedCompare(ElementType type, ComparisonDirection direction,
+                            const std::vector<WindowDim>& dims, const void* operand,
+                            const std::vector<int64_t>& window_strides,
+                            const std::vector<int64_t>& operand_strides,
+                            std::vector<int64_t>* selected) {
+  auto run = [&](auto tag) {
+    SelectTyped<decltype(tag)>(direction, dims, operand, window_strides, operand_strides, selected);
+    return true;
+  };
+  switch (type) {
+    case ElementType::kS8:
+      return run(int8_t());
+    case ElementType::kS16:
+      return run(int16_t());
+    case ElementType::kS32:
+      return run(int32_t());
+    case ElementType::kS64:
+      return run(int64_t());
+    case ElementType::kU8:
+      return run(uint8_t());
+    case ElementType::kU16:
+      return run(uint16_t());
+    case ElementType::kU32:
+      return run(uint32_t());
+    case ElementType::kU64:
+      return run(uint64_t());
+    case ElementType::kF32:
+      return run(float());
+    case ElementType::kF64:
+      return run(double());
+    default:
+      return false;
+  }
+}
+
 // For each window (row-major over the source), the operand index selected in it, or -1.
 std::vector<int64_t> SelectInWindows(const SelectAndScatterParams& params,
                                      const std::vector<WindowDim>& dims, const ArrayArg& operand,
                                      const ArrayType& source_type) {
   const int64_t windows = source_type.num_elements();
-  const int64_t bytes = TypeBytes(operand.type->type);
+  const ElementType type = operand.type->type;
+  const int64_t bytes = TypeBytes(type);
   std::vector<int64_t> selected(windows, -1);
-  std::vector<char> values(windows * bytes, 0);  // The selected values.
   const std::vector<int64_t> window_strides = RowMajorStrides(source_type.dims);
   const std::vector<int64_t> operand_strides = RowMajorStrides(operand.type->dims);
+  ComparisonDirection direction;
+  if (MatchCompare(params.select, type, &direction) &&
+      SelectWithTypedCompare(type, direction, dims, operand.data, window_strides, operand_strides,
+                             &selected)) {
+    return selected;
+  }
+  std::vector<char> values(windows * bytes, 0);  // The selected values.
   ScalarApplier select(params.select);
   std::vector<int64_t> window_offsets(kChunk), operand_offsets(kChunk);
   std::vector<char> current(kChunk * bytes), candidate(kChunk * bytes), keep(kChunk);

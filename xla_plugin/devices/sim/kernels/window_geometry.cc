@@ -227,12 +227,34 @@ PairBox::PairBox(const std::vector<Progression>& progressions,
 int64_t PairBox::Next(int64_t max, int64_t* out_offsets, int64_t* in_offsets) {
   int64_t produced = 0;
   const int rank = static_cast<int>(count_.size());
+  if (rank == 0) {
+    if (done_ < size_ && max > 0) {
+      out_offsets[0] = out_;
+      in_offsets[0] = in_;
+      done_ = size_;
+      return 1;
+    }
+    return 0;
+  }
+  const int last = rank - 1;
   while (produced < max && done_ < size_) {
-    out_offsets[produced] = out_;
-    in_offsets[produced] = in_;
-    ++produced;
-    ++done_;
-    for (int d = rank - 1; d >= 0; --d) {
+    // A run along the last dimension, then the carry into the outer ones.
+    const int64_t take = std::min(count_[last] - index_[last], max - produced);
+    const int64_t out_step = out_step_[last], in_step = in_step_[last];
+    for (int64_t j = 0; j < take; ++j) {
+      out_offsets[produced + j] = out_ + j * out_step;
+      in_offsets[produced + j] = in_ + j * in_step;
+    }
+    produced += take;
+    done_ += take;
+    index_[last] += take;
+    out_ += take * out_step;
+    in_ += take * in_step;
+    if (index_[last] < count_[last]) break;
+    out_ -= count_[last] * out_step;
+    in_ -= count_[last] * in_step;
+    index_[last] = 0;
+    for (int d = last - 1; d >= 0; --d) {
       out_ += out_step_[d];
       in_ += in_step_[d];
       if (++index_[d] < count_[d]) break;
