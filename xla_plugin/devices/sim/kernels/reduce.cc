@@ -1,4 +1,5 @@
-// StableHLO reduce: pairwise over the reduced elements, the init value applied once per result.
+// StableHLO reduce: pairwise over the reduced elements (typed loops for combiners with one operand,
+// else a tree of engine calls), the init value applied once per result element.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -27,8 +28,9 @@ struct ReduceLayout {
   bool ReducedInnermostOnce() const {
     return CountReduced() <= 1 && (reduced.empty() || reduced.back());
   }
-  // Whether the groups are [kept][reduced][kept] with the last kept group present.
+  // Whether the innermost group is a kept one.
   bool KeptInnermost() const { return !reduced.empty() && !reduced.back(); }
+  // Number of reduced groups.
   int CountReduced() const {
     return static_cast<int>(std::count(reduced.begin(), reduced.end(), true));
   }
