@@ -142,8 +142,10 @@ StatusOr<std::vector<int64_t>> HostLayoutByteStrides(ElementType type,
   PJRTKIT_RETURN_IF_ERROR(CheckStorableType(type, where));
   PJRTKIT_RETURN_IF_ERROR(CheckMemoryLayout(layout, dims.size()));
   if (!layout.tiles.empty()) {
-    return Unimplemented(where + ": the sim device writes host arrays in dense layouts only; the "
-                         "tiled host layout " + EncodeXlaLayout(layout) + " is not supported");
+    return Unimplemented(where +
+                         ": the sim device writes host arrays in dense layouts only; the "
+                         "tiled host layout " +
+                         EncodeXlaLayout(layout) + " is not supported");
   }
   const int64_t element_bytes = ElementTypeBits(type) / 8;
   if (layout.element_size_in_bits != 0 && layout.element_size_in_bits != element_bytes * 8) {
@@ -174,14 +176,13 @@ Status CheckDeviceLayout(const MemoryLayout& layout, ElementType type,
                        " is not supported");
 }
 
-void CopyStridedToDense(int64_t element_bytes, const std::vector<int64_t>& dims,
-                        const uint8_t* src, const std::vector<int64_t>& src_strides,
-                        uint8_t* dst) {
+void CopyStridedToDense(int64_t element_bytes, const std::vector<int64_t>& dims, const uint8_t* src,
+                        const std::vector<int64_t>& src_strides, uint8_t* dst) {
   CopyStrided(element_bytes, dims, src, src_strides, dst, RowMajorByteStrides(element_bytes, dims));
 }
 
-void CopyDenseToStrided(int64_t element_bytes, const std::vector<int64_t>& dims,
-                        const uint8_t* src, uint8_t* dst, const std::vector<int64_t>& dst_strides) {
+void CopyDenseToStrided(int64_t element_bytes, const std::vector<int64_t>& dims, const uint8_t* src,
+                        uint8_t* dst, const std::vector<int64_t>& dst_strides) {
   CopyStrided(element_bytes, dims, src, RowMajorByteStrides(element_bytes, dims), dst, dst_strides);
 }
 

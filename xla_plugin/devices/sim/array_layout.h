@@ -52,12 +52,12 @@ Status CheckDeviceLayout(const MemoryLayout& layout, ElementType type,
 
 // Copies an array of `dims` with `element_bytes` per element from `src` (element i at
 // src + sum(i_d * src_strides[d]); strides may be negative or zero) to dense row-major `dst`.
-void CopyStridedToDense(int64_t element_bytes, const std::vector<int64_t>& dims,
-                        const uint8_t* src, const std::vector<int64_t>& src_strides, uint8_t* dst);
+void CopyStridedToDense(int64_t element_bytes, const std::vector<int64_t>& dims, const uint8_t* src,
+                        const std::vector<int64_t>& src_strides, uint8_t* dst);
 
 // The inverse: dense row-major `src` to `dst` laid out with `dst_strides`.
-void CopyDenseToStrided(int64_t element_bytes, const std::vector<int64_t>& dims,
-                        const uint8_t* src, uint8_t* dst, const std::vector<int64_t>& dst_strides);
+void CopyDenseToStrided(int64_t element_bytes, const std::vector<int64_t>& dims, const uint8_t* src,
+                        uint8_t* dst, const std::vector<int64_t>& dst_strides);
 
 }  // namespace sim
 }  // namespace pjrtkit

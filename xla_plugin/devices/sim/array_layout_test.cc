@@ -18,14 +18,18 @@ TEST(ArrayLayoutTest, ShapeStrings) {
 
 TEST(ArrayLayoutTest, DenseBytesOfEveryStorableType) {
   const std::vector<std::pair<ElementType, int64_t>> sizes = {
-      {ElementType::kPred, 1},          {ElementType::kS8, 1},         {ElementType::kS16, 2},
-      {ElementType::kS32, 4},           {ElementType::kS64, 8},        {ElementType::kU8, 1},
-      {ElementType::kU16, 2},           {ElementType::kU32, 4},        {ElementType::kU64, 8},
-      {ElementType::kF16, 2},           {ElementType::kF32, 4},        {ElementType::kF64, 8},
-      {ElementType::kBF16, 2},          {ElementType::kC64, 8},        {ElementType::kC128, 16},
-      {ElementType::kF8E5M2, 1},        {ElementType::kF8E4M3FN, 1},   {ElementType::kF8E4M3B11FNUZ, 1},
-      {ElementType::kF8E5M2FNUZ, 1},    {ElementType::kF8E4M3FNUZ, 1}, {ElementType::kF8E4M3, 1},
-      {ElementType::kF8E3M4, 1},        {ElementType::kF8E8M0FNU, 1},
+      {ElementType::kPred, 1},       {ElementType::kS8, 1},
+      {ElementType::kS16, 2},        {ElementType::kS32, 4},
+      {ElementType::kS64, 8},        {ElementType::kU8, 1},
+      {ElementType::kU16, 2},        {ElementType::kU32, 4},
+      {ElementType::kU64, 8},        {ElementType::kF16, 2},
+      {ElementType::kF32, 4},        {ElementType::kF64, 8},
+      {ElementType::kBF16, 2},       {ElementType::kC64, 8},
+      {ElementType::kC128, 16},      {ElementType::kF8E5M2, 1},
+      {ElementType::kF8E4M3FN, 1},   {ElementType::kF8E4M3B11FNUZ, 1},
+      {ElementType::kF8E5M2FNUZ, 1}, {ElementType::kF8E4M3FNUZ, 1},
+      {ElementType::kF8E4M3, 1},     {ElementType::kF8E3M4, 1},
+      {ElementType::kF8E8M0FNU, 1},
   };
   for (const auto& [type, size] : sizes) {
     StatusOr<int64_t> bytes = DenseBytes(type, {2, 3}, "test");
@@ -53,8 +57,7 @@ TEST(ArrayLayoutTest, SubByteTypesAndTokensAreUnimplementedNamingTheType) {
 TEST(ArrayLayoutTest, DenseBytesEdgeCases) {
   EXPECT_EQ(*DenseBytes(ElementType::kF32, {}, "t"), 4);
   EXPECT_EQ(*DenseBytes(ElementType::kF32, {0, 1 << 30}, "t"), 0);
-  EXPECT_EQ(DenseBytes(ElementType::kF32, {-1}, "t").status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(DenseBytes(ElementType::kF32, {-1}, "t").status().code(), StatusCode::kInvalidArgument);
   StatusOr<int64_t> huge = DenseBytes(ElementType::kF64, {int64_t{1} << 31, int64_t{1} << 31}, "t");
   ASSERT_FALSE(huge.ok());
   EXPECT_EQ(huge.status().code(), StatusCode::kInvalidArgument);

@@ -45,8 +45,8 @@ StatusOr<std::shared_ptr<Allocation>> SimBuffer::TakeForDonation() {
                               " cannot be donated: it has been deleted or donated already");
   }
   if (external_reference_count() > 0) {
-    return FailedPrecondition("the sim buffer " + Describe() + " cannot be donated: " +
-                              std::to_string(external_reference_count()) +
+    return FailedPrecondition("the sim buffer " + Describe() +
+                              " cannot be donated: " + std::to_string(external_reference_count()) +
                               " external reference(s) (NumPy or DLPack views) use its memory");
   }
   deleted_.store(true, std::memory_order_release);
@@ -92,20 +92,19 @@ StatusOr<std::shared_ptr<Event>> SimBuffer::ToHostBuffer(void* dst, size_t dst_s
   }
   std::shared_ptr<Event> done = Event::Create();
   const int64_t element_bytes = ElementTypeBits(type_) / 8;
-  device_->queue().EnqueueAfter(
-      ready_,
-      [allocation, dst, strides, done, element_bytes, bytes = bytes_, dims = dims_](Status status) {
-        if (status.ok()) {
-          const auto* src = static_cast<const uint8_t*>(allocation->data());
-          auto* out = static_cast<uint8_t*>(dst);
-          if (!strides.has_value()) {
-            std::memcpy(out, src, static_cast<size_t>(bytes));
-          } else {
-            CopyDenseToStrided(element_bytes, dims, src, out, *strides);
-          }
-        }
-        done->Set(std::move(status));
-      });
+  device_->queue().EnqueueAfter(ready_, [allocation, dst, strides, done, element_bytes,
+                                         bytes = bytes_, dims = dims_](Status status) {
+    if (status.ok()) {
+      const auto* src = static_cast<const uint8_t*>(allocation->data());
+      auto* out = static_cast<uint8_t*>(dst);
+      if (!strides.has_value()) {
+        std::memcpy(out, src, static_cast<size_t>(bytes));
+      } else {
+        CopyDenseToStrided(element_bytes, dims, src, out, *strides);
+      }
+    }
+    done->Set(std::move(status));
+  });
   return done;
 }
 
@@ -117,9 +116,8 @@ StatusOr<std::unique_ptr<Buffer>> SimBuffer::CopyToMemory(Memory* dst_memory) {
   const char* fn = "PJRT_Buffer_CopyToMemory";
   PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<Allocation> source, LiveAllocation(fn));
   SimDevice* destination = static_cast<SimMemory*>(dst_memory)->sim_device();
-  PJRTKIT_ASSIGN_OR_RETURN(
-      std::shared_ptr<Allocation> target,
-      destination->memory().Allocate(bytes_, "copy of buffer " + Describe()));
+  PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<Allocation> target,
+                           destination->memory().Allocate(bytes_, "copy of buffer " + Describe()));
   std::shared_ptr<Event> copied = Event::Create();
   // On this buffer's queue: ordered with the other uses of the source on its device; nobody
   // else touches the new buffer's memory before `copied` is ready.
@@ -133,8 +131,7 @@ StatusOr<std::unique_ptr<Buffer>> SimBuffer::CopyToMemory(Memory* dst_memory) {
       new SimBuffer(destination, type_, dims_, std::move(target), std::move(copied)));
 }
 
-StatusOr<std::shared_ptr<Event>> SimBuffer::CopyRawToHost(void* dst, int64_t offset,
-                                                          int64_t size) {
+StatusOr<std::shared_ptr<Event>> SimBuffer::CopyRawToHost(void* dst, int64_t offset, int64_t size) {
   const char* fn = "PJRT_Buffer_CopyRawToHost";
   PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<Allocation> allocation, LiveAllocation(fn));
   if (offset < 0 || size < 0 || offset > bytes_ || size > bytes_ - offset) {

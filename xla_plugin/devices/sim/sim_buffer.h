@@ -93,14 +93,14 @@ class SimBuffer : public Buffer {
   // "f32[2,3] on PJRTKIT_SIM_0", for messages.
   std::string Describe() const;
 
-  SimDevice* const device_;                   // Holding device.
-  const ElementType type_;                    // Element type.
-  const std::vector<int64_t> dims_;           // Dimensions.
-  const int64_t bytes_;                       // Dense size.
-  const std::shared_ptr<Event> ready_;        // Ready when the contents are.
-  mutable std::mutex mu_;                     // Guards allocation_.
-  std::shared_ptr<Allocation> allocation_;    // The memory; null once deleted or donated.
-  std::atomic<bool> deleted_{false};          // Delete() or donation happened.
+  SimDevice* const device_;                 // Holding device.
+  const ElementType type_;                  // Element type.
+  const std::vector<int64_t> dims_;         // Dimensions.
+  const int64_t bytes_;                     // Dense size.
+  const std::shared_ptr<Event> ready_;      // Ready when the contents are.
+  mutable std::mutex mu_;                   // Guards allocation_.
+  std::shared_ptr<Allocation> allocation_;  // The memory; null once deleted or donated.
+  std::atomic<bool> deleted_{false};        // Delete() or donation happened.
 };
 
 }  // namespace sim

@@ -232,10 +232,9 @@ TEST_F(SimBufferTest, BitcastSharesTheMemory) {
   EXPECT_EQ(*ReadVector<int32_t>(**cast), bits);
   buffer_->Delete();
   EXPECT_EQ(*ReadVector<int32_t>(**cast), bits) << "the bitcast keeps the memory alive";
-  EXPECT_EQ(static_cast<SimBuffer&>(**cast).Bitcast(ElementType::kS32, {5}, std::nullopt)
-                .status()
-                .code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      static_cast<SimBuffer&>(**cast).Bitcast(ElementType::kS32, {5}, std::nullopt).status().code(),
+      StatusCode::kInvalidArgument);
   EXPECT_EQ(static_cast<SimBuffer&>(**cast)
                 .Bitcast(ElementType::kS32, {2, 3}, MemoryLayout{{0, 1}, {}, 0})
                 .status()
@@ -292,8 +291,8 @@ TEST_F(SimBufferTest, ConcurrentReadsCopiesAndDeletes) {
   std::iota(values.begin(), values.end(), 0.0f);
   std::vector<std::unique_ptr<Buffer>> buffers;
   for (int i = 0; i < kBuffers; ++i) {
-    StatusOr<std::unique_ptr<Buffer>> buffer = UploadVector(
-        *client_, client_->devices()[i % 2], values, ElementType::kF32, {4096});
+    StatusOr<std::unique_ptr<Buffer>> buffer =
+        UploadVector(*client_, client_->devices()[i % 2], values, ElementType::kF32, {4096});
     ASSERT_TRUE(buffer.ok());
     buffers.push_back(std::move(buffer).value());
   }

@@ -66,8 +66,7 @@ StatusOr<HostBufferResult> SimClient::BufferFromHostBuffer(const HostBufferArgs&
   const int64_t element_bytes = ElementTypeBits(args.type) / 8;
   if (args.byte_strides.has_value() && args.byte_strides->size() != args.dims.size()) {
     return InvalidArgument(std::string(fn) + ": " + std::to_string(args.byte_strides->size()) +
-                           " byte strides for " + std::to_string(args.dims.size()) +
-                           " dimensions");
+                           " byte strides for " + std::to_string(args.dims.size()) + " dimensions");
   }
   const bool dense = !args.byte_strides.has_value() ||
                      IsDenseRowMajor(element_bytes, args.dims, *args.byte_strides);
@@ -121,8 +120,8 @@ StatusOr<HostBufferResult> SimClient::BufferFromHostBuffer(const HostBufferArgs&
   return result;
 }
 
-StatusOr<std::unique_ptr<LoadedExecutable>> SimClient::Compile(
-    const Program& program, const std::string& compile_options) {
+StatusOr<std::unique_ptr<LoadedExecutable>> SimClient::Compile(const Program& program,
+                                                               const std::string& compile_options) {
   return CompileAndLoad(*this, program, compile_options);
 }
 
@@ -153,8 +152,8 @@ StatusOr<std::unique_ptr<Buffer>> SimClient::CreateViewOfDeviceBuffer(
 
 StatusOr<std::unique_ptr<AsyncHostToDeviceTransferManager>>
 SimClient::CreateBuffersForAsyncHostToDevice(
-    const std::vector<BufferShape>& shapes,
-    const std::vector<std::optional<MemoryLayout>>& layouts, Memory* memory) {
+    const std::vector<BufferShape>& shapes, const std::vector<std::optional<MemoryLayout>>& layouts,
+    Memory* memory) {
   const char* fn = "PJRT_Client_CreateBuffersForAsyncHostToDevice";
   for (size_t i = 0; i < layouts.size() && i < shapes.size(); ++i) {
     if (layouts[i].has_value()) {

@@ -83,18 +83,18 @@ class SimClient : public Client {
  private:
   explicit SimClient(SimOptions options);
 
-  SimOptions options_;                                     // Creation options.
-  std::string platform_name_;                              // "pjrtkit".
-  std::string platform_version_;                           // "pjrtkit sim 0.1.0".
-  std::unique_ptr<SimTopology> topology_;                  // The devices' topology.
+  SimOptions options_;                                          // Creation options.
+  std::string platform_name_;                                   // "pjrtkit".
+  std::string platform_version_;                                // "pjrtkit sim 0.1.0".
+  std::unique_ptr<SimTopology> topology_;                       // The devices' topology.
   std::vector<std::unique_ptr<DeviceMemory>> device_memories_;  // One per device.
-  std::vector<std::unique_ptr<Queue>> queues_;             // One per device.
-  std::vector<std::unique_ptr<SimDevice>> owned_devices_;  // The devices.
-  std::vector<std::unique_ptr<SimMemory>> owned_memories_;  // One per device.
-  std::vector<SimDevice*> sim_devices_;                    // The devices, by id.
-  std::vector<Device*> devices_;                           // The same, as Device.
-  std::vector<Memory*> memories_;                          // The memories, by id.
-  std::mutex launch_mutex_;                                // See launch_mutex().
+  std::vector<std::unique_ptr<Queue>> queues_;                  // One per device.
+  std::vector<std::unique_ptr<SimDevice>> owned_devices_;       // The devices.
+  std::vector<std::unique_ptr<SimMemory>> owned_memories_;      // One per device.
+  std::vector<SimDevice*> sim_devices_;                         // The devices, by id.
+  std::vector<Device*> devices_;                                // The same, as Device.
+  std::vector<Memory*> memories_;                               // The memories, by id.
+  std::mutex launch_mutex_;                                     // See launch_mutex().
 };
 
 }  // namespace sim

@@ -129,8 +129,8 @@ TEST(SimClientTest, EverySemanticsCopiesTheHostData) {
     const std::vector<float> expected = host;
     std::shared_ptr<Event> done;
     StatusOr<std::unique_ptr<Buffer>> buffer =
-        Upload(*client, client->devices()[1], host.data(), ElementType::kF32, {10, 100},
-               semantics, std::nullopt, &done);
+        Upload(*client, client->devices()[1], host.data(), ElementType::kF32, {10, 100}, semantics,
+               std::nullopt, &done);
     ASSERT_TRUE(buffer.ok()) << buffer.status().ToString();
     ASSERT_NE(done, nullptr);
     if (semantics == HostBufferSemantics::kImmutableOnlyDuringCall) {
@@ -187,12 +187,12 @@ TEST(SimClientTest, ByteStridesOfAnyLayoutAreGathered) {
 TEST(SimClientTest, EveryStorableElementTypeRoundTrips) {
   std::unique_ptr<SimClient> client = MakeClient();
   const std::vector<std::pair<ElementType, size_t>> types = {
-      {ElementType::kPred, 1},       {ElementType::kS8, 1},      {ElementType::kS16, 2},
-      {ElementType::kS32, 4},        {ElementType::kS64, 8},     {ElementType::kU8, 1},
-      {ElementType::kU16, 2},        {ElementType::kU32, 4},     {ElementType::kU64, 8},
-      {ElementType::kF16, 2},        {ElementType::kF32, 4},     {ElementType::kF64, 8},
-      {ElementType::kBF16, 2},       {ElementType::kC64, 8},     {ElementType::kC128, 16},
-      {ElementType::kF8E5M2, 1},     {ElementType::kF8E4M3FN, 1}, {ElementType::kF8E8M0FNU, 1},
+      {ElementType::kPred, 1},   {ElementType::kS8, 1},       {ElementType::kS16, 2},
+      {ElementType::kS32, 4},    {ElementType::kS64, 8},      {ElementType::kU8, 1},
+      {ElementType::kU16, 2},    {ElementType::kU32, 4},      {ElementType::kU64, 8},
+      {ElementType::kF16, 2},    {ElementType::kF32, 4},      {ElementType::kF64, 8},
+      {ElementType::kBF16, 2},   {ElementType::kC64, 8},      {ElementType::kC128, 16},
+      {ElementType::kF8E5M2, 1}, {ElementType::kF8E4M3FN, 1}, {ElementType::kF8E8M0FNU, 1},
   };
   for (const auto& [type, size] : types) {
     SCOPED_TRACE(ElementTypeName(type));
@@ -214,19 +214,19 @@ TEST(SimClientTest, EveryStorableElementTypeRoundTrips) {
 TEST(SimClientTest, SubByteTypesAndTokensAreRefusedNamingTheType) {
   std::unique_ptr<SimClient> client = MakeClient();
   const uint8_t data[8] = {};
-  for (ElementType type : {ElementType::kS4, ElementType::kU4, ElementType::kS2,
-                           ElementType::kU2, ElementType::kF4E2M1FN, ElementType::kF6E2M3FN,
-                           ElementType::kF6E3M2FN, ElementType::kS1, ElementType::kToken}) {
+  for (ElementType type : {ElementType::kS4, ElementType::kU4, ElementType::kS2, ElementType::kU2,
+                           ElementType::kF4E2M1FN, ElementType::kF6E2M3FN, ElementType::kF6E3M2FN,
+                           ElementType::kS1, ElementType::kToken}) {
     StatusOr<std::unique_ptr<Buffer>> buffer =
         Upload(*client, client->devices()[0], data, type, {8});
     ASSERT_FALSE(buffer.ok()) << ElementTypeName(type);
     EXPECT_EQ(buffer.status().code(), StatusCode::kUnimplemented);
-    EXPECT_NE(buffer.status().message().find(std::string("element type ") +
-                                             ElementTypeName(type) + " is not supported"),
+    EXPECT_NE(buffer.status().message().find(std::string("element type ") + ElementTypeName(type) +
+                                             " is not supported"),
               std::string::npos)
         << buffer.status().message();
-    StatusOr<std::unique_ptr<Buffer>> uninitialized = client->CreateUninitializedBuffer(
-        type, {8}, client->devices()[0]->default_memory());
+    StatusOr<std::unique_ptr<Buffer>> uninitialized =
+        client->CreateUninitializedBuffer(type, {8}, client->devices()[0]->default_memory());
     EXPECT_EQ(uninitialized.status().code(), StatusCode::kUnimplemented);
   }
   EXPECT_EQ(BytesInUse(*client->devices()[0]), 0);
@@ -239,8 +239,8 @@ TEST(SimClientTest, ScalarsAndEmptyArrays) {
       Upload(*client, client->devices()[0], &scalar, ElementType::kF64, {});
   ASSERT_TRUE(one.ok());
   EXPECT_EQ(*ReadVector<double>(**one), std::vector<double>{2.5});
-  for (HostBufferSemantics semantics : {HostBufferSemantics::kImmutableOnlyDuringCall,
-                                        HostBufferSemantics::kImmutableZeroCopy}) {
+  for (HostBufferSemantics semantics :
+       {HostBufferSemantics::kImmutableOnlyDuringCall, HostBufferSemantics::kImmutableZeroCopy}) {
     StatusOr<std::unique_ptr<Buffer>> empty =
         Upload(*client, client->devices()[0], nullptr, ElementType::kF32, {0, 7}, semantics);
     ASSERT_TRUE(empty.ok()) << empty.status().ToString();
@@ -283,9 +283,8 @@ TEST(SimClientTest, OutOfMemoryIsResourceExhaustedAndTheClientKeepsWorking) {
             "u8[3145728]; 3.00 MiB (3145728 bytes) in use, largest free block 1.00 MiB (1048576 "
             "bytes), capacity 4.00 MiB (4194304 bytes)");
   // The other device is not affected; freeing the first makes room.
-  EXPECT_TRUE(Upload(*client, client->devices()[1], three_mib.data(), ElementType::kU8,
-                     {3 * kMiB})
-                  .ok());
+  EXPECT_TRUE(
+      Upload(*client, client->devices()[1], three_mib.data(), ElementType::kU8, {3 * kMiB}).ok());
   (*first)->Delete();
   client->sim_device(0)->queue().Await();  // The queued copy into `first` held its memory too.
   StatusOr<std::unique_ptr<Buffer>> third =
@@ -317,7 +316,7 @@ TEST(SimClientTest, MemoryStatsReturnToTheirStartAfterBuffersAreDeleted) {
   EXPECT_EQ(BytesInUse(*client->devices()[0]), 0) << "other devices are separate";
   // Queued copies hold the memory too: wait until they are done, so that only buffers hold it.
   client->sim_device(1)->queue().Await();
-  buffers[0]->Delete();   // Delete() frees now...
+  buffers[0]->Delete();                // Delete() frees now...
   buffers.erase(buffers.begin() + 1);  // ... and so does destruction.
   EXPECT_EQ(BytesInUse(*device), 3 * 4032);
   ASSERT_TRUE(device->ClearMemoryStats().ok());

@@ -1,9 +1,9 @@
 // The placeholder of sim_compile.h's functions until the sim device's compiler is linked in:
 // every compile is UNIMPLEMENTED; the StableHLO versions are {1, 0, 0}.
-#include "xla_plugin/devices/sim/sim_compile.h"
-
 #include <cstdint>
 #include <vector>
+
+#include "xla_plugin/devices/sim/sim_compile.h"
 
 namespace pjrtkit {
 namespace sim {

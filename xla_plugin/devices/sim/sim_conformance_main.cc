@@ -26,10 +26,10 @@ namespace {
 // Everything the command line says.
 struct Flags {
   std::vector<pjrt_conformance::NamedOption> options;  // --option (repeated).
-  pjrt_conformance::PluginTraits traits;                // --expect_*, --known_deviation.
-  bool check_skips = false;                             // --expect_skips was given.
-  std::set<std::string> expected_skips;                 // Its cases.
-  bool report_memory = false;                           // --report_memory.
+  pjrt_conformance::PluginTraits traits;               // --expect_*, --known_deviation.
+  bool check_skips = false;                            // --expect_skips was given.
+  std::set<std::string> expected_skips;                // Its cases.
+  bool report_memory = false;                          // --report_memory.
 };
 
 // If `arg` is "--name=value" sets *value and returns true.

@@ -55,11 +55,11 @@ class SimDevice : public Device {
   Status ClearMemoryStats() override;
 
  private:
-  DeviceDescription description_;    // Id, kind, strings, attributes.
-  DeviceMemory* memory_;             // Owned by SimClient.
-  Queue* queue_;                     // Owned by SimClient.
+  DeviceDescription description_;      // Id, kind, strings, attributes.
+  DeviceMemory* memory_;               // Owned by SimClient.
+  Queue* queue_;                       // Owned by SimClient.
   SimMemory* memory_space_ = nullptr;  // Owned by SimClient.
-  std::vector<Memory*> memories_;    // {memory_space_}.
+  std::vector<Memory*> memories_;      // {memory_space_}.
 };
 
 }  // namespace sim

@@ -23,7 +23,7 @@ AttributeMap SimFactory::PluginAttributes() {
 std::vector<OptionSpec> SimFactory::OptionSpecs() { return SimOptions::Specs(); }
 
 StatusOr<std::unique_ptr<Client>> SimFactory::CreateClient(const AttributeMap& options,
-                                                          const MultiProcess& job) {
+                                                           const MultiProcess& job) {
   if (job.is_multi_process()) {
     return Unimplemented(
         "PJRT_Client_Create: the sim device runs in a single process, but this is process " +
@@ -37,7 +37,7 @@ StatusOr<std::unique_ptr<Client>> SimFactory::CreateClient(const AttributeMap& o
 }
 
 StatusOr<std::unique_ptr<Topology>> SimFactory::CreateTopology(const std::string& /*name*/,
-                                                              const AttributeMap& options) {
+                                                               const AttributeMap& options) {
   PJRTKIT_ASSIGN_OR_RETURN(SimOptions parsed, SimOptions::Parse(options));
   return std::unique_ptr<Topology>(SimTopology::Create(parsed));
 }

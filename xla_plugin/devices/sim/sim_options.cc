@@ -8,9 +8,9 @@ namespace {
 // got <value>" when `value` is outside [min, max].
 Status CheckRange(const char* name, int64_t value, int64_t min, int64_t max, const char* unit) {
   if (value >= min && value <= max) return OkStatus();
-  return InvalidArgument("create option '" + std::string(name) + "' of the sim device must be in [" +
-                         std::to_string(min) + ", " + std::to_string(max) + "]" + unit +
-                         ", got " + std::to_string(value));
+  return InvalidArgument("create option '" + std::string(name) +
+                         "' of the sim device must be in [" + std::to_string(min) + ", " +
+                         std::to_string(max) + "]" + unit + ", got " + std::to_string(value));
 }
 
 }  // namespace

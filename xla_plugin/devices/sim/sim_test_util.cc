@@ -9,8 +9,8 @@ namespace sim {
 namespace testing {
 
 std::unique_ptr<SimClient> MakeClient(int device_count, int64_t memory_mib) {
-  StatusOr<SimOptions> options = SimOptions::Parse(
-      {{"device_count", int64_t{device_count}}, {"memory_mib", memory_mib}});
+  StatusOr<SimOptions> options =
+      SimOptions::Parse({{"device_count", int64_t{device_count}}, {"memory_mib", memory_mib}});
   EXPECT_TRUE(options.ok()) << options.status().ToString();
   if (!options.ok()) return nullptr;
   StatusOr<std::unique_ptr<SimClient>> client = SimClient::Create(*options);

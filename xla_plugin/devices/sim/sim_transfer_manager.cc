@@ -19,10 +19,9 @@ StatusOr<std::unique_ptr<SimTransferManager>> SimTransferManager::Create(
     PJRTKIT_ASSIGN_OR_RETURN(int64_t bytes, DenseBytes(shape.type, shape.dims, fn));
     Slot slot;
     slot.shape = shape;
-    PJRTKIT_ASSIGN_OR_RETURN(slot.allocation,
-                             device->memory().Allocate(
-                                 bytes, "asynchronous transfer of " +
-                                            ShapeString(shape.type, shape.dims)));
+    PJRTKIT_ASSIGN_OR_RETURN(
+        slot.allocation, device->memory().Allocate(bytes, "asynchronous transfer of " +
+                                                              ShapeString(shape.type, shape.dims)));
     slot.ready = Event::Create();
     slots.push_back(std::move(slot));
   }

@@ -29,8 +29,8 @@ class SimDevice;
 class SimTransferManager : public AsyncHostToDeviceTransferManager {
  public:
   // Buffers of `shapes` (dense row-major) on `device`.
-  static StatusOr<std::unique_ptr<SimTransferManager>> Create(SimDevice* device,
-                                                             const std::vector<BufferShape>& shapes);
+  static StatusOr<std::unique_ptr<SimTransferManager>> Create(
+      SimDevice* device, const std::vector<BufferShape>& shapes);
 
   // Fails the buffers that did not get their last chunk or an error.
   ~SimTransferManager() override;

@@ -112,9 +112,8 @@ TEST(SimTransferManagerTest, ShapesTheDeviceCannotHoldAreRefused) {
                                                 client->memories()[0]);
   EXPECT_EQ(int4.status().code(), StatusCode::kUnimplemented);
   StatusOr<std::unique_ptr<AsyncHostToDeviceTransferManager>> column_major =
-      client->CreateBuffersForAsyncHostToDevice({{ElementType::kF32, {2, 3}}},
-                                                {MemoryLayout{{0, 1}, {}, 0}},
-                                                client->memories()[0]);
+      client->CreateBuffersForAsyncHostToDevice(
+          {{ElementType::kF32, {2, 3}}}, {MemoryLayout{{0, 1}, {}, 0}}, client->memories()[0]);
   EXPECT_EQ(column_major.status().code(), StatusCode::kUnimplemented);
   EXPECT_EQ(BytesInUse(*client->devices()[0]), 0);
 }

@@ -49,9 +49,9 @@ class BlockAllocator {
   void InsertFree(int64_t offset, int64_t size);
   void EraseFree(std::map<int64_t, int64_t>::iterator it);
 
-  int64_t capacity_;                             // Usable bytes.
-  int64_t bytes_in_use_ = 0;                     // Bytes in allocated blocks.
-  std::map<int64_t, int64_t> free_by_offset_;    // Free blocks: offset -> size.
+  int64_t capacity_;                                    // Usable bytes.
+  int64_t bytes_in_use_ = 0;                            // Bytes in allocated blocks.
+  std::map<int64_t, int64_t> free_by_offset_;           // Free blocks: offset -> size.
   std::set<std::pair<int64_t, int64_t>> free_by_size_;  // Free blocks: (size, offset).
 };
 

@@ -55,12 +55,12 @@ TEST(BlockAllocatorTest, BestFitTakesTheSmallestHoleThatFits) {
   allocator.Free(c, 256);
   allocator.Free(e, 192);
   EXPECT_EQ(allocator.free_block_count(), 4);
-  EXPECT_EQ(allocator.Allocate(150), std::optional<int64_t>(e));    // 192 fits best.
-  EXPECT_EQ(allocator.Allocate(100), std::optional<int64_t>(a));    // 128: A before the tail.
-  EXPECT_EQ(allocator.Allocate(64), std::optional<int64_t>(768));   // The tail, not C's 256.
+  EXPECT_EQ(allocator.Allocate(150), std::optional<int64_t>(e));   // 192 fits best.
+  EXPECT_EQ(allocator.Allocate(100), std::optional<int64_t>(a));   // 128: A before the tail.
+  EXPECT_EQ(allocator.Allocate(64), std::optional<int64_t>(768));  // The tail, not C's 256.
   EXPECT_EQ(allocator.largest_free_block(), 256);
   EXPECT_EQ(allocator.Allocate(200), std::optional<int64_t>(c));
-  EXPECT_EQ(allocator.Allocate(64), std::optional<int64_t>(832));   // The tail's rest.
+  EXPECT_EQ(allocator.Allocate(64), std::optional<int64_t>(832));  // The tail's rest.
   EXPECT_EQ(allocator.Allocate(0), std::nullopt);
   EXPECT_EQ(allocator.bytes_in_use(), 896);
 }

@@ -50,8 +50,8 @@ StatusOr<std::shared_ptr<MemoryPool>> MemoryPool::Create(int device_id, int64_t 
   if (base == MAP_FAILED) {
     const int error = errno;
     return ResourceExhausted("sim device " + std::to_string(device_id) + ": cannot reserve " +
-                             FormatBytes(capacity_bytes) + " of address space for its memory: " +
-                             std::strerror(error));
+                             FormatBytes(capacity_bytes) +
+                             " of address space for its memory: " + std::strerror(error));
   }
   return std::shared_ptr<MemoryPool>(new MemoryPool(device_id, capacity_bytes, base, mapped));
 }
@@ -88,11 +88,11 @@ StatusOr<std::shared_ptr<Allocation>> MemoryPool::Allocate(int64_t bytes,
     }
   }
   if (!offset.has_value()) {
-    return ResourceExhausted(
-        "sim device " + std::to_string(device_id_) + " is out of memory: cannot allocate " +
-        FormatBytes(bytes) + " for " + std::string(purpose) + "; " + FormatBytes(in_use) +
-        " in use, largest free block " + FormatBytes(largest_free) + ", capacity " +
-        FormatBytes(capacity()));
+    return ResourceExhausted("sim device " + std::to_string(device_id_) +
+                             " is out of memory: cannot allocate " + FormatBytes(bytes) + " for " +
+                             std::string(purpose) + "; " + FormatBytes(in_use) +
+                             " in use, largest free block " + FormatBytes(largest_free) +
+                             ", capacity " + FormatBytes(capacity()));
   }
   return std::make_shared<Allocation>(shared_from_this(), base_ + *offset, bytes, *offset,
                                       BlockAllocator::BlockSize(bytes));

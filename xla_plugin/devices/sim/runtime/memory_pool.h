@@ -52,11 +52,11 @@ class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
  private:
   MemoryPool(int device_id, int64_t capacity, void* base, size_t mapped_bytes);
 
-  const int device_id_;          // Owning device.
-  uint8_t* const base_;          // First byte of the region.
-  const size_t mapped_bytes_;    // Bytes mapped (capacity rounded up to whole pages).
-  mutable std::mutex mu_;        // Guards the fields below.
-  BlockAllocator allocator_;     // Which blocks are free.
+  const int device_id_;             // Owning device.
+  uint8_t* const base_;             // First byte of the region.
+  const size_t mapped_bytes_;       // Bytes mapped (capacity rounded up to whole pages).
+  mutable std::mutex mu_;           // Guards the fields below.
+  BlockAllocator allocator_;        // Which blocks are free.
   int64_t peak_bytes_in_use_ = 0;   // Highest bytes in use since creation or ClearPeaks.
   int64_t num_allocs_ = 0;          // Successful allocations since creation.
   int64_t largest_alloc_size_ = 0;  // Largest block handed out since creation or ClearPeaks.

@@ -12,15 +12,15 @@ namespace sim {
 struct Queue::State {
   // One piece of work.
   struct Piece {
-    std::shared_ptr<Event> dependency;   // Waited for first; null: none.
-    std::function<void(Status)> work;    // Gets the dependency's status.
+    std::shared_ptr<Event> dependency;  // Waited for first; null: none.
+    std::function<void(Status)> work;   // Gets the dependency's status.
   };
 
-  std::string name;                // The queue's name.
-  std::mutex mu;                   // Guards the fields below.
-  std::condition_variable cv;      // New piece, stop, or a dependency became ready.
-  std::deque<Piece> pieces;        // Waiting to run, in order.
-  bool stopping = false;           // ~Queue was called.
+  std::string name;            // The queue's name.
+  std::mutex mu;               // Guards the fields below.
+  std::condition_variable cv;  // New piece, stop, or a dependency became ready.
+  std::deque<Piece> pieces;    // Waiting to run, in order.
+  bool stopping = false;       // ~Queue was called.
 };
 
 namespace {

@@ -10,10 +10,10 @@ Rendezvous::Rendezvous(int participants) : participants_(participants < 1 ? 1 : 
 
 Status Rendezvous::CheckCall(const char* what, int rank, int64_t step) {
   if (rank >= 0 && rank < participants_ && step >= 0) return OkStatus();
-  Status error = InvalidArgument(
-      std::string("sim rendezvous: ") + what + " with rank " + std::to_string(rank) +
-      " and step " + std::to_string(step) + "; ranks are 0.." +
-      std::to_string(participants_ - 1) + " and steps >= 0");
+  Status error =
+      InvalidArgument(std::string("sim rendezvous: ") + what + " with rank " +
+                      std::to_string(rank) + " and step " + std::to_string(step) +
+                      "; ranks are 0.." + std::to_string(participants_ - 1) + " and steps >= 0");
   std::lock_guard<std::mutex> lock(mu_);
   AbortLocked(error);
   return error;
@@ -61,8 +61,7 @@ Status Rendezvous::Barrier(int rank, int64_t step) {
   }
   if (entry.at_barrier[rank]) {
     AbortLocked(InvalidArgument("sim rendezvous: rank " + std::to_string(rank) +
-                                " reached the barrier of step " + std::to_string(step) +
-                                " twice"));
+                                " reached the barrier of step " + std::to_string(step) + " twice"));
     return aborted_;
   }
   entry.at_barrier[rank] = true;

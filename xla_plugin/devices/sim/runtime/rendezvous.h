@@ -68,11 +68,11 @@ class Rendezvous {
   // Aborts with `status`. Requires mu_.
   void AbortLocked(Status status);
 
-  const int participants_;           // Participant count.
-  std::mutex mu_;                    // Guards the fields below.
-  std::condition_variable cv_;       // Signalled on every change.
-  std::map<int64_t, Step> steps_;    // Steps in progress.
-  Status aborted_;                   // Non-OK once aborted.
+  const int participants_;         // Participant count.
+  std::mutex mu_;                  // Guards the fields below.
+  std::condition_variable cv_;     // Signalled on every change.
+  std::map<int64_t, Step> steps_;  // Steps in progress.
+  Status aborted_;                 // Non-OK once aborted.
 };
 
 }  // namespace sim
