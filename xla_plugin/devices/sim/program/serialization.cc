@@ -9,6 +9,8 @@
 //   - fixed arrays (EwStep::operands[3]): the elements, no count;
 //   - InstructionParams: the std::variant index (a varint, see kParamsNames), then the fields of
 //     that alternative (nothing for std::monostate).
+// The format has no recursive structure (computations refer to each other by index, regions are
+// FusedElementwise bodies of fixed depth), so the reader's call depth is fixed by this file.
 // The encoding is canonical: a program has exactly one encoding, and any other byte sequence is
 // refused, so SerializeProgram(DeserializeProgram(bytes)) == bytes whenever the read succeeds
 // (tests/fuzz/serialization_fuzzer.cc checks this).

@@ -1,5 +1,6 @@
 #include "xla_plugin/devices/sim/program/wire_reader.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace pjrtkit {
@@ -107,7 +108,7 @@ void WireReader::String(const char* field, std::string* value) {
 size_t WireReader::Count(const char* field, size_t min_element_bytes) {
   const uint64_t count = Varint(field);
   if (!ok()) return 0;
-  if (count > remaining() / min_element_bytes) {
+  if (count > remaining() / std::max<size_t>(min_element_bytes, 1)) {
     Fail(field, "count " + std::to_string(count) + " does not fit in the " +
                     std::to_string(remaining()) + " bytes left (each element takes at least " +
                     std::to_string(min_element_bytes) + ")");
