@@ -1,0 +1,1 @@
+#include "xla_plugin/stablehlo/stablehlo_attributes.h"
