@@ -50,6 +50,13 @@ StatusOr<Module> TextParser::Parse(std::string_view text) {
   return parser.Run();
 }
 
+StatusOr<Type> TextParser::ParseType(std::string_view text) {
+  TextParser parser(text);
+  PJRTKIT_ASSIGN_OR_RETURN(Type type, parser.attributes_.ParseType(0));
+  if (!parser.cursor_.AtEnd()) return parser.cursor_.Error("the end of the type");
+  return type;
+}
+
 StatusOr<Module> TextParser::Run() {
   scopes_.emplace_back();  // The module-level table.
   std::vector<Operation> top_level;

@@ -35,6 +35,8 @@ class TextParser {
 
   // Parses `text`, MLIR generic op form, into a Module.
   static StatusOr<Module> Parse(std::string_view text);
+  // Parses `text`, one MLIR type ("tensor<2x3xf32>", "i1"), and nothing else.
+  static StatusOr<Type> ParseType(std::string_view text);
 
  private:
   // The values of one function (or of the module's other operations).

@@ -1,0 +1,25 @@
+#include "xla_plugin/stablehlo/program_reader.h"
+
+#include <string>
+
+#include "xla_plugin/stablehlo/text_parser.h"
+
+namespace pjrtkit {
+namespace stablehlo {
+
+StatusOr<Module> ProgramReader::Read(const Program& program) const {
+  if (program.format != kFormat) {
+    return Unimplemented("program format '" + program.format + "' is not supported; this "
+                         "device reads StableHLO, format '" + std::string(kFormat) + "'");
+  }
+  PJRTKIT_ASSIGN_OR_RETURN(std::string text, library_->ToGenericText(program.code));
+  StatusOr<Module> module = TextParser::Parse(text);
+  if (!module.ok()) {
+    // The library printed this text: a parse error here is pjrtkit's bug, not the caller's.
+    return Internal("reading the library's generic text failed: " + module.status().message());
+  }
+  return module;
+}
+
+}  // namespace stablehlo
+}  // namespace pjrtkit
