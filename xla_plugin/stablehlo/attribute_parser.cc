@@ -338,7 +338,8 @@ StatusOr<Attribute> AttributeParser::ParseNumberAttribute(int depth) {
     attribute.type = MakeScalar(LooksLikeFloat(token) ? ElementType::kF64 : ElementType::kS64);
   }
   const Type& type = attribute.type;
-  ElementType element = type.kind == Type::Kind::kScalar ? type.element_type : ElementType::kInvalid;
+  ElementType element =
+      type.kind == Type::Kind::kScalar ? type.element_type : ElementType::kInvalid;
   if (IsFloatElementType(element)) {
     StatusOr<uint64_t> bits = FloatLiteralBits(token, element);
     if (!bits.ok()) return cursor_->ErrorAt(begin, bits.status().message());

@@ -167,7 +167,8 @@ Status DecodeDenseLiteral(const DenseLiteral& literal, const Type& type, const T
       if (count == 0 && size != 0) return error("hex data given for no elements");
       if (count > 0 && size == element_bytes && count != 1) {
         attribute->is_splat = true;
-      } else if (size % element_bytes != 0 || size / element_bytes != static_cast<uint64_t>(count)) {
+      } else if (size % element_bytes != 0 ||
+                 size / element_bytes != static_cast<uint64_t>(count)) {
         return error("hex data of " + std::to_string(size) + " bytes is neither one element nor " +
                      std::to_string(count));
       }

@@ -211,7 +211,9 @@ StatusOr<uint64_t> FloatLiteralBits(std::string_view literal, ElementType type) 
   bool negative = !literal.empty() && literal[0] == '-';
   std::string_view digits = negative ? literal.substr(1) : literal;
   if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
-    if (negative) return InvalidArgument("a hex float literal has no sign: " + std::string(literal));
+    if (negative) {
+      return InvalidArgument("a hex float literal has no sign: " + std::string(literal));
+    }
     uint64_t bits = 0;
     auto result = std::from_chars(digits.data() + 2, digits.data() + digits.size(), bits, 16);
     int width = FloatBits(type);

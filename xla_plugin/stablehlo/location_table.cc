@@ -43,7 +43,9 @@ StatusOr<int> LocationTable::ParseBody(TextCursor* cursor, int depth, int max_de
   if (cursor->TryConsumeKeyword("callsite")) {
     PJRTKIT_RETURN_IF_ERROR(cursor->Expect("(", "'(' after callsite"));
     PJRTKIT_ASSIGN_OR_RETURN(int callee, ParseBody(cursor, depth + 1, max_depth));
-    if (!cursor->TryConsumeKeyword("at")) return cursor->Error("'at' in callsite(callee at caller)");
+    if (!cursor->TryConsumeKeyword("at")) {
+      return cursor->Error("'at' in callsite(callee at caller)");
+    }
     PJRTKIT_ASSIGN_OR_RETURN(int caller, ParseBody(cursor, depth + 1, max_depth));
     PJRTKIT_RETURN_IF_ERROR(cursor->Expect(")", "')' closing callsite(...)"));
     node.kind = Node::Kind::kCallSite;

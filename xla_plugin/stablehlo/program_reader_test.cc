@@ -267,7 +267,8 @@ TEST_F(ProgramReaderTest, ShardyExportedPmap) {
       ReadOpAttribute(all_reduce, "channel_handle", ReadChannelHandle);
   ASSERT_TRUE(channel.ok());
   EXPECT_EQ(channel->handle, 1);
-  EXPECT_EQ(Values<int64_t>(*all_reduce.Find("replica_groups")), (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(Values<int64_t>(*all_reduce.Find("replica_groups")),
+            (std::vector<int64_t>{0, 1, 2, 3}));
   EXPECT_EQ(all_reduce.Find("use_global_device_ids")->kind, Attribute::Kind::kUnit);
 
   // With Shardy's sdy.mesh op still in the bytecode, the library cannot read it.

@@ -87,7 +87,8 @@ StatusOr<std::vector<Field>> SplitFields(std::string_view body, const std::strin
         pos = cursor.offset() - 1;
       } else if (c == '[' || c == '(' || c == '<' || c == '{') {
         ++depth;
-      } else if ((c == ']' || c == ')' || c == '}' || (c == '>' && pos > 0 && body[pos - 1] != '-'))) {
+      } else if (c == ']' || c == ')' || c == '}' ||
+                 (c == '>' && pos > 0 && body[pos - 1] != '-')) {
         --depth;
       } else if (c == ',' && depth == 0) {
         break;

@@ -88,7 +88,8 @@ struct ChannelHandle {
   int64_t type = 0;
 };
 
-// #stablehlo.result_accuracy<atol = x, rtol = x, ulps = N, mode = #stablehlo.result_accuracy_mode<M>>.
+// #stablehlo.result_accuracy<atol = x, rtol = x, ulps = N,
+//                            mode = #stablehlo.result_accuracy_mode<M>>.
 struct ResultAccuracy {
   double atol = 0;
   double rtol = 0;

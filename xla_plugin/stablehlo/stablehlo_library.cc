@@ -70,8 +70,9 @@ class StablehloLibrary::Session {
   Status Read(std::string_view program) {
     const std::string bytes(program);  // NUL-terminated, as MLIR's lexer expects.
     const bool portable = IsPortableArtifact(bytes);
-    module_ = portable ? api_.stablehloDeserializePortableArtifactNoError(StringRef(bytes), context_)
-                       : api_.mlirModuleCreateParse(context_, StringRef(bytes));
+    module_ = portable
+                  ? api_.stablehloDeserializePortableArtifactNoError(StringRef(bytes), context_)
+                  : api_.mlirModuleCreateParse(context_, StringRef(bytes));
     if (module_.ptr != nullptr) return OkStatus();
     std::string kind = portable ? "VHLO portable artifact"
                        : bytes.substr(0, 4) == std::string("ML\xefR", 4) ? "MLIR bytecode"
@@ -201,7 +202,8 @@ StatusOr<std::vector<HostTensor>> StablehloLibrary::Interpret(
                              ", main's argument is " + main->argument_types[i].ToString());
     }
     const int64_t count = type.NumElements();
-    if (count < 0 || inputs[i].data.size() != static_cast<size_t>(count) * StorageBytes(type.element_type)) {
+    if (count < 0 ||
+        inputs[i].data.size() != static_cast<size_t>(count) * StorageBytes(type.element_type)) {
       return InvalidArgument("Interpret: input " + std::to_string(i) + " (" + name + ") has " +
                              std::to_string(inputs[i].data.size()) + " bytes");
     }

@@ -194,7 +194,8 @@ func.func @main(%a: tensor<3xbf16>) -> (tensor<3xbf16>, tensor<2x2xf32>) {
 TEST(StablehloLibraryTest, InterpretBool) {
   ASSERT_NE(Library(), nullptr);
   constexpr char kProgram[] = R"mlir(
-func.func @main(%a: tensor<4xi1>, %b: tensor<4xi1>, %x: tensor<4xf32>) -> (tensor<4xi1>, tensor<4xi1>) {
+func.func @main(%a: tensor<4xi1>, %b: tensor<4xi1>, %x: tensor<4xf32>)
+    -> (tensor<4xi1>, tensor<4xi1>) {
   %0 = stablehlo.and %a, %b : tensor<4xi1>
   %zero = stablehlo.constant dense<0.0> : tensor<4xf32>
   %1 = stablehlo.compare GT, %x, %zero : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>

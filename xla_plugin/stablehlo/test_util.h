@@ -35,7 +35,8 @@ inline std::string LibraryPath() {
 // The library, loaded once per test binary.
 inline std::shared_ptr<const StablehloLibrary> Library() {
   static const auto* const library = [] {
-    StatusOr<std::shared_ptr<const StablehloLibrary>> loaded = StablehloLibrary::Load(LibraryPath());
+    StatusOr<std::shared_ptr<const StablehloLibrary>> loaded =
+        StablehloLibrary::Load(LibraryPath());
     return new std::shared_ptr<const StablehloLibrary>(loaded.ok() ? *loaded : nullptr);
   }();
   return *library;

@@ -30,7 +30,9 @@ std::string Snippet(std::string_view text, size_t offset) {
 
 }  // namespace
 
-bool IsIdentifierChar(char c) { return IsAlpha(c) || IsDigit(c) || c == '_' || c == '$' || c == '.'; }
+bool IsIdentifierChar(char c) {
+  return IsAlpha(c) || IsDigit(c) || c == '_' || c == '$' || c == '.';
+}
 
 void TextCursor::SkipSpace() {
   while (pos_ < text_.size()) {
