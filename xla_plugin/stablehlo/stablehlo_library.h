@@ -62,7 +62,8 @@ class StablehloLibrary {
   // with stablehloDeserializePortableArtifactNoError, anything else (plain MLIR bytecode, MLIR
   // text) with mlirModuleCreateParse. Unregistered dialects are allowed in text (their ops and
   // attributes print generically); bytecode of a dialect the library lacks (sdy, chlo) is not
-  // readable. INVALID_ARGUMENT with MLIR's diagnostics when the program cannot be read.
+  // readable. INVALID_ARGUMENT with MLIR's diagnostics when the program cannot be read. The
+  // library's bytecode reader can crash on corrupted bytecode (README.md, "Facts and limits").
   StatusOr<std::string> ToGenericText(std::string_view program) const;
 
   // Runs the StableHLO reference interpreter (stablehloEvalModule) on the function "main" of
