@@ -230,6 +230,24 @@ TEST_F(ProgramReaderTest, CondIsCase) {
             main.body.blocks[0].arguments[1]);
 }
 
+// JAX 0.12 writes chlo ops as stablehlo.composite with a decomposition function: no chlo dialect
+// is needed to read them.
+TEST_F(ProgramReaderTest, ChloTopKIsComposite) {
+  Module module = Read("top_k.mlirbc");
+  ASSERT_EQ(FunctionNames(module), (Names{"main", "chlo.top_k.impl"}));
+  const Operation& composite = module.functions[0].body.blocks[0].operations[0];
+  ASSERT_EQ(composite.name, "stablehlo.composite");
+  EXPECT_EQ(composite.Find("name")->string_value, "chlo.top_k");
+  EXPECT_EQ(composite.Find("decomposition")->string_value, "chlo.top_k.impl");
+  EXPECT_EQ(composite.Find("composite_attributes")->Find("k")->int_value, 3);
+  EXPECT_TRUE(composite.Find("composite_attributes")->Find("is_stable")->bool_value);
+  EXPECT_EQ(composite.results.size(), 2u);
+  const Function& impl = module.functions[1];
+  EXPECT_FALSE(impl.is_public);
+  EXPECT_EQ(impl.result_types[1].ToString(), "tensor<3xi32>");
+  EXPECT_EQ(OpNames(impl.body.blocks[0])[1], "stablehlo.sort");
+}
+
 TEST_F(ProgramReaderTest, LargeConstant) {
   Module module = Read("large_constant.mlirbc");
   const Attribute& value = *module.functions[0].body.blocks[0].operations[0].Find("value");
