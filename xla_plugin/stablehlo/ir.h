@@ -132,6 +132,7 @@ struct Operation {
 // A block: its arguments (values in the enclosing function's table) and its operations.
 struct Block {
   std::vector<ValueId> arguments;
+  std::vector<Location> argument_locations;  // One per argument (JAX names a function's: "x").
   std::vector<Operation> operations;
 };
 

@@ -15,8 +15,9 @@ StatusOr<Module> ProgramReader::Read(const Program& program) const {
   PJRTKIT_ASSIGN_OR_RETURN(std::string text, library_->ToGenericText(program.code));
   StatusOr<Module> module = TextParser::Parse(text);
   if (!module.ok()) {
-    // The library printed this text: a parse error here is pjrtkit's bug, not the caller's.
-    return Internal("reading the library's generic text failed: " + module.status().message());
+    // E.g. unstructured control flow (successor lists), which TextParser does not read.
+    return InvalidArgument("cannot read the program's generic text: " +
+                           module.status().message());
   }
   return module;
 }

@@ -26,7 +26,7 @@ class ProgramReader {
 
   // `program` (format "mlir": a VHLO portable artifact, MLIR bytecode or MLIR text) -> Module.
   // UNIMPLEMENTED for any other format (naming the accepted one); INVALID_ARGUMENT when the
-  // library cannot read the bytes or the parser the text.
+  // library cannot read the bytes or TextParser the generic text the library prints.
   StatusOr<Module> Read(const Program& program) const;
 
   // The library it reads with.

@@ -73,6 +73,7 @@ TEST_F(ProgramReaderTest, MatmulTanhReduce) {
     EXPECT_EQ(main.argument_types[0].ToString(), "tensor<4x8xf32>");
     EXPECT_EQ(main.result_types[0].ToString(), "tensor<3xf32>");
     EXPECT_EQ(FindAttribute(main.result_attributes[0], "jax.result_info")->string_value, "result");
+    EXPECT_EQ(main.body.blocks[0].argument_locations[1].name, "b");  // The Python parameter.
     const Block& body = main.body.blocks[0];
     EXPECT_EQ(OpNames(body), (Names{"stablehlo.constant", "stablehlo.dot_general", "stablehlo.tanh",
                                     "stablehlo.reduce", "func.return"}));

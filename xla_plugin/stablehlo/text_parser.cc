@@ -73,8 +73,10 @@ StatusOr<Module> TextParser::Run() {
       top_level.push_back(std::move(op));
     }
   }
-  size_t next = 0;
-  for (Operation& op : top_level) PJRTKIT_RETURN_IF_ERROR(AssignLocations(&op, &next, 0));
+  size_t next = 0, next_argument = 0;
+  for (Operation& op : top_level) {
+    PJRTKIT_RETURN_IF_ERROR(AssignLocations(&op, &next, &next_argument, 0));
+  }
   return BuildModule(std::move(top_level));
 }
 
@@ -277,7 +279,8 @@ Status TextParser::ParseBlockArguments(Block* block) {
     PJRTKIT_ASSIGN_OR_RETURN(std::string_view name, cursor_.SuffixIdentifier("an argument name"));
     PJRTKIT_RETURN_IF_ERROR(cursor_.Expect(":", "':' and the argument's type"));
     PJRTKIT_ASSIGN_OR_RETURN(Type type, attributes_.ParseType(0));
-    PJRTKIT_RETURN_IF_ERROR(locations_.ParseOptional(&cursor_, kMaxDepth).status());
+    PJRTKIT_ASSIGN_OR_RETURN(int location, locations_.ParseOptional(&cursor_, kMaxDepth));
+    argument_locations_.push_back(location);
     ValueId id = AddValue(std::string(name), type);
     PJRTKIT_RETURN_IF_ERROR(DefineName(std::string(name), id, 1, at));
     block->arguments.push_back(id);
@@ -285,12 +288,20 @@ Status TextParser::ParseBlockArguments(Block* block) {
   return cursor_.Expect(")", "',' or ')' after block arguments");
 }
 
-Status TextParser::AssignLocations(Operation* op, size_t* next, int depth) {
+Status TextParser::AssignLocations(Operation* op, size_t* next, size_t* next_argument,
+                                   int depth) {
   if (depth > kMaxDepth + 1) return Internal("location assignment nested too deeply");
   for (Region& region : op->regions) {
     for (Block& block : region.blocks) {
+      for (size_t i = 0; i < block.arguments.size(); ++i) {
+        if (*next_argument >= argument_locations_.size()) {
+          return Internal("more block arguments than locations");
+        }
+        block.argument_locations.push_back(
+            locations_.Resolve(argument_locations_[(*next_argument)++]));
+      }
       for (Operation& inner : block.operations) {
-        PJRTKIT_RETURN_IF_ERROR(AssignLocations(&inner, next, depth + 1));
+        PJRTKIT_RETURN_IF_ERROR(AssignLocations(&inner, next, next_argument, depth + 1));
       }
     }
   }

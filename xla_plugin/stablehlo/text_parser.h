@@ -71,8 +71,9 @@ class TextParser {
   ValueId AddValue(const std::string& name, const Type& type);
   // Makes `name` refer to `count` values from `first`; an error when it is in scope already.
   Status DefineName(const std::string& name, ValueId first, int count, size_t offset);
-  // Resolves the recorded location nodes into `op` and its regions (post-order, as parsed).
-  Status AssignLocations(Operation* op, size_t* next, int depth);
+  // Resolves the recorded location nodes into `op` and its regions (operations post-order, block
+  // arguments in the order read). `next` counts operations, `next_argument` block arguments.
+  Status AssignLocations(Operation* op, size_t* next, size_t* next_argument, int depth);
   // Builds the Module from the top-level operations.
   StatusOr<Module> BuildModule(std::vector<Operation> top_level);
   // A module-level func.func -> Function, with the value table its body was parsed into.
@@ -84,6 +85,7 @@ class TextParser {
   std::vector<ValueTable> scopes_;         // Open value tables; back() is the current one.
   std::vector<ValueTable> functions_;      // Closed tables of module-level functions, in order.
   std::vector<int> operation_locations_;   // Location node of each operation, post-order.
+  std::vector<int> argument_locations_;    // Location node of each block argument, as read.
 };
 
 }  // namespace stablehlo

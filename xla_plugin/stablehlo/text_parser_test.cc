@@ -153,6 +153,15 @@ TEST(TextParserTest, ResolvesLocations) {
   EXPECT_EQ(entry.operations[3].location.text, "\"jit(f)/jit(helper)\" at /src/f.py:12:3");
   EXPECT_EQ(entry.operations[4].location.text, "");
   EXPECT_EQ(parsed->location.text, "");
+  // Block arguments: the function's are named by JAX.
+  ASSERT_EQ(entry.argument_locations.size(), 2u);
+  EXPECT_EQ(entry.argument_locations[0].name, "x");
+  EXPECT_EQ(entry.argument_locations[1].text, "");
+  const Block& cond = entry.operations[2].regions[0].blocks[0];
+  ASSERT_EQ(cond.argument_locations.size(), 2u);
+  EXPECT_EQ(cond.argument_locations[1].text, "\"while:\"");
+  const Function* helper = parsed->FindFunction("helper");
+  EXPECT_EQ(helper->body.blocks[0].argument_locations.size(), 1u);
 }
 
 TEST(TextParserTest, DecodesConstants) {
