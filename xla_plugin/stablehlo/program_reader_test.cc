@@ -306,6 +306,41 @@ TEST_F(ProgramReaderTest, Text) {
   EXPECT_EQ(module.functions[0].body.blocks[0].operations[0].location.text, "-:3:8");
 }
 
+// Text as the conformance suite (tests/conformance) sends it: argument attributes, module
+// attributes, and an ill-typed program the library's verifier rejects.
+TEST_F(ProgramReaderTest, ConformanceStyleText) {
+  ProgramReader reader(testing::Library());
+  StatusOr<Module> donated = reader.Read(Program{"mlir", R"mlir(
+module @add_one_donated attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 2 : i32} {
+  func.func public @main(%arg0: tensor<4xf32> {tf.aliasing_output = 0 : i32}) -> tensor<4xf32> {
+    %0 = stablehlo.replica_id : tensor<ui32>
+    %cst = stablehlo.constant dense<1.000000e+00> : tensor<4xf32>
+    %1 = stablehlo.add %arg0, %cst : tensor<4xf32>
+    return %1 : tensor<4xf32>
+  }
+})mlir"});
+  ASSERT_TRUE(donated.ok()) << donated.status().ToString();
+  EXPECT_EQ(donated->name, "add_one_donated");
+  EXPECT_EQ(FindAttribute(donated->attributes, "mhlo.num_replicas")->int_value, 2);
+  const Function& main = donated->functions[0];
+  EXPECT_EQ(FindAttribute(main.argument_attributes[0], "tf.aliasing_output")->int_value, 0);
+  const Block& body = main.body.blocks[0];
+  EXPECT_EQ(main.value_types[body.operations[0].results[0]].ToString(), "tensor<ui32>");
+  EXPECT_TRUE(body.operations[1].Find("value")->is_splat);
+
+  StatusOr<Module> ill_typed = reader.Read(Program{"mlir", R"mlir(
+module @ill_typed {
+  func.func public @main(%arg0: tensor<4xf32>, %arg1: tensor<3xf32>) -> tensor<4xf32> {
+    %0 = stablehlo.add %arg0, %arg1 : (tensor<4xf32>, tensor<3xf32>) -> tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+})mlir"});
+  ASSERT_FALSE(ill_typed.ok());
+  EXPECT_EQ(ill_typed.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(ill_typed.status().message().find("'stablehlo.add' op"), std::string::npos)
+      << ill_typed.status().ToString();
+}
+
 // Times ToGenericText and TextParser::Parse (best of 20) and prints them.
 TEST_F(ProgramReaderTest, ReadTimes) {
   for (const char* name : {"matmul_tanh_reduce.mlirbc", "large_constant.mlirbc",
