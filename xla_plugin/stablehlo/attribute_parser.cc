@@ -79,12 +79,21 @@ Status AttributeParser::CheckDepth(int depth) {
   return cursor_->Error("less nesting (more than " + std::to_string(max_depth_) + " levels)");
 }
 
-void AttributeParser::DefineAttributeAlias(std::string_view name, Attribute value) {
-  attr_aliases_[std::string(name)] = std::move(value);
+void AttributeParser::DefineAttributeAlias(std::string_view name, Attribute value, size_t size) {
+  attr_aliases_[std::string(name)] = {std::move(value), size};
 }
 
-void AttributeParser::DefineTypeAlias(std::string_view name, Type type) {
-  type_aliases_[std::string(name)] = std::move(type);
+void AttributeParser::DefineTypeAlias(std::string_view name, Type type, size_t size) {
+  type_aliases_[std::string(name)] = {std::move(type), size};
+}
+
+Status AttributeParser::ChargeAliasUse(size_t size, size_t offset) {
+  if (size > alias_budget_) {
+    return cursor_->ErrorAt(offset, "aliases expand to more than " +
+                                        std::to_string(kAliasExpansion) + " times the text");
+  }
+  alias_budget_ -= size;
+  return OkStatus();
 }
 
 StatusOr<std::vector<Type>> AttributeParser::ParseTypeList(int depth) {
@@ -127,7 +136,10 @@ StatusOr<Type> AttributeParser::ParseType(int depth) {
       return token;
     }
     auto alias = type_aliases_.find(std::string(name));
-    if (alias != type_aliases_.end()) return alias->second;
+    if (alias != type_aliases_.end()) {
+      PJRTKIT_RETURN_IF_ERROR(ChargeAliasUse(alias->second.second, begin));
+      return alias->second.first;
+    }
     if (name.find('.') == std::string_view::npos) {
       return cursor_->ErrorAt(begin, "undefined type alias !" + std::string(name));
     }
@@ -318,7 +330,10 @@ StatusOr<Attribute> AttributeParser::ParseHashAttribute(int depth) {
     return attribute;
   }
   auto alias = attr_aliases_.find(std::string(name));
-  if (alias != attr_aliases_.end()) return alias->second;
+  if (alias != attr_aliases_.end()) {
+    PJRTKIT_RETURN_IF_ERROR(ChargeAliasUse(alias->second.second, begin));
+    return alias->second.first;
+  }
   if (dot == std::string_view::npos) {
     return cursor_->ErrorAt(begin, "undefined attribute alias #" + std::string(name));
   }

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "xla_plugin/client/status.h"
 #include "xla_plugin/client/status_or.h"
@@ -20,7 +21,10 @@ namespace stablehlo {
 class AttributeParser {
  public:
   // Reads from `cursor`; nesting deeper than `max_depth` is an error.
-  AttributeParser(TextCursor* cursor, int max_depth) : cursor_(cursor), max_depth_(max_depth) {}
+  AttributeParser(TextCursor* cursor, int max_depth)
+      : cursor_(cursor),
+        max_depth_(max_depth),
+        alias_budget_(kAliasExpansion * cursor->text().size() + (size_t{1} << 20)) {}
 
   // A type: tensor<...>, an element type (i32, bf16, complex<f32>, ...), !stablehlo.token,
   // tuple<...>, a function type (a, b) -> c, or any other type (kept as text).
@@ -34,9 +38,14 @@ class AttributeParser {
   // After '{': entries `name = value` or `name` (unit) up to and including '}'.
   StatusOr<AttributeList> ParseDictionaryBody(int depth);
 
-  // Records `#name = value` / `!name = type` aliases (defined before use, as MLIR requires).
-  void DefineAttributeAlias(std::string_view name, Attribute value);
-  void DefineTypeAlias(std::string_view name, Type type);
+  // Records `#name = value` / `!name = type` aliases (defined before use, as MLIR requires),
+  // whose definition text is `size` bytes long.
+  void DefineAttributeAlias(std::string_view name, Attribute value, size_t size);
+  void DefineTypeAlias(std::string_view name, Type type, size_t size);
+
+  // Every use of an alias copies its value: all uses together may copy at most this many times
+  // the text's size (plus 1 MiB), so that a short text cannot expand without bound.
+  static constexpr size_t kAliasExpansion = 64;
 
   // The nesting bound.
   int max_depth() const { return max_depth_; }
@@ -60,11 +69,14 @@ class AttributeParser {
   StatusOr<Attribute> ParseOpaqueBuiltin(std::string_view keyword, size_t begin, int depth);
   // An error when `depth` is past the bound.
   Status CheckDepth(int depth);
+  // Charges one use of an alias whose definition is `size` bytes against alias_budget_.
+  Status ChargeAliasUse(size_t size, size_t offset);
 
   TextCursor* cursor_;                            // Not owned.
   int max_depth_;                                 // Nesting bound.
-  std::map<std::string, Attribute> attr_aliases_;  // #name -> value.
-  std::map<std::string, Type> type_aliases_;       // !name -> type.
+  size_t alias_budget_;                            // Bytes alias uses may still copy.
+  std::map<std::string, std::pair<Attribute, size_t>> attr_aliases_;  // #name -> value, size.
+  std::map<std::string, std::pair<Type, size_t>> type_aliases_;       // !name -> type, size.
 };
 
 }  // namespace stablehlo

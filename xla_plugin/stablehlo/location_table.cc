@@ -8,6 +8,8 @@ namespace {
 
 // How deep alias chains and nested locations are followed when resolving.
 constexpr int kMaxResolveDepth = 64;
+// The longest name or file kept in a Location (longer ones are cut).
+constexpr size_t kMaxLocationText = 512;
 
 }  // namespace
 
@@ -117,12 +119,15 @@ void LocationTable::Collect(int index, int depth, Location* out) {
     case Node::Kind::kAlias: {
       auto it = aliases_.find(node.text);
       if (it == aliases_.end()) return;
-      // Memoized per alias: shared sub-locations are resolved once.
+      // Memoized per alias: shared sub-locations are resolved once. The entry is made before
+      // resolving, so a cycle (#a = fused[#b, #b], #b = fused[#a, #a]) meets it empty instead of
+      // branching again at every level.
       auto memo = resolved_.find(it->second);
       if (memo == resolved_.end()) {
+        memo = resolved_.emplace(it->second, Location()).first;
         Location location;
         Collect(it->second, depth + 1, &location);
-        memo = resolved_.emplace(it->second, std::move(location)).first;
+        memo->second = std::move(location);
       }
       const Location& found = memo->second;
       if (out->name.empty()) out->name = found.name;
@@ -143,6 +148,9 @@ void LocationTable::Collect(int index, int depth, Location* out) {
 Location LocationTable::Resolve(int node) {
   Location location;
   Collect(node, 0, &location);
+  // Each operation gets its own copy: keep it one short line.
+  if (location.name.size() > kMaxLocationText) location.name.resize(kMaxLocationText);
+  if (location.file.size() > kMaxLocationText) location.file.resize(kMaxLocationText);
   if (!location.name.empty()) location.text = "\"" + location.name + "\"";
   if (!location.file.empty()) {
     if (!location.text.empty()) location.text += " at ";

@@ -85,12 +85,13 @@ Status TextParser::ParseAliasDefinition() {
   cursor_.TryConsume(is_type ? "!" : "#");
   PJRTKIT_ASSIGN_OR_RETURN(std::string_view name, cursor_.SuffixIdentifier("an alias name"));
   PJRTKIT_RETURN_IF_ERROR(cursor_.Expect("=", "'=' in an alias definition"));
+  cursor_.SkipSpace();
+  size_t at = cursor_.offset();
   if (is_type) {
     PJRTKIT_ASSIGN_OR_RETURN(Type type, attributes_.ParseType(0));
-    attributes_.DefineTypeAlias(name, std::move(type));
+    attributes_.DefineTypeAlias(name, std::move(type), cursor_.offset() - at);
     return OkStatus();
   }
-  size_t at = cursor_.offset();
   if (cursor_.TryConsumeKeyword("loc") && cursor_.Peek() == '(') {
     cursor_.set_offset(at);
     PJRTKIT_ASSIGN_OR_RETURN(int node, locations_.ParseOptional(&cursor_, kMaxDepth));
@@ -99,7 +100,7 @@ Status TextParser::ParseAliasDefinition() {
   }
   cursor_.set_offset(at);
   PJRTKIT_ASSIGN_OR_RETURN(Attribute value, attributes_.ParseAttribute(0));
-  attributes_.DefineAttributeAlias(name, std::move(value));
+  attributes_.DefineAttributeAlias(name, std::move(value), cursor_.offset() - at);
   return OkStatus();
 }
 

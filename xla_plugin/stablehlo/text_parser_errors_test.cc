@@ -99,6 +99,17 @@ TEST(TextParserErrorsTest, DeepNestingIsAnError) {
     chain += "#m" + std::to_string(i) + " = loc(#m" + std::to_string(i - 1) + ")\n";
   }
   EXPECT_EQ(Error(chain), "");
+  // Aliases cannot expand a short text without bound.
+  std::string wide = "!t = tensor<" ;
+  for (int i = 0; i < 4000; ++i) wide += "1x";
+  wide += "f32>\n\"t.op\"() {";
+  for (int i = 0; i < 20000; ++i) wide += "a" + std::to_string(i) + " = !t, ";
+  wide += "z = !t} : () -> ()";
+  EXPECT_NE(Error(wide).find("aliases expand to more than 64 times the text"), std::string::npos);
+  // Cycles through fused locations branch at every level: resolved once each, not 2^depth times.
+  EXPECT_EQ(Error("\"t.op\"() : () -> () loc(#a)\n#a = loc(fused[#b, #b, \"x\"])\n"
+                  "#b = loc(fused[#a, #a, #a])\n"),
+            "");
 }
 
 TEST(TextParserErrorsTest, GarbageNeverCrashes) {
