@@ -149,8 +149,28 @@ StatusOr<Type> AttributeParser::ParseType(int depth) {
     }
     return MakeOther(cursor_->Slice(begin, cursor_->offset()));
   }
+  // A simple tensor type seen before: the cached one.
+  const std::string_view text = cursor_->text();
+  size_t end = begin;
+  if (text.compare(begin, 7, "tensor<") == 0) {
+    end = begin + 7;
+    while (end < text.size() && (IsIdentifierChar(text[end]) || text[end] == '?')) ++end;
+    if (end < text.size() && text[end] == '>') {
+      auto cached = tensor_types_.find(text.substr(begin, end + 1 - begin));
+      if (cached != tensor_types_.end()) {
+        cursor_->set_offset(end + 1);
+        return cached->second;
+      }
+    } else {
+      end = begin;
+    }
+  }
   PJRTKIT_ASSIGN_OR_RETURN(std::string_view keyword, cursor_->BareIdentifier("a type"));
-  return ParseKeywordType(keyword, begin, depth);
+  PJRTKIT_ASSIGN_OR_RETURN(Type type, ParseKeywordType(keyword, begin, depth));
+  if (end != begin && cursor_->offset() == end + 1 && tensor_types_.size() < 4096) {
+    tensor_types_.emplace(text.substr(begin, end + 1 - begin), type);
+  }
+  return type;
 }
 
 StatusOr<Type> AttributeParser::ParseKeywordType(std::string_view keyword, size_t begin,

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "xla_plugin/client/status.h"
@@ -75,6 +76,9 @@ class AttributeParser {
   TextCursor* cursor_;                            // Not owned.
   int max_depth_;                                 // Nesting bound.
   size_t alias_budget_;                            // Bytes alias uses may still copy.
+  // Simple tensor types (`tensor<2x?xf32>`: dims and an element type name) by their text: a
+  // program repeats a few types thousands of times.
+  std::unordered_map<std::string_view, Type> tensor_types_;
   std::map<std::string, std::pair<Attribute, size_t>> attr_aliases_;  // #name -> value, size.
   std::map<std::string, std::pair<Type, size_t>> type_aliases_;       // !name -> type, size.
 };

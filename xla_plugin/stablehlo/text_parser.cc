@@ -113,7 +113,7 @@ ValueId TextParser::AddValue(const std::string& name, const Type& type) {
 
 Status TextParser::DefineName(const std::string& name, ValueId first, int count, size_t offset) {
   ValueTable& table = scopes_.back();
-  if (!table.by_name.emplace(name, ValueTable::Name{first, count}).second) {
+  if (!table.in_scope.Insert(name, ValueNames::Entry{first, count})) {
     return cursor_.ErrorAt(offset, "redefinition of %" + name);
   }
   table.defined.push_back(name);
@@ -131,21 +131,20 @@ StatusOr<ValueId> TextParser::ParseOperand() {
     PJRTKIT_ASSIGN_OR_RETURN(index, cursor_.DecimalInteger("a result number after '#'"));
   }
   const ValueTable& table = scopes_.back();
-  auto it = table.by_name.find(std::string(name));
-  if (it == table.by_name.end()) {
+  const ValueNames::Entry* group = table.in_scope.Find(name);
+  if (group == nullptr) {
     return cursor_.ErrorAt(at, "use of undefined value %" + std::string(name) +
                                    " (values must be defined before use)");
   }
-  const ValueTable::Name& group = it->second;
-  if (index < 0 && group.count != 1) {
-    return cursor_.ErrorAt(at, "%" + std::string(name) + " has " + std::to_string(group.count) +
+  if (index < 0 && group->count != 1) {
+    return cursor_.ErrorAt(at, "%" + std::string(name) + " has " + std::to_string(group->count) +
                                    " results: name one as %" + std::string(name) + "#i");
   }
-  if (index >= group.count) {
+  if (index >= group->count) {
     return cursor_.ErrorAt(at, "%" + std::string(name) + " has only " +
-                                   std::to_string(group.count) + " results");
+                                   std::to_string(group->count) + " results");
   }
-  return group.first + static_cast<ValueId>(index < 0 ? 0 : index);
+  return group->first + static_cast<ValueId>(index < 0 ? 0 : index);
 }
 
 StatusOr<Operation> TextParser::ParseOperation(int depth, bool module_body) {
@@ -169,22 +168,27 @@ StatusOr<Operation> TextParser::ParseOperation(int depth, bool module_body) {
   }
   Operation op;
   PJRTKIT_ASSIGN_OR_RETURN(op.name, cursor_.StringLiteral(kGenericFormHint));
-  const std::string where = "\"" + op.name + "\"";
-  PJRTKIT_RETURN_IF_ERROR(cursor_.Expect("(", "'(' and the operands of " + where));
+  // Error texts name the op; built only on failure.
+  auto where = [&op] { return "\"" + op.name + "\""; };
+  auto expect = [&](std::string_view token, const char* what) -> Status {
+    if (cursor_.TryConsume(token)) return OkStatus();
+    return cursor_.Error(what + where());
+  };
+  PJRTKIT_RETURN_IF_ERROR(expect("(", "'(' and the operands of "));
   if (!cursor_.TryConsume(")")) {
     do {
       PJRTKIT_ASSIGN_OR_RETURN(ValueId operand, ParseOperand());
       op.operands.push_back(operand);
     } while (cursor_.TryConsume(","));
-    PJRTKIT_RETURN_IF_ERROR(cursor_.Expect(")", "',' or ')' after the operands of " + where));
+    PJRTKIT_RETURN_IF_ERROR(expect(")", "',' or ')' after the operands of "));
   }
   if (cursor_.Peek() == '[') {
     return cursor_.Error("no successor list: unstructured control flow is not supported");
   }
   if (cursor_.TryConsume("<")) {
-    PJRTKIT_RETURN_IF_ERROR(cursor_.Expect("{", "'{' opening the properties of " + where));
+    PJRTKIT_RETURN_IF_ERROR(expect("{", "'{' opening the properties of "));
     PJRTKIT_ASSIGN_OR_RETURN(op.attributes, attributes_.ParseDictionaryBody(0));
-    PJRTKIT_RETURN_IF_ERROR(cursor_.Expect(">", "'>' closing the properties of " + where));
+    PJRTKIT_RETURN_IF_ERROR(expect(">", "'>' closing the properties of "));
   }
   const bool new_scope = module_body && op.name == "func.func";
   if (new_scope) scopes_.emplace_back();
@@ -194,7 +198,7 @@ StatusOr<Operation> TextParser::ParseOperation(int depth, bool module_body) {
       op.regions.emplace_back();
       PJRTKIT_RETURN_IF_ERROR(ParseRegion(&op.regions.back(), depth + 1, body));
     } while (cursor_.TryConsume(","));
-    PJRTKIT_RETURN_IF_ERROR(cursor_.Expect(")", "',' or ')' after the regions of " + where));
+    PJRTKIT_RETURN_IF_ERROR(expect(")", "',' or ')' after the regions of "));
   }
   if (new_scope) {
     functions_.push_back(std::move(scopes_.back()));
@@ -204,22 +208,22 @@ StatusOr<Operation> TextParser::ParseOperation(int depth, bool module_body) {
     PJRTKIT_ASSIGN_OR_RETURN(AttributeList attributes, attributes_.ParseDictionaryBody(0));
     for (NamedAttribute& attribute : attributes) op.attributes.push_back(std::move(attribute));
   }
-  PJRTKIT_RETURN_IF_ERROR(cursor_.Expect(":", "':' and the type of " + where));
+  PJRTKIT_RETURN_IF_ERROR(expect(":", "':' and the type of "));
   cursor_.SkipSpace();
   const size_t type_offset = cursor_.offset();
   PJRTKIT_ASSIGN_OR_RETURN(Type type, attributes_.ParseType(0));
   if (type.kind != Type::Kind::kFunction) {
-    return cursor_.ErrorAt(type_offset, "the type of " + where + " is not a function type");
+    return cursor_.ErrorAt(type_offset, "the type of " + where() + " is not a function type");
   }
   if (type.elements.size() != op.operands.size()) {
-    return cursor_.ErrorAt(type_offset, where + " has " + std::to_string(op.operands.size()) +
+    return cursor_.ErrorAt(type_offset, where() + " has " + std::to_string(op.operands.size()) +
                                             " operands but its type lists " +
                                             std::to_string(type.elements.size()));
   }
   for (size_t i = 0; i < op.operands.size(); ++i) {
     const Type& actual = scopes_.back().types[op.operands[i]];
     if (actual != type.elements[i]) {
-      return cursor_.ErrorAt(type_offset, "operand #" + std::to_string(i) + " of " + where +
+      return cursor_.ErrorAt(type_offset, "operand #" + std::to_string(i) + " of " + where() +
                                               " is " + actual.ToString() + " but its type says " +
                                               type.elements[i].ToString());
     }
@@ -227,7 +231,7 @@ StatusOr<Operation> TextParser::ParseOperation(int depth, bool module_body) {
   size_t declared = 0;
   for (const auto& name : result_names) declared += name.second;
   if (declared != type.results.size()) {
-    return cursor_.ErrorAt(begin, where + " defines " + std::to_string(declared) +
+    return cursor_.ErrorAt(begin, where() + " defines " + std::to_string(declared) +
                                       " results but its type has " +
                                       std::to_string(type.results.size()));
   }
@@ -266,7 +270,9 @@ Status TextParser::ParseRegion(Region* region, int depth, bool module_body) {
   }
   // Names defined inside the region go out of scope.
   ValueTable& table = scopes_.back();
-  for (size_t i = scope_mark; i < table.defined.size(); ++i) table.by_name.erase(table.defined[i]);
+  for (size_t i = scope_mark; i < table.defined.size(); ++i) {
+    table.in_scope.Erase(table.defined[i]);
+  }
   table.defined.resize(scope_mark);
   return OkStatus();
 }

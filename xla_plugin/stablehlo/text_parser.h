@@ -15,7 +15,6 @@
 
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "xla_plugin/client/status.h"
@@ -24,6 +23,7 @@
 #include "xla_plugin/stablehlo/ir.h"
 #include "xla_plugin/stablehlo/location_table.h"
 #include "xla_plugin/stablehlo/text_cursor.h"
+#include "xla_plugin/stablehlo/value_names.h"
 
 namespace pjrtkit {
 namespace stablehlo {
@@ -41,14 +41,10 @@ class TextParser {
  private:
   // The values of one function (or of the module's other operations).
   struct ValueTable {
-    struct Name {
-      ValueId first = 0;  // First value of the name's result group.
-      int count = 1;      // Size of the group (`%0:3` -> 3).
-    };
-    std::vector<Type> types;                       // By ValueId.
-    std::vector<std::string> names;                // By ValueId.
-    std::unordered_map<std::string, Name> by_name;  // Names in scope.
-    std::vector<std::string> defined;              // Names in definition order, for scoping.
+    std::vector<Type> types;            // By ValueId.
+    std::vector<std::string> names;     // By ValueId.
+    ValueNames in_scope;                // Names in scope.
+    std::vector<std::string> defined;   // Names in definition order, for scoping.
   };
 
   explicit TextParser(std::string_view text)

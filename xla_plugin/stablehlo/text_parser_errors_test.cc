@@ -77,6 +77,25 @@ TEST(TextParserErrorsTest, PositionsAndExpectations) {
   EXPECT_EQ(Error("#loc = loc(\"f\":1:2 to)\n"), "MLIR text 1:22: expected an end line, found ')'");
 }
 
+// MLIR's %N / %argN names are kept by number, others hashed: names far apart, below the first
+// one, reused after their region, redefined.
+TEST(TextParserErrorsTest, NumberedNames) {
+  const std::string define = "\"t.op\"() : () -> tensor<f32>\n  ";
+  std::string body = "%10 = " + define + "%200 = " + define + "%3 = " + define + "%x.y = " + define;
+  for (int i = 11; i < 80; ++i) body += "%" + std::to_string(i) + " = " + define;
+  body += "\"t.use\"(%200, %3, %10, %79, %x.y, %arg0) : (tensor<f32>, tensor<f32>, tensor<f32>, "
+          "tensor<f32>, tensor<f32>, tensor<2xf32>) -> ()\n  ";
+  body += "\"t.region\"() ({\n  %500 = " + define + "%arg1 = " + define + "}) : () -> ()\n  ";
+  body += "%500 = " + define + "%arg1 = " + define;  // Out of scope after the region: free again.
+  EXPECT_EQ(Error(WithBody(body + "\"func.return\"(%arg0) : (tensor<2xf32>) -> ()")), "");
+  std::string twice = Error(WithBody(body + "%200 = " + define));
+  EXPECT_NE(twice.find("redefinition of %200"), std::string::npos) << twice;
+  std::string arg = Error(WithBody(body + "%arg0 = " + define));
+  EXPECT_NE(arg.find("redefinition of %arg0"), std::string::npos) << arg;
+  std::string zero = Error(WithBody("%00 = " + define + "\"t.use\"(%0) : (tensor<f32>) -> ()"));
+  EXPECT_NE(zero.find("use of undefined value %0 "), std::string::npos) << zero;
+}
+
 TEST(TextParserErrorsTest, DeepNestingIsAnError) {
   std::string deep_array(5000, '[');
   EXPECT_NE(Error("\"t.op\"() {v = " + deep_array + "} : () -> ()").find("less nesting"),
