@@ -373,6 +373,32 @@ TEST_F(ProgramReaderTest, ReadTimes) {
                                           std::chrono::steady_clock::now() - start).count());
   }
   std::cout << "empty text (context create + destroy): ToGenericText " << best_empty << " ms\n";
+
+  // TextParser alone on one large function: 100,000 chained adds as the library prints them.
+  std::string text =
+      "\"func.func\"() <{function_type = (tensor<8x128xf32>) -> tensor<8x128xf32>, sym_name = "
+      "\"main\"}> ({\n^bb0(%arg0: tensor<8x128xf32> loc(\"x\")):\n";
+  std::string previous = "%arg0";
+  constexpr int kOps = 100000;
+  for (int i = 0; i < kOps; ++i) {
+    const std::string value = "%" + std::to_string(i);
+    text += "  " + value + " = \"stablehlo.add\"(" + previous + ", %arg0) : (tensor<8x128xf32>, " +
+            "tensor<8x128xf32>) -> tensor<8x128xf32> loc(#loc" + std::to_string(i % 50) + ")\n";
+    previous = value;
+  }
+  text += "  \"func.return\"(" + previous + ") : (tensor<8x128xf32>) -> ()\n}) : () -> ()\n";
+  for (int i = 0; i < 50; ++i) {
+    text += "#loc" + std::to_string(i) + " = loc(\"jit(f)/add\"(\"f.py\":" + std::to_string(i) +
+            ":1))\n";
+  }
+  auto start = std::chrono::steady_clock::now();
+  StatusOr<Module> module = TextParser::Parse(text);
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                  .count();
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  EXPECT_EQ(module->functions[0].body.blocks[0].operations.size(), kOps + 1u);
+  std::cout << "TextParser::Parse of " << kOps << " ops (" << text.size() / 1000000.0
+            << " MB): " << ms << " ms\n";
 }
 
 }  // namespace
