@@ -103,8 +103,8 @@ struct Attribute {
 
 // A name with its attribute value.
 struct NamedAttribute {
-  std::string name;
-  Attribute value;
+  std::string name;  // As written, unquoted ("mhlo.sharding").
+  Attribute value;   // kUnit for a name written alone.
 };
 
 // Named attributes in the order written.
@@ -131,14 +131,14 @@ struct Operation {
 
 // A block: its arguments (values in the enclosing function's table) and its operations.
 struct Block {
-  std::vector<ValueId> arguments;
+  std::vector<ValueId> arguments;            // In order.
   std::vector<Location> argument_locations;  // One per argument (JAX names a function's: "x").
-  std::vector<Operation> operations;
+  std::vector<Operation> operations;         // In order; the last is the terminator.
 };
 
 // A region: its blocks (StableHLO regions have one).
 struct Region {
-  std::vector<Block> blocks;
+  std::vector<Block> blocks;  // Empty for a function declaration.
 };
 
 // A func.func. Values of nested regions live in this function's value table too: regions of

@@ -8,6 +8,7 @@ namespace pjrtkit {
 namespace stablehlo {
 
 StatusOr<Module> ProgramReader::Read(const Program& program) const {
+  if (library_ == nullptr) return FailedPrecondition("ProgramReader has no StableHLO library");
   if (program.format != kFormat) {
     return Unimplemented("program format '" + program.format + "' is not supported; this "
                          "device reads StableHLO, format '" + std::string(kFormat) + "'");

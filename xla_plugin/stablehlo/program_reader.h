@@ -20,7 +20,8 @@ class ProgramReader {
   // The format Read accepts (PJRT's name for StableHLO text or bytecode).
   static constexpr const char* kFormat = "mlir";
 
-  // Reads with `library` (shared: a device keeps one library for all its clients).
+  // Reads with `library` (shared: a device keeps one library for all its clients; a null one
+  // makes Read fail with FAILED_PRECONDITION).
   explicit ProgramReader(std::shared_ptr<const StablehloLibrary> library)
       : library_(std::move(library)) {}
 
@@ -29,11 +30,11 @@ class ProgramReader {
   // library cannot read the bytes or TextParser the generic text the library prints.
   StatusOr<Module> Read(const Program& program) const;
 
-  // The library it reads with.
-  const StablehloLibrary& library() const { return *library_; }
+  // The library it reads with (null when constructed with none).
+  const std::shared_ptr<const StablehloLibrary>& library() const { return library_; }
 
  private:
-  std::shared_ptr<const StablehloLibrary> library_;  // Never null.
+  std::shared_ptr<const StablehloLibrary> library_;  // The library (null: Read fails).
 };
 
 }  // namespace stablehlo

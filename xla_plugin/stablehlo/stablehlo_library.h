@@ -31,9 +31,9 @@ struct StablehloVersions {
 // A dense host array: element type, dims and row-major bytes in the storage format of
 // Attribute::data (i1 one byte per element, bf16 its 16 bits, complex real then imaginary).
 struct HostTensor {
-  ElementType type = ElementType::kInvalid;
-  std::vector<int64_t> dims;
-  std::string data;
+  ElementType type = ElementType::kInvalid;  // The element type.
+  std::vector<int64_t> dims;                 // Static sizes; empty for a scalar.
+  std::string data;                          // NumElements * StorageBytes(type) bytes.
 };
 
 // A loaded library. Immutable after Load and safe to share between threads: each call works in an
