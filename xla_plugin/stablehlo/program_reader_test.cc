@@ -62,6 +62,9 @@ TEST_F(ProgramReaderTest, OtherFormatsAreUnimplemented) {
   EXPECT_EQ(module.status().code(), StatusCode::kUnimplemented);
   EXPECT_EQ(module.status().message(),
             "program format 'hlo' is not supported; this device reads StableHLO, format 'mlir'");
+  ProgramReader without_library(nullptr);
+  EXPECT_EQ(without_library.Read(Program{"mlir", "bytes"}).status().code(),
+            StatusCode::kFailedPrecondition);
 }
 
 TEST_F(ProgramReaderTest, MatmulTanhReduce) {
