@@ -69,6 +69,14 @@ TEST(StablehloLibraryTest, PortableArtifactToGenericText) {
   EXPECT_TRUE(Contains(*text, "#loc18 = loc(\"jit(<lambda>)/dot_general\"(#loc14))"));
 }
 
+TEST(StablehloLibraryTest, PlainBytecodeToGenericText) {
+  ASSERT_NE(Library(), nullptr);
+  StatusOr<std::string> text = Library()->ToGenericText(Testdata("plain_bytecode.mlirbc"));
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  EXPECT_TRUE(Contains(*text, "\"builtin.module\"() <{sym_name = \"plain\"}> ({")) << *text;
+  EXPECT_TRUE(Contains(*text, "\"func.return\"(%arg0) : (tensor<2xf32>) -> ()")) << *text;
+}
+
 TEST(StablehloLibraryTest, TextToGenericText) {
   ASSERT_NE(Library(), nullptr);
   StatusOr<std::string> text = Library()->ToGenericText(Testdata("add.mlir"));
