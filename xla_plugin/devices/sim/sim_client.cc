@@ -1,5 +1,7 @@
 #include "xla_plugin/devices/sim/sim_client.h"
 
+#include "xla_plugin/devices/sim/sim_stablehlo.h"
+
 #include <cstring>
 #include <new>
 #include <utility>
@@ -164,6 +166,12 @@ SimClient::CreateBuffersForAsyncHostToDevice(
   PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<SimTransferManager> manager,
                            SimTransferManager::Create(device, shapes));
   return std::unique_ptr<AsyncHostToDeviceTransferManager>(std::move(manager));
+}
+
+StatusOr<std::shared_ptr<const stablehlo::StablehloLibrary>> SimClient::stablehlo_library() {
+  std::lock_guard<std::mutex> lock(library_mutex_);
+  if (!library_.has_value()) library_ = LoadStablehloLibrary(options_.stablehlo_library_path());
+  return *library_;
 }
 
 }  // namespace sim

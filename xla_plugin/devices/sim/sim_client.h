@@ -20,6 +20,7 @@
 #include "xla_plugin/devices/sim/sim_memory.h"
 #include "xla_plugin/devices/sim/sim_options.h"
 #include "xla_plugin/devices/sim/sim_topology.h"
+#include "xla_plugin/stablehlo/stablehlo_library.h"
 
 namespace pjrtkit {
 namespace sim {
@@ -45,6 +46,10 @@ class SimClient : public Client {
   // Held while the work of one multi-device execution is enqueued on all its devices' queues, so
   // that every queue sees launches in the same order (collectives cannot deadlock).
   std::mutex& launch_mutex() { return launch_mutex_; }
+  // The StableHLO library this client's compiles read programs with: the option
+  // stablehlo_library_path when set, else the process's (sim_stablehlo.h). Loaded at the first
+  // call; a failure is returned again by later calls.
+  StatusOr<std::shared_ptr<const stablehlo::StablehloLibrary>> stablehlo_library();
 
   // Client:
   const std::string& platform_name() const override { return platform_name_; }
@@ -94,6 +99,9 @@ class SimClient : public Client {
   std::vector<SimDevice*> sim_devices_;                         // The devices, by id.
   std::vector<Device*> devices_;                                // The same, as Device.
   std::vector<Memory*> memories_;                               // The memories, by id.
+  std::mutex library_mutex_;                                    // Guards library_.
+  // The library once loaded (or why not); empty before the first stablehlo_library() call.
+  std::optional<StatusOr<std::shared_ptr<const stablehlo::StablehloLibrary>>> library_;
   std::mutex launch_mutex_;                                     // See launch_mutex().
 };
 
