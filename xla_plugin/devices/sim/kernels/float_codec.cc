@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cmath>
+#include <type_traits>
 
 namespace pjrtkit {
 namespace sim {
@@ -200,10 +201,46 @@ const std::array<float, 256>& F8Table() {
 template <LowFloat L>
 struct Codec;
 
+// A NaN's payload bits below the quiet bit (float).
+constexpr uint32_t kPayloadMask = 0x3fffffu;
+
+// The lossless float of an 8-bit NaN code: the code in the low byte; negative when the code's top
+// bit is set (FNUZ's 0x80 then sorts below every number in the total order, as XLA's does).
+inline float LosslessF8Nan(uint32_t code, bool signed_format) {
+  const uint32_t sign = (signed_format && (code & 0x80)) ? 0x80000000u : 0;
+  return BitCast<float>(sign | 0x7fc00000u | code);
+}
+
+// The 8-bit code a lossless float NaN carries, when it carries a NaN code of the format.
+template <typename C>
+inline bool CarriedF8Code(float x, uint32_t* code) {
+  const uint32_t u = BitCast<uint32_t>(x);
+  if ((u & 0x7fffffffu) <= 0x7f800000u || (u & kPayloadMask & ~0xffu) != 0) return false;
+  *code = u & 0xff;
+  return *code != 0 && std::isnan(C::Decode(*code));
+}
+
 template <>
 struct Codec<LowFloat::kF16> {
   using Bits = uint16_t;
   static uint32_t Encode(float x) { return EncodeF16(x); }
+  static float DecodeLossless(uint32_t h) {
+    if ((h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0) {
+      return BitCast<float>(((h & 0x8000u) << 16) | 0x7f800000u | ((h & 0x3ffu) << 13));
+    }
+    return DecodeF16(h);
+  }
+  static uint32_t EncodeLossless(float x) {
+    const uint32_t u = BitCast<uint32_t>(x);
+    if ((u & 0x7fffffffu) > 0x7f800000u && ((u >> 13) & 0x3ffu) != 0) {
+      return ((u >> 16) & 0x8000u) | 0x7c00u | ((u >> 13) & 0x3ffu);
+    }
+    return EncodeF16(x);
+  }
+  static float Canonical(float x) {
+    const uint32_t u = BitCast<uint32_t>(x);
+    return (u & 0x7fffffffu) > 0x7f800000u ? BitCast<float>(u | 0x400000u) : x;
+  }
   static uint32_t EncodeF64(double x) {
     const uint64_t u = BitCast<uint64_t>(x);
     if ((u & 0x7fffffffffffffffull) > 0x7ff0000000000000ull) {
@@ -218,12 +255,36 @@ template <>
 struct Codec<LowFloat::kBF16> {
   using Bits = uint16_t;
   static uint32_t Encode(float x) { return EncodeBF16(x); }
+  static float DecodeLossless(uint32_t b) { return DecodeBF16(b); }
+  static uint32_t EncodeLossless(float x) {
+    const uint32_t u = BitCast<uint32_t>(x);
+    if ((u & 0x7fffffffu) > 0x7f800000u && ((u >> 16) & 0x7fu) != 0) return u >> 16;
+    return EncodeBF16(x);
+  }
+  static float Canonical(float x) { return x; }
   static uint32_t EncodeF64(double x) { return EncodeBF16(static_cast<float>(x)); }
   static float Decode(uint32_t b) { return DecodeBF16(b); }
 };
 
+// The float8 codecs: decoding by table; the lossless forms carry NaN codes (see the header).
+template <typename Self, bool kSigned>
+struct F8Lossless {
+  static float DecodeLossless(uint32_t b) {
+    const float v = Self::Decode(b);
+    return std::isnan(v) ? LosslessF8Nan(b & 0xff, kSigned) : v;
+  }
+  static uint32_t EncodeLossless(float x) {
+    uint32_t code;
+    return CarriedF8Code<Self>(x, &code) ? code : Self::Encode(x);
+  }
+  static float Canonical(float x) {
+    uint32_t code;
+    return CarriedF8Code<Self>(x, &code) ? Self::Decode(code) : x;
+  }
+};
+
 template <>
-struct Codec<LowFloat::kF8E8M0FNU> {
+struct Codec<LowFloat::kF8E8M0FNU> : F8Lossless<Codec<LowFloat::kF8E8M0FNU>, false> {
   using Bits = uint8_t;
   static uint32_t Encode(float x) { return EncodeE8M0(x); }
   static uint32_t EncodeF64(double x) { return EncodeE8M0FromF64(x); }
@@ -231,7 +292,7 @@ struct Codec<LowFloat::kF8E8M0FNU> {
 };
 
 template <const FormatSpec& F>
-struct F8Codec {
+struct F8Codec : F8Lossless<F8Codec<F>, true> {
   using Bits = uint8_t;
   static uint32_t Encode(float x) { return EncodeIeeeLike<F>(x); }
   static uint32_t EncodeF64(double x) { return EncodeIeeeLike<F>(x); }
@@ -257,9 +318,9 @@ void DecodeBlockT(const void* src, int64_t stride, float* __restrict dst, int64_
   using C = Codec<L>;
   const typename C::Bits* s = static_cast<const typename C::Bits*>(src);
   if (stride == 1) {
-    for (int64_t i = 0; i < n; ++i) dst[i] = C::Decode(s[i]);
+    for (int64_t i = 0; i < n; ++i) dst[i] = C::DecodeLossless(s[i]);
   } else {
-    for (int64_t i = 0; i < n; ++i) dst[i] = C::Decode(s[i * stride]);
+    for (int64_t i = 0; i < n; ++i) dst[i] = C::DecodeLossless(s[i * stride]);
   }
 }
 
@@ -267,19 +328,27 @@ template <LowFloat L>
 void EncodeBlockT(const float* __restrict src, void* dst, int64_t n) {
   using C = Codec<L>;
   typename C::Bits* d = static_cast<typename C::Bits*>(dst);
-  for (int64_t i = 0; i < n; ++i) d[i] = static_cast<typename C::Bits>(C::Encode(src[i]));
+  for (int64_t i = 0; i < n; ++i) d[i] = static_cast<typename C::Bits>(C::EncodeLossless(src[i]));
 }
 
 template <LowFloat L>
 void RoundBlockT(const float* src, float* dst, int64_t n) {
   using C = Codec<L>;
-  for (int64_t i = 0; i < n; ++i) dst[i] = C::Decode(C::Encode(src[i]));
+  for (int64_t i = 0; i < n; ++i) dst[i] = C::DecodeLossless(C::Encode(src[i]));
+}
+
+template <LowFloat L>
+void CanonicalizeBlockT(float* data, int64_t n) {
+  using C = Codec<L>;
+  for (int64_t i = 0; i < n; ++i) {
+    if (data[i] != data[i]) data[i] = C::Canonical(data[i]);
+  }
 }
 
 template <LowFloat L>
 void RoundF64BlockT(const double* __restrict src, float* __restrict dst, int64_t n) {
   using C = Codec<L>;
-  for (int64_t i = 0; i < n; ++i) dst[i] = C::Decode(C::EncodeF64(src[i]));
+  for (int64_t i = 0; i < n; ++i) dst[i] = C::DecodeLossless(C::EncodeF64(src[i]));
 }
 
 // Calls fn.template operator()<L>() for the runtime format `format`.
@@ -338,65 +407,49 @@ double DecodeToF64(LowFloat format, uint32_t bits) {
   return (u >> 31) != 0 ? -0.0 : 0.0;  // bf16 denormals: XLA widens through f32, reading zero.
 }
 
-void DecodeBlock(LowFloat format, const void* src, int64_t stride, float* dst, int64_t n) {
+namespace {
+
+// Calls fn(std::integral_constant<LowFloat, format>()).
+template <typename Fn>
+void ForFormat(LowFloat format, Fn&& fn) {
   switch (format) {
-    case LowFloat::kF16: return DecodeBlockT<LowFloat::kF16>(src, stride, dst, n);
-    case LowFloat::kBF16: return DecodeBlockT<LowFloat::kBF16>(src, stride, dst, n);
-    case LowFloat::kF8E5M2: return DecodeBlockT<LowFloat::kF8E5M2>(src, stride, dst, n);
-    case LowFloat::kF8E4M3FN: return DecodeBlockT<LowFloat::kF8E4M3FN>(src, stride, dst, n);
+    case LowFloat::kF16: return fn(std::integral_constant<LowFloat, LowFloat::kF16>());
+    case LowFloat::kBF16: return fn(std::integral_constant<LowFloat, LowFloat::kBF16>());
+    case LowFloat::kF8E5M2: return fn(std::integral_constant<LowFloat, LowFloat::kF8E5M2>());
+    case LowFloat::kF8E4M3FN: return fn(std::integral_constant<LowFloat, LowFloat::kF8E4M3FN>());
     case LowFloat::kF8E4M3B11FNUZ:
-      return DecodeBlockT<LowFloat::kF8E4M3B11FNUZ>(src, stride, dst, n);
-    case LowFloat::kF8E5M2FNUZ: return DecodeBlockT<LowFloat::kF8E5M2FNUZ>(src, stride, dst, n);
-    case LowFloat::kF8E4M3FNUZ: return DecodeBlockT<LowFloat::kF8E4M3FNUZ>(src, stride, dst, n);
-    case LowFloat::kF8E4M3: return DecodeBlockT<LowFloat::kF8E4M3>(src, stride, dst, n);
-    case LowFloat::kF8E3M4: return DecodeBlockT<LowFloat::kF8E3M4>(src, stride, dst, n);
-    case LowFloat::kF8E8M0FNU: return DecodeBlockT<LowFloat::kF8E8M0FNU>(src, stride, dst, n);
+      return fn(std::integral_constant<LowFloat, LowFloat::kF8E4M3B11FNUZ>());
+    case LowFloat::kF8E5M2FNUZ:
+      return fn(std::integral_constant<LowFloat, LowFloat::kF8E5M2FNUZ>());
+    case LowFloat::kF8E4M3FNUZ:
+      return fn(std::integral_constant<LowFloat, LowFloat::kF8E4M3FNUZ>());
+    case LowFloat::kF8E4M3: return fn(std::integral_constant<LowFloat, LowFloat::kF8E4M3>());
+    case LowFloat::kF8E3M4: return fn(std::integral_constant<LowFloat, LowFloat::kF8E3M4>());
+    case LowFloat::kF8E8M0FNU:
+      return fn(std::integral_constant<LowFloat, LowFloat::kF8E8M0FNU>());
   }
+}
+
+}  // namespace
+
+void DecodeBlock(LowFloat format, const void* src, int64_t stride, float* dst, int64_t n) {
+  ForFormat(format, [&](auto f) { DecodeBlockT<decltype(f)::value>(src, stride, dst, n); });
 }
 
 void EncodeBlock(LowFloat format, const float* src, void* dst, int64_t n) {
-  switch (format) {
-    case LowFloat::kF16: return EncodeBlockT<LowFloat::kF16>(src, dst, n);
-    case LowFloat::kBF16: return EncodeBlockT<LowFloat::kBF16>(src, dst, n);
-    case LowFloat::kF8E5M2: return EncodeBlockT<LowFloat::kF8E5M2>(src, dst, n);
-    case LowFloat::kF8E4M3FN: return EncodeBlockT<LowFloat::kF8E4M3FN>(src, dst, n);
-    case LowFloat::kF8E4M3B11FNUZ: return EncodeBlockT<LowFloat::kF8E4M3B11FNUZ>(src, dst, n);
-    case LowFloat::kF8E5M2FNUZ: return EncodeBlockT<LowFloat::kF8E5M2FNUZ>(src, dst, n);
-    case LowFloat::kF8E4M3FNUZ: return EncodeBlockT<LowFloat::kF8E4M3FNUZ>(src, dst, n);
-    case LowFloat::kF8E4M3: return EncodeBlockT<LowFloat::kF8E4M3>(src, dst, n);
-    case LowFloat::kF8E3M4: return EncodeBlockT<LowFloat::kF8E3M4>(src, dst, n);
-    case LowFloat::kF8E8M0FNU: return EncodeBlockT<LowFloat::kF8E8M0FNU>(src, dst, n);
-  }
+  ForFormat(format, [&](auto f) { EncodeBlockT<decltype(f)::value>(src, dst, n); });
 }
 
 void RoundBlock(LowFloat format, const float* src, float* dst, int64_t n) {
-  switch (format) {
-    case LowFloat::kF16: return RoundBlockT<LowFloat::kF16>(src, dst, n);
-    case LowFloat::kBF16: return RoundBlockT<LowFloat::kBF16>(src, dst, n);
-    case LowFloat::kF8E5M2: return RoundBlockT<LowFloat::kF8E5M2>(src, dst, n);
-    case LowFloat::kF8E4M3FN: return RoundBlockT<LowFloat::kF8E4M3FN>(src, dst, n);
-    case LowFloat::kF8E4M3B11FNUZ: return RoundBlockT<LowFloat::kF8E4M3B11FNUZ>(src, dst, n);
-    case LowFloat::kF8E5M2FNUZ: return RoundBlockT<LowFloat::kF8E5M2FNUZ>(src, dst, n);
-    case LowFloat::kF8E4M3FNUZ: return RoundBlockT<LowFloat::kF8E4M3FNUZ>(src, dst, n);
-    case LowFloat::kF8E4M3: return RoundBlockT<LowFloat::kF8E4M3>(src, dst, n);
-    case LowFloat::kF8E3M4: return RoundBlockT<LowFloat::kF8E3M4>(src, dst, n);
-    case LowFloat::kF8E8M0FNU: return RoundBlockT<LowFloat::kF8E8M0FNU>(src, dst, n);
-  }
+  ForFormat(format, [&](auto f) { RoundBlockT<decltype(f)::value>(src, dst, n); });
 }
 
 void RoundF64Block(LowFloat format, const double* src, float* dst, int64_t n) {
-  switch (format) {
-    case LowFloat::kF16: return RoundF64BlockT<LowFloat::kF16>(src, dst, n);
-    case LowFloat::kBF16: return RoundF64BlockT<LowFloat::kBF16>(src, dst, n);
-    case LowFloat::kF8E5M2: return RoundF64BlockT<LowFloat::kF8E5M2>(src, dst, n);
-    case LowFloat::kF8E4M3FN: return RoundF64BlockT<LowFloat::kF8E4M3FN>(src, dst, n);
-    case LowFloat::kF8E4M3B11FNUZ: return RoundF64BlockT<LowFloat::kF8E4M3B11FNUZ>(src, dst, n);
-    case LowFloat::kF8E5M2FNUZ: return RoundF64BlockT<LowFloat::kF8E5M2FNUZ>(src, dst, n);
-    case LowFloat::kF8E4M3FNUZ: return RoundF64BlockT<LowFloat::kF8E4M3FNUZ>(src, dst, n);
-    case LowFloat::kF8E4M3: return RoundF64BlockT<LowFloat::kF8E4M3>(src, dst, n);
-    case LowFloat::kF8E3M4: return RoundF64BlockT<LowFloat::kF8E3M4>(src, dst, n);
-    case LowFloat::kF8E8M0FNU: return RoundF64BlockT<LowFloat::kF8E8M0FNU>(src, dst, n);
-  }
+  ForFormat(format, [&](auto f) { RoundF64BlockT<decltype(f)::value>(src, dst, n); });
+}
+
+void CanonicalizeBlock(LowFloat format, float* data, int64_t n) {
+  ForFormat(format, [&](auto f) { CanonicalizeBlockT<decltype(f)::value>(data, n); });
 }
 
 }  // namespace sim

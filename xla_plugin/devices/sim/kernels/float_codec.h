@@ -48,14 +48,26 @@ float DecodeToF32(LowFloat format, uint32_t bits);
 // f8e8m0fnu's 2^-127, which XLA widens exactly). Independent of the floating-point mode.
 double DecodeToF64(LowFloat format, uint32_t bits);
 
-// dst[i] = decode(src[i * stride]) (stride in elements, 0 to broadcast src[0]).
+// The fused engine holds low-precision values as floats that keep every code: NaNs carry their
+// code in the float's payload (f16: its payload bits, signaling ones included; float8: the code in
+// the low byte, the sign for FNUZ's 0x80), so loads, stores, selects and bitcasts are lossless
+// and the total order sees the codes. CanonicalizeBlock turns such floats into the values XLA's
+// convert gives.
+
+// dst[i] = the lossless float of code src[i * stride] (stride in elements, 0 broadcasts src[0]).
 void DecodeBlock(LowFloat format, const void* src, int64_t stride, float* dst, int64_t n);
 
-// dst[i] = encode(src[i]), dst dense.
+// dst[i] = the code of src[i]: the inverse of DecodeBlock; other NaNs get the format's NaN and
+// other values are rounded as EncodeFromF32 does. dst dense.
 void EncodeBlock(LowFloat format, const float* src, void* dst, int64_t n);
 
-// dst[i] = decode(encode(src[i])): rounds float results to `format` (dst may equal src).
+// dst[i] = DecodeBlock(EncodeFromF32(src[i])): rounds float results to `format` (dst may equal
+// src).
 void RoundBlock(LowFloat format, const float* src, float* dst, int64_t n);
+
+// data[i] = DecodeToF32(code of data[i]) for the lossless floats of `format`: only NaNs change
+// (f16: quiet bit set; float8: the canonical quiet NaN, positive for FNUZ and E8M0).
+void CanonicalizeBlock(LowFloat format, float* data, int64_t n);
 
 // dst[i] = decode(EncodeFromF64(src[i])): f64 values converted to `format`, held as float.
 void RoundF64Block(LowFloat format, const double* src, float* dst, int64_t n);

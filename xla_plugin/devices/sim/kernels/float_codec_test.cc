@@ -77,28 +77,59 @@ TEST(FloatCodecTest, EncodeF64SweepMatchesXla) {
   }
 }
 
-TEST(FloatCodecTest, BlockFunctionsAgreeWithScalarOnes) {
+// The engine's block forms: DecodeBlock/EncodeBlock round-trip every code (NaN codes included),
+// canonicalizing gives XLA's convert, and encoding/rounding agree with EncodeFromF32 (NaNs: any
+// NaN code).
+TEST(FloatCodecTest, BlockFunctionsAreLosslessAndAgreeWithScalarOnes) {
   for (const golden::CodecCase& c : kCodecCases) {
     const LowFloat format = FormatOf(c.type);
+    const bool wide = ElementTypeBits(ElementType(c.type)) == 16;
+    const int64_t codes = wide ? 65536 : 256;
+    std::vector<uint16_t> in16(codes), out16(codes);
+    std::vector<uint8_t> in8(codes), out8(codes);
+    for (int64_t i = 0; i < codes; ++i) {
+      in16[i] = static_cast<uint16_t>(i);
+      in8[i] = static_cast<uint8_t>(i);
+    }
+    const void* in = wide ? static_cast<const void*>(in16.data()) : in8.data();
+    void* out = wide ? static_cast<void*>(out16.data()) : out8.data();
+    std::vector<float> values(codes);
+    DecodeBlock(format, in, 1, values.data(), codes);
+    EncodeBlock(format, values.data(), out, codes);
+    std::vector<float> canonical = values;
+    CanonicalizeBlock(format, canonical.data(), codes);
+    for (int64_t i = 0; i < codes; ++i) {
+      ASSERT_EQ(wide ? out16[i] : out8[i], static_cast<uint32_t>(i)) << "code " << i;
+      ASSERT_EQ(BitCast<uint32_t>(canonical[i]),
+                BitCast<uint32_t>(DecodeToF32(format, static_cast<uint32_t>(i))))
+          << "code " << i;
+    }
     const std::vector<float> sweep = golden::F32Sweep(c.type);
     const int64_t n = static_cast<int64_t>(sweep.size());
-    std::vector<uint16_t> codes16(n);
-    std::vector<uint8_t> codes8(n);
-    const bool wide = ElementTypeBits(ElementType(c.type)) == 16;
-    void* codes = wide ? static_cast<void*>(codes16.data()) : static_cast<void*>(codes8.data());
-    EncodeBlock(format, sweep.data(), codes, n);
-    std::vector<float> decoded(n), rounded(n);
-    DecodeBlock(format, codes, 1, decoded.data(), n);
+    std::vector<uint16_t> sweep16(n);
+    std::vector<uint8_t> sweep8(n);
+    void* encoded = wide ? static_cast<void*>(sweep16.data()) : sweep8.data();
+    EncodeBlock(format, sweep.data(), encoded, n);
+    std::vector<float> rounded(n);
     RoundBlock(format, sweep.data(), rounded.data(), n);
     for (int64_t i = 0; i < n; ++i) {
-      const uint32_t code = wide ? codes16[i] : codes8[i];
-      ASSERT_EQ(code, EncodeFromF32(format, sweep[i])) << i;
-      ASSERT_EQ(BitCast<uint32_t>(decoded[i]), BitCast<uint32_t>(DecodeToF32(format, code)));
-      ASSERT_EQ(BitCast<uint32_t>(rounded[i]), BitCast<uint32_t>(decoded[i]));
+      const uint32_t code = wide ? sweep16[i] : sweep8[i];
+      const uint32_t expected = EncodeFromF32(format, sweep[i]);
+      if (std::isnan(sweep[i])) {
+        ASSERT_TRUE(std::isnan(DecodeToF32(format, code))) << i;
+      } else {
+        ASSERT_EQ(code, expected) << i;
+      }
+      float decoded;
+      const uint8_t expected8 = static_cast<uint8_t>(expected);
+      const uint16_t expected16 = static_cast<uint16_t>(expected);
+      DecodeBlock(format, wide ? static_cast<const void*>(&expected16) : &expected8, 1, &decoded,
+                  1);
+      ASSERT_EQ(BitCast<uint32_t>(rounded[i]), BitCast<uint32_t>(decoded)) << i;
     }
     std::vector<float> broadcast(4);
-    DecodeBlock(format, codes, 0, broadcast.data(), 4);
-    for (float v : broadcast) EXPECT_EQ(BitCast<uint32_t>(v), BitCast<uint32_t>(decoded[0]));
+    DecodeBlock(format, in, 0, broadcast.data(), 4);
+    for (float v : broadcast) EXPECT_EQ(BitCast<uint32_t>(v), BitCast<uint32_t>(values[0]));
   }
 }
 

@@ -1,8 +1,8 @@
 """Writes the golden tables of the sim kernels' numerics tests, computed by XLA:CPU through JAX.
 
 Every expected value in golden_*.inc comes from jaxlib's CPU backend running one StableHLO op
-(compiled from text, so every op, comparison type and attribute is reachable), with ml_dtypes
-providing the element types. Regenerate from the repository root (takes about two minutes):
+(compiled from text, so every op, comparison type and attribute is reachable, with the compile
+options jax.jit uses), with ml_dtypes providing the element types. Regenerate from the repository root (takes about two minutes):
 
   JAX_PLATFORMS=cpu .venv/bin/python xla_plugin/devices/sim/kernels/testdata/gen_goldens.py
 
@@ -22,6 +22,7 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import jax  # noqa: E402
 import ml_dtypes as md  # noqa: E402
 import numpy as np  # noqa: E402
+from jax._src import compiler  # noqa: E402
 from jax.extend import backend  # noqa: E402
 from jaxlib import _jax  # noqa: E402
 
@@ -119,6 +120,9 @@ REDUCE_PRECISION_ATTRS = [(5, 10), (8, 7), (4, 3), (5, 2), (8, 23), (11, 52), (3
 
 BACKEND = backend.get_backend()
 DEVICE = BACKEND.devices()[0]
+# The options jax.jit compiles with (the defaults of a bare CompileOptions differ: for one, they
+# make maximum/minimum ignore NaN).
+COMPILE_OPTIONS = compiler.get_compile_options(num_replicas=1, num_partitions=1)
 
 
 def mlir_tensor(t, n):
@@ -136,7 +140,7 @@ def run_op(op, attrs, arg_types, result_type, args):
   text = (f"func.func public @main({params}) -> {out} {{\n"
           f"  %0 = \"stablehlo.{op}\"({operands}){attr_text} : ({in_types}) -> {out}\n"
           f"  return %0 : {out}\n}}\n")
-  exe = BACKEND.compile_and_load(text, _jax.DeviceList((DEVICE,)))
+  exe = BACKEND.compile_and_load(text, _jax.DeviceList((DEVICE,)), COMPILE_OPTIONS)
   bufs = [jax.device_put(a, DEVICE) for a in args]
   return np.asarray(exe.execute(bufs)[0])
 
