@@ -414,7 +414,7 @@ def gen_convert(sets):
       w.row(['"convert"', TYPES[t][0], TYPES[f][0], 0, 1], [b64(out)])
       fs = np.dtype(TYPES[f][2]).itemsize
       real = f not in ("pred", "c64", "c128") and t not in ("pred", "c64", "c128")
-      if real and f != t and fs == np.dtype(TYPES[t][2]).itemsize:
+      if real and fs == np.dtype(TYPES[t][2]).itemsize:
         out = run_op("bitcast_convert", "", [f], t, [src])
         w.row(['"bitcast_convert"', TYPES[t][0], TYPES[f][0], 0, 1], [b64(out)])
   w.close()
