@@ -179,8 +179,8 @@ void ElementwisePlan::Run(const void* const* inputs, void* const* outputs) const
 }
 
 void ElementwisePlan::GatherBlock(const PlanStep& step, const void* base,
-                                  const int64_t* block_index, int64_t start, int64_t n,
-                                  int64_t* index, void* dst, int64_t* iota) const {
+                                  const int64_t* block_index, int64_t n, int64_t* index,
+                                  void* dst, int64_t* iota) const {
   const std::vector<int64_t>& strides = source_strides_[step.source];
   const int rank = static_cast<int>(dims_.size());
   const int64_t inner = dims_[rank - 1];
@@ -205,7 +205,6 @@ void ElementwisePlan::GatherBlock(const PlanStep& step, const void* base,
       ++index[d - 1];
     }
   }
-  (void)start;
 }
 
 void ElementwisePlan::Run(const void* const* inputs, void* const* outputs, void* scratch) const {
@@ -242,17 +241,19 @@ void ElementwisePlan::Run(const void* const* inputs, void* const* outputs, void*
           ptr[s] = slot(p.slot);
           continue;
         case Action::kGather:
-          GatherBlock(p, inputs[p.input], block_index, start, n, index, slot(p.slot), iota);
+          GatherBlock(p, inputs[p.input], block_index, n, index, slot(p.slot), iota);
           ptr[s] = slot(p.slot);
           continue;
         case Action::kIota:
         case Action::kKernel: {
           KernelArgs args;
           if (p.action == Action::kIota) {
-            GatherBlock(p, nullptr, block_index, start, n, index, nullptr, iota);
+            GatherBlock(p, nullptr, block_index, n, index, nullptr, iota);
             args.in[0] = iota;
           } else {
-            for (int j = 0; j < 3; ++j) args.in[j] = p.operands[j] >= 0 ? ptr[p.operands[j]] : nullptr;
+            for (int j = 0; j < 3; ++j) {
+              args.in[j] = p.operands[j] >= 0 ? ptr[p.operands[j]] : nullptr;
+            }
           }
           args.out = slot(p.slot);
           args.n = n;

@@ -34,13 +34,13 @@ class ElementwisePlan {
   // Evaluates with a scratch allocated for this call (see Evaluate for the pointer contract).
   void Run(const void* const* inputs, void* const* outputs) const;
 
-  // Evaluates with `scratch`: scratch_bytes() bytes, 64-byte aligned, used by no one else meanwhile.
+  // Evaluates with `scratch`: scratch_bytes() bytes, 64-byte aligned, unused by others meanwhile.
   void Run(const void* const* inputs, void* const* outputs, void* scratch) const;
 
  private:
   // What a step does in each block.
   enum class Action : uint8_t {
-    kDense,   // An input read in place: its storage is the compute form and its layout the output's.
+    kDense,   // An input read in place (storage is its compute form, layout is the output's).
     kGather,  // An input gathered (strided, broadcast or converted) into the step's slot.
     kFilled,  // A constant or scalar input, filled into its slot once per Run.
     kIota,    // Indices along a dimension, converted to the step's type.
@@ -68,8 +68,8 @@ class ElementwisePlan {
   void CoalesceDims(const std::vector<int64_t>& dims,
                     std::vector<std::vector<int64_t>>* strides);
   // Loads one gathered or iota step's block into `dst`.
-  void GatherBlock(const PlanStep& step, const void* base, const int64_t* block_index,
-                   int64_t start, int64_t n, int64_t* index, void* dst, int64_t* iota) const;
+  void GatherBlock(const PlanStep& step, const void* base, const int64_t* block_index, int64_t n,
+                   int64_t* index, void* dst, int64_t* iota) const;
 
   int64_t total_ = 0;                    // Elements of the output.
   std::vector<int64_t> dims_;            // Coalesced output dimensions (at least one).

@@ -47,8 +47,9 @@ int32_t LowRounding(ElementType type, bool op_result);
 void ApplyRounding(int32_t rounding, float* data, int64_t n);
 
 // Kernels whose semantics depend on the float type itself (low_float_kernels.cc): logistic (aux:
-// the LowRounding of its intermediate steps), reduce_precision (low types: aux = the LowFloat whose bits it
-// works in, f16 or bf16), bf16 maximum/minimum/clamp, f8e8m0fnu sign/ceil. nullptr otherwise.
+// the LowRounding of its intermediate steps), reduce_precision (low types: aux = the LowFloat in
+// whose bits it works, f16 or bf16), bf16 maximum/minimum/clamp, f8e8m0fnu sign/ceil. nullptr
+// otherwise.
 KernelFn TypedFloatKernel(EwOp op, ElementType type);
 
 // convert from a low-precision float (aux = its LowFloat) to f32, f64, c64 or c128, with XLA's

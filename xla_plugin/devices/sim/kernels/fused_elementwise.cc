@@ -78,14 +78,15 @@ Status ValidateLeaf(const FusedElementwise& fused, size_t i) {
   const EwStep& s = fused.steps[i];
   if (s.op == EwOp::kInput) {
     if (s.attr < 0 || static_cast<size_t>(s.attr) >= fused.inputs.size()) {
-      return StepInvalid(fused, i, "input index " + std::to_string(s.attr) + " is out of range [0, " +
-                                       std::to_string(fused.inputs.size()) + ")");
+      return StepInvalid(fused, i,
+                         "input index " + std::to_string(s.attr) + " is out of range [0, " +
+                             std::to_string(fused.inputs.size()) + ")");
     }
     const ElementType input_type = fused.inputs[s.attr].type;
     if (input_type != s.type) {
-      return StepInvalid(fused, i, std::string("reads input ") + std::to_string(s.attr) + " of type " +
-                                       ElementTypeName(input_type) + " as " +
-                                       ElementTypeName(s.type));
+      return StepInvalid(fused, i,
+                         "reads input " + std::to_string(s.attr) + " of type " +
+                             ElementTypeName(input_type) + " as " + ElementTypeName(s.type));
     }
   } else if (s.op == EwOp::kConstant) {
     const size_t bytes = static_cast<size_t>(StorageBytes(s.type));

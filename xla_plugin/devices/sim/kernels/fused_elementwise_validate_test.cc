@@ -87,7 +87,8 @@ TEST(ValidateTest, RefusesBadOperandsAndLeaves) {
               "operand 2 is 0; the op takes 2 operand(s), so it must be -1");
   f = Valid();
   f.steps[1].attr = 5;
-  ExpectError(f, StatusCode::kInvalidArgument, "step 1 (input: f32): input index 5 is out of range");
+  ExpectError(f, StatusCode::kInvalidArgument,
+              "step 1 (input: f32): input index 5 is out of range");
   f = Valid();
   f.steps[1].type = ElementType::kF64;
   ExpectError(f, StatusCode::kInvalidArgument, "reads input 1 of type f32 as f64");

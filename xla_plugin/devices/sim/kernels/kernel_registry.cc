@@ -143,8 +143,9 @@ Status ResolveCompare(ElementType a, int64_t attr, StepKernel* kernel) {
   static const char* const kDirectionNames[] = {"EQ", "NE", "GE", "GT", "LE", "LT"};
   const std::string how = std::string(kDirectionNames[direction]) + " " + kTypeNames[comparison];
   if (!consistent) {
-    return TypeMismatch(EwOp::kCompare, "with comparison type " + std::string(kTypeNames[comparison]) +
-                                            " does not fit " + Name(a) + " operands");
+    return TypeMismatch(EwOp::kCompare, std::string("with comparison type ") +
+                                            kTypeNames[comparison] + " does not fit " + Name(a) +
+                                            " operands");
   }
   kernel->fn = CompareKernel(ComputeKindOf(a), static_cast<ComparisonDirection>(direction),
                              ct == ComparisonType::kTotalOrder);
@@ -157,8 +158,8 @@ Status ResolveReducePrecision(ElementType type, int64_t attr, StepKernel* kernel
   const int64_t mantissa_bits = attr & 0xffffffff;
   if (exponent_bits < 1 || exponent_bits > 0x7fffffff || mantissa_bits > 0x7fffffff) {
     return TypeMismatch(EwOp::kReducePrecision,
-                        "has exponent_bits " + std::to_string(exponent_bits) + " and mantissa_bits " +
-                            std::to_string(mantissa_bits) +
+                        "has exponent_bits " + std::to_string(exponent_bits) +
+                            " and mantissa_bits " + std::to_string(mantissa_bits) +
                             "; expected exponent_bits >= 1 and mantissa_bits >= 0");
   }
   kernel->fn = TypedFloatKernel(EwOp::kReducePrecision, type);

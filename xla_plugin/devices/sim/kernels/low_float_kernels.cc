@@ -32,7 +32,9 @@ void LogisticKernel(const KernelArgs& args) {
   for (int64_t s = 0; s < args.n; s += kChunk) {
     const int64_t m = args.n - s < kChunk ? args.n - s : kChunk;
     T t[kChunk];
-    for (int64_t i = 0; i < m; ++i) t[i] = static_cast<T>(std::exp(-static_cast<double>(in[s + i])));
+    for (int64_t i = 0; i < m; ++i) {
+      t[i] = static_cast<T>(std::exp(-static_cast<double>(in[s + i])));
+    }
     if (std::is_same<T, float>::value) RoundInPlace(args.aux, reinterpret_cast<float*>(t), m);
     for (int64_t i = 0; i < m; ++i) t[i] = T(1) + t[i];
     if (std::is_same<T, float>::value) RoundInPlace(args.aux, reinterpret_cast<float*>(t), m);

@@ -80,9 +80,9 @@ int64_t ComplexDistance(ElementType type, const unsigned char* got, const unsign
   const double dr = std::fabs(ComponentValue(c, gr) - vr);
   const double di = std::fabs(ComponentValue(c, gi) - vi);
   if (!std::isfinite(dr) || !std::isfinite(di)) return parts;
-  const double ulp = c == ElementType::kF32
-                         ? std::nextafter(static_cast<float>(scale), INFINITY) - static_cast<float>(scale)
-                         : std::nextafter(scale, INFINITY) - scale;
+  const float scale32 = static_cast<float>(scale);
+  const double ulp = c == ElementType::kF32 ? std::nextafter(scale32, INFINITY) - scale32
+                                            : std::nextafter(scale, INFINITY) - scale;
   const double relative = std::ceil(std::max(dr, di) / ulp);
   return std::min(parts, static_cast<int64_t>(std::min(relative, 1e15)));
 }

@@ -101,12 +101,16 @@ std::vector<uint64_t> ParseHashes(const char* text) {
 
 std::vector<float> F32Sweep(int type) {
   std::vector<uint32_t> base;
-  for (double v : ValuesAndMidpoints(type)) base.push_back(BitCast<uint32_t>(static_cast<float>(v)));
+  for (double v : ValuesAndMidpoints(type)) {
+    base.push_back(BitCast<uint32_t>(static_cast<float>(v)));
+  }
   std::vector<float> out;
   for (int delta : {0, 1, -1}) {
     for (uint32_t b : base) out.push_back(BitCast<float>(b + static_cast<uint32_t>(delta)));
   }
-  for (uint64_t r : SplitMix64(99, 1 << 16)) out.push_back(BitCast<float>(static_cast<uint32_t>(r)));
+  for (uint64_t r : SplitMix64(99, 1 << 16)) {
+    out.push_back(BitCast<float>(static_cast<uint32_t>(r)));
+  }
   return out;
 }
 
