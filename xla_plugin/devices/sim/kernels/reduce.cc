@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "xla_plugin/devices/sim/kernels/flush_denormals.h"
 #include "xla_plugin/devices/sim/kernels/reduction.h"
 #include "xla_plugin/devices/sim/kernels/reduction_types.h"
 #include "xla_plugin/devices/sim/kernels/reduction_util.h"
@@ -271,6 +272,7 @@ Status CheckReduce(const ReduceParams& params, const ArrayTypes& operands,
 
 Status RunReduce(const ReduceParams& params, const std::vector<ArrayArg>& operands,
                  const std::vector<ArrayResult>& results) {
+  ScopedFlushDenormals flush;  // As XLA:CPU runs (the typed loops rely on it).
   const size_t n = results.size();
   const ReduceLayout layout = MakeLayout(operands[0].type->dims, params.dimensions);
   if (layout.m == 0) return OkStatus();

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "xla_plugin/devices/sim/kernels/flush_denormals.h"
 #include "xla_plugin/devices/sim/kernels/reduction.h"
 #include "xla_plugin/devices/sim/kernels/reduction_types.h"
 #include "xla_plugin/devices/sim/kernels/reduction_util.h"
@@ -431,6 +432,7 @@ Status CheckReduceWindow(const ReduceWindowParams& params, const ArrayTypes& ope
 
 Status RunReduceWindow(const ReduceWindowParams& params, const std::vector<ArrayArg>& operands,
                        const std::vector<ArrayResult>& results) {
+  ScopedFlushDenormals flush;  // As XLA:CPU runs (the typed loops rely on it).
   const size_t n = results.size();
   const std::vector<int64_t>& in_dims = operands[0].type->dims;
   std::vector<WindowDim> dims;

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "xla_plugin/devices/sim/kernels/flush_denormals.h"
 #include "xla_plugin/devices/sim/kernels/reduction_types.h"
 #include "xla_plugin/devices/sim/kernels/typed_combiner.h"
 
@@ -196,10 +197,7 @@ ScalarApplier::ScalarApplier(const ScalarComputation& computation) : computation
     combine_fn_ = GetCombineFn(computation.combiner, body.inputs[0].type);
   }
   if (combine_fn_ == nullptr) {
-    strided_body_ = body;
-    vector_body_ = body;
-    vector_body_.dims = {0};
-    for (EwInput& input : vector_body_.inputs) input.strides = {0};
+    shaped_body_ = body;
     scratch_results_.resize(body.outputs.size());
   }
 }
@@ -208,13 +206,27 @@ ElementType ScalarApplier::result_type(int i) const {
   return computation_->body.steps[computation_->body.outputs[i]].type;
 }
 
+void ScalarApplier::EvaluateShaped(bool shape_changed, const void* const* inputs,
+                                   void* const* results) {
+  if (shape_changed) {
+    plan_.emplace(ElementwisePlan::CreateValidated(shaped_body_));
+    plan_scratch_.resize(plan_->scratch_bytes() + 64);
+  }
+  char* scratch = plan_scratch_.data();
+  scratch += (64 - reinterpret_cast<uintptr_t>(scratch) % 64) % 64;
+  plan_->Run(inputs, results, scratch);
+}
+
 void ScalarApplier::Evaluate1D(int64_t n, const void* const* inputs, const int64_t* input_strides,
                                void* const* results) {
-  vector_body_.dims[0] = n;
-  for (size_t i = 0; i < vector_body_.inputs.size(); ++i) {
-    vector_body_.inputs[i].strides[0] = input_strides[i];
+  bool changed = !plan_ || shaped_body_.dims.size() != 1 || shaped_body_.dims[0] != n;
+  shaped_body_.dims.assign(1, n);
+  for (size_t i = 0; i < shaped_body_.inputs.size(); ++i) {
+    std::vector<int64_t>& strides = shaped_body_.inputs[i].strides;
+    changed = changed || strides.size() != 1 || strides[0] != input_strides[i];
+    strides.assign(1, input_strides[i]);
   }
-  Evaluate(vector_body_, inputs, results);
+  EvaluateShaped(changed, inputs, results);
 }
 
 void ScalarApplier::ApplyStrided(const std::vector<int64_t>& dims, const void* const* inputs,
@@ -224,6 +236,7 @@ void ScalarApplier::ApplyStrided(const std::vector<int64_t>& dims, const void* c
   if (count <= 0) return;
   if (combine_fn_ != nullptr) {
     // The typed loop along the last dimension, the others walked here.
+    ScopedFlushDenormals flush;
     const size_t rank = dims.size();
     const int64_t inner = rank == 0 ? 1 : dims.back();
     const int64_t a_step = rank == 0 ? 0 : strides[0].back();
@@ -246,17 +259,20 @@ void ScalarApplier::ApplyStrided(const std::vector<int64_t>& dims, const void* c
     }
     return;
   }
-  strided_body_.dims = dims;
-  for (size_t i = 0; i < strided_body_.inputs.size(); ++i) {
-    strided_body_.inputs[i].strides = strides[i];
+  bool changed = !plan_ || shaped_body_.dims != dims;
+  shaped_body_.dims = dims;
+  for (size_t i = 0; i < shaped_body_.inputs.size(); ++i) {
+    changed = changed || shaped_body_.inputs[i].strides != strides[i];
+    shaped_body_.inputs[i].strides = strides[i];
   }
-  Evaluate(strided_body_, inputs, results);
+  EvaluateShaped(changed, inputs, results);
 }
 
 void ScalarApplier::Apply(int64_t n, const void* const* inputs, const int64_t* input_strides,
                           void* const* results) {
   if (n <= 0) return;
   if (combine_fn_ != nullptr) {
+    ScopedFlushDenormals flush;
     combine_fn_(n, inputs[0], input_strides[0], inputs[1], input_strides[1], results[0]);
     return;
   }

@@ -12,9 +12,11 @@
 #define PJRTKIT_XLA_PLUGIN_DEVICES_SIM_KERNELS_SCALAR_COMPUTATION_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "xla_plugin/client/status.h"
+#include "xla_plugin/devices/sim/kernels/elementwise_plan.h"
 #include "xla_plugin/devices/sim/program/op_params.h"
 
 namespace pjrtkit {
@@ -43,10 +45,12 @@ void ApplyScalarComputation(const ScalarComputation& computation, int64_t n,
 using CombineFn = void (*)(int64_t n, const void* a, int64_t a_stride, const void* b,
                            int64_t b_stride, void* out);
 
-// The typed loop of `combiner` on `type`, or nullptr where there is none (kGeneric, low-precision
-// floats, complex multiply/maximum/minimum: those go through the engine). Integer add and
-// multiply wrap; pred add is or, multiply is and; float maximum/minimum propagate NaN and order
-// -0 below +0 (XLA:CPU's rules).
+// The typed loop of `combiner` on `type`, or nullptr where there is none (kGeneric, f16/bf16
+// maximum/minimum, the float8 types, complex multiply/maximum/minimum: those go through the
+// engine). Integer add and multiply wrap; pred add is or, multiply is and; f32/f64 maximum and
+// minimum follow XLA:CPU (NaN wins, denormals compared and returned as zero, +0 above -0); f16
+// and bf16 add/multiply compute in f32 and round to the type, as the engine does. The loops
+// expect to run with denormals flushed (ScopedFlushDenormals), as ScalarApplier runs them.
 CombineFn GetCombineFn(Combiner combiner, ElementType type);
 
 // A ScalarComputation prepared for many applications over vectors. Not thread-safe (one per
@@ -76,14 +80,18 @@ class ScalarApplier {
                     const std::vector<int64_t>* strides, void* const* results);
 
  private:
-  // Evaluates the re-dimensioned body over n elements, results dense.
+  // Evaluates the body over shaped_body_'s dims and strides, dense results; the plan is rebuilt
+  // only when the shape changed since the last call (repeated chunk shapes reuse it).
+  void EvaluateShaped(bool shape_changed, const void* const* inputs, void* const* results);
+  // Evaluates the body over n elements with the inputs' strides, dense results.
   void Evaluate1D(int64_t n, const void* const* inputs, const int64_t* input_strides,
                   void* const* results);
 
   const ScalarComputation* computation_;  // The computation applied.
   CombineFn combine_fn_ = nullptr;        // Typed loop of the combiner, if any.
-  FusedElementwise vector_body_;          // The body with dims {n} and per-input strides.
-  FusedElementwise strided_body_;         // The body as ApplyStrided last shaped it.
+  FusedElementwise shaped_body_;          // The body with the shape last evaluated.
+  std::optional<ElementwisePlan> plan_;   // The engine's plan of shaped_body_.
+  std::vector<char> plan_scratch_;        // The plan's scratch (64 bytes of slack to align).
   std::vector<int64_t> result_bytes_;     // Bytes of one element of each result.
   std::vector<int64_t> input_bytes_;      // Bytes of one element of each input.
   std::vector<char> scratch_;             // Results of aliased calls before they are copied.

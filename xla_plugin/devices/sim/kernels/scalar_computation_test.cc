@@ -199,15 +199,18 @@ TEST(GetCombineFnTest, TypedLoopsExistWhereExpected) {
   EXPECT_NE(GetCombineFn(Combiner::kReplace, ElementType::kBF16), nullptr);
   EXPECT_NE(GetCombineFn(Combiner::kXor, ElementType::kU16), nullptr);
   EXPECT_EQ(GetCombineFn(Combiner::kGeneric, kF32), nullptr);
-  EXPECT_EQ(GetCombineFn(Combiner::kAdd, ElementType::kBF16), nullptr);
-  EXPECT_EQ(GetCombineFn(Combiner::kAdd, ElementType::kF16), nullptr);
+  EXPECT_NE(GetCombineFn(Combiner::kAdd, ElementType::kBF16), nullptr);
+  EXPECT_NE(GetCombineFn(Combiner::kMultiply, ElementType::kF16), nullptr);
+  EXPECT_EQ(GetCombineFn(Combiner::kMaximum, ElementType::kBF16), nullptr);
+  EXPECT_EQ(GetCombineFn(Combiner::kMinimum, ElementType::kF16), nullptr);
+  EXPECT_EQ(GetCombineFn(Combiner::kAdd, ElementType::kF8E4M3FN), nullptr);
   EXPECT_EQ(GetCombineFn(Combiner::kMultiply, ElementType::kC64), nullptr);
   EXPECT_EQ(GetCombineFn(Combiner::kMaximum, ElementType::kC64), nullptr);
   EXPECT_EQ(GetCombineFn(Combiner::kAnd, kF32), nullptr);
   EXPECT_EQ(GetCombineFn(Combiner::kAdd, ElementType::kS4), nullptr);
 }
 
-// Random element bits with the specials of floats mixed in.
+// Random element bits with the specials of floats mixed in (zeros, infinities, NaN, denormals).
 void FillRandom(ElementType type, void* data, int64_t n, std::mt19937_64* rng) {
   const int64_t bytes = ArrayType{type, {}}.element_bytes();
   unsigned char* p = static_cast<unsigned char*>(data);
@@ -215,15 +218,21 @@ void FillRandom(ElementType type, void* data, int64_t n, std::mt19937_64* rng) {
   if (type == ElementType::kPred) {
     for (int64_t k = 0; k < n; ++k) p[k] &= 1;
   }
+  if (type == ElementType::kF16 || type == ElementType::kBF16) {
+    const uint16_t specials[] = {0x0000, 0x8000, 0x0001, 0x8003, 0x7c00, 0x7f80, 0x7e00, 0x7fc0};
+    for (int64_t k = 0; k < n; k += 5) std::memcpy(p + 2 * k, &specials[(*rng)() % 8], 2);
+  }
   if (type == kF32 || type == ElementType::kF64 || type == ElementType::kC64 ||
       type == ElementType::kC128) {
     const bool single = type == kF32 || type == ElementType::kC64;
     const int64_t parts = (type == ElementType::kC64 || type == ElementType::kC128) ? 2 : 1;
     const double specials[] = {0.0, -0.0, 1.0, -1.0, INFINITY, -INFINITY, NAN, 3.5};
     for (int64_t k = 0; k < n * parts; ++k) {
-      const double v = (k % 3 == 0) ? specials[(*rng)() % 8]
-                                    : std::ldexp(static_cast<double>((*rng)() % 2001) - 1000.0,
-                                                 static_cast<int>((*rng)() % 40) - 20);
+      double v = (k % 3 == 0) ? specials[(*rng)() % 8]
+                              : std::ldexp(static_cast<double>((*rng)() % 2001) - 1000.0,
+                                           static_cast<int>((*rng)() % 40) - 20);
+      if (k % 7 == 1)
+        v = std::ldexp(static_cast<double>((*rng)() % 64) - 32, single ? -140 : -1060);
       if (single) {
         const float f = static_cast<float>(v);
         std::memcpy(p + k * 4, &f, 4);
@@ -244,6 +253,8 @@ TEST(TypedCombinerTest, MatchesTheEngineOnEveryTypedLoop) {
                                ElementType::kU16,
                                ElementType::kU32,
                                ElementType::kU64,
+                               ElementType::kF16,
+                               ElementType::kBF16,
                                kF32,
                                ElementType::kF64,
                                ElementType::kC64,
@@ -274,9 +285,9 @@ TEST(TypedCombinerTest, MatchesTheEngineOnEveryTypedLoop) {
       ++checked;
     }
   }
-  // pred and 8 integer types: 7 ops + replace each; f32, f64: 4 + replace; c64, c128: add +
-  // replace.
-  EXPECT_EQ(checked, 9 * 8 + 2 * 5 + 2 * 2);
+  // pred and 8 integer types: 7 ops + replace each; f32, f64: 4 + replace; f16, bf16: add,
+  // multiply + replace; c64, c128: add + replace.
+  EXPECT_EQ(checked, 9 * 8 + 2 * 5 + 2 * 3 + 2 * 2);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "xla_plugin/devices/sim/kernels/flush_denormals.h"
 #include "xla_plugin/devices/sim/kernels/fused_elementwise.h"
 #include "xla_plugin/devices/sim/kernels/ordered_updates.h"
 #include "xla_plugin/devices/sim/kernels/reduction.h"
@@ -371,6 +372,7 @@ Status CheckScatter(const ScatterParams& params, const ArrayTypes& operands,
 
 Status RunScatter(const ScatterParams& params, const std::vector<ArrayArg>& operands,
                   const std::vector<ArrayResult>& results) {
+  ScopedFlushDenormals flush;  // As XLA:CPU runs (the typed loops rely on it).
   const size_t n = results.size();
   const int64_t count = results[0].type->num_elements();
   const int64_t update_count = operands[n + 1].type->num_elements();

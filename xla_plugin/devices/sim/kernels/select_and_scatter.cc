@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "xla_plugin/devices/sim/kernels/flush_denormals.h"
 #include "xla_plugin/devices/sim/kernels/fused_elementwise.h"
 #include "xla_plugin/devices/sim/kernels/ordered_updates.h"
 #include "xla_plugin/devices/sim/kernels/reduction.h"
@@ -269,6 +270,7 @@ Status CheckSelectAndScatter(const SelectAndScatterParams& params, const ArrayTy
 Status RunSelectAndScatter(const SelectAndScatterParams& params,
                            const std::vector<ArrayArg>& operands,
                            const std::vector<ArrayResult>& results) {
+  ScopedFlushDenormals flush;  // As XLA:CPU runs (the typed loops rely on it).
   const ArrayArg& operand = operands[0];
   const ArrayType& source_type = *operands[1].type;
   const ElementType from = operand.type->type;

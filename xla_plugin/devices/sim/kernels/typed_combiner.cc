@@ -5,6 +5,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "xla_plugin/devices/sim/kernels/float_codec.h"
+
 namespace pjrtkit {
 namespace sim {
 namespace {
@@ -38,29 +40,85 @@ struct MulOp {
     }
   }
 };
-// Maximum/minimum: integers as usual; floats propagate NaN and order -0 below +0.
+// Floats' maximum/minimum as XLA:CPU (and the engine) compute them: operands compared with
+// denormals read as (signed) zero and returned flushed; equal operands give maximum the bitwise and
+// (+0 over -0), minimum the bitwise or; a NaN operand is returned (the first when both are).
+template <typename T, bool kMax>
+T FloatMaxMin(T a, T b) {
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  constexpr Bits kSign = Bits{1} << (sizeof(T) * 8 - 1);
+  constexpr Bits kExp =
+      static_cast<Bits>(sizeof(T) == 4 ? uint64_t{0x7f800000u} : uint64_t{0x7ff0000000000000ull});
+  Bits ua, ub;
+  std::memcpy(&ua, &a, sizeof(T));
+  std::memcpy(&ub, &b, sizeof(T));
+  const Bits fa = (ua & kExp) == 0 ? (ua & kSign) : ua;
+  const Bits fb = (ub & kExp) == 0 ? (ub & kSign) : ub;
+  T va, vb;
+  std::memcpy(&va, &fa, sizeof(T));
+  std::memcpy(&vb, &fb, sizeof(T));
+  const bool a_wins = kMax ? va > vb : va < vb;
+  const bool b_wins = kMax ? vb > va : vb < va;
+  Bits r = a_wins ? fa : (b_wins ? fb : (kMax ? (fa & fb) : (fa | fb)));
+  r = b != b ? ub : r;
+  r = a != a ? ua : r;
+  T out;
+  std::memcpy(&out, &r, sizeof(T));
+  return out;
+}
+
+// Maximum/minimum: integers as usual, floats as FloatMaxMin.
 template <typename T>
 struct MaxOp {
   static T Apply(T a, T b) {
     if constexpr (std::is_floating_point_v<T>) {
-      if (a != a) return a;
-      if (b != b) return b;
-      if (a == b) return std::signbit(a) ? b : a;
+      return FloatMaxMin<T, true>(a, b);
+    } else {
+      return a > b ? a : b;
     }
-    return a > b ? a : b;
   }
 };
 template <typename T>
 struct MinOp {
   static T Apply(T a, T b) {
     if constexpr (std::is_floating_point_v<T>) {
-      if (a != a) return a;
-      if (b != b) return b;
-      if (a == b) return std::signbit(a) ? a : b;
+      return FloatMaxMin<T, false>(a, b);
+    } else {
+      return a < b ? a : b;
     }
-    return a < b ? a : b;
   }
 };
+
+// A low-precision float element (f16 or bf16 bits); its ops compute in f32 and round to the
+// format after every op, as the engine does (under ScopedFlushDenormals).
+template <LowFloat kFormat>
+struct Low16 {
+  uint16_t bits;
+  float Decode() const {
+    if constexpr (kFormat == LowFloat::kBF16) {
+      const uint32_t u = static_cast<uint32_t>(bits) << 16;
+      float f;
+      std::memcpy(&f, &u, 4);
+      return f;
+    } else {
+      return DecodeToF32(kFormat, bits);
+    }
+  }
+  static Low16 Encode(float x) { return {static_cast<uint16_t>(EncodeFromF32(kFormat, x))}; }
+};
+template <LowFloat kFormat>
+struct AddOp<Low16<kFormat>> {
+  static Low16<kFormat> Apply(Low16<kFormat> a, Low16<kFormat> b) {
+    return Low16<kFormat>::Encode(a.Decode() + b.Decode());
+  }
+};
+template <LowFloat kFormat>
+struct MulOp<Low16<kFormat>> {
+  static Low16<kFormat> Apply(Low16<kFormat> a, Low16<kFormat> b) {
+    return Low16<kFormat>::Encode(a.Decode() * b.Decode());
+  }
+};
+
 template <typename T>
 struct AndOp {
   static T Apply(T a, T b) { return static_cast<T>(a & b); }
@@ -259,6 +317,22 @@ bool VisitInteger(Combiner combiner, Filler* f) {
   }
 }
 
+// f16/bf16: add and multiply (maximum and minimum have format-specific rules: the engine's).
+template <LowFloat kFormat>
+bool VisitLowFloat(Combiner combiner, Filler* f) {
+  using L = Low16<kFormat>;
+  switch (combiner) {
+    case Combiner::kAdd:
+      f->Run<L, AddOp<L>>();
+      return true;
+    case Combiner::kMultiply:
+      f->Run<L, MulOp<L>>();
+      return true;
+    default:
+      return false;
+  }
+}
+
 template <typename F>
 bool VisitFloat(Combiner combiner, Filler* f) {
   switch (combiner) {
@@ -352,6 +426,10 @@ bool GetTypedCombiner(Combiner combiner, ElementType type, TypedCombiner* loops)
       return VisitInteger<uint32_t, uint32_t>(combiner, &f);
     case ElementType::kU64:
       return VisitInteger<uint64_t, uint64_t>(combiner, &f);
+    case ElementType::kF16:
+      return VisitLowFloat<LowFloat::kF16>(combiner, &f);
+    case ElementType::kBF16:
+      return VisitLowFloat<LowFloat::kBF16>(combiner, &f);
     case ElementType::kF32:
       return VisitFloat<float>(combiner, &f);
     case ElementType::kF64:

@@ -51,7 +51,17 @@ DTYPES = {
     np.dtype(np.float64): "kF64",
     np.dtype(np.complex64): "kC64",
     np.dtype(np.complex128): "kC128",
+    np.dtype(ml_dtypes.float8_e4m3fn): "kF8E4M3FN",
+    np.dtype(ml_dtypes.float8_e5m2): "kF8E5M2",
+    np.dtype(ml_dtypes.float8_e4m3fnuz): "kF8E4M3FNUZ",
+    np.dtype(ml_dtypes.float8_e5m2fnuz): "kF8E5M2FNUZ",
+    np.dtype(ml_dtypes.float8_e4m3b11fnuz): "kF8E4M3B11FNUZ",
+    np.dtype(ml_dtypes.float8_e4m3): "kF8E4M3",
+    np.dtype(ml_dtypes.float8_e3m4): "kF8E3M4",
 }
+FLOAT8 = [ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2, ml_dtypes.float8_e4m3fnuz,
+          ml_dtypes.float8_e5m2fnuz, ml_dtypes.float8_e4m3b11fnuz, ml_dtypes.float8_e4m3,
+          ml_dtypes.float8_e3m4]
 # MLIR element type -> (ElementType enumerator, numpy dtype).
 MLIR_TYPES = {
     "i1": ("kPred", np.dtype(bool)),
@@ -69,6 +79,13 @@ MLIR_TYPES = {
     "f64": ("kF64", np.dtype(np.float64)),
     "complex<f32>": ("kC64", np.dtype(np.complex64)),
     "complex<f64>": ("kC128", np.dtype(np.complex128)),
+    "f8E4M3FN": ("kF8E4M3FN", np.dtype(ml_dtypes.float8_e4m3fn)),
+    "f8E5M2": ("kF8E5M2", np.dtype(ml_dtypes.float8_e5m2)),
+    "f8E4M3FNUZ": ("kF8E4M3FNUZ", np.dtype(ml_dtypes.float8_e4m3fnuz)),
+    "f8E5M2FNUZ": ("kF8E5M2FNUZ", np.dtype(ml_dtypes.float8_e5m2fnuz)),
+    "f8E4M3B11FNUZ": ("kF8E4M3B11FNUZ", np.dtype(ml_dtypes.float8_e4m3b11fnuz)),
+    "f8E4M3": ("kF8E4M3", np.dtype(ml_dtypes.float8_e4m3)),
+    "f8E3M4": ("kF8E3M4", np.dtype(ml_dtypes.float8_e3m4)),
 }
 BINARY_OPS = {
     "stablehlo.add": "kAdd",
@@ -461,6 +478,29 @@ def add_reduce_cases(w):
                  [np.array([1, 1, 1, 1], dtype), scalar(2048 if dtype == np.float16 else 256,
                                                         dtype)],
                  2.0 ** -8 if dtype == np.float16 else 2.0 ** -5)
+  # Denormals: XLA:CPU reads them as zero (and flushes results); maximum returns them flushed.
+  tiny = np.array([[1e-39, -2e-39, 3e-40, 1.0], [1e-45, 1e-38, -1e-38, -0.0],
+                   [-1e-39, -1e-40, 0.0, -1e-45]], np.float32)
+  w.add_reduce("sum_f32_denormals", reduce_fn(lax.add, (1,)), [tiny, scalar(0, np.float32)])
+  w.add_reduce("sum_f32_denormals_init", reduce_fn(lax.add, (0,)),
+               [tiny, scalar(1e-39, np.float32)])
+  w.add_reduce("max_f32_denormals", reduce_fn(lax.max, (0,)), [tiny, scalar(-np.inf, np.float32)])
+  w.add_reduce("min_f32_denormals", reduce_fn(lax.min, (1,)), [tiny, scalar(np.inf, np.float32)])
+  w.add_reduce("sum_f64_denormals", reduce_fn(lax.add, (0,)),
+               [np.array([1e-310, 2e-310, 1.0], np.float64), scalar(0, np.float64)])
+  w.add_reduce("sum_bf16_denormals", reduce_fn(lax.add, (1,)),
+               [tiny.astype(BF16), scalar(0, BF16)])
+  w.add_reduce("max_bf16_denormals", reduce_fn(lax.max, (0,)),
+               [tiny.astype(BF16), scalar(-np.inf, BF16)])
+  # float8 types through the engine: maximum, and sums of small integers.
+  for dtype in FLOAT8:
+    name = np.dtype(dtype).name
+    info = ml_dtypes.finfo(dtype)
+    low = scalar(-np.inf, dtype) if info.dtype.name in ("float8_e5m2", "float8_e4m3",
+                                                      "float8_e3m4") else scalar(info.min, dtype)
+    w.add_reduce("max_%s" % name, reduce_fn(lax.max, (1,)), [normal((4, 6)).astype(dtype), low])
+    w.add_reduce("sum_%s_small_ints" % name, reduce_fn(lax.add, (0,)),
+                 [small_ints((3, 5), dtype, -2, 3), scalar(0, dtype)])
   w.add_reduce("sum_f64", reduce_fn(lax.add, (1,)), [normal((6, 50), np.float64),
                                                      scalar(0, np.float64)], 1e-12)
   w.add_reduce("max_f64", reduce_fn(lax.max, (0,)), [normal((6, 50), np.float64),
@@ -594,6 +634,11 @@ def add_reduce_window_cases(w):
                         [normal((6, 8), dtype), scalar(-np.inf, dtype)])
     w.add_reduce_window("sum_%s_small_ints" % name, rw(lax.add, (3,), (1,), "SAME"),
                         [small_ints((9,), dtype), scalar(0, dtype)])
+  w.add_reduce_window("max_pool_f8e4m3fn", rw(lax.max, (2, 2), (2, 2), "VALID"),
+                      [normal((4, 6)).astype(ml_dtypes.float8_e4m3fn),
+                       scalar(-448, ml_dtypes.float8_e4m3fn)])
+  w.add_reduce_window("cumsum_f32_denormals", rw(lax.add, (4,), (1,), [(3, 0)]),
+                      [np.array([1e-39, 1e-39, 1.0, 1e-39], np.float32), zero])
   w.add_reduce_window("sum_f64", rw(lax.add, (2, 2), (1, 1), "VALID"),
                       [normal((4, 5), np.float64), scalar(0, np.float64)], 1e-12)
   c = (normal((6,)) + 1j * normal((6,))).astype(np.complex64)
@@ -775,6 +820,12 @@ def add_scatter_cases(w):
   w.add_scatter("set_pred", scatter_fn("set", pred_dn), pred_args)
   w.add_scatter("max_pred", scatter_fn("max", pred_dn), pred_args)
   w.add_scatter("min_pred", scatter_fn("min", pred_dn), pred_args)
+  w.add_scatter("add_f32_denormals", scatter_fn("add", dn((), (0,), (0,))),
+                [np.array([1e-39, 0, 1], np.float32), np.array([[0], [1], [1], [2]]),
+                 np.array([1e-39, 2e-39, 3e-39, 1e-39], np.float32)])
+  w.add_scatter("max_f8e5m2", scatter_fn("max", dn((), (0,), (0,))),
+                [normal((4,)).astype(ml_dtypes.float8_e5m2), np.array([[1], [3], [1]]),
+                 normal((3,)).astype(ml_dtypes.float8_e5m2)])
   w.add_scatter("add_c64", scatter_fn("add", dn((), (0,), (0,))),
                 [np.zeros((3,), np.complex64), np.array([[1], [2], [1]]),
                  (normal((3,)) + 1j * normal((3,))).astype(np.complex64)], 1e-6)
