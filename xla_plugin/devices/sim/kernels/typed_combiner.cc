@@ -104,7 +104,18 @@ struct Low16 {
       return DecodeToF32(kFormat, bits);
     }
   }
-  static Low16 Encode(float x) { return {static_cast<uint16_t>(EncodeFromF32(kFormat, x))}; }
+  static Low16 Encode(float x) {
+    if constexpr (kFormat == LowFloat::kBF16) {
+      // EncodeFromF32's rule, inlined: round to nearest even, NaN to the quiet NaN with its sign.
+      uint32_t u;
+      std::memcpy(&u, &x, 4);
+      if ((u & 0x7fffffffu) > 0x7f800000u)
+        return {static_cast<uint16_t>(((u >> 16) & 0x8000u) | 0x7fc0u)};
+      return {static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16)};
+    } else {
+      return {static_cast<uint16_t>(EncodeFromF32(kFormat, x))};
+    }
+  }
 };
 template <LowFloat kFormat>
 struct AddOp<Low16<kFormat>> {
