@@ -1044,6 +1044,24 @@ TEST(ScatterTest, VariadicGenericBody) {
   EXPECT_EQ(ToDoubles(out_tags), (std::vector<double>{15, -1, 13, -1}));
 }
 
+// Into a rank-0 operand (index vectors of size 0): every update combines with the one element,
+// in order.
+TEST(ScatterTest, RankZeroOperand) {
+  ScatterParams p;
+  p.index_vector_dim = 1;
+  for (Combiner combiner : {Combiner::kAdd, Combiner::kGeneric}) {
+    p.update = BinaryComputation(EwOp::kAdd, kF32, combiner);
+    const Buffer x = Values(kF32, {}, {1.5});
+    const Buffer idx(kS32, {3, 0});
+    const Buffer upd = Values(kF32, {3}, {1, 2, 4});
+    Buffer out(kF32, {});
+    const Status checked = CheckScatter(p, {&x.type(), &idx.type(), &upd.type()}, {&out.type()});
+    ASSERT_TRUE(checked.ok()) << checked.ToString();
+    ASSERT_TRUE(RunScatter(p, {x.arg(), idx.arg(), upd.arg()}, {out.result()}).ok());
+    EXPECT_EQ(ToDoubles(out), std::vector<double>{8.5});
+  }
+}
+
 TEST(ScatterTest, PromotesToTheResultType) {
   // s8 input and updates, s32 result and update computation: no wrap at 8 bits.
   ScatterParams p = RowsParams(kS32);

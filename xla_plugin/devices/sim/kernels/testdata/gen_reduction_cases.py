@@ -707,6 +707,11 @@ def add_select_and_scatter_cases(w):
   xi = small_ints((5, 5), np.int32, -50, 50)
   w.add_select_and_scatter("s32_max_grad", sas(lax.ge, lax.add, (2, 2), (1, 1), [(0, 1), (0, 1)]),
                            [xi, small_ints((5, 5), np.int32), scalar(0, np.int32)])
+  xu = RNG.integers(0, 2**32, (4, 5), dtype=np.uint32, endpoint=False)
+  w.add_select_and_scatter("u32_min_select_le",
+                           sas(lax.le, lax.add, (2, 2), (1, 2), [(1, 0), (0, 1)]),
+                           [xu, RNG.integers(0, 2**32, (4, 3), dtype=np.uint32),
+                            scalar(5, np.uint32)])
   for dtype in (np.float16, BF16, np.float64):
     name = np.dtype(dtype).name
     w.add_select_and_scatter("max_pool_grad_%s" % name,
@@ -804,6 +809,7 @@ def add_scatter_cases(w):
                 1e-6)
   w.add_scatter("unique_sorted", scatter_fn("set", dn((1,), (0,), (0,)), True, True),
                 [x, np.array([[1], [3]]), normal((2, 4))])
+  # (XLA:CPU fails to compile a scatter into a rank-0 operand; reduction_test.cc has one.)
   w.add_scatter("empty_updates", scatter_fn("add", dn((1,), (0,), (0,))),
                 [x, np.zeros((0, 1), np.int32), np.zeros((0, 4), np.float32)])
   # Types: values and indices.
