@@ -107,11 +107,12 @@ std::string Base64Decode(const char* text) {
     return -1;
   };
   std::string out;
-  int bits = 0, acc = 0;
+  int bits = 0;
+  uint32_t acc = 0;
   for (const char* p = text; *p != '\0'; ++p) {
     const int v = value(*p);
     if (v < 0) continue;
-    acc = (acc << 6) | v;
+    acc = ((acc << 6) | static_cast<uint32_t>(v)) & 0xffffff;
     bits += 6;
     if (bits >= 8) {
       bits -= 8;
