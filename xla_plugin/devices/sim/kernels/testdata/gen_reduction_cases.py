@@ -183,7 +183,7 @@ def translate_region(region):
       operand_type = element_type(op.operands[0].type)[0]
     elif name == "stablehlo.select":
       code = "kSelect"
-      operand_type = "kPred"
+      operand_type = element_type(op.operands[1].type)[0]  # As the compiler sets it.
     elif name == "stablehlo.compare":
       code = "kCompare"
       operand_type = element_type(op.operands[0].type)[0]
