@@ -183,7 +183,7 @@ def translate_region(region):
       operand_type = element_type(op.operands[0].type)[0]
     elif name == "stablehlo.select":
       code = "kSelect"
-      operand_type = element_type(op.operands[1].type)[0]  # As the compiler sets it.
+      operand_type = "kPred"  # operands[0]'s type, as fused_elementwise.h defines it.
     elif name == "stablehlo.compare":
       code = "kCompare"
       operand_type = element_type(op.operands[0].type)[0]
