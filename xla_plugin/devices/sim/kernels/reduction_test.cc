@@ -465,6 +465,19 @@ TEST(ReduceWindowTest, InitValueAppliedOnce) {
   }
 }
 
+// Inputs promoted to a wider result type: s8 windows summed in s32.
+TEST(ReduceWindowTest, PromotesInputsToTheResultType) {
+  for (Combiner combiner : {Combiner::kAdd, Combiner::kGeneric}) {
+    const ReduceWindowParams p = WindowParams({2}, kS32, combiner);
+    const Buffer x = Values(kS8, {3}, {100, 100, -128}), init = Values(kS8, {}, {1});
+    Buffer out(kS32, {2});
+    const Status checked = CheckReduceWindow(p, {&x.type(), &init.type()}, {&out.type()});
+    ASSERT_TRUE(checked.ok()) << checked.ToString();
+    ASSERT_TRUE(RunReduceWindow(p, {x.arg(), init.arg()}, {out.result()}).ok());
+    EXPECT_EQ(ToDoubles(out), (std::vector<double>{201, -27}));
+  }
+}
+
 // One output's window the XLA way: acc = init; window offsets row-major; skip padding and holes.
 std::vector<int32_t> ReferenceReduceWindow(const ReduceWindowParams& p,
                                            const std::vector<int64_t>& dims,
@@ -739,6 +752,22 @@ TEST(SelectAndScatterTest, RankZeroAndPaddingOnlyWindows) {
     EXPECT_EQ(ToDoubles(RunSas(p, Values(kF32, {2}, {1, 5}), Values(kF32, {3}, {10, 20, 30}),
                                Values(kF32, {}, {0}))),
               (std::vector<double>{0, 20}));
+  }
+}
+
+// The scatter body on a wider type: s8 operand and source, s32 result.
+TEST(SelectAndScatterTest, PromotesToTheScatterType) {
+  for (Combiner combiner : {Combiner::kAdd, Combiner::kGeneric}) {
+    SelectAndScatterParams p = SasParams({2}, {1}, kS32, combiner);
+    p.select = testing::CompareComputation(ComparisonDirection::kGe, kS8);
+    const Buffer x = Values(kS8, {3}, {5, 9, 1}), src = Values(kS8, {2}, {100, 100});
+    const Buffer init = Values(kS8, {}, {-1});
+    Buffer out(kS32, {3});
+    const Status checked =
+        CheckSelectAndScatter(p, {&x.type(), &src.type(), &init.type()}, {&out.type()});
+    ASSERT_TRUE(checked.ok()) << checked.ToString();
+    ASSERT_TRUE(RunSelectAndScatter(p, {x.arg(), src.arg(), init.arg()}, {out.result()}).ok());
+    EXPECT_EQ(ToDoubles(out), (std::vector<double>{-1, 199, -1}));
   }
 }
 
