@@ -6,8 +6,9 @@
 // as the engine defines them: each step's `operands` are indices of earlier steps, a kInput step
 // reads input number `attr`, and `outputs` are step indices.
 //
-// A kernel that applies one computation many times keeps a ScalarApplier: it re-dimensions one copy
-// of the body per applier (not per call) and picks the combiner's typed loop once.
+// A kernel that applies one computation many times keeps a ScalarApplier: it copies the body once,
+// re-dimensions that copy per call, keeps the engine's plan (ElementwisePlan) while the shape of
+// the calls repeats, and picks the combiner's typed loop once.
 #ifndef PJRTKIT_XLA_PLUGIN_DEVICES_SIM_KERNELS_SCALAR_COMPUTATION_H_
 #define PJRTKIT_XLA_PLUGIN_DEVICES_SIM_KERNELS_SCALAR_COMPUTATION_H_
 
@@ -22,8 +23,8 @@
 namespace pjrtkit {
 namespace sim {
 
-// Checks that `computation` takes `num_inputs` scalars of `input_types` and returns scalars of
-// `result_types`, and that its combiner (when not kGeneric) agrees with its body: the body's
+// Checks that `computation` takes scalars of `input_types` and returns scalars of `result_types`,
+// and that its combiner (when not kGeneric) agrees with its body: the body's
 // result is that one op of its two parameters (either order; kReplace: the second parameter
 // itself), both parameters and the result of one element type. Every element type must be one
 // the sim kernels support (no sub-byte types).
