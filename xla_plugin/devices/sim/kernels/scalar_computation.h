@@ -24,10 +24,10 @@ namespace pjrtkit {
 namespace sim {
 
 // Checks that `computation` takes scalars of `input_types` and returns scalars of `result_types`,
-// and that its combiner (when not kGeneric) agrees with its body: the body's
-// result is that one op of its two parameters (either order; kReplace: the second parameter
-// itself), both parameters and the result of one element type. Every element type must be one
-// the sim kernels support (no sub-byte types).
+// and that its combiner (when not kGeneric) agrees with its body: the body's result is that one
+// op of its two parameters (either order; kReplace: the second parameter itself), both parameters
+// and the result of one element type. Every element type must be one the sim kernels support (no
+// sub-byte types).
 Status CheckScalarComputation(const ScalarComputation& computation,
                               const std::vector<ElementType>& input_types,
                               const std::vector<ElementType>& result_types);
