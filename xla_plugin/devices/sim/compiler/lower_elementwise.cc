@@ -22,10 +22,9 @@ Status EmitElementwise(Lowerer& lowerer, const Operation& op, EwOp ew_op, int64_
   if (op.results.size() != 1) return lowerer.Invalid(op, "must have one result");
   PJRTKIT_ASSIGN_OR_RETURN(ArrayType type, lowerer.TypeOf(op.results[0], op));
   Graph& graph = lowerer.graph();
-  // select's and clamp's first operand decides nothing about types; the value operand does.
-  size_t typed = ew_op == EwOp::kSelect || ew_op == EwOp::kClamp ? 1 : 0;
+  // The engine's operand_type is operand 0's (select: pred).
   ElementType operand_type = ElementType::kInvalid;
-  if (typed < operands.size()) operand_type = graph.type(operands[typed]).type;
+  if (!operands.empty()) operand_type = graph.type(operands[0]).type;
   for (ValueIndex v : operands) {
     const ArrayType& t = graph.type(v);
     if (!t.dims.empty() && t.dims != type.dims) {

@@ -111,10 +111,7 @@ class ScalarRegionBuilder {
     for (size_t i = 0; i < inner.operands.size(); ++i) {
       PJRTKIT_ASSIGN_OR_RETURN(step.operands[i], StepOf(inner.operands[i]));
     }
-    const size_t typed = ew.op == EwOp::kSelect || ew.op == EwOp::kClamp ? 1 : 0;
-    if (typed < inner.operands.size()) {
-      step.operand_type = fused_.steps[step.operands[typed]].type;
-    }
+    if (!inner.operands.empty()) step.operand_type = fused_.steps[step.operands[0]].type;
     Status supported = CheckSupported(step.op, step.type, step.operand_type);
     if (!supported.ok()) return lowerer_.Unsupported(inner, supported.message());
     steps_[inner.results[0]] = Add(std::move(step));

@@ -1,0 +1,71 @@
+"""Shardy out of programs for devices whose compiler reads plain StableHLO.
+
+JAX (0.11 and 0.12) puts Shardy's dialect (``sdy``: ``sdy.mesh``, ``sdy.manual_computation``,
+sharding attributes) on every multi-device program, and jaxlib hands the program to a PJRT plugin
+as a portable artifact in which those ops keep Shardy's own bytecode encoding. A StableHLO reader
+without the Shardy dialect cannot read such bytes (torch-mlir's library: "dialect 'sdy' does not
+implement the bytecode interface"). For a device that compiles StableHLO itself
+(``runs_like == "stablehlo"``), ``install`` wraps ``jax._src.compiler.compile_or_get_cached`` so
+that its programs first go through Shardy's round-trip export, which jaxlib itself runs when it
+serializes without mixed dialects: ``sdy.manual_computation`` becomes
+``stablehlo.custom_call @xla.sdy.GlobalToLocalShape`` / ``@xla.sdy.LocalToGlobalShape`` around a
+call of the body, shardings become string attributes (``mhlo.sharding``, ``xla.sdy.sharding``) and
+the meshes a module attribute; the ``sdy.mesh`` ops that remain are then dropped (their meshes are
+kept in ``mhlo.frontend_attributes``). Programs without Shardy pass unchanged.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+MESH_OP = "sdy.mesh"
+"""The top-level Shardy op the export leaves in place."""
+
+EXPORT_VERSION = "1.15.0"
+"""The StableHLO version the export serializes at: the last before 1.16.0, whose replica groups
+may name mesh axes (``#stablehlo.replica_group_mesh_axes<mesh = @mesh, ...>``) of the meshes the
+export drops; at 1.15.0 collectives keep explicit device groups (checked with jax 0.11.2 and
+0.12.0.1)."""
+
+
+def has_shardy(module: Any) -> bool:
+  """True when ``module`` (a jaxlib ``ir.Module``) holds Shardy ops at its top level (every
+  program using Shardy declares its meshes there)."""
+  return any(op.operation.name == MESH_OP for op in module.body.operations)
+
+
+def export_shardy(module: Any) -> Any:
+  """``module`` with Shardy exported to plain StableHLO (see the module docstring): a new
+  ``ir.Module`` in a fresh JAX MLIR context, or ``module`` itself when it has no Shardy."""
+  if not has_shardy(module):
+    return module
+  from jax._src.interpreters import mlir  # pylint: disable=g-import-not-at-top
+  from jax._src.lib import _jax  # pylint: disable=g-import-not-at-top
+
+  bytecode = module.operation.get_asm(binary=True)
+  # use_mixed_serialization=False: jaxlib runs Shardy's round-trip export while serializing.
+  portable = _jax.mlir.serialize_portable_artifact(bytecode, EXPORT_VERSION, False)
+  with mlir.make_ir_context():
+    # A module in a fresh context, the export's ops upgraded back from VHLO.
+    exported = _jax.mlir.deserialize_portable_artifact(portable)
+    for op in list(exported.body.operations):
+      if op.operation.name == MESH_OP:
+        op.operation.erase()
+  return exported
+
+
+def exporting_compiles(compile_or_get_cached: Callable[..., Any],
+                       platform: str) -> Callable[..., Any]:
+  """``jax._src.compiler.compile_or_get_cached`` that exports Shardy from programs compiled for
+  ``platform`` first (the persistent cache then keys on the exported program)."""
+
+  @functools.wraps(compile_or_get_cached)
+  def wrapper(backend: Any, computation: Any, *args: Any, **kwargs: Any) -> Any:
+    if getattr(backend, "platform", None) == platform:
+      computation = export_shardy(computation)
+    return compile_or_get_cached(backend, computation, *args, **kwargs)
+
+  setattr(wrapper, "_pjrtkit_shardy_export", platform)
+  return wrapper
