@@ -97,9 +97,11 @@ void Stage(const ArrayArg& arg, cu::Accumulator accumulator, const std::vector<i
   }
   const std::vector<int64_t> strides = RowMajorStrides(type.dims);
   int64_t b = 0, r = 0, c = 0;
-  const bool merged = cu::MergeDimensions(type.dims, strides, batch, &b, &staged->batch_stride) &&
-                      cu::MergeDimensions(type.dims, strides, rows, &r, &staged->row_stride) &&
-                      cu::MergeDimensions(type.dims, strides, cols, &c, &staged->col_stride);
+  const bool batch_merged =
+      cu::MergeDimensions(type.dims, strides, batch, &b, &staged->batch_stride);
+  const bool rows_merged = cu::MergeDimensions(type.dims, strides, rows, &r, &staged->row_stride);
+  const bool cols_merged = cu::MergeDimensions(type.dims, strides, cols, &c, &staged->col_stride);
+  const bool merged = batch_merged && rows_merged && cols_merged;
   if (merged && (!dense_matrices || ((staged->col_stride == 1 || c <= 1) &&
                                      (staged->row_stride == c || r <= 1)))) {
     if (dense_matrices) {
