@@ -287,6 +287,7 @@ void RunAllReduce(const View& v, const std::vector<ArrayResult>& results) {
   for (size_t i = 0; i < results.size(); ++i) {
     const ArrayType& type = *results[i].type;
     const int64_t n = type.num_elements();
+    if (n == 0) continue;
     std::memcpy(results[i].data, v.Operand((*v.group)[0], i),
                 static_cast<size_t>(type.byte_size()));
     for (size_t j = 1; j < v.group->size(); ++j) {

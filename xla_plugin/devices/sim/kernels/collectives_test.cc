@@ -52,14 +52,14 @@ ScalarComputation Reduction(Combiner combiner, ElementType type) {
 template <typename T>
 std::vector<unsigned char> ToBytes(const std::vector<T>& values) {
   std::vector<unsigned char> bytes(values.size() * sizeof(T));
-  std::memcpy(bytes.data(), values.data(), bytes.size());
+  if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
   return bytes;
 }
 
 template <typename T>
 std::vector<T> FromBytes(const std::vector<unsigned char>& bytes) {
   std::vector<T> values(bytes.size() / sizeof(T));
-  std::memcpy(values.data(), bytes.data(), bytes.size());
+  if (!values.empty()) std::memcpy(values.data(), bytes.data(), bytes.size());
   return values;
 }
 

@@ -183,6 +183,7 @@ Status CheckArrayType(const char* op, const char* what, const ArrayType* type) {
 
 void ConvertToAccumulator(ElementType from, const void* src, Accumulator accumulator, void* dst,
                           int64_t n) {
+  if (n == 0) return;
   ElementType to = AccumulatorElementType(accumulator);
   if (accumulator == Accumulator::kU32 && IsSignedInt(from)) to = ElementType::kS32;
   if (accumulator == Accumulator::kU64 && IsSignedInt(from)) to = ElementType::kS64;
@@ -195,6 +196,7 @@ void ConvertToAccumulator(ElementType from, const void* src, Accumulator accumul
 
 void ConvertFromAccumulator(Accumulator accumulator, const void* src, ElementType to, void* dst,
                             int64_t n) {
+  if (n == 0) return;
   const ElementType from = AccumulatorElementType(accumulator);
   if (accumulator == Accumulator::kU32 || accumulator == Accumulator::kU64 ||
       accumulator == Accumulator::kPred) {

@@ -318,7 +318,7 @@ class ConvRunner {
     for (int64_t j = 0; j < s; ++j) rows_of[j] = lhs_index.data() + row_starts_[j];
     Decompose(m0, &n, &pos);
     for (int64_t r = 0; r < rows; ++r, Next(&n, &pos)) {
-      const T* base = lhs_ + (batch_offset + n) * lhs_strides_[0] + feature_offset;
+      const int64_t base = (batch_offset + n) * lhs_strides_[0] + feature_offset;
       for (int64_t j = 0; j < s; ++j) {
         SpatialRow(g_, j, pos[j], lhs_index.data() + row_starts_[j]);
       }
@@ -336,7 +336,7 @@ class ConvRunner {
           offset += index * lhs_strides_[j + 1];
         }
         if (valid) {
-          std::memcpy(dst, base + offset, static_cast<size_t>(kin) * sizeof(T));
+          std::memcpy(dst, lhs_ + base + offset, static_cast<size_t>(kin) * sizeof(T));
         } else {
           std::fill(dst, dst + kin, T(0));
         }
