@@ -228,6 +228,33 @@ void SpatialRow(const ConvGeometry& g, int64_t j, int64_t p, int64_t* row) {
   }
 }
 
+// a * b; complex with the textbook formula (XLA's; no C99 Annex G NaN recovery).
+template <typename T>
+inline T Mul(T a, T b) {
+  return a * b;
+}
+template <typename F>
+inline std::complex<F> Mul(std::complex<F> a, std::complex<F> b) {
+  return {a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()};
+}
+
+// acc[t] += x[t] * y[t] for t < n, in runs of fixed length the compiler vectorizes.
+template <typename T>
+void MultiplyAccumulateRun(const T* __restrict x, const T* __restrict y, T* __restrict acc) {
+  for (int t = 0; t < 8; ++t) acc[t] += Mul(x[t], y[t]);
+}
+template <typename T>
+void MultiplyAccumulate(int64_t n, const T* x, const T* y, T* acc) {
+  int64_t t = 0;
+  for (; t + 8 <= n; t += 8) MultiplyAccumulateRun(x + t, y + t, acc + t);
+  for (; t < n; ++t) acc[t] += Mul(x[t], y[t]);
+}
+// Pred: OR of ANDs.
+template <>
+void MultiplyAccumulate<uint8_t>(int64_t n, const uint8_t* x, const uint8_t* y, uint8_t* acc) {
+  for (int64_t t = 0; t < n; ++t) acc[t] |= static_cast<uint8_t>(x[t] & y[t]);
+}
+
 // GEMM in the accumulator type T on dense row-major blocks: c[m, n] = a[m, k] x b[k, n].
 void Gemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
   GemmF32(m, n, k, F32MatrixView{a, k, 1}, F32MatrixView{b, n, 1}, c, n);
@@ -271,6 +298,7 @@ class ConvRunner {
   }
 
   void Run() {
+    if (feature_group_ && g_.kernel_in == 1 && g_.groups > 1) return RunDepthwise();
     const int64_t m_total = g_.batch_out * out_spatial_total_;
     const int64_t block = std::max<int64_t>(1, std::min(m_total, kColBlockElements / k_));
     std::vector<T> col(static_cast<size_t>(block * k_));
@@ -346,6 +374,66 @@ class ConvRunner {
           w[j] = 0;
         }
       }
+    }
+  }
+
+  // Depthwise convolutions (one input feature per group): for each output position, the window's
+  // input features multiply the kernel's row of every output feature at once,
+  // acc[g * multiplier + t] += x[g] * kernel[w][g * multiplier + t].
+  void RunDepthwise() const {
+    const int64_t s = g_.spatial;
+    const int64_t groups = g_.groups, multiplier = g_.out_per_group;
+    const int64_t features = groups * multiplier;
+    // The kernel as [window][feature]: feature o = group * multiplier + t.
+    std::vector<T> kernel(static_cast<size_t>(window_total_ * features));
+    for (int64_t group = 0; group < groups; ++group) {
+      for (int64_t w = 0; w < window_total_; ++w) {
+        for (int64_t t = 0; t < multiplier; ++t) {
+          kernel[w * features + group * multiplier + t] =
+              kernel_[(group * window_total_ + w) * multiplier + t];
+        }
+      }
+    }
+    std::vector<T> acc(static_cast<size_t>(features)), spread(static_cast<size_t>(features));
+    std::vector<int64_t> lhs_index(static_cast<size_t>(row_size_)), pos(s, 0), w(s, 0);
+    int64_t n = 0;
+    const int64_t m_total = g_.batch_out * out_spatial_total_;
+    for (int64_t m = 0; m < m_total; ++m, Next(&n, &pos)) {
+      for (int64_t j = 0; j < s; ++j) {
+        SpatialRow(g_, j, pos[j], lhs_index.data() + row_starts_[j]);
+      }
+      std::fill(acc.begin(), acc.end(), T(0));
+      std::fill(w.begin(), w.end(), 0);
+      for (int64_t wi = 0; wi < window_total_; ++wi) {
+        int64_t offset = n * lhs_strides_[0];
+        bool valid = true;
+        for (int64_t j = 0; j < s && valid; ++j) {
+          const int64_t index = lhs_index[row_starts_[j] + w[j]];
+          valid = index >= 0;
+          offset += index * lhs_strides_[j + 1];
+        }
+        if (valid) {
+          const T* x = lhs_ + offset;
+          const T* k = kernel.data() + wi * features;
+          if (multiplier == 1) {
+            MultiplyAccumulate(features, x, k, acc.data());
+          } else {
+            for (int64_t group = 0; group < groups; ++group) {
+              std::fill(spread.begin() + group * multiplier,
+                        spread.begin() + (group + 1) * multiplier, x[group]);
+            }
+            MultiplyAccumulate(features, spread.data(), k, acc.data());
+          }
+        }
+        for (int64_t j = s - 1; j >= 0; --j) {
+          if (++w[j] < g_.window_sizes[j]) break;
+          w[j] = 0;
+        }
+      }
+      int64_t out = n * out_strides_[0];
+      for (int64_t j = 0; j < s; ++j) out += pos[j] * out_strides_[j + 1];
+      const int64_t feature_stride = out_strides_[s + 1];
+      for (int64_t o = 0; o < features; ++o) out_[out + o * feature_stride] = acc[o];
     }
   }
 

@@ -124,17 +124,39 @@ void SmallGemm(int64_t m, int64_t n, int64_t k, F32MatrixView a, F32MatrixView b
   }
 }
 
-// A matrix-vector product (n == 1): one f32 dot product per row.
-void Gemv(int64_t m, int64_t k, F32MatrixView a, F32MatrixView b, float* c, int64_t ldc) {
-  for (int64_t i = 0; i < m; ++i) {
-    const float* a_row = a.data + i * a.row_stride;
-    float sum = 0.0f;
-    for (int64_t p = 0; p < k; ++p) sum += a_row[p * a.col_stride] * b.data[p * b.row_stride];
-    c[i * ldc] = sum;
+// The kernels of one instruction set.
+struct Kernels {
+  MicroKernel micro;
+  DotKernel dot;
+  AxpyKernel axpy;
+};
+
+// y[i * y_stride] = sum over p < k of a(i, p) * x[p * x_stride] for i < m: dot products of
+// contiguous rows, or axpy of contiguous columns, in f32.
+void Gemv(const Kernels& kernels, int64_t m, int64_t k, F32MatrixView a, const float* x,
+          int64_t x_stride, float* y, int64_t y_stride) {
+  std::vector<float> x_dense;
+  if (x_stride != 1) {
+    x_dense.resize(static_cast<size_t>(k));
+    for (int64_t p = 0; p < k; ++p) x_dense[p] = x[p * x_stride];
+    x = x_dense.data();
   }
+  if (a.col_stride == 1) {
+    for (int64_t i = 0; i < m; ++i) y[i * y_stride] = kernels.dot(k, a.data + i * a.row_stride, x);
+    return;
+  }
+  std::vector<float> y_dense(static_cast<size_t>(m), 0.0f);
+  if (a.row_stride == 1) {
+    for (int64_t p = 0; p < k; ++p) kernels.axpy(m, x[p], a.data + p * a.col_stride, y_dense.data());
+  } else {
+    for (int64_t p = 0; p < k; ++p) {
+      for (int64_t i = 0; i < m; ++i) y_dense[i] += a.data[i * a.row_stride + p * a.col_stride] * x[p];
+    }
+  }
+  for (int64_t i = 0; i < m; ++i) y[i * y_stride] = y_dense[i];
 }
 
-void GemmWith(MicroKernel kernel, int64_t m, int64_t n, int64_t k, F32MatrixView a,
+void GemmWith(const Kernels& kernels, int64_t m, int64_t n, int64_t k, F32MatrixView a,
               F32MatrixView b, float* c, int64_t ldc) {
   if (m <= 0 || n <= 0) return;
   if (k <= 0) {
@@ -142,7 +164,13 @@ void GemmWith(MicroKernel kernel, int64_t m, int64_t n, int64_t k, F32MatrixView
     return;
   }
   if (m * n * k <= kSmallGemmFlops) return SmallGemm(m, n, k, a, b, c, ldc);
-  if (n == 1) return Gemv(m, k, a, b, c, ldc);
+  // Matrix-vector products read each matrix element once: no packing.
+  if (n == 1) return Gemv(kernels, m, k, a, b.data, b.row_stride, c, ldc);
+  if (m == 1) {
+    return Gemv(kernels, n, k, F32MatrixView{b.data, b.col_stride, b.row_stride}, a.data,
+                a.col_stride, c, 1);
+  }
+  const MicroKernel kernel = kernels.micro;
   const int64_t nc_max = std::min(kNc, (n + kNr - 1) / kNr * kNr);
   const int64_t kc_max = std::min(kKc, k);
   const int64_t mc_max = std::min(kMc, (m + kMr - 1) / kMr * kMr);
@@ -165,10 +193,13 @@ void GemmWith(MicroKernel kernel, int64_t m, int64_t n, int64_t k, F32MatrixView
   }
 }
 
-// The best micro-kernel this CPU runs, chosen once.
-MicroKernel SelectedKernel() {
-  static const MicroKernel kernel = Avx2FmaAvailable() ? MicroKernelAvx2Fma : MicroKernelPortable;
-  return kernel;
+constexpr Kernels kPortable = {MicroKernelPortable, DotPortable, AxpyPortable};
+constexpr Kernels kAvx2Fma = {MicroKernelAvx2Fma, DotAvx2Fma, AxpyAvx2Fma};
+
+// The kernels this CPU runs best, chosen once.
+const Kernels& SelectedKernels() {
+  static const Kernels& kernels = Avx2FmaAvailable() ? kAvx2Fma : kPortable;
+  return kernels;
 }
 
 // c.re/c.im += a * b with the textbook formula (XLA's; no C99 Annex G NaN recovery).
@@ -182,20 +213,30 @@ inline void MulAdd(const T& a, const T& b, T& c) {
   c += a * b;
 }
 
+// Elements of one fixed-length run of GemmDense's inner loop.
+constexpr int64_t kRun = 8;
+
+// c[t] += a * b[t] for t < kRun: a fixed trip count over non-aliasing pointers, which the
+// compiler vectorizes at -O2.
+template <typename T>
+inline void MulAddRun(T a, const T* __restrict b, T* __restrict c) {
+  for (int64_t t = 0; t < kRun; ++t) MulAdd(a, b[t], c[t]);
+}
+
 }  // namespace
 
 void GemmF32(int64_t m, int64_t n, int64_t k, F32MatrixView a, F32MatrixView b, float* c,
              int64_t ldc) {
-  GemmWith(SelectedKernel(), m, n, k, a, b, c, ldc);
+  GemmWith(SelectedKernels(), m, n, k, a, b, c, ldc);
 }
 
 void GemmF32Portable(int64_t m, int64_t n, int64_t k, F32MatrixView a, F32MatrixView b, float* c,
                      int64_t ldc) {
-  GemmWith(MicroKernelPortable, m, n, k, a, b, c, ldc);
+  GemmWith(kPortable, m, n, k, a, b, c, ldc);
 }
 
 const char* GemmF32KernelName() {
-  return SelectedKernel() == MicroKernelAvx2Fma ? "avx2_fma" : "portable";
+  return SelectedKernels().micro == MicroKernelAvx2Fma ? "avx2_fma" : "portable";
 }
 
 template <typename T>
@@ -214,7 +255,9 @@ void GemmDense(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
         for (int64_t p = 0; p < kb; ++p) {
           const T a_ip = a_row[p];
           const T* b_row = b + (pc + p) * n + jc;
-          for (int64_t j = 0; j < nb; ++j) MulAdd(a_ip, b_row[j], c_row[j]);
+          int64_t j = 0;
+          for (; j + kRun <= nb; j += kRun) MulAddRun(a_ip, b_row + j, c_row + j);
+          for (; j < nb; ++j) MulAdd(a_ip, b_row[j], c_row[j]);
         }
       }
     }

@@ -22,8 +22,9 @@ struct F32MatrixView {
 };
 
 // c[i * ldc + j] = sum over p of a(i, p) * b(p, j) for i < m, j < n, p < k (c overwritten; k = 0
-// writes zeros). Accumulates in f32 (with fused multiply-adds on the AVX2 path), in increasing p
-// within blocks of 256 and block by block. c must not overlap a or b.
+// writes zeros). Accumulates in f32 (with fused multiply-adds on the AVX2 path): matrix products
+// in increasing p within blocks of 256, block by block; matrix-vector products (m or n = 1) in
+// eight or more interleaved partial sums. c must not overlap a or b.
 void GemmF32(int64_t m, int64_t n, int64_t k, F32MatrixView a, F32MatrixView b, float* c,
              int64_t ldc);
 

@@ -29,7 +29,57 @@ void MicroKernelPortable(int64_t kc, const float* a, const float* b, float* c, i
   }
 }
 
+float DotPortable(int64_t n, const float* a, const float* b) {
+  float partial[8] = {};
+  int64_t t = 0;
+  for (; t + 8 <= n; t += 8) {
+    for (int u = 0; u < 8; ++u) partial[u] += a[t + u] * b[t + u];
+  }
+  float sum = 0.0f;
+  for (; t < n; ++t) sum += a[t] * b[t];
+  for (int u = 0; u < 8; ++u) sum += partial[u];
+  return sum;
+}
+
+void AxpyPortable(int64_t n, float alpha, const float* x, float* y) {
+  for (int64_t t = 0; t < n; ++t) y[t] += alpha * x[t];
+}
+
 #if PJRTKIT_SIM_HAVE_AVX2_KERNEL
+
+__attribute__((target("avx2,fma"))) float DotAvx2Fma(int64_t n, const float* a,
+                                                       const float* b) {
+  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+  __m256 s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
+  int64_t t = 0;
+  for (; t + 32 <= n; t += 32) {
+    s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + t), _mm256_loadu_ps(b + t), s0);
+    s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + t + 8), _mm256_loadu_ps(b + t + 8), s1);
+    s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + t + 16), _mm256_loadu_ps(b + t + 16), s2);
+    s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + t + 24), _mm256_loadu_ps(b + t + 24), s3);
+  }
+  for (; t + 8 <= n; t += 8) {
+    s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + t), _mm256_loadu_ps(b + t), s0);
+  }
+  const __m256 s = _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3));
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, s);
+  float sum = 0.0f;
+  for (; t < n; ++t) sum += a[t] * b[t];
+  for (int u = 0; u < 8; ++u) sum += lanes[u];
+  return sum;
+}
+
+__attribute__((target("avx2,fma"))) void AxpyAvx2Fma(int64_t n, float alpha, const float* x,
+                                                       float* y) {
+  const __m256 va = _mm256_set1_ps(alpha);
+  int64_t t = 0;
+  for (; t + 8 <= n; t += 8) {
+    _mm256_storeu_ps(y + t, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + t), _mm256_loadu_ps(y + t)));
+  }
+  for (; t < n; ++t) y[t] += alpha * x[t];
+}
+
 
 __attribute__((target("avx2,fma"))) void MicroKernelAvx2Fma(int64_t kc, const float* a,
                                                               const float* b, float* c,
@@ -94,6 +144,12 @@ bool Avx2FmaAvailable() {
 void MicroKernelAvx2Fma(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                         bool accumulate) {
   MicroKernelPortable(kc, a, b, c, ldc, accumulate);
+}
+
+float DotAvx2Fma(int64_t n, const float* a, const float* b) { return DotPortable(n, a, b); }
+
+void AxpyAvx2Fma(int64_t n, float alpha, const float* x, float* y) {
+  AxpyPortable(n, alpha, x, y);
 }
 
 bool Avx2FmaAvailable() { return false; }

@@ -28,6 +28,16 @@ void MicroKernelPortable(int64_t kc, const float* a, const float* b, float* c, i
 void MicroKernelAvx2Fma(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                         bool accumulate);
 
+// sum over t < n of a[t] * b[t] in f32 (several partial sums, combined at the end).
+using DotKernel = float (*)(int64_t n, const float* a, const float* b);
+// y[t] += alpha * x[t] for t < n.
+using AxpyKernel = void (*)(int64_t n, float alpha, const float* x, float* y);
+
+float DotPortable(int64_t n, const float* a, const float* b);
+float DotAvx2Fma(int64_t n, const float* a, const float* b);
+void AxpyPortable(int64_t n, float alpha, const float* x, float* y);
+void AxpyAvx2Fma(int64_t n, float alpha, const float* x, float* y);
+
 // Whether this CPU (and its OS) runs AVX2 and FMA instructions.
 bool Avx2FmaAvailable();
 

@@ -73,6 +73,7 @@ const Case kCases[] = {
     {7, 17, 65, false, false},   {64, 64, 64, true, false},   {64, 64, 64, false, true},
     {65, 33, 300, true, true},   {170, 20, 257, false, false}, {200, 50, 600, false, true},
     {13, 1, 500, false, false},  {13, 1, 500, true, true},    {1, 300, 300, false, false},
+    {1, 300, 300, true, true},   {1, 40, 7, false, true},     {300, 1, 301, true, false},
     {2, 4100, 3, false, false},  {5, 4097, 2, false, true},    {0, 5, 5, false, false},
     {5, 0, 5, false, false},     {5, 5, 0, false, false},     {37, 29, 1, true, false},
 };
@@ -112,6 +113,25 @@ TEST(GemmF32Test, ZeroStrideBroadcastsARowAndAColumn) {
   std::vector<float> c(m * n, -1.0f);
   GemmF32(m, n, k, F32MatrixView{v.data(), 0, 1}, F32MatrixView{w.data(), 1, 0}, c.data(), n);
   for (float x : c) ASSERT_EQ(x, dot);
+}
+
+TEST(GemmF32Test, StridedViewsOnEveryPath) {
+  // a(i, p) at a[i * 3k + 2p], b(p, j) at b[p * 2 + j * 2k + 1]: no unit stride anywhere.
+  for (auto [m, n, k] : {std::array<int64_t, 3>{50, 60, 70}, {50, 1, 300}, {1, 60, 300}}) {
+    std::vector<float> a(m * 3 * k), b(2 * k * n + 1);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 7) - 3;
+    for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 5) - 2;
+    std::vector<float> c(m * n);
+    GemmF32(m, n, k, F32MatrixView{a.data(), 3 * k, 2}, F32MatrixView{b.data() + 1, 2, 2 * k},
+            c.data(), n);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        float want = 0;
+        for (int64_t p = 0; p < k; ++p) want += a[i * 3 * k + 2 * p] * b[1 + 2 * p + j * 2 * k];
+        ASSERT_EQ(c[i * n + j], want) << m << "x" << n << "x" << k << " at " << i << "," << j;
+      }
+    }
+  }
 }
 
 TEST(GemmF32Test, ZeroKWritesZeros) {
