@@ -22,32 +22,7 @@ namespace {
 
 constexpr int kParticipants = 4;
 
-// The reduction region (x, y) -> x op y on scalars of `type`, with its combiner.
-ScalarComputation Reduction(Combiner combiner, ElementType type) {
-  EwOp op = EwOp::kAdd;
-  switch (combiner) {
-    case Combiner::kMultiply: op = EwOp::kMultiply; break;
-    case Combiner::kMaximum: op = EwOp::kMaximum; break;
-    case Combiner::kMinimum: op = EwOp::kMinimum; break;
-    case Combiner::kAnd: op = EwOp::kAnd; break;
-    case Combiner::kOr: op = EwOp::kOr; break;
-    case Combiner::kXor: op = EwOp::kXor; break;
-    default: break;
-  }
-  ScalarComputation c;
-  c.combiner = combiner;
-  c.body.inputs = {EwInput{type, {}}, EwInput{type, {}}};
-  EwStep x{EwOp::kInput, type};
-  x.attr = 0;
-  EwStep y{EwOp::kInput, type};
-  y.attr = 1;
-  EwStep result{op, type};
-  result.operands[0] = 0;
-  result.operands[1] = 1;
-  c.body.steps = {x, y, result};
-  c.body.outputs = {2};
-  return c;
-}
+using testing::Reduction;
 
 template <typename T>
 std::vector<unsigned char> ToBytes(const std::vector<T>& values) {

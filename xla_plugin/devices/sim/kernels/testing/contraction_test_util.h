@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "xla_plugin/client/types.h"
 #include "xla_plugin/devices/sim/kernels/kernel_args.h"
+#include "xla_plugin/devices/sim/program/op_params.h"
 #include "xla_plugin/devices/sim/program/array_type.h"
 
 namespace pjrtkit {
@@ -121,6 +122,33 @@ inline void ExpectArrayNear(const std::string& name, const ArrayType& type,
     ASSERT_LE(std::fabs(g.imag() - w.imag()), abs_tol + rel_tol * std::fabs(w.imag()))
         << name << ": element " << i << " got " << g << " want " << w;
   }
+}
+
+// The reduction region (x, y) -> x op y on scalars of `type`, with its combiner.
+inline ScalarComputation Reduction(Combiner combiner, ElementType type) {
+  EwOp op = EwOp::kAdd;
+  switch (combiner) {
+    case Combiner::kMultiply: op = EwOp::kMultiply; break;
+    case Combiner::kMaximum: op = EwOp::kMaximum; break;
+    case Combiner::kMinimum: op = EwOp::kMinimum; break;
+    case Combiner::kAnd: op = EwOp::kAnd; break;
+    case Combiner::kOr: op = EwOp::kOr; break;
+    case Combiner::kXor: op = EwOp::kXor; break;
+    default: break;
+  }
+  ScalarComputation c;
+  c.combiner = combiner;
+  c.body.inputs = {EwInput{type, {}}, EwInput{type, {}}};
+  EwStep x{EwOp::kInput, type};
+  x.attr = 0;
+  EwStep y{EwOp::kInput, type};
+  y.attr = 1;
+  EwStep result{op, type};
+  result.operands[0] = 0;
+  result.operands[1] = 1;
+  c.body.steps = {x, y, result};
+  c.body.outputs = {2};
+  return c;
 }
 
 // The message of a non-OK status contains `text`.
