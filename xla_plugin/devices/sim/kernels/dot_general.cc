@@ -50,8 +50,9 @@ Status CheckDimensionList(const char* name, const std::vector<int64_t>& dims, in
 
 // Checks that lhs dims `lhs_list` and rhs dims `rhs_list` (the params named `what`) have equal
 // sizes.
-Status CheckPairedSizes(const char* what, const ArrayType& lhs, const std::vector<int64_t>& lhs_list,
-                        const ArrayType& rhs, const std::vector<int64_t>& rhs_list) {
+Status CheckPairedSizes(const char* what, const ArrayType& lhs,
+                        const std::vector<int64_t>& lhs_list, const ArrayType& rhs,
+                        const std::vector<int64_t>& rhs_list) {
   for (size_t i = 0; i < lhs_list.size(); ++i) {
     if (lhs.dims[lhs_list[i]] != rhs.dims[rhs_list[i]]) {
       return InvalidArgument("dot_general: " + std::string(what) + " dimension " +

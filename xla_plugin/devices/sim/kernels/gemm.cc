@@ -147,10 +147,14 @@ void Gemv(const Kernels& kernels, int64_t m, int64_t k, F32MatrixView a, const f
   }
   std::vector<float> y_dense(static_cast<size_t>(m), 0.0f);
   if (a.row_stride == 1) {
-    for (int64_t p = 0; p < k; ++p) kernels.axpy(m, x[p], a.data + p * a.col_stride, y_dense.data());
+    for (int64_t p = 0; p < k; ++p) {
+      kernels.axpy(m, x[p], a.data + p * a.col_stride, y_dense.data());
+    }
   } else {
     for (int64_t p = 0; p < k; ++p) {
-      for (int64_t i = 0; i < m; ++i) y_dense[i] += a.data[i * a.row_stride + p * a.col_stride] * x[p];
+      for (int64_t i = 0; i < m; ++i) {
+        y_dense[i] += a.data[i * a.row_stride + p * a.col_stride] * x[p];
+      }
     }
   }
   for (int64_t i = 0; i < m; ++i) y[i * y_stride] = y_dense[i];
