@@ -3,8 +3,10 @@
 `pjrtkit_venv` exposes what the build needs from the project virtualenv (`.venv` at the workspace
 root, made by `tools/setup.sh`): OpenXLA's PJRT C API headers (`.venv/pjrt_headers`, fetched as
 `tools/pjrt_headers/headers.lock` pins), the 0.81 header shipped by `xla-cpu-pjrt`, the XLA FFI
-headers shipped by jaxlib, pybind11 and the Python headers, the XLA:CPU plugin binary, and a Python
-toolchain whose interpreter is the venv's python, so that `py_test` runs with jax installed.
+headers shipped by jaxlib, pybind11 and the Python headers, the XLA:CPU plugin binary, the StableHLO
+C API library shipped by `torch-mlir` (`libTorchMLIRAggregateCAPI.so`, which
+//xla_plugin/stablehlo loads at run time), and a Python toolchain whose interpreter is the venv's
+python, so that `py_test` runs with jax installed.
 
 `pjrtkit_system_gtest` exposes Debian's googletest (package libgtest-dev).
 """
@@ -76,6 +78,13 @@ filegroup(
     srcs = ["xla_cpu_pjrt.so"],
 )
 
+# torch-mlir's libTorchMLIRAggregateCAPI.so: the MLIR + StableHLO C API library that
+# //xla_plugin/stablehlo dlopens (tests name it in `data`).
+filegroup(
+    name = "stablehlo_library",
+    srcs = ["stablehlo/libTorchMLIRAggregateCAPI.so"],
+)
+
 py_runtime(
     name = "python3_runtime",
     interpreter_path = "{python}",
@@ -107,10 +116,20 @@ def _venv_impl(rctx):
         "print(pybind11.get_include())",
         "print(os.path.join(os.path.dirname(jaxlib.__file__), 'include'))",
         "print(os.path.dirname(x.__file__))",
+        # torch_mlir is a namespace package: its folder comes from the spec's search locations.
+        "import importlib.util",
+        "s = importlib.util.find_spec('torch_mlir')",
+        "print(list(s.submodule_search_locations)[0] if s and s.submodule_search_locations else '')",
     ])])
     if result.return_code != 0:
         fail("pjrtkit: the venv lacks a build dependency:\n" + result.stderr)
-    py_include, pybind_include, jaxlib_include, xla_cpu_dir = result.stdout.strip().split("\n")
+    lines = result.stdout.split("\n")
+    py_include, pybind_include, jaxlib_include, xla_cpu_dir, torch_mlir_dir = lines[:5]
+    stablehlo_library = torch_mlir_dir + "/_mlir_libs/libTorchMLIRAggregateCAPI.so"
+    if not torch_mlir_dir or not rctx.path(stablehlo_library).exists:
+        fail("pjrtkit: the venv lacks torch-mlir's libTorchMLIRAggregateCAPI.so (the StableHLO " +
+             "library //xla_plugin/stablehlo loads); run tools/setup.sh (requirements.lock pins " +
+             "torch-mlir).")
     headers = venv.get_child("pjrt_headers")
     if not headers.get_child("xla").get_child("pjrt").get_child("c").get_child("pjrt_c_api.h").exists:
         fail("pjrtkit: %s lacks the PJRT C API headers; run tools/setup.sh (it runs " % headers +
@@ -122,13 +141,14 @@ def _venv_impl(rctx):
     rctx.symlink(py_include, "python_include")
     rctx.symlink(pybind_include, "pybind11_include")
     rctx.symlink(xla_cpu_dir + "/xla_cpu_pjrt.so", "xla_cpu_pjrt.so")
+    rctx.symlink(stablehlo_library, "stablehlo/libTorchMLIRAggregateCAPI.so")
     rctx.file("WORKSPACE", "workspace(name = \"%s\")\n" % rctx.name)
     rctx.file("BUILD", _VENV_BUILD.replace("{python}", str(python)))
 
 pjrtkit_venv = repository_rule(
     implementation = _venv_impl,
     local = True,
-    doc = "Headers, the XLA:CPU plugin and a Python toolchain from the project venv.",
+    doc = "Headers, the XLA:CPU and StableHLO libraries and a Python toolchain from the project venv.",
 )
 
 _GTEST_BUILD = """

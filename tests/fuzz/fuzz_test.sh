@@ -18,7 +18,8 @@ artifacts=${TEST_UNDECLARED_OUTPUTS_DIR:-${TEST_TMPDIR:-/tmp}}
 work=${TEST_TMPDIR:-$(mktemp -d)}
 failed=0
 summary=""
-for target in program_fuzzer executable_fuzzer compile_options_fuzzer create_options_fuzzer; do
+for target in program_fuzzer executable_fuzzer compile_options_fuzzer create_options_fuzzer \
+    serialization_fuzzer; do
   binary=$here/$target
   inputs=()
   for f in "$here"/regressions/"$target"/* "$here"/corpus/"$target"/*; do

@@ -14,6 +14,7 @@
 
 #include "xla_plugin/devices/sim/kernels/contraction.h"
 #include "xla_plugin/devices/sim/kernels/contraction_util.h"
+#include "xla_plugin/devices/sim/kernels/flush_denormals.h"
 #include "xla_plugin/devices/sim/kernels/gemm.h"
 
 namespace pjrtkit {
@@ -582,6 +583,7 @@ Status CheckConvolution(const ConvolutionParams& params, const ArrayTypes& opera
 
 Status RunConvolution(const ConvolutionParams& params, const std::vector<ArrayArg>& operands,
                       const std::vector<ArrayResult>& results) {
+  ScopedFlushDenormals flush;  // As XLA:CPU runs its computations.
   const ArrayType& result = *results[0].type;
   cu::Accumulator accumulator;
   PJRTKIT_RETURN_IF_ERROR(cu::ChooseAccumulator("convolution", operands[0].type->type,

@@ -8,6 +8,7 @@
 
 #include "xla_plugin/devices/sim/kernels/contraction.h"
 #include "xla_plugin/devices/sim/kernels/contraction_util.h"
+#include "xla_plugin/devices/sim/kernels/flush_denormals.h"
 #include "xla_plugin/devices/sim/kernels/gemm.h"
 
 namespace pjrtkit {
@@ -204,6 +205,7 @@ Status CheckDotGeneral(const DotGeneralParams& params, const ArrayTypes& operand
 
 Status RunDotGeneral(const DotGeneralParams& params, const std::vector<ArrayArg>& operands,
                      const std::vector<ArrayResult>& results) {
+  ScopedFlushDenormals flush;  // As XLA:CPU runs its computations.
   const ArrayType& lhs = *operands[0].type;
   const ArrayType& rhs = *operands[1].type;
   const ArrayType& result = *results[0].type;

@@ -94,9 +94,6 @@ struct Computation {
   // placed as that result (a parameter, an alias, another result's slot) is copied at the end.
   std::vector<SlotPlace> places;
   int64_t arena_bytes = 0;
-  // Bytes of device memory the computation needs beyond its arena while it runs (the arenas and
-  // loop state of the loops and branches it runs), so one reservation covers a whole execution.
-  int64_t nested_bytes = 0;
 };
 
 // A compiled program.
@@ -104,7 +101,9 @@ struct DeviceProgram {
   std::string name;                        // The module's name ("jit_f").
   int64_t num_replicas = 1;
   int64_t num_partitions = 1;
-  std::vector<Computation> computations;   // computations[0] is the entry.
+  // computations[0] is the entry; a computation refers (while, case) only to computations
+  // after itself, so the references form no cycle.
+  std::vector<Computation> computations;
   // For each entry parameter: the entry result whose buffer it may become when the caller donates
   // it (StableHLO tf.aliasing_output), or -1.
   std::vector<int32_t> parameter_aliases;

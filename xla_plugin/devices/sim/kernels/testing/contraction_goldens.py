@@ -37,6 +37,7 @@ CPP_TYPE = {
     "uint8": "kU8", "uint16": "kU16", "uint32": "kU32", "uint64": "kU64",
     "float16": "kF16", "bfloat16": "kBF16", "float32": "kF32", "float64": "kF64",
     "complex64": "kC64", "complex128": "kC128",
+    "float8_e4m3fn": "kF8E4M3FN", "float8_e5m2": "kF8E5M2",
 }
 ACC_U = {"float32": 2.0**-24, "float64": 2.0**-53}
 RESULT_REL = {"bfloat16": 2.0**-7, "float16": 2.0**-10}
@@ -170,6 +171,10 @@ def dot_cases():
     yield dot_case("f16_to_f16", r((2, 5, 30), f16), r((2, 30, 3), f16), [0], [0], [2], [1])
     yield dot_case("f16_to_f32", r((5, 30), f16), r((30, 3), f16), [], [], [1], [0],
                    preferred=np.float32)
+    yield dot_case("f8e4m3fn_to_f32", r((4, 24), ml_dtypes.float8_e4m3fn),
+                   r((24, 3), ml_dtypes.float8_e4m3fn), [], [], [1], [0], preferred=np.float32)
+    yield dot_case("f8e5m2_to_f32", r((4, 24), ml_dtypes.float8_e5m2),
+                   r((24, 3), ml_dtypes.float8_e5m2), [], [], [1], [0], preferred=np.float32)
     yield dot_case("f64", r((7, 9), np.float64), r((9, 4), np.float64), [], [], [1], [0])
     yield dot_case("c64", r((3, 8), np.complex64), r((8, 2), np.complex64), [], [], [1], [0])
     yield dot_case("c64_integers_exact", r((3, 8), np.complex64, "int"),
@@ -359,6 +364,8 @@ def conv_cases():
                  preferred=np.float32)
     yield simple("bf16", (1, 5, 5, 3), (3, 3, 3, 2), dtype=ml_dtypes.bfloat16)
     yield simple("f16", (1, 5, 5, 3), (3, 3, 3, 2), dtype=np.float16)
+    yield simple("f8e4m3fn_to_f32", (1, 5, 5, 3), (3, 3, 3, 2), dtype=ml_dtypes.float8_e4m3fn,
+                 preferred=np.float32)
     yield simple("f64", (1, 5, 5, 3), (3, 3, 3, 2), dtype=np.float64)
     yield simple("c64", (1, 4, 4, 2), (2, 2, 2, 2), dtype=np.complex64)
     yield simple("c128_nchw", (1, 2, 4, 4), (2, 2, 2, 2), specs=("NCHW", "OIHW", "NCHW"),

@@ -2,8 +2,8 @@
 // on main (then the collectives test links the real :scalar_computation and this file goes away).
 // CheckScalarComputation checks the body's parameter and result types; ApplyScalarComputation
 // evaluates the combiners the collectives' typed loops leave to it in the tests (add, multiply,
-// maximum, minimum of f16/bf16 through f32 with one rounding per op; complex multiply), reading
-// the combiner, not the body.
+// maximum, minimum of f16/bf16 through f32 with one rounding per op, using the engine's
+// ConvertArray; complex multiply), reading the combiner, not the body.
 #include <cmath>
 #include <complex>
 #include <cstring>

@@ -1,0 +1,43 @@
+// Executor: runs a DeviceProgram on one device, on that device's queue thread.
+#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_SIM_EXECUTOR_EXECUTOR_H_
+#define PJRTKIT_XLA_PLUGIN_DEVICES_SIM_EXECUTOR_EXECUTOR_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "xla_plugin/client/status.h"
+#include "xla_plugin/devices/sim/program/device_program.h"
+#include "xla_plugin/devices/sim/runtime/rendezvous.h"
+
+namespace pjrtkit {
+namespace sim {
+
+// Where one device stands in an execution.
+struct ExecutionPlace {
+  int64_t replica = 0;           // Its replica.
+  int64_t partition = 0;         // Its partition.
+  int64_t num_participants = 1;  // Devices of the execution (num_replicas * num_partitions).
+  // Shared by the execution's devices for collectives; may be null with one participant.
+  Rendezvous* rendezvous = nullptr;
+};
+
+// Runs programs; stateless (every call gets what it needs).
+class Executor {
+ public:
+  // Device memory one execution of `program` needs besides its arguments and results: the entry
+  // computation's arena plus what its loops and branches need while they run.
+  static int64_t ScratchBytes(const DeviceProgram& program);
+
+  // Runs the entry computation of a program that passed ValidateProgram: `arguments[i]` holds
+  // parameter i, `results[j]` receives result j (both dense row-major, of the entry's types),
+  // `scratch` is ScratchBytes(program) bytes of device memory. Results never overlap arguments.
+  // Errors: another participant failed (collectives), which the caller reports on every output.
+  static Status Run(const DeviceProgram& program, const ExecutionPlace& place,
+                    const std::vector<const void*>& arguments, const std::vector<void*>& results,
+                    void* scratch);
+};
+
+}  // namespace sim
+}  // namespace pjrtkit
+
+#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_SIM_EXECUTOR_EXECUTOR_H_

@@ -1,0 +1,184 @@
+#include "xla_plugin/devices/sim/sim_loaded_executable.h"
+
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "xla_plugin/devices/sim/executor/executor.h"
+#include "xla_plugin/devices/sim/runtime/rendezvous.h"
+#include "xla_plugin/devices/sim/sim_buffer.h"
+#include "xla_plugin/devices/sim/sim_device.h"
+
+namespace pjrtkit {
+namespace sim {
+
+struct SimLoadedExecutable::DeviceRun {
+  SimDevice* device = nullptr;
+  int64_t logical_id = 0;
+  std::vector<std::shared_ptr<Allocation>> arguments;  // Held until the execution is done.
+  std::vector<std::shared_ptr<Event>> argument_events;
+  std::vector<std::shared_ptr<Allocation>> outputs;
+  std::shared_ptr<Allocation> scratch;
+  std::shared_ptr<Event> done;                         // Ready when the device finished.
+};
+
+SimLoadedExecutable::SimLoadedExecutable(SimClient& client,
+                                         std::shared_ptr<SimExecutable> executable,
+                                         std::vector<SimDevice*> devices)
+    : client_(client), executable_(std::move(executable)), sim_devices_(std::move(devices)) {
+  for (SimDevice* d : sim_devices_) devices_.push_back(d);
+}
+
+StatusOr<std::unique_ptr<SimLoadedExecutable>> SimLoadedExecutable::Load(
+    SimClient& client, std::shared_ptr<SimExecutable> executable) {
+  std::vector<SimDevice*> devices;
+  for (int id : executable->options().devices) {
+    SimDevice* device = client.sim_device(id);
+    if (device == nullptr) {
+      return InvalidArgument("the executable is assigned to device " + std::to_string(id) +
+                             ", which this client does not have");
+    }
+    devices.push_back(device);
+  }
+  return std::unique_ptr<SimLoadedExecutable>(
+      new SimLoadedExecutable(client, std::move(executable), std::move(devices)));
+}
+
+StatusOr<std::vector<LogicalDeviceId>> SimLoadedExecutable::addressable_device_logical_ids()
+    const {
+  std::vector<LogicalDeviceId> ids;
+  const int64_t partitions = executable_->program().num_partitions;
+  for (size_t i = 0; i < sim_devices_.size(); ++i) {
+    ids.push_back({static_cast<int>(i / partitions), static_cast<int>(i % partitions)});
+  }
+  return ids;
+}
+
+StatusOr<SimLoadedExecutable::DeviceRun> SimLoadedExecutable::Prepare(
+    SimDevice* device, int64_t logical_id, const std::vector<Buffer*>& arguments,
+    const ExecuteOptions& options) {
+  const DeviceProgram& program = executable_->program();
+  const Computation& entry = program.entry();
+  DeviceRun run;
+  run.device = device;
+  run.logical_id = logical_id;
+  if (arguments.size() != entry.parameters.size()) {
+    return InvalidArgument(program.name + " takes " + std::to_string(entry.parameters.size()) +
+                           " arguments per device, got " + std::to_string(arguments.size()));
+  }
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    auto* buffer = dynamic_cast<SimBuffer*>(arguments[i]);
+    const ArrayType& want = entry.slot_types[entry.parameters[i]];
+    if (buffer == nullptr) {
+      return InvalidArgument("argument " + std::to_string(i) + " is not a sim buffer");
+    }
+    if (buffer->element_type() != want.type || buffer->dimensions() != want.dims) {
+      ArrayType got{buffer->element_type(), buffer->dimensions()};
+      return InvalidArgument("argument " + std::to_string(i) + " of " + program.name + " is " +
+                             got.ToString() + ", the program takes " + want.ToString());
+    }
+    if (buffer->sim_device() != device) {
+      return InvalidArgument("argument " + std::to_string(i) + " of " + program.name +
+                             " is on " + buffer->device()->description().debug_string() +
+                             ", the execution runs on " + device->description().debug_string());
+    }
+    const bool donate = program.parameter_donatable[i] &&
+                        options.non_donatable_input_indices.count(static_cast<int64_t>(i)) == 0;
+    std::shared_ptr<Allocation> allocation;
+    if (donate) {
+      PJRTKIT_ASSIGN_OR_RETURN(allocation, buffer->TakeForDonation());
+    } else {
+      allocation = buffer->allocation();
+      if (allocation == nullptr) {
+        return FailedPrecondition("argument " + std::to_string(i) + " of " + program.name +
+                                  " was deleted or donated");
+      }
+    }
+    run.arguments.push_back(std::move(allocation));
+    run.argument_events.push_back(buffer->ReadyEvent());
+  }
+  for (Slot s : entry.results) {
+    const ArrayType& type = entry.slot_types[s];
+    PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<Allocation> output,
+                             device->memory().Allocate(type.byte_size(),
+                                                       "output " + type.ToString() + " of " +
+                                                           program.name));
+    run.outputs.push_back(std::move(output));
+  }
+  PJRTKIT_ASSIGN_OR_RETURN(run.scratch,
+                           device->memory().Allocate(Executor::ScratchBytes(program),
+                                                     "temporaries of " + program.name));
+  run.done = Event::Create();
+  return run;
+}
+
+StatusOr<ExecuteResult> SimLoadedExecutable::Execute(
+    const std::vector<std::vector<Buffer*>>& arguments, const ExecuteOptions& options) {
+  if (IsDeleted()) return FailedPrecondition("the executable was deleted");
+  std::vector<SimDevice*> devices = sim_devices_;
+  if (options.execute_device != nullptr) {
+    auto* device = dynamic_cast<SimDevice*>(options.execute_device);
+    if (device == nullptr || devices.size() != 1) {
+      return InvalidArgument("execute_device needs a single-device program and a sim device");
+    }
+    devices = {device};
+  }
+  if (arguments.size() != devices.size()) {
+    return InvalidArgument(executable_->name() + " runs on " + std::to_string(devices.size()) +
+                           " devices; got " + std::to_string(arguments.size()) +
+                           " argument lists");
+  }
+  std::vector<DeviceRun> runs;
+  for (size_t d = 0; d < devices.size(); ++d) {
+    PJRTKIT_ASSIGN_OR_RETURN(DeviceRun run,
+                             Prepare(devices[d], static_cast<int64_t>(d), arguments[d], options));
+    runs.push_back(std::move(run));
+  }
+  const std::shared_ptr<const DeviceProgram> program = executable_->shared_program();
+  std::shared_ptr<Rendezvous> rendezvous;
+  if (devices.size() > 1) rendezvous = std::make_shared<Rendezvous>(static_cast<int>(devices.size()));
+  ExecuteResult result;
+  result.outputs.resize(devices.size());
+  {
+    // Every queue sees the launches of multi-device programs in one order.
+    std::lock_guard<std::mutex> lock(client_.launch_mutex());
+    for (DeviceRun& run : runs) {
+      std::shared_ptr<Event> ready = Event::AfterAll(run.argument_events);
+      std::shared_ptr<Event> done = run.done;
+      auto shared_run = std::make_shared<DeviceRun>(std::move(run));
+      const int64_t partitions = program->num_partitions;
+      ExecutionPlace place;
+      place.replica = shared_run->logical_id / partitions;
+      place.partition = shared_run->logical_id % partitions;
+      place.num_participants = static_cast<int64_t>(devices.size());
+      shared_run->device->queue().EnqueueAfter(
+          ready, [program, shared_run, rendezvous, place](Status status) mutable {
+            place.rendezvous = rendezvous.get();
+            if (status.ok()) {
+              std::vector<const void*> args;
+              for (const auto& a : shared_run->arguments) args.push_back(a->data());
+              std::vector<void*> outputs;
+              for (const auto& o : shared_run->outputs) outputs.push_back(o->data());
+              status = Executor::Run(*program, place, args, outputs, shared_run->scratch->data());
+            } else if (rendezvous != nullptr) {
+              rendezvous->Abort(status);
+            }
+            // Arguments (donated ones included) and scratch go back to the device now.
+            shared_run->arguments.clear();
+            shared_run->scratch.reset();
+            shared_run->done->Set(status);
+          });
+      const Computation& entry = program->entry();
+      for (size_t j = 0; j < entry.results.size(); ++j) {
+        const ArrayType& type = entry.slot_types[entry.results[j]];
+        result.outputs[shared_run->logical_id].push_back(std::make_unique<SimBuffer>(
+            shared_run->device, type.type, type.dims, shared_run->outputs[j], done));
+      }
+      if (options.want_completion_events) result.completion.push_back(done);
+    }
+  }
+  return result;
+}
+
+}  // namespace sim
+}  // namespace pjrtkit
