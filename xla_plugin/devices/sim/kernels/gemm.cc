@@ -177,7 +177,9 @@ void GemmWith(const Kernels& kernels, int64_t m, int64_t n, int64_t k, F32Matrix
   const MicroKernel kernel = kernels.micro;
   const int64_t nc_max = std::min(kNc, (n + kNr - 1) / kNr * kNr);
   const int64_t kc_max = std::min(kKc, k);
-  const int64_t mc_max = std::min(kMc, (m + kMr - 1) / kMr * kMr);
+  // Row blocks of equal size (whole micro-tiles), at most kMc rows each.
+  const int64_t row_blocks = (m + kMc - 1) / kMc;
+  const int64_t mc_max = ((m + row_blocks - 1) / row_blocks + kMr - 1) / kMr * kMr;
   AlignedFloats packed_a(mc_max * kc_max);
   AlignedFloats packed_b(kc_max * nc_max);
   for (int64_t jc = 0; jc < n; jc += kNc) {
@@ -186,8 +188,8 @@ void GemmWith(const Kernels& kernels, int64_t m, int64_t n, int64_t k, F32Matrix
       const int64_t kc = std::min(kKc, k - pc);
       PackB(kc, nc, b.data + pc * b.row_stride + jc * b.col_stride, b.row_stride, b.col_stride,
             packed_b.data());
-      for (int64_t ic = 0; ic < m; ic += kMc) {
-        const int64_t mc = std::min(kMc, m - ic);
+      for (int64_t ic = 0; ic < m; ic += mc_max) {
+        const int64_t mc = std::min(mc_max, m - ic);
         PackA(mc, kc, a.data + ic * a.row_stride + pc * a.col_stride, a.row_stride, a.col_stride,
               packed_a.data());
         MacroKernel(kernel, mc, nc, kc, packed_a.data(), packed_b.data(), c + ic * ldc + jc, ldc,
