@@ -216,6 +216,32 @@ StatusOr<std::vector<std::vector<int64_t>>> ResolveGroups(Lowerer& lowerer, cons
     channel = read.handle > 0;
   }
   const bool global_ids = OpBool(op, "use_global_device_ids");
+  // all_to_all and collective_broadcast: cross_partition with a channel (groups of partition
+  // ids within each replica), cross_replica without.
+  const bool partition_groups = channel && (op.name == "stablehlo.all_to_all" ||
+                                            op.name == "stablehlo.collective_broadcast");
+  if (partition_groups) {
+    if (groups.empty()) {
+      std::vector<int64_t> all;
+      for (int64_t p = 0; p < partitions; ++p) all.push_back(p);
+      groups.push_back(all);
+    }
+    std::vector<std::vector<int64_t>> resolved;
+    for (int64_t r = 0; r < replicas; ++r) {
+      for (const auto& group : groups) {
+        std::vector<int64_t> ids;
+        for (int64_t p : group) {
+          if (p >= partitions) {
+            return lowerer.Invalid(op, "replica_groups names partition " + std::to_string(p) +
+                                           " of " + std::to_string(partitions));
+          }
+          ids.push_back(r * partitions + p);
+        }
+        resolved.push_back(std::move(ids));
+      }
+    }
+    return resolved;
+  }
   if (global_ids) {
     if (!channel) return lowerer.Invalid(op, "use_global_device_ids needs a channel_handle");
     for (const auto& group : groups) {
