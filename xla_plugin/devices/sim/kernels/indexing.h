@@ -22,8 +22,10 @@ Status CheckSort(const SortParams& params, const ArrayTypes& operands, const Arr
 Status RunSort(const SortParams& params, const std::vector<ArrayArg>& operands,
                const std::vector<ArrayResult>& results);
 
-// rng_bit_generator: operand = state (u64[2] for THREE_FRY, u64[2] or u64[3] for PHILOX; DEFAULT
-// is THREE_FRY); results = new state, bits (any integer/unsigned type and shape).
+// rng_bit_generator: operand = state (u64[2] for THREE_FRY, u64[2] or u64[3] for PHILOX and
+// DEFAULT); results = new state (may alias the state), bits (any shape of an integer or
+// floating-point type of 8, 16, 32 or 64 bits). The bits and new state are XLA:CPU's: DEFAULT is
+// PHILOX there (measured with jaxlib 0.12; jax.random's 'rbg' and 'unsafe_rbg' use DEFAULT).
 Status CheckRngBitGenerator(const RngBitGeneratorParams& params, const ArrayTypes& operands,
                             const ArrayTypes& results);
 Status RunRngBitGenerator(const RngBitGeneratorParams& params,
