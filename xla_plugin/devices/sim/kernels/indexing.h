@@ -17,7 +17,13 @@ Status CheckGather(const GatherParams& params, const ArrayTypes& operands,
 Status RunGather(const GatherParams& params, const std::vector<ArrayArg>& operands,
                  const std::vector<ArrayResult>& results);
 
-// StableHLO sort (variadic) along params.dimension with the comparator; stable when asked.
+// StableHLO sort (variadic) along params.dimension (negative: counted from the end) with the
+// comparator. Rows are sorted by a merge sort of a permutation (stable, so is_stable = false gets
+// a stable order too; safe with comparators that are no strict weak order), then every operand is
+// gathered by it. The comparator's `keys` are used when not empty and every key's operand has a
+// type they cover (pred, integers, f16, bf16, f32, f64); otherwise `body` is evaluated per
+// comparison (fused_elementwise.h's Evaluate). Keys of complex operands are refused (XLA:CPU does
+// not implement complex LT/GT either).
 Status CheckSort(const SortParams& params, const ArrayTypes& operands, const ArrayTypes& results);
 Status RunSort(const SortParams& params, const std::vector<ArrayArg>& operands,
                const std::vector<ArrayResult>& results);
