@@ -202,6 +202,11 @@ TEST(DataMovementCheckTest, Copy) {
                 "copy: operand has dimensions [2,-1]; expected every dimension >= 0");
   const ArrayType huge = T(kF32, {int64_t{1} << 40, int64_t{1} << 30});
   ExpectInvalid(CheckCopy({&huge}, {&huge}), "has more bytes than int64 counts");
+  // Empty, but its strides would overflow.
+  const ArrayType huge_empty = T(kF32, {0, int64_t{1} << 40, int64_t{1} << 30});
+  ExpectInvalid(CheckCopy({&huge_empty}, {&huge_empty}),
+                "copy: operand f32[0,1099511627776,1073741824] has more bytes than int64 counts "
+                "(counting its nonzero dimensions)");
 }
 
 TEST(DataMovementCheckTest, Transpose) {

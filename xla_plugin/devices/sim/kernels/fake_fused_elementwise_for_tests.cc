@@ -19,9 +19,10 @@ namespace pjrtkit {
 namespace sim {
 namespace {
 
+// Bytes of a value the fake holds (wider types keep their low 8 bytes: the fake has no complex).
 int Bytes(ElementType type) {
   const int bits = ElementTypeBits(type);
-  return bits <= 8 ? 1 : bits / 8;
+  return bits <= 8 ? 1 : bits >= 64 ? 8 : bits / 8;
 }
 
 int64_t SignExtend(uint64_t bits, int bytes) {

@@ -53,15 +53,21 @@ Status CheckStorableType(const char* op, const std::string& what, const ArrayTyp
                            "; expected a type of whole bytes (pred, s8..s64, u8..u64, f8..f64, "
                            "bf16, c64, c128): the sim device stores no sub-byte or token arrays");
   }
+  // The product of the nonzero dimensions (times the element size) must fit too: strides of an
+  // empty array with huge dimensions would overflow otherwise.
   int64_t bytes = bits / 8;
   for (int64_t d : type.dims) {
     if (d < 0) {
       return InvalidArgument(std::string(op) + ": " + what + " has dimensions " +
                              DimsString(type.dims) + "; expected every dimension >= 0");
     }
-    if (d != 0 && bytes > std::numeric_limits<int64_t>::max() / d) {
+  }
+  for (int64_t d : type.dims) {
+    if (d == 0) continue;
+    if (bytes > std::numeric_limits<int64_t>::max() / d) {
       return InvalidArgument(std::string(op) + ": " + what + " " + type.ToString() +
-                             " has more bytes than int64 counts");
+                             " has more bytes than int64 counts (counting its nonzero "
+                             "dimensions)");
     }
     bytes *= d;
   }

@@ -25,7 +25,8 @@ Status CheckArrayCounts(const char* op, const ArrayTypes& operands, size_t num_o
 
 // Checks that `type` is an array this device stores: a known element type of a whole number of
 // bytes (sub-byte types, token and invalid are refused), dimensions >= 0, and a byte size that
-// fits in int64. `what` names the array in the message ("operand 0", "result").
+// fits in int64 even counting only its nonzero dimensions (so every stride and offset of the
+// array fits). `what` names the array in the message ("operand 0", "result").
 Status CheckStorableType(const char* op, const std::string& what, const ArrayType& type);
 
 // Checks that `type` is a storable integer scalar (s8..s64, u8..u64): a start index.

@@ -99,6 +99,7 @@ uint64_t ThreefryBits(uint64_t key, uint64_t counter, const std::vector<int64_t>
                       int64_t bytes, char* out) {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;
+  if (n == 0) return counter;  // The half shape is empty too (no loop over its other dims).
   if (bytes == 8) {
     for (int64_t i = 0; i < n; ++i) {
       const Words2 x = Threefry2x32(key, counter + static_cast<uint64_t>(i));
