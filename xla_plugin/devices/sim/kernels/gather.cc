@@ -2,6 +2,7 @@
 // result reads its start index vector, clamps it so the slice fits (the spec), adds the batching
 // indices and copies one slice with a BoxCopy planned once (a whole contiguous slice, such as
 // x[i]'s rows, is one memcpy).
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -103,6 +104,98 @@ StatusOr<std::vector<int64_t>> GatherResultDims(const GatherParams& p, const Arr
   return dims;
 }
 
+// Where the slices of a gather come from and go: the result's batch positions and how a
+// position's start index vector and batching indices become an operand offset.
+struct Slices {
+  const std::vector<int64_t>* batch_dims;             // Start indices' dims but index_vector_dim.
+  const std::vector<int64_t>* batch_indices_strides;  // Their strides in the start indices.
+  const std::vector<int64_t>* batch_result_strides;   // Their strides in the result.
+  int64_t vector_stride;                              // Stride of index_vector_dim (0: none).
+  const std::vector<int64_t>* start_strides;          // Operand stride of start_index_map[k].
+  const std::vector<int64_t>* start_highs;            // Clamp bound of start_index_map[k].
+  const std::vector<int64_t>* batching_strides;       // Operand stride of batching dim i.
+  const std::vector<int64_t>* batching_positions;     // Its batch position.
+};
+
+// Copies every slice: loops over the batch positions (row-major, the last batch dimension
+// innermost), reads each start index vector from `index_values` (int32_t or int64_t), clamps
+// it, adds the batching indices and calls copy(operand slice, result slice).
+template <typename Index, typename Copy>
+void CopySlices(const Slices& p, const Index* index_values, const char* src, char* dst,
+                int64_t bytes, const Copy& copy) {
+  const std::vector<int64_t>& dims = *p.batch_dims;
+  const std::vector<int64_t>& indices_strides = *p.batch_indices_strides;
+  const std::vector<int64_t>& result_strides = *p.batch_result_strides;
+  const size_t num_batch = dims.size();
+  const size_t num_starts = p.start_strides->size(), num_batching = p.batching_strides->size();
+  const int64_t last = static_cast<int64_t>(num_batch) - 1;
+  const int64_t inner_count = num_batch > 0 ? dims[last] : 1;
+  const int64_t inner_indices = num_batch > 0 ? indices_strides[last] : 0;
+  const int64_t inner_result = num_batch > 0 ? result_strides[last] : 0;
+  std::vector<int64_t> position(num_batch, 0);
+  int64_t indices_offset = 0, result_offset = 0;
+  while (true) {
+    for (int64_t j = 0; j < inner_count; ++j) {
+      if (num_batch > 0) position[last] = j;
+      const Index* vector = index_values + indices_offset + j * inner_indices;
+      int64_t operand_offset = 0;
+      for (size_t k = 0; k < num_starts; ++k) {
+        const int64_t start =
+            static_cast<int64_t>(vector[static_cast<int64_t>(k) * p.vector_stride]);
+        operand_offset += ClampIndex(start, (*p.start_highs)[k]) * (*p.start_strides)[k];
+      }
+      for (size_t i = 0; i < num_batching; ++i) {
+        operand_offset += position[(*p.batching_positions)[i]] * (*p.batching_strides)[i];
+      }
+      copy(src + operand_offset * bytes, dst + (result_offset + j * inner_result) * bytes);
+    }
+    // Next position of the outer batch dimensions.
+    int64_t k = last - 1;
+    for (; k >= 0; --k) {
+      if (++position[k] < dims[k]) {
+        indices_offset += indices_strides[k];
+        result_offset += result_strides[k];
+        break;
+      }
+      indices_offset -= indices_strides[k] * (dims[k] - 1);
+      result_offset -= result_strides[k] * (dims[k] - 1);
+      position[k] = 0;
+    }
+    if (k < 0) return;
+  }
+}
+
+// CopySlices with a fixed-size copy when each slice is one element (take_along_axis, x[i, j]),
+// else the planned BoxCopy.
+template <typename Index>
+Status GatherAll(const Slices& p, const Index* index_values, const BoxCopy& copy, const char* src,
+                 char* dst, int64_t bytes) {
+  if (copy.num_elements() == 1) {
+    switch (bytes) {
+      case 1:
+        CopySlices(p, index_values, src, dst, bytes,
+                   [](const char* s, char* d) { std::memcpy(d, s, 1); });
+        return OkStatus();
+      case 2:
+        CopySlices(p, index_values, src, dst, bytes,
+                   [](const char* s, char* d) { std::memcpy(d, s, 2); });
+        return OkStatus();
+      case 4:
+        CopySlices(p, index_values, src, dst, bytes,
+                   [](const char* s, char* d) { std::memcpy(d, s, 4); });
+        return OkStatus();
+      case 8:
+        CopySlices(p, index_values, src, dst, bytes,
+                   [](const char* s, char* d) { std::memcpy(d, s, 8); });
+        return OkStatus();
+      default:
+        break;
+    }
+  }
+  CopySlices(p, index_values, src, dst, bytes, [&copy](const char* s, char* d) { copy.Run(s, d); });
+  return OkStatus();
+}
+
 }  // namespace
 
 Status CheckGather(const GatherParams& params, const ArrayTypes& operands,
@@ -174,8 +267,6 @@ Status RunGather(const GatherParams& params, const std::vector<ArrayArg>& operan
       return OkStatus();
     }
   }
-  std::vector<int64_t> index_values(static_cast<size_t>(indices.num_elements()));
-  ReadIndices(indices.type, operands[1].data, indices.num_elements(), index_values.data());
 
   const std::vector<int64_t> operand_strides = RowMajorStrides(operand.dims);
   const std::vector<int64_t> result_strides = RowMajorStrides(result.dims);
@@ -225,34 +316,20 @@ Status RunGather(const GatherParams& params, const std::vector<ArrayArg>& operan
   }
 
   const char* src = static_cast<const char*>(operands[0].data);
-  const size_t num_batch = batch_dims.size();
-  std::vector<int64_t> position(num_batch, 0);
-  int64_t indices_offset = 0, result_offset = 0;
-  while (true) {
-    int64_t operand_offset = 0;
-    for (size_t k = 0; k < num_starts; ++k) {
-      const int64_t value = index_values[indices_offset + static_cast<int64_t>(k) * vector_stride];
-      operand_offset += ClampIndex(value, start_highs[k]) * start_strides[k];
-    }
-    for (size_t i = 0; i < num_batching; ++i) {
-      operand_offset += position[batching_positions[i]] * batching_strides[i];
-    }
-    copy.Run(src + operand_offset * bytes, dst + result_offset * bytes);
-    // Next batch position (row-major).
-    int64_t k = static_cast<int64_t>(num_batch) - 1;
-    for (; k >= 0; --k) {
-      if (++position[k] < batch_dims[k]) {
-        indices_offset += batch_indices_strides[k];
-        result_offset += batch_result_strides[k];
-        break;
-      }
-      indices_offset -= batch_indices_strides[k] * (batch_dims[k] - 1);
-      result_offset -= batch_result_strides[k] * (batch_dims[k] - 1);
-      position[k] = 0;
-    }
-    if (k < 0) break;
+  const Slices slices{&batch_dims,       &batch_indices_strides, &batch_result_strides,
+                      vector_stride,     &start_strides,         &start_highs,
+                      &batching_strides, &batching_positions};
+  // s32 and s64 indices (JAX's) are read in place when aligned; others are converted first.
+  const uintptr_t address = reinterpret_cast<uintptr_t>(operands[1].data);
+  if (indices.type == ElementType::kS32 && address % alignof(int32_t) == 0) {
+    return GatherAll(slices, static_cast<const int32_t*>(operands[1].data), copy, src, dst, bytes);
   }
-  return OkStatus();
+  if (indices.type == ElementType::kS64 && address % alignof(int64_t) == 0) {
+    return GatherAll(slices, static_cast<const int64_t*>(operands[1].data), copy, src, dst, bytes);
+  }
+  std::vector<int64_t> index_values(static_cast<size_t>(indices.num_elements()));
+  ReadIndices(indices.type, operands[1].data, indices.num_elements(), index_values.data());
+  return GatherAll(slices, index_values.data(), copy, src, dst, bytes);
 }
 
 }  // namespace sim
