@@ -11,7 +11,11 @@
 namespace pjrtkit {
 namespace sim {
 
-// StableHLO gather, batching dimensions included; start indices clamped as the spec says.
+// StableHLO gather: batching dimensions, any index_vector_dim (= rank(start_indices): an
+// implicit trailing vector of one index), start indices of any integer type clamped so the slice
+// fits (the spec). A collapsed or batching dimension of slice size 0 gives a result of zeros (what
+// XLA:CPU computes for these empty slices). A slice that is one contiguous run (x[i]) is one
+// memcpy; one-element slices (take_along_axis) a fixed-size copy.
 Status CheckGather(const GatherParams& params, const ArrayTypes& operands,
                    const ArrayTypes& results);
 Status RunGather(const GatherParams& params, const std::vector<ArrayArg>& operands,
