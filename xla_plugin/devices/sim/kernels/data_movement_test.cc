@@ -191,6 +191,7 @@ TEST(DataMovementCheckTest, Copy) {
   ExpectInvalid(CheckCopy({&a, &a}, {&b}), "copy: expected 1 operands, got 2");
   ExpectInvalid(CheckCopy({&a}, {}), "copy: expected 1 results, got 0");
   ExpectInvalid(CheckCopy({nullptr}, {&b}), "copy: operand 0 has no type");
+  ExpectInvalid(CheckCopy({&a}, {nullptr}), "copy: result 0 has no type");
   ExpectInvalid(CheckCopy({&s4}, {&s4}),
                 "copy: operand has element type s4; expected a type of "
                 "whole bytes");

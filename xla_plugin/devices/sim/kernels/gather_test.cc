@@ -177,6 +177,13 @@ TEST(GatherCheckTest, Refusals) {
   ExpectInvalid(CheckGather(p, {&x, &idx}, {&r}),
                 "gather: offset_dims [], collapsed_slice_dims [0] and operand_batching_dims [] "
                 "hold 1 dimensions together; expected 2 (the operand's rank)");
+  const ArrayType x3 = T(ElementType::kF32, {4, 6, 5}), r3 = T(ElementType::kF32, {6, 3, 5});
+  GatherParams unsorted{{2, 0}, {0}, {}, {}, {0}, 1, {1, 6, 5}, false};
+  ExpectInvalid(CheckGather(unsorted, {&x3, &idx}, {&r3}),
+                "gather: offset_dims [2,0] is not sorted; expected increasing values");
+  const ArrayType idx4bit = T(ElementType::kS4, {3, 1});
+  ExpectInvalid(CheckGather(RowParams(), {&x, &idx4bit}, {&r}),
+                "gather: start_indices has element type s4; expected a type of whole bytes");
   p = RowParams();
   p.offset_dims = {2};
   ExpectInvalid(CheckGather(p, {&x, &idx}, {&r}),
