@@ -36,11 +36,17 @@ struct ScalarComputation {
 };
 
 // One key of a recognized lexicographic sort comparator: compare operand `operand` of the two
-// elements with `direction` (kLt: ascending, kGt: descending) under `type`.
+// elements with `direction` (kLt: ascending, kGt: descending) under `type`. The comparator is
+// lhs < rhs when, for the first key under which the two are not equal (compare EQ under `type`),
+// the key's comparison holds; false when every key finds them equal.
 struct SortKey {
   int32_t operand = 0;
   ComparisonDirection direction = ComparisonDirection::kLt;
   ComparisonType type = ComparisonType::kFloat;
+  // kTotalOrder on a float operand only: -0.0 compares as +0.0 and every NaN as the positive
+  // quiet NaN (JAX's float comparator, which jnp.sort/argsort/lax.sort emit: NaNs last, equal
+  // zeros and NaNs keep their order in a stable sort).
+  bool canonicalize = false;
 };
 
 // A sort comparator: `body` takes 2n scalars (lhs0, rhs0, lhs1, rhs1, ...) and returns one pred.
