@@ -150,30 +150,6 @@ bool IsIntegerType(ElementType type) {
   return IsSignedIntegerType(type) || IsUnsignedIntegerType(type);
 }
 
-bool IsFloatType(ElementType type) {
-  switch (type) {
-    case ElementType::kF16:
-    case ElementType::kBF16:
-    case ElementType::kF32:
-    case ElementType::kF64:
-    case ElementType::kF8E5M2:
-    case ElementType::kF8E4M3FN:
-    case ElementType::kF8E4M3B11FNUZ:
-    case ElementType::kF8E5M2FNUZ:
-    case ElementType::kF8E4M3FNUZ:
-    case ElementType::kF8E4M3:
-    case ElementType::kF8E3M4:
-    case ElementType::kF8E8M0FNU:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool IsComplexType(ElementType type) {
-  return type == ElementType::kC64 || type == ElementType::kC128;
-}
-
 namespace {
 
 template <typename T>

@@ -8,6 +8,7 @@
 
 #include "xla_plugin/client/status.h"
 #include "xla_plugin/client/types.h"
+#include "xla_plugin/devices/sim/kernels/element_kind.h"
 #include "xla_plugin/devices/sim/kernels/kernel_args.h"
 
 namespace pjrtkit {
@@ -53,8 +54,6 @@ Status CheckParamSize(const char* op, const char* param, const std::vector<int64
 bool IsSignedIntegerType(ElementType type);
 bool IsUnsignedIntegerType(ElementType type);  // u8..u64 (not pred).
 bool IsIntegerType(ElementType type);          // Signed or unsigned, not pred.
-bool IsFloatType(ElementType type);            // f16, bf16, f32, f64 and the 8-bit floats.
-bool IsComplexType(ElementType type);
 
 // Reads the integer element of `type` (IsIntegerType) at `data` as int64; unsigned values above
 // INT64_MAX read as INT64_MAX (every clamp to an array bound then gives the same result as in the

@@ -146,6 +146,11 @@ inline ScalarComputation Reduction(Combiner combiner, ElementType type) {
   EwStep result{op, type};
   result.operands[0] = 0;
   result.operands[1] = 1;
+  if (combiner == Combiner::kReplace) {  // (x, y) -> y.
+    c.body.steps = {x, y};
+    c.body.outputs = {1};
+    return c;
+  }
   c.body.steps = {x, y, result};
   c.body.outputs = {2};
   return c;
