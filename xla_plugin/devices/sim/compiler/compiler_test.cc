@@ -1,0 +1,139 @@
+// The sim compiler and executor on small StableHLO programs (MLIR text), against exact values.
+#include "xla_plugin/devices/sim/compiler/compiler.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "xla_plugin/devices/sim/testing/program_runner.h"
+
+namespace pjrtkit {
+namespace sim {
+namespace {
+
+using stablehlo::HostTensor;
+using testing::CompileText;
+using testing::RunCompiled;
+using testing::RunOnSim;
+using testing::Tensor;
+using testing::Values;
+
+std::vector<double> RunOne(const std::string& program, const std::vector<HostTensor>& inputs,
+                           size_t result = 0) {
+  StatusOr<std::vector<HostTensor>> out = RunOnSim(program, inputs);
+  EXPECT_TRUE(out.ok()) << out.status().ToString();
+  if (!out.ok() || out->size() <= result) return {};
+  return Values((*out)[result]);
+}
+
+TEST(CompilerTest, ElementwiseChainIsOneFusedInstruction) {
+  const std::string program = R"(
+    func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+      %c = stablehlo.constant dense<2.0> : tensor<f32>
+      %b = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<4xf32>
+      %m = stablehlo.multiply %a, %b : tensor<4xf32>
+      %o = stablehlo.constant dense<1.0> : tensor<4xf32>
+      %s = stablehlo.add %m, %o : tensor<4xf32>
+      %n = stablehlo.negate %s : tensor<4xf32>
+      return %n : tensor<4xf32>
+    })";
+  CompileReport report;
+  StatusOr<DeviceProgram> compiled = CompileText(program, {}, &report);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
+  EXPECT_EQ(report.instructions, 1);
+  EXPECT_EQ(report.fused_instructions, 1);
+  EXPECT_EQ(report.fused_ops, 3);
+  EXPECT_EQ(RunOne(program, {Tensor(ElementType::kF32, {4}, {0, 1, 2, 3})}),
+            (std::vector<double>{-1, -3, -5, -7}));
+}
+
+TEST(CompilerTest, ReduceArgmaxDotAndTranspose) {
+  const std::string program = R"(
+    func.func @main(%a: tensor<2x3xf32>, %b: tensor<3x2xf32>) -> (tensor<3xf32>, tensor<2x2xf32>, tensor<3x2xf32>) {
+      %z = stablehlo.constant dense<0.0> : tensor<f32>
+      %r = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [0] : (tensor<2x3xf32>, tensor<f32>) -> tensor<3xf32>
+      %d = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>
+      %t = stablehlo.transpose %a, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>
+      return %r, %d, %t : tensor<3xf32>, tensor<2x2xf32>, tensor<3x2xf32>
+    })";
+  const auto a = Tensor(ElementType::kF32, {2, 3}, {1, 2, 3, 4, 5, 6});
+  const auto b = Tensor(ElementType::kF32, {3, 2}, {1, 0, 0, 1, 1, 1});
+  EXPECT_EQ(RunOne(program, {a, b}, 0), (std::vector<double>{5, 7, 9}));
+  EXPECT_EQ(RunOne(program, {a, b}, 1), (std::vector<double>{4, 5, 10, 11}));
+  EXPECT_EQ(RunOne(program, {a, b}, 2), (std::vector<double>{1, 4, 2, 5, 3, 6}));
+}
+
+TEST(CompilerTest, WhileLoopAndCase) {
+  const std::string program = R"(
+    func.func @main(%x: tensor<3xf32>, %i: tensor<i32>) -> (tensor<3xf32>, tensor<3xf32>) {
+      %zero = stablehlo.constant dense<0> : tensor<i32>
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %ten = stablehlo.constant dense<10> : tensor<i32>
+      %w:2 = stablehlo.while(%k = %zero, %v = %x) : tensor<i32>, tensor<3xf32>
+        cond {
+          %c = stablehlo.compare LT, %k, %ten, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+          stablehlo.return %c : tensor<i1>
+        } do {
+          %k1 = stablehlo.add %k, %one : tensor<i32>
+          %v1 = stablehlo.add %v, %x : tensor<3xf32>
+          stablehlo.return %k1, %v1 : tensor<i32>, tensor<3xf32>
+        }
+      %c = "stablehlo.case"(%i) ({
+          %n = stablehlo.negate %x : tensor<3xf32>
+          stablehlo.return %n : tensor<3xf32>
+        }, {
+          stablehlo.return %x : tensor<3xf32>
+        }) : (tensor<i32>) -> tensor<3xf32>
+      return %w#1, %c : tensor<3xf32>, tensor<3xf32>
+    })";
+  const auto x = Tensor(ElementType::kF32, {3}, {1, 2, 3});
+  EXPECT_EQ(RunOne(program, {x, Tensor(ElementType::kS32, {}, {0})}, 0),
+            (std::vector<double>{11, 22, 33}));
+  EXPECT_EQ(RunOne(program, {x, Tensor(ElementType::kS32, {}, {0})}, 1),
+            (std::vector<double>{-1, -2, -3}));
+  EXPECT_EQ(RunOne(program, {x, Tensor(ElementType::kS32, {}, {7})}, 1),
+            (std::vector<double>{1, 2, 3}));
+}
+
+TEST(CompilerTest, AllReduceAcrossFourPartitions) {
+  const std::string program = R"(
+    module attributes {mhlo.num_partitions = 4 : i32} {
+    func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+      %r = "stablehlo.all_reduce"(%x) ({
+        ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+          %s = stablehlo.add %a, %b : tensor<f32>
+          stablehlo.return %s : tensor<f32>
+      }) {replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>,
+          channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>,
+          use_global_device_ids} : (tensor<2xf32>) -> tensor<2xf32>
+      return %r : tensor<2xf32>
+    }})";
+  CompileFacts facts;
+  facts.num_partitions = 4;
+  StatusOr<DeviceProgram> compiled = CompileText(program, facts);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
+  std::vector<std::vector<HostTensor>> inputs;
+  for (int d = 0; d < 4; ++d) inputs.push_back({Tensor(ElementType::kF32, {2}, {double(d), 1})});
+  auto results = RunCompiled(*compiled, inputs);
+  ASSERT_TRUE(results.ok()) << results.status().ToString();
+  for (int d = 0; d < 4; ++d) EXPECT_EQ(Values((*results)[d][0]), (std::vector<double>{6, 4}));
+}
+
+TEST(CompilerTest, UnsupportedOpIsNamedWithDevice) {
+  const std::string program = R"(
+    func.func @main(%x: tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>> {
+      %f = stablehlo.fft %x, type = FFT, length = [4] : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+      return %f : tensor<4xcomplex<f32>>
+    })";
+  StatusOr<DeviceProgram> compiled = CompileText(program);
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_EQ(compiled.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(compiled.status().message().find("stablehlo.fft"), std::string::npos)
+      << compiled.status().message();
+  EXPECT_NE(compiled.status().message().find("sim device"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sim
+}  // namespace pjrtkit
