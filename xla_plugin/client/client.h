@@ -61,7 +61,7 @@ struct DeviceBufferViewArgs {
 };
 
 // What a client's host buffer pool holds (Client::host_buffer_pool_stats()): host memory kept
-// for host-to-device copies (see devices/inner/host_buffer_pool.h).
+// for host-to-device copies (see plugin_wrapper/host_buffer_pool.h).
 struct HostBufferPoolStats {
   size_t held_bytes = 0;      // Released blocks kept for reuse (what TrimHostBufferPool frees).
   int64_t held_blocks = 0;    // How many.
@@ -70,7 +70,7 @@ struct HostBufferPoolStats {
   size_t limit_bytes = 0;     // The most it keeps (create option host_buffer_cache_mib; 0: off).
 };
 
-// A device platform's client. Device teams subclass it (see devices/inner/wrapped_client.h,
+// A device platform's client. Device teams subclass it (see plugin_wrapper/wrapped_client.h,
 // which the xla_cpu and xla_gpu reference devices share).
 class Client {
  public:

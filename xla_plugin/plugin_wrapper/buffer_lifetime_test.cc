@@ -13,16 +13,16 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "xla_plugin/devices/inner/compile_options.h"
-#include "xla_plugin/devices/inner/wrapped_client.h"
-#include "xla_plugin/devices/inner/testing/test_util.h"
+#include "xla_plugin/plugin_wrapper/compile_options.h"
+#include "xla_plugin/plugin_wrapper/testing/test_util.h"
+#include "xla_plugin/plugin_wrapper/wrapped_client.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
 
-using ::pjrtkit::inner::HostBufferPool;
-using ::pjrtkit::inner::MinimalCompileOptions;
-using ::pjrtkit::inner::WrappedClient;
+using ::pjrtkit::plugin_wrapper::HostBufferPool;
+using ::pjrtkit::plugin_wrapper::MinimalCompileOptions;
+using ::pjrtkit::plugin_wrapper::WrappedClient;
 namespace {
 
 using ::pjrtkit::xla_cpu::testing::CreateTestClient;

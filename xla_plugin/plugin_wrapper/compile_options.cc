@@ -1,12 +1,12 @@
-#include "xla_plugin/devices/inner/compile_options.h"
+#include "xla_plugin/plugin_wrapper/compile_options.h"
 
 #include <cstddef>
 #include <string_view>
 
-#include "xla_plugin/devices/inner/proto_reader.h"
+#include "xla_plugin/plugin_wrapper/proto_reader.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 // Field numbers (see the header).
@@ -172,5 +172,5 @@ std::string MinimalCompileOptions(int64_t num_replicas, int64_t num_partitions, 
   return out;
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -20,8 +20,8 @@
 //   xla_unsupported_crash_on_hlo_pass_fix_max_iterations = 363 (bool)
 //   xla_unsupported_crash_on_hlo_pass_noop_change = 379 (bool)
 //   xla_unsupported_crash_on_hlo_pass_silent_hlo_change = 380 (bool)
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_COMPILE_OPTIONS_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_COMPILE_OPTIONS_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_COMPILE_OPTIONS_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_COMPILE_OPTIONS_H_
 
 #include <cstdint>
 #include <string>
@@ -29,7 +29,7 @@
 #include "xla_plugin/client/status_or.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // What pjrtkit reads from a serialized CompileOptionsProto.
 struct CompileOptionsSummary {
@@ -56,7 +56,7 @@ StatusOr<std::string> NormalizeCompileOptions(const std::string& serialized, int
 // 1a 04 20 01 28 01.
 std::string MinimalCompileOptions(int64_t num_replicas, int64_t num_partitions, bool portable);
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_COMPILE_OPTIONS_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_COMPILE_OPTIONS_H_

@@ -1,12 +1,12 @@
 // The serialized CompileOptionsProto helpers (no plugin needed).
-#include "xla_plugin/devices/inner/compile_options.h"
+#include "xla_plugin/plugin_wrapper/compile_options.h"
 
 #include <string>
 
 #include "gtest/gtest.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 TEST(CompileOptionsTest, MinimalBytes) {
@@ -106,5 +106,5 @@ TEST(CompileOptionsTest, DebugOptionsThatAbortAreRefused) {
 }
 
 }  // namespace
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -1,13 +1,13 @@
-#include "xla_plugin/devices/inner/custom_call_targets.h"
+#include "xla_plugin/plugin_wrapper/custom_call_targets.h"
 
 #include <algorithm>
 #include <utility>
 
-#include "xla_plugin/devices/inner/hlo_module_bytes.h"
-#include "xla_plugin/devices/inner/proto_reader.h"
+#include "xla_plugin/plugin_wrapper/hlo_module_bytes.h"
+#include "xla_plugin/plugin_wrapper/proto_reader.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 constexpr int kInstructionOpcodeField = 2;        // HloInstructionProto.opcode.
@@ -72,5 +72,5 @@ StatusOr<CustomCallTargets> CustomCallTargets::FromHloModule(std::string_view mo
   return CustomCallTargets(SortedUnique(std::move(typed_ffi)), SortedUnique(std::move(other)));
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -12,8 +12,8 @@
 // Field numbers (hlo.proto): HloModuleProtoWithConfig { hlo_module = 1 }, HloModuleProto
 // { computations = 3 }, HloComputationProto { instructions = 2 }, HloInstructionProto
 // { opcode = 2, custom_call_target = 28, custom_call_api_version = 77 (4: API_VERSION_TYPED_FFI) }.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_CUSTOM_CALL_TARGETS_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_CUSTOM_CALL_TARGETS_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_CUSTOM_CALL_TARGETS_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_CUSTOM_CALL_TARGETS_H_
 
 #include <string>
 #include <string_view>
@@ -23,7 +23,7 @@
 #include "xla_plugin/client/types.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 class CustomCallTargets {
  public:
@@ -46,7 +46,7 @@ class CustomCallTargets {
   std::vector<std::string> other_;      // See other().
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_CUSTOM_CALL_TARGETS_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_CUSTOM_CALL_TARGETS_H_

@@ -1,16 +1,16 @@
 // CustomCallTargets on hand-built HloModuleProto bytes (the real-plugin path is covered by
 // inner_ffi_test: a program with a typed FFI custom call reports calls_ffi_handlers()).
-#include "xla_plugin/devices/inner/custom_call_targets.h"
+#include "xla_plugin/plugin_wrapper/custom_call_targets.h"
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "xla_plugin/devices/inner/proto_writer.h"
+#include "xla_plugin/plugin_wrapper/proto_writer.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 using proto_writer::BytesField;
@@ -62,5 +62,5 @@ TEST(CustomCallTargetsTest, RejectsWhatItCannotRead) {
 }
 
 }  // namespace
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

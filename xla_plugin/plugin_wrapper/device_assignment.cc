@@ -1,11 +1,11 @@
-#include "xla_plugin/devices/inner/device_assignment.h"
+#include "xla_plugin/plugin_wrapper/device_assignment.h"
 
 #include <string>
 
-#include "xla_plugin/devices/inner/proto_reader.h"
+#include "xla_plugin/plugin_wrapper/proto_reader.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 // "DeviceAssignmentProto: <what>" as INVALID_ARGUMENT.
@@ -88,5 +88,5 @@ StatusOr<std::vector<LogicalDeviceId>> DeviceAssignment::LogicalIdsOf(
   return out;
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

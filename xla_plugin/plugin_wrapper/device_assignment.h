@@ -7,8 +7,8 @@
 //   DeviceAssignmentProto.computation_count = 2 (int32)
 //   DeviceAssignmentProto.computation_devices = 3 (repeated message, one per computation)
 //   ComputationDevice.replica_device_ids = 1 (repeated int64, packed or not)
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_DEVICE_ASSIGNMENT_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_DEVICE_ASSIGNMENT_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_DEVICE_ASSIGNMENT_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_DEVICE_ASSIGNMENT_H_
 
 #include <cstdint>
 #include <string_view>
@@ -18,7 +18,7 @@
 #include "xla_plugin/client/status_or.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // A device assignment: device id of (replica r, computation c) at ids[c][r].
 class DeviceAssignment {
@@ -39,7 +39,7 @@ class DeviceAssignment {
   std::vector<std::vector<int64_t>> ids_;    // ids_[c][r].
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_DEVICE_ASSIGNMENT_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_DEVICE_ASSIGNMENT_H_

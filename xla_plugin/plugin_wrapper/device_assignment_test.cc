@@ -1,12 +1,12 @@
-#include "xla_plugin/devices/inner/device_assignment.h"
+#include "xla_plugin/plugin_wrapper/device_assignment.h"
 
 #include <string>
 
 #include "gtest/gtest.h"
-#include "xla_plugin/devices/inner/proto_writer.h"
+#include "xla_plugin/plugin_wrapper/proto_writer.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 using proto_writer::BytesField;
@@ -76,5 +76,5 @@ TEST(DeviceAssignmentTest, MalformedBytesAreInvalidArgument) {
 }
 
 }  // namespace
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

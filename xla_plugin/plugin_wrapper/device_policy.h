@@ -1,8 +1,8 @@
 // DevicePolicy: everything that differs between the devices built on the shared wrapper
 // (devices/xla_cpu, devices/xla_gpu). The wrapper (WrappedClient and the classes it makes) asks
 // the policy and otherwise treats every inner PJRT plugin the same way.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_DEVICE_POLICY_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_DEVICE_POLICY_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_DEVICE_POLICY_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_DEVICE_POLICY_H_
 
 // C++ standard library.
 #include <cstddef>
@@ -15,11 +15,11 @@
 #include "xla_plugin/client/types.h"
 
 // The shared wrapper.
-#include "xla_plugin/devices/inner/inner_device_info.h"
-#include "xla_plugin/devices/inner/inner_plugin_name.h"
+#include "xla_plugin/plugin_wrapper/inner_device_info.h"
+#include "xla_plugin/plugin_wrapper/inner_plugin_name.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // Where a device's memory statistics come from.
 enum class MemoryStatsSource {
@@ -91,7 +91,7 @@ class DevicePolicy {
   virtual HostCopyPooling host_copy_pooling() const { return HostCopyPooling(); }
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_DEVICE_POLICY_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_DEVICE_POLICY_H_

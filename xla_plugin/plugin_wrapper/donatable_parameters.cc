@@ -1,13 +1,13 @@
-#include "xla_plugin/devices/inner/donatable_parameters.h"
+#include "xla_plugin/plugin_wrapper/donatable_parameters.h"
 
 #include <algorithm>
 #include <utility>
 
-#include "xla_plugin/devices/inner/hlo_module_bytes.h"
-#include "xla_plugin/devices/inner/proto_reader.h"
+#include "xla_plugin/plugin_wrapper/hlo_module_bytes.h"
+#include "xla_plugin/plugin_wrapper/proto_reader.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 constexpr int kModuleInputOutputAliasField = 8;  // HloModuleProto.input_output_alias
@@ -83,5 +83,5 @@ bool DonatableParameters::MayDonate(size_t index) const {
          std::binary_search(parameters_.begin(), parameters_.end(), static_cast<int64_t>(index));
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -11,8 +11,8 @@
 // (field numbers from xla/service/hlo.proto). Execute asks the inner plugin whether an argument
 // was deleted only for the arguments that may be donated: one inner call per argument saved on
 // every execution of a program that donates nothing.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_DONATABLE_PARAMETERS_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_DONATABLE_PARAMETERS_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_DONATABLE_PARAMETERS_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_DONATABLE_PARAMETERS_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -23,7 +23,7 @@
 #include "xla_plugin/client/types.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // The arguments of one program that XLA:CPU may donate.
 class DonatableParameters {
@@ -49,7 +49,7 @@ class DonatableParameters {
   bool all_ = false;                 // Every argument may be donated.
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_DONATABLE_PARAMETERS_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_DONATABLE_PARAMETERS_H_

@@ -1,6 +1,6 @@
 // DonatableParameters: which arguments a program may donate, from hand-made protobuf bytes and
 // from programs compiled by the real XLA:CPU plugin.
-#include "xla_plugin/devices/inner/donatable_parameters.h"
+#include "xla_plugin/plugin_wrapper/donatable_parameters.h"
 
 #include <cstdint>
 #include <memory>
@@ -8,22 +8,22 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "xla_plugin/devices/inner/compile_options.h"
-#include "xla_plugin/devices/inner/proto_writer.h"
-#include "xla_plugin/devices/inner/wrapped_executable.h"
-#include "xla_plugin/devices/inner/testing/test_util.h"
+#include "xla_plugin/plugin_wrapper/compile_options.h"
+#include "xla_plugin/plugin_wrapper/proto_writer.h"
+#include "xla_plugin/plugin_wrapper/testing/test_util.h"
+#include "xla_plugin/plugin_wrapper/wrapped_executable.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
 
-using ::pjrtkit::inner::DonatableParameters;
-using ::pjrtkit::inner::MinimalCompileOptions;
-using ::pjrtkit::inner::WrappedExecutable;
+using ::pjrtkit::plugin_wrapper::DonatableParameters;
+using ::pjrtkit::plugin_wrapper::MinimalCompileOptions;
+using ::pjrtkit::plugin_wrapper::WrappedExecutable;
 namespace {
 
-using ::pjrtkit::inner::proto_writer::BytesField;
-using ::pjrtkit::inner::proto_writer::Varint;
-using ::pjrtkit::inner::proto_writer::VarintField;
+using ::pjrtkit::plugin_wrapper::proto_writer::BytesField;
+using ::pjrtkit::plugin_wrapper::proto_writer::Varint;
+using ::pjrtkit::plugin_wrapper::proto_writer::VarintField;
 
 // HloInputOutputAliasProto.AliasEntryProto for `parameter` (shape index `index`, packed).
 std::string AliasEntry(int64_t parameter, const std::string& packed_index = "") {

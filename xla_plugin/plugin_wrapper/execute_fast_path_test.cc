@@ -7,22 +7,22 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "xla_plugin/devices/inner/compile_options.h"
-#include "xla_plugin/devices/inner/inline_vector.h"
-#include "xla_plugin/devices/inner/output_info_cache.h"
-#include "xla_plugin/devices/inner/wrapped_buffer.h"
-#include "xla_plugin/devices/inner/wrapped_client.h"
-#include "xla_plugin/devices/inner/testing/test_util.h"
+#include "xla_plugin/plugin_wrapper/compile_options.h"
+#include "xla_plugin/plugin_wrapper/inline_vector.h"
+#include "xla_plugin/plugin_wrapper/output_info_cache.h"
+#include "xla_plugin/plugin_wrapper/testing/test_util.h"
+#include "xla_plugin/plugin_wrapper/wrapped_buffer.h"
+#include "xla_plugin/plugin_wrapper/wrapped_client.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
 
-using ::pjrtkit::inner::InlineVector;
-using ::pjrtkit::inner::MinimalCompileOptions;
-using ::pjrtkit::inner::OutputInfoCache;
-using ::pjrtkit::inner::WrappedBuffer;
-using ::pjrtkit::inner::WrappedBufferInfo;
-using ::pjrtkit::inner::WrappedClient;
+using ::pjrtkit::plugin_wrapper::InlineVector;
+using ::pjrtkit::plugin_wrapper::MinimalCompileOptions;
+using ::pjrtkit::plugin_wrapper::OutputInfoCache;
+using ::pjrtkit::plugin_wrapper::WrappedBuffer;
+using ::pjrtkit::plugin_wrapper::WrappedBufferInfo;
+using ::pjrtkit::plugin_wrapper::WrappedClient;
 namespace {
 
 using ::pjrtkit::xla_cpu::testing::CreateTestClient;

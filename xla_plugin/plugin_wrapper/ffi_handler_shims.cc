@@ -1,4 +1,4 @@
-#include "xla_plugin/devices/inner/ffi_handler_shims.h"
+#include "xla_plugin/plugin_wrapper/ffi_handler_shims.h"
 
 // C++ standard library.
 #include <array>
@@ -10,7 +10,7 @@
 #include "xla/ffi/api/c_api.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 // One trampoline's target and what its last metadata query saw.
@@ -129,5 +129,5 @@ void FfiHandlerShims::ResetQuery(void* shim) {
   slot.query = FfiShimQuery();
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -15,13 +15,13 @@
 // process-wide FFI registry and receive no user data, so the handler each one forwards to lives in
 // a fixed, process-wide slot table (kCapacity slots, one per distinct handler, never freed). This
 // table and xla_plugin/c_api/ffi_registry.h are pjrtkit's only process-wide FFI state.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_FFI_HANDLER_SHIMS_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_FFI_HANDLER_SHIMS_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_FFI_HANDLER_SHIMS_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_FFI_HANDLER_SHIMS_H_
 
 #include <cstddef>
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // What the last metadata query through a shim saw.
 struct FfiShimQuery {
@@ -52,7 +52,7 @@ class FfiHandlerShims {
   static void ResetQuery(void* shim);
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_FFI_HANDLER_SHIMS_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_FFI_HANDLER_SHIMS_H_

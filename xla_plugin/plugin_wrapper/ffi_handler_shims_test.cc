@@ -1,12 +1,12 @@
 // FfiHandlerShims with synthetic XLA FFI call frames (no XLA:CPU needed): one shim per handler,
 // execution forwarded, metadata queries forwarded and same-major newer-minor versions downgraded.
-#include "xla_plugin/devices/inner/ffi_handler_shims.h"
+#include "xla_plugin/plugin_wrapper/ffi_handler_shims.h"
 
 #include "gtest/gtest.h"
 #include "xla/ffi/api/c_api.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 // Executions of VersionedHandler<kMinor>.
@@ -115,5 +115,5 @@ TEST(FfiHandlerShimsTest, OlderAndOtherMajorVersionsPassThrough) {
 }
 
 }  // namespace
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -11,14 +11,14 @@
 #include "gtest/gtest.h"
 #include "xla/ffi/api/c_api.h"
 #include "xla_plugin/client/client.h"
-#include "xla_plugin/devices/inner/ffi_handler_shims.h"
-#include "xla_plugin/devices/inner/testing/test_util.h"
+#include "xla_plugin/plugin_wrapper/ffi_handler_shims.h"
+#include "xla_plugin/plugin_wrapper/testing/test_util.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
 namespace {
 
-using ::pjrtkit::inner::FfiHandlerShims;
+using ::pjrtkit::plugin_wrapper::FfiHandlerShims;
 using ::pjrtkit::xla_cpu::testing::CreateTestClient;
 
 constexpr size_t kHandlers = FfiHandlerShims::kCapacity + 1;

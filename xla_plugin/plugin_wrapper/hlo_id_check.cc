@@ -1,15 +1,15 @@
-#include "xla_plugin/devices/inner/hlo_id_check.h"
+#include "xla_plugin/plugin_wrapper/hlo_id_check.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-#include "xla_plugin/devices/inner/hlo_module_bytes.h"
-#include "xla_plugin/devices/inner/proto_reader.h"
+#include "xla_plugin/plugin_wrapper/hlo_module_bytes.h"
+#include "xla_plugin/plugin_wrapper/proto_reader.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 constexpr int kComputationNameField = 1;          // HloComputationProto.name
@@ -102,5 +102,5 @@ Status HloIdCheck::CheckModule(std::string_view module, const char* what) {
       ", computations)) entries; number the instructions densely");
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

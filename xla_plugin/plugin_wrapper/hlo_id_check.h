@@ -7,8 +7,8 @@
 // inner plugin as they are; this check reads the instruction ids first (with ProtoReader, no
 // libprotobuf) and refuses modules whose id tables would be far larger than the module, and
 // bytes it cannot read as a module (which XLA would refuse too, or read past this check).
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_HLO_ID_CHECK_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_HLO_ID_CHECK_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_HLO_ID_CHECK_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_HLO_ID_CHECK_H_
 
 #include <cstdint>
 #include <string_view>
@@ -17,7 +17,7 @@
 #include "xla_plugin/client/types.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 class HloIdCheck {
  public:
@@ -42,7 +42,7 @@ class HloIdCheck {
   static Status CheckModule(std::string_view module, const char* what);
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_HLO_ID_CHECK_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_HLO_ID_CHECK_H_

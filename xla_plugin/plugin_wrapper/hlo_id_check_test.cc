@@ -1,17 +1,17 @@
 // HloIdCheck on hand-encoded HloModuleProtos: dense ids pass, one sparse id is refused with the
 // computation and the limit named, the limit's edges, the high 32 bits ignored, the
 // HloModuleProtoWithConfig wrapper, and bytes that are not a module left to the inner plugin.
-#include "xla_plugin/devices/inner/hlo_id_check.h"
+#include "xla_plugin/plugin_wrapper/hlo_id_check.h"
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "xla_plugin/devices/inner/proto_writer.h"
+#include "xla_plugin/plugin_wrapper/proto_writer.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 using proto_writer::BytesField;
@@ -160,5 +160,5 @@ TEST(HloIdCheckTest, LeavesOtherFormatsToTheInnerPlugin) {
 }
 
 }  // namespace
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

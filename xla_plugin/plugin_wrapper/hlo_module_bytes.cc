@@ -1,13 +1,13 @@
-#include "xla_plugin/devices/inner/hlo_module_bytes.h"
+#include "xla_plugin/plugin_wrapper/hlo_module_bytes.h"
 
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "xla_plugin/devices/inner/proto_reader.h"
+#include "xla_plugin/plugin_wrapper/proto_reader.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 StatusOr<HloModuleBytes> HloModuleBytes::FromProgram(const Program& program,
                                                      const std::string& prefix) {
@@ -42,5 +42,5 @@ StatusOr<HloModuleBytes> HloModuleBytes::FromProgram(const Program& program,
   return out;
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -1,8 +1,8 @@
 // HloModuleBytes: the serialized HloModuleProto inside a program, for the parts of pjrtkit that
 // read XLA's HLO protos with ProtoReader (custom-call targets, parameter shapes, donatable
 // parameters, the instruction-id check), and the field numbers they read (xla/service/hlo.proto).
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_HLO_MODULE_BYTES_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_HLO_MODULE_BYTES_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_HLO_MODULE_BYTES_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_HLO_MODULE_BYTES_H_
 
 #include <string>
 #include <string_view>
@@ -11,7 +11,7 @@
 #include "xla_plugin/client/types.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // Field numbers of XLA's HLO protos that more than one reader uses.
 namespace hlo_fields {
@@ -38,7 +38,7 @@ class HloModuleBytes {
   bool merged_ = false;
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_HLO_MODULE_BYTES_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_HLO_MODULE_BYTES_H_

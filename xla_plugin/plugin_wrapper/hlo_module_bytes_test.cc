@@ -1,15 +1,15 @@
 // HloModuleBytes on hand-encoded programs: "hlo" as is, one hlo_module field viewed in place,
 // repeated ones merged, and the errors with their prefix.
-#include "xla_plugin/devices/inner/hlo_module_bytes.h"
+#include "xla_plugin/plugin_wrapper/hlo_module_bytes.h"
 
 #include <string>
 #include <utility>
 
 #include "gtest/gtest.h"
-#include "xla_plugin/devices/inner/proto_writer.h"
+#include "xla_plugin/plugin_wrapper/proto_writer.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 using proto_writer::BytesField;
@@ -58,5 +58,5 @@ TEST(HloModuleBytesTest, ErrorsNameThePrefix) {
 }
 
 }  // namespace
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -1,11 +1,11 @@
-#include "xla_plugin/devices/inner/hlo_shape.h"
+#include "xla_plugin/plugin_wrapper/hlo_shape.h"
 
 #include <utility>
 
-#include "xla_plugin/devices/inner/proto_reader.h"
+#include "xla_plugin/plugin_wrapper/proto_reader.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 // ShapeProto field numbers (xla_data.proto).
@@ -194,5 +194,5 @@ std::string HloShape::ToString() const {
 
 StatusOr<HloShape> ParseShapeProto(std::string_view bytes) { return ParseShape(bytes, 0); }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -6,8 +6,8 @@
 // element_type = 2 (PrimitiveType), dimensions = 3 (packed int64), tuple_shapes = 4, layout = 5,
 // is_dynamic_dimension = 6 (packed bool) }, LayoutProto { minor_to_major = 1 (packed int64),
 // tiles = 6 (TileProto { dimensions = 1 }), element_size_in_bits = 7, memory_space = 8 }.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_HLO_SHAPE_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_HLO_SHAPE_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_HLO_SHAPE_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_HLO_SHAPE_H_
 
 #include <cstdint>
 #include <optional>
@@ -19,7 +19,7 @@
 #include "xla_plugin/client/types.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // xla::PrimitiveType values that are not array element types.
 constexpr int kPrimitiveTypeTuple = 13;   // TUPLE.
@@ -61,7 +61,7 @@ struct HloShape {
 // deeper than 64 levels.
 StatusOr<HloShape> ParseShapeProto(std::string_view bytes);
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_HLO_SHAPE_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_HLO_SHAPE_H_

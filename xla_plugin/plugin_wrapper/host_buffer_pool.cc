@@ -1,4 +1,4 @@
-#include "xla_plugin/devices/inner/host_buffer_pool.h"
+#include "xla_plugin/plugin_wrapper/host_buffer_pool.h"
 
 #include <sys/sysinfo.h>
 
@@ -8,7 +8,7 @@
 #include <vector>
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 // sysinfo()'s free + buffer RAM, in bytes (page cache not counted: conservative).
@@ -218,5 +218,5 @@ HostBufferPool::Stats HostBufferPool::stats() const {
   return stats_;
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -1,6 +1,6 @@
 // HostBufferPool: host memory for device buffers, kept for reuse instead of given back.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_HOST_BUFFER_POOL_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_HOST_BUFFER_POOL_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_HOST_BUFFER_POOL_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_HOST_BUFFER_POOL_H_
 
 #include <chrono>
 #include <condition_variable>
@@ -13,7 +13,7 @@
 #include <thread>
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // XLA:CPU's device memory is host memory. When it allocates a buffer for a host-to-device copy,
 // a large allocation is fresh memory from the kernel, so the copy pays one page fault per 4 KiB
@@ -146,7 +146,7 @@ class HostBufferPool {
   std::thread idle_thread_;                  // Started at the first kept block (idle_release).
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_HOST_BUFFER_POOL_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_HOST_BUFFER_POOL_H_

@@ -1,18 +1,18 @@
 // HostBufferPool: block reuse, alignment and the limit on kept bytes.
-#include "xla_plugin/devices/inner/host_buffer_pool.h"
+#include "xla_plugin/plugin_wrapper/host_buffer_pool.h"
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
-#include <utility>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 TEST(HostBufferPoolTest, ReleasedBlockIsReusedForTheSameSize) {
@@ -234,5 +234,5 @@ TEST(HostBufferPoolTest, LargeBlocksAreKeptOnlyOnceTheirSizeRepeats) {
 }
 
 }  // namespace
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -1,10 +1,10 @@
-#include "xla_plugin/devices/inner/host_layout.h"
+#include "xla_plugin/plugin_wrapper/host_layout.h"
 
 #include <cstring>
 #include <string>
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 bool IsRowMajor(const MemoryLayout& layout, size_t rank) {
   if (!layout.tiles.empty() || layout.minor_to_major.size() != rank) return false;
@@ -76,5 +76,5 @@ void CopyStrided(const char* src, const std::vector<int64_t>& src_strides, char*
   }
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -6,8 +6,8 @@
 //   - PJRT_Buffer_CopyToDevice/_CopyToMemory copy the bytes and label the copy row-major.
 // So pjrtkit permutes between the array's layouts with CopyStrided, for untiled layouts
 // (permutations of the dimensions) of element types of whole bytes.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_HOST_LAYOUT_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_HOST_LAYOUT_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_HOST_LAYOUT_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_HOST_LAYOUT_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -18,7 +18,7 @@
 #include "xla_plugin/client/types.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // True when `layout` is dense row-major for `rank` dimensions (minor_to_major rank-1..0, no
 // tiles; the element size is not looked at).
@@ -43,7 +43,7 @@ void CopyStrided(const char* src, const std::vector<int64_t>& src_strides, char*
                  const std::vector<int64_t>& dst_strides, const std::vector<int64_t>& dims,
                  size_t element_bytes);
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_HOST_LAYOUT_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_HOST_LAYOUT_H_

@@ -1,9 +1,9 @@
-#include "xla_plugin/devices/inner/host_memory.h"
+#include "xla_plugin/plugin_wrapper/host_memory.h"
 
 #include <unistd.h>
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 int64_t HostPhysicalMemoryBytes() {
   const long pages = sysconf(_SC_PHYS_PAGES);
@@ -12,5 +12,5 @@ int64_t HostPhysicalMemoryBytes() {
   return static_cast<int64_t>(pages) * static_cast<int64_t>(page_size);
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -1,13 +1,13 @@
 // InlineVector<T, N>: a vector of trivially copyable T that keeps up to N elements inline.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_INLINE_VECTOR_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_INLINE_VECTOR_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_INLINE_VECTOR_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_INLINE_VECTOR_H_
 
 #include <cstddef>
 #include <type_traits>
 #include <vector>
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // The per-call arrays of WrappedLoadedExecutable::Execute (argument and output pointer lists,
 // events, indices) are small and short-lived; keeping them inline (on the stack) instead of in
@@ -56,7 +56,7 @@ class InlineVector {
   size_t size_ = 0;      // Number of elements.
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_INLINE_VECTOR_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_INLINE_VECTOR_H_

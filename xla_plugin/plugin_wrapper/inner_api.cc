@@ -1,4 +1,4 @@
-#include "xla_plugin/devices/inner/inner_api.h"
+#include "xla_plugin/plugin_wrapper/inner_api.h"
 
 // dlopen/dlsym are in glibc's libc since 2.34: nothing extra to link.
 #include <dlfcn.h>
@@ -7,7 +7,7 @@
 #include <vector>
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 // The numeric values of pjrtkit's enums equal the PJRT C API's; spot-check the ends.
@@ -236,5 +236,5 @@ StatusOr<ElementType> FromInnerType(PJRT_Buffer_Type type) {
   return static_cast<ElementType>(value);
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

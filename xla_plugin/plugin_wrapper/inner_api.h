@@ -1,7 +1,7 @@
 // InnerApi: the inner PJRT plugin (OpenXLA's XLA:CPU or XLA:GPU), loaded with dlopen, and small
 // helpers to call it.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_INNER_API_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_INNER_API_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_INNER_API_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_INNER_API_H_
 
 // C and C++ standard library.
 #include <cstddef>
@@ -16,7 +16,7 @@
 #include "xla_plugin/client/status.h"
 #include "xla_plugin/client/status_or.h"
 #include "xla_plugin/client/types.h"
-#include "xla_plugin/devices/inner/inner_plugin_name.h"
+#include "xla_plugin/plugin_wrapper/inner_plugin_name.h"
 
 // Declares `var`, a zeroed `fn##_Args` struct whose struct_size is the one this build knows.
 #define PJRTKIT_INNER_ARGS(fn, var) \
@@ -28,7 +28,7 @@
   (inner).Call(#fn, offsetof(PJRT_Api, fn), &PJRT_Api::fn, (args))
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // The inner plugin: owns the dlopen handle and the inner `const PJRT_Api*`. Created once per client
 // and shared (std::shared_ptr) by every object that calls the inner plugin, so the table stays
@@ -123,7 +123,7 @@ class InnerApi : public std::enable_shared_from_this<InnerApi> {
 // Converts an element type the inner plugin reported to pjrtkit's (the numeric values are equal).
 StatusOr<ElementType> FromInnerType(PJRT_Buffer_Type type);
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_INNER_API_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_INNER_API_H_

@@ -1,15 +1,15 @@
-#include "xla_plugin/devices/inner/inner_client.h"
+#include "xla_plugin/plugin_wrapper/inner_client.h"
 
 #include <cstring>
 #include <utility>
 #include <vector>
 
-#include "xla_plugin/devices/inner/compile_options.h"
-#include "xla_plugin/devices/inner/hlo_id_check.h"
-#include "xla_plugin/devices/inner/inner_key_value_callbacks.h"
+#include "xla_plugin/plugin_wrapper/compile_options.h"
+#include "xla_plugin/plugin_wrapper/hlo_id_check.h"
+#include "xla_plugin/plugin_wrapper/inner_key_value_callbacks.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 // Inner create options as PJRT_NamedValues pointing into `options` (which must outlive them).
@@ -124,5 +124,5 @@ StatusOr<InnerClient::LoadedPtr> InnerClient::Compile(const Program& program,
   return Adopt(args.executable);
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

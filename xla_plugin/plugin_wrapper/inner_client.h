@@ -1,19 +1,19 @@
 // InnerClient: one inner PJRT_Client, shared by everything that must keep it alive.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_INNER_CLIENT_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_INNER_CLIENT_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_INNER_CLIENT_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_INNER_CLIENT_H_
 
 #include <memory>
 #include <string>
 
 #include "xla/pjrt/c/pjrt_c_api.h"
+#include "xla_plugin/client/multi_process.h"
 #include "xla_plugin/client/status_or.h"
 #include "xla_plugin/client/types.h"
-#include "xla_plugin/client/multi_process.h"
-#include "xla_plugin/devices/inner/device_policy.h"
-#include "xla_plugin/devices/inner/inner_api.h"
+#include "xla_plugin/plugin_wrapper/device_policy.h"
+#include "xla_plugin/plugin_wrapper/inner_api.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // Owns an inner PJRT_Client made with its device's DevicePolicy and destroys it when the last
 // owner lets go. XLA:CPU's executables point at the client that compiled or loaded them, and the
@@ -75,7 +75,7 @@ class InnerClient : public std::enable_shared_from_this<InnerClient> {
   std::shared_ptr<KeyValueStore> store_;        // Given to the inner plugin; may be null.
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_INNER_CLIENT_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_INNER_CLIENT_H_

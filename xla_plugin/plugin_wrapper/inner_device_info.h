@@ -1,14 +1,14 @@
 // InnerDeviceInfo: what the inner plugin says about one of its devices, read once at client
 // creation and handed to the device's DevicePolicy, which makes pjrtkit's description of it.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_INNER_DEVICE_INFO_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_INNER_DEVICE_INFO_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_INNER_DEVICE_INFO_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_INNER_DEVICE_INFO_H_
 
 #include <string>
 
 #include "xla_plugin/client/types.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // The inner description of one device (PJRT_DeviceDescription_* and PJRT_Device_LocalHardwareId).
 // Empty for a topology made without the inner plugin.
@@ -23,7 +23,7 @@ struct InnerDeviceInfo {
   AttributeMap attributes;     // Inner attributes (compute_capability, core_count, ...).
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_INNER_DEVICE_INFO_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_INNER_DEVICE_INFO_H_

@@ -1,4 +1,4 @@
-#include "xla_plugin/devices/inner/inner_ffi.h"
+#include "xla_plugin/plugin_wrapper/inner_ffi.h"
 
 // C++ standard library.
 #include <algorithm>
@@ -6,11 +6,11 @@
 #include <utility>
 
 // pjrtkit.
-#include "xla_plugin/devices/inner/ffi_handler_shims.h"
-#include "xla_plugin/devices/inner/pjrtkit_platform.h"
+#include "xla_plugin/plugin_wrapper/ffi_handler_shims.h"
+#include "xla_plugin/plugin_wrapper/pjrtkit_platform.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 // `s` in lower case (ASCII).
@@ -162,5 +162,5 @@ Status InnerFfi::RegisterType(const FfiTypeRegistration& registration) const {
   return OkStatus();
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -2,8 +2,8 @@
 // handlers and types that reach pjrtkit's own FFI extension (see xla_plugin/c_api/ffi_registry.h).
 // The inner plugin (XLA:CPU, XLA:GPU) keeps them in its process-wide XLA FFI registry and runs
 // them for custom calls of the programs it compiles.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_INNER_FFI_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_INNER_FFI_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_INNER_FFI_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_INNER_FFI_H_
 
 // C++ standard library.
 #include <memory>
@@ -15,12 +15,12 @@
 #include "xla_plugin/client/ffi_registration.h"
 #include "xla_plugin/client/status.h"
 #include "xla_plugin/client/status_or.h"
-#include "xla_plugin/devices/inner/device_policy.h"
-#include "xla_plugin/devices/inner/ffi_handler_shims.h"
-#include "xla_plugin/devices/inner/inner_api.h"
+#include "xla_plugin/plugin_wrapper/device_policy.h"
+#include "xla_plugin/plugin_wrapper/ffi_handler_shims.h"
+#include "xla_plugin/plugin_wrapper/inner_api.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 class InnerFfi {
  public:
@@ -67,7 +67,7 @@ class InnerFfi {
   const abi::FfiExtension* extension_;     // In the inner plugin's extension chain.
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_INNER_FFI_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_INNER_FFI_H_

@@ -1,6 +1,6 @@
 // InnerFfi against the real XLA:CPU plugin: our ABI declarations match its FFI extension, and a
 // typed FFI handler registered through WrappedClient runs in a compiled program.
-#include "xla_plugin/devices/inner/inner_ffi.h"
+#include "xla_plugin/plugin_wrapper/inner_ffi.h"
 
 #include <cstring>
 #include <memory>
@@ -9,12 +9,12 @@
 
 #include "gtest/gtest.h"
 #include "xla/ffi/api/ffi.h"
-#include "xla_plugin/devices/inner/compile_options.h"
-#include "xla_plugin/devices/inner/ffi_handler_shims.h"
-#include "xla_plugin/devices/inner/wrapped_client.h"
-#include "xla_plugin/devices/inner/wrapped_executable.h"
-#include "xla_plugin/devices/inner/testing/test_util.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_policy.h"
+#include "xla_plugin/plugin_wrapper/compile_options.h"
+#include "xla_plugin/plugin_wrapper/ffi_handler_shims.h"
+#include "xla_plugin/plugin_wrapper/testing/test_util.h"
+#include "xla_plugin/plugin_wrapper/wrapped_client.h"
+#include "xla_plugin/plugin_wrapper/wrapped_executable.h"
 
 namespace ffi = xla::ffi;
 
@@ -63,13 +63,13 @@ extern "C" XLA_FFI_Error* PjrtkitTestReadUserData(XLA_FFI_CallFrame* frame) {
 namespace pjrtkit {
 namespace xla_cpu {
 
-using ::pjrtkit::inner::FfiHandlerShims;
-using ::pjrtkit::inner::FfiShimQuery;
-using ::pjrtkit::inner::InnerApi;
-using ::pjrtkit::inner::InnerFfi;
-using ::pjrtkit::inner::MinimalCompileOptions;
-using ::pjrtkit::inner::WrappedClient;
-using ::pjrtkit::inner::WrappedExecutable;
+using ::pjrtkit::plugin_wrapper::FfiHandlerShims;
+using ::pjrtkit::plugin_wrapper::FfiShimQuery;
+using ::pjrtkit::plugin_wrapper::InnerApi;
+using ::pjrtkit::plugin_wrapper::InnerFfi;
+using ::pjrtkit::plugin_wrapper::MinimalCompileOptions;
+using ::pjrtkit::plugin_wrapper::WrappedClient;
+using ::pjrtkit::plugin_wrapper::WrappedExecutable;
 namespace {
 
 using ::pjrtkit::xla_cpu::testing::CreateTestClient;
@@ -128,7 +128,7 @@ TEST_F(InnerFfiTest, OurStructSizesAreWhatXlaCpuExpects) {
 
 TEST_F(InnerFfiTest, PlatformNames) {
   const XlaCpuPolicy policy;
-  const inner::FfiPlatform& cpu = policy.ffi_platform();
+  const plugin_wrapper::FfiPlatform& cpu = policy.ffi_platform();
   EXPECT_EQ(*InnerFfi::InnerPlatformName("pjrtkit", cpu), "Host");
   EXPECT_EQ(*InnerFfi::InnerPlatformName("PJRTKIT", cpu), "Host");
   EXPECT_EQ(*InnerFfi::InnerPlatformName("cpu", cpu), "Host");

@@ -1,10 +1,10 @@
-#include "xla_plugin/devices/inner/inner_key_value_callbacks.h"
+#include "xla_plugin/plugin_wrapper/inner_key_value_callbacks.h"
 
 #include <cstring>
 #include <string>
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 // `status` as an error made by the inner plugin's `make` (null for OK).
@@ -64,5 +64,5 @@ PJRT_Error* InnerKeyValueCallbacks::Put(PJRT_KeyValuePutCallback_Args* args) {
 
 void InnerKeyValueCallbacks::DeleteValue(char* value) { delete[] value; }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

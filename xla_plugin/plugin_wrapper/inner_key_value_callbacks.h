@@ -1,13 +1,13 @@
 // InnerKeyValueCallbacks: a pjrtkit::KeyValueStore handed to an inner plugin's
 // PJRT_Client_Create as its kv_get / kv_try_get / kv_put callbacks.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_INNER_KEY_VALUE_CALLBACKS_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_INNER_KEY_VALUE_CALLBACKS_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_INNER_KEY_VALUE_CALLBACKS_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_INNER_KEY_VALUE_CALLBACKS_H_
 
 #include "xla/pjrt/c/pjrt_c_api.h"
 #include "xla_plugin/client/key_value_store.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // Static callbacks whose user_arg is the KeyValueStore; errors are made with the inner plugin's
 // own PJRT_CallbackError (so the inner plugin can read and free them), values are copied into
@@ -25,7 +25,7 @@ class InnerKeyValueCallbacks {
   static void DeleteValue(char* value);
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_INNER_KEY_VALUE_CALLBACKS_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_INNER_KEY_VALUE_CALLBACKS_H_

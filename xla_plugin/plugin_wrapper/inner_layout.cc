@@ -1,9 +1,9 @@
-#include "xla_plugin/devices/inner/inner_layout.h"
+#include "xla_plugin/plugin_wrapper/inner_layout.h"
 
 #include <string>
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 InnerLayout::InnerLayout(const MemoryLayout& layout) : minor_to_major_(layout.minor_to_major) {
   for (const std::vector<int64_t>& tile : layout.tiles) {
@@ -38,5 +38,5 @@ StatusOr<MemoryLayout> InnerLayout::FromInner(const PJRT_Buffer_MemoryLayout& in
   return layout;
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

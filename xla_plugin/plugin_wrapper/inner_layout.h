@@ -1,6 +1,6 @@
 // InnerLayout: a pjrtkit MemoryLayout in the inner plugin's PJRT_Buffer_MemoryLayout form.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_INNER_LAYOUT_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_INNER_LAYOUT_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_INNER_LAYOUT_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_INNER_LAYOUT_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -11,7 +11,7 @@
 #include "xla_plugin/client/types.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // Owns the arrays a tiled PJRT_Buffer_MemoryLayout points into. Not copyable or movable (the
 // struct points into the object), so create it where the inner call is made.
@@ -35,7 +35,7 @@ class InnerLayout {
   PJRT_Buffer_MemoryLayout layout_{};    // Points into the vectors above.
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_INNER_LAYOUT_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_INNER_LAYOUT_H_

@@ -1,4 +1,4 @@
-#include "xla_plugin/devices/inner/inner_layouts.h"
+#include "xla_plugin/plugin_wrapper/inner_layouts.h"
 
 // C++ standard library.
 #include <string>
@@ -8,7 +8,7 @@
 #include "xla_plugin/client/layout_codec.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 StatusOr<InnerLayouts> InnerLayouts::Find(std::shared_ptr<const InnerApi> inner) {
   for (const PJRT_Extension_Base* ext = inner->api()->extension_start; ext != nullptr;
@@ -119,5 +119,5 @@ StatusOr<std::vector<MemoryLayout>> InnerLayouts::OutputLayouts(
   return layouts;
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

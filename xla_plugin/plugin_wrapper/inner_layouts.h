@@ -8,8 +8,8 @@
 // dense row-major for every element type, without an element size ("{0}" for s4[5]); buffers of
 // sub-byte types report it ("{0:E(4)}"); a TOKEN default-layout query aborts the process (CHECK
 // in xla::ShapeUtil::MakeShape), so DefaultLayout refuses TOKEN itself.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_INNER_LAYOUTS_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_INNER_LAYOUTS_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_INNER_LAYOUTS_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_INNER_LAYOUTS_H_
 
 // C++ standard library.
 #include <cstdint>
@@ -20,10 +20,10 @@
 #include "xla_plugin/abi/layouts_extension.h"
 #include "xla_plugin/client/status_or.h"
 #include "xla_plugin/client/types.h"
-#include "xla_plugin/devices/inner/inner_api.h"
+#include "xla_plugin/plugin_wrapper/inner_api.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 class InnerLayouts {
  public:
@@ -56,7 +56,7 @@ class InnerLayouts {
   const abi::LayoutsExtension* extension_;  // In the inner plugin's extension chain.
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_INNER_LAYOUTS_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_INNER_LAYOUTS_H_

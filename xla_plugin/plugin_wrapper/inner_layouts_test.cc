@@ -1,6 +1,6 @@
 // InnerLayouts against the real XLA:CPU plugin: the extension's size, XLA:CPU's default, buffer
 // and output layouts, and pjrtkit's encoding of them equal to XLA:CPU's own serialization.
-#include "xla_plugin/devices/inner/inner_layouts.h"
+#include "xla_plugin/plugin_wrapper/inner_layouts.h"
 
 #include <cstdint>
 #include <memory>
@@ -9,18 +9,18 @@
 
 #include "gtest/gtest.h"
 #include "xla_plugin/client/layout_codec.h"
-#include "xla_plugin/devices/inner/compile_options.h"
-#include "xla_plugin/devices/inner/testing/test_util.h"
-#include "xla_plugin/devices/inner/wrapped_buffer.h"
-#include "xla_plugin/devices/inner/wrapped_client.h"
+#include "xla_plugin/plugin_wrapper/compile_options.h"
+#include "xla_plugin/plugin_wrapper/testing/test_util.h"
+#include "xla_plugin/plugin_wrapper/wrapped_buffer.h"
+#include "xla_plugin/plugin_wrapper/wrapped_client.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
 
-using ::pjrtkit::inner::InnerLayouts;
-using ::pjrtkit::inner::MinimalCompileOptions;
-using ::pjrtkit::inner::WrappedBuffer;
-using ::pjrtkit::inner::WrappedClient;
+using ::pjrtkit::plugin_wrapper::InnerLayouts;
+using ::pjrtkit::plugin_wrapper::MinimalCompileOptions;
+using ::pjrtkit::plugin_wrapper::WrappedBuffer;
+using ::pjrtkit::plugin_wrapper::WrappedClient;
 namespace {
 
 using ::pjrtkit::xla_cpu::testing::CreateTestClient;

@@ -1,4 +1,4 @@
-#include "xla_plugin/devices/inner/inner_log_level.h"
+#include "xla_plugin/plugin_wrapper/inner_log_level.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -7,7 +7,7 @@
 #include <utility>
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 // True for "0".."3".
@@ -94,5 +94,5 @@ InnerLogLevel::~InnerLogLevel() {
   }
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -1,15 +1,15 @@
 // InnerLogLevel: keeps the inner plugin's own log messages off unless the user asks for them.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_INNER_LOG_LEVEL_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_INNER_LOG_LEVEL_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_INNER_LOG_LEVEL_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_INNER_LOG_LEVEL_H_
 
 #include <optional>
 #include <string>
 
 #include "xla_plugin/client/status_or.h"
-#include "xla_plugin/devices/inner/inner_plugin_name.h"
+#include "xla_plugin/plugin_wrapper/inner_plugin_name.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // An inner plugin built from XLA (XLA:CPU's xla_cpu_pjrt.so, for example) links its own
 // absl/TSL logging and exports nothing but GetPjrtApi, so its threshold can only be given through
@@ -68,7 +68,7 @@ class InnerLogLevel {
   bool active_ = false;                   // This object set kVariable and must restore it.
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_INNER_LOG_LEVEL_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_INNER_LOG_LEVEL_H_

@@ -1,5 +1,5 @@
 // InnerLogLevel: which level the inner plugin gets, and that the environment is put back (no plugin).
-#include "xla_plugin/devices/inner/inner_log_level.h"
+#include "xla_plugin/plugin_wrapper/inner_log_level.h"
 
 #include <cstdlib>
 #include <optional>
@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 constexpr const char* kVar = InnerLogLevel::kVariable;
@@ -115,5 +115,5 @@ TEST(InnerLogLevelTest, ForThisProcessReadsTheSwitch) {
 }
 
 }  // namespace
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -1,11 +1,11 @@
 // InnerPluginName: how errors and discovery name an inner PJRT plugin.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_INNER_PLUGIN_NAME_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_INNER_PLUGIN_NAME_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_INNER_PLUGIN_NAME_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_INNER_PLUGIN_NAME_H_
 
 #include <string>
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // The names of one inner plugin.
 struct InnerPluginName {
@@ -18,7 +18,7 @@ struct InnerPluginName {
   std::string log_level_variable;
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_INNER_PLUGIN_NAME_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_INNER_PLUGIN_NAME_H_

@@ -1,7 +1,7 @@
-#include "xla_plugin/devices/inner/memory_counter.h"
+#include "xla_plugin/plugin_wrapper/memory_counter.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 void MemoryCounter::RaiseTo(std::atomic<int64_t>& value, int64_t candidate) {
   int64_t current = value.load(std::memory_order_relaxed);
@@ -34,5 +34,5 @@ MemoryStats MemoryCounter::Snapshot() const {
   return stats;
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

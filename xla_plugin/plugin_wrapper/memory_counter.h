@@ -1,6 +1,6 @@
 // MemoryCounter: pjrtkit's own accounting of the bytes live buffers hold on one device.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_MEMORY_COUNTER_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_MEMORY_COUNTER_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_MEMORY_COUNTER_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_MEMORY_COUNTER_H_
 
 #include <atomic>
 #include <cstdint>
@@ -8,7 +8,7 @@
 #include "xla_plugin/client/types.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // Counts allocations of one device (thread-safe and lock-free: every buffer a program creates
 // or frees passes here). XLA:CPU reports no memory statistics (PJRT_Device_MemoryStats is
@@ -36,7 +36,7 @@ class MemoryCounter {
   std::atomic<int64_t> largest_alloc_{0};  // Largest single buffer.
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_MEMORY_COUNTER_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_MEMORY_COUNTER_H_

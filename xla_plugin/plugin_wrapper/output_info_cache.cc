@@ -1,9 +1,9 @@
-#include "xla_plugin/devices/inner/output_info_cache.h"
+#include "xla_plugin/plugin_wrapper/output_info_cache.h"
 
 #include <utility>
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 OutputInfoCache::OutputInfoCache(size_t num_keys) : by_key_(num_keys) {
   for (std::atomic<const Infos*>& entry : by_key_) entry.store(nullptr);
@@ -26,5 +26,5 @@ void OutputInfoCache::Remember(int key, Infos infos) {
   entry.store(new Infos(std::move(infos)), std::memory_order_release);
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -1,6 +1,6 @@
 // OutputInfoCache: the metadata of an executable's outputs, per device, read once.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_OUTPUT_INFO_CACHE_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_OUTPUT_INFO_CACHE_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_OUTPUT_INFO_CACHE_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_OUTPUT_INFO_CACHE_H_
 
 #include <atomic>
 #include <cstddef>
@@ -8,10 +8,10 @@
 #include <mutex>
 #include <vector>
 
-#include "xla_plugin/devices/inner/wrapped_buffer_info.h"
+#include "xla_plugin/plugin_wrapper/wrapped_buffer_info.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // Output `i` of one executable on one device has the same element type, dimensions, layout,
 // size and memory on every execution (static shapes), so WrappedLoadedExecutable::Execute reads
@@ -41,7 +41,7 @@ class OutputInfoCache {
   std::mutex mu_;                                      // Serialises Remember.
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_OUTPUT_INFO_CACHE_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_OUTPUT_INFO_CACHE_H_

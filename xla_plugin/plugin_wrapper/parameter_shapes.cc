@@ -1,15 +1,15 @@
-#include "xla_plugin/devices/inner/parameter_shapes.h"
+#include "xla_plugin/plugin_wrapper/parameter_shapes.h"
 
 #include <optional>
 #include <utility>
 
 #include "xla_plugin/client/layout_codec.h"
-#include "xla_plugin/devices/inner/host_layout.h"
-#include "xla_plugin/devices/inner/hlo_module_bytes.h"
-#include "xla_plugin/devices/inner/proto_reader.h"
+#include "xla_plugin/plugin_wrapper/hlo_module_bytes.h"
+#include "xla_plugin/plugin_wrapper/host_layout.h"
+#include "xla_plugin/plugin_wrapper/proto_reader.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 // HloModuleProto.
@@ -155,5 +155,5 @@ Status ParameterShapes::CheckArgumentLayout(size_t index, const MemoryLayout& la
                          "into that layout first)");
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -9,8 +9,8 @@
 //   HloModuleProto     { computations = 3; host_program_shape = 4; entry_computation_id = 6 }
 //   HloComputationProto { program_shape = 4; id = 5 }
 //   ProgramShapeProto  { parameters = 1 (repeated ShapeProto) }
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_PARAMETER_SHAPES_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_PARAMETER_SHAPES_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_PARAMETER_SHAPES_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_PARAMETER_SHAPES_H_
 
 #include <cstdint>
 #include <string>
@@ -20,10 +20,10 @@
 #include "xla_plugin/client/status.h"
 #include "xla_plugin/client/status_or.h"
 #include "xla_plugin/client/types.h"
-#include "xla_plugin/devices/inner/hlo_shape.h"
+#include "xla_plugin/plugin_wrapper/hlo_shape.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // The shapes of the arguments a program takes, in order. A program compiled with its arguments
 // tupled (one TUPLE parameter) takes the tuple's elements as its arguments.
@@ -70,7 +70,7 @@ class ParameterShapes {
   std::vector<bool> row_major_;   // Per argument: see row_major().
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_PARAMETER_SHAPES_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_PARAMETER_SHAPES_H_

@@ -1,15 +1,15 @@
 // ParameterShapes and HloShape on real HloModuleProto bytes (testdata/gen_hlo_test_data.py).
-#include "xla_plugin/devices/inner/parameter_shapes.h"
+#include "xla_plugin/plugin_wrapper/parameter_shapes.h"
 
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "xla_plugin/devices/inner/hlo_shape.h"
-#include "xla_plugin/devices/inner/testdata/hlo_test_data.h"
+#include "xla_plugin/plugin_wrapper/hlo_shape.h"
+#include "xla_plugin/plugin_wrapper/testdata/hlo_test_data.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 std::string AsString(const unsigned char* data, size_t size) {
@@ -191,5 +191,5 @@ TEST(HloShapeTest, TheLayoutsMemorySpaceIsRead) {
 }
 
 }  // namespace
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -1,4 +1,4 @@
-#include "xla_plugin/devices/inner/pinned_host_read.h"
+#include "xla_plugin/plugin_wrapper/pinned_host_read.h"
 
 #include <algorithm>
 #include <cstring>
@@ -6,10 +6,10 @@
 #include <thread>
 #include <vector>
 
-#include "xla_plugin/devices/inner/inner_api.h"
+#include "xla_plugin/plugin_wrapper/inner_api.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 void ParallelCopy(void* dst, const void* src, size_t bytes, unsigned max_threads) {
   const size_t by_size = std::max<size_t>(1, bytes / kPinnedReadChunkBytes);
@@ -83,5 +83,5 @@ StatusOr<std::shared_ptr<Event>> ReadThroughPinnedHost(const WrappedClient& clie
   return done;
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -1,17 +1,17 @@
 // Device-to-host reads through the inner plugin's pinned host memory (WrappedBuffer::ToHostBuffer
 // on a device whose policy asks for it: the xla_gpu device).
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_PINNED_HOST_READ_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_PINNED_HOST_READ_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_PINNED_HOST_READ_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_PINNED_HOST_READ_H_
 
 #include <cstddef>
 #include <memory>
 
 #include "xla_plugin/client/event.h"
 #include "xla_plugin/client/status_or.h"
-#include "xla_plugin/devices/inner/wrapped_client.h"
+#include "xla_plugin/plugin_wrapper/wrapped_client.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // XLA:GPU's PJRT_Buffer_ToHostBuffer into pageable memory (a numpy array) runs at 1.3-1.8 GB/s
 // on an H200, while its copy of the same bytes into its pinned_host memory runs at 39-53 GB/s.
@@ -37,7 +37,7 @@ StatusOr<std::shared_ptr<Event>> ReadThroughPinnedHost(const WrappedClient& clie
 // taking at least kPinnedReadChunkBytes.
 void ParallelCopy(void* dst, const void* src, size_t bytes, unsigned max_threads);
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_PINNED_HOST_READ_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_PINNED_HOST_READ_H_

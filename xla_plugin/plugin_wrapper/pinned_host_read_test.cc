@@ -1,6 +1,6 @@
 // ParallelCopy: the bytes of a pinned-host read land exactly, whatever the split (no GPU; the read
 // itself runs on the H200 in tests/jax/gpu_device_test.py).
-#include "xla_plugin/devices/inner/pinned_host_read.h"
+#include "xla_plugin/plugin_wrapper/pinned_host_read.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 std::vector<uint8_t> Pattern(size_t bytes) {
@@ -33,5 +33,5 @@ TEST(PinnedHostReadTest, ParallelCopyIsExactForEverySplit) {
 }
 
 }  // namespace
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -1,7 +1,7 @@
-#include "xla_plugin/devices/inner/pjrtkit_platform.h"
+#include "xla_plugin/plugin_wrapper/pjrtkit_platform.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 std::string PlatformVersion(const std::string& backend, const std::string& inner_version) {
   std::string out = std::string(kPlatformName) + " " + kPjrtkitVersion + " (" + backend + ")";
@@ -9,5 +9,5 @@ std::string PlatformVersion(const std::string& backend, const std::string& inner
   return out;
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -1,12 +1,12 @@
 // What every device built on the shared wrapper has in common: the platform name JAX sees and
 // pjrtkit's version string.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_PJRTKIT_PLATFORM_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_PJRTKIT_PLATFORM_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_PJRTKIT_PLATFORM_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_PJRTKIT_PLATFORM_H_
 
 #include <string>
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // Platform name JAX sees, whatever the device.
 inline constexpr char kPlatformName[] = "pjrtkit";
@@ -19,7 +19,7 @@ inline constexpr char kPjrtkitVersion[] = "0.1.0";
 // platform_version ("... 13000", as JAX's tests do) reads it from pjrtkit's too.
 std::string PlatformVersion(const std::string& backend, const std::string& inner_version);
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_PJRTKIT_PLATFORM_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_PJRTKIT_PLATFORM_H_

@@ -1,4 +1,4 @@
-#include "xla_plugin/devices/inner/plugin_locator.h"
+#include "xla_plugin/plugin_wrapper/plugin_locator.h"
 
 // dladdr and realpath are in glibc's libc: nothing extra to link.
 #include <dlfcn.h>
@@ -8,7 +8,7 @@
 #include <cstring>
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 // `path` with symbolic links and ".." resolved, or empty when it does not exist.
@@ -62,5 +62,5 @@ StatusOr<LocatedPlugin> PluginLocator::LocateFromProcess(const PluginSearch& sea
   return Locate(search, getenv(search.env_var.c_str()), ThisLibraryDirectory());
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -1,7 +1,7 @@
 // PluginLocator: finds an inner PJRT plugin when no create option names it, so that a client
 // created with no options at all works (as PJRT hosts other than JAX create them).
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_PLUGIN_LOCATOR_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_PLUGIN_LOCATOR_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_PLUGIN_LOCATOR_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_PLUGIN_LOCATOR_H_
 
 #include <string>
 #include <vector>
@@ -9,7 +9,7 @@
 #include "xla_plugin/client/status_or.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // Where to look for one inner plugin.
 struct PluginSearch {
@@ -46,7 +46,7 @@ class PluginLocator {
   static StatusOr<LocatedPlugin> LocateFromProcess(const PluginSearch& search);
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_PLUGIN_LOCATOR_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_PLUGIN_LOCATOR_H_

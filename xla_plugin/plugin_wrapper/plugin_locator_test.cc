@@ -1,5 +1,5 @@
 // PluginLocator: the environment variable first, then the packages beside pjrtkit's library.
-#include "xla_plugin/devices/inner/plugin_locator.h"
+#include "xla_plugin/plugin_wrapper/plugin_locator.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 #include "gtest/gtest.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 // A fresh directory under the test's temporary directory.
@@ -99,5 +99,5 @@ TEST(PluginLocatorTest, ThisLibraryDirectoryIsTheTestBinarysDirectory) {
 }
 
 }  // namespace
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -1,17 +1,17 @@
-#include "xla_plugin/devices/inner/pooled_host_copy.h"
+#include "xla_plugin/plugin_wrapper/pooled_host_copy.h"
 
 #include <cstdint>
 #include <cstring>
 #include <utility>
 #include <vector>
 
-#include "xla_plugin/devices/inner/host_layout.h"
-#include "xla_plugin/devices/inner/inner_api.h"
-#include "xla_plugin/devices/inner/wrapped_buffer.h"
-#include "xla_plugin/devices/inner/wrapped_client.h"
+#include "xla_plugin/plugin_wrapper/host_layout.h"
+#include "xla_plugin/plugin_wrapper/inner_api.h"
+#include "xla_plugin/plugin_wrapper/wrapped_buffer.h"
+#include "xla_plugin/plugin_wrapper/wrapped_client.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 // True when `strides` (bytes) describe dense row-major `dims` of `element_bytes`-byte elements.
@@ -102,5 +102,5 @@ StatusOr<HostBufferResult> CopyThroughPool(WrappedClient* client,
   return result;
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

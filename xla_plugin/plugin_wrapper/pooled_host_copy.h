@@ -1,19 +1,19 @@
 // Host-to-device copies through the HostBufferPool (WrappedClient::BufferFromHostBuffer).
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_POOLED_HOST_COPY_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_POOLED_HOST_COPY_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_POOLED_HOST_COPY_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_POOLED_HOST_COPY_H_
 
 #include <cstddef>
 #include <memory>
 
 #include "xla_plugin/client/client.h"
 #include "xla_plugin/client/status_or.h"
-#include "xla_plugin/devices/inner/device_policy.h"
-#include "xla_plugin/devices/inner/host_buffer_pool.h"
-#include "xla_plugin/devices/inner/wrapped_device.h"
-#include "xla_plugin/devices/inner/wrapped_memory.h"
+#include "xla_plugin/plugin_wrapper/device_policy.h"
+#include "xla_plugin/plugin_wrapper/host_buffer_pool.h"
+#include "xla_plugin/plugin_wrapper/wrapped_device.h"
+#include "xla_plugin/plugin_wrapper/wrapped_memory.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 class WrappedClient;
 
@@ -34,7 +34,7 @@ StatusOr<HostBufferResult> CopyThroughPool(WrappedClient* client,
                                            const HostBufferArgs& args, WrappedDevice* device,
                                            WrappedMemory* memory, size_t bytes);
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_POOLED_HOST_COPY_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_POOLED_HOST_COPY_H_

@@ -1,7 +1,7 @@
 // PooledCopyBytes: which host-to-device copies the host buffer pool takes, under the
 // device-neutral default of DevicePolicy::host_copy_pooling() and under a policy whose inner
 // plugin aliases aligned zero-copy data itself (no plugin needed).
-#include "xla_plugin/devices/inner/pooled_host_copy.h"
+#include "xla_plugin/plugin_wrapper/pooled_host_copy.h"
 
 #include <cstdint>
 #include <cstdlib>
@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 constexpr int64_t kElements = 32768;  // 128 KiB of f32.
@@ -94,5 +94,5 @@ TEST(PooledCopyBytesTest, StridedSubByteAndLaidOutDataBypassThePool) {
 }
 
 }  // namespace
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -1,13 +1,13 @@
 // ProcessPlacement: how a wrapped client takes part in a multi-process job.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_PROCESS_PLACEMENT_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_PROCESS_PLACEMENT_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_PROCESS_PLACEMENT_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_PROCESS_PLACEMENT_H_
 
 #include <vector>
 
 #include "xla_plugin/client/multi_process.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // Two ways, one per kind of inner plugin:
 //  - the inner plugin builds the job itself (XLA:GPU: NCCL across processes): `forward` carries
@@ -23,7 +23,7 @@ struct ProcessPlacement {
   std::vector<int> device_process;  // Process of each device id when pjrtkit places them.
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_PROCESS_PLACEMENT_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_PROCESS_PLACEMENT_H_

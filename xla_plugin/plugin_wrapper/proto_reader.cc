@@ -1,9 +1,9 @@
-#include "xla_plugin/devices/inner/proto_reader.h"
+#include "xla_plugin/plugin_wrapper/proto_reader.h"
 
 #include <string>
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 Status ProtoReader::Malformed(const char* what) const {
   return InvalidArgument(std::string("malformed protobuf message: ") + what + " at byte " +
@@ -73,5 +73,5 @@ StatusOr<std::vector<int64_t>> ProtoReader::PackedVarints(std::string_view bytes
   return values;
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -1,13 +1,13 @@
 // Test helpers: hand-encoded protobuf fields (the wire format ProtoReader reads), for tests that
 // build XLA protos byte by byte. Test-only (the `proto_writer` target is testonly).
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_PROTO_WRITER_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_PROTO_WRITER_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_PROTO_WRITER_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_PROTO_WRITER_H_
 
 #include <cstdint>
 #include <string>
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace proto_writer {
 
 // `value` as a base-128 varint.
@@ -32,7 +32,7 @@ inline std::string BytesField(int number, const std::string& bytes) {
 }
 
 }  // namespace proto_writer
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_PROTO_WRITER_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_PROTO_WRITER_H_

@@ -1,9 +1,9 @@
-#include "xla_plugin/devices/inner/serialized_executable.h"
+#include "xla_plugin/plugin_wrapper/serialized_executable.h"
 
 #include <cstdint>
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 // FNV-1a, 64 bits: enough to tell corrupted bytes from what pjrtkit wrote.
@@ -104,5 +104,5 @@ Status SerializedExecutable::CheckDeviceCount(int client_device_count, const cha
                          "device_count=" + std::to_string(device_count_) + " to load it)");
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

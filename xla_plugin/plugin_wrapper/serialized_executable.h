@@ -19,8 +19,8 @@
 // invalid), so bytes without the header are told apart: XLA:CPU's own bytes, e.g. written to JAX's
 // persistent compilation cache by a pjrtkit that had no header, are loaded as they are, without
 // the check.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_SERIALIZED_EXECUTABLE_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_SERIALIZED_EXECUTABLE_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_SERIALIZED_EXECUTABLE_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_SERIALIZED_EXECUTABLE_H_
 
 #include <cstddef>
 #include <string>
@@ -30,7 +30,7 @@
 #include "xla_plugin/client/status_or.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // A parsed view of serialized bytes; points into the string it was parsed from.
 class SerializedExecutable {
@@ -70,7 +70,7 @@ class SerializedExecutable {
   std::string_view inner_;  // The inner plugin's bytes.
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_SERIALIZED_EXECUTABLE_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_SERIALIZED_EXECUTABLE_H_

@@ -1,12 +1,12 @@
 // SerializedExecutable: the header naming the topology of a serialized executable.
-#include "xla_plugin/devices/inner/serialized_executable.h"
+#include "xla_plugin/plugin_wrapper/serialized_executable.h"
 
 #include <string>
 
 #include "gtest/gtest.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 const std::string kMagic("\0pjrtkit-xla-cpu-executable\0", 28);
@@ -108,5 +108,5 @@ TEST(SerializedExecutableTest, CorruptedBytesAreRefusedBeforeXlaCpuSeesThem) {
 }
 
 }  // namespace
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -1,13 +1,13 @@
-#include "xla_plugin/devices/inner/shape_checks.h"
+#include "xla_plugin/plugin_wrapper/shape_checks.h"
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "xla_plugin/devices/inner/host_memory.h"
+#include "xla_plugin/plugin_wrapper/host_memory.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 // "[2,3]" for dims {2, 3}.
@@ -59,5 +59,5 @@ Status CheckFitsInHostMemory(const char* what, ElementType type, const std::vect
                            std::to_string(host) + " bytes of memory");
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -1,7 +1,7 @@
 // Checks of the element types and dimensions the framework gives WrappedClient (buffers from host
 // data, uninitialized buffers, views, async transfers) before they reach the inner plugin.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_SHAPE_CHECKS_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_SHAPE_CHECKS_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_SHAPE_CHECKS_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_SHAPE_CHECKS_H_
 
 #include <cstdint>
 #include <vector>
@@ -10,7 +10,7 @@
 #include "xla_plugin/client/types.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // Checks an element type and dimensions given by the framework: INVALID_ARGUMENT (prefixed with
 // `what`) for an unknown element type, a negative dimension, or an array of more than 2^63 bytes.
@@ -21,7 +21,7 @@ Status CheckShape(const char* what, ElementType type, const std::vector<int64_t>
 // it try the allocation). Call after CheckShape.
 Status CheckFitsInHostMemory(const char* what, ElementType type, const std::vector<int64_t>& dims);
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_SHAPE_CHECKS_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_SHAPE_CHECKS_H_

@@ -1,17 +1,17 @@
-#include "xla_plugin/devices/inner/wrapped_buffer.h"
+#include "xla_plugin/plugin_wrapper/wrapped_buffer.h"
 
 #include <string>
 #include <utility>
 
 #include "xla_plugin/client/layout_codec.h"
-#include "xla_plugin/devices/inner/host_layout.h"
-#include "xla_plugin/devices/inner/inner_layout.h"
-#include "xla_plugin/devices/inner/inner_layouts.h"
-#include "xla_plugin/devices/inner/pinned_host_read.h"
-#include "xla_plugin/devices/inner/wrapped_client.h"
+#include "xla_plugin/plugin_wrapper/host_layout.h"
+#include "xla_plugin/plugin_wrapper/inner_layout.h"
+#include "xla_plugin/plugin_wrapper/inner_layouts.h"
+#include "xla_plugin/plugin_wrapper/pinned_host_read.h"
+#include "xla_plugin/plugin_wrapper/wrapped_client.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 StatusOr<std::unique_ptr<WrappedBuffer>> WrappedBuffer::Wrap(WrappedClient* client,
                                                            PJRT_Buffer* inner) {
@@ -444,5 +444,5 @@ StatusOr<void*> WrappedBuffer::OpaqueDeviceMemoryDataPointer() {
   return args.device_memory_ptr;
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

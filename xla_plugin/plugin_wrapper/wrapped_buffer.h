@@ -1,6 +1,6 @@
 // WrappedBuffer: a buffer of the reference device, wrapping one inner PJRT_Buffer.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_BUFFER_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_BUFFER_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_WRAPPED_BUFFER_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_WRAPPED_BUFFER_H_
 
 #include <atomic>
 #include <memory>
@@ -8,12 +8,12 @@
 
 #include "xla/pjrt/c/pjrt_c_api.h"
 #include "xla_plugin/client/buffer.h"
-#include "xla_plugin/devices/inner/wrapped_buffer_info.h"
-#include "xla_plugin/devices/inner/wrapped_device.h"
-#include "xla_plugin/devices/inner/wrapped_memory.h"
+#include "xla_plugin/plugin_wrapper/wrapped_buffer_info.h"
+#include "xla_plugin/plugin_wrapper/wrapped_device.h"
+#include "xla_plugin/plugin_wrapper/wrapped_memory.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 class WrappedClient;
 
@@ -116,7 +116,7 @@ class WrappedBuffer : public Buffer {
   mutable std::atomic<bool> counted_{false};          // Counted in the device's counter().
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_BUFFER_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_WRAPPED_BUFFER_H_

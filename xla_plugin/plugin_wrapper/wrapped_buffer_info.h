@@ -1,6 +1,6 @@
 // WrappedBufferInfo: what never changes about an inner buffer, shared by the buffers it describes.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_BUFFER_INFO_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_BUFFER_INFO_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_WRAPPED_BUFFER_INFO_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_WRAPPED_BUFFER_INFO_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -8,11 +8,11 @@
 
 #include "xla_plugin/client/status_or.h"
 #include "xla_plugin/client/types.h"
-#include "xla_plugin/devices/inner/wrapped_device.h"
-#include "xla_plugin/devices/inner/wrapped_memory.h"
+#include "xla_plugin/plugin_wrapper/wrapped_device.h"
+#include "xla_plugin/plugin_wrapper/wrapped_memory.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // Metadata of an inner buffer, read once (WrappedBuffer::ReadInfo, seven inner calls) and then
 // shared read-only through std::shared_ptr<const WrappedBufferInfo>: every output `i` that an
@@ -31,7 +31,7 @@ struct WrappedBufferInfo {
   bool is_on_cpu = true;                              // Inner IsOnCpu.
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_BUFFER_INFO_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_WRAPPED_BUFFER_INFO_H_

@@ -1,6 +1,7 @@
 // WrappedBuffer and WrappedClient::BufferFromHostBuffer against the real XLA:CPU plugin.
-#include "xla_plugin/client/call_checks.h"
-#include "xla_plugin/devices/inner/wrapped_buffer.h"
+#include "xla_plugin/plugin_wrapper/wrapped_buffer.h"
+
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
@@ -8,18 +9,17 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
 #include "gtest/gtest.h"
-#include "xla_plugin/devices/inner/wrapped_client.h"
-#include "xla_plugin/devices/inner/testing/test_util.h"
+#include "xla_plugin/client/call_checks.h"
+#include "xla_plugin/plugin_wrapper/testing/test_util.h"
+#include "xla_plugin/plugin_wrapper/wrapped_client.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
 
-using ::pjrtkit::inner::HostBufferPool;
-using ::pjrtkit::inner::WrappedBuffer;
-using ::pjrtkit::inner::WrappedClient;
+using ::pjrtkit::plugin_wrapper::HostBufferPool;
+using ::pjrtkit::plugin_wrapper::WrappedBuffer;
+using ::pjrtkit::plugin_wrapper::WrappedClient;
 namespace {
 
 using ::pjrtkit::xla_cpu::testing::CreateTestClient;

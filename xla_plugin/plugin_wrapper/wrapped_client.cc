@@ -1,30 +1,30 @@
-#include "xla_plugin/devices/inner/wrapped_client.h"
+#include "xla_plugin/plugin_wrapper/wrapped_client.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <string>
 #include <functional>
 #include <map>
+#include <string>
 #include <utility>
 
-#include "xla_plugin/devices/inner/compile_options.h"
-#include "xla_plugin/devices/inner/host_memory.h"
-#include "xla_plugin/devices/inner/host_layout.h"
-#include "xla_plugin/devices/inner/inner_ffi.h"
-#include "xla_plugin/devices/inner/inner_layout.h"
-#include "xla_plugin/devices/inner/inner_layouts.h"
-#include "xla_plugin/devices/inner/pjrtkit_platform.h"
-#include "xla_plugin/devices/inner/pooled_host_copy.h"
-#include "xla_plugin/devices/inner/serialized_executable.h"
-#include "xla_plugin/devices/inner/shape_checks.h"
-#include "xla_plugin/devices/inner/wrapped_buffer.h"
-#include "xla_plugin/devices/inner/wrapped_loaded_executable.h"
-#include "xla_plugin/devices/inner/wrapped_topology.h"
-#include "xla_plugin/devices/inner/wrapped_transfer_manager.h"
+#include "xla_plugin/plugin_wrapper/compile_options.h"
+#include "xla_plugin/plugin_wrapper/host_layout.h"
+#include "xla_plugin/plugin_wrapper/host_memory.h"
+#include "xla_plugin/plugin_wrapper/inner_ffi.h"
+#include "xla_plugin/plugin_wrapper/inner_layout.h"
+#include "xla_plugin/plugin_wrapper/inner_layouts.h"
+#include "xla_plugin/plugin_wrapper/pjrtkit_platform.h"
+#include "xla_plugin/plugin_wrapper/pooled_host_copy.h"
+#include "xla_plugin/plugin_wrapper/serialized_executable.h"
+#include "xla_plugin/plugin_wrapper/shape_checks.h"
+#include "xla_plugin/plugin_wrapper/wrapped_buffer.h"
+#include "xla_plugin/plugin_wrapper/wrapped_loaded_executable.h"
+#include "xla_plugin/plugin_wrapper/wrapped_topology.h"
+#include "xla_plugin/plugin_wrapper/wrapped_transfer_manager.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 StatusOr<std::unique_ptr<WrappedClient>> WrappedClient::Create(
     std::shared_ptr<InnerApi> inner, std::shared_ptr<const DevicePolicy> policy, int device_count,
@@ -556,5 +556,5 @@ StatusOr<std::unique_ptr<LoadedExecutable>> WrappedClient::WrapExecutable(
   return std::unique_ptr<LoadedExecutable>(std::move(loaded));
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -1,7 +1,7 @@
 // WrappedClient: the Client of a device built on an inner PJRT plugin (XLA:CPU, XLA:GPU), running
 // everything through it under pjrtkit's device model; what differs per device is its DevicePolicy.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_CLIENT_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_CLIENT_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_WRAPPED_CLIENT_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_WRAPPED_CLIENT_H_
 
 #include <memory>
 #include <mutex>
@@ -12,16 +12,16 @@
 
 #include "xla/pjrt/c/pjrt_c_api.h"
 #include "xla_plugin/client/client.h"
-#include "xla_plugin/devices/inner/device_policy.h"
-#include "xla_plugin/devices/inner/host_buffer_pool.h"
-#include "xla_plugin/devices/inner/inner_api.h"
-#include "xla_plugin/devices/inner/inner_client.h"
-#include "xla_plugin/devices/inner/process_placement.h"
-#include "xla_plugin/devices/inner/wrapped_device.h"
-#include "xla_plugin/devices/inner/wrapped_memory.h"
+#include "xla_plugin/plugin_wrapper/device_policy.h"
+#include "xla_plugin/plugin_wrapper/host_buffer_pool.h"
+#include "xla_plugin/plugin_wrapper/inner_api.h"
+#include "xla_plugin/plugin_wrapper/inner_client.h"
+#include "xla_plugin/plugin_wrapper/process_placement.h"
+#include "xla_plugin/plugin_wrapper/wrapped_device.h"
+#include "xla_plugin/plugin_wrapper/wrapped_memory.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 class WrappedBuffer;
 
@@ -165,7 +165,7 @@ class WrappedClient : public Client {
   mutable std::shared_ptr<PJRT_ExecuteContext> empty_inner_context_;  // See EmptyInnerContext().
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_CLIENT_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_WRAPPED_CLIENT_H_

@@ -1,10 +1,10 @@
-#include "xla_plugin/devices/inner/wrapped_device.h"
+#include "xla_plugin/plugin_wrapper/wrapped_device.h"
 
 #include <algorithm>
 #include <utility>
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 // `value` when `is_set`, else nullopt.
@@ -134,5 +134,5 @@ StatusOr<std::unique_ptr<AsyncTrackingEvent>> WrappedDevice::CreateAsyncTracking
   return std::unique_ptr<AsyncTrackingEvent>(new InnerTrackingEvent(api_, args.event));
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -1,6 +1,6 @@
 // WrappedDevice: one device of a device built on an inner plugin, wrapping one inner PJRT_Device.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_DEVICE_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_DEVICE_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_WRAPPED_DEVICE_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_WRAPPED_DEVICE_H_
 
 #include <cstdint>
 #include <memory>
@@ -10,12 +10,12 @@
 #include "xla_plugin/client/device.h"
 #include "xla_plugin/client/device_description.h"
 #include "xla_plugin/client/memory.h"
-#include "xla_plugin/devices/inner/host_buffer_pool.h"
-#include "xla_plugin/devices/inner/inner_api.h"
-#include "xla_plugin/devices/inner/memory_counter.h"
+#include "xla_plugin/plugin_wrapper/host_buffer_pool.h"
+#include "xla_plugin/plugin_wrapper/inner_api.h"
+#include "xla_plugin/plugin_wrapper/memory_counter.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // A device with pjrtkit's description (made by the DevicePolicy); its id equals the inner device
 // id. Owned by WrappedClient.
@@ -83,7 +83,7 @@ class WrappedDevice : public Device {
   std::shared_ptr<const HostBufferPool> pool_;  // The client's pool; may be null.
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_DEVICE_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_WRAPPED_DEVICE_H_

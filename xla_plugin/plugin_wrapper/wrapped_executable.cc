@@ -1,13 +1,13 @@
-#include "xla_plugin/devices/inner/wrapped_executable.h"
+#include "xla_plugin/plugin_wrapper/wrapped_executable.h"
 
 #include <utility>
 
-#include "xla_plugin/devices/inner/custom_call_targets.h"
-#include "xla_plugin/devices/inner/inner_layouts.h"
-#include "xla_plugin/devices/inner/serialized_executable.h"
+#include "xla_plugin/plugin_wrapper/custom_call_targets.h"
+#include "xla_plugin/plugin_wrapper/inner_layouts.h"
+#include "xla_plugin/plugin_wrapper/serialized_executable.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 StatusOr<std::shared_ptr<WrappedExecutable>> WrappedExecutable::FromLoaded(
     std::shared_ptr<InnerClient> client, InnerClient::LoadedPtr loaded) {
@@ -263,5 +263,5 @@ StatusOr<AttributeMap> WrappedExecutable::GetCostAnalysis() const {
   return InnerApi::ToAttributeMap(args.properties, args.num_properties);
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -1,6 +1,6 @@
 // WrappedExecutable: the device-independent view of a program compiled by XLA:CPU.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_EXECUTABLE_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_EXECUTABLE_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_WRAPPED_EXECUTABLE_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_WRAPPED_EXECUTABLE_H_
 
 #include <memory>
 #include <mutex>
@@ -10,13 +10,13 @@
 
 #include "xla/pjrt/c/pjrt_c_api.h"
 #include "xla_plugin/client/executable.h"
-#include "xla_plugin/devices/inner/donatable_parameters.h"
-#include "xla_plugin/devices/inner/inner_api.h"
-#include "xla_plugin/devices/inner/inner_client.h"
-#include "xla_plugin/devices/inner/parameter_shapes.h"
+#include "xla_plugin/plugin_wrapper/donatable_parameters.h"
+#include "xla_plugin/plugin_wrapper/inner_api.h"
+#include "xla_plugin/plugin_wrapper/inner_client.h"
+#include "xla_plugin/plugin_wrapper/parameter_shapes.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // Owns the inner PJRT_Executable of an inner loaded executable; every query is answered by the
 // inner plugin. Shares that loaded executable and the InnerClient that made it (the inner
@@ -103,7 +103,7 @@ class WrappedExecutable : public Executable {
   std::optional<std::string> compile_options_;     // See RecordCompileOptions.
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_EXECUTABLE_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_WRAPPED_EXECUTABLE_H_

@@ -1,8 +1,5 @@
 // Compile and Execute through WrappedClient, WrappedExecutable and WrappedLoadedExecutable against
 // the real XLA:CPU plugin.
-#include "xla_plugin/client/call_checks.h"
-#include "xla_plugin/devices/inner/wrapped_loaded_executable.h"
-
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -10,17 +7,19 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "xla_plugin/devices/inner/compile_options.h"
-#include "xla_plugin/devices/inner/testing/test_util.h"
+#include "xla_plugin/client/call_checks.h"
+#include "xla_plugin/plugin_wrapper/compile_options.h"
+#include "xla_plugin/plugin_wrapper/testing/test_util.h"
+#include "xla_plugin/plugin_wrapper/wrapped_loaded_executable.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
 
-using ::pjrtkit::inner::MinimalCompileOptions;
-using ::pjrtkit::inner::ParameterShapes;
-using ::pjrtkit::inner::WrappedClient;
-using ::pjrtkit::inner::WrappedExecutable;
-using ::pjrtkit::inner::WrappedLoadedExecutable;
+using ::pjrtkit::plugin_wrapper::MinimalCompileOptions;
+using ::pjrtkit::plugin_wrapper::ParameterShapes;
+using ::pjrtkit::plugin_wrapper::WrappedClient;
+using ::pjrtkit::plugin_wrapper::WrappedExecutable;
+using ::pjrtkit::plugin_wrapper::WrappedLoadedExecutable;
 namespace {
 
 using ::pjrtkit::xla_cpu::testing::CreateTestClient;

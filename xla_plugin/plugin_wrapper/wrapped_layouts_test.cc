@@ -11,15 +11,15 @@
 
 #include "gtest/gtest.h"
 #include "xla_plugin/client/layout_codec.h"
-#include "xla_plugin/devices/inner/compile_options.h"
-#include "xla_plugin/devices/inner/testing/test_util.h"
-#include "xla_plugin/devices/inner/wrapped_buffer.h"
-#include "xla_plugin/devices/inner/wrapped_client.h"
+#include "xla_plugin/plugin_wrapper/compile_options.h"
+#include "xla_plugin/plugin_wrapper/testing/test_util.h"
+#include "xla_plugin/plugin_wrapper/wrapped_buffer.h"
+#include "xla_plugin/plugin_wrapper/wrapped_client.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
 
-using ::pjrtkit::inner::MinimalCompileOptions;
+using ::pjrtkit::plugin_wrapper::MinimalCompileOptions;
 namespace {
 
 using ::pjrtkit::xla_cpu::testing::CreateTestClient;

@@ -1,16 +1,16 @@
-#include "xla_plugin/devices/inner/wrapped_loaded_executable.h"
+#include "xla_plugin/plugin_wrapper/wrapped_loaded_executable.h"
 
 #include <algorithm>
 #include <utility>
 
-#include "xla_plugin/devices/inner/device_assignment.h"
-#include "xla_plugin/devices/inner/inline_vector.h"
-#include "xla_plugin/devices/inner/inner_ffi.h"
-#include "xla_plugin/devices/inner/wrapped_buffer.h"
-#include "xla_plugin/devices/inner/wrapped_client.h"
+#include "xla_plugin/plugin_wrapper/device_assignment.h"
+#include "xla_plugin/plugin_wrapper/inline_vector.h"
+#include "xla_plugin/plugin_wrapper/inner_ffi.h"
+#include "xla_plugin/plugin_wrapper/wrapped_buffer.h"
+#include "xla_plugin/plugin_wrapper/wrapped_client.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 // `status` with `prefix` before its message (OK stays OK).
@@ -367,5 +367,5 @@ StatusOr<std::string> WrappedLoadedExecutable::SerializedDeviceAssignment() cons
   return bytes;
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -1,6 +1,6 @@
 // WrappedLoadedExecutable: a program compiled by XLA:CPU and loaded on the reference devices.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_LOADED_EXECUTABLE_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_LOADED_EXECUTABLE_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_WRAPPED_LOADED_EXECUTABLE_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_WRAPPED_LOADED_EXECUTABLE_H_
 
 #include <atomic>
 #include <memory>
@@ -9,11 +9,11 @@
 
 #include "xla/pjrt/c/pjrt_c_api.h"
 #include "xla_plugin/client/loaded_executable.h"
-#include "xla_plugin/devices/inner/output_info_cache.h"
-#include "xla_plugin/devices/inner/wrapped_executable.h"
+#include "xla_plugin/plugin_wrapper/output_info_cache.h"
+#include "xla_plugin/plugin_wrapper/wrapped_executable.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 class WrappedClient;
 
@@ -79,7 +79,7 @@ class WrappedLoadedExecutable : public LoadedExecutable {
   OutputInfoCache output_infos_;                 // Output metadata per device.
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_LOADED_EXECUTABLE_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_WRAPPED_LOADED_EXECUTABLE_H_

@@ -1,9 +1,9 @@
-#include "xla_plugin/devices/inner/wrapped_memory.h"
+#include "xla_plugin/plugin_wrapper/wrapped_memory.h"
 
 #include <utility>
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 WrappedMemory::WrappedMemory(int id, std::string kind, int kind_id, PJRT_Memory* inner)
     : id_(id), kind_(std::move(kind)), kind_id_(kind_id), inner_(inner) {}
@@ -17,5 +17,5 @@ void WrappedMemory::SetDevices(std::vector<Device*> devices) {
                ", device=" + device + ")";
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -1,6 +1,6 @@
 // WrappedMemory: a memory space of the reference device, wrapping one inner PJRT_Memory.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_MEMORY_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_MEMORY_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_WRAPPED_MEMORY_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_WRAPPED_MEMORY_H_
 
 #include <string>
 #include <vector>
@@ -10,7 +10,7 @@
 #include "xla_plugin/client/memory.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // A memory with pjrtkit's id and strings and the inner kind ("device", "pinned_host",
 // "unpinned_host": JAX relies on those names). Owned by WrappedClient.
@@ -46,7 +46,7 @@ class WrappedMemory : public Memory {
   std::string to_string_;        // Long name.
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_MEMORY_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_WRAPPED_MEMORY_H_

@@ -1,17 +1,17 @@
-#include "xla_plugin/devices/inner/wrapped_topology.h"
+#include "xla_plugin/plugin_wrapper/wrapped_topology.h"
 
 #include <utility>
 #include <vector>
 
-#include "xla_plugin/devices/inner/compile_options.h"
-#include "xla_plugin/devices/inner/inner_layout.h"
-#include "xla_plugin/devices/inner/inner_layouts.h"
-#include "xla_plugin/devices/inner/pjrtkit_platform.h"
-#include "xla_plugin/devices/inner/wrapped_client.h"
-#include "xla_plugin/devices/inner/wrapped_executable.h"
+#include "xla_plugin/plugin_wrapper/compile_options.h"
+#include "xla_plugin/plugin_wrapper/inner_layout.h"
+#include "xla_plugin/plugin_wrapper/inner_layouts.h"
+#include "xla_plugin/plugin_wrapper/pjrtkit_platform.h"
+#include "xla_plugin/plugin_wrapper/wrapped_client.h"
+#include "xla_plugin/plugin_wrapper/wrapped_executable.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace {
 
 // Descriptions of devices 0..device_count-1 made by `policy` without the inner plugin.
@@ -184,5 +184,5 @@ StatusOr<std::string> WrappedTopology::CanonicalShapeForMemorySpace(
   return shape;
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

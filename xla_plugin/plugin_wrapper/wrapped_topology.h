@@ -1,7 +1,7 @@
 // WrappedTopology: the topology of a device built on an inner plugin, with an ahead-of-time
 // compiler.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_TOPOLOGY_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_TOPOLOGY_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_WRAPPED_TOPOLOGY_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_WRAPPED_TOPOLOGY_H_
 
 #include <memory>
 #include <mutex>
@@ -13,11 +13,11 @@
 #include "xla_plugin/client/executable.h"
 #include "xla_plugin/client/topology.h"
 #include "xla_plugin/client/types.h"
-#include "xla_plugin/devices/inner/device_policy.h"
-#include "xla_plugin/devices/inner/inner_client.h"
+#include "xla_plugin/plugin_wrapper/device_policy.h"
+#include "xla_plugin/plugin_wrapper/inner_client.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 // pjrtkit's topology of `device_count` devices (described by the DevicePolicy), which compiles
 // ahead of time.
@@ -98,7 +98,7 @@ class WrappedTopology : public Topology {
   mutable std::shared_ptr<InnerClient> compiler_;  // This topology's inner client, or null.
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_TOPOLOGY_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_WRAPPED_TOPOLOGY_H_

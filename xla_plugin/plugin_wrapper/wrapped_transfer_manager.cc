@@ -1,15 +1,15 @@
-#include "xla_plugin/devices/inner/wrapped_transfer_manager.h"
+#include "xla_plugin/plugin_wrapper/wrapped_transfer_manager.h"
 
 #include <string>
 #include <utility>
 #include <variant>
 
-#include "xla_plugin/devices/inner/inner_layout.h"
-#include "xla_plugin/devices/inner/wrapped_buffer.h"
-#include "xla_plugin/devices/inner/wrapped_client.h"
+#include "xla_plugin/plugin_wrapper/inner_layout.h"
+#include "xla_plugin/plugin_wrapper/wrapped_buffer.h"
+#include "xla_plugin/plugin_wrapper/wrapped_client.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 StatusOr<std::unique_ptr<WrappedTransferManager>> WrappedTransferManager::Create(
     WrappedClient* client, const std::vector<BufferShape>& shapes,
@@ -177,5 +177,5 @@ Status WrappedTransferManager::AddMetadata(const AttributeMap& metadata) {
                             &args);
 }
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit

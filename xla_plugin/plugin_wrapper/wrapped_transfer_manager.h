@@ -1,7 +1,7 @@
 // WrappedTransferManager: an asynchronous host-to-device transfer of the reference device,
 // wrapping XLA:CPU's PJRT_AsyncHostToDeviceTransferManager.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_TRANSFER_MANAGER_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_TRANSFER_MANAGER_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_WRAPPED_TRANSFER_MANAGER_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_WRAPPED_TRANSFER_MANAGER_H_
 
 #include <cstdint>
 #include <memory>
@@ -10,11 +10,11 @@
 
 #include "xla/pjrt/c/pjrt_c_api.h"
 #include "xla_plugin/client/async_host_to_device_transfer.h"
-#include "xla_plugin/devices/inner/wrapped_device.h"
-#include "xla_plugin/devices/inner/wrapped_memory.h"
+#include "xla_plugin/plugin_wrapper/wrapped_device.h"
+#include "xla_plugin/plugin_wrapper/wrapped_memory.h"
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 
 class WrappedClient;
 
@@ -53,7 +53,7 @@ class WrappedTransferManager : public AsyncHostToDeviceTransferManager {
   WrappedDevice* device_ = nullptr;                // Where the buffers live.
 };
 
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_WRAPPED_TRANSFER_MANAGER_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_WRAPPED_TRANSFER_MANAGER_H_

@@ -1,6 +1,6 @@
 // Asynchronous host-to-device transfers (WrappedTransferManager) and views of foreign memory
 // (WrappedClient::CreateViewOfDeviceBuffer) against the real XLA:CPU plugin.
-#include "xla_plugin/devices/inner/wrapped_transfer_manager.h"
+#include "xla_plugin/plugin_wrapper/wrapped_transfer_manager.h"
 
 #include <atomic>
 #include <chrono>
@@ -10,13 +10,13 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "xla_plugin/devices/inner/testing/test_util.h"
+#include "xla_plugin/plugin_wrapper/testing/test_util.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
 
-using ::pjrtkit::inner::WrappedClient;
-using ::pjrtkit::inner::WrappedTransferManager;
+using ::pjrtkit::plugin_wrapper::WrappedClient;
+using ::pjrtkit::plugin_wrapper::WrappedTransferManager;
 namespace {
 
 using ::pjrtkit::xla_cpu::testing::CreateTestClient;

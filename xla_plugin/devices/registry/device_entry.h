@@ -21,7 +21,7 @@
 #include "xla_plugin/client/status_or.h"
 #include "xla_plugin/client/topology.h"
 #include "xla_plugin/client/types.h"
-#include "xla_plugin/devices/inner/inner_api.h"
+#include "xla_plugin/plugin_wrapper/inner_api.h"
 
 namespace pjrtkit {
 namespace registry {
@@ -60,7 +60,7 @@ struct DeviceEntry {
   bool (*available)() = nullptr;
   // Loads and initializes the device's inner plugin from where it is found without create
   // options, when the process's device is decided (null: the device has none).
-  StatusOr<std::shared_ptr<inner::InnerApi>> (*load_process_plugin)() = nullptr;
+  StatusOr<std::shared_ptr<plugin_wrapper::InnerApi>> (*load_process_plugin)() = nullptr;
 };
 
 // CheckPluginFactory plus what the registry needs of a device's factory, with readable errors.

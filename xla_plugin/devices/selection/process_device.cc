@@ -24,7 +24,8 @@ const ProcessDevice& ProcessDevice::Get() {
       out->load_status_ = FailedPrecondition("the " + (*out->kind_)->name +
                                              " device has no inner plugin to load");
     } else {
-      StatusOr<std::shared_ptr<inner::InnerApi>> loaded = (*out->kind_)->load_process_plugin();
+      StatusOr<std::shared_ptr<plugin_wrapper::InnerApi>> loaded =
+          (*out->kind_)->load_process_plugin();
       if (loaded.ok()) {
         out->inner_ = std::move(loaded).value();
         out->load_status_ = OkStatus();

@@ -23,8 +23,8 @@
 
 #include "xla_plugin/client/status.h"
 #include "xla_plugin/client/status_or.h"
-#include "xla_plugin/devices/inner/inner_api.h"
 #include "xla_plugin/devices/selection/device_choice.h"
+#include "xla_plugin/plugin_wrapper/inner_api.h"
 
 namespace pjrtkit {
 namespace selection {
@@ -45,7 +45,7 @@ class ProcessDevice {
   // found", "no NVIDIA GPU with OpenXLA's CUDA plugin was found".
   const std::string& reason() const { return reason_; }
   // The device's inner plugin, loaded and initialized; null when it could not be (load_status()).
-  const std::shared_ptr<inner::InnerApi>& inner() const { return inner_; }
+  const std::shared_ptr<plugin_wrapper::InnerApi>& inner() const { return inner_; }
   // Why inner() is null (OK when it is loaded).
   const Status& load_status() const { return load_status_; }
   // FAILED_PRECONDITION when `kind` is not this process's device (naming both and how to choose
@@ -57,7 +57,7 @@ class ProcessDevice {
 
   StatusOr<const DeviceEntry*> kind_ = nullptr;  // The device.
   std::string reason_;                            // Why.
-  std::shared_ptr<inner::InnerApi> inner_;        // May be null.
+  std::shared_ptr<plugin_wrapper::InnerApi> inner_;  // May be null.
   Status load_status_;                            // Why inner_ is null.
 };
 

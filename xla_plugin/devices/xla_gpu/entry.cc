@@ -6,11 +6,11 @@
 #include <optional>
 #include <string>
 
-#include "xla_plugin/devices/inner/inner_log_level.h"
-#include "xla_plugin/devices/inner/plugin_locator.h"
 #include "xla_plugin/devices/xla_gpu/xla_gpu_factory.h"
 #include "xla_plugin/devices/xla_gpu/xla_gpu_options.h"
 #include "xla_plugin/devices/xla_gpu/xla_gpu_policy.h"
+#include "xla_plugin/plugin_wrapper/inner_log_level.h"
+#include "xla_plugin/plugin_wrapper/plugin_locator.h"
 
 namespace pjrtkit {
 namespace xla_gpu {
@@ -18,17 +18,18 @@ namespace {
 
 bool Available() {
   return NvidiaGpuVisible() &&
-         inner::PluginLocator::LocateFromProcess(XlaGpuFactory::PluginSearch()).ok();
+         plugin_wrapper::PluginLocator::LocateFromProcess(XlaGpuFactory::PluginSearch()).ok();
 }
 
-StatusOr<std::shared_ptr<inner::InnerApi>> LoadProcessPlugin() {
-  PJRTKIT_ASSIGN_OR_RETURN(inner::LocatedPlugin located,
-                           inner::PluginLocator::LocateFromProcess(XlaGpuFactory::PluginSearch()));
+StatusOr<std::shared_ptr<plugin_wrapper::InnerApi>> LoadProcessPlugin() {
+  PJRTKIT_ASSIGN_OR_RETURN(
+      plugin_wrapper::LocatedPlugin located,
+      plugin_wrapper::PluginLocator::LocateFromProcess(XlaGpuFactory::PluginSearch()));
   // The CUDA plugin may log while it initializes: at the level the device would give it.
-  const inner::InnerPluginName name = XlaGpuPolicy(AttributeMap()).inner_plugin();
-  PJRTKIT_ASSIGN_OR_RETURN(std::optional<inner::InnerLogLevel> log_level,
-                           inner::InnerLogLevel::ForThisProcess(name));
-  return inner::InnerApi::Load(located.path, located.how, name);
+  const plugin_wrapper::InnerPluginName name = XlaGpuPolicy(AttributeMap()).inner_plugin();
+  PJRTKIT_ASSIGN_OR_RETURN(std::optional<plugin_wrapper::InnerLogLevel> log_level,
+                           plugin_wrapper::InnerLogLevel::ForThisProcess(name));
+  return plugin_wrapper::InnerApi::Load(located.path, located.how, name);
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ def _generator():
 def test_generated_file_is_up_to_date():
   committed = (_HERE / "hlo_test_data.cc").read_text()
   assert _generator().render() == committed, (
-      "regenerate: .venv/bin/python xla_plugin/devices/inner/testdata/gen_hlo_test_data.py")
+      "regenerate: .venv/bin/python xla_plugin/plugin_wrapper/testdata/gen_hlo_test_data.py")
 
 
 def test_with_config_wraps_the_module_as_field_one():

@@ -6,7 +6,7 @@
 #include <cstddef>
 
 namespace pjrtkit {
-namespace inner {
+namespace plugin_wrapper {
 namespace testdata {
 
 // f32[4] -> f32[4].
@@ -32,7 +32,7 @@ extern const unsigned char kMixedNoHostShape[];
 extern const size_t kMixedNoHostShapeSize;
 
 }  // namespace testdata
-}  // namespace inner
+}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
 #endif  // PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_TESTDATA_HLO_TEST_DATA_H_

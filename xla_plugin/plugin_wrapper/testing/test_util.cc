@@ -1,4 +1,4 @@
-#include "xla_plugin/devices/inner/testing/test_util.h"
+#include "xla_plugin/plugin_wrapper/testing/test_util.h"
 
 #include <limits.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 // Helpers for the shared wrapper's tests (testonly): clients of the inner plugin this machine has
 // (XLA:CPU, under XlaCpuPolicy), programs and buffers.
-#ifndef PJRTKIT_XLA_PLUGIN_DEVICES_INNER_TESTING_TEST_UTIL_H_
-#define PJRTKIT_XLA_PLUGIN_DEVICES_INNER_TESTING_TEST_UTIL_H_
+#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_TESTING_TEST_UTIL_H_
+#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_TESTING_TEST_UTIL_H_
 
 #include <cstdint>
 #include <cstring>
@@ -71,4 +71,4 @@ Memory* MemoryOfKind(Device* device, const std::string& kind);
 }  // namespace xla_cpu
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_DEVICES_INNER_TESTING_TEST_UTIL_H_
+#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_TESTING_TEST_UTIL_H_
