@@ -33,7 +33,7 @@ std::string LibraryLocator::ThisLibraryDirectory() {
 }
 
 StatusOr<LocatedLibrary> LibraryLocator::Locate(const LibrarySearch& search, const char* env_value,
-                                              const std::string& library_dir) {
+                                                const std::string& library_dir) {
   if (env_value != nullptr && env_value[0] != '\0') {
     const std::string resolved = Resolve(env_value);
     if (resolved.empty()) {

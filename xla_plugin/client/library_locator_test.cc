@@ -16,8 +16,8 @@ namespace {
 
 // A fresh directory under the test's temporary directory.
 std::string MakeTempDir() {
-  std::string pattern = std::string(getenv("TEST_TMPDIR") ? getenv("TEST_TMPDIR") : "/tmp") +
-                        "/locator_XXXXXX";
+  std::string pattern =
+      std::string(getenv("TEST_TMPDIR") ? getenv("TEST_TMPDIR") : "/tmp") + "/locator_XXXXXX";
   char* made = mkdtemp(pattern.data());
   EXPECT_NE(made, nullptr);
   char resolved[PATH_MAX];
@@ -38,9 +38,9 @@ void Touch(const std::string& root, const std::string& relative) {
   std::ofstream(root + "/" + relative) << "";
 }
 
-const LibrarySearch kSearch{"PJRTKIT_TEST_PLUGIN",
-                           {"jax_plugins/xla_cuda13/xla_cuda_plugin.so",
-                            "jax_plugins/xla_cuda12/xla_cuda_plugin.so"}};
+const LibrarySearch kSearch{
+    "PJRTKIT_TEST_PLUGIN",
+    {"jax_plugins/xla_cuda13/xla_cuda_plugin.so", "jax_plugins/xla_cuda12/xla_cuda_plugin.so"}};
 
 TEST(LibraryLocatorTest, TheEnvironmentVariableWins) {
   const std::string root = MakeTempDir();

@@ -53,7 +53,7 @@ const DeviceEntry& Registered(const std::string& name) {
   return *registry::Registry::Find(name);
 }
 
-// Before any test asks for the process device: its XLA:CPU plugin is where PluginLocator looks.
+// Before any test asks for the process device: its XLA:CPU plugin is where LibraryLocator looks.
 const bool kPluginEnvSet = setenv("PJRTKIT_XLA_CPU_PLUGIN", XlaCpuPath().c_str(), 1) == 0;
 
 // A machine where xla_gpu is available when it has a GPU and the CUDA plugin.

@@ -2,19 +2,18 @@
 
 #include <optional>
 
+#include "xla_plugin/client/library_locator.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_factory.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_policy.h"
 #include "xla_plugin/plugin_wrapper/inner_log_level.h"
-#include "xla_plugin/plugin_wrapper/plugin_locator.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
 namespace {
 
 StatusOr<std::shared_ptr<plugin_wrapper::InnerApi>> LoadProcessPlugin() {
-  PJRTKIT_ASSIGN_OR_RETURN(
-      plugin_wrapper::LocatedPlugin located,
-      plugin_wrapper::PluginLocator::LocateFromProcess(XlaCpuFactory::PluginSearch()));
+  PJRTKIT_ASSIGN_OR_RETURN(LocatedLibrary located,
+                           LibraryLocator::LocateFromProcess(XlaCpuFactory::PluginSearch()));
   // XLA:CPU may log while it initializes: at the level the device would give it.
   const plugin_wrapper::InnerPluginName name = XlaCpuPolicy().inner_plugin();
   PJRTKIT_ASSIGN_OR_RETURN(std::optional<plugin_wrapper::InnerLogLevel> log_level,

@@ -48,7 +48,7 @@ std::vector<OptionSpec> XlaCpuFactory::OptionSpecs() {
   };
 }
 
-plugin_wrapper::PluginSearch XlaCpuFactory::PluginSearch() {
+LibrarySearch XlaCpuFactory::PluginSearch() {
   return {kPluginPathEnv, {"xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so"}};
 }
 
@@ -86,8 +86,7 @@ StatusOr<std::unique_ptr<Client>> XlaCpuFactory::CreateClientWith(
   std::string path = parsed.GetString(kPluginPathOption);
   std::string path_source = "create option '" + std::string(kPluginPathOption) + "'";
   if (path.empty()) {
-    StatusOr<plugin_wrapper::LocatedPlugin> located =
-        plugin_wrapper::PluginLocator::LocateFromProcess(PluginSearch());
+    StatusOr<LocatedLibrary> located = LibraryLocator::LocateFromProcess(PluginSearch());
     if (!located.ok()) {
       return FailedPrecondition(
           "create option '" + std::string(kPluginPathOption) +
@@ -155,8 +154,7 @@ StatusOr<std::unique_ptr<Topology>> XlaCpuFactory::CreateTopologyWith(
   std::string path = parsed.GetString(kPluginPathOption);
   if (path.empty()) {
     // Nothing is loaded here; without a path only a compile with a client offered works.
-    StatusOr<plugin_wrapper::LocatedPlugin> located =
-        plugin_wrapper::PluginLocator::LocateFromProcess(PluginSearch());
+    StatusOr<LocatedLibrary> located = LibraryLocator::LocateFromProcess(PluginSearch());
     if (located.ok()) path = located->path;
   }
   return std::unique_ptr<Topology>(

@@ -9,13 +9,13 @@
 #include <vector>
 
 #include "xla_plugin/client/client.h"
+#include "xla_plugin/client/library_locator.h"
 #include "xla_plugin/client/multi_process.h"
 #include "xla_plugin/client/options.h"
 #include "xla_plugin/client/plugin_factory.h"
 #include "xla_plugin/client/topology.h"
 #include "xla_plugin/client/types.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_policy.h"
-#include "xla_plugin/plugin_wrapper/plugin_locator.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
@@ -56,7 +56,7 @@ struct XlaCpuFactory {
   // The accepted create options.
   static std::vector<OptionSpec> OptionSpecs();
   // Where XLA:CPU is looked for when xla_cpu_plugin_path is empty.
-  static plugin_wrapper::PluginSearch PluginSearch();
+  static LibrarySearch PluginSearch();
 
   // CreateClient and CreateTopology with another policy over XLA:CPU: how a device made with
   // tools/new_device.py runs on XLA:CPU until its team replaces the inside (same options).

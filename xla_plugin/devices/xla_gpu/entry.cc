@@ -6,11 +6,11 @@
 #include <optional>
 #include <string>
 
+#include "xla_plugin/client/library_locator.h"
 #include "xla_plugin/devices/xla_gpu/xla_gpu_factory.h"
 #include "xla_plugin/devices/xla_gpu/xla_gpu_options.h"
 #include "xla_plugin/devices/xla_gpu/xla_gpu_policy.h"
 #include "xla_plugin/plugin_wrapper/inner_log_level.h"
-#include "xla_plugin/plugin_wrapper/plugin_locator.h"
 
 namespace pjrtkit {
 namespace xla_gpu {
@@ -18,13 +18,12 @@ namespace {
 
 bool Available() {
   return NvidiaGpuVisible() &&
-         plugin_wrapper::PluginLocator::LocateFromProcess(XlaGpuFactory::PluginSearch()).ok();
+         LibraryLocator::LocateFromProcess(XlaGpuFactory::PluginSearch()).ok();
 }
 
 StatusOr<std::shared_ptr<plugin_wrapper::InnerApi>> LoadProcessPlugin() {
-  PJRTKIT_ASSIGN_OR_RETURN(
-      plugin_wrapper::LocatedPlugin located,
-      plugin_wrapper::PluginLocator::LocateFromProcess(XlaGpuFactory::PluginSearch()));
+  PJRTKIT_ASSIGN_OR_RETURN(LocatedLibrary located,
+                           LibraryLocator::LocateFromProcess(XlaGpuFactory::PluginSearch()));
   // The CUDA plugin may log while it initializes: at the level the device would give it.
   const plugin_wrapper::InnerPluginName name = XlaGpuPolicy(AttributeMap()).inner_plugin();
   PJRTKIT_ASSIGN_OR_RETURN(std::optional<plugin_wrapper::InnerLogLevel> log_level,

@@ -16,7 +16,7 @@ namespace xla_gpu {
 
 std::vector<OptionSpec> XlaGpuFactory::OptionSpecs() { return XlaGpuOptions::Specs(); }
 
-plugin_wrapper::PluginSearch XlaGpuFactory::PluginSearch() {
+LibrarySearch XlaGpuFactory::PluginSearch() {
   return {kPluginPathEnv,
           {"jax_plugins/xla_cuda13/xla_cuda_plugin.so",
            "jax_plugins/xla_cuda12/xla_cuda_plugin.so"}};
@@ -43,8 +43,7 @@ StatusOr<std::unique_ptr<Client>> XlaGpuFactory::CreateClient(const AttributeMap
   std::string path = parsed.plugin_path();
   std::string path_source = "create option '" + std::string(kPluginPathOption) + "'";
   if (path.empty()) {
-    StatusOr<plugin_wrapper::LocatedPlugin> located =
-        plugin_wrapper::PluginLocator::LocateFromProcess(PluginSearch());
+    StatusOr<LocatedLibrary> located = LibraryLocator::LocateFromProcess(PluginSearch());
     if (!located.ok()) {
       return FailedPrecondition(
           "the xla_gpu device needs OpenXLA's CUDA PJRT plugin (xla_cuda_plugin.so, from the "

@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "xla_plugin/client/client.h"
+#include "xla_plugin/client/library_locator.h"
 #include "xla_plugin/client/multi_process.h"
 #include "xla_plugin/client/options.h"
 #include "xla_plugin/client/plugin_factory.h"
 #include "xla_plugin/client/topology.h"
 #include "xla_plugin/client/types.h"
-#include "xla_plugin/plugin_wrapper/plugin_locator.h"
 
 namespace pjrtkit {
 namespace xla_gpu {
@@ -40,7 +40,7 @@ struct XlaGpuFactory {
   // Where the CUDA plugin is looked for when xla_gpu_plugin_path is empty:
   // $PJRTKIT_XLA_GPU_PLUGIN, then jax_plugins/xla_cuda13 and jax_plugins/xla_cuda12 beside
   // pjrtkit.
-  static plugin_wrapper::PluginSearch PluginSearch();
+  static LibrarySearch PluginSearch();
 };
 
 // Attributes of the CUDA plugin this device is tested with (jax-cuda13-pjrt 0.11.2, PJRT C API
