@@ -5,6 +5,7 @@
 #include "xla_plugin/client/library_locator.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_factory.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_policy.h"
+#include "xla_plugin/plugin_wrapper/inner_api.h"
 #include "xla_plugin/plugin_wrapper/inner_log_level.h"
 
 namespace pjrtkit {
@@ -26,12 +27,11 @@ StatusOr<std::shared_ptr<plugin_wrapper::InnerApi>> LoadProcessPlugin() {
 registry::DeviceEntry Entry() {
   registry::DeviceEntry facts;
   facts.name = "xla_cpu";
-  facts.runs_like = "xla_cpu";
+  facts.runs_like = registry::kRunsLikeXlaCpu;
   facts.summary = "OpenXLA's XLA:CPU plugin under pjrtkit's device model (4 devices by default)";
   facts.auto_priority = 10;
-  facts.inner_plugin_option = kPluginPathOption;
-  facts.inner_plugin_env = kPluginPathEnv;
-  facts.load_process_plugin = &LoadProcessPlugin;
+  facts.inner_plugin =
+      registry::InnerPluginFacts{kPluginPathOption, kPluginPathEnv, &LoadProcessPlugin};
   return registry::MakeEntry<XlaCpuFactory>(std::move(facts));
 }
 

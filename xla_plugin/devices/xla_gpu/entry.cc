@@ -10,6 +10,7 @@
 #include "xla_plugin/devices/xla_gpu/xla_gpu_factory.h"
 #include "xla_plugin/devices/xla_gpu/xla_gpu_options.h"
 #include "xla_plugin/devices/xla_gpu/xla_gpu_policy.h"
+#include "xla_plugin/plugin_wrapper/inner_api.h"
 #include "xla_plugin/plugin_wrapper/inner_log_level.h"
 
 namespace pjrtkit {
@@ -47,15 +48,14 @@ bool NvidiaGpuVisible() {
 registry::DeviceEntry Entry() {
   registry::DeviceEntry facts;
   facts.name = "xla_gpu";
-  facts.runs_like = "xla_gpu";
+  facts.runs_like = registry::kRunsLikeXlaGpu;
   facts.summary = "OpenXLA's CUDA PJRT plugin (jax-cuda13-pjrt or jax-cuda12-pjrt) on NVIDIA GPUs";
   facts.auto_priority = 20;
   facts.available_reason = "an NVIDIA GPU and OpenXLA's CUDA plugin were found";
   facts.unavailable_reason = "no NVIDIA GPU with OpenXLA's CUDA plugin was found";
-  facts.inner_plugin_option = kPluginPathOption;
-  facts.inner_plugin_env = kPluginPathEnv;
+  facts.inner_plugin =
+      registry::InnerPluginFacts{kPluginPathOption, kPluginPathEnv, &LoadProcessPlugin};
   facts.available = &Available;
-  facts.load_process_plugin = &LoadProcessPlugin;
   return registry::MakeEntry<XlaGpuFactory>(std::move(facts));
 }
 
