@@ -25,12 +25,15 @@
 
 namespace pjrtkit {
 
-// Arguments of Client::BufferFromHostBuffer.
+// Arguments of Client::BufferFromHostBuffer. The C-API layer checks before calling: a known
+// element type, dims >= 0 (shape_checks.h), one byte stride per dimension when byte_strides is
+// set, data non-null unless the array has 0 bytes, the destination (call_checks.h).
 struct HostBufferArgs {
   const void* data = nullptr;                         // Host data; null only for 0 bytes.
   ElementType type = ElementType::kInvalid;            // Element type.
   std::vector<int64_t> dims;                           // Dimensions.
-  std::optional<std::vector<int64_t>> byte_strides;    // Strides in bytes; unset is dense.
+  // Strides in bytes, one per dimension; unset is dense row-major.
+  std::optional<std::vector<int64_t>> byte_strides;
   HostBufferSemantics semantics = HostBufferSemantics::kImmutableOnlyDuringCall;  // Data lifetime.
   // Destination device, set and addressable (ResolveDestinationDevice, call_checks.h).
   Device* device = nullptr;

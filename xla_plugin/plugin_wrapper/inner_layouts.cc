@@ -6,6 +6,7 @@
 
 // pjrtkit.
 #include "xla_plugin/client/layout_codec.h"
+#include "xla_plugin/client/shape_checks.h"
 
 namespace pjrtkit {
 namespace plugin_wrapper {
@@ -61,9 +62,7 @@ StatusOr<MemoryLayout> InnerLayouts::DefaultLayout(PJRT_Client* client, ElementT
     return InvalidArgument(std::string("DefaultLayout: ") + ElementTypeName(type) +
                            " arrays have no layout on " + inner_->name());
   }
-  for (int64_t d : dims) {
-    if (d < 0) return InvalidArgument("DefaultLayout: dimensions must be >= 0");
-  }
+  PJRTKIT_RETURN_IF_ERROR(CheckDimensions("DefaultLayout", "dims", dims));
   abi::LayoutsClientGetDefaultLayoutArgs args{};
   args.struct_size = abi::kLayoutsClientGetDefaultLayoutArgsSize;
   args.client = client;

@@ -76,7 +76,7 @@ TEST_F(InnerLayoutsTest, DefaultLayoutsAreRowMajorWithoutElementSizes) {
   EXPECT_EQ(Default(ElementType::kToken, {}),
             "error: INVALID_ARGUMENT: DefaultLayout: token arrays have no layout on XLA:CPU");
   EXPECT_EQ(Default(ElementType::kF32, {-1}),
-            "error: INVALID_ARGUMENT: DefaultLayout: dimensions must be >= 0");
+            "error: INVALID_ARGUMENT: DefaultLayout: dims[0] is -1; dimensions must be >= 0");
 }
 
 TEST_F(InnerLayoutsTest, SubByteBuffersCarryTheirElementSize) {

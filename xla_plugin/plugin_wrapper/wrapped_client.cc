@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "xla_plugin/client/shape_checks.h"
 #include "xla_plugin/plugin_wrapper/compile_options.h"
 #include "xla_plugin/plugin_wrapper/host_layout.h"
 #include "xla_plugin/plugin_wrapper/host_memory.h"
@@ -17,7 +18,6 @@
 #include "xla_plugin/plugin_wrapper/pjrtkit_platform.h"
 #include "xla_plugin/plugin_wrapper/pooled_host_copy.h"
 #include "xla_plugin/plugin_wrapper/serialized_executable.h"
-#include "xla_plugin/plugin_wrapper/shape_checks.h"
 #include "xla_plugin/plugin_wrapper/wrapped_buffer.h"
 #include "xla_plugin/plugin_wrapper/wrapped_loaded_executable.h"
 #include "xla_plugin/plugin_wrapper/wrapped_topology.h"
@@ -323,11 +323,6 @@ StatusOr<HostBufferResult> WrappedClient::BufferFromHostBuffer(const HostBufferA
   PJRTKIT_RETURN_IF_ERROR(CheckShape(kWhat, args.type, args.dims));
   if (policy().memory_stats_source() == MemoryStatsSource::kCounted) {
     PJRTKIT_RETURN_IF_ERROR(CheckFitsInHostMemory(kWhat, args.type, args.dims));
-  }
-  if (args.byte_strides.has_value() && args.byte_strides->size() != args.dims.size()) {
-    return InvalidArgument("BufferFromHostBuffer: " + std::to_string(args.byte_strides->size()) +
-                           " byte strides for " + std::to_string(args.dims.size()) +
-                           " dimensions");
   }
   // The caller resolved the destination (ResolveDestinationDevice, call_checks.h: the C layer
   // does): args.device is set and addressable, args.memory (if set) is one of its memories.
