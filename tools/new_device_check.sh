@@ -16,8 +16,10 @@
 # reads build_info.json, the plugin's pjrtkit_devices attribute or devices.bzl. --all runs
 # `bazel test //...` instead.
 #
-# tools/test.sh runs it after `bazel test //...`; Bazel's disk cache (.bazelrc) lets the scratch
-# build reuse that build's actions, so only what the new devices change is built again.
+# Before testing, the scratch copy gets what tools/setup.sh installs (the plugin, build_info.json
+# and the native kernels' library beside the Python packages). tools/test.sh runs this after
+# `bazel test //...`; Bazel's disk cache (.bazelrc) lets the scratch build reuse that build's
+# actions, so only what the new devices change is built again.
 #
 #   bash tools/new_device_check.sh [--all] [SCRATCH_DIR]
 set -euo pipefail
@@ -59,6 +61,18 @@ added=$(git diff --numstat xla_plugin/devices/registry/devices.bzl | awk '{print
 if [ "$added" != "${#DEVICES[@]}+0-" ]; then
   log "devices.bzl: expected ${#DEVICES[@]} added lines, got $added"; exit 1
 fi
+# What tools/setup.sh installs after a device is added (the next step new_device.py prints): the
+# plugin, its build_info.json and the native kernels' library beside the Python packages, where
+# the tests that import pjrtkit from the source tree find them. (setup.sh itself would also
+# reinstall the checkout's .venv in development mode against this scratch copy.)
+log "building the plugin and installing it beside the Python packages, as tools/setup.sh does"
+if ! bazel build //xla_plugin:pjrtkit_plugin.so //xla_plugin:build_info \
+    //kernels/native:pjrtkit_kernels.so >"$SCRATCH/bazel_build.log" 2>&1; then
+  tail -n 40 "$SCRATCH/bazel_build.log" >&2; log "the build failed"; exit 1
+fi
+install -m 0644 bazel-bin/xla_plugin/pjrtkit_plugin.so bazel-bin/xla_plugin/build_info.json \
+  python/jax_plugins/pjrtkit/
+install -m 0644 bazel-bin/kernels/native/pjrtkit_kernels.so kernels/native/
 if [ "$all" = 1 ]; then
   targets=(//...)
 else
