@@ -19,8 +19,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 TEMPLATE = Path(__file__).resolve().parent / "new_device_template"
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]{1,30}")
-RESERVED = frozenset({"auto", "inner", "registry", "selection", "template", "cpu", "gpu", "tpu",
-                      "cuda", "rocm", "host", "pjrtkit"})
+RESERVED = frozenset({"auto", "plugin_wrapper", "stablehlo", "registry", "selection", "template",
+                      "cpu", "gpu", "tpu", "cuda", "rocm", "host", "pjrtkit"})
 FILES = {  # template file -> file in the device folder ({name} substituted)
     "BUILD.in": "BUILD",
     "README.md.in": "README.md",

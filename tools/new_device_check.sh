@@ -1,17 +1,41 @@
 #!/usr/bin/env bash
-# The device template, end to end: copies this checkout (tracked and untracked, not ignored files)
-# to a scratch folder, runs `tools/new_device.py acme` there, and runs the new device's tests:
-# its unit test, the PJRT C-API conformance suite on the plugin with device=acme, and JAX (jit
-# and a 2-device pmap psum) on both JAX releases. It then checks that the new device touched
-# nothing outside its folder but the one registration line. tools/test.sh runs it after
-# `bazel test //...`; Bazel's disk cache (.bazelrc) makes the scratch build reuse that build's
-# actions, so only the new device, the registry and the plugin's link are built again.
+# The device template end to end, as a forking team uses it: copies this checkout (tracked and
+# untracked, not ignored files) to a scratch folder, registers TWO devices there with
+# `tools/new_device.py acme` and `tools/new_device.py beta`, checks that they touched nothing outside
+# their folders but one registration line each, and runs every test that reads the device
+# registry: the new devices' own tests (unit test, the PJRT C-API conformance suite with
+# device=NAME, JAX's jit and a 2-device pmap psum on both JAX releases) and every other test whose
+# expectations could depend on what is registered. Registering devices must never break them.
 #
-#   bash tools/new_device_check.sh [SCRATCH_DIR]
+# Which tests read the registry: the registry library is the only source of the device list in
+# C++, and everything that reports or reads it is built on it (the plugin library, its
+# build_info.json, the selection rules), so Bazel's reverse dependencies of
+# //xla_plugin/devices/registry:registry are every test that can see a registered device, plus
+# those of devices.bzl read as a file (//tools:new_device_test). The tests outside that set test
+# the client and C-API layers on a fake device, the wrapper on XLA:CPU directly, and tools; none
+# reads build_info.json, the plugin's pjrtkit_devices attribute or devices.bzl. --all runs
+# `bazel test //...` instead.
+#
+# Before testing, the scratch copy gets what tools/setup.sh installs (the plugin, build_info.json
+# and the native kernels' library beside the Python packages). tools/test.sh runs this after
+# `bazel test //...`; Bazel's disk cache (.bazelrc) lets the scratch build reuse that build's
+# actions, so only what the new devices change is built again.
+#
+#   bash tools/new_device_check.sh [--all] [SCRATCH_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-SCRATCH="${1:-$(mktemp -d /tmp/pjrtkit-new-device.XXXXXX)}"
+all=0
+SCRATCH=""
+for arg in "$@"; do
+  case "$arg" in
+    --all) all=1 ;;
+    -*) echo "[new_device_check] unknown argument '$arg' (accepted: --all, SCRATCH_DIR)" >&2; exit 2 ;;
+    *) SCRATCH=$arg ;;
+  esac
+done
+SCRATCH="${SCRATCH:-$(mktemp -d /tmp/pjrtkit-new-device.XXXXXX)}"
+DEVICES=(acme beta)
 log() { echo "[new_device_check] $*" >&2; }
 
 rm -rf "$SCRATCH" && mkdir -p "$SCRATCH"
@@ -22,23 +46,54 @@ for venv in .venv .venv-jax-oldest; do
 done
 cd "$SCRATCH"
 git init -q && git add -A && git -c user.name=check -c user.email=check@localhost commit -qm base
-log "scratch copy in $SCRATCH; writing the device acme"
-python3 tools/new_device.py acme
-# Nothing outside the new folder but devices.bzl's one line.
-changed=$(git status --porcelain | grep -v '^?? xla_plugin/devices/acme/$' || true)
+for name in "${DEVICES[@]}"; do
+  log "scratch copy in $SCRATCH; writing the device $name"
+  python3 tools/new_device.py "$name"
+done
+# Nothing outside the new folders but devices.bzl's lines, one per device.
+folders=()
+for name in "${DEVICES[@]}"; do folders+=(-e "^?? xla_plugin/devices/$name/\$"); done
+changed=$(git status --porcelain | grep -v "${folders[@]}" || true)
 if [ "$changed" != " M xla_plugin/devices/registry/devices.bzl" ]; then
-  log "the new device changed more than devices.bzl outside its folder: $changed"; exit 1
+  log "the new devices changed more than devices.bzl outside their folders: $changed"; exit 1
 fi
 added=$(git diff --numstat xla_plugin/devices/registry/devices.bzl | awk '{print $1 "+" $2 "-"}')
-if [ "$added" != "1+0-" ]; then
-  log "devices.bzl: expected one added line, got $added"; exit 1
+if [ "$added" != "${#DEVICES[@]}+0-" ]; then
+  log "devices.bzl: expected ${#DEVICES[@]} added lines, got $added"; exit 1
 fi
-log "bazel test //xla_plugin/devices/acme/..."
+# What tools/setup.sh installs after a device is added (the next step new_device.py prints): the
+# plugin, its build_info.json and the native kernels' library beside the Python packages, where
+# the tests that import pjrtkit from the source tree find them. (setup.sh itself would also
+# reinstall the checkout's .venv in development mode against this scratch copy.)
+log "building the plugin and installing it beside the Python packages, as tools/setup.sh does"
+if ! bazel build //xla_plugin:pjrtkit_plugin.so //xla_plugin:build_info \
+    //kernels/native:pjrtkit_kernels.so >"$SCRATCH/bazel_build.log" 2>&1; then
+  tail -n 40 "$SCRATCH/bazel_build.log" >&2; log "the build failed"; exit 1
+fi
+install -m 0644 bazel-bin/xla_plugin/pjrtkit_plugin.so bazel-bin/xla_plugin/build_info.json \
+  python/jax_plugins/pjrtkit/
+install -m 0644 bazel-bin/kernels/native/pjrtkit_kernels.so kernels/native/
+if [ "$all" = 1 ]; then
+  targets=(//...)
+else
+  mapfile -t targets < <(bazel query --noshow_progress \
+    'tests(rdeps(//..., //xla_plugin/devices/registry:registry) + rdeps(//..., //xla_plugin/devices/registry:devices.bzl))' 2>/dev/null)
+  for name in "${DEVICES[@]}"; do
+    for test in "${name}_device_test" "${name}_conformance_test" "${name}_jax_test" \
+                "${name}_jax_test_oldest_jax"; do
+      if ! printf '%s\n' "${targets[@]}" | grep -qx "//xla_plugin/devices/$name:$test"; then
+        log "the query missed //xla_plugin/devices/$name:$test"; exit 1
+      fi
+    done
+  done
+fi
+log "bazel test: ${#targets[@]} target patterns (log: $SCRATCH/bazel_test.log)"
 set +e
-bazel test //xla_plugin/devices/acme/... 2>&1 | tail -12
-status=${PIPESTATUS[0]}
+bazel test "${targets[@]}" >"$SCRATCH/bazel_test.log" 2>&1
+status=$?
 set -e
+grep -E "^//.* (FAILED|TIMEOUT|NO STATUS)|^Executed|^INFO: Elapsed|^ERROR" "$SCRATCH/bazel_test.log" >&2 || true
 bazel shutdown >/dev/null 2>&1 || true
 cd "$ROOT"
-if [ "$status" -eq 0 ]; then rm -rf "$SCRATCH"; fi
+if [ "$status" -eq 0 ]; then rm -rf "$SCRATCH"; else log "failed; the scratch copy stays in $SCRATCH"; fi
 exit "$status"

@@ -46,10 +46,15 @@ def test_writes_the_folder_and_one_registration_line(root: Path):
              "letter first), got 'Acme'"),
     ("a", "NAME must match [a-z][a-z0-9_]{1,30} (lower case, digits, '_'; 2-31 characters, a "
           "letter first), got 'a'"),
-    ("auto", "NAME 'auto' is reserved (reserved: auto, cpu, cuda, gpu, host, inner, pjrtkit, "
-             "registry, rocm, selection, template, tpu, and every xla_* name)"),
-    ("xla_tpu", "NAME 'xla_tpu' is reserved (reserved: auto, cpu, cuda, gpu, host, inner, "
-                "pjrtkit, registry, rocm, selection, template, tpu, and every xla_* name)"),
+    ("auto", "NAME 'auto' is reserved (reserved: auto, cpu, cuda, gpu, host, pjrtkit, "
+             "plugin_wrapper, registry, rocm, selection, stablehlo, template, tpu, and every xla_* "
+             "name)"),
+    ("xla_tpu", "NAME 'xla_tpu' is reserved (reserved: auto, cpu, cuda, gpu, host, pjrtkit, "
+                "plugin_wrapper, registry, rocm, selection, stablehlo, template, tpu, and every "
+                "xla_* name)"),
+    ("plugin_wrapper", "NAME 'plugin_wrapper' is reserved (reserved: auto, cpu, cuda, gpu, host, "
+                       "pjrtkit, plugin_wrapper, registry, rocm, selection, stablehlo, template, "
+                       "tpu, and every xla_* name)"),
 ])
 def test_bad_names_are_refused_naming_the_rule(root: Path, name: str, message: str):
   with pytest.raises(ValueError) as refused:

@@ -27,7 +27,7 @@
 
 namespace {
 
-// The xla_cpu header (xla_plugin/devices/inner/serialized_executable.h, format version 2).
+// The xla_cpu header (xla_plugin/plugin_wrapper/serialized_executable.h, format version 2).
 constexpr char kMagic[] = "\0pjrtkit-xla-cpu-executable";  // + the final '\0' = 28 bytes.
 constexpr size_t kMagicSize = 28;
 constexpr size_t kHeaderSize = kMagicSize + 1 + 4 + 8;

@@ -108,5 +108,24 @@ def test_a_registered_third_device_is_chosen_by_the_same_rules():
                               "one device's options, or choose with option 'device'")
 
 
+def test_a_device_without_an_inner_plugin_is_read_and_chosen():
+  """A device with its own compiler and runtime: runs like "stablehlo", no inner plugin."""
+  own = {"name": "own", "runs_like": "stablehlo", "summary": "its own compiler",
+         "auto_priority": 30, "inner_plugin_option": "", "inner_plugin_env": "",
+         "options": [{"name": "own_queue_depth", "type": "int64", "default": 4, "help": ""}]}
+  without_keys = {k: v for k, v in own.items() if not k.startswith("inner_plugin")}
+  expected = _device.DeviceInfo("own", "stablehlo", "its own compiler", 30, "", "",
+                                ("own_queue_depth",))
+  assert _device.parse_registry([own]) == (expected,)
+  assert _device.parse_registry([without_keys]) == (expected,)
+  assert expected.runs_like in _device.RUNS_LIKE
+  devices = [d for d in _device.registry() if d.name in ("xla_cpu", "xla_gpu")] + [expected]
+  choose = lambda options, env={}: _device.choose(options, env, False, None, devices)  # noqa: E731
+  assert choose({"own_queue_depth": 2}) == _device.Choice("own", "create option 'own_queue_depth'")
+  assert choose({}, {"PJRTKIT_DEVICE": "own"}).device == "own"
+  assert choose({}).device == "own"  # The highest auto priority, always available.
+  assert choose({"device_count": 2}).device == "xla_cpu"
+
+
 if __name__ == "__main__":
   sys.exit(pytest.main([__file__, "-v"] + sys.argv[1:]))

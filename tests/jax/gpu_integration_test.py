@@ -1,7 +1,10 @@
 """The xla_gpu device's Python side, on a machine without a GPU.
 
 * ``_device``: which device ``initialize()`` chooses and the options it passes (pure functions,
-  checked against the C++ rules' wording in ``xla_plugin/devices/selection``);
+  checked against the C++ rules' wording in ``xla_plugin/devices/selection``). The rules are
+  stated for the reference devices, read from the registry (as ``selection_test.cc`` does), and
+  what depends on the whole registry is derived from it, so devices ``tools/new_device.py`` adds
+  change nothing here;
 * the xla_gpu JAX integration installed over an XLA:CPU client: programs are only lowered (never
   run), and the lowered text shows JAX's cuda choices (cuSOLVER custom calls, the cuda branch of
   ``lax.platform_dependent``), host callbacks lowered as on cpu (pjrtkit's GPU handler runs
@@ -27,6 +30,8 @@ os.environ.setdefault("PJRTKIT_PLUGIN_LIBRARY", str(plugin_library()))
 from jax_plugins.pjrtkit import _device  # noqa: E402  pylint: disable=g-import-not-at-top
 
 PLUGIN = Path("/site/jax_plugins/xla_cuda13/xla_cuda_plugin.so")
+REFERENCE = tuple(d for d in _device.registry() if d.name in (_device.XLA_CPU, _device.XLA_GPU))
+"""The reference devices' registry entries: the rules below are stated for them."""
 
 
 @pytest.mark.parametrize("options,environ,gpu,plugin,expected", [
@@ -45,7 +50,8 @@ PLUGIN = Path("/site/jax_plugins/xla_cuda13/xla_cuda_plugin.so")
      ("xla_gpu", "create option 'device'")),
 ])
 def test_choice_follows_the_rules_in_order(options, environ, gpu, plugin, expected):
-  choice = _device.choose(options, environ, gpu, plugin)
+  assert [d.name for d in REFERENCE] == ["xla_cpu", "xla_gpu"]
+  choice = _device.choose(options, environ, gpu, plugin, REFERENCE)
   assert (choice.device, choice.reason) == expected
 
 
@@ -62,8 +68,20 @@ def test_choice_follows_the_rules_in_order(options, environ, gpu, plugin, expect
 ])
 def test_contradictions_are_refused_in_the_cpp_words(options, environ, message):
   with pytest.raises(ValueError) as error:
-    _device.choose(options, environ, True, PLUGIN)
+    _device.choose(options, environ, True, PLUGIN, REFERENCE)
   assert str(error.value) == message
+
+
+def test_unknown_names_are_refused_listing_every_registered_device():
+  names = _device.device_names()
+  assert names[:2] == ("xla_cpu", "xla_gpu")
+  accepted = ", ".join(f"'{n}'" for n in names) + " or 'auto'"
+  with pytest.raises(ValueError) as error:
+    _device.choose({"device": "tpu"}, {}, True, PLUGIN)
+  assert str(error.value) == f"create option 'device' must be {accepted}, got 'tpu'"
+  with pytest.raises(ValueError) as error:
+    _device.choose({}, {"PJRTKIT_DEVICE": "gpu"}, True, PLUGIN)
+  assert str(error.value) == f"environment variable PJRTKIT_DEVICE must be {accepted}, got 'gpu'"
 
 
 def test_gpu_visibility_reads_the_driver_and_cuda_visible_devices(tmp_path):

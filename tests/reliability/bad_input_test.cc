@@ -13,8 +13,8 @@
 #include "gtest/gtest.h"
 #include "tests/conformance/conformance.h"
 #include "tests/conformance/test_base.h"
-#include "xla_plugin/devices/inner/proto_writer.h"
 #include "xla/pjrt/c/pjrt_c_api.h"
+#include "xla_plugin/plugin_wrapper/proto_writer.h"
 
 namespace pjrt_conformance {
 namespace {
@@ -178,8 +178,8 @@ TEST_F(BadInputTest, HloWithSparseInstructionIdsIsRefusedBeforeXlaAllocates) {
   // table by the id (8 GiB; //tests/fuzz found the 4 GiB form). HloModuleProto: name 1, entry
   // computation name 2, computations 3; HloComputationProto: name 1, instructions 2, root id 6;
   // HloInstructionProto: name 1, opcode 2, id 35.
-  using ::pjrtkit::inner::proto_writer::BytesField;
-  using ::pjrtkit::inner::proto_writer::VarintField;
+  using ::pjrtkit::plugin_wrapper::proto_writer::BytesField;
+  using ::pjrtkit::plugin_wrapper::proto_writer::VarintField;
   auto instruction = [](uint64_t id) {
     return BytesField(1, "p" + std::to_string(id)) + BytesField(2, "parameter") +
            VarintField(35, id);
@@ -210,7 +210,7 @@ TEST_F(BadInputTest, UnknownElementTypeIsInvalidArgument) {
 TEST_F(BadInputTest, NegativeDimensionIsInvalidArgument) {
   const float data[4] = {0, 0, 0, 0};
   ExpectError(Upload(data, PJRT_Buffer_Type_F32, {2, -2}), PJRT_Error_Code_INVALID_ARGUMENT,
-              {"dimension", "-2"});
+              {"PJRT_Client_BufferFromHostBuffer: args->dims[1] is -2; dimensions must be >= 0"});
 }
 
 TEST_F(BadInputTest, DimensionsWhoseSizeOverflowAreRefusedWithoutAllocating) {

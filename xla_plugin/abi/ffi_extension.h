@@ -5,7 +5,7 @@
 // documented layout of PJRT C API 0.81 (the version of the XLA:CPU plugin the reference device
 // runs on; its extension reports the sizes asserted below). pjrtkit serves this extension
 // (xla_plugin/c_api/ffi_extension.h) and the reference device calls the inner plugin's one
-// (xla_plugin/devices/inner/inner_ffi.h).
+// (xla_plugin/plugin_wrapper/inner_ffi.h).
 //
 // Layout (x86-64 / aarch64 LP64):
 //   FfiExtension          base (24) | type_register | user_data_add | register_handler  = 48

@@ -10,7 +10,7 @@
 // caller's PJRT_ExecuteContext, if any). jax_plugins.pjrtkit calls it with ctypes.
 //
 // Host buffer pool: the reference devices copy host data into blocks they keep for reuse (up to
-// the create option host_buffer_cache_mib; devices/inner/host_buffer_pool.h). The PJRT C API has
+// the create option host_buffer_cache_mib; plugin_wrapper/host_buffer_pool.h). The PJRT C API has
 // no way to give that memory back or to report it by itself (PJRT_Device_MemoryStats has no
 // slot for it), so host_buffer_pool reports it and, when asked, frees it. pjrtkit.
 // host_buffer_pool_stats() and pjrtkit.trim_host_buffer_pool() call it with ctypes.

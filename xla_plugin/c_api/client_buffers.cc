@@ -9,7 +9,6 @@
 #include <vector>
 
 // pjrtkit.
-#include "xla_plugin/client/call_checks.h"
 #include "xla_plugin/c_api/buffer.h"
 #include "xla_plugin/c_api/client.h"
 #include "xla_plugin/c_api/convert.h"
@@ -17,25 +16,23 @@
 #include "xla_plugin/c_api/error_buffer.h"
 #include "xla_plugin/c_api/event.h"
 #include "xla_plugin/c_api/handles.h"
+#include "xla_plugin/client/call_checks.h"
+#include "xla_plugin/client/shape_checks.h"
 
 namespace pjrtkit {
 namespace capi {
 namespace {
 
-// Reads `num_dims` dimensions at `dims`; INVALID_ARGUMENT for a null array or a negative size.
-StatusOr<std::vector<int64_t>> ReadDims(const char* fn, const int64_t* dims, size_t num_dims) {
+// Reads `num_dims` dimensions at `dims`, the parameter `what` ("args->dims"); INVALID_ARGUMENT
+// for a null array or a negative size (CheckDimensions).
+StatusOr<std::vector<int64_t>> ReadDims(const char* fn, const std::string& what,
+                                        const int64_t* dims, size_t num_dims) {
   if (num_dims > 0 && dims == nullptr) {
     return InvalidArgument(std::string(fn) + ": dims is null but num_dims is " +
                            std::to_string(num_dims));
   }
-  std::vector<int64_t> out(dims, dims + num_dims);
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (out[i] < 0) {
-      return InvalidArgument(std::string(fn) + ": dimension " + std::to_string(i) + " is " +
-                             std::to_string(out[i]) + "; dimensions must be >= 0");
-    }
-  }
-  return out;
+  PJRTKIT_RETURN_IF_ERROR(CheckDimensions(fn, what, dims, num_dims));
+  return std::vector<int64_t>(dims, dims + num_dims);
 }
 
 // Where a new buffer goes: a device and (optionally) a memory of `client`.
@@ -74,7 +71,7 @@ PJRT_Error* ClientBufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Args* ar
     PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "client", args->client));
     HostBufferArgs host;
     PJRTKIT_ASSIGN_OR_RETURN(host.type, FromPjrtBufferType(fn, args->type));
-    PJRTKIT_ASSIGN_OR_RETURN(host.dims, ReadDims(fn, args->dims, args->num_dims));
+    PJRTKIT_ASSIGN_OR_RETURN(host.dims, ReadDims(fn, "args->dims", args->dims, args->num_dims));
     if (args->num_byte_strides != 0) {
       if (args->num_byte_strides != args->num_dims) {
         return InvalidArgument(std::string(fn) + ": num_byte_strides is " +
@@ -134,8 +131,9 @@ PJRT_Error* ClientCreateErrorBuffer(PJRT_Client_CreateErrorBuffer_Args* args) {
                                             args->error_message_size, args->payload, num_payload,
                                             &error));
     PJRTKIT_ASSIGN_OR_RETURN(ElementType type, FromPjrtBufferType(fn, args->shape_element_type));
-    PJRTKIT_ASSIGN_OR_RETURN(std::vector<int64_t> dims,
-                             ReadDims(fn, args->shape_dims, args->shape_num_dims));
+    PJRTKIT_ASSIGN_OR_RETURN(
+        std::vector<int64_t> dims,
+        ReadDims(fn, "args->shape_dims", args->shape_dims, args->shape_num_dims));
     PJRTKIT_ASSIGN_OR_RETURN(Destination destination,
                              ResolveDestination(fn, args->client, nullptr, args->memory));
     const PJRT_Buffer_MemoryLayout* layout = args->shape_layout;
@@ -168,8 +166,9 @@ PJRT_Error* ClientCreateUninitializedBuffer(PJRT_Client_CreateUninitializedBuffe
         CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Client_CreateUninitializedBuffer_Args, buffer)));
     PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "client", args->client));
     PJRTKIT_ASSIGN_OR_RETURN(ElementType type, FromPjrtBufferType(fn, args->shape_element_type));
-    PJRTKIT_ASSIGN_OR_RETURN(std::vector<int64_t> dims,
-                             ReadDims(fn, args->shape_dims, args->shape_num_dims));
+    PJRTKIT_ASSIGN_OR_RETURN(
+        std::vector<int64_t> dims,
+        ReadDims(fn, "args->shape_dims", args->shape_dims, args->shape_num_dims));
     if (args->shape_layout != nullptr) {
       PJRTKIT_ASSIGN_OR_RETURN(MemoryLayout layout,
                                FromPjrtLayout(fn, *args->shape_layout, type, dims));
@@ -205,7 +204,7 @@ PJRT_Error* ClientCreateViewOfDeviceBuffer(PJRT_Client_CreateViewOfDeviceBuffer_
     view.data = args->device_buffer_ptr;
     view.stream = args->stream;
     PJRTKIT_ASSIGN_OR_RETURN(view.type, FromPjrtBufferType(fn, args->element_type));
-    PJRTKIT_ASSIGN_OR_RETURN(view.dims, ReadDims(fn, args->dims, args->num_dims));
+    PJRTKIT_ASSIGN_OR_RETURN(view.dims, ReadDims(fn, "args->dims", args->dims, args->num_dims));
     if (args->layout != nullptr) {
       PJRTKIT_ASSIGN_OR_RETURN(view.layout,
                                FromPjrtLayout(fn, *args->layout, view.type, view.dims));
@@ -264,7 +263,9 @@ PJRT_Error* ClientCreateBuffersForAsyncHostToDevice(
       const PJRT_ShapeSpec& spec = args->shape_specs[i];
       BufferShape shape;
       PJRTKIT_ASSIGN_OR_RETURN(shape.type, FromPjrtBufferType(fn, spec.element_type));
-      PJRTKIT_ASSIGN_OR_RETURN(shape.dims, ReadDims(fn, spec.dims, spec.num_dims));
+      PJRTKIT_ASSIGN_OR_RETURN(
+          shape.dims, ReadDims(fn, "args->shape_specs[" + std::to_string(i) + "].dims", spec.dims,
+                               spec.num_dims));
       if (args->num_device_layouts != 0 && args->device_layouts[i] != nullptr) {
         PJRTKIT_ASSIGN_OR_RETURN(
             MemoryLayout layout,

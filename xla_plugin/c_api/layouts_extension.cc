@@ -12,6 +12,7 @@
 #include "xla_plugin/c_api/entry_point.h"
 #include "xla_plugin/c_api/handles.h"
 #include "xla_plugin/client/layout_codec.h"
+#include "xla_plugin/client/shape_checks.h"
 
 namespace pjrtkit {
 namespace capi {
@@ -35,12 +36,7 @@ StatusOr<ArrayQuery> ReadArrayQuery(const char* fn, PJRT_Buffer_Type type, const
                            std::to_string(num_dims));
   }
   query.dims.assign(dims, dims + num_dims);
-  for (size_t i = 0; i < num_dims; ++i) {
-    if (query.dims[i] < 0) {
-      return InvalidArgument(std::string(fn) + ": args->dims[" + std::to_string(i) + "] is " +
-                             std::to_string(query.dims[i]) + " (dimensions must be >= 0)");
-    }
-  }
+  PJRTKIT_RETURN_IF_ERROR(CheckDimensions(fn, "args->dims", query.dims));
   return query;
 }
 

@@ -170,8 +170,8 @@ TEST_F(LayoutsExtensionTest, ClientDefaultLayouts) {
   // Tokens have no dimensions; answered without asking the device.
   EXPECT_EQ(ClientDefault(PJRT_Buffer_Type_TOKEN, {}), "{}");
   EXPECT_EQ(ClientDefault(PJRT_Buffer_Type_F32, {3, -1}),
-            "error: PJRT_Layouts_PJRT_Client_GetDefaultLayout: args->dims[1] is -1 (dimensions "
-            "must be >= 0)");
+            "error: PJRT_Layouts_PJRT_Client_GetDefaultLayout: args->dims[1] is -1; dimensions "
+            "must be >= 0");
   EXPECT_EQ(ClientDefault(PJRT_Buffer_Type_INVALID, {3}),
             "error: PJRT_Layouts_PJRT_Client_GetDefaultLayout: invalid PJRT_Buffer_Type 0");
   abi::LayoutsClientGetDefaultLayoutArgs args{};
@@ -199,8 +199,8 @@ TEST_F(LayoutsExtensionTest, TopologyDefaultLayouts) {
   EXPECT_EQ(Text(args.layout), "{2,1,0}");
   dims[0] = -4;
   EXPECT_EQ(Consume(ext_->topology_get_default_layout(&args)).message,
-            "PJRT_Layouts_PJRT_Topology_GetDefaultLayout: args->dims[0] is -4 (dimensions must "
-            "be >= 0)");
+            "PJRT_Layouts_PJRT_Topology_GetDefaultLayout: args->dims[0] is -4; dimensions must "
+            "be >= 0");
 }
 
 TEST_F(LayoutsExtensionTest, BufferLayouts) {

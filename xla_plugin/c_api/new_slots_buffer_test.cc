@@ -105,7 +105,7 @@ TEST_F(NewBufferSlotsTest, BitcastChecksItsArguments) {
   std::vector<int64_t> negative = {-4};
   args.dims = negative.data();
   EXPECT_EQ(Consume(api_->PJRT_Buffer_Bitcast(&args)).message,
-            fn + ": dimensions must be >= 0, got -4");
+            fn + ": args->dims[0] is -4; dimensions must be >= 0");
   std::vector<int64_t> bigger = {5};
   args.dims = bigger.data();
   ErrorInfo info = Consume(api_->PJRT_Buffer_Bitcast(&args));

@@ -238,9 +238,8 @@ TEST_F(NewClientSlotsTest, CanonicalShapesAreTheDevicesAnswerAfterTheChecks) {
   args.element_type = PJRT_Buffer_Type_F32;
   std::vector<int64_t> negative = {2, -1};
   args.dims = negative.data();
-  EXPECT_EQ(Consume(api_->PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace(&args))
-                .message,
-            fn + ": dimensions must be >= 0, got -1");
+  EXPECT_EQ(Consume(api_->PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace(&args)).message,
+            fn + ": args->dims[1] is -1; dimensions must be >= 0");
   args.dims = nullptr;
   EXPECT_EQ(Consume(api_->PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace(&args))
                 .message,

@@ -333,7 +333,7 @@ TEST_F(NewBufferSlotsTest, CreateErrorBufferChecksItsArguments) {
   args.shape_dims = negative.data();
   args.shape_num_dims = 2;
   EXPECT_EQ(Consume(api_->PJRT_Client_CreateErrorBuffer(&args)).message,
-            "PJRT_Client_CreateErrorBuffer: dimension 1 is -3; dimensions must be >= 0");
+            "PJRT_Client_CreateErrorBuffer: args->shape_dims[1] is -3; dimensions must be >= 0");
   args.shape_dims = nullptr;
   EXPECT_EQ(Consume(api_->PJRT_Client_CreateErrorBuffer(&args)).message,
             "PJRT_Client_CreateErrorBuffer: dims is null but num_dims is 2");

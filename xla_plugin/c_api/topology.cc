@@ -9,6 +9,7 @@
 #include "xla_plugin/c_api/entry_point.h"
 #include "xla_plugin/c_api/executable.h"
 #include "xla_plugin/c_api/handles.h"
+#include "xla_plugin/client/shape_checks.h"
 
 PJRT_TopologyDescription::PJRT_TopologyDescription(const pjrtkit::Topology* topology,
                                                    std::unique_ptr<pjrtkit::Topology> owned,
@@ -230,12 +231,7 @@ PJRT_Error* TopologyMakeCanonicalShapeForMemorySpace(
         PJRTKIT_ASSIGN_OR_RETURN(ElementType type, FromPjrtBufferType(fn, args->element_type));
         if (args->num_dims > 0 && args->dims == nullptr) return NullHandleError(fn, "dims");
         std::vector<int64_t> dims(args->dims, args->dims + args->num_dims);
-        for (int64_t d : dims) {
-          if (d < 0) {
-            return InvalidArgument(std::string(fn) + ": dimensions must be >= 0, got " +
-                                   std::to_string(d));
-          }
-        }
+        PJRTKIT_RETURN_IF_ERROR(CheckDimensions(fn, "args->dims", dims));
         std::optional<MemoryLayout> layout;
         if (args->layout != nullptr) {
           PJRTKIT_ASSIGN_OR_RETURN(layout, FromPjrtLayout(fn, *args->layout, type, dims));

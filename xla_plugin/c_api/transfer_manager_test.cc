@@ -251,8 +251,8 @@ TEST_F(TransferManagerTest, CreateValidatesItsArguments) {
   ErrorInfo bad_dims = Consume(api_->PJRT_Client_CreateBuffersForAsyncHostToDevice(&create_));
   EXPECT_EQ(bad_dims.code, PJRT_Error_Code_INVALID_ARGUMENT);
   EXPECT_EQ(bad_dims.message,
-            "PJRT_Client_CreateBuffersForAsyncHostToDevice: dimension 1 is -1; dimensions must "
-            "be >= 0");
+            "PJRT_Client_CreateBuffersForAsyncHostToDevice: args->shape_specs[0].dims[1] is -1; "
+            "dimensions must be >= 0");
   specs_[0].dims = dims0_.data();
   create_.num_device_layouts = 1;  // One layout for two specs.
   EXPECT_EQ(Consume(api_->PJRT_Client_CreateBuffersForAsyncHostToDevice(&create_)).code,

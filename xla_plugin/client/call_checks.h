@@ -1,7 +1,7 @@
 // The checks of meaning that hold for every device: a deleted executable, a deleted or donated
 // argument, objects of another client, the number of argument lists, addressability, and which
 // device a memory puts a new buffer on. The C layer (c_api/) calls them before it calls the
-// device, so a device (the shared wrapper in devices/inner, or a team's own Client) gets them
+// device, so a device (the shared wrapper in plugin_wrapper/, or a team's own Client) gets them
 // without repeating them; a C++ caller that drives a device directly calls them the same way.
 // Who checks what: c_api/README.md, "Which layer checks what".
 //

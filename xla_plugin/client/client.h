@@ -25,12 +25,15 @@
 
 namespace pjrtkit {
 
-// Arguments of Client::BufferFromHostBuffer.
+// Arguments of Client::BufferFromHostBuffer. The C-API layer checks before calling: a known
+// element type, dims >= 0 (shape_checks.h), one byte stride per dimension when byte_strides is
+// set, data non-null unless the array has 0 bytes, the destination (call_checks.h).
 struct HostBufferArgs {
   const void* data = nullptr;                         // Host data; null only for 0 bytes.
   ElementType type = ElementType::kInvalid;            // Element type.
   std::vector<int64_t> dims;                           // Dimensions.
-  std::optional<std::vector<int64_t>> byte_strides;    // Strides in bytes; unset is dense.
+  // Strides in bytes, one per dimension; unset is dense row-major.
+  std::optional<std::vector<int64_t>> byte_strides;
   HostBufferSemantics semantics = HostBufferSemantics::kImmutableOnlyDuringCall;  // Data lifetime.
   // Destination device, set and addressable (ResolveDestinationDevice, call_checks.h).
   Device* device = nullptr;
@@ -61,7 +64,7 @@ struct DeviceBufferViewArgs {
 };
 
 // What a client's host buffer pool holds (Client::host_buffer_pool_stats()): host memory kept
-// for host-to-device copies (see devices/inner/host_buffer_pool.h).
+// for host-to-device copies (see plugin_wrapper/host_buffer_pool.h).
 struct HostBufferPoolStats {
   size_t held_bytes = 0;      // Released blocks kept for reuse (what TrimHostBufferPool frees).
   int64_t held_blocks = 0;    // How many.
@@ -70,7 +73,7 @@ struct HostBufferPoolStats {
   size_t limit_bytes = 0;     // The most it keeps (create option host_buffer_cache_mib; 0: off).
 };
 
-// A device platform's client. Device teams subclass it (see devices/inner/wrapped_client.h,
+// A device platform's client. Device teams subclass it (see plugin_wrapper/wrapped_client.h,
 // which the xla_cpu and xla_gpu reference devices share).
 class Client {
  public:

@@ -43,8 +43,12 @@ logger = logging.getLogger(__name__)
 
 XLA_CPU = "xla_cpu"
 XLA_GPU = "xla_gpu"
-RUNS_LIKE = (XLA_CPU, XLA_GPU)
-"""The reference devices, whose JAX integration every device reuses (``DeviceInfo.runs_like``)."""
+STABLEHLO = "stablehlo"
+RUNS_LIKE = (XLA_CPU, XLA_GPU, STABLEHLO)
+"""``DeviceInfo.runs_like``'s values (``kRunsLike*`` in
+``xla_plugin/devices/registry/device_entry.h``): the reference devices, whose JAX integration a
+wrapped device reuses, and ``stablehlo``, a device that compiles StableHLO itself (JAX's
+platform-independent lowering rules only)."""
 DEVICE_OPTION = "device"
 DEVICE_ENV = "PJRTKIT_DEVICE"
 
@@ -55,11 +59,12 @@ class DeviceInfo:
 
   Attributes:
     name: the ``device`` option's value, and the device folder's name.
-    runs_like: ``xla_cpu`` or ``xla_gpu``: the JAX integration installed for it.
+    runs_like: one of ``RUNS_LIKE``: the JAX integration installed for it.
     summary: one line.
     auto_priority: rule 4's priority (0: only when named).
-    inner_plugin_option: the create option naming its inner plugin ("" if none).
-    inner_plugin_env: the variable its C++ side reads when that option is empty.
+    inner_plugin_option: the create option naming its inner plugin ("" for a device without one:
+      a device with its own runtime).
+    inner_plugin_env: the variable its C++ side reads when that option is empty ("" likewise).
     options: the names of the create options it accepts (besides ``device``).
   """
 
@@ -73,10 +78,14 @@ class DeviceInfo:
 
 
 def parse_registry(devices: Sequence[Mapping[str, Any]]) -> tuple[DeviceInfo, ...]:
-  """``DeviceInfo`` of each item of build_info.json's "devices" (or the plugin's attribute)."""
+  """``DeviceInfo`` of each item of build_info.json's "devices" (or the plugin's attribute).
+
+  A device without an inner plugin has ``""`` (or no key) for ``inner_plugin_option`` and
+  ``inner_plugin_env``.
+  """
   return tuple(
       DeviceInfo(d["name"], d["runs_like"], d["summary"], int(d["auto_priority"]),
-                 d["inner_plugin_option"], d["inner_plugin_env"],
+                 d.get("inner_plugin_option") or "", d.get("inner_plugin_env") or "",
                  tuple(o["name"] for o in d["options"])) for d in devices)
 
 
@@ -112,8 +121,8 @@ def find(name: str, devices: Sequence[DeviceInfo] | None = None) -> DeviceInfo |
 
 
 def runs_like(name: str) -> str:
-  """``xla_cpu`` or ``xla_gpu`` for a registered device (a reference device is itself); ``name``
-  itself when it is not registered."""
+  """One of ``RUNS_LIKE`` for a registered device (a reference device is itself); ``name`` itself
+  when it is not registered."""
   device = find(name)
   return device.runs_like if device is not None else name
 
@@ -156,7 +165,7 @@ class Choice:
   """The device pjrtkit runs on, and why.
 
   Attributes:
-    device: ``xla_cpu`` or ``xla_gpu``.
+    device: a registered device's name.
     reason: the rule that chose it, for logs and errors.
   """
 

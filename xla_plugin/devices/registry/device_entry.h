@@ -8,6 +8,7 @@
 #define PJRTKIT_XLA_PLUGIN_DEVICES_REGISTRY_DEVICE_ENTRY_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -21,18 +22,39 @@
 #include "xla_plugin/client/status_or.h"
 #include "xla_plugin/client/topology.h"
 #include "xla_plugin/client/types.h"
-#include "xla_plugin/devices/inner/inner_api.h"
 
 namespace pjrtkit {
+namespace plugin_wrapper {
+class InnerApi;  // A loaded inner PJRT plugin (xla_plugin/plugin_wrapper/inner_api.h).
+}  // namespace plugin_wrapper
+
 namespace registry {
+
+// DeviceEntry::runs_like's values: the JAX integration the Python side installs for a device.
+inline constexpr char kRunsLikeXlaCpu[] = "xla_cpu";       // XLA:CPU's programs and lowerings.
+inline constexpr char kRunsLikeXlaGpu[] = "xla_gpu";       // XLA:GPU's.
+inline constexpr char kRunsLikeStablehlo[] = "stablehlo";  // The device compiles StableHLO itself.
+
+// What the registry knows of a wrapped device's inner PJRT plugin (xla_plugin/plugin_wrapper).
+struct InnerPluginFacts {
+  // The create option naming the inner plugin's path ("xla_cpu_plugin_path").
+  std::string path_option;
+  // The environment variable the device reads when that option is empty
+  // ("PJRTKIT_XLA_CPU_PLUGIN"); the Python side sets it before JAX loads the library.
+  std::string path_env;
+  // Loads and initializes the inner plugin from where it is found without create options, when
+  // the process's device is decided (devices/selection/process_device.h); null: not loaded then.
+  StatusOr<std::shared_ptr<plugin_wrapper::InnerApi>> (*load_process_plugin)() = nullptr;
+};
 
 // The device's facts. Plain data plus function pointers: an entry is a value, copied freely.
 struct DeviceEntry {
   // The `device` create option's and $PJRTKIT_DEVICE's value, and the device folder's name.
   std::string name;
-  // The reference device whose JAX integration (lowering rules, program checks, topologies,
-  // default options) the Python side installs for this device: "xla_cpu" (runs XLA:CPU's
-  // programs) or "xla_gpu" (runs XLA:GPU's).
+  // The JAX integration (lowering rules, program checks, topologies, default options) the Python
+  // side installs for this device: "xla_cpu" (it runs XLA:CPU's programs: XLA:CPU's lowerings),
+  // "xla_gpu" (XLA:GPU's) or "stablehlo" (it compiles StableHLO itself: JAX's
+  // platform-independent lowering rules only). See kRunsLike*.
   std::string runs_like;
   // One line for `device` option help and docs.
   std::string summary;
@@ -43,10 +65,8 @@ struct DeviceEntry {
   // plugin was found"); and why it is true.
   std::string unavailable_reason;
   std::string available_reason;
-  // The create option naming the inner plugin's path ("" if none) and the environment variable
-  // the device reads when that option is empty.
-  std::string inner_plugin_option;
-  std::string inner_plugin_env;
+  // A wrapped device's inner PJRT plugin; absent for a device with its own runtime.
+  std::optional<InnerPluginFacts> inner_plugin;
 
   Status (*initialize)() = nullptr;
   AttributeMap (*plugin_attributes)() = nullptr;
@@ -58,9 +78,6 @@ struct DeviceEntry {
   // Whether this machine has what the device needs, checked without loading anything heavy
   // (null: always).
   bool (*available)() = nullptr;
-  // Loads and initializes the device's inner plugin from where it is found without create
-  // options, when the process's device is decided (null: the device has none).
-  StatusOr<std::shared_ptr<inner::InnerApi>> (*load_process_plugin)() = nullptr;
 };
 
 // CheckPluginFactory plus what the registry needs of a device's factory, with readable errors.

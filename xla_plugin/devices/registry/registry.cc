@@ -75,11 +75,14 @@ std::string Registry::ToJson(const std::vector<DeviceEntry>& devices) {
   std::string out = "[";
   for (const DeviceEntry& entry : devices) {
     if (out.size() > 1) out += ",";
+    // A device without an inner plugin: "" for both.
+    const std::string plugin_option = entry.inner_plugin ? entry.inner_plugin->path_option : "";
+    const std::string plugin_env = entry.inner_plugin ? entry.inner_plugin->path_env : "";
     out += "{\"name\":" + Quote(entry.name) + ",\"runs_like\":" + Quote(entry.runs_like) +
            ",\"summary\":" + Quote(entry.summary) +
            ",\"auto_priority\":" + std::to_string(entry.auto_priority) +
-           ",\"inner_plugin_option\":" + Quote(entry.inner_plugin_option) +
-           ",\"inner_plugin_env\":" + Quote(entry.inner_plugin_env) + ",\"options\":[";
+           ",\"inner_plugin_option\":" + Quote(plugin_option) +
+           ",\"inner_plugin_env\":" + Quote(plugin_env) + ",\"options\":[";
     bool first = true;
     for (const OptionSpec& spec : entry.option_specs ? entry.option_specs()
                                                       : std::vector<OptionSpec>{}) {

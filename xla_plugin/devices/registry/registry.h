@@ -24,7 +24,8 @@ class Registry {
   static std::string AcceptedNames(const std::vector<DeviceEntry>& devices = Devices());
   // [{"name", "runs_like", "summary", "auto_priority", "inner_plugin_option",
   //   "inner_plugin_env", "options": [{"name", "type", "default", "help"}, ...]}, ...]:
-  // compact JSON, keys in this order.
+  // compact JSON, keys in this order; the two inner_plugin_* keys are "" for a device without an
+  // inner plugin.
   static std::string ToJson(const std::vector<DeviceEntry>& devices = Devices());
 };
 

@@ -20,7 +20,9 @@ TEST(RegistryTest, TheReferenceDevicesAreRegisteredInOrderAndComplete) {
   for (const DeviceEntry& device : devices) {
     SCOPED_TRACE(device.name);
     EXPECT_TRUE(names.insert(device.name).second) << "registered twice";
-    EXPECT_TRUE(device.runs_like == "xla_cpu" || device.runs_like == "xla_gpu") << device.runs_like;
+    EXPECT_TRUE(device.runs_like == kRunsLikeXlaCpu || device.runs_like == kRunsLikeXlaGpu ||
+                device.runs_like == kRunsLikeStablehlo)
+        << device.runs_like;
     EXPECT_FALSE(device.summary.empty());
     EXPECT_NE(device.initialize, nullptr);
     EXPECT_NE(device.plugin_attributes, nullptr);
@@ -31,6 +33,13 @@ TEST(RegistryTest, TheReferenceDevicesAreRegisteredInOrderAndComplete) {
   }
   EXPECT_EQ(Registry::Find("xla_gpu"), &devices[1]);
   EXPECT_EQ(Registry::Find("tpu"), nullptr);
+  // The reference devices wrap an inner plugin, which their process loads.
+  for (const DeviceEntry* device : {&devices[0], &devices[1]}) {
+    ASSERT_TRUE(device->inner_plugin.has_value()) << device->name;
+    EXPECT_NE(device->inner_plugin->load_process_plugin, nullptr);
+  }
+  EXPECT_EQ(devices[0].inner_plugin->path_option, "xla_cpu_plugin_path");
+  EXPECT_EQ(devices[1].inner_plugin->path_env, "PJRTKIT_XLA_GPU_PLUGIN");
 }
 
 std::vector<OptionSpec> TwoOptions() {
@@ -44,19 +53,19 @@ TEST(RegistryTest, JsonAndAcceptedNamesAreExact) {
   one.runs_like = "xla_cpu";
   one.summary = "first";
   one.auto_priority = 3;
-  one.inner_plugin_option = "one_plugin_path";
-  one.inner_plugin_env = "ONE_PLUGIN";
+  one.inner_plugin = InnerPluginFacts{"one_plugin_path", "ONE_PLUGIN", nullptr};
   one.option_specs = &TwoOptions;
+  // A device with its own compiler and runtime: no inner plugin.
   DeviceEntry two;
   two.name = "two";
-  two.runs_like = "xla_gpu";
+  two.runs_like = kRunsLikeStablehlo;
   EXPECT_EQ(Registry::ToJson({one, two}),
             "[{\"name\":\"one\",\"runs_like\":\"xla_cpu\",\"summary\":\"first\","
             "\"auto_priority\":3,\"inner_plugin_option\":\"one_plugin_path\","
             "\"inner_plugin_env\":\"ONE_PLUGIN\",\"options\":["
             "{\"name\":\"count\",\"type\":\"int64\",\"default\":4,\"help\":\"how \\\"many\\\"\"},"
             "{\"name\":\"ratio\",\"type\":\"float\",\"default\":0.5,\"help\":\"a\\\\b\"}]},"
-            "{\"name\":\"two\",\"runs_like\":\"xla_gpu\",\"summary\":\"\",\"auto_priority\":0,"
+            "{\"name\":\"two\",\"runs_like\":\"stablehlo\",\"summary\":\"\",\"auto_priority\":0,"
             "\"inner_plugin_option\":\"\",\"inner_plugin_env\":\"\",\"options\":[]}]");
   EXPECT_EQ(Registry::AcceptedNames({one, two}), "'one', 'two' or 'auto'");
   EXPECT_EQ(Registry::AcceptedNames({one}), "'one' or 'auto'");

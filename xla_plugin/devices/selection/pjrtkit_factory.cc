@@ -15,7 +15,8 @@ Status PjrtkitFactory::Initialize() {
   return OkStatus();
 }
 
-AttributeMap PjrtkitFactory::AttributesOf(const DeviceEntry& kind, const inner::InnerApi* inner) {
+AttributeMap PjrtkitFactory::AttributesOf(const DeviceEntry& kind,
+                                          const plugin_wrapper::InnerApi* inner) {
   AttributeMap attributes = kind.plugin_attributes();
   if (inner != nullptr) {
     StatusOr<AttributeMap> own = inner->PluginAttributes();

@@ -16,8 +16,8 @@
 #include "xla_plugin/client/plugin_factory.h"
 #include "xla_plugin/client/topology.h"
 #include "xla_plugin/client/types.h"
-#include "xla_plugin/devices/inner/inner_api.h"
 #include "xla_plugin/devices/selection/device_choice.h"
+#include "xla_plugin/plugin_wrapper/inner_api.h"
 
 namespace pjrtkit {
 namespace selection {
@@ -50,7 +50,7 @@ struct PjrtkitFactory {
                                                           const MultiProcess& job = {});
   // The attributes PluginAttributes reports for a process whose device is `kind` with inner plugin
   // `inner` (null: not loaded).
-  static AttributeMap AttributesOf(const DeviceEntry& kind, const inner::InnerApi* inner);
+  static AttributeMap AttributesOf(const DeviceEntry& kind, const plugin_wrapper::InnerApi* inner);
   // `options` without `device`, checked against `device` plus `kind`'s options.
   static StatusOr<AttributeMap> DeviceOptions(const AttributeMap& options,
                                               const DeviceEntry& kind);

@@ -1,39 +1,51 @@
 #include "xla_plugin/devices/selection/process_device.h"
 
+#include <utility>
+
 namespace pjrtkit {
 namespace selection {
 
-ProcessDevice ProcessDevice::Decide(const MachineFacts& facts) {
+ProcessDevice ProcessDevice::Decide(const MachineFacts& facts,
+                                    const std::vector<DeviceEntry>& devices) {
   ProcessDevice out;
-  out.kind_ = DeviceChoice::Choose({}, facts);
+  out.kind_ = DeviceChoice::Choose({}, facts, devices);
   if (!facts.device_env.empty() && facts.device_env != "auto") {
     out.reason_ = "environment variable " + std::string(kDeviceEnv) + "=" + facts.device_env;
   } else {
-    DeviceChoice::Auto(facts, registry::Registry::Devices(), &out.reason_);
+    DeviceChoice::Auto(facts, devices, &out.reason_);
   }
   out.load_status_ = FailedPrecondition("the inner plugin is not loaded yet");
   return out;
 }
 
+ProcessDevice ProcessDevice::DecideAndLoad(const MachineFacts& facts,
+                                           const std::vector<DeviceEntry>& devices) {
+  ProcessDevice out = Decide(facts, devices);
+  if (!out.kind_.ok()) {
+    out.load_status_ = out.kind_.status();
+    return out;
+  }
+  const DeviceEntry& kind = **out.kind_;
+  if (!kind.inner_plugin.has_value() || kind.inner_plugin->load_process_plugin == nullptr) {
+    out.load_status_ =
+        FailedPrecondition("the " + kind.name + " device has no inner plugin to load");
+    return out;
+  }
+  StatusOr<std::shared_ptr<plugin_wrapper::InnerApi>> loaded =
+      kind.inner_plugin->load_process_plugin();
+  if (loaded.ok()) {
+    out.inner_ = std::move(loaded).value();
+    out.load_status_ = OkStatus();
+  } else {
+    out.load_status_ = loaded.status();
+  }
+  return out;
+}
+
 const ProcessDevice& ProcessDevice::Get() {
-  static const ProcessDevice* const device = [] {
-    auto* out = new ProcessDevice(Decide(DeviceChoice::FromProcess()));
-    if (!out->kind_.ok()) {
-      out->load_status_ = out->kind_.status();
-    } else if ((*out->kind_)->load_process_plugin == nullptr) {
-      out->load_status_ = FailedPrecondition("the " + (*out->kind_)->name +
-                                             " device has no inner plugin to load");
-    } else {
-      StatusOr<std::shared_ptr<inner::InnerApi>> loaded = (*out->kind_)->load_process_plugin();
-      if (loaded.ok()) {
-        out->inner_ = std::move(loaded).value();
-        out->load_status_ = OkStatus();
-      } else {
-        out->load_status_ = loaded.status();
-      }
-    }
-    return out;  // Never freed: the plugin's table points into what it loaded.
-  }();
+  // Never freed: the plugin's table points into what it loaded.
+  static const ProcessDevice* const device =
+      new ProcessDevice(DecideAndLoad(DeviceChoice::FromProcess(), registry::Registry::Devices()));
   return *device;
 }
 

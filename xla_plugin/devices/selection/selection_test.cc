@@ -53,7 +53,7 @@ const DeviceEntry& Registered(const std::string& name) {
   return *registry::Registry::Find(name);
 }
 
-// Before any test asks for the process device: its XLA:CPU plugin is where PluginLocator looks.
+// Before any test asks for the process device: its XLA:CPU plugin is where LibraryLocator looks.
 const bool kPluginEnvSet = setenv("PJRTKIT_XLA_CPU_PLUGIN", XlaCpuPath().c_str(), 1) == 0;
 
 // A machine where xla_gpu is available when it has a GPU and the CUDA plugin.
@@ -234,6 +234,60 @@ TEST(ProcessDeviceTest, TheEnvironmentThenTheMachineDecide) {
   EXPECT_EQ(bad.kind().status().message(),
             "environment variable PJRTKIT_DEVICE must be " + registry::Registry::AcceptedNames() +
                 ", got 'tpu'");
+}
+
+// A device with its own compiler and runtime, as the registry may hold one: runs like
+// "stablehlo", no inner plugin, chosen by auto where it is available.
+AttributeMap OwnAttributes() {
+  return {{"xla_version", AttributeValue(int64_t{2})},
+          {"stablehlo_current_version", AttributeValue(std::vector<int64_t>{1, 9, 0})}};
+}
+
+std::vector<OptionSpec> OwnOptions() {
+  return {{"own_queue_depth", AttributeValue(int64_t{4}), ""}};
+}
+
+StatusOr<std::unique_ptr<Client>> OwnClient(const AttributeMap& options, const MultiProcess&) {
+  return Unimplemented("own: no client in this test (" + std::to_string(options.size()) +
+                       " option)");
+}
+
+std::vector<DeviceEntry> WithOwnRuntime() {
+  std::vector<DeviceEntry> devices = Reference();
+  DeviceEntry own;
+  own.name = "own";
+  own.runs_like = registry::kRunsLikeStablehlo;
+  own.auto_priority = 30;
+  own.available_reason = "the own device is always there";
+  own.plugin_attributes = &OwnAttributes;
+  own.option_specs = &OwnOptions;
+  own.create_client = &OwnClient;
+  devices.push_back(own);
+  return devices;
+}
+
+TEST(ProcessDeviceTest, ADeviceWithoutAnInnerPluginIsChosenAndLoadsNothing) {
+  const std::vector<DeviceEntry> devices = WithOwnRuntime();
+  MachineFacts facts = Facts("", true, true);
+  facts.available.insert("own");
+  ProcessDevice own = ProcessDevice::DecideAndLoad(facts, devices);
+  ASSERT_TRUE(own.kind().ok()) << own.kind().status().ToString();
+  EXPECT_EQ((*own.kind())->name, "own");
+  EXPECT_EQ(own.reason(), "the own device is always there");
+  EXPECT_EQ(own.inner(), nullptr);
+  EXPECT_EQ(own.load_status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(own.load_status().message(), "the own device has no inner plugin to load");
+  // Its options choose it; its attributes are its own; its client is its factory's.
+  EXPECT_EQ(Chosen({{"own_queue_depth", int64_t{2}}}, Facts("xla_cpu", false, false), devices),
+            "own");
+  const AttributeMap attributes = PjrtkitFactory::AttributesOf(devices.back(), nullptr);
+  EXPECT_EQ(std::get<std::string>(attributes.at("pjrtkit_device")), "own");
+  EXPECT_EQ(std::get<std::vector<int64_t>>(attributes.at("stablehlo_current_version")),
+            (std::vector<int64_t>{1, 9, 0}));
+  const Status refused =
+      PjrtkitFactory::CreateClientOf(devices.back(), {{"own_queue_depth", int64_t{2}}}).status();
+  EXPECT_EQ(refused.code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(refused.message(), "own: no client in this test (1 option)");
 }
 
 TEST(PjrtkitFactoryTest, TopologiesFollowTheChoice) {

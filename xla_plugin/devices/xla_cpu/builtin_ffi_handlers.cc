@@ -55,8 +55,8 @@ std::vector<FfiHandlerRegistration> BuiltinFfiHandlers::All() {
   return {dce_sink};
 }
 
-Status BuiltinFfiHandlers::RegisterAll(const inner::InnerFfi& ffi,
-                                       const inner::FfiPlatform& platform) {
+Status BuiltinFfiHandlers::RegisterAll(const plugin_wrapper::InnerFfi& ffi,
+                                       const plugin_wrapper::FfiPlatform& platform) {
   for (const FfiHandlerRegistration& registration : All()) {
     PJRTKIT_RETURN_IF_ERROR(ffi.RegisterHandler(registration, platform));
   }

@@ -19,7 +19,7 @@
 
 #include "xla_plugin/client/ffi_registration.h"
 #include "xla_plugin/client/status.h"
-#include "xla_plugin/devices/inner/inner_ffi.h"
+#include "xla_plugin/plugin_wrapper/inner_ffi.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
@@ -30,7 +30,8 @@ class BuiltinFfiHandlers {
   static std::vector<FfiHandlerRegistration> All();
   // Registers every built-in handler with XLA:CPU through `ffi`; the first refusal is returned
   // (FAILED_PRECONDITION from InnerFfi, naming the target), for `platform` (XlaCpuPolicy's).
-  static Status RegisterAll(const inner::InnerFfi& ffi, const inner::FfiPlatform& platform);
+  static Status RegisterAll(const plugin_wrapper::InnerFfi& ffi,
+                            const plugin_wrapper::FfiPlatform& platform);
 };
 
 }  // namespace xla_cpu

@@ -8,7 +8,7 @@ namespace pjrtkit {
 namespace xla_cpu {
 
 std::string PlatformVersion(const std::string& inner_version) {
-  return inner::PlatformVersion(kBackendName, inner_version);
+  return plugin_wrapper::PlatformVersion(kBackendName, inner_version);
 }
 
 DeviceDescription MakeDeviceDescription(int id, int process_index) {

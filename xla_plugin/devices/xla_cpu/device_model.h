@@ -1,5 +1,5 @@
 // pjrtkit's own device model for the xla_cpu device: names, versions and device descriptions
-// (the topology, inner::WrappedTopology, is made of them). Needs no inner plugin, so
+// (the topology, plugin_wrapper::WrappedTopology, is made of them). Needs no inner plugin, so
 // CreateTopology works without loading XLA:CPU.
 #ifndef PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_DEVICE_MODEL_H_
 #define PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_DEVICE_MODEL_H_
@@ -8,14 +8,14 @@
 #include <string>
 
 #include "xla_plugin/client/device_description.h"
-#include "xla_plugin/devices/inner/pjrtkit_platform.h"
+#include "xla_plugin/plugin_wrapper/pjrtkit_platform.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
 
 // Platform name JAX sees and pjrtkit's version (shared by every device).
-using ::pjrtkit::inner::kPjrtkitVersion;
-using ::pjrtkit::inner::kPlatformName;
+using ::pjrtkit::plugin_wrapper::kPjrtkitVersion;
+using ::pjrtkit::plugin_wrapper::kPlatformName;
 // Device kind of every xla_cpu device.
 inline constexpr char kDeviceKind[] = "pjrtkit_cpu";
 // Value of the "backend" device attribute.

@@ -2,23 +2,24 @@
 
 #include <optional>
 
-#include "xla_plugin/devices/inner/inner_log_level.h"
-#include "xla_plugin/devices/inner/plugin_locator.h"
+#include "xla_plugin/client/library_locator.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_factory.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_policy.h"
+#include "xla_plugin/plugin_wrapper/inner_api.h"
+#include "xla_plugin/plugin_wrapper/inner_log_level.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
 namespace {
 
-StatusOr<std::shared_ptr<inner::InnerApi>> LoadProcessPlugin() {
-  PJRTKIT_ASSIGN_OR_RETURN(inner::LocatedPlugin located,
-                           inner::PluginLocator::LocateFromProcess(XlaCpuFactory::PluginSearch()));
+StatusOr<std::shared_ptr<plugin_wrapper::InnerApi>> LoadProcessPlugin() {
+  PJRTKIT_ASSIGN_OR_RETURN(LocatedLibrary located,
+                           LibraryLocator::LocateFromProcess(XlaCpuFactory::PluginSearch()));
   // XLA:CPU may log while it initializes: at the level the device would give it.
-  const inner::InnerPluginName name = XlaCpuPolicy().inner_plugin();
-  PJRTKIT_ASSIGN_OR_RETURN(std::optional<inner::InnerLogLevel> log_level,
-                           inner::InnerLogLevel::ForThisProcess(name));
-  return inner::InnerApi::Load(located.path, located.how, name);
+  const plugin_wrapper::InnerPluginName name = XlaCpuPolicy().inner_plugin();
+  PJRTKIT_ASSIGN_OR_RETURN(std::optional<plugin_wrapper::InnerLogLevel> log_level,
+                           plugin_wrapper::InnerLogLevel::ForThisProcess(name));
+  return plugin_wrapper::InnerApi::Load(located.path, located.how, name);
 }
 
 }  // namespace
@@ -26,12 +27,11 @@ StatusOr<std::shared_ptr<inner::InnerApi>> LoadProcessPlugin() {
 registry::DeviceEntry Entry() {
   registry::DeviceEntry facts;
   facts.name = "xla_cpu";
-  facts.runs_like = "xla_cpu";
+  facts.runs_like = registry::kRunsLikeXlaCpu;
   facts.summary = "OpenXLA's XLA:CPU plugin under pjrtkit's device model (4 devices by default)";
   facts.auto_priority = 10;
-  facts.inner_plugin_option = kPluginPathOption;
-  facts.inner_plugin_env = kPluginPathEnv;
-  facts.load_process_plugin = &LoadProcessPlugin;
+  facts.inner_plugin =
+      registry::InnerPluginFacts{kPluginPathOption, kPluginPathEnv, &LoadProcessPlugin};
   return registry::MakeEntry<XlaCpuFactory>(std::move(facts));
 }
 

@@ -14,15 +14,15 @@
 #include "xla_plugin/abi/layouts_extension.h"
 #include "xla_plugin/c_api/api.h"
 #include "xla_plugin/c_api/convert.h"
-#include "xla_plugin/devices/inner/compile_options.h"
-#include "xla_plugin/devices/inner/testing/test_util.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_factory.h"
+#include "xla_plugin/plugin_wrapper/compile_options.h"
+#include "xla_plugin/plugin_wrapper/testing/test_util.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
 namespace {
 
-using ::pjrtkit::inner::MinimalCompileOptions;
+using ::pjrtkit::plugin_wrapper::MinimalCompileOptions;
 using ::pjrtkit::xla_cpu::testing::XlaCpuPluginPath;
 
 constexpr char kAdd[] =

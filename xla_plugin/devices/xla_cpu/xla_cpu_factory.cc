@@ -5,15 +5,15 @@
 #include <optional>
 #include <utility>
 
-#include "xla_plugin/devices/inner/inner_api.h"
-#include "xla_plugin/devices/inner/inner_ffi.h"
-#include "xla_plugin/devices/inner/inner_log_level.h"
-#include "xla_plugin/devices/inner/wrapped_client.h"
-#include "xla_plugin/devices/inner/wrapped_topology.h"
 #include "xla_plugin/devices/xla_cpu/builtin_ffi_handlers.h"
 #include "xla_plugin/devices/xla_cpu/device_model.h"
 #include "xla_plugin/devices/xla_cpu/process_exchange.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_policy.h"
+#include "xla_plugin/plugin_wrapper/inner_api.h"
+#include "xla_plugin/plugin_wrapper/inner_ffi.h"
+#include "xla_plugin/plugin_wrapper/inner_log_level.h"
+#include "xla_plugin/plugin_wrapper/wrapped_client.h"
+#include "xla_plugin/plugin_wrapper/wrapped_topology.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
@@ -48,7 +48,7 @@ std::vector<OptionSpec> XlaCpuFactory::OptionSpecs() {
   };
 }
 
-inner::PluginSearch XlaCpuFactory::PluginSearch() {
+LibrarySearch XlaCpuFactory::PluginSearch() {
   return {kPluginPathEnv, {"xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so"}};
 }
 
@@ -86,8 +86,7 @@ StatusOr<std::unique_ptr<Client>> XlaCpuFactory::CreateClientWith(
   std::string path = parsed.GetString(kPluginPathOption);
   std::string path_source = "create option '" + std::string(kPluginPathOption) + "'";
   if (path.empty()) {
-    StatusOr<inner::LocatedPlugin> located =
-        inner::PluginLocator::LocateFromProcess(PluginSearch());
+    StatusOr<LocatedLibrary> located = LibraryLocator::LocateFromProcess(PluginSearch());
     if (!located.ok()) {
       return FailedPrecondition(
           "create option '" + std::string(kPluginPathOption) +
@@ -105,13 +104,14 @@ StatusOr<std::unique_ptr<Client>> XlaCpuFactory::CreateClientWith(
   }
   // XLA:CPU reads its log threshold at its first log message, which it writes while it creates
   // its client: quiet unless the user chose a level (see inner_log_level.h).
-  PJRTKIT_ASSIGN_OR_RETURN(std::optional<inner::InnerLogLevel> log_level,
-                           inner::InnerLogLevel::ForThisProcess(policy->inner_plugin()));
-  PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<inner::InnerApi> api,
-                           inner::InnerApi::Load(path, path_source, policy->inner_plugin()));
-  const inner::FfiPlatform ffi_platform = policy->ffi_platform();
+  PJRTKIT_ASSIGN_OR_RETURN(std::optional<plugin_wrapper::InnerLogLevel> log_level,
+                           plugin_wrapper::InnerLogLevel::ForThisProcess(policy->inner_plugin()));
+  PJRTKIT_ASSIGN_OR_RETURN(
+      std::shared_ptr<plugin_wrapper::InnerApi> api,
+      plugin_wrapper::InnerApi::Load(path, path_source, policy->inner_plugin()));
+  const plugin_wrapper::FfiPlatform ffi_platform = policy->ffi_platform();
   // XLA:CPU ignores node options and the store: pjrtkit places every process's devices.
-  inner::ProcessPlacement placement;
+  plugin_wrapper::ProcessPlacement placement;
   int inner_device_count = device_count;
   if (job.is_multi_process()) {
     PJRTKIT_ASSIGN_OR_RETURN(
@@ -130,13 +130,13 @@ StatusOr<std::unique_ptr<Client>> XlaCpuFactory::CreateClientWith(
                              std::to_string(kMaxDeviceCount));
     }
   }
-  PJRTKIT_ASSIGN_OR_RETURN(
-      std::unique_ptr<inner::WrappedClient> client,
-      inner::WrappedClient::Create(std::move(api), std::move(policy), inner_device_count,
-                                   static_cast<size_t>(cache_mib) << 20, std::move(placement)));
+  PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<plugin_wrapper::WrappedClient> client,
+                           plugin_wrapper::WrappedClient::Create(
+                               std::move(api), std::move(policy), inner_device_count,
+                               static_cast<size_t>(cache_mib) << 20, std::move(placement)));
   // Handlers jaxlib keeps inside its own XLA (dce_sink). XLA:CPU's FFI registry is process-wide,
   // so this only adds them once; a plugin without the FFI extension runs no FFI handlers at all.
-  StatusOr<inner::InnerFfi> ffi = inner::InnerFfi::Find(client->shared_inner());
+  StatusOr<plugin_wrapper::InnerFfi> ffi = plugin_wrapper::InnerFfi::Find(client->shared_inner());
   if (ffi.ok()) PJRTKIT_RETURN_IF_ERROR(BuiltinFfiHandlers::RegisterAll(*ffi, ffi_platform));
   return std::unique_ptr<Client>(std::move(client));
 }
@@ -154,12 +154,11 @@ StatusOr<std::unique_ptr<Topology>> XlaCpuFactory::CreateTopologyWith(
   std::string path = parsed.GetString(kPluginPathOption);
   if (path.empty()) {
     // Nothing is loaded here; without a path only a compile with a client offered works.
-    StatusOr<inner::LocatedPlugin> located =
-        inner::PluginLocator::LocateFromProcess(PluginSearch());
+    StatusOr<LocatedLibrary> located = LibraryLocator::LocateFromProcess(PluginSearch());
     if (located.ok()) path = located->path;
   }
   return std::unique_ptr<Topology>(
-      inner::WrappedTopology::Create(std::move(policy), device_count, std::move(path)));
+      plugin_wrapper::WrappedTopology::Create(std::move(policy), device_count, std::move(path)));
 }
 
 }  // namespace xla_cpu

@@ -1,5 +1,5 @@
 // XlaCpuFactory: how the C-API layer creates the xla_cpu device (see client/plugin_factory.h):
-// the shared inner-plugin wrapper (devices/inner) with XlaCpuPolicy on OpenXLA's XLA:CPU plugin.
+// the shared inner-plugin wrapper (plugin_wrapper) with XlaCpuPolicy on OpenXLA's XLA:CPU plugin.
 #ifndef PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_XLA_CPU_FACTORY_H_
 #define PJRTKIT_XLA_PLUGIN_DEVICES_XLA_CPU_XLA_CPU_FACTORY_H_
 
@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "xla_plugin/client/client.h"
+#include "xla_plugin/client/library_locator.h"
 #include "xla_plugin/client/multi_process.h"
 #include "xla_plugin/client/options.h"
 #include "xla_plugin/client/plugin_factory.h"
 #include "xla_plugin/client/topology.h"
 #include "xla_plugin/client/types.h"
-#include "xla_plugin/devices/inner/plugin_locator.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_policy.h"
 
 namespace pjrtkit {
@@ -56,7 +56,7 @@ struct XlaCpuFactory {
   // The accepted create options.
   static std::vector<OptionSpec> OptionSpecs();
   // Where XLA:CPU is looked for when xla_cpu_plugin_path is empty.
-  static inner::PluginSearch PluginSearch();
+  static LibrarySearch PluginSearch();
 
   // CreateClient and CreateTopology with another policy over XLA:CPU: how a device made with
   // tools/new_device.py runs on XLA:CPU until its team replaces the inside (same options).

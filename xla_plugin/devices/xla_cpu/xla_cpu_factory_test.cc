@@ -11,17 +11,17 @@
 
 #include "gtest/gtest.h"
 #include "xla_plugin/client/multi_process.h"
-#include "xla_plugin/devices/inner/inner_api.h"
 #include "xla_plugin/devices/xla_cpu/device_model.h"
-#include "xla_plugin/devices/inner/wrapped_topology.h"
-#include "xla_plugin/devices/inner/testing/test_util.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_policy.h"
+#include "xla_plugin/plugin_wrapper/inner_api.h"
+#include "xla_plugin/plugin_wrapper/testing/test_util.h"
+#include "xla_plugin/plugin_wrapper/wrapped_topology.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
 
-using ::pjrtkit::inner::InnerApi;
-using ::pjrtkit::inner::WrappedTopology;
+using ::pjrtkit::plugin_wrapper::InnerApi;
+using ::pjrtkit::plugin_wrapper::WrappedTopology;
 namespace {
 
 using ::pjrtkit::xla_cpu::testing::ClientOptions;

@@ -11,16 +11,16 @@
 
 #include "gtest/gtest.h"
 #include "xla_plugin/client/layout_codec.h"
-#include "xla_plugin/devices/inner/compile_options.h"
-#include "xla_plugin/devices/inner/wrapped_client.h"
-#include "xla_plugin/devices/inner/testing/test_util.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_factory.h"
+#include "xla_plugin/plugin_wrapper/compile_options.h"
+#include "xla_plugin/plugin_wrapper/testing/test_util.h"
+#include "xla_plugin/plugin_wrapper/wrapped_client.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
 
-using ::pjrtkit::inner::MinimalCompileOptions;
-using ::pjrtkit::inner::WrappedClient;
+using ::pjrtkit::plugin_wrapper::MinimalCompileOptions;
+using ::pjrtkit::plugin_wrapper::WrappedClient;
 namespace {
 
 using ::pjrtkit::xla_cpu::testing::ClientOptions;
@@ -130,7 +130,7 @@ Client* XlaCpuNewSlotsTest::client_ = nullptr;
 
 TEST_F(XlaCpuNewSlotsTest, TheInnerPluginIsTheOneOfPjrtCApi081) {
   // What every UNIMPLEMENTED message below names.
-  const inner::InnerApi& api = static_cast<WrappedClient*>(client_)->inner();
+  const plugin_wrapper::InnerApi& api = static_cast<WrappedClient*>(client_)->inner();
   EXPECT_EQ(api.path(), XlaCpuPluginPath());
   EXPECT_EQ(api.ApiVersionString(), "0.81");
   EXPECT_EQ(api.name(), "XLA:CPU");

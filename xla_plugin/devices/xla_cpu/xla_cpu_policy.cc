@@ -26,14 +26,15 @@ AttributeMap XlaCpuPolicy::InnerClientOptions(int device_count) const {
   return options;
 }
 
-inner::HostCopyPooling XlaCpuPolicy::host_copy_pooling() const {
-  inner::HostCopyPooling pooling;
+plugin_wrapper::HostCopyPooling XlaCpuPolicy::host_copy_pooling() const {
+  plugin_wrapper::HostCopyPooling pooling;
   pooling.min_bytes = size_t{64} << 10;
   pooling.inner_zero_copy_alignment = 64;
   return pooling;
 }
 
-DeviceDescription XlaCpuPolicy::Describe(int id, const inner::InnerDeviceInfo& inner) const {
+DeviceDescription XlaCpuPolicy::Describe(int id,
+                                         const plugin_wrapper::InnerDeviceInfo& inner) const {
   return MakeDeviceDescription(id, inner.process_index);
 }
 

@@ -2,8 +2,6 @@
 // plugin: the executable's queries, its bytes loading and running on a client of the topology
 // with the results of a normal compile, refusal by a client of another device count, which inner
 // client compiles, and lifetimes.
-#include "xla_plugin/devices/inner/wrapped_topology.h"
-
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -12,24 +10,25 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "xla_plugin/devices/inner/compile_options.h"
-#include "xla_plugin/devices/inner/serialized_executable.h"
-#include "xla_plugin/devices/inner/wrapped_client.h"
-#include "xla_plugin/devices/inner/wrapped_executable.h"
-#include "xla_plugin/devices/inner/testing/test_util.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_factory.h"
 #include "xla_plugin/devices/xla_cpu/xla_cpu_policy.h"
+#include "xla_plugin/plugin_wrapper/compile_options.h"
+#include "xla_plugin/plugin_wrapper/serialized_executable.h"
+#include "xla_plugin/plugin_wrapper/testing/test_util.h"
+#include "xla_plugin/plugin_wrapper/wrapped_client.h"
+#include "xla_plugin/plugin_wrapper/wrapped_executable.h"
+#include "xla_plugin/plugin_wrapper/wrapped_topology.h"
 
 namespace pjrtkit {
 namespace xla_cpu {
 
-using ::pjrtkit::inner::InnerApi;
-using ::pjrtkit::inner::InnerClient;
-using ::pjrtkit::inner::MinimalCompileOptions;
-using ::pjrtkit::inner::SerializedExecutable;
-using ::pjrtkit::inner::WrappedClient;
-using ::pjrtkit::inner::WrappedExecutable;
-using ::pjrtkit::inner::WrappedTopology;
+using ::pjrtkit::plugin_wrapper::InnerApi;
+using ::pjrtkit::plugin_wrapper::InnerClient;
+using ::pjrtkit::plugin_wrapper::MinimalCompileOptions;
+using ::pjrtkit::plugin_wrapper::SerializedExecutable;
+using ::pjrtkit::plugin_wrapper::WrappedClient;
+using ::pjrtkit::plugin_wrapper::WrappedExecutable;
+using ::pjrtkit::plugin_wrapper::WrappedTopology;
 namespace {
 
 using ::pjrtkit::xla_cpu::testing::CreateTestClient;

@@ -6,11 +6,12 @@
 #include <optional>
 #include <string>
 
-#include "xla_plugin/devices/inner/inner_log_level.h"
-#include "xla_plugin/devices/inner/plugin_locator.h"
+#include "xla_plugin/client/library_locator.h"
 #include "xla_plugin/devices/xla_gpu/xla_gpu_factory.h"
 #include "xla_plugin/devices/xla_gpu/xla_gpu_options.h"
 #include "xla_plugin/devices/xla_gpu/xla_gpu_policy.h"
+#include "xla_plugin/plugin_wrapper/inner_api.h"
+#include "xla_plugin/plugin_wrapper/inner_log_level.h"
 
 namespace pjrtkit {
 namespace xla_gpu {
@@ -18,17 +19,17 @@ namespace {
 
 bool Available() {
   return NvidiaGpuVisible() &&
-         inner::PluginLocator::LocateFromProcess(XlaGpuFactory::PluginSearch()).ok();
+         LibraryLocator::LocateFromProcess(XlaGpuFactory::PluginSearch()).ok();
 }
 
-StatusOr<std::shared_ptr<inner::InnerApi>> LoadProcessPlugin() {
-  PJRTKIT_ASSIGN_OR_RETURN(inner::LocatedPlugin located,
-                           inner::PluginLocator::LocateFromProcess(XlaGpuFactory::PluginSearch()));
+StatusOr<std::shared_ptr<plugin_wrapper::InnerApi>> LoadProcessPlugin() {
+  PJRTKIT_ASSIGN_OR_RETURN(LocatedLibrary located,
+                           LibraryLocator::LocateFromProcess(XlaGpuFactory::PluginSearch()));
   // The CUDA plugin may log while it initializes: at the level the device would give it.
-  const inner::InnerPluginName name = XlaGpuPolicy(AttributeMap()).inner_plugin();
-  PJRTKIT_ASSIGN_OR_RETURN(std::optional<inner::InnerLogLevel> log_level,
-                           inner::InnerLogLevel::ForThisProcess(name));
-  return inner::InnerApi::Load(located.path, located.how, name);
+  const plugin_wrapper::InnerPluginName name = XlaGpuPolicy(AttributeMap()).inner_plugin();
+  PJRTKIT_ASSIGN_OR_RETURN(std::optional<plugin_wrapper::InnerLogLevel> log_level,
+                           plugin_wrapper::InnerLogLevel::ForThisProcess(name));
+  return plugin_wrapper::InnerApi::Load(located.path, located.how, name);
 }
 
 }  // namespace
@@ -47,15 +48,14 @@ bool NvidiaGpuVisible() {
 registry::DeviceEntry Entry() {
   registry::DeviceEntry facts;
   facts.name = "xla_gpu";
-  facts.runs_like = "xla_gpu";
+  facts.runs_like = registry::kRunsLikeXlaGpu;
   facts.summary = "OpenXLA's CUDA PJRT plugin (jax-cuda13-pjrt or jax-cuda12-pjrt) on NVIDIA GPUs";
   facts.auto_priority = 20;
   facts.available_reason = "an NVIDIA GPU and OpenXLA's CUDA plugin were found";
   facts.unavailable_reason = "no NVIDIA GPU with OpenXLA's CUDA plugin was found";
-  facts.inner_plugin_option = kPluginPathOption;
-  facts.inner_plugin_env = kPluginPathEnv;
+  facts.inner_plugin =
+      registry::InnerPluginFacts{kPluginPathOption, kPluginPathEnv, &LoadProcessPlugin};
   facts.available = &Available;
-  facts.load_process_plugin = &LoadProcessPlugin;
   return registry::MakeEntry<XlaGpuFactory>(std::move(facts));
 }
 

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "xla_plugin/devices/inner/compile_options.h"
 #include "xla_plugin/devices/xla_gpu/xla_gpu_factory.h"
+#include "xla_plugin/plugin_wrapper/compile_options.h"
 
 namespace pjrtkit {
 namespace xla_gpu {
@@ -92,7 +92,7 @@ TEST_F(XlaGpuDeviceTest, CompilesRunsAndCopiesBothWays) {
   EXPECT_EQ(args[0]->memory()->kind(), "device");
   EXPECT_FALSE(args[0]->IsOnCpu());
   StatusOr<std::unique_ptr<LoadedExecutable>> loaded =
-      client_->Compile(Program{"mlir", kAdd}, inner::MinimalCompileOptions(1, 1, false));
+      client_->Compile(Program{"mlir", kAdd}, plugin_wrapper::MinimalCompileOptions(1, 1, false));
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   StatusOr<ExecuteResult> result =
       (*loaded)->Execute({{args[0].get(), args[1].get()}}, ExecuteOptions());

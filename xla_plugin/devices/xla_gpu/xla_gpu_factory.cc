@@ -4,19 +4,19 @@
 #include <optional>
 #include <utility>
 
-#include "xla_plugin/devices/inner/inner_api.h"
-#include "xla_plugin/devices/inner/inner_log_level.h"
-#include "xla_plugin/devices/inner/pjrtkit_platform.h"
-#include "xla_plugin/devices/inner/wrapped_client.h"
 #include "xla_plugin/devices/xla_gpu/xla_gpu_options.h"
 #include "xla_plugin/devices/xla_gpu/xla_gpu_policy.h"
+#include "xla_plugin/plugin_wrapper/inner_api.h"
+#include "xla_plugin/plugin_wrapper/inner_log_level.h"
+#include "xla_plugin/plugin_wrapper/pjrtkit_platform.h"
+#include "xla_plugin/plugin_wrapper/wrapped_client.h"
 
 namespace pjrtkit {
 namespace xla_gpu {
 
 std::vector<OptionSpec> XlaGpuFactory::OptionSpecs() { return XlaGpuOptions::Specs(); }
 
-inner::PluginSearch XlaGpuFactory::PluginSearch() {
+LibrarySearch XlaGpuFactory::PluginSearch() {
   return {kPluginPathEnv,
           {"jax_plugins/xla_cuda13/xla_cuda_plugin.so",
            "jax_plugins/xla_cuda12/xla_cuda_plugin.so"}};
@@ -33,7 +33,7 @@ AttributeMap XlaGpuFactory::PluginAttributes() {
   attributes["stablehlo_minimum_version"] =
       std::vector<int64_t>(std::begin(kXlaGpuStablehloMinimumVersion),
                            std::end(kXlaGpuStablehloMinimumVersion));
-  attributes["pjrtkit_version"] = std::string(inner::kPjrtkitVersion);
+  attributes["pjrtkit_version"] = std::string(plugin_wrapper::kPjrtkitVersion);
   return attributes;
 }
 
@@ -43,8 +43,7 @@ StatusOr<std::unique_ptr<Client>> XlaGpuFactory::CreateClient(const AttributeMap
   std::string path = parsed.plugin_path();
   std::string path_source = "create option '" + std::string(kPluginPathOption) + "'";
   if (path.empty()) {
-    StatusOr<inner::LocatedPlugin> located =
-        inner::PluginLocator::LocateFromProcess(PluginSearch());
+    StatusOr<LocatedLibrary> located = LibraryLocator::LocateFromProcess(PluginSearch());
     if (!located.ok()) {
       return FailedPrecondition(
           "the xla_gpu device needs OpenXLA's CUDA PJRT plugin (xla_cuda_plugin.so, from the "
@@ -57,22 +56,23 @@ StatusOr<std::unique_ptr<Client>> XlaGpuFactory::CreateClient(const AttributeMap
   }
   auto policy = std::make_shared<const XlaGpuPolicy>(parsed.inner_options());
   // XLA:GPU reads its log threshold at its first log message: quiet unless the user chose.
-  PJRTKIT_ASSIGN_OR_RETURN(std::optional<inner::InnerLogLevel> log_level,
-                           inner::InnerLogLevel::ForThisProcess(policy->inner_plugin()));
-  PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<inner::InnerApi> api,
-                           inner::InnerApi::Load(path, path_source, policy->inner_plugin()));
+  PJRTKIT_ASSIGN_OR_RETURN(std::optional<plugin_wrapper::InnerLogLevel> log_level,
+                           plugin_wrapper::InnerLogLevel::ForThisProcess(policy->inner_plugin()));
+  PJRTKIT_ASSIGN_OR_RETURN(
+      std::shared_ptr<plugin_wrapper::InnerApi> api,
+      plugin_wrapper::InnerApi::Load(path, path_source, policy->inner_plugin()));
   // No host buffer pool: XLA:GPU copies host data to the GPU itself (staged through its own
   // pinned buffers), so a pooled host copy would only add a memcpy.
   // Multi-process: the CUDA plugin gets node_id / num_nodes and the framework's store, and
   // builds the job itself (global devices, NCCL communicators across processes); each device's
   // process and addressability are what it reports.
-  inner::ProcessPlacement placement;
+  plugin_wrapper::ProcessPlacement placement;
   placement.forward = job;
-  PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<inner::WrappedClient> client,
-                           inner::WrappedClient::Create(std::move(api), std::move(policy),
-                                                        /*device_count=*/0,
-                                                        /*host_buffer_cache_bytes=*/0,
-                                                        std::move(placement)));
+  PJRTKIT_ASSIGN_OR_RETURN(
+      std::unique_ptr<plugin_wrapper::WrappedClient> client,
+      plugin_wrapper::WrappedClient::Create(std::move(api), std::move(policy),
+                                            /*device_count=*/0,
+                                            /*host_buffer_cache_bytes=*/0, std::move(placement)));
   return std::unique_ptr<Client>(std::move(client));
 }
 

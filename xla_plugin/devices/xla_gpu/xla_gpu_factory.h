@@ -1,5 +1,5 @@
 // XlaGpuFactory: how the C-API layer creates the xla_gpu device (see client/plugin_factory.h):
-// the shared inner-plugin wrapper (devices/inner) with XlaGpuPolicy on OpenXLA's CUDA PJRT plugin
+// the shared inner-plugin wrapper (plugin_wrapper) with XlaGpuPolicy on OpenXLA's CUDA PJRT plugin
 // (xla_cuda_plugin.so from jax-cuda13-pjrt or jax-cuda12-pjrt), dlopened at client creation.
 #ifndef PJRTKIT_XLA_PLUGIN_DEVICES_XLA_GPU_XLA_GPU_FACTORY_H_
 #define PJRTKIT_XLA_PLUGIN_DEVICES_XLA_GPU_XLA_GPU_FACTORY_H_
@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "xla_plugin/client/client.h"
+#include "xla_plugin/client/library_locator.h"
 #include "xla_plugin/client/multi_process.h"
 #include "xla_plugin/client/options.h"
 #include "xla_plugin/client/plugin_factory.h"
 #include "xla_plugin/client/topology.h"
 #include "xla_plugin/client/types.h"
-#include "xla_plugin/devices/inner/plugin_locator.h"
 
 namespace pjrtkit {
 namespace xla_gpu {
@@ -40,7 +40,7 @@ struct XlaGpuFactory {
   // Where the CUDA plugin is looked for when xla_gpu_plugin_path is empty:
   // $PJRTKIT_XLA_GPU_PLUGIN, then jax_plugins/xla_cuda13 and jax_plugins/xla_cuda12 beside
   // pjrtkit.
-  static inner::PluginSearch PluginSearch();
+  static LibrarySearch PluginSearch();
 };
 
 // Attributes of the CUDA plugin this device is tested with (jax-cuda13-pjrt 0.11.2, PJRT C API

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "xla_plugin/devices/inner/inner_ffi.h"
 #include "xla_plugin/devices/xla_gpu/xla_gpu_policy.h"
+#include "xla_plugin/plugin_wrapper/inner_ffi.h"
 
 namespace pjrtkit {
 namespace xla_gpu {
@@ -95,7 +95,7 @@ TEST(XlaGpuOptionsTest, UnknownAndMistypedOptionsListTheAcceptedOnes) {
 
 TEST(XlaGpuPolicyTest, DescriptionsKeepTheGpusKindAndAttributes) {
   const XlaGpuPolicy policy({});
-  inner::InnerDeviceInfo info;
+  plugin_wrapper::InnerDeviceInfo info;
   info.id = 1;
   info.kind = "NVIDIA H200";
   info.debug_string = "cuda:1";
@@ -113,7 +113,7 @@ TEST(XlaGpuPolicyTest, DescriptionsKeepTheGpusKindAndAttributes) {
   EXPECT_EQ(std::get<int64_t>(d.attributes().at("core_count")), 132);
   EXPECT_EQ(policy.backend(), "xla_gpu");
   EXPECT_EQ(policy.inner_plugin().display, "XLA:GPU");
-  EXPECT_EQ(policy.memory_stats_source(), inner::MemoryStatsSource::kInner);
+  EXPECT_EQ(policy.memory_stats_source(), plugin_wrapper::MemoryStatsSource::kInner);
   EXPECT_FALSE(policy.moves_bytes_ignoring_layouts());  // XLA:GPU lays data out itself.
   EXPECT_FALSE(policy.ffi_programs_need_a_context());
 }
@@ -121,12 +121,14 @@ TEST(XlaGpuPolicyTest, DescriptionsKeepTheGpusKindAndAttributes) {
 TEST(XlaGpuPolicyTest, FfiRegistrationsGoToCuda) {
   const XlaGpuPolicy policy({});
   for (const char* name : {"pjrtkit", "CUDA", "cuda", "gpu"}) {
-    StatusOr<std::string> inner = inner::InnerFfi::InnerPlatformName(name, policy.ffi_platform());
+    StatusOr<std::string> inner =
+        plugin_wrapper::InnerFfi::InnerPlatformName(name, policy.ffi_platform());
     ASSERT_TRUE(inner.ok()) << name;
     EXPECT_EQ(*inner, "CUDA");
   }
   EXPECT_FALSE(policy.ffi_platform().version_shims);  // XLA:GPU gets jaxlib's handlers as they are.
-  StatusOr<std::string> cpu = inner::InnerFfi::InnerPlatformName("cpu", policy.ffi_platform());
+  StatusOr<std::string> cpu =
+      plugin_wrapper::InnerFfi::InnerPlatformName("cpu", policy.ffi_platform());
   EXPECT_EQ(cpu.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(cpu.status().message(),
             "FFI registrations for platform 'cpu' cannot run on pjrtkit's xla_gpu device; use "

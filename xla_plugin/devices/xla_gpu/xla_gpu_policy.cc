@@ -13,7 +13,8 @@ XlaGpuPolicy::XlaGpuPolicy(AttributeMap inner_options)
       ffi_platform_{"CUDA", {"cuda", "gpu"}, "pjrtkit's xla_gpu device",
                     /*version_shims=*/false} {}
 
-DeviceDescription XlaGpuPolicy::Describe(int id, const inner::InnerDeviceInfo& inner) const {
+DeviceDescription XlaGpuPolicy::Describe(int id,
+                                         const plugin_wrapper::InnerDeviceInfo& inner) const {
   const std::string ids = std::to_string(id);
   const std::string kind = inner.kind.empty() ? std::string(kUnknownGpuKind) : inner.kind;
   AttributeMap attributes = inner.attributes;

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "xla_plugin/devices/inner/device_policy.h"
+#include "xla_plugin/plugin_wrapper/device_policy.h"
 
 namespace pjrtkit {
 namespace xla_gpu {
@@ -21,14 +21,14 @@ inline constexpr char kLogLevelEnv[] = "PJRTKIT_XLA_GPU_LOG_LEVEL";
 // H200") and every inner attribute (compute_capability, core_count, ...) plus backend
 // "xla_gpu", FFI handlers register under XLA:GPU's "CUDA" platform, and memory statistics are
 // XLA:GPU's allocator's.
-class XlaGpuPolicy : public inner::DevicePolicy {
+class XlaGpuPolicy : public plugin_wrapper::DevicePolicy {
  public:
   // A policy creating inner clients with `inner_options` (XlaGpuOptions::inner_options()).
   explicit XlaGpuPolicy(AttributeMap inner_options);
 
   // {"XLA:GPU", "xla_cuda_plugin.so", "xla_gpu_plugin_path", "the jax-cuda13-pjrt wheel",
   //  kLogLevelEnv}.
-  const inner::InnerPluginName& inner_plugin() const override { return plugin_; }
+  const plugin_wrapper::InnerPluginName& inner_plugin() const override { return plugin_; }
   // "xla_gpu".
   const std::string& backend() const override { return backend_; }
   // The options it was made with; `device_count` is not used (XLA:GPU makes one device per
@@ -37,12 +37,12 @@ class XlaGpuPolicy : public inner::DevicePolicy {
   // Kind: the inner kind; debug string "PJRTKIT_<id>"; to_string
   // "PjrtkitDevice(id=<id>, process_index=0, kind=<kind>)"; attributes: the inner ones plus
   // backend "xla_gpu".
-  DeviceDescription Describe(int id, const inner::InnerDeviceInfo& inner) const override;
+  DeviceDescription Describe(int id, const plugin_wrapper::InnerDeviceInfo& inner) const override;
   // "CUDA", for "pjrtkit", "cuda" and "gpu".
-  const inner::FfiPlatform& ffi_platform() const override { return ffi_platform_; }
+  const plugin_wrapper::FfiPlatform& ffi_platform() const override { return ffi_platform_; }
   // kInner.
-  inner::MemoryStatsSource memory_stats_source() const override {
-    return inner::MemoryStatsSource::kInner;
+  plugin_wrapper::MemoryStatsSource memory_stats_source() const override {
+    return plugin_wrapper::MemoryStatsSource::kInner;
   }
   // XLA:GPU lays data out as asked.
   bool moves_bytes_ignoring_layouts() const override { return false; }
@@ -51,10 +51,10 @@ class XlaGpuPolicy : public inner::DevicePolicy {
   bool reads_through_pinned_host() const override { return true; }
 
  private:
-  inner::InnerPluginName plugin_;    // XLA:GPU's names.
+  plugin_wrapper::InnerPluginName plugin_;  // XLA:GPU's names.
   std::string backend_;              // "xla_gpu".
   AttributeMap inner_options_;       // For PJRT_Client_Create.
-  inner::FfiPlatform ffi_platform_;  // "CUDA".
+  plugin_wrapper::FfiPlatform ffi_platform_;  // "CUDA".
 };
 
 }  // namespace xla_gpu
