@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <string_view>
 
-#include "xla_plugin/plugin_wrapper/proto_reader.h"
+#include "xla_plugin/client/proto_reader.h"
 
 namespace pjrtkit {
 namespace plugin_wrapper {

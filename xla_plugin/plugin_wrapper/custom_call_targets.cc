@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "xla_plugin/plugin_wrapper/hlo_module_bytes.h"
-#include "xla_plugin/plugin_wrapper/proto_reader.h"
+#include "xla_plugin/client/proto_reader.h"
 
 namespace pjrtkit {
 namespace plugin_wrapper {

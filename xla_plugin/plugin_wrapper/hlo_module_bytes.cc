@@ -4,7 +4,7 @@
 #include <string_view>
 #include <vector>
 
-#include "xla_plugin/plugin_wrapper/proto_reader.h"
+#include "xla_plugin/client/proto_reader.h"
 
 namespace pjrtkit {
 namespace plugin_wrapper {

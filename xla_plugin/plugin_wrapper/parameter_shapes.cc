@@ -6,7 +6,7 @@
 #include "xla_plugin/client/layout_codec.h"
 #include "xla_plugin/plugin_wrapper/hlo_module_bytes.h"
 #include "xla_plugin/plugin_wrapper/host_layout.h"
-#include "xla_plugin/plugin_wrapper/proto_reader.h"
+#include "xla_plugin/client/proto_reader.h"
 
 namespace pjrtkit {
 namespace plugin_wrapper {

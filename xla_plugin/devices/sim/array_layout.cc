@@ -9,10 +9,10 @@ namespace pjrtkit {
 namespace sim {
 namespace {
 
-// The element types whose size is not a whole number of bytes (or that have no data).
+// The element types with data: whole bytes, or sub-byte types held one element per byte.
 bool IsStorable(ElementType type) {
   const int bits = ElementTypeBits(type);
-  return bits >= 8 && bits % 8 == 0;
+  return bits > 0 && (bits < 8 || bits % 8 == 0);
 }
 
 // Calls `row(outer_offset_src, outer_offset_dst)` for every index of all but the last dimension
@@ -81,19 +81,21 @@ std::string ShapeString(ElementType type, const std::vector<int64_t>& dims) {
   return out + "]";
 }
 
+int64_t StoredElementBytes(ElementType type) {
+  const int bits = ElementTypeBits(type);
+  return bits < 8 ? 1 : bits / 8;
+}
+
 Status CheckStorableType(ElementType type, const std::string& where) {
   if (IsStorable(type)) return OkStatus();
-  return Unimplemented(
-      where + ": element type " + ElementTypeName(type) +
-      " is not supported by the sim device, which stores whole bytes per element (pred, s8, s16, "
-      "s32, s64, u8, u16, u32, u64, f16, bf16, f32, f64, c64, c128 and the 8-bit floats); "
-      "sub-byte types (s1, u1, s2, u2, s4, u4, f4e2m1fn, f6e2m3fn, f6e3m2fn) and tokens are not");
+  return Unimplemented(where + ": element type " + ElementTypeName(type) +
+                       " has no data the sim device can store (tokens and invalid types)");
 }
 
 StatusOr<int64_t> DenseBytes(ElementType type, const std::vector<int64_t>& dims,
                              const std::string& where) {
   PJRTKIT_RETURN_IF_ERROR(CheckStorableType(type, where));
-  int64_t bytes = ElementTypeBits(type) / 8;
+  int64_t bytes = StoredElementBytes(type);
   bool empty = false;
   for (int64_t d : dims) {
     if (d < 0) {
@@ -147,8 +149,9 @@ StatusOr<std::vector<int64_t>> HostLayoutByteStrides(ElementType type,
                          "tiled host layout " +
                          EncodeXlaLayout(layout) + " is not supported");
   }
-  const int64_t element_bytes = ElementTypeBits(type) / 8;
-  if (layout.element_size_in_bits != 0 && layout.element_size_in_bits != element_bytes * 8) {
+  const int64_t element_bytes = StoredElementBytes(type);
+  if (layout.element_size_in_bits != 0 && layout.element_size_in_bits != element_bytes * 8 &&
+      layout.element_size_in_bits != ElementTypeBits(type)) {
     return Unimplemented(where + ": host layout " + EncodeXlaLayout(layout) + " packs " +
                          ElementTypeName(type) + " elements into " +
                          std::to_string(layout.element_size_in_bits) +
@@ -166,7 +169,8 @@ StatusOr<std::vector<int64_t>> HostLayoutByteStrides(ElementType type,
 Status CheckDeviceLayout(const MemoryLayout& layout, ElementType type,
                          const std::vector<int64_t>& dims, const std::string& where) {
   const bool element_size_ok =
-      layout.element_size_in_bits == 0 || layout.element_size_in_bits == ElementTypeBits(type);
+      layout.element_size_in_bits == 0 || layout.element_size_in_bits == ElementTypeBits(type) ||
+      layout.element_size_in_bits == 8 * StoredElementBytes(type);
   if (layout.tiles.empty() && element_size_ok &&
       SameElementOrder(layout, RowMajorLayout(dims.size()), dims)) {
     return OkStatus();

@@ -17,10 +17,14 @@ namespace sim {
 // "f32[2,3]", "pred[]".
 std::string ShapeString(ElementType type, const std::vector<int64_t>& dims);
 
-// OK for the element types the sim device stores (one or more whole bytes per element: pred,
-// s8..s64, u8..u64, f16, bf16, f32, f64, c64, c128 and the 8-bit floats). UNIMPLEMENTED naming
-// the type and `where` (the call) for sub-byte types (s1, u1, s2, u2, s4, u4, f4e2m1fn, f6e2m3fn,
-// f6e3m2fn), tokens and invalid types.
+// Bytes one element of `type` takes in sim memory: its size, and one byte for the sub-byte types
+// (s1, u1, s2, u2, s4, u4, f4e2m1fn, f6e2m3fn, f6e3m2fn), held one element per byte in its low
+// bits as jaxlib's host arrays hold them. Buffers of sub-byte types can be made and read back;
+// programs on them are refused by the compiler.
+int64_t StoredElementBytes(ElementType type);
+
+// OK for the element types the sim device stores (everything with data); UNIMPLEMENTED naming
+// the type and `where` (the call) for tokens and invalid types.
 Status CheckStorableType(ElementType type, const std::string& where);
 
 // Bytes of a dense array of `type` (storable) and `dims`: CheckStorableType's error, or

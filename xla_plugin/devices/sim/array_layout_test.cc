@@ -38,17 +38,23 @@ TEST(ArrayLayoutTest, DenseBytesOfEveryStorableType) {
   }
 }
 
-TEST(ArrayLayoutTest, SubByteTypesAndTokensAreUnimplementedNamingTheType) {
+TEST(ArrayLayoutTest, SubByteTypesTakeOneBytePerElement) {
   for (ElementType type :
        {ElementType::kS1, ElementType::kU1, ElementType::kS2, ElementType::kU2, ElementType::kS4,
-        ElementType::kU4, ElementType::kF4E2M1FN, ElementType::kF6E2M3FN, ElementType::kF6E3M2FN,
-        ElementType::kToken, ElementType::kInvalid}) {
+        ElementType::kU4, ElementType::kF4E2M1FN, ElementType::kF6E2M3FN, ElementType::kF6E3M2FN}) {
+    EXPECT_EQ(StoredElementBytes(type), 1) << ElementTypeName(type);
+    EXPECT_EQ(*DenseBytes(type, {4, 3}, "t"), 12) << ElementTypeName(type);
+  }
+}
+
+TEST(ArrayLayoutTest, TokensAndInvalidTypesAreUnimplementedNamingTheType) {
+  for (ElementType type : {ElementType::kToken, ElementType::kInvalid}) {
     StatusOr<int64_t> bytes = DenseBytes(type, {4}, "PJRT_Client_BufferFromHostBuffer");
     ASSERT_FALSE(bytes.ok()) << ElementTypeName(type);
     EXPECT_EQ(bytes.status().code(), StatusCode::kUnimplemented);
     EXPECT_EQ(bytes.status().message().find(std::string("PJRT_Client_BufferFromHostBuffer: "
                                                         "element type ") +
-                                            ElementTypeName(type) + " is not supported"),
+                                            ElementTypeName(type) + " has no data"),
               0u)
         << bytes.status().message();
   }

@@ -11,12 +11,23 @@
 namespace pjrtkit {
 namespace sim {
 
+namespace {
+
+// Bytes of a dense array the constructor's caller has already checked (DenseBytes).
+int64_t DenseBytesOf(ElementType type, const std::vector<int64_t>& dims) {
+  int64_t bytes = StoredElementBytes(type);
+  for (int64_t d : dims) bytes *= d;
+  return bytes;
+}
+
+}  // namespace
+
 SimBuffer::SimBuffer(SimDevice* device, ElementType type, std::vector<int64_t> dims,
                      std::shared_ptr<Allocation> allocation, std::shared_ptr<Event> ready)
     : device_(device),
       type_(type),
       dims_(std::move(dims)),
-      bytes_(static_cast<int64_t>(DenseByteSize(type, dims_))),
+      bytes_(DenseBytesOf(type, dims_)),
       ready_(std::move(ready)),
       allocation_(std::move(allocation)) {}
 
@@ -91,7 +102,7 @@ StatusOr<std::shared_ptr<Event>> SimBuffer::ToHostBuffer(void* dst, size_t dst_s
     PJRTKIT_ASSIGN_OR_RETURN(strides, HostLayoutByteStrides(type_, dims_, *host_layout, fn));
   }
   std::shared_ptr<Event> done = Event::Create();
-  const int64_t element_bytes = ElementTypeBits(type_) / 8;
+  const int64_t element_bytes = StoredElementBytes(type_);
   device_->queue().EnqueueAfter(ready_, [allocation, dst, strides, done, element_bytes,
                                          bytes = bytes_, dims = dims_](Status status) {
     if (status.ok()) {

@@ -16,14 +16,14 @@
 namespace pjrtkit {
 namespace sim {
 
-StatusOr<std::unique_ptr<LoadedExecutable>> CompileAndLoad(SimClient& client,
-                                                           const Program& program,
-                                                           const std::string& compile_options) {
-  const int device_count = static_cast<int>(client.sim_devices().size());
+namespace {
+
+// Reads and compiles `program` with `library` for `device_count` devices.
+StatusOr<std::shared_ptr<SimExecutable>> CompileExecutable(
+    std::shared_ptr<const stablehlo::StablehloLibrary> library, const Program& program,
+    const std::string& compile_options, int device_count) {
   PJRTKIT_ASSIGN_OR_RETURN(SimCompileOptions options,
                            SimCompileOptions::Read(compile_options, device_count));
-  PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<const stablehlo::StablehloLibrary> library,
-                           client.stablehlo_library());
   stablehlo::ProgramReader reader(std::move(library));
   PJRTKIT_ASSIGN_OR_RETURN(stablehlo::Module module, reader.Read(program));
   CompileFacts facts;
@@ -31,12 +31,37 @@ StatusOr<std::unique_ptr<LoadedExecutable>> CompileAndLoad(SimClient& client,
   facts.num_partitions = options.num_partitions;
   CompileReport report;
   PJRTKIT_ASSIGN_OR_RETURN(DeviceProgram compiled, CompileModule(module, facts, &report));
-  auto executable = std::make_shared<SimExecutable>(
+  return std::make_shared<SimExecutable>(
       std::make_shared<const DeviceProgram>(std::move(compiled)), std::move(options),
       compile_options, program.code, report);
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<LoadedExecutable>> CompileAndLoad(SimClient& client,
+                                                           const Program& program,
+                                                           const std::string& compile_options) {
+  PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<const stablehlo::StablehloLibrary> library,
+                           client.stablehlo_library());
+  PJRTKIT_ASSIGN_OR_RETURN(
+      std::shared_ptr<SimExecutable> executable,
+      CompileExecutable(std::move(library), program, compile_options,
+                        static_cast<int>(client.sim_devices().size())));
   PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<SimLoadedExecutable> loaded,
                            SimLoadedExecutable::Load(client, std::move(executable)));
   return std::unique_ptr<LoadedExecutable>(std::move(loaded));
+}
+
+StatusOr<std::shared_ptr<Executable>> CompileForTopology(const Program& program,
+                                                         const std::string& compile_options,
+                                                         int device_count,
+                                                         const std::string& library_path) {
+  PJRTKIT_ASSIGN_OR_RETURN(std::shared_ptr<const stablehlo::StablehloLibrary> library,
+                           LoadStablehloLibrary(library_path));
+  PJRTKIT_ASSIGN_OR_RETURN(
+      std::shared_ptr<SimExecutable> executable,
+      CompileExecutable(std::move(library), program, compile_options, device_count));
+  return std::shared_ptr<Executable>(std::move(executable));
 }
 
 StatusOr<std::unique_ptr<LoadedExecutable>> DeserializeAndLoad(

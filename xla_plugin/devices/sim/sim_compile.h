@@ -31,6 +31,14 @@ StatusOr<std::unique_ptr<LoadedExecutable>> DeserializeAndLoad(
     SimClient& client, const std::string& serialized,
     const std::optional<std::string>& compile_options);
 
+// Compiles `program` ahead of time for a topology of `device_count` sim devices, reading it with
+// the StableHLO library at `library_path` ("": the process's). The executable's Serialize() bytes
+// load on a client of as many devices (DeserializeAndLoad).
+StatusOr<std::shared_ptr<Executable>> CompileForTopology(const Program& program,
+                                                         const std::string& compile_options,
+                                                         int device_count,
+                                                         const std::string& library_path);
+
 // The plugin attributes stablehlo_current_version and stablehlo_minimum_version (int64 triples)
 // this process's StableHLO reader accepts: what JAX reads before it serializes a program.
 AttributeMap StablehloAttributesForProcess();

@@ -4,9 +4,15 @@
 //   --option=NAME=TYPE:VALUE  --expect_platform=NAME  --expect_devices=N
 //   --expect_addressable_devices=N  --expect_device_kind=KIND  --expect_api_minor=N|header
 //   --expect_all_api_slots  --known_deviation=NAME  --expect_skips=Suite.Case,...
+// --stablehlo_library=PATH: torch-mlir's library, exported as $PJRTKIT_STABLEHLO_LIBRARY (absolute)
+// before the plugin is used, as the Python side exports it (the plugin attributes' StableHLO
+// versions come from the process's library);
 // and --report_memory: after each case, a "[ MEMORY ]" line with the highest bytes in use on any
 // device of the suite's shared client during the case (cases that make clients of their own are
 // not counted).
+#include <limits.h>
+#include <stdlib.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <set>
@@ -86,6 +92,10 @@ Flags ParseFlags(int argc, char** argv) {
       }
     } else if (arg == "--expect_all_api_slots") {
       flags.traits.require_all_api_slots = true;
+    } else if (Match(arg, "stablehlo_library", &value)) {
+      char resolved[PATH_MAX];
+      if (realpath(value.c_str(), resolved) == nullptr) Usage(value + " does not exist");
+      setenv("PJRTKIT_STABLEHLO_LIBRARY", resolved, 1);
     } else if (arg == "--report_memory") {
       flags.report_memory = true;
     } else {

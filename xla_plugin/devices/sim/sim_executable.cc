@@ -3,6 +3,7 @@
 #include <cstring>
 #include <utility>
 
+#include "xla_plugin/devices/sim/compiler/cost_model.h"
 #include "xla_plugin/devices/sim/executor/executor.h"
 #include "xla_plugin/devices/sim/executor/program_validator.h"
 #include "xla_plugin/devices/sim/program/serialization.h"
@@ -176,6 +177,15 @@ StatusOr<CompiledMemoryStats> SimExecutable::GetCompiledMemoryStats() const {
                               stats.temp_size_in_bytes;
   stats.peak_memory_in_bytes = stats.total_size_in_bytes;
   return stats;
+}
+
+StatusOr<AttributeMap> SimExecutable::GetCostAnalysis() const {
+  const ProgramCost cost = EstimateCost(*program_);
+  AttributeMap properties;
+  properties["flops"] = static_cast<float>(cost.flops);
+  properties["transcendentals"] = static_cast<float>(cost.transcendentals);
+  properties["bytes accessed"] = static_cast<float>(cost.bytes_accessed);
+  return properties;
 }
 
 }  // namespace sim

@@ -59,6 +59,8 @@ class SimExecutable : public Executable {
   // Argument, output and temporary (scratch) bytes of one device's execution.
   StatusOr<CompiledMemoryStats> GetCompiledMemoryStats() const override;
   StatusOr<std::string> compile_options() const override { return compile_options_; }
+  // The compiler's estimate (cost_model.h): "flops", "transcendentals", "bytes accessed".
+  StatusOr<AttributeMap> GetCostAnalysis() const override;
 
  private:
   std::shared_ptr<const DeviceProgram> program_;  // The program.

@@ -34,6 +34,9 @@ class SimLoadedExecutable : public LoadedExecutable {
   StatusOr<ExecuteResult> Execute(const std::vector<std::vector<Buffer*>>& arguments,
                                   const ExecuteOptions& options) override;
   StatusOr<std::vector<LogicalDeviceId>> addressable_device_logical_ids() const override;
+  // An xla.DeviceAssignmentProto of the devices (replica_count, computation_count, one
+  // computation_devices entry per partition listing each replica's device).
+  StatusOr<std::string> SerializedDeviceAssignment() const override;
 
  private:
   SimLoadedExecutable(SimClient& client, std::shared_ptr<SimExecutable> executable,

@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "xla_plugin/devices/sim/sim_compile.h"
 #include "xla_plugin/devices/sim/sim_device.h"
 #include "xla_plugin/devices/sim/sim_platform.h"
 
@@ -19,8 +20,23 @@ std::unique_ptr<SimTopology> SimTopology::Create(const SimOptions& options) {
   attributes["backend"] = std::string(kBackendName);
   attributes["device_count"] = static_cast<int64_t>(options.device_count());
   attributes["memory_capacity_bytes"] = options.memory_bytes();
-  return std::unique_ptr<SimTopology>(
-      new SimTopology(kPlatformName, kPlatformVersion, std::move(devices), std::move(attributes)));
+  return std::unique_ptr<SimTopology>(new SimTopology(kPlatformName, kPlatformVersion,
+                                                      std::move(devices), std::move(attributes),
+                                                      options));
+}
+
+SimTopology::SimTopology(std::string platform_name, std::string platform_version,
+                         std::vector<DeviceDescription> devices, AttributeMap attributes,
+                         SimOptions options)
+    : Topology(std::move(platform_name), std::move(platform_version), std::move(devices),
+               std::move(attributes)),
+      options_(std::move(options)) {}
+
+StatusOr<std::shared_ptr<Executable>> SimTopology::Compile(const Program& program,
+                                                           const std::string& compile_options,
+                                                           Client* client) const {
+  return CompileForTopology(program, compile_options, options_.device_count(),
+                            options_.stablehlo_library_path());
 }
 
 StatusOr<std::vector<int>> SimTopology::MemorySpaceKindIds() const {

@@ -22,9 +22,18 @@ class SimTopology : public Topology {
 
   // {0}: the "device" memory of every device.
   StatusOr<std::vector<int>> MemorySpaceKindIds() const override;
+  // Ahead-of-time compilation: sim::CompileForTopology (sim_compile.h) for this topology's
+  // devices, with the StableHLO library of the options it was made with.
+  StatusOr<std::shared_ptr<Executable>> Compile(const Program& program,
+                                                const std::string& compile_options,
+                                                Client* client) const override;
 
  private:
-  using Topology::Topology;
+  SimTopology(std::string platform_name, std::string platform_version,
+              std::vector<DeviceDescription> devices, AttributeMap attributes,
+              SimOptions options);
+
+  SimOptions options_;  // What the topology was made with (device count, library path).
 };
 
 }  // namespace sim

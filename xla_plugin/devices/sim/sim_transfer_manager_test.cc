@@ -108,7 +108,7 @@ TEST(SimTransferManagerTest, ShapesTheDeviceCannotHoldAreRefused) {
                                                 client->memories()[0]);
   EXPECT_EQ(too_big.status().code(), StatusCode::kResourceExhausted);
   StatusOr<std::unique_ptr<AsyncHostToDeviceTransferManager>> int4 =
-      client->CreateBuffersForAsyncHostToDevice({{ElementType::kS4, {8}}}, {},
+      client->CreateBuffersForAsyncHostToDevice({{ElementType::kToken, {8}}}, {},
                                                 client->memories()[0]);
   EXPECT_EQ(int4.status().code(), StatusCode::kUnimplemented);
   StatusOr<std::unique_ptr<AsyncHostToDeviceTransferManager>> column_major =

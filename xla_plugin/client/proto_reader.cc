@@ -1,9 +1,8 @@
-#include "xla_plugin/plugin_wrapper/proto_reader.h"
+#include "xla_plugin/client/proto_reader.h"
 
 #include <string>
 
 namespace pjrtkit {
-namespace plugin_wrapper {
 
 Status ProtoReader::Malformed(const char* what) const {
   return InvalidArgument(std::string("malformed protobuf message: ") + what + " at byte " +
@@ -73,5 +72,4 @@ StatusOr<std::vector<int64_t>> ProtoReader::PackedVarints(std::string_view bytes
   return values;
 }
 
-}  // namespace plugin_wrapper
 }  // namespace pjrtkit

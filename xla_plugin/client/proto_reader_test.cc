@@ -1,5 +1,5 @@
 // ProtoReader on hand-encoded messages: every wire type, packed varints, and malformed input.
-#include "xla_plugin/plugin_wrapper/proto_reader.h"
+#include "xla_plugin/client/proto_reader.h"
 
 #include <string>
 #include <vector>
@@ -7,7 +7,6 @@
 #include "gtest/gtest.h"
 
 namespace pjrtkit {
-namespace plugin_wrapper {
 namespace {
 
 std::string Bytes(std::initializer_list<unsigned char> bytes) {
@@ -102,5 +101,4 @@ TEST(ProtoReaderTest, ErrorNamesTheOffset) {
 }
 
 }  // namespace
-}  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -4,8 +4,8 @@
 // without linking protobuf: the plugin may link only libc/libm/libstdc++/libgcc_s. The reader
 // walks the fields of one message; a length-delimited field's bytes can be read with another
 // ProtoReader (sub-messages) or PackedVarints (packed repeated integers).
-#ifndef PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_PROTO_READER_H_
-#define PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_PROTO_READER_H_
+#ifndef PJRTKIT_XLA_PLUGIN_CLIENT_PROTO_READER_H_
+#define PJRTKIT_XLA_PLUGIN_CLIENT_PROTO_READER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -16,7 +16,6 @@
 #include "xla_plugin/client/status_or.h"
 
 namespace pjrtkit {
-namespace plugin_wrapper {
 
 // Wire types of the protobuf encoding (groups, 3 and 4, are not supported).
 enum class WireType : int {
@@ -61,7 +60,6 @@ class ProtoReader {
   size_t pos_ = 0;         // Offset of the next unread byte.
 };
 
-}  // namespace plugin_wrapper
 }  // namespace pjrtkit
 
-#endif  // PJRTKIT_XLA_PLUGIN_PLUGIN_WRAPPER_PROTO_READER_H_
+#endif  // PJRTKIT_XLA_PLUGIN_CLIENT_PROTO_READER_H_
