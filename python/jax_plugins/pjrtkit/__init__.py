@@ -4,7 +4,8 @@ JAX imports this module (found through the `jax_plugins` namespace package and t
 `jax_plugins` entry point) and calls `initialize()`, which registers the PJRT plugin library
 shipped next to this file under the platform name ``pjrtkit``, on the device ``_device``
 chooses: ``xla_gpu`` (OpenXLA's CUDA plugin) on a machine with an NVIDIA GPU and
-``jax-cuda13-pjrt`` (or ``-cuda12-``), else ``xla_cpu`` (OpenXLA's XLA:CPU plugin).
+``jax-cuda13-pjrt`` (or ``-cuda12-``), else ``xla_cpu`` (OpenXLA's XLA:CPU plugin); ``sim`` (a
+device with its own compiler and runtime) and any other registered device when named.
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ priority (an empty ``JAX_PLATFORMS``)."""
 def default_options(device: str = _device.XLA_CPU) -> dict[str, Any]:
   """Returns the create options pjrtkit passes to ``PJRT_Client_Create`` for ``device``.
 
-  A device that runs like xla_cpu: ``device`` and its inner-plugin option (``xla_cpu_plugin_path``:
+  A device that compiles StableHLO itself (runs like ``stablehlo``, e.g. ``sim``): ``device`` and
+  ``stablehlo_library_path`` (torch-mlir's library, its StableHLO reader). A device that runs like
+  xla_cpu: ``device`` and its inner-plugin option (``xla_cpu_plugin_path``:
   where OpenXLA's XLA:CPU plugin is). Like xla_gpu: ``device``, ``xla_gpu_plugin_path`` (the CUDA
   plugin of jax-cuda13-pjrt / -cuda12-) and the settings JAX's own CUDA plugin takes from
   ``XLA_PYTHON_CLIENT_*`` (see ``_device.gpu_default_options``). Options set through
@@ -58,7 +61,9 @@ def default_options(device: str = _device.XLA_CPU) -> dict[str, Any]:
     return _device.gpu_default_options(plugin, os.environ, _device.jax_platforms(),
                                        xla_client.generate_pjrt_gpu_plugin_options(), device)
   options: dict[str, Any] = {_device.DEVICE_OPTION: device}
-  if info.inner_plugin_option:
+  if info.runs_like == _device.STABLEHLO:
+    options[_paths.STABLEHLO_LIBRARY_OPTION] = str(_paths.stablehlo_library_path())
+  elif info.inner_plugin_option:
     options[info.inner_plugin_option] = str(_paths.xla_cpu_plugin_path())
   return options
 
@@ -94,6 +99,15 @@ def initialize() -> None:
   if family == _device.XLA_GPU:
     _device.preload_nvidia_libraries()
     inner_plugin = _device.cuda_plugin_path()
+  elif family == _device.STABLEHLO:
+    inner_plugin = None
+    try:
+      # The library reports the StableHLO versions it reads when JAX loads it: from here.
+      if not os.environ.get(_paths.STABLEHLO_LIBRARY_ENV):
+        os.environ[_paths.STABLEHLO_LIBRARY_ENV] = os.fspath(_paths.stablehlo_library_path())
+    except ModuleNotFoundError as exc:
+      logger.error("pjrtkit: %s; the pjrtkit platform is not registered.", exc)
+      return
   else:
     try:
       inner_plugin = _paths.xla_cpu_plugin_path()
@@ -104,9 +118,10 @@ def initialize() -> None:
   options = lambda: default_options(choice.device)  # pylint: disable=unnecessary-lambda-assignment
   extra: dict[str, Any] = {}
   make_topology = None
-  if family == _device.XLA_CPU and _jax_compat.is_tested_version(
+  if family in (_device.XLA_CPU, _device.STABLEHLO) and _jax_compat.is_tested_version(
       jax.__version__) and not _jax_internals.problems([_jax_internals.TOPOLOGY]):
-    # Topologies get the XLA:CPU plugin path too, so they compile ahead of time (PJRT_Compile).
+    # Topologies get the XLA:CPU plugin's (or the StableHLO library's) path too, so they compile
+    # ahead of time (PJRT_Compile).
     make_topology = _topology.TopologyFactory(options)
     extra["make_topology"] = make_topology
   c_api = xla_bridge.register_plugin(

@@ -28,6 +28,10 @@ handler, the ``gpu`` alias; both: FFI, donation, the persistent cache). It is al
   reads into numpy through pinned memory (``_host_values``), host callbacks (``_host_callbacks`` with its GPU handler, and the cpu callback rules,
   ``_gpu_rules.register_callbacks``), the ``gpu`` alias, donation and the persistent cache;
   undone the same way.
+* for a device that compiles StableHLO itself (runs like ``stablehlo``: ``sim``): no lowering
+  rules (JAX's platform-independent ones apply), Shardy exported from multi-device programs
+  before they reach the plugin (``_shardy``), donation and the persistent cache; undone the same
+  way.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ from jax_plugins.pjrtkit import _jax_internals
 from jax_plugins.pjrtkit import _lowering
 from jax_plugins.pjrtkit import _platform_rules
 from jax_plugins.pjrtkit import _program_checks
+from jax_plugins.pjrtkit import _shardy
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +63,8 @@ INSTALLED_FEATURES = _jax_internals.CPU_FEATURES
 """What ``install`` installs for the xla_cpu device, in order."""
 
 FEATURES_BY_DEVICE = {_device.XLA_CPU: _jax_internals.CPU_FEATURES,
-                      _device.XLA_GPU: _jax_internals.GPU_FEATURES}
+                      _device.XLA_GPU: _jax_internals.GPU_FEATURES,
+                      _device.STABLEHLO: _jax_internals.STABLEHLO_FEATURES}
 """What ``install`` installs for each reference device; every registered device gets those of
 the one it runs like (``_device.runs_like``)."""
 
@@ -66,6 +72,7 @@ _DESCRIPTIONS = {
     _device.XLA_CPU: "cpu lowering rules and LAPACK, host callbacks, donation, persistent cache",
     _device.XLA_GPU: ("cuda lowering rules and jaxlib's CUDA kernels, Pallas on Triton and Mosaic "
                       "GPU, host callbacks, the gpu alias, donation, persistent cache"),
+    _device.STABLEHLO: "Shardy export of multi-device programs, donation, persistent cache",
 }
 """What the integration gives each device, in words for warnings."""
 
@@ -182,9 +189,28 @@ def _install_gpu_steps(c_api: Any, platform: str, undo: _Undo) -> None:
   _jax_compat.enable_persistent_cache(platform, compilation_cache)
 
 
+def _install_stablehlo_steps(platform: str, undo: _Undo) -> None:
+  """Installs what a device that compiles StableHLO itself needs: JAX's platform-independent
+  lowerings stay; multi-device programs reach it with Shardy exported (``_shardy``); donation and
+  the persistent cache as on the reference devices."""
+  from jax._src import compilation_cache  # pylint: disable=g-import-not-at-top
+  from jax._src import compiler  # pylint: disable=g-import-not-at-top
+  from jax._src.interpreters import mlir  # pylint: disable=g-import-not-at-top
+
+  _snapshot_attribute(compiler, "compile_or_get_cached", undo)
+  compiler.compile_or_get_cached = _shardy.exporting_compiles(compiler.compile_or_get_cached,
+                                                              platform)
+  donation = list(mlir._platforms_with_donation)  # pylint: disable=protected-access
+  undo.add(lambda: mlir._platforms_with_donation.__setitem__(  # pylint: disable=protected-access
+      slice(None), donation))
+  _jax_compat.enable_donation(platform, mlir)
+  _snapshot_attribute(compilation_cache, "is_cache_used", undo)
+  _jax_compat.enable_persistent_cache(platform, compilation_cache)
+
+
 def install(c_api: Any, platform: str, device: str = _device.XLA_CPU) -> Status:
   """Installs pjrtkit's JAX integration for ``platform`` (the plugin behind ``c_api``) running
-  on ``device`` (``xla_cpu`` or ``xla_gpu``).
+  on ``device`` (a registered device: what it installs is that of the one it runs like).
 
   Never raises: the plugin stays registered whatever happens here.
 
@@ -223,6 +249,8 @@ def install(c_api: Any, platform: str, device: str = _device.XLA_CPU) -> Status:
   try:
     if family == _device.XLA_GPU:
       _install_gpu_steps(c_api, platform, undo)
+    elif family == _device.STABLEHLO:
+      _install_stablehlo_steps(platform, undo)
     else:
       _install_steps(c_api, platform, undo)
   except Exception as exc:  # pylint: disable=broad-except  (the plugin must still register)

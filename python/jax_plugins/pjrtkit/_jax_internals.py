@@ -42,9 +42,10 @@ PLATFORM_DEPENDENT = "platform_dependent"
 EXPORT = "export"
 DLPACK = "dlpack"
 HOST_VALUES = "host values"
+SHARDY_EXPORT = "shardy export"
 FEATURES = (FFI, CPU_LOWERING, HOST_CALLBACKS, DONATION, PERSISTENT_CACHE, TOPOLOGY, JIT_REPORT,
             CUDA_LOWERING, PALLAS_GPU, GPU_ALIAS, KERNELS_CUPTI, PLATFORM_DEPENDENT, EXPORT, DLPACK,
-            HOST_VALUES)
+            HOST_VALUES, SHARDY_EXPORT)
 """The pjrtkit features that rely on JAX internals (``_integration`` installs those of the device
 JAX runs on: ``CPU_FEATURES`` or ``GPU_FEATURES``; ``pjrtkit.jit_report`` and
 ``pjrtkit.kernels``' "cupti" benchmarking method check their own)."""
@@ -56,6 +57,9 @@ GPU_FEATURES = (FFI, CUDA_LOWERING, PLATFORM_DEPENDENT, EXPORT, DLPACK, HOST_VAL
                 HOST_CALLBACKS, GPU_ALIAS, DONATION, PERSISTENT_CACHE)
 """What the integration installs for the xla_gpu device (host callbacks: the same rules, compile
 wrapper and internals as on xla_cpu; only the FFI handler differs, and it uses no JAX internal)."""
+STABLEHLO_FEATURES = (SHARDY_EXPORT, DONATION, PERSISTENT_CACHE)
+"""What the integration installs for a device that compiles StableHLO itself (``sim``): JAX's
+platform-independent lowerings stay as they are."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -184,6 +188,22 @@ EMIT_PYTHON_CALLBACK_SOURCE = (
 """Lines of ``emit_python_callback`` that make its module what pjrtkit's handler runs."""
 
 
+def _serialize_portable_artifact_check() -> str | None:
+  mlir = getattr(load_module("jax._src.lib._jax"), "mlir", None)
+  fn = getattr(mlir, "serialize_portable_artifact", None)
+  if fn is None:
+    return "is gone"
+  doc = getattr(fn, "__doc__", "") or ""
+  if "use_mixed_serialization" not in doc:
+    return "no longer takes use_mixed_serialization"
+  return None
+
+
+def _deserialize_portable_artifact_check() -> str | None:
+  mlir = getattr(load_module("jax._src.lib._jax"), "mlir", None)
+  return None if callable(getattr(mlir, "deserialize_portable_artifact", None)) else "is gone"
+
+
 def _compile_entry_check() -> str | None:
   compiler = load_module("jax._src.compiler")
   pxla = load_module("jax._src.interpreters.pxla")
@@ -267,6 +287,18 @@ INTERNALS: tuple[Internal, ...] = (
              "JAX's one compile entry point (called as a module attribute by pxla); pjrtkit's "
              "wrappers bind the executables it loads to their host callbacks and refuse programs "
              "the inner plugin computes wrongly (_program_checks)", _compile_entry_check),
+    Internal("jax._src.compiler.compile_or_get_cached", SHARDY_EXPORT, "wrapped",
+             "programs for a device that reads plain StableHLO have Shardy exported first "
+             "(_shardy)", _compile_entry_check),
+    Internal("jax._src.lib._jax.mlir.serialize_portable_artifact", SHARDY_EXPORT, "called",
+             "serializes without mixed dialects, which runs Shardy's round-trip export",
+             _serialize_portable_artifact_check),
+    Internal("jax._src.lib._jax.mlir.deserialize_portable_artifact", SHARDY_EXPORT, "called",
+             "reads the exported program back as a module",
+             _deserialize_portable_artifact_check),
+    Internal("jax._src.interpreters.mlir.make_ir_context", SHARDY_EXPORT, "called",
+             "the MLIR context the exported module lives in",
+             exists("jax._src.interpreters.mlir", "make_ir_context")),
     Internal("jax._src.callback.emit_python_callback", HOST_CALLBACKS, "called (by JAX's rules)",
              "emits xla_ffi_python_cpu_callback with attribute `index` for the cpu platform",
              source_has("jax._src.callback", "emit_python_callback",

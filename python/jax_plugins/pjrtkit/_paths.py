@@ -1,4 +1,5 @@
-"""Where pjrtkit's files are: the plugin library, its build record, the XLA:CPU plugin."""
+"""Where pjrtkit's files are: the plugin library, its build record, the XLA:CPU plugin, the
+StableHLO library devices with their own compiler read programs with."""
 
 from __future__ import annotations
 
@@ -40,3 +41,27 @@ def xla_cpu_plugin_path() -> Path:
         "pjrtkit's reference device needs the 'xla-cpu-pjrt' package (pip install "
         "xla-cpu-pjrt==0.0.1)")
   return Path(list(spec.submodule_search_locations)[0]) / "xla_cpu_pjrt.so"
+
+
+STABLEHLO_LIBRARY_ENV = "PJRTKIT_STABLEHLO_LIBRARY"
+"""Environment variable naming the StableHLO library (what the plugin reads when no create option
+names it)."""
+
+STABLEHLO_LIBRARY_OPTION = "stablehlo_library_path"
+"""The create option naming it."""
+
+
+def stablehlo_library_path() -> Path:
+  """Path of torch-mlir's ``libTorchMLIRAggregateCAPI.so`` (PyPI ``torch-mlir``), the StableHLO
+  reader of devices that compile StableHLO themselves (the ``sim`` device).
+
+  Raises:
+    ModuleNotFoundError: when ``torch-mlir`` is not installed.
+  """
+  spec = importlib.util.find_spec("torch_mlir")
+  if spec is None or not spec.submodule_search_locations:
+    raise ModuleNotFoundError(
+        "pjrtkit's devices with their own compiler read StableHLO with the 'torch-mlir' package "
+        "(pip install torch-mlir==20261001, as requirements.lock pins it)")
+  return (Path(list(spec.submodule_search_locations)[0]) / "_mlir_libs" /
+          "libTorchMLIRAggregateCAPI.so")

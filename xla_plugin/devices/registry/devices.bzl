@@ -5,4 +5,5 @@ adds one). Each folder has a cc_library `:entry` whose `entry.h` declares `pjrtk
 DEVICES = [
     "xla_cpu",
     "xla_gpu",
+    "sim",
 ]

@@ -379,6 +379,14 @@ Status LowerCustomCall(Lowerer& lowerer, const Operation& op) {
                     value.type.ToString() + " here, shards of " + declared.ToString() +
                     " expected); pass the argument with that sharding");
       }
+      if (value.sharded) {
+        // Inside shard_map the shard is the value (manual): a value of its own, not sharded.
+        Node alias;
+        alias.kind = NodeKind::kAlias;
+        alias.operands = {operands[i]};
+        alias.origin = Lowerer::Origin(op);
+        result = graph.AddNode(std::move(alias), declared);
+      }
     } else if (to_global) {
       // Leaving shard_map: a replicated result is the same array on every device; a sharded one
       // stays this device's shard, which only the program's results may carry.
