@@ -64,8 +64,15 @@ PJRTKIT_GPU = Backend("pjrtkit-gpu", "pjrtkit,cpu", "pjrtkit", device_count=0, t
 """pjrtkit's xla_gpu device (over the same CUDA plugin), tests told the device under test is a
 GPU, which it is: compared with CUDA, like with like."""
 
+PJRTKIT_SIM = Backend("pjrtkit-sim", "pjrtkit,cpu", "pjrtkit", test_dut="cpu",
+                      env={"XLA_FLAGS": FORCE_4_CPU_DEVICES, "PJRTKIT_DEVICE": "sim"})
+"""pjrtkit's sim device (its own compiler, runtime and kernels, 4 devices), tests told the device
+under test is a CPU (the dtype lists and cases of the cpu baseline, so test names line up):
+every difference from cpu is the sim device's."""
+
 BACKENDS: Mapping[str, Backend] = {
-    b.name: b for b in (CPU, PJRTKIT, PJRTKIT_PLATFORM_DUT, XLA_CPU_DIRECT, CUDA, PJRTKIT_GPU)}
+    b.name: b
+    for b in (CPU, PJRTKIT, PJRTKIT_PLATFORM_DUT, XLA_CPU_DIRECT, CUDA, PJRTKIT_GPU, PJRTKIT_SIM)}
 
 
 @dataclasses.dataclass(frozen=True)
