@@ -1,12 +1,21 @@
 """Writes a new pjrtkit device folder and registers it: ``python3 tools/new_device.py NAME``.
 
-The folder ``xla_plugin/devices/NAME`` holds a device over OpenXLA's XLA:CPU plugin (its own
-policy, factory, registry entry, BUILD, unit test, conformance and JAX tests, README), made from
-``tools/new_device_template/``; the one line outside it, ``"NAME",``, goes into ``DEVICES`` in
-``xla_plugin/devices/registry/devices.bzl``. Afterwards ``bazel test //xla_plugin/devices/NAME/...``
-builds and tests it, and ``PJRTKIT_DEVICE=NAME`` (or create option ``device=NAME``) selects it.
+Two starting points (``--from``), each a template folder of ``tools/new_device_template/``:
 
-  --root DIR   the repository to write into (default: this one)
+* ``sim`` (the default): a device with its own compiler and runtime, the path of a team that
+  brings its hardware and no PJRT plugin: the ``sim`` device's StableHLO compiler, memory, queues
+  and kernels under the kind NAME (factory, registry entry, BUILD, unit test, conformance and JAX
+  tests, README saying which layer to replace with what);
+* ``xla_cpu``: a device over a published PJRT plugin through the shared wrapper
+  (``xla_plugin/plugin_wrapper``): OpenXLA's XLA:CPU plugin under the device's own policy.
+
+The one line outside the folder, ``"NAME",``, goes into ``DEVICES`` in
+``xla_plugin/devices/registry/devices.bzl``. Afterwards ``bazel test //xla_plugin/devices/NAME/...``
+builds and tests it, ``bash tools/setup.sh`` rebuilds the plugin and installs it into ``.venv``, and
+``PJRTKIT_DEVICE=NAME`` (or create option ``device=NAME``) selects it.
+
+  --from {sim,xla_cpu}   the starting point (default: sim)
+  --root DIR             the repository to write into (default: this one)
 """
 
 from __future__ import annotations
@@ -21,11 +30,9 @@ TEMPLATE = Path(__file__).resolve().parent / "new_device_template"
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]{1,30}")
 RESERVED = frozenset({"auto", "plugin_wrapper", "stablehlo", "registry", "selection", "template",
                       "cpu", "gpu", "tpu", "cuda", "rocm", "host", "pjrtkit"})
-FILES = {  # template file -> file in the device folder ({name} substituted)
+_COMMON = {  # template file -> file in the device folder ({name} substituted)
     "BUILD.in": "BUILD",
     "README.md.in": "README.md",
-    "policy.h.in": "{name}_policy.h",
-    "policy.cc.in": "{name}_policy.cc",
     "factory.h.in": "{name}_factory.h",
     "factory.cc.in": "{name}_factory.cc",
     "entry.h.in": "entry.h",
@@ -33,6 +40,13 @@ FILES = {  # template file -> file in the device folder ({name} substituted)
     "device_test.cc.in": "{name}_device_test.cc",
     "jax_test.py.in": "{name}_jax_test.py",
 }
+STARTING_POINTS = {  # --from -> (template folder, its files)
+    "sim": ("own_runtime", dict(_COMMON)),
+    "xla_cpu": ("wrapped", {**_COMMON, "policy.h.in": "{name}_policy.h",
+                            "policy.cc.in": "{name}_policy.cc"}),
+}
+"""The starting points: a device with its own compiler and runtime (sim's), or over a wrapped
+PJRT plugin (XLA:CPU's)."""
 _LIST = re.compile(r"(DEVICES = \[\n)((?:    \"[a-z0-9_]+\",\n)*)(\])")
 
 
@@ -66,16 +80,19 @@ def register(devices_bzl: Path, name: str) -> None:
                          text[match.end():], encoding="utf-8")
 
 
-def write_device(name: str, root: Path) -> list[Path]:
-  """Writes the device folder and registers it; returns the files written (the folder's, then
-  devices.bzl)."""
+def write_device(name: str, root: Path, start: str = "sim") -> list[Path]:
+  """Writes the device folder from starting point ``start`` (``STARTING_POINTS``) and registers
+  it; returns the files written (the folder's, then devices.bzl)."""
+  if start not in STARTING_POINTS:
+    raise ValueError(f"--from must be one of {', '.join(sorted(STARTING_POINTS))}, got {start!r}")
+  template, files = STARTING_POINTS[start]
   check_name(name, root)
   folder = root / "xla_plugin" / "devices" / name
   values = {"@NAME@": name, "@CLASS@": class_name(name), "@UPPER@": name.upper()}
   written = []
   folder.mkdir(parents=True)
-  for source, target in FILES.items():
-    text = (TEMPLATE / source).read_text(encoding="utf-8")
+  for source, target in files.items():
+    text = (TEMPLATE / template / source).read_text(encoding="utf-8")
     for key, value in values.items():
       text = text.replace(key, value)
     path = folder / target.format(name=name)
@@ -90,16 +107,21 @@ def write_device(name: str, root: Path) -> list[Path]:
 def main(argv: list[str]) -> int:
   parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   parser.add_argument("name", help="the device's name: its folder, `device` option value and kind")
+  parser.add_argument("--from", dest="start", choices=sorted(STARTING_POINTS), default="sim",
+                      help="sim: own compiler and runtime (default); xla_cpu: over a wrapped plugin")
   parser.add_argument("--root", type=Path, default=REPO)
   args = parser.parse_args(argv)
   try:
-    written = write_device(args.name, args.root.resolve())
+    written = write_device(args.name, args.root.resolve(), args.start)
   except ValueError as exc:
     print(f"new_device: {exc}", file=sys.stderr)
     return 2
   for path in written:
     print(path.relative_to(args.root.resolve()))
-  print(f"next: bazel test //xla_plugin/devices/{args.name}/... ; then PJRTKIT_DEVICE={args.name}")
+  print(f"next: bazel test //xla_plugin/devices/{args.name}/...")
+  print("      bash tools/setup.sh   (rebuilds the plugin with the new device and installs it into "
+        ".venv; JAX in .venv knows the device only after this)")
+  print(f"      PJRTKIT_DEVICE={args.name} JAX_PLATFORMS=pjrtkit .venv/bin/python your_script.py")
   return 0
 
 

@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
 # The device template end to end, as a forking team uses it: copies this checkout (tracked and
-# untracked, not ignored files) to a scratch folder, registers TWO devices there with
-# `tools/new_device.py acme` and `tools/new_device.py beta`, checks that they touched nothing outside
-# their folders but one registration line each, and runs every test that reads the device
-# registry: the new devices' own tests (unit test, the PJRT C-API conformance suite with
-# device=NAME, JAX's jit and a 2-device pmap psum on both JAX releases) and every other test whose
-# expectations could depend on what is registered. Registering devices must never break them.
+# untracked, not ignored files) to a scratch folder, registers TWO devices there, one from each
+# starting point (`tools/new_device.py acme --from sim`: its own compiler and runtime;
+# `tools/new_device.py beta --from xla_cpu`: over a wrapped plugin), checks that they touched
+# nothing outside their folders but one registration line each, and runs the new devices' own
+# tests (unit test, the PJRT C-API conformance suite with device=NAME, JAX's jit and a 2-device
+# pmap psum on both JAX releases) and every test whose expectations are the device list.
+# Registering devices must never break them.
 #
-# Which tests read the registry: the registry library is the only source of the device list in
-# C++, and everything that reports or reads it is built on it (the plugin library, its
-# build_info.json, the selection rules), so Bazel's reverse dependencies of
-# //xla_plugin/devices/registry:registry are every test that can see a registered device, plus
-# those of devices.bzl read as a file (//tools:new_device_test). The tests outside that set test
-# the client and C-API layers on a fake device, the wrapper on XLA:CPU directly, and tools; none
-# reads build_info.json, the plugin's pjrtkit_devices attribute or devices.bzl. --all runs
-# `bazel test //...` instead.
+# Which tests read the device list: the registry library is its only source in C++ and everything
+# that reports it is built on it (the plugin library, build_info.json, the selection rules). The
+# tests that state expectations about it are listed in REGISTRY_READERS below (found with
+# `git grep -l "build_info\|pjrtkit_devices\|devices.bzl\|Registry::" -- tests tools xla_plugin
+# python`); --rdeps runs every test that depends on the registry at all (Bazel's reverse
+# dependencies of //xla_plugin/devices/registry:registry and of devices.bzl: nearly every JAX-facing
+# test, since they load the plugin), --all runs `bazel test //...`.
 #
 # Before testing, the scratch copy gets what tools/setup.sh installs (the plugin, build_info.json
 # and the native kernels' library beside the Python packages). tools/test.sh runs this after
@@ -30,12 +30,24 @@ SCRATCH=""
 for arg in "$@"; do
   case "$arg" in
     --all) all=1 ;;
-    -*) echo "[new_device_check] unknown argument '$arg' (accepted: --all, SCRATCH_DIR)" >&2; exit 2 ;;
+    --rdeps) all=2 ;;
+    -*) echo "[new_device_check] unknown argument '$arg' (accepted: --all, --rdeps, SCRATCH_DIR)" >&2; exit 2 ;;
     *) SCRATCH=$arg ;;
   esac
 done
 SCRATCH="${SCRATCH:-$(mktemp -d /tmp/pjrtkit-new-device.XXXXXX)}"
 DEVICES=(acme beta)
+STARTS=(sim xla_cpu)
+REGISTRY_READERS=(
+  //xla_plugin/devices/registry:registry_test
+  //xla_plugin/devices/selection:selection_test
+  //tests/jax:device_registry_test
+  //tests/jax:device_registry_test_oldest_jax
+  //tests/jax:gpu_integration_test
+  //tests/jax:gpu_integration_test_oldest_jax
+  //tests/jax:sim_device_test
+  //tools:new_device_test
+)
 log() { echo "[new_device_check] $*" >&2; }
 
 rm -rf "$SCRATCH" && mkdir -p "$SCRATCH"
@@ -46,9 +58,9 @@ for venv in .venv .venv-jax-oldest; do
 done
 cd "$SCRATCH"
 git init -q && git add -A && git -c user.name=check -c user.email=check@localhost commit -qm base
-for name in "${DEVICES[@]}"; do
-  log "scratch copy in $SCRATCH; writing the device $name"
-  python3 tools/new_device.py "$name"
+for i in "${!DEVICES[@]}"; do
+  log "scratch copy in $SCRATCH; writing the device ${DEVICES[$i]} --from ${STARTS[$i]}"
+  python3 tools/new_device.py "${DEVICES[$i]}" --from "${STARTS[$i]}"
 done
 # Nothing outside the new folders but devices.bzl's lines, one per device.
 folders=()
@@ -75,9 +87,14 @@ install -m 0644 bazel-bin/xla_plugin/pjrtkit_plugin.so bazel-bin/xla_plugin/buil
 install -m 0644 bazel-bin/kernels/native/pjrtkit_kernels.so kernels/native/
 if [ "$all" = 1 ]; then
   targets=(//...)
-else
+elif [ "$all" = 2 ]; then
   mapfile -t targets < <(bazel query --noshow_progress \
     'tests(rdeps(//..., //xla_plugin/devices/registry:registry) + rdeps(//..., //xla_plugin/devices/registry:devices.bzl))' 2>/dev/null)
+else
+  targets=("${REGISTRY_READERS[@]}")
+  for name in "${DEVICES[@]}"; do targets+=("//xla_plugin/devices/$name/..."); done
+fi
+if [ "$all" = 2 ]; then
   for name in "${DEVICES[@]}"; do
     for test in "${name}_device_test" "${name}_conformance_test" "${name}_jax_test" \
                 "${name}_jax_test_oldest_jax"; do

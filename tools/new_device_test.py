@@ -24,14 +24,38 @@ def root(tmp_path: Path) -> Path:
   return tmp_path
 
 
-def test_writes_the_folder_and_one_registration_line(root: Path):
+def test_own_runtime_starting_point_is_the_default(root: Path):
   written = new_device.write_device("acme_npu", root)
   folder = root / "xla_plugin" / "devices" / "acme_npu"
   assert [p.relative_to(root).as_posix() for p in written] == [
       "xla_plugin/devices/acme_npu/" + f for f in (
-          "BUILD", "README.md", "acme_npu_policy.h", "acme_npu_policy.cc", "acme_npu_factory.h",
-          "acme_npu_factory.cc", "entry.h", "entry.cc", "acme_npu_device_test.cc",
-          "acme_npu_jax_test.py")] + ["xla_plugin/devices/registry/devices.bzl"]
+          "BUILD", "README.md", "acme_npu_factory.h", "acme_npu_factory.cc", "entry.h",
+          "entry.cc", "acme_npu_device_test.cc", "acme_npu_jax_test.py")] + [
+              "xla_plugin/devices/registry/devices.bzl"]
+  factory = (folder / "acme_npu_factory.cc").read_text(encoding="utf-8")
+  assert "sim::SimFactory::CreateClientWith(options, job, kKind, kBackend)" in factory
+  assert 'constexpr char kKind[] = "acme_npu";' in factory
+  entry = (folder / "entry.cc").read_text(encoding="utf-8")
+  assert "facts.runs_like = registry::kRunsLikeStablehlo;" in entry
+  assert "inner_plugin" not in entry
+  for path in folder.iterdir():
+    assert "@" + "NAME@" not in path.read_text(encoding="utf-8"), path
+
+
+def test_an_unknown_starting_point_is_refused(root: Path):
+  with pytest.raises(ValueError) as refused:
+    new_device.write_device("acme", root, "tpu")
+  assert str(refused.value) == "--from must be one of sim, xla_cpu, got 'tpu'"
+
+
+def test_writes_the_folder_and_one_registration_line(root: Path):
+  written = new_device.write_device("acme_npu", root, "xla_cpu")
+  folder = root / "xla_plugin" / "devices" / "acme_npu"
+  assert [p.relative_to(root).as_posix() for p in written] == [
+      "xla_plugin/devices/acme_npu/" + f for f in (
+          "BUILD", "README.md", "acme_npu_factory.h", "acme_npu_factory.cc", "entry.h", "entry.cc",
+          "acme_npu_device_test.cc", "acme_npu_jax_test.py", "acme_npu_policy.h",
+          "acme_npu_policy.cc")] + ["xla_plugin/devices/registry/devices.bzl"]
   assert (root / "xla_plugin/devices/registry/devices.bzl").read_text(encoding="utf-8") == (
       _BZL.replace('    "xla_gpu",\n', '    "xla_gpu",\n    "acme_npu",\n'))
   policy = (folder / "acme_npu_policy.h").read_text(encoding="utf-8")

@@ -21,7 +21,8 @@ StatusOr<std::unique_ptr<SimClient>> SimClient::Create(const SimOptions& options
     PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<DeviceMemory> memory,
                              DeviceMemory::Create(id, options.memory_bytes()));
     auto queue = std::make_unique<Queue>("sim-" + std::to_string(id));
-    auto device = std::make_unique<SimDevice>(id, memory.get(), queue.get());
+    auto device = std::make_unique<SimDevice>(id, memory.get(), queue.get(), options.device_kind(),
+                                              options.backend_name());
     auto memory_space = std::make_unique<SimMemory>(device.get());
     device->set_memory_space(memory_space.get());
     client->sim_devices_.push_back(device.get());

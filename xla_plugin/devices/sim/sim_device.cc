@@ -1,5 +1,6 @@
 #include "xla_plugin/devices/sim/sim_device.h"
 
+#include <cctype>
 #include <string>
 
 #include "xla_plugin/devices/sim/sim_memory.h"
@@ -8,19 +9,25 @@
 namespace pjrtkit {
 namespace sim {
 
-DeviceDescription SimDevice::Describe(int id, int64_t capacity_bytes) {
-  const std::string name = "PJRTKIT_SIM_" + std::to_string(id);
+DeviceDescription SimDevice::Describe(int id, int64_t capacity_bytes, const std::string& kind,
+                                      const std::string& backend) {
+  std::string upper = backend;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const std::string name = "PJRTKIT_" + upper + "_" + std::to_string(id);
   const std::string to_string = "SimDevice(id=" + std::to_string(id) +
-                                ", process_index=0, kind=" + kDeviceKind +
+                                ", process_index=0, kind=" + kind +
                                 ", memory_capacity_bytes=" + std::to_string(capacity_bytes) + ")";
   AttributeMap attributes;
-  attributes["backend"] = std::string(kBackendName);
+  attributes["backend"] = backend;
   attributes["memory_capacity_bytes"] = capacity_bytes;
-  return DeviceDescription(id, 0, kDeviceKind, name, to_string, std::move(attributes));
+  return DeviceDescription(id, 0, kind, name, to_string, std::move(attributes));
 }
 
-SimDevice::SimDevice(int id, DeviceMemory* memory, Queue* queue)
-    : description_(Describe(id, memory->capacity())), memory_(memory), queue_(queue) {}
+SimDevice::SimDevice(int id, DeviceMemory* memory, Queue* queue, const std::string& kind,
+                     const std::string& backend)
+    : description_(Describe(id, memory->capacity(), kind, backend)),
+      memory_(memory),
+      queue_(queue) {}
 
 void SimDevice::set_memory_space(SimMemory* memory_space) {
   memory_space_ = memory_space;

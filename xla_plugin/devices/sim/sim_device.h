@@ -26,10 +26,15 @@ class SimMemory;
 class SimDevice : public Device {
  public:
   // The description of device `id` with `capacity_bytes` of memory (also what SimTopology lists).
-  static DeviceDescription Describe(int id, int64_t capacity_bytes);
+  // `kind` and `backend` are the device kind and "backend" attribute (SimOptions::device_kind()
+  // and backend_name(); the debug string is PJRTKIT_<BACKEND>_<id>).
+  static DeviceDescription Describe(int id, int64_t capacity_bytes,
+                                    const std::string& kind = "pjrtkit_sim",
+                                    const std::string& backend = "sim");
 
   // Device `id` working on `memory` and `queue` (not null; both outlive the device's use).
-  SimDevice(int id, DeviceMemory* memory, Queue* queue);
+  SimDevice(int id, DeviceMemory* memory, Queue* queue, const std::string& kind = "pjrtkit_sim",
+            const std::string& backend = "sim");
 
   // Attaches the device's memory space (SimClient does, once, right after creation).
   void set_memory_space(SimMemory* memory_space);

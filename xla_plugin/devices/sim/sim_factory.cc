@@ -24,22 +24,36 @@ std::vector<OptionSpec> SimFactory::OptionSpecs() { return SimOptions::Specs(); 
 
 StatusOr<std::unique_ptr<Client>> SimFactory::CreateClient(const AttributeMap& options,
                                                            const MultiProcess& job) {
-  if (job.is_multi_process()) {
-    return Unimplemented(
-        "PJRT_Client_Create: the sim device runs in a single process, but this is process " +
-        std::to_string(job.process_index()) + " of a job of " +
-        std::to_string(job.num_processes()) +
-        " (num_nodes); run it without jax.distributed, or use the xla_cpu device");
-  }
-  PJRTKIT_ASSIGN_OR_RETURN(SimOptions parsed, SimOptions::Parse(options));
-  PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<SimClient> client, SimClient::Create(parsed));
-  return std::unique_ptr<Client>(std::move(client));
+  return CreateClientWith(options, job, kDeviceKind, kBackendName);
 }
 
 StatusOr<std::unique_ptr<Topology>> SimFactory::CreateTopology(const std::string& /*name*/,
                                                                const AttributeMap& options) {
+  return CreateTopologyWith(options, kDeviceKind, kBackendName);
+}
+
+StatusOr<std::unique_ptr<Client>> SimFactory::CreateClientWith(const AttributeMap& options,
+                                                               const MultiProcess& job,
+                                                               const std::string& kind,
+                                                               const std::string& backend) {
+  if (job.is_multi_process()) {
+    return Unimplemented(
+        "PJRT_Client_Create: the " + backend + " device runs in a single process, but this is "
+        "process " + std::to_string(job.process_index()) + " of a job of " +
+        std::to_string(job.num_processes()) +
+        " (num_nodes); run it without jax.distributed, or use the xla_cpu device");
+  }
   PJRTKIT_ASSIGN_OR_RETURN(SimOptions parsed, SimOptions::Parse(options));
-  return std::unique_ptr<Topology>(SimTopology::Create(parsed));
+  PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<SimClient> client,
+                           SimClient::Create(parsed.WithDeviceModel(kind, backend)));
+  return std::unique_ptr<Client>(std::move(client));
+}
+
+StatusOr<std::unique_ptr<Topology>> SimFactory::CreateTopologyWith(const AttributeMap& options,
+                                                                   const std::string& kind,
+                                                                   const std::string& backend) {
+  PJRTKIT_ASSIGN_OR_RETURN(SimOptions parsed, SimOptions::Parse(options));
+  return std::unique_ptr<Topology>(SimTopology::Create(parsed.WithDeviceModel(kind, backend)));
 }
 
 }  // namespace sim

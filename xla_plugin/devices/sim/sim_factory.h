@@ -37,6 +37,15 @@ struct SimFactory {
   // The SimTopology of `options` (no memory is reserved); `name` is not used.
   static StatusOr<std::unique_ptr<Topology>> CreateTopology(const std::string& name,
                                                             const AttributeMap& options);
+  // CreateClient / CreateTopology for a device made from this one (tools/new_device.py --from
+  // sim): its devices report `kind` and backend `backend` (debug strings PJRTKIT_<BACKEND>_<id>).
+  static StatusOr<std::unique_ptr<Client>> CreateClientWith(const AttributeMap& options,
+                                                            const MultiProcess& job,
+                                                            const std::string& kind,
+                                                            const std::string& backend);
+  static StatusOr<std::unique_ptr<Topology>> CreateTopologyWith(const AttributeMap& options,
+                                                                const std::string& kind,
+                                                                const std::string& backend);
 };
 
 static_assert(CheckPluginFactory<SimFactory>(), "SimFactory");

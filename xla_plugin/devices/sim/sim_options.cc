@@ -43,5 +43,12 @@ StatusOr<SimOptions> SimOptions::Parse(const AttributeMap& options) {
   return out;
 }
 
+SimOptions SimOptions::WithDeviceModel(std::string kind, std::string backend) const {
+  SimOptions copy = *this;
+  copy.device_kind_ = std::move(kind);
+  copy.backend_name_ = std::move(backend);
+  return copy;
+}
+
 }  // namespace sim
 }  // namespace pjrtkit

@@ -56,11 +56,20 @@ class SimOptions {
   int64_t memory_bytes() const { return memory_mib_ << 20; }
   // Path of the StableHLO library; empty when not given.
   const std::string& stablehlo_library_path() const { return stablehlo_library_path_; }
+  // The device kind (PJRT_DeviceDescription_Kind) and "backend" attribute the devices report:
+  // "pjrtkit_sim" and "sim", or a device made from the sim device's (tools/new_device.py
+  // --from sim) names its own. Not create options: set by a factory.
+  const std::string& device_kind() const { return device_kind_; }
+  const std::string& backend_name() const { return backend_name_; }
+  // These options with `kind` and `backend` as the device kind and backend name.
+  SimOptions WithDeviceModel(std::string kind, std::string backend) const;
 
  private:
   int device_count_ = static_cast<int>(kDefaultDeviceCount);  // device_count.
   int64_t memory_mib_ = kDefaultMemoryMib;                    // memory_mib.
   std::string stablehlo_library_path_;                        // stablehlo_library_path.
+  std::string device_kind_ = "pjrtkit_sim";                   // See device_kind().
+  std::string backend_name_ = "sim";                          // See backend_name().
 };
 
 }  // namespace sim

@@ -14,10 +14,11 @@ std::unique_ptr<SimTopology> SimTopology::Create(const SimOptions& options) {
   std::vector<DeviceDescription> devices;
   devices.reserve(options.device_count());
   for (int id = 0; id < options.device_count(); ++id) {
-    devices.push_back(SimDevice::Describe(id, options.memory_bytes()));
+    devices.push_back(SimDevice::Describe(id, options.memory_bytes(), options.device_kind(),
+                                          options.backend_name()));
   }
   AttributeMap attributes;
-  attributes["backend"] = std::string(kBackendName);
+  attributes["backend"] = options.backend_name();
   attributes["device_count"] = static_cast<int64_t>(options.device_count());
   attributes["memory_capacity_bytes"] = options.memory_bytes();
   return std::unique_ptr<SimTopology>(new SimTopology(kPlatformName, kPlatformVersion,
