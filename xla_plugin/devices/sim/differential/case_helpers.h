@@ -57,8 +57,8 @@ bool Measuring();
 
 // Runs `cases` as one gtest check: a failure lists the failing cases' messages; prints
 // "<family>: N cases run on both, M refused as listed". With PJRTKIT_DIFF_MEASURE=1 in the
-// environment, runs every kUlps case without its limit and prints the largest distance seen per
-// op and element type (how the README's tolerances were measured).
+// environment, runs every kUlps and kScaled case without its limit and prints the largest
+// distance seen per op and element type (how the README's tolerances were measured).
 void ExpectAgree(const std::string& family, const std::vector<DiffCase>& cases);
 
 }  // namespace differential

@@ -180,6 +180,24 @@ double MaxUlps(const HostTensor& sim, const HostTensor& ref) {
   return worst;
 }
 
+// The largest |sim - ref| / (Epsilon * m) over the finite float elements (kScaled's measure).
+double MaxScaledRatio(const HostTensor& sim, const HostTensor& ref, const HostTensor& scale) {
+  const ElementType component = ComponentType(ref.type);
+  if (!IsFloat(component)) return 0;
+  const int parts = IsComplex(ref.type) ? 2 : 1;
+  double worst = 0;
+  for (int64_t i = 0; i < NumElements(ref); ++i) {
+    const double m = FloatValue(component, ElementBits(scale, i, 0));
+    for (int part = 0; part < parts; ++part) {
+      const double s = FloatValue(component, ElementBits(sim, i, part));
+      const double r = FloatValue(component, ElementBits(ref, i, part));
+      if (!std::isfinite(s) || !std::isfinite(r) || !std::isfinite(m) || s == r) continue;
+      worst = std::max(worst, std::fabs(s - r) / (Epsilon(component) * m));
+    }
+  }
+  return worst;
+}
+
 }  // namespace
 
 Tolerance Exact() { return Tolerance(); }
@@ -204,6 +222,10 @@ Tolerance Scaled(double factor) {
   t.factor = factor;
   t.flush_to_zero = true;
   return t;
+}
+
+double SumFactor(int64_t terms) {
+  return 2 + 2 * std::sqrt(static_cast<double>(terms < 1 ? 1 : terms));
 }
 
 std::string RunDiffCase(const DiffCase& c, double* max_ulps) {
@@ -258,7 +280,10 @@ std::string RunDiffCase(const DiffCase& c, double* max_ulps) {
       const std::string why = CompareElement(s, r, scale, i, tolerance);
       if (!why.empty()) return MismatchMessage(c, k, s, r, i, why);
     }
-    if (max_ulps != nullptr) *max_ulps = std::max(*max_ulps, MaxUlps(s, r));
+    if (max_ulps != nullptr) {
+      *max_ulps = std::max(*max_ulps, scale != nullptr ? MaxScaledRatio(s, r, *scale)
+                                                       : MaxUlps(s, r));
+    }
   }
   return "";
 }

@@ -40,6 +40,10 @@ Tolerance ExactFlushed();
 Tolerance Ulps(double ulps);
 // Within factor * Epsilon * (sum of the terms' magnitudes) (flushed results accepted).
 Tolerance Scaled(double factor);
+// The factor of Scaled for sums and dot products of `terms` terms: 2 + 2 sqrt(terms). Two orders
+// of summation differ by at most about 2 * terms * eps * m in the worst case; rounding errors of
+// random terms grow like sqrt(terms) (README: tolerances has the measured ratios, all below 2).
+double SumFactor(int64_t terms);
 
 // One program with its inputs.
 struct DiffCase {
@@ -61,7 +65,8 @@ struct DiffCase {
 // agree, else a message naming the op, types, shapes, the first differing element with the input
 // values there and both outputs.
 // `*max_ulps` (optional) gets the largest distance seen between the outputs' non-NaN float
-// elements, in ulps (complex: ulps of the larger part's magnitude), for measuring tolerances.
+// elements, in ulps (complex: ulps of the larger part's magnitude), or for kScaled outputs the
+// largest |sim - interpreter| / (Epsilon * m), for measuring tolerances.
 std::string RunDiffCase(const DiffCase& c, double* max_ulps = nullptr);
 
 // Runs every case; returns the messages of the failing ones (at most `max_messages`, then a

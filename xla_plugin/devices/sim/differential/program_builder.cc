@@ -91,10 +91,10 @@ std::string RegionBuilder::Build(const std::vector<std::string>& results) const 
     arguments.push_back(argument + ": " + ScalarText(types_.at(argument)));
   }
   for (const std::string& result : results) result_types.push_back(ScalarText(types_.at(result)));
-  std::string text = "({\n    ^bb0(" + Join(arguments, ", ") + "):\n";
+  std::string text = "{\n    ^bb0(" + Join(arguments, ", ") + "):\n";
   for (const std::string& line : lines_) text += "      " + line + "\n";
   text += "      \"stablehlo.return\"(" + Join(results, ", ") + ") : " + TypeList(result_types) +
-          " -> ()\n    })";
+          " -> ()\n    }";
   return text;
 }
 
@@ -115,7 +115,7 @@ std::vector<std::string> ProgramBuilder::Op(const std::string& name,
                                             const std::vector<std::string>& operands,
                                             const std::vector<ArrayType>& results,
                                             const std::string& attributes,
-                                            const std::string& regions) {
+                                            const std::vector<std::string>& regions) {
   const std::string value = "%v" + std::to_string(next_value_++);
   std::vector<std::string> operand_types, result_types, names;
   for (const std::string& operand : operands) operand_types.push_back(TensorText(types_.at(operand)));
@@ -127,7 +127,7 @@ std::vector<std::string> ProgramBuilder::Op(const std::string& name,
   std::string line = results.size() > 1 ? value + ":" + std::to_string(results.size()) : value;
   line += " = \"" + name + "\"(" + Join(operands, ", ") + ")";
   if (!attributes.empty()) line += " <{" + attributes + "}>";
-  if (!regions.empty()) line += " " + regions;
+  if (!regions.empty()) line += " (" + Join(regions, ", ") + ")";
   line += " : " + TypeList(operand_types) + " -> " +
           (results.size() == 1 ? result_types[0] : TypeList(result_types));
   lines_.push_back(std::move(line));
@@ -136,7 +136,7 @@ std::vector<std::string> ProgramBuilder::Op(const std::string& name,
 
 std::string ProgramBuilder::Op1(const std::string& name, const std::vector<std::string>& operands,
                                 const ArrayType& result, const std::string& attributes,
-                                const std::string& regions) {
+                                const std::vector<std::string>& regions) {
   return Op(name, operands, {result}, attributes, regions)[0];
 }
 

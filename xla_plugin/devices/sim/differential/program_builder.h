@@ -45,7 +45,7 @@ class RegionBuilder {
                  ElementType result, const std::string& attributes = "");
   // Adds "stablehlo.constant" of `value` (an MLIR literal) and returns its name.
   std::string Constant(const std::string& value, ElementType type);
-  // The region text "({ ^bb0(...): ... stablehlo.return ... })" returning `results`.
+  // The region text "{ ^bb0(...): ... stablehlo.return ... }" returning `results`.
   std::string Build(const std::vector<std::string>& results) const;
 
  private:
@@ -55,7 +55,7 @@ class RegionBuilder {
   std::vector<std::string> lines_;          // Op lines.
 };
 
-// "({ ^bb0(%a: tensor<T>, %b: tensor<T>): %r = <op>(%a, %b) ... })": a region combining two
+// "{ ^bb0(%a: tensor<T>, %b: tensor<T>): %r = <op>(%a, %b) ... }": a region combining two
 // scalars of `type` with the binary op `op` ("stablehlo.add", ...).
 std::string BinaryRegion(const std::string& prefix, const std::string& op, ElementType type);
 
@@ -67,16 +67,16 @@ class ProgramBuilder {
   // Adds an argument of `type`; returns its name ("%p0").
   std::string Parameter(const ArrayType& type);
   // Adds the op `name` (generic form): operands (names from this builder), results' types,
-  // `attributes` (the text inside "<{...}>", empty for none) and `regions` (the text of the
-  // regions with their parentheses, e.g. "({ ... })", empty for none). Returns the result names.
+  // `attributes` (the text inside "<{...}>", empty for none) and `regions` (each region's text
+  // "{ ... }", as RegionBuilder::Build writes it). Returns the result names.
   std::vector<std::string> Op(const std::string& name, const std::vector<std::string>& operands,
                               const std::vector<ArrayType>& results,
                               const std::string& attributes = "",
-                              const std::string& regions = "");
+                              const std::vector<std::string>& regions = {});
   // Op with one result.
   std::string Op1(const std::string& name, const std::vector<std::string>& operands,
                   const ArrayType& result, const std::string& attributes = "",
-                  const std::string& regions = "");
+                  const std::vector<std::string>& regions = {});
   // A constant splat of `value` (an MLIR literal) with `type`.
   std::string Constant(const std::string& value, const ArrayType& type);
   // The type of value `name`.
