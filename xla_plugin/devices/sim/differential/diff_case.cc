@@ -191,7 +191,10 @@ double MaxScaledRatio(const HostTensor& sim, const HostTensor& ref, const HostTe
     for (int part = 0; part < parts; ++part) {
       const double s = FloatValue(component, ElementBits(sim, i, part));
       const double r = FloatValue(component, ElementBits(ref, i, part));
-      if (!std::isfinite(s) || !std::isfinite(r) || !std::isfinite(m) || s == r) continue;
+      if (!std::isfinite(s) || !std::isfinite(r) || !std::isfinite(m) || s == r ||
+          (s == 0 && FlushesToZero(component, r))) {
+        continue;
+      }
       worst = std::max(worst, std::fabs(s - r) / (Epsilon(component) * m));
     }
   }
