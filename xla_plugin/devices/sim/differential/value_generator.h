@@ -52,7 +52,7 @@ class ValueGenerator {
   // An array of `type` holding `values` (converted: floats rounded, integers wrapped).
   static HostTensor FromValues(const ArrayType& type, const std::vector<double>& values);
   // An array of `type` with distinct finite values in random order (no -0, no NaN; for unstable
-  // sorts and argmax), drawn from the type's values in [lo, hi].
+  // sorts and argmax), drawn from the type's values in [lo, hi] (which must hold that many).
   HostTensor Distinct(const ArrayType& type, double lo, double hi);
   // A uniform integer in [lo, hi].
   int64_t Int(int64_t lo, int64_t hi);
