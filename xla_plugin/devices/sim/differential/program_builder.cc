@@ -65,20 +65,50 @@ RegionBuilder::RegionBuilder(const std::string& prefix, const std::vector<Elemen
     : prefix_(prefix) {
   for (size_t i = 0; i < arguments.size(); ++i) {
     arguments_.push_back("%" + prefix_ + "a" + std::to_string(i));
+    types_[arguments_.back()] = ArrayType{arguments[i], {}};
+  }
+}
+
+RegionBuilder::RegionBuilder(const std::string& prefix, const std::vector<ArrayType>& arguments)
+    : prefix_(prefix) {
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    arguments_.push_back("%" + prefix_ + "a" + std::to_string(i));
     types_[arguments_.back()] = arguments[i];
   }
 }
 
+std::vector<std::string> RegionBuilder::Op(const std::string& name,
+                                           const std::vector<std::string>& operands,
+                                           const std::vector<ArrayType>& results,
+                                           const std::string& attributes,
+                                           const std::vector<std::string>& regions) {
+  const std::string value = "%" + prefix_ + "v" + std::to_string(next_value_++);
+  std::vector<std::string> operand_types, result_types, names;
+  for (const std::string& operand : operands) operand_types.push_back(TensorText(types_.at(operand)));
+  for (size_t i = 0; i < results.size(); ++i) {
+    result_types.push_back(TensorText(results[i]));
+    names.push_back(results.size() == 1 ? value : value + "#" + std::to_string(i));
+    types_[names.back()] = results[i];
+  }
+  std::string line = results.size() > 1 ? value + ":" + std::to_string(results.size()) : value;
+  line += " = \"" + name + "\"(" + Join(operands, ", ") + ")";
+  if (!attributes.empty()) line += " <{" + attributes + "}>";
+  if (!regions.empty()) line += " (" + Join(regions, ", ") + ")";
+  line += " : " + TypeList(operand_types) + " -> " +
+          (results.size() == 1 ? result_types[0] : TypeList(result_types));
+  lines_.push_back(std::move(line));
+  return names;
+}
+
+std::string RegionBuilder::Op1(const std::string& name, const std::vector<std::string>& operands,
+                               const ArrayType& result, const std::string& attributes,
+                               const std::vector<std::string>& regions) {
+  return Op(name, operands, std::vector<ArrayType>{result}, attributes, regions)[0];
+}
+
 std::string RegionBuilder::Op(const std::string& name, const std::vector<std::string>& operands,
                               ElementType result, const std::string& attributes) {
-  const std::string value = "%" + prefix_ + "v" + std::to_string(lines_.size());
-  std::vector<std::string> operand_types;
-  for (const std::string& operand : operands) operand_types.push_back(ScalarText(types_.at(operand)));
-  lines_.push_back(value + " = \"" + name + "\"(" + Join(operands, ", ") + ")" +
-                   (attributes.empty() ? "" : " <{" + attributes + "}>") + " : " +
-                   TypeList(operand_types) + " -> " + ScalarText(result));
-  types_[value] = result;
-  return value;
+  return Op1(name, operands, ArrayType{result, {}}, attributes);
 }
 
 std::string RegionBuilder::Constant(const std::string& value, ElementType type) {
@@ -88,10 +118,11 @@ std::string RegionBuilder::Constant(const std::string& value, ElementType type) 
 std::string RegionBuilder::Build(const std::vector<std::string>& results) const {
   std::vector<std::string> arguments, result_types;
   for (const std::string& argument : arguments_) {
-    arguments.push_back(argument + ": " + ScalarText(types_.at(argument)));
+    arguments.push_back(argument + ": " + TensorText(types_.at(argument)));
   }
-  for (const std::string& result : results) result_types.push_back(ScalarText(types_.at(result)));
-  std::string text = "{\n    ^bb0(" + Join(arguments, ", ") + "):\n";
+  for (const std::string& result : results) result_types.push_back(TensorText(types_.at(result)));
+  // A block without arguments needs no label.
+  std::string text = arguments.empty() ? "{\n" : "{\n    ^bb0(" + Join(arguments, ", ") + "):\n";
   for (const std::string& line : lines_) text += "      " + line + "\n";
   text += "      \"stablehlo.return\"(" + Join(results, ", ") + ") : " + TypeList(result_types) +
           " -> ()\n    }";

@@ -31,28 +31,44 @@ std::string SplatAttribute(const std::string& value, const ArrayType& type);
 std::string ComparisonDirection(const std::string& direction);
 std::string ComparisonType(const std::string& type);
 
-// The body of a region on scalars: `arguments` block arguments of the given element types, ops
-// written by `body` (which receives the argument names and returns the values to return).
+// The body of a region: block arguments of the given types and ops in generic form. Regions of
+// reductions, sorts and scatters take scalars (the ElementType overloads); loop and branch
+// regions take arrays.
 class RegionBuilder {
  public:
   // `prefix` keeps the names of sibling regions apart ("%r0_a0", ...).
   RegionBuilder(const std::string& prefix, const std::vector<ElementType>& arguments);
+  RegionBuilder(const std::string& prefix, const std::vector<ArrayType>& arguments);
 
   // The name of block argument `i`.
   const std::string& Argument(size_t i) const { return arguments_[i]; }
-  // Adds an op on scalars (generic form) and returns its result name.
+  // Makes `name`, a value of the enclosing function or region, usable here.
+  void Capture(const std::string& name, const ArrayType& type) { types_[name] = type; }
+  // Adds an op (generic form) with `results`, `attributes` (inside "<{...}>") and `regions`
+  // ("{ ... }" each); returns the result names.
+  std::vector<std::string> Op(const std::string& name, const std::vector<std::string>& operands,
+                              const std::vector<ArrayType>& results, const std::string& attributes,
+                              const std::vector<std::string>& regions);
+  // An op with one array result.
+  std::string Op1(const std::string& name, const std::vector<std::string>& operands,
+                  const ArrayType& result, const std::string& attributes = "",
+                  const std::vector<std::string>& regions = {});
+  // An op with one scalar result.
   std::string Op(const std::string& name, const std::vector<std::string>& operands,
                  ElementType result, const std::string& attributes = "");
   // Adds "stablehlo.constant" of `value` (an MLIR literal) and returns its name.
   std::string Constant(const std::string& value, ElementType type);
+  // The type of value `name`.
+  const ArrayType& TypeOf(const std::string& name) const { return types_.at(name); }
   // The region text "{ ^bb0(...): ... stablehlo.return ... }" returning `results`.
   std::string Build(const std::vector<std::string>& results) const;
 
  private:
   std::string prefix_;                      // Name prefix of this region's values.
   std::vector<std::string> arguments_;      // Block argument names.
-  std::map<std::string, ElementType> types_;  // Element type of every value.
+  std::map<std::string, ArrayType> types_;  // Type of every value.
   std::vector<std::string> lines_;          // Op lines.
+  int next_value_ = 0;                      // Counter of result names.
 };
 
 // "{ ^bb0(%a: tensor<T>, %b: tensor<T>): %r = <op>(%a, %b) ... }": a region combining two

@@ -275,11 +275,12 @@ TEST(ReductionDiffTest, SelectAndScatter) {
         const std::vector<int64_t> source_dims = WindowOutput(w);
         RegionBuilder select("s", {t, t});
         const std::string order = IsFloat(t) ? "FLOAT" : IsSigned(t) ? "SIGNED" : "UNSIGNED";
-        select.Op("stablehlo.compare", {select.Argument(0), select.Argument(1)},
-                  ElementType::kPred,
-                  "comparison_direction = " + ComparisonDirection(direction) +
-                      ", compare_type = " + ComparisonType(order));
-        const std::string select_region = select.Build({"%sv0"});
+        const std::string selected =
+            select.Op("stablehlo.compare", {select.Argument(0), select.Argument(1)},
+                      ElementType::kPred,
+                      "comparison_direction = " + ComparisonDirection(direction) +
+                          ", compare_type = " + ComparisonType(order));
+        const std::string select_region = select.Build({selected});
         ProgramBuilder b;
         const std::string operand = b.Parameter(ArrayType{t, w.in});
         const std::string source = b.Parameter(ArrayType{t, source_dims});
