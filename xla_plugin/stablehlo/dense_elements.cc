@@ -201,7 +201,11 @@ Status DecodeDenseLiteral(const DenseLiteral& literal, const Type& type, const T
     if (!bits.ok()) return error(bits.status().message());
     AppendLittleEndian(*bits, component_bytes, &attribute->data);
   }
-  if (count == 0 && !attribute->data.empty()) return error("values given for no elements");
+  // A splat of a tensor with no elements (MLIR prints `dense<0.0> : tensor<0x17xf32>`) keeps
+  // its one value; a list of values for no elements is an error.
+  if (count == 0 && !attribute->is_splat && !attribute->data.empty()) {
+    return error("values given for no elements");
+  }
   return OkStatus();
 }
 

@@ -210,6 +210,10 @@ TEST(TextParserTest, DenseElementForms) {
   EXPECT_TRUE(hex_splat.is_splat);
   Attribute bools = ParseValue("dense<[true, false, true]> : tensor<3xi1>");
   EXPECT_EQ(Bytes(bools.data), (std::vector<uint8_t>{1, 0, 1}));
+  Attribute empty_splat = ParseValue("dense<0.000000e+00> : tensor<0x17xf32>");
+  EXPECT_TRUE(empty_splat.is_splat);
+  EXPECT_EQ(empty_splat.data.size(), 4u);
+  EXPECT_EQ(empty_splat.ExpandedData().size(), 0u);
   Attribute bool_splat = ParseValue("dense<true> : tensor<5xi1>");
   EXPECT_TRUE(bool_splat.is_splat);
   EXPECT_EQ(Bytes(bool_splat.ExpandedData()), (std::vector<uint8_t>{1, 1, 1, 1, 1}));

@@ -145,7 +145,9 @@ Status LowerSort(Lowerer& lowerer, const Operation& op) {
   PJRTKIT_ASSIGN_OR_RETURN(p.dimension, OpInt(op, "dimension", -1));
   p.is_stable = OpBool(op, "is_stable");
   PJRTKIT_ASSIGN_OR_RETURN(std::vector<ValueIndex> operands, lowerer.Operands(op));
-  const ArrayType& shape = lowerer.graph().type(operands[0]);
+  // A copy: the key function's nodes below grow the graph's value table, which would leave a
+  // reference into it dangling.
+  const ArrayType shape = lowerer.graph().type(operands[0]);
   if (p.dimension < 0) p.dimension += static_cast<int64_t>(shape.dims.size());
   PJRTKIT_ASSIGN_OR_RETURN(LoweredComparator lowered,
                            LowerComparator(lowerer, op, op.regions.front()));
