@@ -115,6 +115,7 @@ try:
 except Exception as e:
   out["oversize"] = str(e).splitlines()[0]
 x = jax.device_put(np.arange(1024, dtype=np.float32), dev)
+x.block_until_ready()  # The host-to-device copy holds the memory until it completes.
 out["during"] = dev.memory_stats()["bytes_in_use"] - start
 x.delete()
 out["after"] = dev.memory_stats()["bytes_in_use"] - start
@@ -188,12 +189,16 @@ f = lambda a: jnp.tanh(a) @ a.T
 x = jnp.arange(6.0).reshape(2, 3)
 compiled = jax.jit(f).lower(x).compile()
 payload, in_tree, out_tree = serialize_executable.serialize(compiled)
-loaded = serialize_executable.deserialize_and_load(payload, in_tree, out_tree)
+# As with jaxlib's cpu client, the executable loads onto the devices it is given (default: all).
+one = jax.devices()[:1]
+loaded = serialize_executable.deserialize_and_load(payload, in_tree, out_tree,
+                                                  execution_devices=one)
 out = {"loaded": np.asarray(loaded(x)).tolist(), "direct": np.asarray(jax.jit(f)(x)).tolist()}
 corrupt = bytearray(payload)
 corrupt[len(corrupt) // 2] ^= 0xFF
 try:
-  serialize_executable.deserialize_and_load(bytes(corrupt), in_tree, out_tree)(x)
+  serialize_executable.deserialize_and_load(bytes(corrupt), in_tree, out_tree,
+                                         execution_devices=one)(x)
 except Exception as e:
   out["corrupt"] = str(e).splitlines()[0]
 exported = export.deserialize(export.export(jax.jit(f))(x).serialize())
