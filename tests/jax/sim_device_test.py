@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
 import pytest
 
 from tests.testing.plugin_env import plugin_env, run_python
@@ -161,8 +162,18 @@ gathered = jax.jit(jax.shard_map(lambda a: jax.lax.all_gather(a, "d", tiled=True
                                  in_specs=P("d"), out_specs=P(), check_vma=False))(x)
 doubled = jax.jit(jax.shard_map(lambda a: a * 2, mesh=mesh, in_specs=P("d"),
                                 out_specs=P("d")))(x)
+# Results sharded over a 2x2 mesh, the tensor's dimensions on the mesh axes in reverse order: the
+# device reports each result's sharding (tile k on which device) and JAX assembles it from that.
+mesh2 = Mesh(np.array(jax.devices()).reshape(2, 2), ("a", "b"))
+y = jax.device_put(jnp.arange(16.0).reshape(4, 4), NamedSharding(mesh2, P("b", "a")))
+tagged = jax.jit(jax.shard_map(
+    lambda v: v + jax.lax.axis_index("a") * 100 + jax.lax.axis_index("b") * 10,
+    mesh=mesh2, in_specs=P("b", "a"), out_specs=P("b", "a")))(y)
 out = {"psum": np.asarray(psum).tolist(), "gathered": np.asarray(gathered).tolist(),
-       "doubled": np.asarray(doubled).tolist()}
+       "doubled": np.asarray(doubled).tolist(), "doubled_spec": list(doubled.sharding.spec),
+       "tagged": np.asarray(tagged).tolist(), "tagged_spec": list(tagged.sharding.spec),
+       "tagged_shards": sorted([s.device.id, s.index[0].start, s.index[1].start]
+                               for s in tagged.addressable_shards)}
 try:
   jax.jit(lambda a: jnp.sum(a * 2))(x).block_until_ready()
 except Exception as e:
@@ -176,6 +187,15 @@ def test_shard_map_collectives_and_automatic_partitioning_refused():
   assert got["psum"] == [12.0, 16.0]
   assert got["gathered"] == [float(i) for i in range(8)]
   assert got["doubled"] == [2.0 * i for i in range(8)]
+  assert got["doubled_spec"] == ["d"]
+  # Device (a, b) = 2a + b holds rows 2b.., columns 2a.. and adds 100a + 10b to them.
+  expected = np.arange(16.0).reshape(4, 4)
+  for a in range(2):
+    for b in range(2):
+      expected[2 * b:2 * b + 2, 2 * a:2 * a + 2] += 100 * a + 10 * b
+  assert got["tagged"] == expected.tolist()
+  assert got["tagged_spec"] == ["b", "a"]
+  assert got["tagged_shards"] == [[0, 0, 0], [1, 2, 0], [2, 0, 2], [3, 2, 2]]
   assert "automatic SPMD partitioning" in got["automatic"], got["automatic"]
 
 
@@ -212,7 +232,7 @@ print(json.dumps(out))
 def test_executables_serialize_and_export_round_trips():
   got = run_python(_SERIALIZE, env=sim_env())
   assert got["loaded"] == got["direct"]
-  assert got["exported"] == pytest.approx(got["direct"], rel=1e-6)
+  np.testing.assert_allclose(got["exported"], got["direct"], rtol=1e-6)
   assert got["flops"] > 0
   assert "corrupt" in got, got
   assert ("corrupted" in got["corrupt"] or "not a serialized sim executable" in got["corrupt"]

@@ -77,7 +77,7 @@ class ExecutableBindingTest : public ClientTest {
   const abi::PjrtkitExtension* extension_ = nullptr;
 };
 
-TEST_F(ExecutableBindingTest, IsChainedLastAfterFfiAndLayouts) {
+TEST_F(ExecutableBindingTest, IsChainedAfterFfiAndLayoutsBeforeShardings) {
   const PJRT_Extension_Base* ffi = api_->extension_start;
   ASSERT_NE(ffi, nullptr);
   EXPECT_EQ(ffi->type, PJRT_Extension_Type_FFI);
@@ -86,7 +86,10 @@ TEST_F(ExecutableBindingTest, IsChainedLastAfterFfiAndLayouts) {
   EXPECT_EQ(layouts->type, PJRT_Extension_Type_Layouts);
   ASSERT_EQ(layouts->next, &extension_->base);
   EXPECT_EQ(extension_->base.struct_size, abi::kPjrtkitExtensionSize);
-  EXPECT_EQ(extension_->base.next, nullptr);
+  // Then Shardings, from the client layer (the fake device has no inner plugin), last.
+  ASSERT_NE(extension_->base.next, nullptr);
+  EXPECT_EQ(extension_->base.next->type, PJRT_Extension_Type_Shardings);
+  EXPECT_EQ(extension_->base.next->next, nullptr);
 }
 
 TEST_F(ExecutableBindingTest, ChecksItsArguments) {

@@ -81,6 +81,15 @@ struct ExecutableMemoryKinds {
   std::vector<size_t> kind_sizes;      // Sizes of `kinds`.
 };
 
+// An executable's parameter or output shardings (serialized xla.OpSharding each), as the
+// Shardings extension hands them out; `reported` false when the device reports none.
+struct ExecutableShardings {
+  bool reported = false;
+  std::vector<std::string> protos;  // The messages.
+  std::vector<const char*> ptrs;    // Pointers into `protos`.
+  std::vector<size_t> sizes;        // Sizes of `protos`.
+};
+
 }  // namespace capi
 }  // namespace pjrtkit
 
@@ -273,6 +282,9 @@ struct PJRT_Executable {
   pjrtkit::capi::OnceCache<pjrtkit::Program> optimized_program;                 // OptimizedProgram.
   pjrtkit::capi::OnceCache<pjrtkit::capi::ExecutableOutputLayouts> output_layouts;  // Layouts ext.
   pjrtkit::capi::OnceCache<pjrtkit::capi::ExecutableOutputLayouts> parameter_layouts;  // Likewise.
+  // Shardings extension (shardings_extension.h).
+  pjrtkit::capi::OnceCache<pjrtkit::capi::ExecutableShardings> parameter_shardings;
+  pjrtkit::capi::OnceCache<pjrtkit::capi::ExecutableShardings> output_shardings;
 };
 
 // A program loaded onto devices. Owns its pjrtkit::LoadedExecutable.

@@ -95,10 +95,12 @@ TEST_F(LayoutsExtensionTest, IsChainedBetweenFfiAndPjrtkitsOwn) {
   for (const PJRT_Extension_Base* e = api_->extension_start; e != nullptr; e = e->next) {
     types.push_back(RawEnumValue(e->type));  // pjrtkit's type is outside the enum (UBSan).
   }
-  ASSERT_EQ(types.size(), 3u);
+  // Then Shardings, from the client layer: the fake device has no inner plugin to forward.
+  ASSERT_EQ(types.size(), 4u);
   EXPECT_EQ(types[0], PJRT_Extension_Type_FFI);
   EXPECT_EQ(types[1], PJRT_Extension_Type_Layouts);
   EXPECT_EQ(types[2], 0x706A6B74);  // "pjkt".
+  EXPECT_EQ(types[3], PJRT_Extension_Type_Shardings);
   EXPECT_EQ(ext_->base.struct_size, 80u);  // Version 4: GetParameterLayouts included.
   EXPECT_NE(ext_->executable_get_parameter_layouts, nullptr);
   EXPECT_NE(ext_->memory_layout_destroy, nullptr);

@@ -13,6 +13,7 @@
 #include "xla_plugin/c_api/forwarding/extensions.h"
 #include "xla_plugin/c_api/forwarding/forwarding.h"
 #include "xla_plugin/c_api/layouts_extension.h"
+#include "xla_plugin/c_api/shardings_extension.h"
 #include "xla_plugin/c_api/loaded_executable.h"
 #include "xla_plugin/c_api/memory.h"
 #include "xla_plugin/c_api/topology.h"
@@ -28,9 +29,14 @@ PJRT_Extension_Base* ExtensionChain(const PJRT_Api* inner) {
   // Layouts (layouts_extension.h): default, buffer and output layouts from the client layer.
   // pjrtkit's own (executable_binding.h): per-executable FFI user data.
   // Then the inner plugin's, forwarded (forwarding/extensions.h).
+  // Shardings (shardings_extension.h): from the client layer for a device without an inner plugin
+  // (its executables are its own); a device over an inner plugin forwards the inner plugin's, or
+  // has none (jaxlib then reads shardings from the optimized HLO, as for the inner plugin itself).
   forwarding::Install(inner);
+  PJRT_Extension_Base* forwarded = forwarding::ForwardedChain(/*next=*/nullptr);
+  if (inner == nullptr) forwarded = ShardingsExtensionBase(/*next=*/forwarded);
   return FfiExtensionBase(/*next=*/LayoutsExtensionBase(
-      /*next=*/PjrtkitExtensionBase(/*next=*/forwarding::ForwardedChain(/*next=*/nullptr))));
+      /*next=*/PjrtkitExtensionBase(/*next=*/forwarded)));
 }
 
 PJRT_Api MakePjrtApi(const FactoryEntryPoints& entry_points) {

@@ -3,6 +3,7 @@
 #define PJRTKIT_XLA_PLUGIN_CLIENT_EXECUTABLE_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,20 @@ class Executable {
   // reads them after every compile). UNIMPLEMENTED unless the device knows them.
   virtual StatusOr<std::vector<MemoryLayout>> parameter_layouts() const {
     return Unimplemented("Executable::parameter_layouts is not implemented by this device");
+  }
+  // The sharding of each parameter over the program's devices, each a serialized xla.OpSharding
+  // (empty: replicated), as PJRT's Shardings extension reports it
+  // (PJRT_Shardings_PJRT_Executable_ParameterShardings); jaxlib reads them for jit arguments whose
+  // sharding the framework left to the compiler. std::nullopt (the default): the device does not
+  // report shardings, and the framework assumes what it asked for.
+  virtual StatusOr<std::optional<std::vector<std::string>>> parameter_shardings() const {
+    return std::optional<std::vector<std::string>>();
+  }
+  // Likewise for each output (PJRT_Shardings_PJRT_Executable_OutputShardings): how the framework
+  // assembles a multi-device program's results whose sharding it did not fix (jax.jit without
+  // out_shardings, e.g. a shard_map's out_specs).
+  virtual StatusOr<std::optional<std::vector<std::string>>> output_shardings() const {
+    return std::optional<std::vector<std::string>>();
   }
   // Memory kind of each output ("device", "pinned_host", ...).
   virtual StatusOr<std::vector<std::string>> output_memory_kinds() const = 0;

@@ -12,6 +12,11 @@ serializes without mixed dialects: ``sdy.manual_computation`` becomes
 call of the body, shardings become string attributes (``mhlo.sharding``, ``xla.sdy.sharding``) and
 the meshes a module attribute; the ``sdy.mesh`` ops that remain are then dropped (their meshes are
 kept in ``mhlo.frontend_attributes``). Programs without Shardy pass unchanged.
+
+Before the export, a result of ``main`` that JAX left without a sharding but that is a result of
+an ``sdy.manual_computation`` (a ``shard_map`` returned as is) gets that computation's out sharding
+(``annotate_manual_results``): the part of Shardy's propagation such a program needs, so that the
+device compiles the result as the shard each device holds and reports its sharding to jaxlib.
 """
 
 from __future__ import annotations
@@ -36,6 +41,51 @@ def has_shardy(module: Any) -> bool:
   return any(op.operation.name == MESH_OP for op in module.body.operations)
 
 
+SHARDING_ATTR = "sdy.sharding"
+"""The argument/result attribute holding a Shardy sharding."""
+
+MANUAL_COMPUTATION = "sdy.manual_computation"
+
+
+def annotate_manual_results(module: Any) -> int:
+  """Gives each result of ``module``'s public ``main`` that has no ``sdy.sharding`` and is
+  returned straight from an ``sdy.manual_computation`` that computation's out sharding for it.
+  Changes ``module`` in place; returns how many results it annotated."""
+  from jax._src.lib.mlir import ir  # pylint: disable=g-import-not-at-top
+  from jax._src.lib.mlir.dialects import sdy  # pylint: disable=g-import-not-at-top
+
+  main = None
+  for op in module.body.operations:
+    if (op.operation.name == "func.func" and
+        ir.StringAttr(op.operation.attributes["sym_name"]).value == "main"):
+      main = op.operation
+  if main is None or not main.regions[0].blocks:
+    return 0
+  block = main.regions[0].blocks[0]
+  terminator = list(block.operations)[-1].operation
+  count = len(terminator.operands)
+  with module.context:
+    res_attrs = (list(ir.ArrayAttr(main.attributes["res_attrs"]))
+                 if "res_attrs" in main.attributes else
+                 [ir.DictAttr.get({}) for _ in range(count)])
+    annotated = 0
+    for i, value in enumerate(terminator.operands):
+      attrs = ir.DictAttr(res_attrs[i])
+      if SHARDING_ATTR in attrs or not isinstance(value, ir.OpResult):
+        continue
+      owner = value.owner
+      if owner.name != MANUAL_COMPUTATION or "out_shardings" not in owner.attributes:
+        continue
+      shardings = sdy.TensorShardingPerValueAttr(owner.attributes["out_shardings"]).shardings
+      entries = {a.name: a.attr for a in attrs}
+      entries[SHARDING_ATTR] = shardings[value.result_number]
+      res_attrs[i] = ir.DictAttr.get(entries)
+      annotated += 1
+    if annotated:
+      main.attributes["res_attrs"] = ir.ArrayAttr.get(res_attrs)
+  return annotated
+
+
 def export_shardy(module: Any) -> Any:
   """``module`` with Shardy exported to plain StableHLO (see the module docstring): a new
   ``ir.Module`` in a fresh JAX MLIR context, or ``module`` itself when it has no Shardy."""
@@ -45,6 +95,12 @@ def export_shardy(module: Any) -> Any:
   from jax._src.lib import _jax  # pylint: disable=g-import-not-at-top
 
   bytecode = module.operation.get_asm(binary=True)
+  with module.context:
+    # A copy, so that the caller's module (what Lowered.as_text shows) stays as JAX built it.
+    from jax._src.lib.mlir import ir  # pylint: disable=g-import-not-at-top
+    copy = ir.Module.parse(bytecode)
+    if annotate_manual_results(copy):
+      bytecode = copy.operation.get_asm(binary=True)
   # use_mixed_serialization=False: jaxlib runs Shardy's round-trip export while serializing.
   portable = _jax.mlir.serialize_portable_artifact(bytecode, EXPORT_VERSION, False)
   with mlir.make_ir_context():

@@ -36,7 +36,8 @@ std::string ShapeString(ElementType type, const std::vector<int64_t>& dims) {
 
 // Splits "a=1;b=2" into pairs and applies them.
 Status ParseOptions(const std::string& text, std::string* name, int* replicas, bool* donate,
-                    int* topology_devices, std::string* output_layout, bool* short_logical_ids) {
+                    int* topology_devices, std::string* output_layout, bool* short_logical_ids,
+                    std::string* shardings) {
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ';')) {
@@ -60,6 +61,12 @@ Status ParseOptions(const std::string& text, std::string* name, int* replicas, b
       *output_layout = value;
     } else if (key == "logical_ids") {
       *short_logical_ids = value == "short";
+    } else if (key == "shardings") {
+      if (value != "none" && value != "reported" && value != "short") {
+        return InvalidArgument("fake: shardings is '" + value +
+                               "', accepted: none, reported, short");
+      }
+      *shardings = value;
     } else {
       return InvalidArgument("fake: unknown compile option '" + key + "'");
     }
@@ -109,7 +116,7 @@ StatusOr<std::shared_ptr<FakeExecutable>> FakeExecutable::Compile(const Program&
   PJRTKIT_RETURN_IF_ERROR(
       ParseOptions(options, &executable->name_, &executable->replicas_, &executable->donate_,
                    &executable->topology_devices_, &executable->output_layout_,
-                   &executable->short_logical_ids_));
+                   &executable->short_logical_ids_, &executable->shardings_));
   PJRTKIT_ASSIGN_OR_RETURN(executable->signature_, ParseSignature(program.code));
   return executable;
 }
@@ -124,6 +131,24 @@ StatusOr<std::shared_ptr<FakeExecutable>> FakeExecutable::Deserialize(
   }
   std::string code((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   return Compile(Program{format, code}, options_override.value_or(options));
+}
+
+// Output (parameter) i: replicated (empty) for even i, xla.OpSharding MANUAL for odd i.
+std::vector<std::string> FakeShardings(size_t count) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < count; ++i) out.push_back(i % 2 ? std::string("\x08\x04", 2) : "");
+  return out;
+}
+
+StatusOr<std::optional<std::vector<std::string>>> FakeExecutable::parameter_shardings() const {
+  if (shardings_ == "none") return std::optional<std::vector<std::string>>();
+  return std::optional<std::vector<std::string>>(FakeShardings(signature_.size()));
+}
+
+StatusOr<std::optional<std::vector<std::string>>> FakeExecutable::output_shardings() const {
+  if (shardings_ == "none") return std::optional<std::vector<std::string>>();
+  return std::optional<std::vector<std::string>>(
+      FakeShardings(signature_.size() - (shardings_ == "short" ? 1 : 0)));
 }
 
 StatusOr<std::vector<ElementType>> FakeExecutable::output_element_types() const {

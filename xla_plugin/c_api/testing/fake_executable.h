@@ -12,6 +12,9 @@
 //                (the bytes stay row-major: nothing reads them here), invalid reports a
 //                minor_to_major that is not a permutation (for the C-API layer's check); the
 //                parameter layouts are the same
+//   shardings=none|reported|short  what the Shardings extension gets: none (default) reports
+//                none, reported gives every parameter and output a sharding (replicated for even
+//                indices, MANUAL for odd), short one output sharding fewer than the outputs
 //   logical_ids=short  addressable_device_logical_ids() gives one id fewer than the devices
 //                (for the C-API layer's check)
 #ifndef PJRTKIT_XLA_PLUGIN_C_API_TESTING_FAKE_EXECUTABLE_H_
@@ -85,6 +88,9 @@ class FakeExecutable : public Executable {
   StatusOr<std::vector<std::string>> parameter_memory_kinds() const override;
   // The compile options text it was compiled with (or deserialized with).
   StatusOr<std::string> compile_options() const override;
+  // The shardings option's (see the file comment).
+  StatusOr<std::optional<std::vector<std::string>>> parameter_shardings() const override;
+  StatusOr<std::optional<std::vector<std::string>>> output_shardings() const override;
   // Whether logical_ids=short was given.
   bool short_logical_ids() const { return short_logical_ids_; }
 
@@ -99,6 +105,7 @@ class FakeExecutable : public Executable {
   int topology_devices_ = 0;            // See topology_devices().
   std::string output_layout_ = "row";   // See output_layout().
   bool short_logical_ids_ = false;      // See short_logical_ids().
+  std::string shardings_ = "none";      // The shardings option.
   std::vector<FakeShape> signature_;    // Inputs == outputs.
 };
 

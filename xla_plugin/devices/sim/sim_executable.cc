@@ -188,5 +188,17 @@ StatusOr<AttributeMap> SimExecutable::GetCostAnalysis() const {
   return properties;
 }
 
+StatusOr<std::optional<std::vector<std::string>>> SimExecutable::parameter_shardings() const {
+  std::vector<std::string> shardings = program_->parameter_shardings;
+  shardings.resize(program_->entry().parameters.size());  // None recorded: all replicated.
+  return std::optional<std::vector<std::string>>(std::move(shardings));
+}
+
+StatusOr<std::optional<std::vector<std::string>>> SimExecutable::output_shardings() const {
+  std::vector<std::string> shardings = program_->result_shardings;
+  shardings.resize(program_->entry().results.size());
+  return std::optional<std::vector<std::string>>(std::move(shardings));
+}
+
 }  // namespace sim
 }  // namespace pjrtkit

@@ -46,6 +46,9 @@ class SimExecutable : public Executable {
   StatusOr<std::vector<MemoryLayout>> parameter_layouts() const override;
   // "device" for every output.
   StatusOr<std::vector<std::string>> output_memory_kinds() const override;
+  // From the program's mhlo.sharding attributes (replicated where it has none).
+  StatusOr<std::optional<std::vector<std::string>>> parameter_shardings() const override;
+  StatusOr<std::optional<std::vector<std::string>>> output_shardings() const override;
   // "device" for every parameter.
   StatusOr<std::vector<std::string>> parameter_memory_kinds() const override;
   // A hash of the serialized program and options (equal programs, equal fingerprints).

@@ -15,9 +15,11 @@ namespace sim {
 namespace {
 
 // The shape one device holds of a value with `attributes` (arg_attrs / res_attrs) and global
-// `type` in a program of `devices` devices.
+// `type` in a program of `devices` devices; `op_sharding` receives the sharding as a serialized
+// xla.OpSharding (empty: replicated).
 StatusOr<ArrayType> LocalType(const stablehlo::AttributeList& attributes, const ArrayType& type,
-                              int64_t devices, const std::string& what) {
+                              int64_t devices, const std::string& what, std::string* op_sharding) {
+  op_sharding->clear();
   const stablehlo::Attribute* sharding = stablehlo::FindAttribute(attributes, "mhlo.sharding");
   if (devices == 1 || sharding == nullptr ||
       sharding->kind != stablehlo::Attribute::Kind::kString) {
@@ -29,8 +31,16 @@ StatusOr<ArrayType> LocalType(const stablehlo::AttributeList& attributes, const 
     return Unimplemented(what + " is placed on one device only (" + sharding->string_value +
                          "), which the sim device does not support");
   }
+  for (int64_t device : spec->devices) {
+    if (device < 0 || device >= devices) {
+      return InvalidArgument(what + ": the sharding " + sharding->string_value + " names device " +
+                             std::to_string(device) + " of a program on " +
+                             std::to_string(devices) + " devices");
+    }
+  }
   StatusOr<std::vector<int64_t>> dims = ShardDims(*spec, type.dims);
   if (!dims.ok()) return InvalidArgument(what + ": " + dims.status().message());
+  *op_sharding = OpShardingProto(*spec);
   return ArrayType{type.type, *dims};
 }
 
@@ -78,6 +88,7 @@ StatusOr<DeviceProgram> CompileModule(const stablehlo::Module& module, const Com
   if (block.arguments.size() != main->argument_types.size()) {
     return InvalidArgument("main's block arguments do not match its type");
   }
+  std::vector<std::string> parameter_shardings, result_shardings;
   stablehlo::Operation main_op;
   main_op.name = "func.func @main";
   main_op.location = main->location;
@@ -86,8 +97,11 @@ StatusOr<DeviceProgram> CompileModule(const stablehlo::Module& module, const Com
     const stablehlo::AttributeList empty;
     const stablehlo::AttributeList& attributes =
         i < main->argument_attributes.size() ? main->argument_attributes[i] : empty;
+    std::string op_sharding;
     PJRTKIT_ASSIGN_OR_RETURN(ArrayType local, LocalType(attributes, global, devices,
-                                                        "argument " + std::to_string(i)));
+                                                        "argument " + std::to_string(i),
+                                                        &op_sharding));
+    parameter_shardings.push_back(std::move(op_sharding));
     const ValueIndex v = entry.AddParameter(local);
     entry.values[v].sharded = local != global;
     lowerer.Bind(block.arguments[i], v);
@@ -103,8 +117,11 @@ StatusOr<DeviceProgram> CompileModule(const stablehlo::Module& module, const Com
     const stablehlo::AttributeList empty;
     const stablehlo::AttributeList& attributes =
         j < main->result_attributes.size() ? main->result_attributes[j] : empty;
+    std::string op_sharding;
     PJRTKIT_ASSIGN_OR_RETURN(ArrayType local, LocalType(attributes, global, devices,
-                                                        "result " + std::to_string(j)));
+                                                        "result " + std::to_string(j),
+                                                        &op_sharding));
+    result_shardings.push_back(std::move(op_sharding));
     const ArrayType& actual = entry.type(entry.results[j]);
     if (actual != local) {
       return Unimplemented("result " + std::to_string(j) + " of main is " + actual.ToString() +
@@ -128,6 +145,8 @@ StatusOr<DeviceProgram> CompileModule(const stablehlo::Module& module, const Com
   }
   totals.computations = static_cast<int64_t>(program.computations.size());
   ReadDonation(*main, &program);
+  program.parameter_shardings = std::move(parameter_shardings);
+  program.result_shardings = std::move(result_shardings);
   Status valid = ValidateProgram(program);
   if (!valid.ok()) {
     return Internal("the sim compiler built an invalid program (a compiler bug): " +

@@ -1,6 +1,7 @@
 #include "xla_plugin/devices/sim/compiler/sharding.h"
 
 #include <cctype>
+#include <numeric>
 
 namespace pjrtkit {
 namespace sim {
@@ -29,6 +30,76 @@ bool ReadList(const std::string& text, size_t* pos, std::vector<int64_t>* out) {
   return true;
 }
 
+// The devices of "<=[d0,d1,...]T(p0,p1,...)": iota(d0*d1*...) reshaped to the dims, transposed by
+// the permutation (identity when absent), flattened. False when the text is not that.
+bool ReadIota(const std::string& text, size_t* pos, std::vector<int64_t>* devices) {
+  std::vector<int64_t> dims, perm;
+  if (!ReadList(text, pos, &dims) || dims.empty() || dims.size() > 16) return false;
+  perm.resize(dims.size());
+  std::iota(perm.begin(), perm.end(), 0);
+  if (*pos < text.size() && text[*pos] == 'T') {
+    ++*pos;
+    if (*pos >= text.size() || text[*pos] != '(') return false;
+    std::string list = "[";
+    for (++*pos; *pos < text.size() && text[*pos] != ')'; ++*pos) list += text[*pos];
+    if (*pos >= text.size()) return false;
+    ++*pos;
+    size_t at = 0;
+    if (!ReadList(list + "]", &at, &perm) || perm.size() != dims.size()) return false;
+    std::vector<bool> seen(dims.size(), false);
+    for (int64_t p : perm) {
+      if (p < 0 || p >= static_cast<int64_t>(dims.size()) || seen[p]) return false;
+      seen[p] = true;
+    }
+  }
+  int64_t count = 1;
+  for (int64_t d : dims) {
+    if (d <= 0 || count > (int64_t{1} << 20) / d) return false;
+    count *= d;
+  }
+  // Element k of the transposed array (index i over the permuted dims) is the iota element at the
+  // original index j with j[perm[a]] = i[a].
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (size_t a = dims.size() - 1; a > 0; --a) strides[a - 1] = strides[a] * dims[a];
+  devices->clear();
+  std::vector<int64_t> index(dims.size(), 0);
+  for (int64_t k = 0; k < count; ++k) {
+    int64_t value = 0;
+    for (size_t a = 0; a < dims.size(); ++a) value += index[a] * strides[perm[a]];
+    devices->push_back(value);
+    for (size_t a = dims.size(); a-- > 0;) {
+      if (++index[a] < dims[perm[a]]) break;
+      index[a] = 0;
+    }
+  }
+  return true;
+}
+
+// Reads the explicit device list "0,1,2,3" at `pos` (up to a space or the end).
+bool ReadDevices(const std::string& text, size_t* pos, std::vector<int64_t>* devices) {
+  std::string list = "[";
+  while (*pos < text.size() && text[*pos] != ' ') list += text[(*pos)++];
+  size_t at = 0;
+  return ReadList(list + "]", &at, devices) && !devices->empty();
+}
+
+void AppendVarint(uint64_t value, std::string* out) {
+  while (value >= 0x80) {
+    out->push_back(static_cast<char>((value & 0x7f) | 0x80));
+    value >>= 7;
+  }
+  out->push_back(static_cast<char>(value));
+}
+
+// A packed repeated int64 field.
+void AppendPacked(int field, const std::vector<int64_t>& values, std::string* out) {
+  std::string packed;
+  for (int64_t v : values) AppendVarint(static_cast<uint64_t>(v), &packed);
+  AppendVarint((static_cast<uint64_t>(field) << 3) | 2, out);
+  AppendVarint(packed.size(), out);
+  *out += packed;
+}
+
 }  // namespace
 
 StatusOr<ShardingSpec> ParseSharding(const std::string& text) {
@@ -43,16 +114,37 @@ StatusOr<ShardingSpec> ParseSharding(const std::string& text) {
   }
   if (body.rfind("maximal", 0) == 0) {
     spec.kind = ShardingSpec::Kind::kMaximal;
+    const size_t at = body.find("device=");
+    if (at == std::string::npos) return invalid();
+    std::vector<int64_t> device;
+    size_t pos = at + 7;
+    if (!ReadDevices(body, &pos, &device) || device.size() != 1) return invalid();
+    spec.device = device[0];
     return spec;
   }
-  if (body.find('{') != std::string::npos) {
+  if (body.front() == '{') {  // "{{...}, {...}}"
     return Unimplemented("tuple sharding '" + text + "' is not supported");
   }
   if (body.rfind("devices=", 0) != 0) return invalid();
   size_t pos = 8;
   std::vector<int64_t> tiles;
   if (!ReadList(body, &pos, &tiles) || tiles.empty()) return invalid();
-  // The device order that follows (<=[...]T(...) or an explicit list) does not change shard shapes.
+  // The device order: "<=[...]T(...)" or an explicit list.
+  if (body.compare(pos, 2, "<=") == 0) {
+    pos += 2;
+    if (!ReadIota(body, &pos, &spec.devices)) return invalid();
+  } else if (!ReadDevices(body, &pos, &spec.devices)) {
+    return invalid();
+  }
+  int64_t tile_count = 1;
+  for (int64_t t : tiles) {
+    if (t <= 0 || tile_count > (int64_t{1} << 20) / t) return invalid();
+    tile_count *= t;
+  }
+  if (tile_count != static_cast<int64_t>(spec.devices.size())) {
+    return InvalidArgument("the sharding '" + text + "' tiles over " + std::to_string(tile_count) +
+                           " devices but lists " + std::to_string(spec.devices.size()));
+  }
   bool replicate_last = body.find("last_tile_dim_replicate") != std::string::npos;
   const size_t dims_pos = body.find("last_tile_dims={");
   if (dims_pos != std::string::npos) {
@@ -69,6 +161,38 @@ StatusOr<ShardingSpec> ParseSharding(const std::string& text) {
   }
   spec.tiles = tiles;
   return spec;
+}
+
+std::string OpShardingProto(const ShardingSpec& spec) {
+  // xla.OpSharding: type = 1 (REPLICATED 0, MAXIMAL 1, OTHER 3, MANUAL 4),
+  // tile_assignment_dimensions = 3, tile_assignment_devices = 4, replicate_on_last_tile_dim = 6.
+  std::string out;
+  switch (spec.kind) {
+    case ShardingSpec::Kind::kReplicated:
+      return out;
+    case ShardingSpec::Kind::kManual:
+      AppendVarint((1 << 3) | 0, &out);
+      AppendVarint(4, &out);
+      return out;
+    case ShardingSpec::Kind::kMaximal:
+      AppendVarint((1 << 3) | 0, &out);
+      AppendVarint(1, &out);
+      AppendPacked(4, {spec.device}, &out);
+      return out;
+    case ShardingSpec::Kind::kTiled:
+      break;
+  }
+  std::vector<int64_t> dims = spec.tiles;
+  if (spec.replication > 1) dims.push_back(spec.replication);
+  AppendVarint((1 << 3) | 0, &out);
+  AppendVarint(3, &out);
+  AppendPacked(3, dims, &out);
+  AppendPacked(4, spec.devices, &out);
+  if (spec.replication > 1) {
+    AppendVarint((6 << 3) | 0, &out);
+    AppendVarint(1, &out);
+  }
+  return out;
 }
 
 StatusOr<std::vector<int64_t>> ShardDims(const ShardingSpec& spec,

@@ -416,6 +416,13 @@ Status ValidateProgram(const DeviceProgram& program) {
       program.parameter_donatable.size() != entry.parameters.size()) {
     return InvalidArgument("the program's donation facts do not match its parameters");
   }
+  // Shardings: none (every value replicated) or one per parameter and one per result.
+  if ((!program.parameter_shardings.empty() &&
+       program.parameter_shardings.size() != entry.parameters.size()) ||
+      (!program.result_shardings.empty() &&
+       program.result_shardings.size() != entry.results.size())) {
+    return InvalidArgument("the program's shardings do not match its parameters and results");
+  }
   for (int32_t alias : program.parameter_aliases) {
     if (alias < -1 || alias >= static_cast<int32_t>(entry.results.size())) {
       return InvalidArgument("a parameter aliases result " + std::to_string(alias) +

@@ -109,6 +109,11 @@ struct DeviceProgram {
   std::vector<int32_t> parameter_aliases;
   // For each entry parameter: whether JAX marked it donatable (jax.buffer_donor or an alias).
   std::vector<bool> parameter_donatable;
+  // For each entry parameter and result: its sharding over the program's devices, a serialized
+  // xla.OpSharding (empty: replicated), as PJRT reports it to the framework. Either vector may be
+  // empty: every parameter (result) replicated.
+  std::vector<std::string> parameter_shardings;
+  std::vector<std::string> result_shardings;
 
   const Computation& entry() const { return computations.front(); }
 };

@@ -62,6 +62,7 @@ constexpr int kNumSlotPlaceKinds = static_cast<int>(SlotPlace::Kind::kAlias) + 1
 // count and string length; nothing for empty vectors): a lower bound WireReader::Count uses to
 // refuse counts the bytes cannot hold. Too large a bound would refuse valid programs; the tests
 // round-trip default-constructed elements, which take exactly these sizes.
+constexpr size_t kMinStringBytes = 1;       // length.
 constexpr size_t kMinArrayTypeBytes = 2;    // type, dims.
 constexpr size_t kMinEwInputBytes = 2;      // type, strides.
 constexpr size_t kMinEwStepBytes = 8;       // op, type, operand_type, operands[3], attr, constant.
@@ -566,6 +567,8 @@ void Write(WireWriter& w, const DeviceProgram& program) {
   w.Vector(program.computations, [](WireWriter& w, const Computation& c) { Write(w, c); });
   w.Int32s(program.parameter_aliases);
   w.Bools(program.parameter_donatable);
+  w.Vector(program.parameter_shardings, [](WireWriter& w, const std::string& s) { w.String(s); });
+  w.Vector(program.result_shardings, [](WireWriter& w, const std::string& s) { w.String(s); });
 }
 void Read(WireReader& r, DeviceProgram* program) {
   r.String("name", &program->name);
@@ -575,6 +578,10 @@ void Read(WireReader& r, DeviceProgram* program) {
            [](WireReader& r, Computation* c) { Read(r, c); });
   r.Int32s("parameter_aliases", &program->parameter_aliases);
   r.Bools("parameter_donatable", &program->parameter_donatable);
+  r.Vector("parameter_shardings", kMinStringBytes, &program->parameter_shardings,
+           [](WireReader& r, std::string* s) { r.String("sharding", s); });
+  r.Vector("result_shardings", kMinStringBytes, &program->result_shardings,
+           [](WireReader& r, std::string* s) { r.String("sharding", s); });
 }
 
 // ---- The header ----

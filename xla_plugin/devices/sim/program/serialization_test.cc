@@ -288,6 +288,8 @@ void Diff(const std::string& p, const DeviceProgram& a, const DeviceProgram& b, 
   Elements(p + ".computations", a.computations, b.computations, d);
   Same(p + ".parameter_aliases", a.parameter_aliases, b.parameter_aliases, d);
   Same(p + ".parameter_donatable", a.parameter_donatable, b.parameter_donatable, d);
+  Same(p + ".parameter_shardings", a.parameter_shardings, b.parameter_shardings, d);
+  Same(p + ".result_shardings", a.result_shardings, b.result_shardings, d);
 }
 
 template <typename T>
@@ -350,6 +352,8 @@ std::string ProgramPayload(const std::function<void(WireWriter&)>& write_instruc
   w.Int64(0);   // arena_bytes
   w.Varint(0);  // parameter_aliases
   w.Varint(0);  // parameter_donatable
+  w.Varint(0);  // parameter_shardings
+  w.Varint(0);  // result_shardings
   return w.Release();
 }
 
@@ -406,6 +410,7 @@ TEST(SerializationTest, ExactBytesOfASmallProgram) {
   program.computations = {c};
   program.parameter_aliases = {-1};
   program.parameter_donatable = {true};
+  program.result_shardings = {std::string("\x08\x04", 2)};  // xla.OpSharding MANUAL.
   const std::string payload(
       "\x01p"                          // name
       "\x02\x02"                       // num_replicas 1, num_partitions 1 (zigzag)
@@ -416,13 +421,15 @@ TEST(SerializationTest, ExactBytesOfASmallProgram) {
       "\x01\x02\x00\x00\x07\x03\x01o"  // copy (2), no operands or results, params 7: -2, "o"
       "\x01\x01\x00"                   // places: kParameter 0
       "\x80\x01"                       // arena_bytes 64
-      "\x01\x01\x01\x01",              // parameter_aliases {-1}, parameter_donatable {true}
-      34);
+      "\x01\x01\x01\x01"               // parameter_aliases {-1}, parameter_donatable {true}
+      "\x00"                           // parameter_shardings {}
+      "\x01\x02\x08\x04",              // result_shardings {"\x08\x04"}
+      39);
   const std::string bytes = SerializeProgram(program);
   EXPECT_EQ(bytes, WithHeader(payload));
   EXPECT_EQ(bytes.substr(0, 12), std::string("PJRTKIT-SIM\0", 12));
-  EXPECT_EQ(bytes.substr(12, 4), std::string("\x01\0\0\0", 4));
-  EXPECT_EQ(bytes.substr(16, 8), std::string("\x22\0\0\0\0\0\0\0", 8));
+  EXPECT_EQ(bytes.substr(12, 4), std::string("\x02\0\0\0", 4));
+  EXPECT_EQ(bytes.substr(16, 8), std::string("\x27\0\0\0\0\0\0\0", 8));
   ExpectRoundTrip(program);
 }
 
@@ -533,15 +540,18 @@ TEST(SerializationTest, RefusesOtherMagic) {
 
 TEST(SerializationTest, RefusesOtherVersionsNamingBoth) {
   const std::string payload = PayloadOf(SerializeProgram(AddOneProgram()));
-  EXPECT_EQ(Refusal(WithHeader(payload, 2)),
-            "serialized sim executable: format version 2, but this plugin reads version 1 only: "
+  EXPECT_EQ(Refusal(WithHeader(payload, 1)),  // Before programs kept their shardings.
+            "serialized sim executable: format version 1, but this plugin reads version 2 only: "
+            "recompile the program with this plugin");
+  EXPECT_EQ(Refusal(WithHeader(payload, 3)),
+            "serialized sim executable: format version 3, but this plugin reads version 2 only: "
             "recompile the program with this plugin");
   EXPECT_EQ(Refusal(WithHeader(payload, 0)),
-            "serialized sim executable: format version 0, but this plugin reads version 1 only: "
+            "serialized sim executable: format version 0, but this plugin reads version 2 only: "
             "recompile the program with this plugin");
-  EXPECT_EQ(Refusal(WithHeader(payload, 0x01000000)),  // A big-endian 1.
-            "serialized sim executable: format version 16777216, but this plugin reads version "
-            "1 only: recompile the program with this plugin");
+  EXPECT_EQ(Refusal(WithHeader(payload, 0x02000000)),  // A big-endian 2.
+            "serialized sim executable: format version 33554432, but this plugin reads version "
+            "2 only: recompile the program with this plugin");
 }
 
 TEST(SerializationTest, RefusesEveryFlippedPayloadByteAsCorrupted) {
@@ -659,7 +669,7 @@ TEST(SerializationTest, RefusesHugeCountsWithoutAllocating) {
   EXPECT_EQ(RefusalWithoutLargeAllocations(WithHeader(groups)),
             "serialized sim executable: at payload byte 18 "
             "(computations[0].instructions[0].CollectiveParams.groups[1]): count 1099511627776 "
-            "does not fit in the 6 bytes left (each element takes at least 1)");
+            "does not fit in the 8 bytes left (each element takes at least 1)");
 }
 
 // ---- Values out of range ----
@@ -794,7 +804,7 @@ TEST(SerializationTest, StoredStructsKeepTheirSizes) {
   EXPECT_EQ(sizeof(Instruction), 376u);
   EXPECT_EQ(sizeof(SlotPlace), 16u);
   EXPECT_EQ(sizeof(Computation), 160u);
-  EXPECT_EQ(sizeof(DeviceProgram), 136u);
+  EXPECT_EQ(sizeof(DeviceProgram), 184u);
 #else
   GTEST_SKIP() << "sizes recorded for libstdc++ on x86-64 only";
 #endif
