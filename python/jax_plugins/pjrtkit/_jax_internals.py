@@ -204,6 +204,23 @@ def _deserialize_portable_artifact_check() -> str | None:
   return None if callable(getattr(mlir, "deserialize_portable_artifact", None)) else "is gone"
 
 
+def _mlir_ir_check() -> str | None:
+  ir = getattr(importlib.import_module("jax._src.lib.mlir"), "ir")  # jaxlib's, re-exported.
+  missing = [name for name in ("Module", "StringAttr", "DictAttr", "ArrayAttr", "OpResult")
+             if not hasattr(ir, name)]
+  if not hasattr(getattr(ir, "Module", None), "parse"):
+    missing.append("Module.parse")
+  return f"jax._src.lib.mlir.ir lacks {', '.join(missing)}" if missing else None
+
+
+def _sdy_check() -> str | None:
+  sdy = getattr(importlib.import_module("jax._src.lib.mlir.dialects"), "sdy")
+  attr = getattr(sdy, "TensorShardingPerValueAttr", None)
+  if attr is None or not hasattr(attr, "shardings"):
+    return "jax._src.lib.mlir.dialects.sdy has no TensorShardingPerValueAttr.shardings"
+  return None
+
+
 def _compile_entry_check() -> str | None:
   compiler = load_module("jax._src.compiler")
   pxla = load_module("jax._src.interpreters.pxla")
@@ -296,6 +313,12 @@ INTERNALS: tuple[Internal, ...] = (
     Internal("jax._src.lib._jax.mlir.deserialize_portable_artifact", SHARDY_EXPORT, "called",
              "reads the exported program back as a module",
              _deserialize_portable_artifact_check),
+    Internal("jax._src.lib.mlir.ir", SHARDY_EXPORT, "called",
+             "MLIR's Python IR (Module.parse, attributes, OpResult): main's results a shard_map "
+             "returns get its out sharding before the export", _mlir_ir_check),
+    Internal("jax._src.lib.mlir.dialects.sdy", SHARDY_EXPORT, "called",
+             "reads a sdy.manual_computation's out_shardings (TensorShardingPerValueAttr)",
+             _sdy_check),
     Internal("jax._src.interpreters.mlir.make_ir_context", SHARDY_EXPORT, "called",
              "the MLIR context the exported module lives in",
              exists("jax._src.interpreters.mlir", "make_ir_context")),
