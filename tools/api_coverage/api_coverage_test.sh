@@ -55,7 +55,8 @@ report="$("$tool" "$fake" "--inner=$partial")" || { echo "FAIL: api_coverage --i
 expect "$report" "| # | type | fake_plugin.so | inner: partial_plugin.so |"
 expect "$report" "| 1 | PJRT_Extension_Type_FFI (5) | 48 | absent |"
 expect "$report" "| 2 | PJRT_Extension_Type_Layouts (4) | 80 | 24 |"
-expect "$report" "| 4 | PJRT_Extension_Type_XlaTransform (24) | absent | 24 |"
+expect "$report" "| 4 | PJRT_Extension_Type_Shardings (19) | 40 | absent |"
+expect "$report" "| 5 | PJRT_Extension_Type_XlaTransform (24) | absent | 24 |"
 
 if "$tool" "$fake" --option=bad 2>/dev/null; then
   echo "FAIL: a malformed --option must be an error"
