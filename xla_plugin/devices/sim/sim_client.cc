@@ -79,8 +79,15 @@ StatusOr<HostBufferResult> SimClient::BufferFromHostBuffer(const HostBufferArgs&
       device->memory().Allocate(bytes, "buffer " + ShapeString(args.type, args.dims)));
   std::shared_ptr<Event> ready = Event::Create();
   HostBufferResult result;
-  if (args.semantics == HostBufferSemantics::kImmutableOnlyDuringCall) {
-    // The host data may change once the call returns: stage it now, copy it in on the queue.
+  // Copied during the call: kImmutableOnlyDuringCall (the host data may change once the call
+  // returns) and the zero-copy semantics, which offer the device the host array to use in place:
+  // the device's memory is its own, and jaxlib passes NumPy arrays that way, which their owner may
+  // change right after device_put. kImmutableUntilTransferCompletes is copied on the queue.
+  const bool copy_in_call = args.semantics == HostBufferSemantics::kImmutableOnlyDuringCall ||
+                            args.semantics == HostBufferSemantics::kImmutableZeroCopy ||
+                            args.semantics == HostBufferSemantics::kMutableZeroCopy;
+  if (copy_in_call) {
+    // Stage the data now, copy it in on the queue.
     std::shared_ptr<uint8_t[]> staging;
     if (bytes > 0) {
       staging.reset(new (std::nothrow) uint8_t[static_cast<size_t>(bytes)]);
@@ -102,7 +109,8 @@ StatusOr<HostBufferResult> SimClient::BufferFromHostBuffer(const HostBufferArgs&
     });
     result.done_with_host_buffer = Event::CreateReady();
   } else {
-    // The host data stays valid until done_with_host_buffer: copy it in on the queue.
+    // The host data stays valid until done_with_host_buffer (kImmutableUntilTransferCompletes):
+    // copy it in on the queue.
     std::shared_ptr<Event> done = Event::Create();
     const auto* src = static_cast<const uint8_t*>(args.data);
     device->queue().Enqueue(
