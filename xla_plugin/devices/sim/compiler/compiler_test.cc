@@ -134,6 +134,48 @@ TEST(CompilerTest, UnsupportedOpIsNamedWithDevice) {
   EXPECT_NE(compiled.status().message().find("sim device"), std::string::npos);
 }
 
+TEST(CompilerTest, DceSinkIsANoOp) {
+  // lax.dce_sink(x, prevent_mlir_dce=True) as JAX lowers it: an FFI call with no result.
+  const std::string program = R"(
+    func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+      %m = stablehlo.multiply %a, %a : tensor<4xf32>
+      stablehlo.custom_call @dce_sink(%m, %a) {api_version = 4 : i32, backend_config = {}, has_side_effect = true} : (tensor<4xf32>, tensor<4xf32>) -> ()
+      %n = stablehlo.negate %a : tensor<4xf32>
+      return %n : tensor<4xf32>
+    })";
+  CompileReport report;
+  StatusOr<DeviceProgram> compiled = CompileText(program, {}, &report);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
+  // Only the negate is emitted: the sink emits nothing, and the product only it reads is dropped.
+  EXPECT_EQ(report.instructions, 1);
+  EXPECT_EQ(RunOne(program, {Tensor(ElementType::kF32, {4}, {0, 1, 2, 3})}),
+            (std::vector<double>{0, -1, -2, -3}));
+}
+
+TEST(CompilerTest, DceSinkWithAResultAndUnknownCustomCallsAreRefused) {
+  const std::string with_result = R"(
+    func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+      %s = stablehlo.custom_call @dce_sink(%a) {api_version = 4 : i32, has_side_effect = true} : (tensor<4xf32>) -> tensor<4xf32>
+      return %s : tensor<4xf32>
+    })";
+  StatusOr<DeviceProgram> compiled = CompileText(with_result);
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_EQ(compiled.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(compiled.status().message().find("@dce_sink has no results"), std::string::npos)
+      << compiled.status().message();
+
+  const std::string unknown = R"(
+    func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+      %s = stablehlo.custom_call @not_a_sink(%a) {api_version = 4 : i32} : (tensor<4xf32>) -> tensor<4xf32>
+      return %s : tensor<4xf32>
+    })";
+  compiled = CompileText(unknown);
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_EQ(compiled.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(compiled.status().message().find("custom_call @not_a_sink"), std::string::npos)
+      << compiled.status().message();
+}
+
 }  // namespace
 }  // namespace sim
 }  // namespace pjrtkit

@@ -348,10 +348,20 @@ Status LowerCollective(Lowerer& lowerer, const Operation& op) {
   return lowerer.EmitInstruction(op, Opcode::kCollective, std::move(p), operands);
 }
 
-// Custom calls of partitioned programs that only annotate shardings or placements.
+// Custom calls of partitioned programs that only annotate shardings or placements, and
+// @dce_sink (lax.dce_sink with prevent_mlir_dce: marks its operands used, has no result), which
+// lowers to nothing: sim programs have no side effects a dropped computation could lose, so the
+// emitter may still drop what only the sink reads.
 Status LowerCustomCall(Lowerer& lowerer, const Operation& op) {
   const stablehlo::Attribute* target = op.Find("call_target_name");
   const std::string name = target != nullptr ? target->string_value : "";
+  if (name == "dce_sink") {
+    if (!op.results.empty()) return lowerer.Invalid(op, "@dce_sink has no results");
+    // Operands must be defined (a reference to an unknown value is still an error).
+    PJRTKIT_ASSIGN_OR_RETURN(std::vector<ValueIndex> unused, lowerer.Operands(op));
+    (void)unused;
+    return OkStatus();
+  }
   static const std::set<std::string>* const kIdentity = new std::set<std::string>{
       "Sharding", "xla.sdy.FuncResultSharding", "xla.sdy.ShardingConstraint",
       "annotate_device_placement", "MoveToHost", "MoveToDevice",
