@@ -58,11 +58,12 @@ class SimClient : public Client {
   const std::vector<Device*>& addressable_devices() const override { return devices_; }
   const std::vector<Memory*>& memories() const override { return memories_; }
   // Copies the host data (dense or with any byte strides) into a new allocation of the device's
-  // memory: synchronously into a host staging block for kImmutableOnlyDuringCall (the host data
-  // may change when the call returns), else on the device's queue straight from the host data
+  // memory: synchronously into a host staging block for kImmutableOnlyDuringCall and the zero-copy
+  // semantics (the host data may change when the call returns), else
+  // (kImmutableUntilTransferCompletes) on the device's queue straight from the host data
   // (done_with_host_buffer is ready after that copy). RESOURCE_EXHAUSTED when the device is full;
-  // UNIMPLEMENTED for element types of less than a byte, tokens, and device layouts other than
-  // dense row-major.
+  // UNIMPLEMENTED for tokens and device layouts other than dense row-major; element types of less
+  // than a byte are held one element per byte.
   StatusOr<HostBufferResult> BufferFromHostBuffer(const HostBufferArgs& args) override;
   // sim::CompileAndLoad (sim_compile.h).
   StatusOr<std::unique_ptr<LoadedExecutable>> Compile(const Program& program,

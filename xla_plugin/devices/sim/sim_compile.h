@@ -1,8 +1,8 @@
 // The sim device's compiler, as the client layer calls it. SimClient::Compile and
 // SimClient::DeserializeAndLoad delegate to these functions and SimFactory reports the StableHLO
 // versions of StablehloAttributesForProcess. They are defined by the target
-// //xla_plugin/devices/sim:sim_compile: sim_compile_unwired.cc (every compile UNIMPLEMENTED) until
-// the compiler and executor (compiler/, executor/) are wired in there.
+// //xla_plugin/devices/sim:sim_compile (sim_compile.cc: the StableHLO library reads the program,
+// compiler/ builds a DeviceProgram, executor/ runs it).
 #ifndef PJRTKIT_XLA_PLUGIN_DEVICES_SIM_SIM_COMPILE_H_
 #define PJRTKIT_XLA_PLUGIN_DEVICES_SIM_SIM_COMPILE_H_
 

@@ -23,7 +23,8 @@ namespace sim {
 // device registry expects them (registry/device_entry.h, CheckDeviceFactory). Create options:
 // SimOptions.
 struct SimFactory {
-  // Nothing to do: the StableHLO library is loaded by the compiler when it first needs it.
+  // Nothing to do. The process's StableHLO library is loaded when PluginAttributes first reads its
+  // versions; a client with the stablehlo_library_path option loads that one at its first compile.
   static Status Initialize();
   // xla_version (int64, 2), stablehlo_current_version and stablehlo_minimum_version (int64
   // triples, from StablehloAttributesForProcess in sim_compile.h), pjrtkit_version (string).

@@ -14,7 +14,7 @@ namespace sim {
 
 // Platform "pjrtkit", version "pjrtkit sim 0.1.0", the device descriptions of SimDevice::Describe,
 // attributes {backend: "sim", device_count, memory_capacity_bytes (per device)}, one memory kind
-// (id 0, "device"). Compile (ahead of time) is the client layer's default, UNIMPLEMENTED.
+// (id 0, "device"). Compile (ahead of time) compiles for these devices without a client.
 class SimTopology : public Topology {
  public:
   // The topology of a client created with `options` (maps no memory).

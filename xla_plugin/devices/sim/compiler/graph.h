@@ -3,7 +3,7 @@
 //
 // Lowering turns every StableHLO op into nodes over values. Elementwise ops, broadcasts,
 // transposes, degenerate reshapes, splat constants and iotas are not instructions yet: fusion
-// (fusion.h) groups them into kFused instructions, so a chain of them costs one loop.
+// (emitter.cc) groups them into kFused instructions, so a chain of them costs one loop.
 #ifndef PJRTKIT_XLA_PLUGIN_DEVICES_SIM_COMPILER_GRAPH_H_
 #define PJRTKIT_XLA_PLUGIN_DEVICES_SIM_COMPILER_GRAPH_H_
 

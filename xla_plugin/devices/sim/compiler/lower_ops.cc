@@ -1,6 +1,6 @@
 // Lowerings of the ops that become one instruction each: data movement, gather, sort, random
-// bits, reductions, scatter, dot_general and convolution. Each kernel's Check runs on what is
-// built here when the computation is emitted (emitter.cc), so these only translate attributes.
+// bits, reductions, scatter, dot_general and convolution. These translate attributes; each
+// kernel's Check runs on the finished program (ValidateProgram, executor/program_validator.h).
 #include <string>
 #include <utility>
 #include <vector>
