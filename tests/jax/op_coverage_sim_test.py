@@ -43,8 +43,13 @@ def test_passing_pairs_equal_the_committed_expectation(outcomes):
 def test_every_failure_is_a_named_refusal_not_a_wrong_answer(outcomes):
   failures = [o for o in outcomes if o.status == "fail"]
   assert failures  # FFT and the linear-algebra custom calls are refused.
-  wrong = [f"{o.op} {o.dtype}: {o.reason}" for o in failures
-           if "UNIMPLEMENTED" not in o.reason or "sim device" not in o.reason]
+  # Refused by the sim compiler (UNIMPLEMENTED naming the op and the device), or by JAX before
+  # the plugin sees the program (no lowering rule for platform pjrtkit: eigh, svd, ...).
+  def refused(reason: str) -> bool:
+    return (("UNIMPLEMENTED" in reason and "sim device" in reason) or
+            ("NotImplementedError" in reason and "for platform pjrtkit" in reason))
+
+  wrong = [f"{o.op} {o.dtype}: {o.reason}" for o in failures if not refused(o.reason)]
   assert not wrong, "\n".join(wrong)
   assert {o.op for o in failures} <= {
       "fft", "ifft", "rfft", "irfft", "fft2", "cholesky", "qr", "qr_pivoting", "svd", "eigh",
