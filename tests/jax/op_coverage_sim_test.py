@@ -42,7 +42,7 @@ def test_passing_pairs_equal_the_committed_expectation(outcomes):
 
 def test_every_failure_is_a_named_refusal_not_a_wrong_answer(outcomes):
   failures = [o for o in outcomes if o.status == "fail"]
-  assert failures  # FFT and the linear-algebra custom calls are refused.
+  assert failures  # FFT, the linear-algebra custom calls and complex atan2 and clamp are refused.
   # Refused by the sim compiler (UNIMPLEMENTED naming the op and the device), or by JAX before
   # the plugin sees the program (no lowering rule for platform pjrtkit: eigh, svd, ...).
   def refused(reason: str) -> bool:
@@ -54,7 +54,7 @@ def test_every_failure_is_a_named_refusal_not_a_wrong_answer(outcomes):
   assert {o.op for o in failures} <= {
       "fft", "ifft", "rfft", "irfft", "fft2", "cholesky", "qr", "qr_pivoting", "svd", "eigh",
       "eig", "lu", "solve", "triangular_solve", "tridiagonal", "tridiagonal_solve", "schur",
-      "hessenberg", "atan2"}
+      "hessenberg", "atan2", "clamp"}
 
 
 def test_the_docs_table_is_current(outcomes):

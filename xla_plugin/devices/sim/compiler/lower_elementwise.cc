@@ -33,7 +33,10 @@ Status EmitElementwise(Lowerer& lowerer, const Operation& op, EwOp ew_op, int64_
     }
   }
   Status supported = CheckSupported(ew_op, type.type, operand_type);
-  if (!supported.ok()) return lowerer.Unsupported(op, supported.message());
+  if (!supported.ok()) {
+    // The engine's message names the op, the types and the device already.
+    return Status(supported.code(), Lowerer::Origin(op) + ": " + supported.message());
+  }
   Node node;
   node.kind = NodeKind::kElementwise;
   node.op = ew_op;
@@ -166,7 +169,10 @@ Status LowerIota(Lowerer& lowerer, const Operation& op) {
     return lowerer.Invalid(op, "iota_dimension must be a dimension of " + type.ToString());
   }
   Status supported = CheckSupported(EwOp::kIota, type.type, ElementType::kInvalid);
-  if (!supported.ok()) return lowerer.Unsupported(op, supported.message());
+  if (!supported.ok()) {
+    // The engine's message names the op, the types and the device already.
+    return Status(supported.code(), Lowerer::Origin(op) + ": " + supported.message());
+  }
   Node node;
   node.kind = NodeKind::kIota;
   node.attr = dimension->int_value;
