@@ -199,6 +199,43 @@ def test_shard_map_collectives_and_automatic_partitioning_refused():
   assert "automatic SPMD partitioning" in got["automatic"], got["automatic"]
 
 
+_RESHARDING = """
+import json
+import jax, jax.numpy as jnp, numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+mesh = Mesh(np.array(jax.devices()).reshape(2, 2), ("a", "b"))
+y = jax.device_put(jnp.arange(16.0).reshape(4, 4), NamedSharding(mesh, P("a", "b")))
+f = jax.shard_map(lambda v: v + 1, mesh=mesh, in_specs=P("b", "a"), out_specs=P("b", "a"))
+out = {}
+for name, fn in [("argument", jax.jit(f)),
+                 ("result", jax.jit(jax.shard_map(lambda v: v + 1, mesh=mesh, in_specs=P("a", "b"), out_specs=P("b", "a")),
+                                    out_shardings=NamedSharding(mesh, P("a", "b"))))]:
+  try:
+    out[name] = np.asarray(fn(y)).tolist()
+  except Exception as e:
+    out[name] = f"{type(e).__name__}: {str(e).splitlines()[0]}"
+ok = jax.jit(jax.shard_map(lambda v: v + 1, mesh=mesh, in_specs=P("a", "b"), out_specs=P("a", "b")),
+             out_shardings=NamedSharding(mesh, P("a", "b")))(y)
+out["same"] = np.asarray(ok).tolist() == (np.arange(16.0).reshape(4, 4) + 1).tolist()
+out["after"] = float(jax.jit(lambda v: v * 2)(jnp.ones(2)).sum())
+print(json.dumps(out))
+"""
+
+
+def test_shard_map_boundaries_with_other_shardings_are_refused_by_name():
+  # Same shard shapes, other devices: computing as if the shards were where shard_map wants them
+  # would give wrong values, so the program is refused before the device compiles it.
+  got = run_python(_RESHARDING, env=sim_env())
+  assert got["argument"].startswith("ReshardingError: argument 0 of the program is sharded "
+                                    "#sdy.sharding<@mesh, [{\"a\"}, {\"b\"}]> but enters "
+                                    "shard_map as #sdy.sharding<@mesh, [{\"b\"}, {\"a\"}]>"), got
+  assert got["result"].startswith("ReshardingError: result 0 of the program leaves shard_map as "
+                                  "#sdy.sharding<@mesh, [{\"b\"}, {\"a\"}]> (its out_specs) but "
+                                  "is asked for as #sdy.sharding<@mesh, [{\"a\"}, {\"b\"}]>"), got
+  assert got["same"] is True  # Matching shardings at both boundaries run.
+  assert got["after"] == 4.0
+
+
 _SERIALIZE = """
 import json
 import jax, jax.numpy as jnp, numpy as np

@@ -16,7 +16,9 @@ kept in ``mhlo.frontend_attributes``). Programs without Shardy pass unchanged.
 Before the export, a result of ``main`` that JAX left without a sharding but that is a result of
 an ``sdy.manual_computation`` (a ``shard_map`` returned as is) gets that computation's out sharding
 (``annotate_manual_results``): the part of Shardy's propagation such a program needs, so that the
-device compiles the result as the shard each device holds and reports its sharding to jaxlib.
+device compiles the result as the shard each device holds and reports its sharding to jaxlib. An
+argument entering, or a result leaving, a ``shard_map`` as is with another sharding than the
+``shard_map``'s is refused (``ReshardingError``): such devices do not move shards between devices.
 """
 
 from __future__ import annotations
@@ -47,43 +49,109 @@ SHARDING_ATTR = "sdy.sharding"
 MANUAL_COMPUTATION = "sdy.manual_computation"
 
 
-def annotate_manual_results(module: Any) -> int:
-  """Gives each result of ``module``'s public ``main`` that has no ``sdy.sharding`` and is
-  returned straight from an ``sdy.manual_computation`` that computation's out sharding for it.
-  Changes ``module`` in place; returns how many results it annotated."""
-  from jax._src.lib.mlir import ir  # pylint: disable=g-import-not-at-top
-  from jax._src.lib.mlir.dialects import sdy  # pylint: disable=g-import-not-at-top
+class ReshardingError(NotImplementedError):
+  """A value crosses a ``shard_map`` boundary of ``main`` with a sharding other than the one the
+  ``shard_map`` gives it: moving the shards between devices is work the device would have to do
+  (resharding), which the devices that compile StableHLO themselves do not."""
 
-  main = None
+
+def _main(module: Any) -> Any:
+  """The public ``main`` function of ``module`` (an ``ir.Operation``), or None."""
+  from jax._src.lib.mlir import ir  # pylint: disable=g-import-not-at-top
   for op in module.body.operations:
     if (op.operation.name == "func.func" and
         ir.StringAttr(op.operation.attributes["sym_name"]).value == "main"):
-      main = op.operation
+      return op.operation
+  return None
+
+
+def _same(a: Any, b: Any) -> bool:
+  """Whether two Shardy shardings place the same shards on the same devices (open and closed
+  dimensions alike: only a value's own sharding is compared here)."""
+  canon = lambda attr: str(attr).replace("?", "").replace(" ", "")  # pylint: disable=unnecessary-lambda-assignment
+  return canon(a) == canon(b)
+
+
+def plan_manual_results(module: Any) -> dict[int, Any]:
+  """What ``annotate_manual_results`` gives ``main``'s results: {result index: the out sharding of
+  the ``sdy.manual_computation`` that returns it as is}, for results without ``sdy.sharding``.
+  Reads ``module`` only.
+
+  Raises:
+    ReshardingError: an argument of ``main`` enters a ``shard_map`` as is, or a result leaves one
+      as is, with an ``sdy.sharding`` other than that ``shard_map``'s (the same shard shapes on
+      other devices would otherwise be read or reported in the wrong places).
+  """
+  from jax._src.lib.mlir import ir  # pylint: disable=g-import-not-at-top
+  from jax._src.lib.mlir.dialects import sdy  # pylint: disable=g-import-not-at-top
+
+  main = _main(module)
   if main is None or not main.regions[0].blocks:
-    return 0
+    return {}
   block = main.regions[0].blocks[0]
+  arg_attrs = (list(ir.ArrayAttr(main.attributes["arg_attrs"]))
+               if "arg_attrs" in main.attributes else [])
+  for op in block.operations:
+    op = op.operation
+    if op.name != MANUAL_COMPUTATION or "in_shardings" not in op.attributes:
+      continue
+    wanted = sdy.TensorShardingPerValueAttr(op.attributes["in_shardings"]).shardings
+    for k, operand in enumerate(op.operands):
+      if not isinstance(operand, ir.BlockArgument) or operand.arg_number >= len(arg_attrs):
+        continue
+      attrs = ir.DictAttr(arg_attrs[operand.arg_number])
+      if SHARDING_ATTR in attrs and not _same(attrs[SHARDING_ATTR], wanted[k]):
+        raise ReshardingError(
+            f"argument {operand.arg_number} of the program is sharded "
+            f"{attrs[SHARDING_ATTR]} but enters shard_map as {wanted[k]} (its in_specs): "
+            "resharding is not supported by this device; pass the argument with the sharding "
+            "in_specs gives it")
   terminator = list(block.operations)[-1].operation
-  count = len(terminator.operands)
+  res_attrs = (list(ir.ArrayAttr(main.attributes["res_attrs"]))
+               if "res_attrs" in main.attributes else [])
+  plan = {}
+  for i, value in enumerate(terminator.operands):
+    if not isinstance(value, ir.OpResult):
+      continue
+    owner = value.owner
+    if owner.name != MANUAL_COMPUTATION or "out_shardings" not in owner.attributes:
+      continue
+    given = sdy.TensorShardingPerValueAttr(owner.attributes["out_shardings"]).shardings[
+        value.result_number]
+    attrs = ir.DictAttr(res_attrs[i]) if i < len(res_attrs) else None
+    if attrs is not None and SHARDING_ATTR in attrs:
+      if not _same(attrs[SHARDING_ATTR], given):
+        raise ReshardingError(
+            f"result {i} of the program leaves shard_map as {given} (its out_specs) but is "
+            f"asked for as {attrs[SHARDING_ATTR]} (out_shardings): resharding is not supported "
+            "by this device; ask for the sharding out_specs gives it")
+      continue
+    plan[i] = given
+  return plan
+
+
+def annotate_manual_results(module: Any) -> int:
+  """Gives each result of ``module``'s public ``main`` that has no ``sdy.sharding`` and is
+  returned straight from an ``sdy.manual_computation`` that computation's out sharding for it
+  (``plan_manual_results``, whose ReshardingError it raises). Changes ``module`` in place;
+  returns how many results it annotated."""
+  from jax._src.lib.mlir import ir  # pylint: disable=g-import-not-at-top
+
+  plan = plan_manual_results(module)
+  if not plan:
+    return 0
+  main = _main(module)
+  count = len(list(main.regions[0].blocks[0].operations)[-1].operation.operands)
   with module.context:
     res_attrs = (list(ir.ArrayAttr(main.attributes["res_attrs"]))
                  if "res_attrs" in main.attributes else
                  [ir.DictAttr.get({}) for _ in range(count)])
-    annotated = 0
-    for i, value in enumerate(terminator.operands):
-      attrs = ir.DictAttr(res_attrs[i])
-      if SHARDING_ATTR in attrs or not isinstance(value, ir.OpResult):
-        continue
-      owner = value.owner
-      if owner.name != MANUAL_COMPUTATION or "out_shardings" not in owner.attributes:
-        continue
-      shardings = sdy.TensorShardingPerValueAttr(owner.attributes["out_shardings"]).shardings
-      entries = {a.name: a.attr for a in attrs}
-      entries[SHARDING_ATTR] = shardings[value.result_number]
+    for i, sharding in plan.items():
+      entries = {a.name: a.attr for a in ir.DictAttr(res_attrs[i])}
+      entries[SHARDING_ATTR] = sharding
       res_attrs[i] = ir.DictAttr.get(entries)
-      annotated += 1
-    if annotated:
-      main.attributes["res_attrs"] = ir.ArrayAttr.get(res_attrs)
-  return annotated
+    main.attributes["res_attrs"] = ir.ArrayAttr.get(res_attrs)
+  return len(plan)
 
 
 def export_shardy(module: Any) -> Any:
@@ -95,11 +163,13 @@ def export_shardy(module: Any) -> Any:
   from jax._src.lib import _jax  # pylint: disable=g-import-not-at-top
 
   bytecode = module.operation.get_asm(binary=True)
-  with module.context:
-    # A copy, so that the caller's module (what Lowered.as_text shows) stays as JAX built it.
-    from jax._src.lib.mlir import ir  # pylint: disable=g-import-not-at-top
-    copy = ir.Module.parse(bytecode)
-    if annotate_manual_results(copy):
+  if plan_manual_results(module):
+    with module.context:
+      # Annotated in a copy, so that the caller's module (what Lowered.as_text shows) stays as
+      # JAX built it.
+      from jax._src.lib.mlir import ir  # pylint: disable=g-import-not-at-top
+      copy = ir.Module.parse(bytecode)
+      annotate_manual_results(copy)
       bytecode = copy.operation.get_asm(binary=True)
   # use_mixed_serialization=False: jaxlib runs Shardy's round-trip export while serializing.
   portable = _jax.mlir.serialize_portable_artifact(bytecode, EXPORT_VERSION, False)

@@ -31,12 +31,21 @@ StatusOr<ArrayType> LocalType(const stablehlo::AttributeList& attributes, const 
     return Unimplemented(what + " is placed on one device only (" + sharding->string_value +
                          "), which the sim device does not support");
   }
+  // A tiled sharding places its tiles (and their copies) on every device of the program once.
+  std::vector<bool> seen(static_cast<size_t>(devices), false);
   for (int64_t device : spec->devices) {
-    if (device < 0 || device >= devices) {
+    if (device < 0 || device >= devices || seen[static_cast<size_t>(device)]) {
       return InvalidArgument(what + ": the sharding " + sharding->string_value + " names device " +
-                             std::to_string(device) + " of a program on " +
-                             std::to_string(devices) + " devices");
+                             std::to_string(device) + ", which is not a distinct device of the "
+                             "program's " + std::to_string(devices));
     }
+    seen[static_cast<size_t>(device)] = true;
+  }
+  if (spec->kind == ShardingSpec::Kind::kTiled &&
+      static_cast<int64_t>(spec->devices.size()) != devices) {
+    return InvalidArgument(what + ": the sharding " + sharding->string_value + " spans " +
+                           std::to_string(spec->devices.size()) + " devices of the program's " +
+                           std::to_string(devices));
   }
   StatusOr<std::vector<int64_t>> dims = ShardDims(*spec, type.dims);
   if (!dims.ok()) return InvalidArgument(what + ": " + dims.status().message());

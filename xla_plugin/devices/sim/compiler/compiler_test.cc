@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "xla_plugin/devices/sim/testing/program_runner.h"
@@ -118,6 +119,47 @@ TEST(CompilerTest, AllReduceAcrossFourPartitions) {
   auto results = RunCompiled(*compiled, inputs);
   ASSERT_TRUE(results.ok()) << results.status().ToString();
   for (int d = 0; d < 4; ++d) EXPECT_EQ(Values((*results)[d][0]), (std::vector<double>{6, 4}));
+}
+
+// What PJRT reports for jaxlib: each parameter's and result's sharding as xla.OpSharding bytes
+// (empty: replicated), the device order explicit.
+TEST(CompilerTest, ProgramKeepsParameterAndResultShardings) {
+  const std::string program = R"(
+    module attributes {mhlo.num_partitions = 4 : i32} {
+    func.func @main(%x: tensor<8xf32> {mhlo.sharding = "{devices=[4]<=[4]}"}, %y: tensor<3xf32>)
+        -> (tensor<8xf32> {mhlo.sharding = "{devices=[4]<=[4]}"}, tensor<3xf32>) {
+      return %x, %y : tensor<8xf32>, tensor<3xf32>
+    }})";
+  CompileFacts facts;
+  facts.num_partitions = 4;
+  StatusOr<DeviceProgram> compiled = CompileText(program, facts);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
+  const std::string tiled("\x08\x03\x1a\x01\x04\x22\x04\x00\x01\x02\x03", 11);
+  EXPECT_EQ(compiled->parameter_shardings, (std::vector<std::string>{tiled, ""}));
+  EXPECT_EQ(compiled->result_shardings, (std::vector<std::string>{tiled, ""}));
+}
+
+TEST(CompilerTest, ShardingsMustPlaceTilesOnEveryDeviceOnce) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{devices=[2]0,1}", "spans 2 devices of the program's 4"},
+      {"{devices=[4]0,0,1,2}", "names device 0, which is not a distinct device"},
+      {"{devices=[4]0,1,2,7}", "names device 7, which is not a distinct device"},
+  };
+  for (const auto& [sharding, problem] : cases) {
+    const std::string program =
+        "module attributes {mhlo.num_partitions = 4 : i32} {\n"
+        "func.func @main(%x: tensor<8xf32> {mhlo.sharding = \"" + sharding + "\"}) -> "
+        "tensor<8xf32> {\n  return %x : tensor<8xf32>\n}}";
+    CompileFacts facts;
+    facts.num_partitions = 4;
+    StatusOr<DeviceProgram> compiled = CompileText(program, facts);
+    ASSERT_FALSE(compiled.ok()) << sharding;
+    EXPECT_EQ(compiled.status().code(), StatusCode::kInvalidArgument) << sharding;
+    EXPECT_NE(compiled.status().message().find("argument 0: the sharding " + sharding),
+              std::string::npos) << compiled.status().message();
+    EXPECT_NE(compiled.status().message().find(problem), std::string::npos)
+        << compiled.status().message();
+  }
 }
 
 TEST(CompilerTest, UnsupportedOpIsNamedWithDevice) {
