@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "xla_plugin/client/proto_reader.h"
+#include "xla_plugin/client/proto_writer.h"
 
 namespace pjrtkit {
 namespace plugin_wrapper {
@@ -72,28 +73,6 @@ Status ReadBuildOptions(std::string_view message, CompileOptionsSummary* summary
     }
   }
   return OkStatus();
-}
-
-// Appends `value` as a varint.
-void AppendVarint(uint64_t value, std::string* out) {
-  while (value >= 0x80) {
-    out->push_back(static_cast<char>((value & 0x7f) | 0x80));
-    value >>= 7;
-  }
-  out->push_back(static_cast<char>(value));
-}
-
-// Appends a varint field.
-void AppendVarintField(uint64_t field, uint64_t value, std::string* out) {
-  AppendVarint((field << 3) | static_cast<uint64_t>(WireType::kVarint), out);
-  AppendVarint(value, out);
-}
-
-// Appends a length-delimited field.
-void AppendBytesField(uint64_t field, const std::string& bytes, std::string* out) {
-  AppendVarint((field << 3) | static_cast<uint64_t>(WireType::kLengthDelimited), out);
-  AppendVarint(bytes.size(), out);
-  out->append(bytes);
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "xla_plugin/client/proto_writer.h"
 #include "xla_plugin/devices/sim/executor/executor.h"
 #include "xla_plugin/devices/sim/runtime/rendezvous.h"
 #include "xla_plugin/devices/sim/sim_buffer.h"
@@ -54,40 +56,20 @@ StatusOr<std::vector<LogicalDeviceId>> SimLoadedExecutable::addressable_device_l
   return ids;
 }
 
-namespace {
-
-void AppendVarint(uint64_t value, std::string* out) {
-  while (value >= 0x80) {
-    out->push_back(static_cast<char>((value & 0x7f) | 0x80));
-    value >>= 7;
-  }
-  out->push_back(static_cast<char>(value));
-}
-
-}  // namespace
-
 StatusOr<std::string> SimLoadedExecutable::SerializedDeviceAssignment() const {
   // DeviceAssignmentProto: replica_count = 1, computation_count = 2, computation_devices = 3
   // (ComputationDevice.replica_device_ids = 1, packed).
   const int64_t replicas = executable_->program().num_replicas;
   const int64_t partitions = executable_->program().num_partitions;
   std::string out;
-  AppendVarint((1 << 3) | 0, &out);
-  AppendVarint(static_cast<uint64_t>(replicas), &out);
-  AppendVarint((2 << 3) | 0, &out);
-  AppendVarint(static_cast<uint64_t>(partitions), &out);
+  AppendVarintField(1, static_cast<uint64_t>(replicas), &out);
+  AppendVarintField(2, static_cast<uint64_t>(partitions), &out);
   for (int64_t p = 0; p < partitions; ++p) {
-    std::string ids;
-    for (int64_t r = 0; r < replicas; ++r) {
-      AppendVarint(static_cast<uint64_t>(sim_devices_[r * partitions + p]->id()), &ids);
-    }
+    std::vector<int64_t> ids;
+    for (int64_t r = 0; r < replicas; ++r) ids.push_back(sim_devices_[r * partitions + p]->id());
     std::string device;
-    AppendVarint((1 << 3) | 2, &device);
-    AppendVarint(ids.size(), &device);
-    device += ids;
-    AppendVarint((3 << 3) | 2, &out);
-    AppendVarint(device.size(), &out);
-    out += device;
+    AppendPackedField(1, ids, &device);
+    AppendBytesField(3, device, &out);
   }
   return out;
 }

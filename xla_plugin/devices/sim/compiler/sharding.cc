@@ -3,6 +3,8 @@
 #include <cctype>
 #include <numeric>
 
+#include "xla_plugin/client/proto_writer.h"
+
 namespace pjrtkit {
 namespace sim {
 namespace {
@@ -83,23 +85,6 @@ bool ReadDevices(const std::string& text, size_t* pos, std::vector<int64_t>* dev
   return ReadList(list + "]", &at, devices) && !devices->empty();
 }
 
-void AppendVarint(uint64_t value, std::string* out) {
-  while (value >= 0x80) {
-    out->push_back(static_cast<char>((value & 0x7f) | 0x80));
-    value >>= 7;
-  }
-  out->push_back(static_cast<char>(value));
-}
-
-// A packed repeated int64 field.
-void AppendPacked(int field, const std::vector<int64_t>& values, std::string* out) {
-  std::string packed;
-  for (int64_t v : values) AppendVarint(static_cast<uint64_t>(v), &packed);
-  AppendVarint((static_cast<uint64_t>(field) << 3) | 2, out);
-  AppendVarint(packed.size(), out);
-  *out += packed;
-}
-
 }  // namespace
 
 StatusOr<ShardingSpec> ParseSharding(const std::string& text) {
@@ -171,27 +156,21 @@ std::string OpShardingProto(const ShardingSpec& spec) {
     case ShardingSpec::Kind::kReplicated:
       return out;
     case ShardingSpec::Kind::kManual:
-      AppendVarint((1 << 3) | 0, &out);
-      AppendVarint(4, &out);
+      AppendVarintField(1, 4, &out);
       return out;
     case ShardingSpec::Kind::kMaximal:
-      AppendVarint((1 << 3) | 0, &out);
-      AppendVarint(1, &out);
-      AppendPacked(4, {spec.device}, &out);
+      AppendVarintField(1, 1, &out);
+      AppendPackedField(4, {spec.device}, &out);
       return out;
     case ShardingSpec::Kind::kTiled:
       break;
   }
   std::vector<int64_t> dims = spec.tiles;
   if (spec.replication > 1) dims.push_back(spec.replication);
-  AppendVarint((1 << 3) | 0, &out);
-  AppendVarint(3, &out);
-  AppendPacked(3, dims, &out);
-  AppendPacked(4, spec.devices, &out);
-  if (spec.replication > 1) {
-    AppendVarint((6 << 3) | 0, &out);
-    AppendVarint(1, &out);
-  }
+  AppendVarintField(1, 3, &out);
+  AppendPackedField(3, dims, &out);
+  AppendPackedField(4, spec.devices, &out);
+  if (spec.replication > 1) AppendVarintField(6, 1, &out);
   return out;
 }
 

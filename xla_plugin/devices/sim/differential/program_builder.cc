@@ -20,6 +20,32 @@ std::string ElementText(ElementType type) { return stablehlo::MlirElementTypeNam
 // "(tensor<a>, tensor<b>)".
 std::string TypeList(const std::vector<std::string>& types) { return "(" + Join(types, ", ") + ")"; }
 
+// Appends op `name` in generic form to `lines`, its results named `value` (`value#i` when there
+// are several) and their types recorded in `types`; returns the result names.
+std::vector<std::string> WriteOp(const std::string& value, const std::string& name,
+                                 const std::vector<std::string>& operands,
+                                 const std::vector<ArrayType>& results,
+                                 const std::string& attributes,
+                                 const std::vector<std::string>& regions,
+                                 std::map<std::string, ArrayType>* types,
+                                 std::vector<std::string>* lines) {
+  std::vector<std::string> operand_types, result_types, names;
+  for (const std::string& operand : operands) operand_types.push_back(TensorText(types->at(operand)));
+  for (size_t i = 0; i < results.size(); ++i) {
+    result_types.push_back(TensorText(results[i]));
+    names.push_back(results.size() == 1 ? value : value + "#" + std::to_string(i));
+    (*types)[names.back()] = results[i];
+  }
+  std::string line = results.size() > 1 ? value + ":" + std::to_string(results.size()) : value;
+  line += " = \"" + name + "\"(" + Join(operands, ", ") + ")";
+  if (!attributes.empty()) line += " <{" + attributes + "}>";
+  if (!regions.empty()) line += " (" + Join(regions, ", ") + ")";
+  line += " : " + TypeList(operand_types) + " -> " +
+          (results.size() == 1 ? result_types[0] : TypeList(result_types));
+  lines->push_back(std::move(line));
+  return names;
+}
+
 }  // namespace
 
 std::string TensorText(const ArrayType& type) {
@@ -83,21 +109,7 @@ std::vector<std::string> RegionBuilder::Op(const std::string& name,
                                            const std::string& attributes,
                                            const std::vector<std::string>& regions) {
   const std::string value = "%" + prefix_ + "v" + std::to_string(next_value_++);
-  std::vector<std::string> operand_types, result_types, names;
-  for (const std::string& operand : operands) operand_types.push_back(TensorText(types_.at(operand)));
-  for (size_t i = 0; i < results.size(); ++i) {
-    result_types.push_back(TensorText(results[i]));
-    names.push_back(results.size() == 1 ? value : value + "#" + std::to_string(i));
-    types_[names.back()] = results[i];
-  }
-  std::string line = results.size() > 1 ? value + ":" + std::to_string(results.size()) : value;
-  line += " = \"" + name + "\"(" + Join(operands, ", ") + ")";
-  if (!attributes.empty()) line += " <{" + attributes + "}>";
-  if (!regions.empty()) line += " (" + Join(regions, ", ") + ")";
-  line += " : " + TypeList(operand_types) + " -> " +
-          (results.size() == 1 ? result_types[0] : TypeList(result_types));
-  lines_.push_back(std::move(line));
-  return names;
+  return WriteOp(value, name, operands, results, attributes, regions, &types_, &lines_);
 }
 
 std::string RegionBuilder::Op1(const std::string& name, const std::vector<std::string>& operands,
@@ -148,21 +160,7 @@ std::vector<std::string> ProgramBuilder::Op(const std::string& name,
                                             const std::string& attributes,
                                             const std::vector<std::string>& regions) {
   const std::string value = "%v" + std::to_string(next_value_++);
-  std::vector<std::string> operand_types, result_types, names;
-  for (const std::string& operand : operands) operand_types.push_back(TensorText(types_.at(operand)));
-  for (size_t i = 0; i < results.size(); ++i) {
-    result_types.push_back(TensorText(results[i]));
-    names.push_back(results.size() == 1 ? value : value + "#" + std::to_string(i));
-    types_[names.back()] = results[i];
-  }
-  std::string line = results.size() > 1 ? value + ":" + std::to_string(results.size()) : value;
-  line += " = \"" + name + "\"(" + Join(operands, ", ") + ")";
-  if (!attributes.empty()) line += " <{" + attributes + "}>";
-  if (!regions.empty()) line += " (" + Join(regions, ", ") + ")";
-  line += " : " + TypeList(operand_types) + " -> " +
-          (results.size() == 1 ? result_types[0] : TypeList(result_types));
-  lines_.push_back(std::move(line));
-  return names;
+  return WriteOp(value, name, operands, results, attributes, regions, &types_, &lines_);
 }
 
 std::string ProgramBuilder::Op1(const std::string& name, const std::vector<std::string>& operands,
