@@ -289,6 +289,7 @@ TEST_F(BufferTest, SubByteToHostWithALayoutAsJaxlibSendsIt) {
   // np.asarray of an int4/uint4/int2/uint2/float4 array: jaxlib asks for its row-major,
   // one-byte-per-element host layout through a PJRT_Buffer_MemoryLayout built by XLA's
   // ConvertToBufferMemoryLayoutData, which leaves every struct_size unset (1 here, as seen).
+  PJRT_REQUIRE_SUB_BYTE_TYPES();
   struct Case {
     PJRT_Buffer_Type type;
     std::vector<uint8_t> values;  // One element per byte in its low bits, as ml_dtypes holds them.

@@ -125,7 +125,13 @@ TEST_F(TransferTest, ScalarRoundTrip) { RoundTripF32({}); }
 
 TEST_F(TransferTest, ZeroSizeRoundTrip) { RoundTripF32({0, 3}); }
 
-TEST_F(TransferTest, LargeRoundTrip16MElements) { RoundTripF32({4096, 4096}); }
+// 64 MiB (16M f32 elements), or a quarter of the declared device memory (BufferBytes) in rows
+// of 4096 elements.
+TEST_F(TransferTest, LargeRoundTrip) {
+  const int64_t rows = BufferBytes(int64_t{64} << 20) / (4096 * 4);
+  Report("large_round_trip_bytes", std::to_string(rows * 4096 * 4));
+  RoundTripF32({rows, 4096});
+}
 
 TEST_F(TransferTest, ByteStridesTransposeOnUpload) {
   // 2x3 f32 given in column-major order; the device buffer is logically row-major.

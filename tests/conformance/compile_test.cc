@@ -34,12 +34,14 @@ class CompileTest : public ClientTestBase {
 };
 
 TEST_F(CompileTest, MlirTextCompilesAndRuns) {
+  PJRT_REQUIRE_COMPILER();
   LoadedExecutablePtr executable;
   PJRT_ASSERT_OK(CompileMlir(kAddOneF32, &executable));
   ExpectAddsOne(executable.get());
 }
 
 TEST_F(CompileTest, StablehloPortableArtifactCompilesAndRuns) {
+  PJRT_REQUIRE_COMPILER();
   LoadedExecutablePtr executable;
   PJRT_ASSERT_OK(CompileMlir(Bytes(kAddOnePortableArtifact, kAddOnePortableArtifactSize),
                              &executable));
@@ -47,6 +49,7 @@ TEST_F(CompileTest, StablehloPortableArtifactCompilesAndRuns) {
 }
 
 TEST_F(CompileTest, PlainMlirBytecodeCompilesAndRuns) {
+  PJRT_REQUIRE_COMPILER();
   LoadedExecutablePtr executable;
   PJRT_ASSERT_OK(
       CompileMlir(Bytes(kAddOnePlainBytecode, kAddOnePlainBytecodeSize), &executable));
@@ -54,6 +57,7 @@ TEST_F(CompileTest, PlainMlirBytecodeCompilesAndRuns) {
 }
 
 TEST_F(CompileTest, BytecodeSourceTextCompilesAndRuns) {
+  PJRT_REQUIRE_COMPILER();
   LoadedExecutablePtr executable;
   PJRT_ASSERT_OK(CompileMlir(kAddOneBytecodeSourceText, &executable));
   ExpectAddsOne(executable.get());
@@ -133,6 +137,7 @@ TEST_F(CompileTest, TruncatedBytecodeIsAnError) {
 }
 
 TEST_F(CompileTest, SameProgramCompilesTwiceIndependently) {
+  PJRT_REQUIRE_COMPILER();
   LoadedExecutablePtr first;
   LoadedExecutablePtr second;
   PJRT_ASSERT_OK(CompileMlir(kAddOneF32, &first));

@@ -50,7 +50,23 @@ struct PluginTraits {
   // Named departures from the C API contract that the run accepts; a case that observes a
   // listed one skips with its explanation instead of failing (README lists the names).
   std::set<std::string> known_deviations;
+
+  // Declared capabilities: what the device can do yet. A case that needs a capability the
+  // device declares it lacks skips, naming the capability (never silently).
+  // PJRT_Client_Compile makes executables. false ("no compiler yet", the first state of a
+  // device with its own runtime): every case that needs a compiled program first checks that
+  // PJRT_Client_Compile answers UNIMPLEMENTED (anything else fails the case), then skips.
+  bool compiler = true;
+  // Buffers of the 4- and 2-bit element types (S4, U4, S2, U2, F4E2M1FN).
+  bool sub_byte_types = true;
+  // Bytes of memory per device the suite may use; -1 = as much as it needs (64 MiB on one device
+  // at a time). A declared amount (at least kMinDeviceMemoryBytes) caps each case's largest
+  // buffer at a quarter of it (README, "Memory the suite needs").
+  int64_t device_memory_bytes = -1;
 };
+
+// The least device memory (per device) a run may declare: 4 MiB.
+inline constexpr int64_t kMinDeviceMemoryBytes = int64_t{4} << 20;
 
 // Registers the plugin the suite runs against. Call once, before RUN_ALL_TESTS. The suite
 // calls PJRT_Plugin_Initialize and creates one shared client lazily with `create_options`;

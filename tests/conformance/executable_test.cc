@@ -14,6 +14,7 @@ class ExecutableTest : public ClientTestBase {
   void SetUp() override {
     ClientTestBase::SetUp();
     if (HasFatalFailure()) return;
+    PJRT_REQUIRE_COMPILER();
     PJRT_ASSERT_OK(CompileMlir(kThreeOutputs, &loaded_));
     PJRT_ASSERT_OK(GetExecutable(loaded_.get(), &executable_));
   }

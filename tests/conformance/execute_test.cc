@@ -13,6 +13,7 @@ class ExecuteTest : public ClientTestBase {
   void SetUp() override {
     ClientTestBase::SetUp();
     if (HasFatalFailure()) return;
+    PJRT_REQUIRE_COMPILER();
     PJRT_ASSERT_OK(CompileMlir(kAddOneF32, &add_one_));
     PJRT_ASSERT_OK(Upload(input_, FirstDevice(), &arg_));
   }

@@ -95,6 +95,7 @@ class LifetimeTest : public ClientTestBase {
 // Every one of the 120 orders of destroying the client and the four groups (a fresh client each;
 // a crash fails the whole run).
 TEST_F(LifetimeTest, ObjectsDestroyedAfterTheClientInEveryOrder) {
+  PJRT_REQUIRE_COMPILER();
   std::array<int, kGroupCount> order = {kBuffers, kEvents, kLoaded, kExecutable, kClient};
   int cases = 0;
   do {
@@ -117,6 +118,7 @@ TEST_F(LifetimeTest, ObjectsDestroyedAfterTheClientInEveryOrder) {
 TEST_F(LifetimeTest, BufferReadableAfterTheClientIsDestroyed) {
   PJRT_SKIP_IF_KNOWN_DEVIATION("buffer_read_after_client_destroy_crashes", true,
                                "reading a buffer after PJRT_Client_Destroy crashes (SIGSEGV)");
+  PJRT_REQUIRE_COMPILER();
   ClientPtr client;
   ClientObjects objects;
   Make(&client, &objects);

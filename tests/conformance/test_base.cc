@@ -287,6 +287,14 @@ Status ClientTestBase::Compile(const std::string& code, const std::string& forma
   return status;
 }
 
+void ClientTestBase::ExpectCompileUnimplemented() {
+  LoadedExecutablePtr loaded;
+  const Status status = CompileMlir(kAddOneF32, &loaded);
+  EXPECT_TRUE(status.unimplemented())
+      << "the device declares no compiler (PluginTraits::compiler = false, --no_compiler), so "
+         "PJRT_Client_Compile must answer UNIMPLEMENTED; it answered " << status;
+}
+
 Status ClientTestBase::CompileMlir(const std::string& text, LoadedExecutablePtr* out,
                                    const std::string& compile_options) {
   return Compile(text, "mlir", compile_options, out);

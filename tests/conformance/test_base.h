@@ -35,6 +35,31 @@
     }                                                                          \
   } while (0)
 
+// For a case that needs a compiled program: on a device that declares no compiler
+// (PluginTraits::compiler false, --no_compiler) checks that PJRT_Client_Compile answers
+// UNIMPLEMENTED (any other answer fails the case), then skips naming the capability; otherwise
+// does nothing. Usable in a fixture's SetUp and in a case (ClientTestBase only).
+#define PJRT_REQUIRE_COMPILER()                                                    \
+  do {                                                                             \
+    if (!traits().compiler) {                                                      \
+      ExpectCompileUnimplemented();                                                \
+      if (HasFailure()) return;                                                    \
+      GTEST_SKIP() << "the device declares no compiler yet (PluginTraits::compiler " \
+                      "= false, --no_compiler), and this case needs a compiled "   \
+                      "program; PJRT_Client_Compile answered UNIMPLEMENTED";       \
+    }                                                                              \
+  } while (0)
+
+// For a case about 4- and 2-bit element types: skips, naming the capability, on a device that
+// declares it has none (PluginTraits::sub_byte_types false, --no_sub_byte_types).
+#define PJRT_REQUIRE_SUB_BYTE_TYPES()                                              \
+  do {                                                                             \
+    if (!traits().sub_byte_types) {                                                \
+      GTEST_SKIP() << "the device declares no sub-byte element types "            \
+                      "(PluginTraits::sub_byte_types = false, --no_sub_byte_types)"; \
+    }                                                                              \
+  } while (0)
+
 namespace pjrt_conformance {
 
 // Bytes per element of `type` for the types the suite uses (0 for others).
@@ -69,6 +94,12 @@ class ApiTestBase : public ::testing::Test {
   const PluginTraits& traits() const { return plugin_->traits; }
   // The registered options.
   const std::vector<NamedOption>& options() const { return plugin_->options; }
+  // `wanted` bytes, or a quarter of the declared device memory when that is less
+  // (PluginTraits::device_memory_bytes): the size of a case's largest buffer.
+  int64_t BufferBytes(int64_t wanted) const {
+    const int64_t declared = plugin_->traits.device_memory_bytes;
+    return declared < 0 || wanted <= declared / 4 ? wanted : declared / 4;
+  }
   // True when the run declared deviation `name` (PluginTraits::known_deviations).
   bool Tolerates(const std::string& name) const {
     return plugin_->traits.known_deviations.count(name) > 0;
@@ -151,6 +182,9 @@ class ClientTestBase : public ApiTestBase {
   // Compiles MLIR text with the 1x1 (or given) compile options.
   Status CompileMlir(const std::string& text, LoadedExecutablePtr* out,
                      const std::string& compile_options = CompileOptions1x1());
+  // Adds a test failure unless compiling kAddOneF32 answers UNIMPLEMENTED (PJRT_REQUIRE_COMPILER
+  // on a device that declares no compiler).
+  void ExpectCompileUnimplemented();
   // PJRT_LoadedExecutable_GetExecutable.
   Status GetExecutable(PJRT_LoadedExecutable* loaded, ExecutablePtr* out);
   // PJRT_Executable_NumOutputs of the loaded executable.

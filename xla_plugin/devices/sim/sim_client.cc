@@ -133,11 +133,15 @@ StatusOr<HostBufferResult> SimClient::BufferFromHostBuffer(const HostBufferArgs&
 
 StatusOr<std::unique_ptr<LoadedExecutable>> SimClient::Compile(const Program& program,
                                                                const std::string& compile_options) {
+  if (!options_.compiler()) return NoCompiler("PJRT_Client_Compile", options_.backend_name());
   return CompileAndLoad(*this, program, compile_options);
 }
 
 StatusOr<std::unique_ptr<LoadedExecutable>> SimClient::DeserializeAndLoad(
     const std::string& serialized, const std::optional<std::string>& compile_options) {
+  if (!options_.compiler()) {
+    return NoCompiler("PJRT_Executable_DeserializeAndLoad", options_.backend_name());
+  }
   return ::pjrtkit::sim::DeserializeAndLoad(*this, serialized, compile_options);
 }
 

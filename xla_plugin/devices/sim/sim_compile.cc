@@ -52,6 +52,11 @@ StatusOr<std::unique_ptr<LoadedExecutable>> CompileAndLoad(SimClient& client,
   return std::unique_ptr<LoadedExecutable>(std::move(loaded));
 }
 
+Status NoCompiler(const std::string& fn, const std::string& backend) {
+  return Unimplemented(fn + ": the " + backend + " device has no compiler yet (it was made "
+                       "without one), so it cannot turn programs into executables");
+}
+
 StatusOr<std::shared_ptr<Executable>> CompileForTopology(const Program& program,
                                                          const std::string& compile_options,
                                                          int device_count,

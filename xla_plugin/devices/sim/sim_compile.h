@@ -11,6 +11,7 @@
 #include <string>
 
 #include "xla_plugin/client/loaded_executable.h"
+#include "xla_plugin/client/status.h"
 #include "xla_plugin/client/status_or.h"
 #include "xla_plugin/client/types.h"
 
@@ -38,6 +39,10 @@ StatusOr<std::shared_ptr<Executable>> CompileForTopology(const Program& program,
                                                          const std::string& compile_options,
                                                          int device_count,
                                                          const std::string& library_path);
+
+// UNIMPLEMENTED for `fn` on a device made without a compiler (SimOptions::WithoutCompiler), naming
+// the device by `backend`.
+Status NoCompiler(const std::string& fn, const std::string& backend);
 
 // The plugin attributes stablehlo_current_version and stablehlo_minimum_version (int64 triples)
 // this process's StableHLO reader accepts: what JAX reads before it serializes a program.

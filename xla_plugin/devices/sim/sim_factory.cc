@@ -35,7 +35,8 @@ StatusOr<std::unique_ptr<Topology>> SimFactory::CreateTopology(const std::string
 StatusOr<std::unique_ptr<Client>> SimFactory::CreateClientWith(const AttributeMap& options,
                                                                const MultiProcess& job,
                                                                const std::string& kind,
-                                                               const std::string& backend) {
+                                                               const std::string& backend,
+                                                               bool compiler) {
   if (job.is_multi_process()) {
     return Unimplemented(
         "PJRT_Client_Create: the " + backend + " device runs in a single process, but this is "
@@ -44,16 +45,20 @@ StatusOr<std::unique_ptr<Client>> SimFactory::CreateClientWith(const AttributeMa
         " (num_nodes); run it without jax.distributed, or use the xla_cpu device");
   }
   PJRTKIT_ASSIGN_OR_RETURN(SimOptions parsed, SimOptions::Parse(options));
-  PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<SimClient> client,
-                           SimClient::Create(parsed.WithDeviceModel(kind, backend)));
+  parsed = parsed.WithDeviceModel(kind, backend);
+  if (!compiler) parsed = parsed.WithoutCompiler();
+  PJRTKIT_ASSIGN_OR_RETURN(std::unique_ptr<SimClient> client, SimClient::Create(parsed));
   return std::unique_ptr<Client>(std::move(client));
 }
 
 StatusOr<std::unique_ptr<Topology>> SimFactory::CreateTopologyWith(const AttributeMap& options,
                                                                    const std::string& kind,
-                                                                   const std::string& backend) {
+                                                                   const std::string& backend,
+                                                                   bool compiler) {
   PJRTKIT_ASSIGN_OR_RETURN(SimOptions parsed, SimOptions::Parse(options));
-  return std::unique_ptr<Topology>(SimTopology::Create(parsed.WithDeviceModel(kind, backend)));
+  parsed = parsed.WithDeviceModel(kind, backend);
+  if (!compiler) parsed = parsed.WithoutCompiler();
+  return std::unique_ptr<Topology>(SimTopology::Create(parsed));
 }
 
 }  // namespace sim

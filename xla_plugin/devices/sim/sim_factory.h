@@ -40,13 +40,17 @@ struct SimFactory {
                                                             const AttributeMap& options);
   // CreateClient / CreateTopology for a device made from this one (tools/new_device.py --from
   // sim): its devices report `kind` and backend `backend` (debug strings PJRTKIT_<BACKEND>_<id>).
+  // With `compiler` false, the client and topology answer every compile and executable load
+  // UNIMPLEMENTED (a device whose compiler is not ready yet; SimOptions::WithoutCompiler).
   static StatusOr<std::unique_ptr<Client>> CreateClientWith(const AttributeMap& options,
                                                             const MultiProcess& job,
                                                             const std::string& kind,
-                                                            const std::string& backend);
+                                                            const std::string& backend,
+                                                            bool compiler = true);
   static StatusOr<std::unique_ptr<Topology>> CreateTopologyWith(const AttributeMap& options,
                                                                 const std::string& kind,
-                                                                const std::string& backend);
+                                                                const std::string& backend,
+                                                                bool compiler = true);
 };
 
 static_assert(CheckPluginFactory<SimFactory>(), "SimFactory");

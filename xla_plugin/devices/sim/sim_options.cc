@@ -50,5 +50,11 @@ SimOptions SimOptions::WithDeviceModel(std::string kind, std::string backend) co
   return copy;
 }
 
+SimOptions SimOptions::WithoutCompiler() const {
+  SimOptions copy = *this;
+  copy.compiler_ = false;
+  return copy;
+}
+
 }  // namespace sim
 }  // namespace pjrtkit

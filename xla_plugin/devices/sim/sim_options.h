@@ -63,6 +63,12 @@ class SimOptions {
   const std::string& backend_name() const { return backend_name_; }
   // These options with `kind` and `backend` as the device kind and backend name.
   SimOptions WithDeviceModel(std::string kind, std::string backend) const;
+  // Whether the client and topology compile programs (true), or answer every compile and
+  // executable load UNIMPLEMENTED, as a device whose compiler is not ready yet does (a test
+  // device of the conformance suite's --no_compiler; not a create option: set by a factory).
+  bool compiler() const { return compiler_; }
+  // These options without a compiler.
+  SimOptions WithoutCompiler() const;
 
  private:
   int device_count_ = static_cast<int>(kDefaultDeviceCount);  // device_count.
@@ -70,6 +76,7 @@ class SimOptions {
   std::string stablehlo_library_path_;                        // stablehlo_library_path.
   std::string device_kind_ = "pjrtkit_sim";                   // See device_kind().
   std::string backend_name_ = "sim";                          // See backend_name().
+  bool compiler_ = true;                                      // See compiler().
 };
 
 }  // namespace sim

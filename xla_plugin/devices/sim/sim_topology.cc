@@ -36,6 +36,7 @@ SimTopology::SimTopology(std::string platform_name, std::string platform_version
 StatusOr<std::shared_ptr<Executable>> SimTopology::Compile(const Program& program,
                                                            const std::string& compile_options,
                                                            Client* client) const {
+  if (!options_.compiler()) return NoCompiler("PJRT_Compile", options_.backend_name());
   return CompileForTopology(program, compile_options, options_.device_count(),
                             options_.stablehlo_library_path());
 }
