@@ -129,3 +129,31 @@ def test_a_device_without_an_inner_plugin_is_read_and_chosen():
 
 if __name__ == "__main__":
   sys.exit(pytest.main([__file__, "-v"] + sys.argv[1:]))
+
+
+def test_a_device_added_after_the_build_names_the_command_that_installs_it(tmp_path, monkeypatch):
+  # A checkout where tools/new_device.py wrote xla_plugin/devices/acme, and a package whose
+  # plugin (build_info.json) predates it: the refusal says what to run.
+  devices = [d for d in _device.registry() if d.name in ("xla_cpu", "xla_gpu")]
+  package = tmp_path / "python" / "jax_plugins" / "pjrtkit"
+  package.mkdir(parents=True)
+  (tmp_path / "WORKSPACE").write_text("")
+  (tmp_path / "xla_plugin" / "devices" / "acme").mkdir(parents=True)
+  (tmp_path / "xla_plugin" / "devices" / "acme" / "BUILD").write_text("")
+  monkeypatch.setattr(_device._paths, "_HERE", package)
+  monkeypatch.delenv("PJRTKIT_PLUGIN_LIBRARY", raising=False)
+  accepted = "'xla_cpu', 'xla_gpu' or 'auto'"
+  tail = (f"; {tmp_path}/xla_plugin/devices/acme exists, but the plugin this package loads "
+          f"({package}/pjrtkit_plugin.so) was built without it: run `bash tools/setup.sh` (it "
+          "rebuilds the plugin with every registered device and installs it into .venv)")
+  with pytest.raises(ValueError) as option:
+    _device.choose({"device": "acme"}, {}, False, None, devices)
+  assert str(option.value) == f"create option 'device' must be {accepted}, got 'acme'" + tail
+  with pytest.raises(ValueError) as env:
+    _device.choose({}, {"PJRTKIT_DEVICE": "acme"}, False, None, devices)
+  assert str(env.value) == (f"environment variable PJRTKIT_DEVICE must be {accepted}, got "
+                            "'acme'" + tail)
+  # A name with no folder gets the accepted names only.
+  with pytest.raises(ValueError) as other:
+    _device.choose({"device": "zeta"}, {}, False, None, devices)
+  assert str(other.value) == f"create option 'device' must be {accepted}, got 'zeta'"

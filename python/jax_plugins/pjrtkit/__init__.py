@@ -49,7 +49,7 @@ def default_options(device: str = _device.XLA_CPU) -> dict[str, Any]:
   """
   info = _device.find(device)
   if info is None:
-    raise ValueError(f"pjrtkit device must be {_device.accepted_names()}, got {device!r}")
+    raise ValueError(_device.unknown_device("pjrtkit device", device))
   if info.runs_like == _device.XLA_GPU:
     from jax._src.lib import xla_client  # pylint: disable=g-import-not-at-top
 

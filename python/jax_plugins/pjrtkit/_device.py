@@ -139,6 +139,19 @@ def accepted_names(devices: Sequence[DeviceInfo] | None = None) -> str:
   return ", ".join(names) + (" or 'auto'" if names else "'auto'")
 
 
+def unknown_device(what: str, name: str, devices: Sequence[DeviceInfo] | None = None) -> str:
+  """The refusal of ``name`` as ``what`` (``"create option 'device'"``, ...): the accepted names,
+  and, when the checkout this package is installed from has a device folder of that name (added
+  with ``tools/new_device.py`` after the plugin was built), what to run."""
+  text = f"{what} must be {accepted_names(devices)}, got '{name}'"
+  folder = _paths.source_device_folder(name) if name else None
+  if folder is not None:
+    text += (f"; {folder} exists, but the plugin this package loads "
+             f"({_paths.plugin_library_path()}) was built without it: run `bash tools/setup.sh` "
+             "(it rebuilds the plugin with every registered device and installs it into .venv)")
+  return text
+
+
 CUDA_PLUGIN_MODULES = ("jax_plugins.xla_cuda13", "jax_plugins.xla_cuda12")
 """Packages holding OpenXLA's CUDA PJRT plugin (``xla_cuda_plugin.so``), newest first."""
 
@@ -245,8 +258,7 @@ def choose(options: Mapping[str, Any], environ: Mapping[str, str], gpu_visible: 
   if requested not in ("", "auto"):
     chosen = find(requested, devices)
     if chosen is None:
-      raise ValueError(f"create option 'device' must be {accepted_names(devices)}, got "
-                       f"'{requested}'")
+      raise ValueError(unknown_device("create option 'device'", requested, devices))
   candidates = list(devices)
   narrowed_by, narrowed_owners = "", []
   for name in sorted(options):
@@ -274,8 +286,7 @@ def choose(options: Mapping[str, Any], environ: Mapping[str, str], gpu_visible: 
   if env not in ("", "auto"):
     named = find(env, devices)
     if named is None:
-      raise ValueError(f"environment variable {DEVICE_ENV} must be {accepted_names(devices)}, "
-                       f"got '{env}'")
+      raise ValueError(unknown_device(f"environment variable {DEVICE_ENV}", env, devices))
     if named in candidates:
       return Choice(env, f"environment variable {DEVICE_ENV}")
   gpu_ready = gpu_visible and gpu_plugin is not None

@@ -29,6 +29,17 @@ def build_info_path() -> Path:
   return _HERE / "build_info.json"
 
 
+def source_device_folder(name: str) -> Path | None:
+  """``xla_plugin/devices/NAME`` of the pjrtkit checkout this package is installed from (a
+  development install, as ``tools/setup.sh`` makes), when that folder holds a device (a BUILD
+  file); None otherwise (an installed wheel, or no such device)."""
+  root = _HERE.parents[2]
+  folder = root / "xla_plugin" / "devices" / name
+  if (root / "WORKSPACE").is_file() and (folder / "BUILD").is_file():
+    return folder
+  return None
+
+
 def xla_cpu_plugin_path() -> Path:
   """Path of OpenXLA's XLA:CPU PJRT plugin from the ``xla-cpu-pjrt`` package.
 
