@@ -8,30 +8,34 @@
 # pmap psum on both JAX releases) and every test whose expectations are the device list.
 # Registering devices must never break them.
 #
-# Which tests read the device list: the registry library is its only source in C++ and everything
-# that reports it is built on it (the plugin library, build_info.json, the selection rules). The
-# tests that state expectations about it are listed in REGISTRY_READERS below (found with
-# `git grep -l "build_info\|pjrtkit_devices\|devices.bzl\|Registry::" -- tests tools xla_plugin
-# python`); --rdeps runs every test that depends on the registry at all (Bazel's reverse
-# dependencies of //xla_plugin/devices/registry:registry and of devices.bzl: nearly every JAX-facing
-# test, since they load the plugin), --all runs `bazel test //...`.
+# Which tests run: by default every test that depends on the registry at all: Bazel's reverse
+# dependencies of //xla_plugin/devices/registry:registry (the only source of the device list in
+# C++; the plugin library, build_info.json and the selection rules are built on it) and of
+# devices.bzl (the list itself), queried in the scratch copy, so the new devices' own tests are
+# in it. That set is complete: registering a device changes devices.bzl and the files of the new
+# folders only, and a test outside that set has none of them among its inputs, so its result
+# cannot change (Bazel would not even rerun it). The query must find the new devices' tests, or
+# the check fails. --readers runs only the tests that state expectations about the device list
+# (REGISTRY_READERS, found with `git grep -l "build_info\|pjrtkit_devices\|devices.bzl\|
+# Registry::" -- tests tools xla_plugin python`) and the new devices' folders; --all runs
+# `bazel test //...`.
 #
 # Before testing, the scratch copy gets what tools/setup.sh installs (the plugin, build_info.json
 # and the native kernels' library beside the Python packages). tools/test.sh runs this after
 # `bazel test //...`; Bazel's disk cache (.bazelrc) lets the scratch build reuse that build's
 # actions, so only what the new devices change is built again.
 #
-#   bash tools/new_device_check.sh [--all] [SCRATCH_DIR]
+#   bash tools/new_device_check.sh [--readers|--all] [SCRATCH_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-all=0
+mode=rdeps
 SCRATCH=""
 for arg in "$@"; do
   case "$arg" in
-    --all) all=1 ;;
-    --rdeps) all=2 ;;
-    -*) echo "[new_device_check] unknown argument '$arg' (accepted: --all, --rdeps, SCRATCH_DIR)" >&2; exit 2 ;;
+    --all) mode=all ;;
+    --readers) mode=readers ;;
+    -*) echo "[new_device_check] unknown argument '$arg' (accepted: --readers, --all, SCRATCH_DIR)" >&2; exit 2 ;;
     *) SCRATCH=$arg ;;
   esac
 done
@@ -85,16 +89,16 @@ fi
 install -m 0644 bazel-bin/xla_plugin/pjrtkit_plugin.so bazel-bin/xla_plugin/build_info.json \
   python/jax_plugins/pjrtkit/
 install -m 0644 bazel-bin/kernels/native/pjrtkit_kernels.so kernels/native/
-if [ "$all" = 1 ]; then
+if [ "$mode" = all ]; then
   targets=(//...)
-elif [ "$all" = 2 ]; then
+elif [ "$mode" = rdeps ]; then
   mapfile -t targets < <(bazel query --noshow_progress \
     'tests(rdeps(//..., //xla_plugin/devices/registry:registry) + rdeps(//..., //xla_plugin/devices/registry:devices.bzl))' 2>/dev/null)
 else
   targets=("${REGISTRY_READERS[@]}")
   for name in "${DEVICES[@]}"; do targets+=("//xla_plugin/devices/$name/..."); done
 fi
-if [ "$all" = 2 ]; then
+if [ "$mode" = rdeps ]; then
   for name in "${DEVICES[@]}"; do
     for test in "${name}_device_test" "${name}_conformance_test" "${name}_jax_test" \
                 "${name}_jax_test_oldest_jax"; do
