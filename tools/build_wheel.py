@@ -6,7 +6,8 @@ Usage (tools/build_wheels.sh runs it after the Bazel build):
 
 The wheel is ``pjrtkit-<version>-py3-none-manylinux_<glibc>_<arch>.whl``: the plugin is not a
 Python extension (JAX dlopens it), so it fits every Python 3.12+, and its platform tag is the
-newest glibc symbol version the .so needs. The METADATA records the PJRT C API version the plugin
+newest glibc symbol version its libraries need (GLIBC_2.25 for x86_64 builds: both link libstdc++
+and libgcc in, xla_plugin/glibc_floor). The METADATA records the PJRT C API version the plugin
 was built at and the jaxlib range it is tested with (also in ``build_info.json`` inside).
 """
 
@@ -37,16 +38,25 @@ def project_version() -> str:
 
 
 def glibc_requirement(so: Path) -> tuple[int, int]:
-  """The newest GLIBC_x.y symbol version `so` needs (from `readelf -V`)."""
+  """The newest GLIBC_x.y symbol version `so` needs (from `readelf -V`).
+
+  Raises:
+    ValueError: when `so` needs a version of libstdc++ or libgcc_s (GLIBCXX_, CXXABI_, GCC_): the
+      wheel's libraries link them in (xla_plugin/glibc_floor), as no manylinux tag bounds them.
+  """
   out = subprocess.run(["readelf", "-V", "--wide", str(so)], capture_output=True, text=True,
                        check=True).stdout
+  others = sorted(set(re.findall(r"Name: ((?:GLIBCXX|CXXABI|GCC)_[\d.]+)", out)))
+  if others:
+    raise ValueError(f"{so} needs {', '.join(others)}: link libstdc++ and libgcc statically "
+                     "(xla_plugin/glibc_floor/glibc_floor.bzl)")
   versions = {(int(a), int(b)) for a, b in re.findall(r"GLIBC_(\d+)\.(\d+)", out)}
   return max(versions) if versions else (2, 17)
 
 
-def wheel_tag(so: Path) -> str:
-  """``py3-none-manylinux_<x>_<y>_<arch>`` for `so`."""
-  major, minor = glibc_requirement(so)
+def wheel_tag(*libraries: Path) -> str:
+  """``py3-none-manylinux_<x>_<y>_<arch>``: the newest glibc any of `libraries` needs."""
+  major, minor = max(glibc_requirement(so) for so in libraries)
   return f"py3-none-manylinux_{major}_{minor}_{platform.machine()}"
 
 
@@ -85,7 +95,9 @@ def build(plugin: Path, build_info: Path, out: Path) -> Path:
   info = json.loads(build_info.read_text(encoding="utf-8"))
   if info["pjrtkit_version"] != version:
     raise ValueError(f"build_info.json says {info['pjrtkit_version']}, pyproject.toml {version}")
-  tag = wheel_tag(plugin)
+  kernels_library = plugin.parents[1] / "kernels" / "native" / "pjrtkit_kernels.so"
+  libraries = [plugin] + ([kernels_library] if kernels_library.exists() else [])
+  tag = wheel_tag(*libraries)
   dist_info = f"pjrtkit-{version}.dist-info"
   files: dict[str, bytes] = {}
   for package in _PACKAGES:
@@ -99,7 +111,6 @@ def build(plugin: Path, build_info: Path, out: Path) -> Path:
       files["pjrtkit/kernels/" + str(source.relative_to(REPO / "kernels"))] = source.read_bytes()
   for tuned in sorted((REPO / "kernels" / "tuned").glob("*.json")):
     files[f"pjrtkit/kernels/tuned/{tuned.name}"] = tuned.read_bytes()
-  kernels_library = plugin.parents[1] / "kernels" / "native" / "pjrtkit_kernels.so"
   if kernels_library.exists():
     files["pjrtkit/kernels/native/pjrtkit_kernels.so"] = kernels_library.read_bytes()
   files["jax_plugins/pjrtkit/pjrtkit_plugin.so"] = plugin.read_bytes()

@@ -51,7 +51,10 @@ def wheel(tmp_path_factory) -> Path:
 
 
 def test_wheel_name_contents_and_metadata(wheel: Path):
-  assert wheel.name.startswith("pjrtkit-0.1.0-py3-none-manylinux_2_")
+  # Tagged with the newest glibc its libraries need: at or below jaxlib's manylinux_2_27.
+  tag = re.fullmatch(r"pjrtkit-0\.1\.0-py3-none-manylinux_2_(\d+)_x86_64\.whl", wheel.name)
+  assert tag is not None, wheel.name
+  assert int(tag.group(1)) <= 27, wheel.name
   with zipfile.ZipFile(wheel) as zf:
     names = set(zf.namelist())
     meta = zf.read("pjrtkit-0.1.0.dist-info/METADATA").decode()

@@ -1,0 +1,227 @@
+// The glibc floor of the plugin .so (README.md): definitions that the plugin's link routes
+// glibc references to (-Wl,--wrap=SYMBOL makes every reference to SYMBOL, ours and those of the
+// statically linked libstdc++ and libgcc, a reference to __wrap_SYMBOL), so that the .so needs no
+// glibc symbol version newer than GLIBC_2.27 (jaxlib's manylinux_2_27) although it is built on a
+// newer glibc:
+//   - functions whose default version is newer but that exist under GLIBC_2.2.5 call that version
+//     (bound with .symver);
+//   - functions newer than the floor (pthread_cond_clockwait 2.30, _dl_find_object 2.35,
+//     arc4random 2.36, stat/fstat64 2.33) are written here over older ones;
+//   - __libc_single_threaded (2.32), a variable libstdc++ reads to skip atomics, is defined here as
+//     0 ("there may be other threads"), so shared_ptr and friends always use atomics.
+// x86_64 only (the versions are that architecture's); linked only into the plugin .so and this
+// folder's test (glibc_floor.bzl).
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#if !defined(__x86_64__) || !defined(__GLIBC__)
+#error "glibc_floor is for x86_64 glibc builds only (glibc_floor.bzl selects it)"
+#endif
+
+// Declares `local` as the GLIBC_2.2.5 version of `name`: a call of `local` binds to name@GLIBC_2.2.5.
+#define PJRTKIT_OLD_VERSION(local, name) __asm__(".symver " #local "," #name "@GLIBC_2.2.5")
+
+extern "C" {
+
+// ---- Present at GLIBC_2.2.5 under another default version: call the old one. ----
+double pjrtkit_exp_2_2_5(double);
+double pjrtkit_log_2_2_5(double);
+double pjrtkit_pow_2_2_5(double, double);
+double pjrtkit_hypot_2_2_5(double, double);
+PJRTKIT_OLD_VERSION(pjrtkit_exp_2_2_5, exp);
+PJRTKIT_OLD_VERSION(pjrtkit_log_2_2_5, log);
+PJRTKIT_OLD_VERSION(pjrtkit_pow_2_2_5, pow);
+PJRTKIT_OLD_VERSION(pjrtkit_hypot_2_2_5, hypot);
+double __wrap_exp(double x) { return pjrtkit_exp_2_2_5(x); }
+double __wrap_log(double x) { return pjrtkit_log_2_2_5(x); }
+double __wrap_pow(double x, double y) { return pjrtkit_pow_2_2_5(x, y); }
+double __wrap_hypot(double x, double y) { return pjrtkit_hypot_2_2_5(x, y); }
+
+void* pjrtkit_dlopen_2_2_5(const char*, int);
+void* pjrtkit_dlsym_2_2_5(void*, const char*);
+char* pjrtkit_dlerror_2_2_5(void);
+int pjrtkit_dladdr_2_2_5(const void*, Dl_info*);
+int pjrtkit_dlclose_2_2_5(void*);
+PJRTKIT_OLD_VERSION(pjrtkit_dlopen_2_2_5, dlopen);
+PJRTKIT_OLD_VERSION(pjrtkit_dlsym_2_2_5, dlsym);
+PJRTKIT_OLD_VERSION(pjrtkit_dlerror_2_2_5, dlerror);
+PJRTKIT_OLD_VERSION(pjrtkit_dladdr_2_2_5, dladdr);
+PJRTKIT_OLD_VERSION(pjrtkit_dlclose_2_2_5, dlclose);
+void* __wrap_dlopen(const char* file, int mode) { return pjrtkit_dlopen_2_2_5(file, mode); }
+void* __wrap_dlsym(void* handle, const char* name) { return pjrtkit_dlsym_2_2_5(handle, name); }
+char* __wrap_dlerror(void) { return pjrtkit_dlerror_2_2_5(); }
+int __wrap_dladdr(const void* address, Dl_info* info) {
+  return pjrtkit_dladdr_2_2_5(address, info);
+}
+int __wrap_dlclose(void* handle) { return pjrtkit_dlclose_2_2_5(handle); }
+
+int pjrtkit_pthread_create_2_2_5(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+int pjrtkit_pthread_detach_2_2_5(pthread_t);
+int pjrtkit_pthread_join_2_2_5(pthread_t, void**);
+int pjrtkit_pthread_key_create_2_2_5(pthread_key_t*, void (*)(void*));
+int pjrtkit_pthread_key_create_internal_2_2_5(pthread_key_t*, void (*)(void*));
+int pjrtkit_pthread_key_delete_2_2_5(pthread_key_t);
+void* pjrtkit_pthread_getspecific_2_2_5(pthread_key_t);
+int pjrtkit_pthread_setspecific_2_2_5(pthread_key_t, const void*);
+int pjrtkit_pthread_once_2_2_5(pthread_once_t*, void (*)(void));
+int pjrtkit_pthread_rwlock_rdlock_2_2_5(pthread_rwlock_t*);
+int pjrtkit_pthread_rwlock_wrlock_2_2_5(pthread_rwlock_t*);
+int pjrtkit_pthread_rwlock_unlock_2_2_5(pthread_rwlock_t*);
+int pjrtkit_pthread_rwlock_tryrdlock_2_2_5(pthread_rwlock_t*);
+int pjrtkit_pthread_rwlock_trywrlock_2_2_5(pthread_rwlock_t*);
+PJRTKIT_OLD_VERSION(pjrtkit_pthread_create_2_2_5, pthread_create);
+PJRTKIT_OLD_VERSION(pjrtkit_pthread_detach_2_2_5, pthread_detach);
+PJRTKIT_OLD_VERSION(pjrtkit_pthread_join_2_2_5, pthread_join);
+PJRTKIT_OLD_VERSION(pjrtkit_pthread_key_create_2_2_5, pthread_key_create);
+PJRTKIT_OLD_VERSION(pjrtkit_pthread_key_create_internal_2_2_5, __pthread_key_create);
+PJRTKIT_OLD_VERSION(pjrtkit_pthread_key_delete_2_2_5, pthread_key_delete);
+PJRTKIT_OLD_VERSION(pjrtkit_pthread_getspecific_2_2_5, pthread_getspecific);
+PJRTKIT_OLD_VERSION(pjrtkit_pthread_setspecific_2_2_5, pthread_setspecific);
+PJRTKIT_OLD_VERSION(pjrtkit_pthread_once_2_2_5, pthread_once);
+PJRTKIT_OLD_VERSION(pjrtkit_pthread_rwlock_rdlock_2_2_5, pthread_rwlock_rdlock);
+PJRTKIT_OLD_VERSION(pjrtkit_pthread_rwlock_wrlock_2_2_5, pthread_rwlock_wrlock);
+PJRTKIT_OLD_VERSION(pjrtkit_pthread_rwlock_unlock_2_2_5, pthread_rwlock_unlock);
+PJRTKIT_OLD_VERSION(pjrtkit_pthread_rwlock_tryrdlock_2_2_5, pthread_rwlock_tryrdlock);
+PJRTKIT_OLD_VERSION(pjrtkit_pthread_rwlock_trywrlock_2_2_5, pthread_rwlock_trywrlock);
+int __wrap_pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*),
+                          void* arg) {
+  return pjrtkit_pthread_create_2_2_5(thread, attr, start, arg);
+}
+int __wrap_pthread_detach(pthread_t thread) { return pjrtkit_pthread_detach_2_2_5(thread); }
+int __wrap_pthread_join(pthread_t thread, void** result) {
+  return pjrtkit_pthread_join_2_2_5(thread, result);
+}
+int __wrap_pthread_key_create(pthread_key_t* key, void (*destructor)(void*)) {
+  return pjrtkit_pthread_key_create_2_2_5(key, destructor);
+}
+// libstdc++ takes a weak reference to __pthread_key_create to ask "are threads linked in?": this
+// definition answers yes.
+int __wrap___pthread_key_create(pthread_key_t* key, void (*destructor)(void*)) {
+  return pjrtkit_pthread_key_create_internal_2_2_5(key, destructor);
+}
+int __wrap_pthread_key_delete(pthread_key_t key) { return pjrtkit_pthread_key_delete_2_2_5(key); }
+void* __wrap_pthread_getspecific(pthread_key_t key) {
+  return pjrtkit_pthread_getspecific_2_2_5(key);
+}
+int __wrap_pthread_setspecific(pthread_key_t key, const void* value) {
+  return pjrtkit_pthread_setspecific_2_2_5(key, value);
+}
+int __wrap_pthread_once(pthread_once_t* once, void (*init)(void)) {
+  return pjrtkit_pthread_once_2_2_5(once, init);
+}
+int __wrap_pthread_rwlock_rdlock(pthread_rwlock_t* lock) {
+  return pjrtkit_pthread_rwlock_rdlock_2_2_5(lock);
+}
+int __wrap_pthread_rwlock_wrlock(pthread_rwlock_t* lock) {
+  return pjrtkit_pthread_rwlock_wrlock_2_2_5(lock);
+}
+int __wrap_pthread_rwlock_unlock(pthread_rwlock_t* lock) {
+  return pjrtkit_pthread_rwlock_unlock_2_2_5(lock);
+}
+int __wrap_pthread_rwlock_tryrdlock(pthread_rwlock_t* lock) {
+  return pjrtkit_pthread_rwlock_tryrdlock_2_2_5(lock);
+}
+int __wrap_pthread_rwlock_trywrlock(pthread_rwlock_t* lock) {
+  return pjrtkit_pthread_rwlock_trywrlock_2_2_5(lock);
+}
+
+// ---- stat and fstat64 (2.33): before 2.33 they were inline calls of __xstat / __fxstat64. ----
+int pjrtkit_xstat_2_2_5(int, const char*, struct stat*);
+int pjrtkit_fxstat64_2_2_5(int, int, struct stat64*);
+PJRTKIT_OLD_VERSION(pjrtkit_xstat_2_2_5, __xstat);
+PJRTKIT_OLD_VERSION(pjrtkit_fxstat64_2_2_5, __fxstat64);
+constexpr int kStatVersion = 1;  // _STAT_VER_LINUX on x86_64.
+int __wrap_stat(const char* path, struct stat* buf) {
+  return pjrtkit_xstat_2_2_5(kStatVersion, path, buf);
+}
+int __wrap_fstat64(int fd, struct stat64* buf) {
+  return pjrtkit_fxstat64_2_2_5(kStatVersion, fd, buf);
+}
+
+// ---- pthread_cond_clockwait (2.30): pthread_cond_timedwait, whose deadline is CLOCK_REALTIME's;
+// a CLOCK_MONOTONIC deadline becomes the same time from now on the realtime clock. ----
+int __wrap_pthread_cond_clockwait(pthread_cond_t* cond, pthread_mutex_t* mutex, clockid_t clock,
+                                  const struct timespec* deadline) {
+  if (clock == CLOCK_REALTIME) return pthread_cond_timedwait(cond, mutex, deadline);
+  if (clock != CLOCK_MONOTONIC) return EINVAL;
+  struct timespec now_monotonic;
+  struct timespec now_realtime;
+  clock_gettime(CLOCK_MONOTONIC, &now_monotonic);
+  clock_gettime(CLOCK_REALTIME, &now_realtime);
+  int64_t left_ns = (static_cast<int64_t>(deadline->tv_sec) - now_monotonic.tv_sec) * 1000000000 +
+                    (deadline->tv_nsec - now_monotonic.tv_nsec);
+  if (left_ns < 0) left_ns = 0;
+  const int64_t target_ns = static_cast<int64_t>(now_realtime.tv_sec) * 1000000000 +
+                            now_realtime.tv_nsec + left_ns;
+  struct timespec realtime_deadline;
+  realtime_deadline.tv_sec = static_cast<time_t>(target_ns / 1000000000);
+  realtime_deadline.tv_nsec = static_cast<long>(target_ns % 1000000000);
+  return pthread_cond_timedwait(cond, mutex, &realtime_deadline);
+}
+
+// ---- arc4random (2.36), for std::random_device: getentropy (2.25). ----
+uint32_t __wrap_arc4random(void) {
+  uint32_t value = 0;
+  while (getentropy(&value, sizeof(value)) != 0) {
+    // getentropy fails only on a bad pointer or an interrupted first read of the pool; retry.
+  }
+  return value;
+}
+
+// ---- _dl_find_object (2.35), for the unwinder of the static libgcc: the object holding `pc`
+// and its PT_GNU_EH_FRAME, found with dl_iterate_phdr (2.2.4) as unwinders did before 2.35. ----
+namespace {
+
+struct FindObject {
+  uintptr_t pc;                  // The address asked about.
+  struct dl_find_object* out;    // Filled when found.
+  bool found;                    // Whether an object holds pc.
+};
+
+int VisitObject(struct dl_phdr_info* info, size_t /*size*/, void* data) {
+  auto* find = static_cast<FindObject*>(data);
+  uintptr_t start = UINTPTR_MAX;
+  uintptr_t end = 0;
+  bool holds = false;
+  void* eh_frame = nullptr;
+  for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& header = info->dlpi_phdr[i];
+    const uintptr_t begin = info->dlpi_addr + header.p_vaddr;
+    if (header.p_type == PT_LOAD) {
+      if (begin < start) start = begin;
+      if (begin + header.p_memsz > end) end = begin + header.p_memsz;
+      if (find->pc >= begin && find->pc < begin + header.p_memsz) holds = true;
+    } else if (header.p_type == PT_GNU_EH_FRAME) {
+      eh_frame = reinterpret_cast<void*>(begin);
+    }
+  }
+  if (!holds) return 0;
+  find->out->dlfo_flags = 0;
+  find->out->dlfo_map_start = reinterpret_cast<void*>(start);
+  find->out->dlfo_map_end = reinterpret_cast<void*>(end);
+  find->out->dlfo_link_map = nullptr;
+  find->out->dlfo_eh_frame = eh_frame;
+  find->found = true;
+  return 1;
+}
+
+}  // namespace
+
+int __wrap__dl_find_object(void* pc, struct dl_find_object* result) {
+  FindObject find{reinterpret_cast<uintptr_t>(pc), result, false};
+  dl_iterate_phdr(VisitObject, &find);
+  return find.found ? 0 : -1;
+}
+
+// ---- __libc_single_threaded (2.32): never "single-threaded", so libstdc++ always uses atomics. ----
+char __libc_single_threaded = 0;
+
+}  // extern "C"
