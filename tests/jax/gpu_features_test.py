@@ -68,6 +68,36 @@ def test_callbacks_in_every_control_flow_form():
   assert seen == [3.0, 4.0, 5.0]
 
 
+def test_buffer_callback_gets_device_buffers_and_the_stream():
+  # On the GPU the function gets device pointers (__cuda_array_interface__) and the call's stream;
+  # it copies on that stream here with the CUDA runtime (a user would use CuPy or a kernel).
+  from jax.experimental import buffer_callback  # pylint: disable=g-import-not-at-top
+  from jax_plugins.pjrtkit import _cuda_runtime  # pylint: disable=g-import-not-at-top
+
+  cuda = _cuda_runtime.load()
+  seen = {}
+
+  def triple(ctx, out, arg):
+    stream = ctx.stream
+    seen["stream_is_int"] = isinstance(stream, int)
+    seen["stage"] = str(ctx.stage)
+    src, dst = arg.__cuda_array_interface__, out.__cuda_array_interface__
+    seen["interfaces"] = [src["shape"], src["typestr"], src["data"][1], dst["data"][1]]
+    host = np.empty(src["shape"], np.float32)
+    cuda.copy_to_host(host.ctypes.data, src["data"][0], host.nbytes, stream)
+    cuda.synchronize(stream)
+    host *= 3
+    cuda.copy_to_device(dst["data"][0], host.ctypes.data, host.nbytes, stream)
+    cuda.synchronize(stream)
+
+  data = np.arange(6, dtype=np.float32).reshape(2, 3)
+  f = jax.jit(buffer_callback.buffer_callback(triple, jax.ShapeDtypeStruct.like(data)))
+  got = f(jax.device_put(data, gpu()))
+  assert np.asarray(got).tolist() == (data * 3).tolist()
+  assert seen == {"stream_is_int": True, "stage": "ExecutionStage.EXECUTE",
+                  "interfaces": [(2, 3), "<f4", True, False]}
+
+
 def test_exports_are_for_cuda_and_run_and_exports_for_cpu_are_refused():
   from jax import export  # pylint: disable=g-import-not-at-top
 

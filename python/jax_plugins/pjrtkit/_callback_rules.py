@@ -1,7 +1,8 @@
 """Lowering rules for JAX's host-callback primitives on platform ``pjrtkit``: JAX's own cpu rules.
 
-pure_callback, io_callback, debug_callback, debug_print and checkify's check lower on
-``pjrtkit`` through the very rules JAX uses for ``cpu``, called with a lowering context whose
+pure_callback, io_callback, debug_callback, debug_print, checkify's check and
+``jax.experimental.buffer_callback`` lower on ``pjrtkit`` through the very rules JAX uses for
+``cpu``, called with a lowering context whose
 module platforms read ``("cpu",)`` (``jax._src.callback.emit_python_callback`` refuses any other
 platform name). So the module is exactly what jaxlib's cpu backend compiles: the FFI custom call
 ``xla_ffi_python_cpu_callback`` with the one attribute ``index``, the callable added with
@@ -140,6 +141,7 @@ def callback_rules() -> list[CallbackRule]:
     KeyError: when JAX keeps one of them elsewhere (``_jax_internals.problems`` says so
       first).
   """
+  from jax._src import buffer_callback as bcb  # pylint: disable=g-import-not-at-top
   from jax._src import callback as cb  # pylint: disable=g-import-not-at-top
   from jax._src import checkify  # pylint: disable=g-import-not-at-top
   from jax._src import debugging  # pylint: disable=g-import-not-at-top
@@ -160,6 +162,8 @@ def callback_rules() -> list[CallbackRule]:
                    debug_check),
       CallbackRule(debugging.debug_print_p, cpu[debugging.debug_print_p].rule, debug_check),
       CallbackRule(checkify.check_p, cpu[checkify.check_p].rule, None),
+      # The function gets XLA's buffers (_buffer_callbacks), not cpu arrays: no cpu backend.
+      CallbackRule(bcb.buffer_callback_p, generic[bcb.buffer_callback_p].rule, None),
   ]
 
 

@@ -219,6 +219,36 @@ class _DeviceMemory:
         self._cuda.synchronize(self._stream)
 
 
+def bound_callback(frame: _xla_ffi.CallFrame) -> Callable[..., Any] | int:
+  """The function of the running executable that the custom call's ``index`` names, or an
+  ``XLA_FFI_Error*`` (NOT_FOUND, saying why) to return from the handler."""
+  index = _xla_ffi.uint64_attribute(frame, INDEX_ATTRIBUTE)
+  tag = (_xla_ffi.user_data(frame, _Installed.type_id)
+         if _Installed.type_id is not None else None)
+  if tag is None or index is None:
+    return _xla_ffi.make_error(
+        frame, _xla_ffi.ERROR_NOT_FOUND,
+        "pjrtkit: no host callbacks are bound to this executable (it was loaded outside "
+        "jax's compile path, e.g. by jax.experimental.serialize_executable)")
+  function = BINDINGS.get(tag, index)
+  if function is None:
+    return _xla_ffi.make_error(
+        frame, _xla_ffi.ERROR_NOT_FOUND,
+        f"pjrtkit: host callback {index} of this executable is gone")
+  return function
+
+
+def report_failure(frame: _xla_ffi.CallFrame, error: BaseException) -> int | None:
+  """An INTERNAL ``XLA_FFI_Error*`` carrying ``error`` and its traceback (None when even that
+  fails: nothing may unwind through C)."""
+  detail = "".join(traceback.format_exception(error))
+  try:
+    return _xla_ffi.make_error(frame, _xla_ffi.ERROR_INTERNAL,
+                               f"pjrtkit host callback failed: {error!r}\n{detail}")
+  except BaseException:  # pylint: disable=broad-except  (no way left to report it)
+    return None
+
+
 def _handle(frame_pointer: Any, memory_type: type = _HostMemory) -> int | None:
   """The XLA FFI handler: runs callback ``index`` of the running executable.
 
@@ -229,19 +259,9 @@ def _handle(frame_pointer: Any, memory_type: type = _HostMemory) -> int | None:
   try:
     if _xla_ffi.fill_metadata(frame) or frame.stage != _xla_ffi.STAGE_EXECUTE:
       return None
-    index = _xla_ffi.uint64_attribute(frame, INDEX_ATTRIBUTE)
-    tag = (_xla_ffi.user_data(frame, _Installed.type_id)
-           if _Installed.type_id is not None else None)
-    if tag is None or index is None:
-      return _xla_ffi.make_error(
-          frame, _xla_ffi.ERROR_NOT_FOUND,
-          "pjrtkit: no host callbacks are bound to this executable (it was loaded outside "
-          "jax's compile path, e.g. by jax.experimental.serialize_executable)")
-    function = BINDINGS.get(tag, index)
-    if function is None:
-      return _xla_ffi.make_error(
-          frame, _xla_ffi.ERROR_NOT_FOUND,
-          f"pjrtkit: host callback {index} of this executable is gone")
+    function = bound_callback(frame)
+    if not callable(function):
+      return function
     memory = memory_type(frame)
     args = memory.read([_xla_ffi.buffer_view(frame.args.args[i])
                         for i in range(frame.args.size)])
@@ -263,12 +283,7 @@ def _handle(frame_pointer: Any, memory_type: type = _HostMemory) -> int | None:
     memory.write(rets, values)
     return None
   except BaseException as e:  # pylint: disable=broad-except  (never unwind through C)
-    detail = "".join(traceback.format_exception(e))
-    try:
-      return _xla_ffi.make_error(frame, _xla_ffi.ERROR_INTERNAL,
-                                 f"pjrtkit host callback failed: {e!r}\n{detail}")
-    except BaseException:  # pylint: disable=broad-except  (no way left to report it)
-      return None
+    return report_failure(frame, e)
 
 
 HANDLER = _xla_ffi.HANDLER(_handle)
@@ -336,7 +351,8 @@ def bind_compiles(compile_or_get_cached: Callable[..., Any], platform: str,
 
 
 def install(c_api: Any, platform: str, ffi_extension: Any, device_memory: bool = False) -> None:
-  """Registers the handler and the binding type with the plugin and wraps JAX's compile.
+  """Registers the handlers (host callbacks and ``_buffer_callbacks``') and the binding type with
+  the plugin and wraps JAX's compile.
 
   Args:
     c_api: the plugin's ``PJRT_Api`` capsule.
@@ -351,11 +367,16 @@ def install(c_api: Any, platform: str, ffi_extension: Any, device_memory: bool =
   from jax import ffi  # pylint: disable=g-import-not-at-top
   from jax._src import compiler  # pylint: disable=g-import-not-at-top
 
+  from jax_plugins.pjrtkit import _buffer_callbacks  # pylint: disable=g-import-not-at-top
+
   binding = _pjrt_binding.BindingExtension.from_c_api(c_api)
   type_id = ffi_extension.register_type(BINDING_TYPE_NAME)
   for name in TARGET_NAMES:
     ffi.register_ffi_target(name, handler_capsule(device_memory), platform=platform,
                             api_version=1)
+  ffi.register_ffi_target(_buffer_callbacks.TARGET_NAME,
+                          _buffer_callbacks.handler_capsule(device_memory), platform=platform,
+                          api_version=1)
   _Installed.type_id = type_id
   current = compiler.compile_or_get_cached
   if getattr(current, "_pjrtkit_binds", None) != platform:

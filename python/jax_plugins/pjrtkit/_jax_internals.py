@@ -338,6 +338,11 @@ INTERNALS: tuple[Internal, ...] = (
              "JAX's rule for io_callback, run the same way",
              rule_check("generic", "jax._src.callback", "io_callback_p",
                         "io_callback_lowering")),
+    Internal("jax._src.buffer_callback._buffer_callback_lowering", HOST_CALLBACKS, "called",
+             "JAX's rule for jax.experimental.buffer_callback, run with the platforms read as "
+             "cpu: emits xla_buffer_python_cpu_callback with attribute `index`",
+             rule_check("generic", "jax._src.buffer_callback", "buffer_callback_p",
+                        "_buffer_callback_lowering")),
     Internal("jax._src.debugging.debug_callback_lowering", HOST_CALLBACKS, "called",
              "JAX's cpu rule for jax.debug.callback",
              rule_check("cpu", "jax._src.debugging", "debug_callback_p",
