@@ -19,7 +19,7 @@ work=${TEST_TMPDIR:-$(mktemp -d)}
 failed=0
 summary=""
 for target in program_fuzzer executable_fuzzer compile_options_fuzzer create_options_fuzzer \
-    serialization_fuzzer; do
+    serialization_fuzzer text_parser_fuzzer; do
   binary=$here/$target
   inputs=()
   for f in "$here"/regressions/"$target"/* "$here"/corpus/"$target"/*; do
