@@ -6,8 +6,8 @@ Usage (tools/build_wheels.sh runs it after the Bazel build):
 
 The wheel is ``pjrtkit-<version>-py3-none-manylinux_<glibc>_<arch>.whl``: the plugin is not a
 Python extension (JAX dlopens it), so it fits every Python 3.12+, and its platform tag is the
-newest glibc symbol version its libraries need (GLIBC_2.25 for x86_64 builds: both link libstdc++
-and libgcc in, xla_plugin/glibc_floor). The METADATA records the PJRT C API version the plugin
+newest glibc symbol version its libraries need (GLIBC_2.27 for x86_64 builds, jaxlib's own floor:
+both link libstdc++ and libgcc in, xla_plugin/glibc_floor). The METADATA records the PJRT C API version the plugin
 was built at and the jaxlib range it is tested with (also in ``build_info.json`` inside).
 """
 

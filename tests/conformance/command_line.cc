@@ -1,5 +1,7 @@
 #include "tests/conformance/command_line.h"
 
+#include <cerrno>
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -34,8 +36,9 @@ bool Match(const std::string& arg, const char* name, std::string* value) {
 bool ParseInt64(const std::string& value, int64_t* out) {
   if (value.empty()) return false;
   char* end = nullptr;
+  errno = 0;
   const long long parsed = std::strtoll(value.c_str(), &end, 10);
-  if (*end != '\0') return false;
+  if (*end != '\0' || errno == ERANGE) return false;
   *out = parsed;
   return true;
 }
@@ -44,13 +47,22 @@ bool ParseInt64(const std::string& value, int64_t* out) {
 bool ParseCommonFlag(const std::string& arg, CommandLine* line, std::string* error) {
   std::string value;
   int64_t number = 0;
-  auto integer = [&](int64_t* out) {
-    if (!ParseInt64(value, out)) *error = arg + ": needs an integer";
-    return true;
+  // Parses `value` into *out; a malformed value, or one outside int's range unless `wide`, sets
+  // *error naming the flag.
+  auto integer = [&](int64_t* out, bool wide = false) {
+    if (!ParseInt64(value, out)) {
+      *error = arg + ": needs an integer";
+    } else if (!wide && (*out > INT_MAX || *out < INT_MIN)) {
+      *error = arg + ": out of range (at most " + std::to_string(INT_MAX) + ")";
+    }
   };
   if (Match(arg, "option", &value)) {
     NamedOption option;
-    if (ParseNamedOption(value, &option, error)) line->options.push_back(option);
+    if (ParseNamedOption(value, &option, error)) {
+      line->options.push_back(option);
+    } else {
+      *error = arg + ": " + *error;
+    }
     return true;
   }
   if (Match(arg, "expect_platform", &value)) {
@@ -97,7 +109,7 @@ bool ParseCommonFlag(const std::string& arg, CommandLine* line, std::string* err
     return true;
   }
   if (Match(arg, "device_memory_bytes", &value)) {
-    integer(&number);
+    integer(&number, /*wide=*/true);
     if (error->empty() && number < kMinDeviceMemoryBytes) {
       *error = arg + ": the suite needs at least " + std::to_string(kMinDeviceMemoryBytes) +
                " bytes of device memory per device";
@@ -181,13 +193,36 @@ std::set<std::string> Cases(bool skipped) {
   return names;
 }
 
+// Every registered case ("Suite.Case"), run or filtered out.
+std::set<std::string> RegisteredCases() {
+  std::set<std::string> names;
+  const ::testing::UnitTest& unit = *::testing::UnitTest::GetInstance();
+  for (int i = 0; i < unit.total_test_suite_count(); ++i) {
+    const ::testing::TestSuite& suite = *unit.GetTestSuite(i);
+    for (int j = 0; j < suite.total_test_count(); ++j) {
+      const ::testing::TestInfo& info = *suite.GetTestInfo(j);
+      names.insert(std::string(info.test_suite_name()) + "." + info.name());
+    }
+  }
+  return names;
+}
+
 // With --expect_skips: 0 when exactly the expected cases skipped, else 1 with a message naming
-// each difference. Cases filtered out by --gtest_filter are not expected to skip.
+// each difference. Cases filtered out by --gtest_filter are not expected to skip; a listed name
+// that is no case at all (a typo, a renamed case) is an error.
 int CheckSkips(const CommandLine& line) {
   if (!line.check_skips) return 0;
   const std::set<std::string> skipped = Cases(/*skipped=*/true);
   const std::set<std::string> ran = Cases(/*skipped=*/false);
+  const std::set<std::string> registered = RegisteredCases();
   int status = 0;
+  for (const std::string& name : line.expected_skips) {
+    if (registered.count(name) == 0) {
+      std::fprintf(stderr, "conformance: --expect_skips names %s, which is no case of the suite\n",
+                   name.c_str());
+      status = 1;
+    }
+  }
   for (const std::string& name : skipped) {
     if (line.expected_skips.count(name) == 0) {
       std::fprintf(stderr, "conformance: unexpected skip: %s\n", name.c_str());

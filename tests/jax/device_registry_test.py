@@ -127,10 +127,6 @@ def test_a_device_without_an_inner_plugin_is_read_and_chosen():
   assert choose({"device_count": 2}).device == "xla_cpu"
 
 
-if __name__ == "__main__":
-  sys.exit(pytest.main([__file__, "-v"] + sys.argv[1:]))
-
-
 def test_a_device_added_after_the_build_names_the_command_that_installs_it(tmp_path, monkeypatch):
   # A checkout where tools/new_device.py wrote xla_plugin/devices/acme, and a package whose
   # plugin (build_info.json) predates it: the refusal says what to run.
@@ -140,6 +136,10 @@ def test_a_device_added_after_the_build_names_the_command_that_installs_it(tmp_p
   (tmp_path / "WORKSPACE").write_text("")
   (tmp_path / "xla_plugin" / "devices" / "acme").mkdir(parents=True)
   (tmp_path / "xla_plugin" / "devices" / "acme" / "BUILD").write_text("")
+  (tmp_path / "xla_plugin" / "devices" / "registry").mkdir()
+  (tmp_path / "xla_plugin" / "devices" / "registry" / "devices.bzl").write_text(
+      'DEVICES = [\n    "xla_cpu",\n    "acme",\n]\n')
+  (tmp_path / "xla_plugin" / "devices" / "registry" / "BUILD").write_text("")
   monkeypatch.setattr(_device._paths, "_HERE", package)
   monkeypatch.delenv("PJRTKIT_PLUGIN_LIBRARY", raising=False)
   accepted = "'xla_cpu', 'xla_gpu' or 'auto'"
@@ -153,7 +153,13 @@ def test_a_device_added_after_the_build_names_the_command_that_installs_it(tmp_p
     _device.choose({}, {"PJRTKIT_DEVICE": "acme"}, False, None, devices)
   assert str(env.value) == (f"environment variable PJRTKIT_DEVICE must be {accepted}, got "
                             "'acme'" + tail)
-  # A name with no folder gets the accepted names only.
-  with pytest.raises(ValueError) as other:
-    _device.choose({"device": "zeta"}, {}, False, None, devices)
-  assert str(other.value) == f"create option 'device' must be {accepted}, got 'zeta'"
+  # A name with no folder, a folder that is not a device, and a path get the accepted names only.
+  for name in ("zeta", "registry", "../acme"):
+    with pytest.raises(ValueError) as other:
+      _device.choose({"device": name}, {}, False, None, devices)
+    assert str(other.value) == f"create option 'device' must be {accepted}, got '{name}'"
+
+
+if __name__ == "__main__":
+  sys.exit(pytest.main([__file__, "-v"] + sys.argv[1:]))
+

@@ -66,6 +66,7 @@ print(json.dumps({"start": start, "mid": mid, "end": in_use(), "errors": errors,
 """, env=plugin_env(**_ENV))
   assert got["errors"] == []
   assert got["mismatches"] == []
+  assert got["mid"] == got["start"], got  # The serial run's arrays are gone too.
   assert got["placements"] == [[t, t % 4] for t in range(8)]
   assert got["end"] == got["start"], got
 

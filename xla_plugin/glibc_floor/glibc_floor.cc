@@ -14,8 +14,10 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <math.h>
+#include <stdlib.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -146,34 +148,70 @@ int __wrap_fstat64(int fd, struct stat64* buf) {
   return pjrtkit_fxstat64_2_2_5(kStatVersion, fd, buf);
 }
 
-// ---- pthread_cond_clockwait (2.30): pthread_cond_timedwait, whose deadline is CLOCK_REALTIME's;
-// a CLOCK_MONOTONIC deadline becomes the same time from now on the realtime clock. ----
+// ---- pthread_cond_clockwait (2.30): pthread_cond_timedwait, whose deadline is the condition
+// variable's clock, CLOCK_REALTIME for every condition variable libstdc++ makes (the only caller);
+// a CLOCK_MONOTONIC deadline becomes the same time from now on the realtime clock, so a wall-clock
+// jump during the wait moves its end (as it did before glibc 2.30). Seconds saturate: a deadline
+// at the clock's end (steady_clock::time_point::max()) waits until woken. ----
 int __wrap_pthread_cond_clockwait(pthread_cond_t* cond, pthread_mutex_t* mutex, clockid_t clock,
                                   const struct timespec* deadline) {
+  if (deadline == nullptr || deadline->tv_nsec < 0 || deadline->tv_nsec >= 1000000000) {
+    return EINVAL;
+  }
   if (clock == CLOCK_REALTIME) return pthread_cond_timedwait(cond, mutex, deadline);
   if (clock != CLOCK_MONOTONIC) return EINVAL;
   struct timespec now_monotonic;
   struct timespec now_realtime;
   clock_gettime(CLOCK_MONOTONIC, &now_monotonic);
   clock_gettime(CLOCK_REALTIME, &now_realtime);
-  int64_t left_ns = (static_cast<int64_t>(deadline->tv_sec) - now_monotonic.tv_sec) * 1000000000 +
-                    (deadline->tv_nsec - now_monotonic.tv_nsec);
-  if (left_ns < 0) left_ns = 0;
-  const int64_t target_ns = static_cast<int64_t>(now_realtime.tv_sec) * 1000000000 +
-                            now_realtime.tv_nsec + left_ns;
+  // Whole seconds and nanoseconds apart, each in range, so no sum below overflows.
+  constexpr int64_t kMaxSeconds = INT64_MAX / 4;
+  int64_t left_seconds = static_cast<int64_t>(deadline->tv_sec) - now_monotonic.tv_sec;
+  int64_t left_ns = deadline->tv_nsec - now_monotonic.tv_nsec;
+  if (deadline->tv_sec < now_monotonic.tv_sec ||
+      (left_seconds == 0 && left_ns < 0)) {  // Past: time out at once.
+    left_seconds = 0;
+    left_ns = 0;
+  }
+  if (left_seconds > kMaxSeconds) left_seconds = kMaxSeconds;
+  int64_t seconds = static_cast<int64_t>(now_realtime.tv_sec) + left_seconds;
+  int64_t ns = now_realtime.tv_nsec + left_ns;  // In (-1e9, 2e9).
+  if (ns < 0) {
+    ns += 1000000000;
+    seconds -= 1;
+  } else if (ns >= 1000000000) {
+    ns -= 1000000000;
+    seconds += 1;
+  }
   struct timespec realtime_deadline;
-  realtime_deadline.tv_sec = static_cast<time_t>(target_ns / 1000000000);
-  realtime_deadline.tv_nsec = static_cast<long>(target_ns % 1000000000);
+  realtime_deadline.tv_sec = static_cast<time_t>(seconds);
+  realtime_deadline.tv_nsec = static_cast<long>(ns);
   return pthread_cond_timedwait(cond, mutex, &realtime_deadline);
 }
 
-// ---- arc4random (2.36), for std::random_device: getentropy (2.25). ----
+// ---- arc4random (2.36), for std::random_device: getentropy (2.25), else /dev/urandom (a kernel
+// without getrandom, or a seccomp filter refusing it); with neither the process aborts, as
+// glibc's arc4random does when it has no entropy. ----
 uint32_t __wrap_arc4random(void) {
   uint32_t value = 0;
-  while (getentropy(&value, sizeof(value)) != 0) {
-    // getentropy fails only on a bad pointer or an interrupted first read of the pool; retry.
+  if (getentropy(&value, sizeof(value)) == 0) return value;
+  const int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    size_t got = 0;
+    while (got < sizeof(value)) {
+      const ssize_t n = read(fd, reinterpret_cast<char*>(&value) + got, sizeof(value) - got);
+      if (n > 0) {
+        got += static_cast<size_t>(n);
+      } else if (n < 0 && errno == EINTR) {
+        continue;
+      } else {
+        break;
+      }
+    }
+    close(fd);
+    if (got == sizeof(value)) return value;
   }
-  return value;
+  abort();
 }
 
 // ---- _dl_find_object (2.35), for the unwinder of the static libgcc: the object holding `pc`
@@ -221,7 +259,8 @@ int __wrap__dl_find_object(void* pc, struct dl_find_object* result) {
   return find.found ? 0 : -1;
 }
 
-// ---- __libc_single_threaded (2.32): never "single-threaded", so libstdc++ always uses atomics. ----
-char __libc_single_threaded = 0;
+// ---- __libc_single_threaded (2.32): never "single-threaded", so libstdc++ always uses atomics.
+// Constant (read only, in .rodata): glibc writes its own copy, never this one. ----
+extern const char __libc_single_threaded = 0;
 
 }  // extern "C"

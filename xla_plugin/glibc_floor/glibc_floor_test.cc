@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -107,6 +108,28 @@ TEST(GlibcFloorTest, SteadyClockWaitsTimeOutAfterTheirDurationAndWake) {
   EXPECT_EQ(status, std::cv_status::timeout);
   EXPECT_GE(waited, std::chrono::milliseconds(50));
   EXPECT_EQ(cv.wait_until(lock, start), std::cv_status::timeout);  // A past deadline.
+  // A deadline at the clock's end (steady_clock::time_point::max()) must block until signalled:
+  // a deadline that overflowed would time out (or fail) at once instead of returning 0.
+  pthread_cond_t far_cond = PTHREAD_COND_INITIALIZER;
+  pthread_mutex_t far_mutex = PTHREAD_MUTEX_INITIALIZER;
+  bool signalled = false;
+  pthread_mutex_lock(&far_mutex);
+  std::thread signaller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    pthread_mutex_lock(&far_mutex);
+    signalled = true;
+    pthread_cond_signal(&far_cond);
+    pthread_mutex_unlock(&far_mutex);
+  });
+  const timespec far{std::numeric_limits<time_t>::max(), 999999999};
+  int far_rc = 0;
+  while (!signalled && far_rc == 0) {
+    far_rc = pthread_cond_clockwait(&far_cond, &far_mutex, CLOCK_MONOTONIC, &far);
+  }
+  pthread_mutex_unlock(&far_mutex);
+  signaller.join();
+  EXPECT_EQ(far_rc, 0);
+  EXPECT_TRUE(signalled);
   bool ready = false;
   std::thread notifier([&] {
     std::lock_guard<std::mutex> guard(mutex);
@@ -120,15 +143,24 @@ TEST(GlibcFloorTest, SteadyClockWaitsTimeOutAfterTheirDurationAndWake) {
   pthread_mutex_t plain = PTHREAD_MUTEX_INITIALIZER;
   timespec deadline{};
   EXPECT_EQ(pthread_cond_clockwait(&cond, &plain, CLOCK_PROCESS_CPUTIME_ID, &deadline), EINVAL);
+  timespec bad{0, 1000000000};
+  EXPECT_EQ(pthread_cond_clockwait(&cond, &plain, CLOCK_MONOTONIC, &bad), EINVAL);
 }
 
-TEST(GlibcFloorTest, RandomDeviceDrawsFromTheKernel) {
-  std::random_device device;
-  std::vector<unsigned> draws;
-  for (int i = 0; i < 8; ++i) draws.push_back(device());
-  bool differ = false;
-  for (unsigned draw : draws) differ = differ || draw != draws[0];
-  EXPECT_TRUE(differ) << "8 equal draws";
+TEST(GlibcFloorTest, Arc4randomAndRandomDeviceDrawFromTheKernel) {
+  // std::random_device picks RDSEED where the CPU has it, so arc4random is called directly too,
+  // and through the "arc4random" token.
+  std::vector<uint32_t> direct;
+  for (int i = 0; i < 8; ++i) direct.push_back(arc4random());
+  std::random_device device("arc4random");
+  std::vector<unsigned> tokens;
+  for (int i = 0; i < 8; ++i) tokens.push_back(device());
+  bool direct_differ = false;
+  bool tokens_differ = false;
+  for (uint32_t draw : direct) direct_differ = direct_differ || draw != direct[0];
+  for (unsigned draw : tokens) tokens_differ = tokens_differ || draw != tokens[0];
+  EXPECT_TRUE(direct_differ) << "8 equal arc4random draws";
+  EXPECT_TRUE(tokens_differ) << "8 equal random_device draws";
 }
 
 TEST(GlibcFloorTest, StatAndFstatDescribeTheSameFile) {

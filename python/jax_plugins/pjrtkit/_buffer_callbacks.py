@@ -23,7 +23,8 @@ only) and per result (written in place by the function), with ``shape``, ``dtype
   handler declares no traits).
 
 A buffer is valid only while the function runs (as jaxlib's). 4- and 2-bit element types are
-packed in XLA's buffers, which numpy cannot view in place: their buffers refuse ``__array__``.
+packed in XLA's buffers, which numpy cannot view in place: their buffers refuse ``__array__`` and
+``__cuda_array_interface__``.
 """
 
 from __future__ import annotations
@@ -85,15 +86,24 @@ class _Buffer:
 
   @property
   def shape(self) -> tuple[int, ...]:
+    """The buffer's dimensions."""
     return self._shape
 
   @property
   def dtype(self) -> np.dtype:
+    """The buffer's numpy element type."""
     return self._dtype
 
   @property
   def ndim(self) -> int:
+    """The number of dimensions."""
     return len(self._shape)
+
+  def _check_unpacked(self) -> None:
+    """Raises TypeError for 4- and 2-bit element types: XLA packs them, no view fits."""
+    if self._packed is not None:
+      raise TypeError(f"a {self._dtype} buffer holds {self._packed}-bit elements packed, which "
+                      "numpy cannot view in place; pass it to buffer_callback as a wider type")
 
   @property
   def writeable(self) -> bool:
@@ -109,12 +119,12 @@ class HostBuffer(_Buffer):
   """A buffer in host memory (the xla_cpu device), viewed in place by numpy and DLPack."""
 
   def _view(self) -> np.ndarray:
-    if self._packed is not None:
-      raise TypeError(f"a {self._dtype} buffer holds {self._packed}-bit elements packed, which "
-                      "numpy cannot view in place; pass it to buffer_callback as a wider type")
+    self._check_unpacked()
     count = math.prod(self._shape)
-    if count == 0 or not self._address:
+    if count == 0:
       view = np.empty(self._shape, self._dtype)
+    elif not self._address:
+      raise RuntimeError(f"XLA passed no memory for {self!r}")
     else:
       memory = (ctypes.c_char * (count * self._dtype.itemsize)).from_address(self._address)
       view = np.frombuffer(memory, self._dtype).reshape(self._shape)
@@ -150,6 +160,8 @@ class DeviceBuffer(_Buffer):
 
   @property
   def __cuda_array_interface__(self) -> dict[str, Any]:
+    """CUDA Array Interface version 3 of the device memory (packed sub-byte types refused)."""
+    self._check_unpacked()
     return {"shape": self._shape, "typestr": self._dtype.str,
             "data": (self._address, not self._writeable), "strides": None, "version": 3}
 
@@ -158,7 +170,7 @@ class DeviceBuffer(_Buffer):
                     "__cuda_array_interface__ (with ctx.stream), not numpy")
 
 
-def _buffers(frame: _xla_ffi.CallFrame, kind: type) -> list[_Buffer]:
+def _buffers(frame: _xla_ffi.CallFrame, kind: type[_Buffer]) -> list[_Buffer]:
   """The call's operands (read only) then results (writeable), as ``kind``."""
   buffers: list[_Buffer] = []
   for pointers, size, writeable in ((frame.args.args, frame.args.size, False),

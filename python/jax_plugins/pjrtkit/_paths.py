@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 from pathlib import Path
 
 LIBRARY_ENV = "PJRTKIT_PLUGIN_LIBRARY"
@@ -31,11 +32,19 @@ def build_info_path() -> Path:
 
 def source_device_folder(name: str) -> Path | None:
   """``xla_plugin/devices/NAME`` of the pjrtkit checkout this package is installed from (a
-  development install, as ``tools/setup.sh`` makes), when that folder holds a device (a BUILD
-  file); None otherwise (an installed wheel, or no such device)."""
+  development install, as ``tools/setup.sh`` makes), when NAME is a device registered there (a
+  device name, listed in ``devices.bzl``, with a BUILD file); None otherwise (an installed wheel,
+  a folder that is not a device, or no such device)."""
+  if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+    return None
   root = _HERE.parents[2]
-  folder = root / "xla_plugin" / "devices" / name
-  if (root / "WORKSPACE").is_file() and (folder / "BUILD").is_file():
+  devices = root / "xla_plugin" / "devices"
+  folder = devices / name
+  try:
+    registered = f'"{name}",' in (devices / "registry" / "devices.bzl").read_text(encoding="utf-8")
+  except OSError:
+    return None
+  if (root / "WORKSPACE").is_file() and registered and (folder / "BUILD").is_file():
     return folder
   return None
 

@@ -1,6 +1,7 @@
-// The PJRT C-API conformance suite (//tests/conformance) on the sim device, linked in:
-// CreatePjrtApi<sim::SimFactory>() is registered with the suite, as the runner registers a plugin
-// .so it dlopens. Takes the runner's flags except --plugin (tests/conformance/command_line.h),
+// main() of the PJRT C-API conformance suite (//tests/conformance) for a device made of the sim
+// device's parts and linked in (sim_conformance_test.cc: CreatePjrtApi<sim::SimFactory>();
+// testing/runtime_only_conformance_test.cc), registered with the suite as the runner registers a
+// plugin .so it dlopens. Takes the runner's flags except --plugin (tests/conformance/command_line.h),
 // and --stablehlo_library=PATH: torch-mlir's library, exported as $PJRTKIT_STABLEHLO_LIBRARY
 // (absolute) before the plugin is used, as the Python side exports it (the plugin attributes'
 // StableHLO versions come from the process's library).
