@@ -178,29 +178,20 @@ class MemoryReporter : public ::testing::EmptyTestEventListener {
   const PJRT_Api* api_;  // The plugin's API.
 };
 
-// The full names ("Suite.Case") of the cases that ran (`skipped`: that skipped) in this run.
-std::set<std::string> Cases(bool skipped) {
-  std::set<std::string> names;
-  const ::testing::UnitTest& unit = *::testing::UnitTest::GetInstance();
-  for (int i = 0; i < unit.total_test_suite_count(); ++i) {
-    const ::testing::TestSuite& suite = *unit.GetTestSuite(i);
-    for (int j = 0; j < suite.total_test_count(); ++j) {
-      const ::testing::TestInfo& info = *suite.GetTestInfo(j);
-      if (!info.should_run() || (skipped && !info.result()->Skipped())) continue;
-      names.insert(std::string(info.test_suite_name()) + "." + info.name());
-    }
-  }
-  return names;
-}
+// Which cases Cases() names.
+enum class Which { kRegistered, kRan, kSkipped };
 
-// Every registered case ("Suite.Case"), run or filtered out.
-std::set<std::string> RegisteredCases() {
+// The full names ("Suite.Case") of the registered cases, of those that ran (not filtered out by
+// --gtest_filter), or of those that skipped.
+std::set<std::string> Cases(Which which) {
   std::set<std::string> names;
   const ::testing::UnitTest& unit = *::testing::UnitTest::GetInstance();
   for (int i = 0; i < unit.total_test_suite_count(); ++i) {
     const ::testing::TestSuite& suite = *unit.GetTestSuite(i);
     for (int j = 0; j < suite.total_test_count(); ++j) {
       const ::testing::TestInfo& info = *suite.GetTestInfo(j);
+      if (which != Which::kRegistered && !info.should_run()) continue;
+      if (which == Which::kSkipped && !info.result()->Skipped()) continue;
       names.insert(std::string(info.test_suite_name()) + "." + info.name());
     }
   }
@@ -212,9 +203,9 @@ std::set<std::string> RegisteredCases() {
 // that is no case at all (a typo, a renamed case) is an error.
 int CheckSkips(const CommandLine& line) {
   if (!line.check_skips) return 0;
-  const std::set<std::string> skipped = Cases(/*skipped=*/true);
-  const std::set<std::string> ran = Cases(/*skipped=*/false);
-  const std::set<std::string> registered = RegisteredCases();
+  const std::set<std::string> skipped = Cases(Which::kSkipped);
+  const std::set<std::string> ran = Cases(Which::kRan);
+  const std::set<std::string> registered = Cases(Which::kRegistered);
   int status = 0;
   for (const std::string& name : line.expected_skips) {
     if (registered.count(name) == 0) {

@@ -31,109 +31,50 @@
 // Declares `local` as the GLIBC_2.2.5 version of `name`: a call of `local` binds to name@GLIBC_2.2.5.
 #define PJRTKIT_OLD_VERSION(local, name) __asm__(".symver " #local "," #name "@GLIBC_2.2.5")
 
+// __wrap_NAME, which calls NAME@GLIBC_2.2.5: `params` is the parameter list with names, `args`
+// the names in parentheses.
+#define PJRTKIT_FORWARD_TO_2_2_5(ret, name, params, args) \
+  ret pjrtkit_##name##_2_2_5 params;                      \
+  PJRTKIT_OLD_VERSION(pjrtkit_##name##_2_2_5, name);      \
+  ret __wrap_##name params { return pjrtkit_##name##_2_2_5 args; }
+
 extern "C" {
 
 // ---- Present at GLIBC_2.2.5 under another default version: call the old one. ----
-double pjrtkit_exp_2_2_5(double);
-double pjrtkit_log_2_2_5(double);
-double pjrtkit_pow_2_2_5(double, double);
-double pjrtkit_hypot_2_2_5(double, double);
-PJRTKIT_OLD_VERSION(pjrtkit_exp_2_2_5, exp);
-PJRTKIT_OLD_VERSION(pjrtkit_log_2_2_5, log);
-PJRTKIT_OLD_VERSION(pjrtkit_pow_2_2_5, pow);
-PJRTKIT_OLD_VERSION(pjrtkit_hypot_2_2_5, hypot);
-double __wrap_exp(double x) { return pjrtkit_exp_2_2_5(x); }
-double __wrap_log(double x) { return pjrtkit_log_2_2_5(x); }
-double __wrap_pow(double x, double y) { return pjrtkit_pow_2_2_5(x, y); }
-double __wrap_hypot(double x, double y) { return pjrtkit_hypot_2_2_5(x, y); }
+PJRTKIT_FORWARD_TO_2_2_5(double, exp, (double x), (x))
+PJRTKIT_FORWARD_TO_2_2_5(double, log, (double x), (x))
+PJRTKIT_FORWARD_TO_2_2_5(double, pow, (double x, double y), (x, y))
+PJRTKIT_FORWARD_TO_2_2_5(double, hypot, (double x, double y), (x, y))
 
-void* pjrtkit_dlopen_2_2_5(const char*, int);
-void* pjrtkit_dlsym_2_2_5(void*, const char*);
-char* pjrtkit_dlerror_2_2_5(void);
-int pjrtkit_dladdr_2_2_5(const void*, Dl_info*);
-int pjrtkit_dlclose_2_2_5(void*);
-PJRTKIT_OLD_VERSION(pjrtkit_dlopen_2_2_5, dlopen);
-PJRTKIT_OLD_VERSION(pjrtkit_dlsym_2_2_5, dlsym);
-PJRTKIT_OLD_VERSION(pjrtkit_dlerror_2_2_5, dlerror);
-PJRTKIT_OLD_VERSION(pjrtkit_dladdr_2_2_5, dladdr);
-PJRTKIT_OLD_VERSION(pjrtkit_dlclose_2_2_5, dlclose);
-void* __wrap_dlopen(const char* file, int mode) { return pjrtkit_dlopen_2_2_5(file, mode); }
-void* __wrap_dlsym(void* handle, const char* name) { return pjrtkit_dlsym_2_2_5(handle, name); }
-char* __wrap_dlerror(void) { return pjrtkit_dlerror_2_2_5(); }
-int __wrap_dladdr(const void* address, Dl_info* info) {
-  return pjrtkit_dladdr_2_2_5(address, info);
-}
-int __wrap_dlclose(void* handle) { return pjrtkit_dlclose_2_2_5(handle); }
+PJRTKIT_FORWARD_TO_2_2_5(void*, dlopen, (const char* file, int mode), (file, mode))
+PJRTKIT_FORWARD_TO_2_2_5(void*, dlsym, (void* handle, const char* name), (handle, name))
+PJRTKIT_FORWARD_TO_2_2_5(char*, dlerror, (void), ())
+PJRTKIT_FORWARD_TO_2_2_5(int, dladdr, (const void* address, Dl_info* info), (address, info))
+PJRTKIT_FORWARD_TO_2_2_5(int, dlclose, (void* handle), (handle))
 
-int pjrtkit_pthread_create_2_2_5(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
-int pjrtkit_pthread_detach_2_2_5(pthread_t);
-int pjrtkit_pthread_join_2_2_5(pthread_t, void**);
-int pjrtkit_pthread_key_create_2_2_5(pthread_key_t*, void (*)(void*));
-int pjrtkit_pthread_key_create_internal_2_2_5(pthread_key_t*, void (*)(void*));
-int pjrtkit_pthread_key_delete_2_2_5(pthread_key_t);
-void* pjrtkit_pthread_getspecific_2_2_5(pthread_key_t);
-int pjrtkit_pthread_setspecific_2_2_5(pthread_key_t, const void*);
-int pjrtkit_pthread_once_2_2_5(pthread_once_t*, void (*)(void));
-int pjrtkit_pthread_rwlock_rdlock_2_2_5(pthread_rwlock_t*);
-int pjrtkit_pthread_rwlock_wrlock_2_2_5(pthread_rwlock_t*);
-int pjrtkit_pthread_rwlock_unlock_2_2_5(pthread_rwlock_t*);
-int pjrtkit_pthread_rwlock_tryrdlock_2_2_5(pthread_rwlock_t*);
-int pjrtkit_pthread_rwlock_trywrlock_2_2_5(pthread_rwlock_t*);
-PJRTKIT_OLD_VERSION(pjrtkit_pthread_create_2_2_5, pthread_create);
-PJRTKIT_OLD_VERSION(pjrtkit_pthread_detach_2_2_5, pthread_detach);
-PJRTKIT_OLD_VERSION(pjrtkit_pthread_join_2_2_5, pthread_join);
-PJRTKIT_OLD_VERSION(pjrtkit_pthread_key_create_2_2_5, pthread_key_create);
-PJRTKIT_OLD_VERSION(pjrtkit_pthread_key_create_internal_2_2_5, __pthread_key_create);
-PJRTKIT_OLD_VERSION(pjrtkit_pthread_key_delete_2_2_5, pthread_key_delete);
-PJRTKIT_OLD_VERSION(pjrtkit_pthread_getspecific_2_2_5, pthread_getspecific);
-PJRTKIT_OLD_VERSION(pjrtkit_pthread_setspecific_2_2_5, pthread_setspecific);
-PJRTKIT_OLD_VERSION(pjrtkit_pthread_once_2_2_5, pthread_once);
-PJRTKIT_OLD_VERSION(pjrtkit_pthread_rwlock_rdlock_2_2_5, pthread_rwlock_rdlock);
-PJRTKIT_OLD_VERSION(pjrtkit_pthread_rwlock_wrlock_2_2_5, pthread_rwlock_wrlock);
-PJRTKIT_OLD_VERSION(pjrtkit_pthread_rwlock_unlock_2_2_5, pthread_rwlock_unlock);
-PJRTKIT_OLD_VERSION(pjrtkit_pthread_rwlock_tryrdlock_2_2_5, pthread_rwlock_tryrdlock);
-PJRTKIT_OLD_VERSION(pjrtkit_pthread_rwlock_trywrlock_2_2_5, pthread_rwlock_trywrlock);
-int __wrap_pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*),
-                          void* arg) {
-  return pjrtkit_pthread_create_2_2_5(thread, attr, start, arg);
-}
-int __wrap_pthread_detach(pthread_t thread) { return pjrtkit_pthread_detach_2_2_5(thread); }
-int __wrap_pthread_join(pthread_t thread, void** result) {
-  return pjrtkit_pthread_join_2_2_5(thread, result);
-}
-int __wrap_pthread_key_create(pthread_key_t* key, void (*destructor)(void*)) {
-  return pjrtkit_pthread_key_create_2_2_5(key, destructor);
-}
+PJRTKIT_FORWARD_TO_2_2_5(int, pthread_create,
+                         (pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*),
+                          void* arg),
+                         (thread, attr, start, arg))
+PJRTKIT_FORWARD_TO_2_2_5(int, pthread_detach, (pthread_t thread), (thread))
+PJRTKIT_FORWARD_TO_2_2_5(int, pthread_join, (pthread_t thread, void** result), (thread, result))
+PJRTKIT_FORWARD_TO_2_2_5(int, pthread_key_create, (pthread_key_t* key, void (*destructor)(void*)),
+                         (key, destructor))
 // libstdc++ takes a weak reference to __pthread_key_create to ask "are threads linked in?": this
 // definition answers yes.
-int __wrap___pthread_key_create(pthread_key_t* key, void (*destructor)(void*)) {
-  return pjrtkit_pthread_key_create_internal_2_2_5(key, destructor);
-}
-int __wrap_pthread_key_delete(pthread_key_t key) { return pjrtkit_pthread_key_delete_2_2_5(key); }
-void* __wrap_pthread_getspecific(pthread_key_t key) {
-  return pjrtkit_pthread_getspecific_2_2_5(key);
-}
-int __wrap_pthread_setspecific(pthread_key_t key, const void* value) {
-  return pjrtkit_pthread_setspecific_2_2_5(key, value);
-}
-int __wrap_pthread_once(pthread_once_t* once, void (*init)(void)) {
-  return pjrtkit_pthread_once_2_2_5(once, init);
-}
-int __wrap_pthread_rwlock_rdlock(pthread_rwlock_t* lock) {
-  return pjrtkit_pthread_rwlock_rdlock_2_2_5(lock);
-}
-int __wrap_pthread_rwlock_wrlock(pthread_rwlock_t* lock) {
-  return pjrtkit_pthread_rwlock_wrlock_2_2_5(lock);
-}
-int __wrap_pthread_rwlock_unlock(pthread_rwlock_t* lock) {
-  return pjrtkit_pthread_rwlock_unlock_2_2_5(lock);
-}
-int __wrap_pthread_rwlock_tryrdlock(pthread_rwlock_t* lock) {
-  return pjrtkit_pthread_rwlock_tryrdlock_2_2_5(lock);
-}
-int __wrap_pthread_rwlock_trywrlock(pthread_rwlock_t* lock) {
-  return pjrtkit_pthread_rwlock_trywrlock_2_2_5(lock);
-}
+PJRTKIT_FORWARD_TO_2_2_5(int, __pthread_key_create,
+                         (pthread_key_t* key, void (*destructor)(void*)), (key, destructor))
+PJRTKIT_FORWARD_TO_2_2_5(int, pthread_key_delete, (pthread_key_t key), (key))
+PJRTKIT_FORWARD_TO_2_2_5(void*, pthread_getspecific, (pthread_key_t key), (key))
+PJRTKIT_FORWARD_TO_2_2_5(int, pthread_setspecific, (pthread_key_t key, const void* value),
+                         (key, value))
+PJRTKIT_FORWARD_TO_2_2_5(int, pthread_once, (pthread_once_t* once, void (*init)(void)),
+                         (once, init))
+PJRTKIT_FORWARD_TO_2_2_5(int, pthread_rwlock_rdlock, (pthread_rwlock_t* lock), (lock))
+PJRTKIT_FORWARD_TO_2_2_5(int, pthread_rwlock_wrlock, (pthread_rwlock_t* lock), (lock))
+PJRTKIT_FORWARD_TO_2_2_5(int, pthread_rwlock_unlock, (pthread_rwlock_t* lock), (lock))
+PJRTKIT_FORWARD_TO_2_2_5(int, pthread_rwlock_tryrdlock, (pthread_rwlock_t* lock), (lock))
+PJRTKIT_FORWARD_TO_2_2_5(int, pthread_rwlock_trywrlock, (pthread_rwlock_t* lock), (lock))
 
 // ---- stat and fstat64 (2.33): before 2.33 they were inline calls of __xstat / __fxstat64. ----
 int pjrtkit_xstat_2_2_5(int, const char*, struct stat*);
