@@ -17,6 +17,8 @@ constexpr int kExecutableBuildOptions = 3;
 constexpr int kCompilePortableExecutable = 4;
 constexpr int kNumReplicas = 4;
 constexpr int kNumPartitions = 5;
+constexpr int kUseAutoSpmdPartitioning = 7;
+constexpr int kUseShardyPartitioner = 19;
 
 // `status` (from ProtoReader) as "not a serialized xla.CompileOptionsProto" naming `where`.
 Status Malformed(const char* where, const Status& status) {
@@ -70,6 +72,12 @@ Status ReadBuildOptions(std::string_view message, CompileOptionsSummary* summary
     if (field->number == kNumReplicas) summary->num_replicas = static_cast<int64_t>(field->varint);
     if (field->number == kNumPartitions) {
       summary->num_partitions = static_cast<int64_t>(field->varint);
+    }
+    if (field->number == kUseAutoSpmdPartitioning) {
+      summary->use_auto_spmd_partitioning = field->varint != 0;
+    }
+    if (field->number == kUseShardyPartitioner) {
+      summary->use_shardy_partitioner = field->varint != 0;
     }
   }
   return OkStatus();
@@ -125,6 +133,16 @@ StatusOr<std::string> NormalizeCompileOptions(const std::string& serialized, int
   }
   const int64_t replicas = summary.num_replicas == 0 ? 1 : summary.num_replicas;
   const int64_t partitions = summary.num_partitions == 0 ? 1 : summary.num_partitions;
+  // XLA:CPU's Shardy pass then needs an auto-partitioner that the published plugin does not
+  // register, and report_fatal_error ends the process (found by tests/fuzz
+  // compile_options_fuzzer).
+  if (summary.use_auto_spmd_partitioning && summary.use_shardy_partitioner && partitions > 1) {
+    return InvalidArgument("compile options: executable_build_options.use_auto_spmd_partitioning "
+                           "with use_shardy_partitioner over " + std::to_string(partitions) +
+                           " partitions needs XLA's automatic partitioner, which the wrapped "
+                           "plugin does not register (XLA would abort the process); pjrtkit "
+                           "refuses it: give every input and output a sharding instead of AUTO");
+  }
   if (replicas > device_count || partitions > device_count ||
       replicas * partitions > device_count) {
     return InvalidArgument("compile options ask for " + std::to_string(replicas) +

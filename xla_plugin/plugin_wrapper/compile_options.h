@@ -14,6 +14,11 @@
 //   ExecutableBuildOptionsProto.debug_options = 3 (message)
 //   ExecutableBuildOptionsProto.num_replicas = 4 (int64)
 //   ExecutableBuildOptionsProto.num_partitions = 5 (int64)
+//   ExecutableBuildOptionsProto.use_auto_spmd_partitioning = 7 (bool)
+//   ExecutableBuildOptionsProto.use_shardy_partitioner = 19 (bool)
+// With use_auto_spmd_partitioning and use_shardy_partitioner both true and more than one
+// partition, XLA:CPU's Shardy pass asks for an auto-partitioner that xla-cpu-pjrt does not register
+// and LLVM's report_fatal_error ends the process ("auto-partitioner callback wasn't registered").
 // DebugOptions fields that make XLA abort the process by design (CHECK failures; numbers read from
 // the descriptor embedded in xla-cpu-pjrt's plugin, 0.81 API):
 //   xla_gpu_crash_on_verification_failures = 101 (bool)
@@ -37,6 +42,8 @@ struct CompileOptionsSummary {
   int64_t num_replicas = 0;               // 0 when unset.
   int64_t num_partitions = 0;             // 0 when unset.
   bool compile_portable_executable = false;
+  bool use_auto_spmd_partitioning = false;
+  bool use_shardy_partitioner = false;
   // The first DebugOptions field above that the options set (last value wins, as in protobuf)
   // to true; empty when none.
   std::string crash_option;
@@ -48,7 +55,8 @@ StatusOr<CompileOptionsSummary> ReadCompileOptions(const std::string& serialized
 // Returns `serialized` made safe for XLA:CPU on a client of `device_count` devices: unset (0)
 // num_replicas / num_partitions become 1 (by appending a protobuf fragment, which parsers merge);
 // negative values, more replicas x partitions than devices, a device_ordinal outside
-// [-1, device_count), or a debug option that makes XLA abort the process are INVALID_ARGUMENT.
+// [-1, device_count), a debug option that makes XLA abort the process, or automatic partitioning
+// under Shardy over more than one partition (which aborts it too) are INVALID_ARGUMENT.
 StatusOr<std::string> NormalizeCompileOptions(const std::string& serialized, int device_count);
 
 // A minimal serialized CompileOptionsProto: executable_build_options { num_replicas num_partitions }

@@ -105,6 +105,31 @@ TEST(CompileOptionsTest, DebugOptionsThatAbortAreRefused) {
       << status.message();
 }
 
+TEST(CompileOptionsTest, AutomaticPartitioningUnderShardyIsRefused) {
+  // executable_build_options { num_replicas: 1 num_partitions: 2 use_auto_spmd_partitioning: true
+  // use_shardy_partitioner: true }: the fuzzer's finding (XLA:CPU's Shardy pass then ends the
+  // process: "auto-partitioner callback wasn't registered").
+  const std::string both("\x1a\x09\x20\x01\x28\x02\x38\x01\x98\x01\x01", 11);
+  StatusOr<CompileOptionsSummary> summary = ReadCompileOptions(both);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_TRUE(summary->use_auto_spmd_partitioning);
+  EXPECT_TRUE(summary->use_shardy_partitioner);
+  Status status = NormalizeCompileOptions(both, 2).status();
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(),
+            "compile options: executable_build_options.use_auto_spmd_partitioning with "
+            "use_shardy_partitioner over 2 partitions needs XLA's automatic partitioner, which the "
+            "wrapped plugin does not register (XLA would abort the process); pjrtkit refuses it: "
+            "give every input and output a sharding instead of AUTO");
+  // One partition, either flag alone, or a later false passes.
+  const std::string one_partition("\x1a\x09\x20\x01\x28\x01\x38\x01\x98\x01\x01", 11);
+  EXPECT_TRUE(NormalizeCompileOptions(one_partition, 2).ok());
+  EXPECT_TRUE(NormalizeCompileOptions(std::string("\x1a\x06\x20\x01\x28\x02\x38\x01", 8), 2).ok());
+  EXPECT_TRUE(
+      NormalizeCompileOptions(std::string("\x1a\x07\x20\x01\x28\x02\x98\x01\x01", 9), 2).ok());
+  EXPECT_TRUE(NormalizeCompileOptions(both + std::string("\x1a\x02\x38\x00", 4), 2).ok());
+}
+
 }  // namespace
 }  // namespace plugin_wrapper
 }  // namespace pjrtkit
