@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "xla_plugin/client/proto_writer.h"
+#include "xla_plugin/devices/sim/compiler/cost_model.h"
 #include "xla_plugin/devices/sim/executor/executor.h"
 #include "xla_plugin/devices/sim/runtime/rendezvous.h"
 #include "xla_plugin/devices/sim/sim_buffer.h"
@@ -29,6 +30,9 @@ SimLoadedExecutable::SimLoadedExecutable(SimClient& client,
                                          std::vector<SimDevice*> devices)
     : client_(client), executable_(std::move(executable)), sim_devices_(std::move(devices)) {
   for (SimDevice* d : sim_devices_) devices_.push_back(d);
+  const DeviceProgram& program = executable_->program();
+  run_inline_ = sim_devices_.size() == 1 && program.computations.size() == 1 &&
+                EstimateCost(program).bytes_accessed <= kInlineBytes;
 }
 
 StatusOr<std::unique_ptr<SimLoadedExecutable>> SimLoadedExecutable::Load(
@@ -160,8 +164,10 @@ StatusOr<ExecuteResult> SimLoadedExecutable::Execute(
   ExecuteResult result;
   result.outputs.resize(devices.size());
   {
-    // Every queue sees the launches of multi-device programs in one order.
-    std::lock_guard<std::mutex> lock(client_.launch_mutex());
+    // Every queue sees the launches of multi-device programs in one order (a single-device launch
+    // waits for no other device, so its place in that order does not matter).
+    std::unique_lock<std::mutex> lock(client_.launch_mutex(), std::defer_lock);
+    if (devices.size() > 1) lock.lock();
     for (DeviceRun& run : runs) {
       std::shared_ptr<Event> ready = Event::AfterAll(run.argument_events);
       std::shared_ptr<Event> done = run.done;
@@ -171,8 +177,8 @@ StatusOr<ExecuteResult> SimLoadedExecutable::Execute(
       place.replica = shared_run->logical_id / partitions;
       place.partition = shared_run->logical_id % partitions;
       place.num_participants = static_cast<int64_t>(devices.size());
-      shared_run->device->queue().EnqueueAfter(
-          ready, [program, shared_run, rendezvous, place](Status status) mutable {
+      std::function<void(Status)> work = [program, shared_run, rendezvous,
+                                          place](Status status) mutable {
             place.rendezvous = rendezvous.get();
             if (status.ok()) {
               std::vector<const void*> args;
@@ -187,7 +193,9 @@ StatusOr<ExecuteResult> SimLoadedExecutable::Execute(
             shared_run->arguments.clear();
             shared_run->scratch.reset();
             shared_run->done->Set(status);
-          });
+          };
+      Queue& queue = shared_run->device->queue();
+      if (!run_inline_ || !queue.RunIfIdle(ready, work)) queue.EnqueueAfter(ready, std::move(work));
       const Computation& entry = program->entry();
       for (size_t j = 0; j < entry.results.size(); ++j) {
         const ArrayType& type = entry.slot_types[entry.results[j]];

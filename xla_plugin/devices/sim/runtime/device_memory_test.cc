@@ -1,5 +1,8 @@
 #include "xla_plugin/devices/sim/runtime/device_memory.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -188,6 +191,35 @@ TEST(DeviceMemoryTest, LargeFreedBlocksAreReusable) {
     EXPECT_EQ(static_cast<uint8_t*>(block->data())[block->size() - 1], round + 1);
   }
   EXPECT_EQ(memory->Stats().bytes_in_use, 0);
+}
+
+// Minor page faults of this process so far.
+long MinorFaults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
+TEST(DeviceMemoryTest, ReusingAFreedLargeBlockTakesNoPageFaults) {
+  // The pages of a freed large block go back lazily, so writing the block allocated again over
+  // them does not fault each of its 8192 pages in again (unless the kernel reclaimed them
+  // meanwhile, which it does only under memory pressure).
+  std::unique_ptr<DeviceMemory> memory = MakeMemory(0, 64 * kMiB);
+  const size_t bytes = 32 * kMiB;
+  void* first_address = nullptr;
+  {
+    std::shared_ptr<Allocation> block = MustAllocate(*memory, static_cast<int64_t>(bytes));
+    std::memset(block->data(), 1, bytes);
+    first_address = block->data();
+  }
+  std::shared_ptr<Allocation> again = MustAllocate(*memory, static_cast<int64_t>(bytes));
+  ASSERT_EQ(again->data(), first_address);
+  const long before = MinorFaults();
+  std::memset(again->data(), 2, bytes);
+  const long faults = MinorFaults() - before;
+  const long pages = static_cast<long>(bytes / static_cast<size_t>(sysconf(_SC_PAGESIZE)));
+  EXPECT_LT(faults, pages / 4) << "pages: " << pages;
+  EXPECT_EQ(static_cast<uint8_t*>(again->data())[bytes - 1], 2);
 }
 
 TEST(DeviceMemoryTest, ConcurrentAllocateAndFreeKeepExactStats) {

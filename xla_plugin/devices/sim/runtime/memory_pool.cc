@@ -105,7 +105,14 @@ void MemoryPool::Release(int64_t offset, int64_t block_size) {
     const uintptr_t begin = reinterpret_cast<uintptr_t>(base_ + offset);
     const uintptr_t first = (begin + page - 1) / page * page;
     const uintptr_t last = (begin + static_cast<uintptr_t>(block_size)) / page * page;
-    if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+    if (last > first) {
+      // MADV_FREE: the kernel takes the pages when it needs memory; until then a block allocated
+      // here again reuses them without a page fault (with MADV_DONTNEED every reuse faulted each
+      // page in again and zeroed it: 40 % of an elementwise program's time on 64 MiB arrays).
+      // Kernels before Linux 4.5 lack MADV_FREE (EINVAL): give the pages back at once there.
+      void* start = reinterpret_cast<void*>(first);
+      if (madvise(start, last - first, MADV_FREE) != 0) madvise(start, last - first, MADV_DONTNEED);
+    }
   }
   std::lock_guard<std::mutex> lock(mu_);
   allocator_.Free(offset, block_size);

@@ -20,8 +20,9 @@ namespace sim {
 // unmapped only when both the DeviceMemory and the last Allocation are gone. Thread-safe.
 class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
  public:
-  // Freed blocks of at least this many bytes give their whole pages back to the system
-  // (madvise(MADV_DONTNEED)): the process's resident memory follows what is in use, not the peak.
+  // Freed blocks of at least this many bytes give their whole pages back to the system lazily
+  // (madvise(MADV_FREE)): the kernel reclaims them when it needs memory, and a later allocation
+  // that reuses them before that takes no page faults.
   static constexpr int64_t kReleasePagesThreshold = int64_t{1} << 20;
 
   // Reserves `capacity_bytes` (>= 64) of address space for device `device_id`: one mmap

@@ -21,6 +21,7 @@ struct Queue::State {
   std::condition_variable cv;  // New piece, stop, or a dependency became ready.
   std::deque<Piece> pieces;    // Waiting to run, in order.
   bool stopping = false;       // ~Queue was called.
+  bool busy = false;           // A piece runs (on the worker or, by RunIfIdle, on a caller).
 };
 
 namespace {
@@ -83,6 +84,30 @@ void Queue::EnqueueAfter(std::shared_ptr<Event> dependency, std::function<void(S
   state_->cv.notify_all();
 }
 
+bool Queue::RunIfIdle(const std::shared_ptr<Event>& dependency,
+                      const std::function<void(Status)>& work) {
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    if (state_->busy || state_->stopping || !state_->pieces.empty()) return false;
+    if (dependency != nullptr && !dependency->IsReady()) return false;
+    state_->busy = true;
+  }
+  try {
+    work(dependency != nullptr ? dependency->status() : OkStatus());
+  } catch (...) {
+    // As on the worker: work reports through its own events.
+  }
+  bool wake = false;
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->busy = false;
+    wake = state_->stopping || !state_->pieces.empty();
+  }
+  // Only the worker waits on cv; waking it for nothing would cost the thread switch saved here.
+  if (wake) state_->cv.notify_all();
+  return true;
+}
+
 void Queue::Await() {
   if (worker_.get_id() == std::this_thread::get_id()) return;
   auto done = Event::Create();
@@ -96,10 +121,13 @@ void Queue::Run(std::shared_ptr<State> state) {
     Status status;
     {
       std::unique_lock<std::mutex> lock(state->mu);
-      state->cv.wait(lock, [&] { return state->stopping || !state->pieces.empty(); });
+      state->cv.wait(lock, [&] {
+        return !state->busy && (state->stopping || !state->pieces.empty());
+      });
       if (state->pieces.empty()) return;  // Stopping, and nothing left.
       piece = std::move(state->pieces.front());
       state->pieces.pop_front();
+      state->busy = true;  // Until the piece ran, RunIfIdle leaves the queue alone.
       if (piece.dependency != nullptr) {
         status = WaitForDependency(state, lock, piece.dependency);
       }
@@ -109,6 +137,9 @@ void Queue::Run(std::shared_ptr<State> state) {
     } catch (...) {
       // Work reports through its own events; one that throws loses only its own report.
     }
+    piece = State::Piece{};  // Its captures go before the next piece may run.
+    std::lock_guard<std::mutex> lock(state->mu);
+    state->busy = false;  // Nobody waits for this but the worker itself (RunIfIdle never waits).
   }
 }
 

@@ -43,6 +43,12 @@ class Queue {
   // the dependency's status (work that gets an error passes it on to its own events and does
   // nothing else). The queue waits for the dependency without using a thread of its own.
   void EnqueueAfter(std::shared_ptr<Event> dependency, std::function<void(Status)> work);
+  // When nothing is queued or running and `dependency` is null or ready, runs `work` on the
+  // calling thread with the dependency's status, holding the queue (work enqueued meanwhile waits
+  // for it), and returns true; otherwise returns false and leaves `work` to the caller. For short
+  // work, whose hand-off to the worker thread would cost more than the work itself.
+  bool RunIfIdle(const std::shared_ptr<Event>& dependency,
+                 const std::function<void(Status)>& work);
   // Returns once everything enqueued before the call has run (including work waiting for a
   // dependency, which it therefore waits for too). From the queue's own work it returns at once.
   void Await();

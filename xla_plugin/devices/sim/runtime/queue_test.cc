@@ -198,6 +198,64 @@ TEST(QueueTest, ThrowingWorkDoesNotStopTheQueue) {
   EXPECT_TRUE(ran.load());
 }
 
+TEST(QueueTest, RunIfIdleRunsOnTheCallerWhenNothingIsQueued) {
+  Queue queue("sim-test");
+  std::thread::id ran_on;
+  Status got = Status(StatusCode::kUnknown, "not run");
+  EXPECT_TRUE(queue.RunIfIdle(nullptr, [&](Status status) {
+    ran_on = std::this_thread::get_id();
+    got = status;
+  }));
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+  EXPECT_TRUE(got.ok());
+  // A ready dependency's status is passed on, error included.
+  EXPECT_TRUE(queue.RunIfIdle(Event::CreateReady(Status(StatusCode::kDataLoss, "lost")),
+                              [&](Status status) { got = status; }));
+  EXPECT_EQ(got.code(), StatusCode::kDataLoss);
+  EXPECT_EQ(got.message(), "lost");
+}
+
+TEST(QueueTest, RunIfIdleDeclinesBehindQueuedWorkAndForUnreadyDependencies) {
+  Queue queue("sim-test");
+  Log log;
+  std::shared_ptr<Event> gate = Event::Create();
+  queue.EnqueueAfter(gate, [&log](Status) { log.Add(1); });
+  bool ran = false;
+  // Work is queued (waiting for `gate`): running now would overtake it.
+  EXPECT_FALSE(queue.RunIfIdle(nullptr, [&](Status) { ran = true; }));
+  gate->Set(OkStatus());
+  queue.Await();
+  // The queue is idle, but the dependency is not ready.
+  std::shared_ptr<Event> unready = Event::Create();
+  EXPECT_FALSE(queue.RunIfIdle(unready, [&](Status) { ran = true; }));
+  EXPECT_FALSE(ran);
+  EXPECT_EQ(log.Get(), std::vector<int>({1}));
+  unready->Set(OkStatus());
+}
+
+TEST(QueueTest, WorkEnqueuedWhileRunIfIdleRunsWaitsForIt) {
+  Queue queue("sim-test");
+  Log log;
+  std::shared_ptr<Event> inside = Event::Create();
+  std::shared_ptr<Event> produced = Event::Create();
+  std::thread producer([&] {
+    inside->Await();
+    queue.Enqueue([&log] { log.Add(2); });
+    // And RunIfIdle from another thread declines while the queue is held.
+    EXPECT_FALSE(queue.RunIfIdle(nullptr, [&log](Status) { log.Add(99); }));
+    produced->Set(OkStatus());
+  });
+  EXPECT_TRUE(queue.RunIfIdle(nullptr, [&](Status) {
+    inside->Set(OkStatus());
+    produced->Await();  // The worker has work now, and must not start it yet.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    log.Add(1);
+  }));
+  producer.join();
+  queue.Await();
+  EXPECT_EQ(log.Get(), std::vector<int>({1, 2}));
+}
+
 }  // namespace
 }  // namespace sim
 }  // namespace pjrtkit
