@@ -72,7 +72,8 @@ _DESCRIPTIONS = {
     _device.XLA_CPU: "cpu lowering rules and LAPACK, host callbacks, donation, persistent cache",
     _device.XLA_GPU: ("cuda lowering rules and jaxlib's CUDA kernels, Pallas on Triton and Mosaic "
                       "GPU, host callbacks, the gpu alias, donation, persistent cache"),
-    _device.STABLEHLO: "Shardy export of multi-device programs, donation, persistent cache",
+    _device.STABLEHLO: ("FFI handlers and host callbacks, Shardy export of multi-device programs, "
+                        "donation, persistent cache"),
 }
 """What the integration gives each device, in words for warnings."""
 
@@ -189,15 +190,22 @@ def _install_gpu_steps(c_api: Any, platform: str, undo: _Undo) -> None:
   _jax_compat.enable_persistent_cache(platform, compilation_cache)
 
 
-def _install_stablehlo_steps(platform: str, undo: _Undo) -> None:
+def _install_stablehlo_steps(c_api: Any, platform: str, undo: _Undo) -> None:
   """Installs what a device that compiles StableHLO itself needs: JAX's platform-independent
-  lowerings stay; multi-device programs reach it with Shardy exported (``_shardy``); donation and
-  the persistent cache as on the reference devices."""
+  lowerings stay; FFI registrations for ``platform`` reach the plugin (the device runs typed FFI
+  custom calls with the handlers registered for it); host callbacks lower as on xla_cpu, to
+  custom calls that run pjrtkit's host-callback handler; multi-device programs reach it with
+  Shardy exported (``_shardy``); donation and the persistent cache as on the reference devices."""
   from jax._src import compilation_cache  # pylint: disable=g-import-not-at-top
   from jax._src import compiler  # pylint: disable=g-import-not-at-top
   from jax._src.interpreters import mlir  # pylint: disable=g-import-not-at-top
 
+  extension = _ffi.install(c_api, platform)
+  _snapshot_lowerings(platform, undo)
+  _callback_rules.callback_rules()  # Fails before anything of callbacks is installed.
   _snapshot_attribute(compiler, "compile_or_get_cached", undo)
+  _host_callbacks.install(c_api, platform, extension)
+  _callback_rules.register(platform)
   compiler.compile_or_get_cached = _shardy.exporting_compiles(compiler.compile_or_get_cached,
                                                               platform)
   donation = list(mlir._platforms_with_donation)  # pylint: disable=protected-access
@@ -250,7 +258,7 @@ def install(c_api: Any, platform: str, device: str = _device.XLA_CPU) -> Status:
     if family == _device.XLA_GPU:
       _install_gpu_steps(c_api, platform, undo)
     elif family == _device.STABLEHLO:
-      _install_stablehlo_steps(platform, undo)
+      _install_stablehlo_steps(c_api, platform, undo)
     else:
       _install_steps(c_api, platform, undo)
   except Exception as exc:  # pylint: disable=broad-except  (the plugin must still register)

@@ -187,5 +187,16 @@ StatusOr<std::shared_ptr<const stablehlo::StablehloLibrary>> SimClient::stablehl
   return *library_;
 }
 
+Status SimClient::RegisterFfiHandler(const FfiHandlerRegistration& registration) {
+  return ffi_handlers_.Register(registration, platform_name_);
+}
+
+Status SimClient::RegisterFfiType(const FfiTypeRegistration& registration) {
+  if (registration.type_name.empty() || registration.type_id == 0) {
+    return InvalidArgument("an FFI type needs a name and an id");
+  }
+  return OkStatus();
+}
+
 }  // namespace sim
 }  // namespace pjrtkit

@@ -17,6 +17,7 @@
 #include "xla_plugin/devices/sim/runtime/device_memory.h"
 #include "xla_plugin/devices/sim/runtime/queue.h"
 #include "xla_plugin/devices/sim/sim_device.h"
+#include "xla_plugin/devices/sim/sim_ffi_handlers.h"
 #include "xla_plugin/devices/sim/sim_memory.h"
 #include "xla_plugin/devices/sim/sim_options.h"
 #include "xla_plugin/devices/sim/sim_topology.h"
@@ -46,6 +47,8 @@ class SimClient : public Client {
   // Held while the work of one multi-device execution is enqueued on all its devices' queues, so
   // that every queue sees launches in the same order (collectives cannot deadlock).
   std::mutex& launch_mutex() { return launch_mutex_; }
+  // The XLA FFI handlers registered for this client's platform (programs' custom calls).
+  const SimFfiHandlers& ffi_handlers() const { return ffi_handlers_; }
   // The StableHLO library this client's compiles read programs with: the option
   // stablehlo_library_path when set, else the process's (sim_stablehlo.h). Loaded at the first
   // call; a failure is returned again by later calls.
@@ -72,6 +75,12 @@ class SimClient : public Client {
   StatusOr<std::unique_ptr<LoadedExecutable>> DeserializeAndLoad(
       const std::string& serialized, const std::optional<std::string>& compile_options) override;
   StatusOr<const Topology*> topology() const override { return topology_.get(); }
+  // Keeps the handler for programs' custom calls of its target (SimFfiHandlers::Register: the
+  // platform must be "pjrtkit" or "Host").
+  Status RegisterFfiHandler(const FfiHandlerRegistration& registration) override;
+  // Accepted: the C-API layer fixes the type's id, which is all custom calls need (user data
+  // arrives keyed by it).
+  Status RegisterFfiType(const FfiTypeRegistration& registration) override;
   // A buffer whose contents are whatever its memory held, ready at once.
   StatusOr<std::unique_ptr<Buffer>> CreateUninitializedBuffer(ElementType type,
                                                               const std::vector<int64_t>& dims,
@@ -104,6 +113,7 @@ class SimClient : public Client {
   // The library once loaded (or why not); empty before the first stablehlo_library() call.
   std::optional<StatusOr<std::shared_ptr<const stablehlo::StablehloLibrary>>> library_;
   std::mutex launch_mutex_;                                     // See launch_mutex().
+  SimFfiHandlers ffi_handlers_;                                 // See ffi_handlers().
 };
 
 }  // namespace sim

@@ -1,5 +1,7 @@
 #include "xla_plugin/devices/sim/sim_loaded_executable.h"
 
+#include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -11,6 +13,7 @@
 #include "xla_plugin/devices/sim/runtime/rendezvous.h"
 #include "xla_plugin/devices/sim/sim_buffer.h"
 #include "xla_plugin/devices/sim/sim_device.h"
+#include "xla_plugin/devices/sim/sim_ffi_calls.h"
 
 namespace pjrtkit {
 namespace sim {
@@ -31,8 +34,16 @@ SimLoadedExecutable::SimLoadedExecutable(SimClient& client,
     : client_(client), executable_(std::move(executable)), sim_devices_(std::move(devices)) {
   for (SimDevice* d : sim_devices_) devices_.push_back(d);
   const DeviceProgram& program = executable_->program();
+  for (const Computation& computation : program.computations) {
+    for (const Instruction& instruction : computation.instructions) {
+      if (instruction.opcode == Opcode::kCustomCall) {
+        custom_calls_.insert(std::get<CustomCallParams>(instruction.params).target);
+      }
+    }
+  }
+  // Programs with custom calls run on the device's queue (their handlers run there, in order).
   run_inline_ = sim_devices_.size() == 1 && program.computations.size() == 1 &&
-                EstimateCost(program).bytes_accessed <= kInlineBytes;
+                custom_calls_.empty() && EstimateCost(program).bytes_accessed <= kInlineBytes;
 }
 
 StatusOr<std::unique_ptr<SimLoadedExecutable>> SimLoadedExecutable::Load(
@@ -46,8 +57,16 @@ StatusOr<std::unique_ptr<SimLoadedExecutable>> SimLoadedExecutable::Load(
     }
     devices.push_back(device);
   }
-  return std::unique_ptr<SimLoadedExecutable>(
+  std::unique_ptr<SimLoadedExecutable> loaded(
       new SimLoadedExecutable(client, std::move(executable), std::move(devices)));
+  for (const std::string& target : loaded->custom_calls_) {
+    if (client.ffi_handlers().Find(target) == nullptr) {
+      return NotFound("No FFI handler registered for custom call @" + target + " on platform " +
+                      client.platform_name() + " (register it with jax.ffi.register_ffi_target("
+                      "..., platform='" + client.platform_name() + "'))");
+    }
+  }
+  return loaded;
 }
 
 StatusOr<std::vector<LogicalDeviceId>> SimLoadedExecutable::addressable_device_logical_ids()
@@ -163,6 +182,10 @@ StatusOr<ExecuteResult> SimLoadedExecutable::Execute(
   if (devices.size() > 1) rendezvous = std::make_shared<Rendezvous>(static_cast<int>(devices.size()));
   ExecuteResult result;
   result.outputs.resize(devices.size());
+  std::map<int64_t, void*> user_data;
+  if (!custom_calls_.empty() && options.context != nullptr) {
+    user_data = options.context->user_data();
+  }
   {
     // Every queue sees the launches of multi-device programs in one order (a single-device launch
     // waits for no other device, so its place in that order does not matter).
@@ -177,9 +200,16 @@ StatusOr<ExecuteResult> SimLoadedExecutable::Execute(
       place.replica = shared_run->logical_id / partitions;
       place.partition = shared_run->logical_id % partitions;
       place.num_participants = static_cast<int64_t>(devices.size());
-      std::function<void(Status)> work = [program, shared_run, rendezvous,
+      std::shared_ptr<SimFfiCalls> custom_calls;
+      if (!custom_calls_.empty()) {
+        custom_calls = std::make_shared<SimFfiCalls>(
+            client_.ffi_handlers(), user_data, shared_run->device->description().id(),
+            client_.platform_name());
+      }
+      std::function<void(Status)> work = [program, shared_run, rendezvous, custom_calls,
                                           place](Status status) mutable {
             place.rendezvous = rendezvous.get();
+            place.custom_calls = custom_calls.get();
             if (status.ok()) {
               std::vector<const void*> args;
               for (const auto& a : shared_run->arguments) args.push_back(a->data());

@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <memory>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "xla_plugin/client/loaded_executable.h"
@@ -17,7 +19,8 @@ namespace sim {
 // Thread-safe; executions may overlap (each has its own scratch memory and rendezvous).
 class SimLoadedExecutable : public LoadedExecutable {
  public:
-  // Binds `executable` to the devices of its options on `client`, which outlives it.
+  // Binds `executable` to the devices of its options on `client`, which outlives it. NOT_FOUND
+  // when a custom call of the program has no FFI handler on the client.
   static StatusOr<std::unique_ptr<SimLoadedExecutable>> Load(
       SimClient& client, std::shared_ptr<SimExecutable> executable);
 
@@ -29,7 +32,8 @@ class SimLoadedExecutable : public LoadedExecutable {
   // Checks every argument against the program's parameters (type, shape, device), allocates
   // each device's outputs and scratch memory (RESOURCE_EXHAUSTED here, naming the device, when
   // it does not fit), takes donated arguments, and enqueues the program on every device's queue
-  // after its arguments are ready; a short single-device program (kInlineBytes) whose arguments
+  // after its arguments are ready (a program with custom calls gets the client's FFI handlers
+  // and the execute context's user data, copied now); a short single-device program (kInlineBytes) whose arguments
   // are ready runs on the calling thread instead when its device's queue is idle. Outputs are ready when their device finished; an error of the
   // execution (or of an argument) reaches every output's ready event.
   StatusOr<ExecuteResult> Execute(const std::vector<std::vector<Buffer*>>& arguments,
@@ -60,6 +64,7 @@ class SimLoadedExecutable : public LoadedExecutable {
   std::vector<SimDevice*> sim_devices_;  // Per logical id (replica * partitions + partition).
   std::vector<Device*> devices_;         // The same, as Device.
   bool run_inline_ = false;              // Short enough to run on the caller's thread.
+  std::set<std::string> custom_calls_;   // Targets of the program's custom calls (FFI handlers).
   std::atomic<bool> deleted_{false};
 };
 

@@ -164,6 +164,13 @@ class Emitter {
   void MarkLive() {
     live_.assign(graph_.nodes.size(), false);
     std::vector<ValueIndex> work(graph_.results.begin(), graph_.results.end());
+    // Effectful nodes are needed whether or not anything reads their results.
+    for (NodeIndex n = 0; n < static_cast<NodeIndex>(graph_.nodes.size()); ++n) {
+      const Node& node = graph_.nodes[n];
+      if (!node.effectful || node.dead) continue;
+      live_[n] = true;
+      work.insert(work.end(), node.operands.begin(), node.operands.end());
+    }
     std::vector<bool> seen(graph_.values.size(), false);
     while (!work.empty()) {
       const ValueIndex v = work.back();

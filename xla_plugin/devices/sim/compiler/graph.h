@@ -61,6 +61,9 @@ struct Node {
   Opcode opcode = Opcode::kCopy;
   InstructionParams params;
   bool dead = false;  // Removed by a rewrite.
+  // Has an effect beyond its results (a custom call, or a loop or branch holding one): kept even
+  // when nothing reads its results.
+  bool effectful = false;
 };
 
 // One computation being compiled.
@@ -70,6 +73,7 @@ struct Graph {
   std::vector<Node> nodes;
   std::vector<ValueIndex> parameters;
   std::vector<ValueIndex> results;
+  bool effectful = false;  // Some node, here or in a computation it runs, is effectful.
 
   // Adds a value of `type` produced by `producer`.
   ValueIndex AddValue(const ArrayType& type, NodeIndex producer) {

@@ -1,6 +1,8 @@
 // Lowerings of control flow (while, case, if, composite), collectives, partition/replica ids and
 // the custom calls the device understands (sharding annotations of partitioned programs).
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <memory>
 #include <set>
 #include <string>
@@ -87,6 +89,16 @@ std::vector<ValueIndex> UnifyCaptures(LoweringState& state, const Graph& outer,
   return all;
 }
 
+// When a region holds an effectful node, so does the node just emitted (a loop or branch over
+// those regions) and the graph it is in.
+void MarkEffectful(Lowerer& lowerer, const std::vector<LoweredRegion>& regions) {
+  for (const LoweredRegion& region : regions) {
+    if (!lowerer.state().graphs[region.graph]->effectful) continue;
+    lowerer.graph().nodes.back().effectful = true;
+    lowerer.graph().effectful = true;
+  }
+}
+
 Status LowerWhile(Lowerer& lowerer, const Operation& op) {
   if (op.regions.size() != 2 || op.operands.size() != op.results.size()) {
     return lowerer.Invalid(op, "needs cond and body regions and one result per operand");
@@ -108,7 +120,9 @@ Status LowerWhile(Lowerer& lowerer, const Operation& op) {
   params.num_captured = static_cast<int32_t>(captured.size());
   std::vector<ValueIndex> all = operands;
   all.insert(all.end(), captured.begin(), captured.end());
-  return lowerer.EmitInstruction(op, Opcode::kWhile, params, all);
+  PJRTKIT_RETURN_IF_ERROR(lowerer.EmitInstruction(op, Opcode::kWhile, params, all));
+  MarkEffectful(lowerer, regions);
+  return OkStatus();
 }
 
 // Lowers branch regions (no arguments) with `index` (an s32 scalar) choosing one.
@@ -127,7 +141,9 @@ Status EmitCase(Lowerer& lowerer, const Operation& op, ValueIndex index,
   for (const LoweredRegion& region : regions) params.branches.push_back(region.graph);
   std::vector<ValueIndex> all = {index};
   all.insert(all.end(), captured.begin(), captured.end());
-  return lowerer.EmitInstruction(op, Opcode::kCase, params, all);
+  PJRTKIT_RETURN_IF_ERROR(lowerer.EmitInstruction(op, Opcode::kCase, params, all));
+  MarkEffectful(lowerer, regions);
+  return OkStatus();
 }
 
 Status LowerCase(Lowerer& lowerer, const Operation& op) {
@@ -348,6 +364,175 @@ Status LowerCollective(Lowerer& lowerer, const Operation& op) {
   return lowerer.EmitInstruction(op, Opcode::kCollective, std::move(p), operands);
 }
 
+// The value of one backend_config entry, as the FFI handler receives it.
+StatusOr<FfiAttribute> FfiAttributeOf(Lowerer& lowerer, const Operation& op,
+                                      const std::string& target,
+                                      const stablehlo::NamedAttribute& entry) {
+  using Kind = stablehlo::Attribute::Kind;
+  FfiAttribute out;
+  out.name = entry.name;
+  const stablehlo::Attribute& a = entry.value;
+  auto little_endian = [](uint64_t bits, int bytes) {
+    std::string text(static_cast<size_t>(bytes), '\0');
+    for (int i = 0; i < bytes; ++i) text[i] = static_cast<char>((bits >> (8 * i)) & 0xff);
+    return text;
+  };
+  const bool scalar_type = a.type.kind == stablehlo::Type::Kind::kScalar;
+  switch (a.kind) {
+    case Kind::kBool:
+      out.type = ElementType::kPred;
+      out.bytes = std::string(1, a.bool_value ? '\1' : '\0');
+      return out;
+    case Kind::kInteger: {
+      out.type = scalar_type ? a.type.element_type : ElementType::kS64;
+      if (out.type == ElementType::kPred) {
+        out.bytes = std::string(1, a.int_value != 0 ? '\1' : '\0');
+        return out;
+      }
+      if (out.type < ElementType::kS8 || out.type > ElementType::kU64) break;
+      out.bytes = little_endian(static_cast<uint64_t>(a.int_value), ElementTypeBits(out.type) / 8);
+      return out;
+    }
+    case Kind::kFloat: {
+      out.type = scalar_type ? a.type.element_type : ElementType::kF64;
+      if (out.type == ElementType::kF32) {
+        const float value = static_cast<float>(a.float_value);
+        uint32_t bits = 0;
+        std::memcpy(&bits, &value, sizeof(bits));
+        out.bytes = little_endian(bits, 4);
+        return out;
+      }
+      if (out.type == ElementType::kF64) {
+        uint64_t bits = 0;
+        std::memcpy(&bits, &a.float_value, sizeof(bits));
+        out.bytes = little_endian(bits, 8);
+        return out;
+      }
+      break;
+    }
+    case Kind::kString:
+      out.kind = FfiAttribute::Kind::kString;
+      out.type = ElementType::kInvalid;
+      out.bytes = a.string_value;
+      return out;
+    default:
+      break;
+  }
+  return lowerer.Unsupported(op, "custom_call @" + target + " attribute '" + entry.name +
+                                     "' (FFI attributes other than integer, f32, f64, bool and "
+                                     "string scalars)");
+}
+
+// The values of `dense<...> : tensor<Nxindex>`, which the reader keeps as text (a builtin form
+// of an element type it does not model): "dense<0> : tensor<1xindex>" -> {0},
+// "dense<[1, 0]> : tensor<2xindex>" -> {1, 0}, "dense<> : tensor<0xindex>" -> {}.
+StatusOr<std::vector<int64_t>> IndexTensorInts(const stablehlo::Attribute& attribute) {
+  const std::string& text = attribute.text;
+  const size_t open = text.find("dense<");
+  const size_t close = text.find('>', open == std::string::npos ? 0 : open);
+  const size_t count_at = text.find("tensor<");
+  const size_t x = text.find("xindex>");
+  if (attribute.kind != stablehlo::Attribute::Kind::kDialect || open != 0 ||
+      close == std::string::npos || count_at == std::string::npos || x == std::string::npos ||
+      x < count_at + 7) {
+    return InvalidArgument("is not an index tensor");
+  }
+  std::vector<int64_t> values;
+  const std::string body = text.substr(open + 6, close - open - 6);
+  for (size_t i = 0; i < body.size();) {
+    if (std::isdigit(static_cast<unsigned char>(body[i]))) {
+      int64_t value = 0;
+      for (; i < body.size() && std::isdigit(static_cast<unsigned char>(body[i])); ++i) {
+        if (value > 1000000) return InvalidArgument("holds an index out of range");
+        value = value * 10 + (body[i] - '0');
+      }
+      values.push_back(value);
+    } else if (std::string("[], ").find(body[i]) != std::string::npos) {
+      ++i;
+    } else {
+      return InvalidArgument("is not an index tensor");
+    }
+  }
+  const std::string count = text.substr(count_at + 7, x - count_at - 7);
+  if (count.empty() || count.size() > 6 ||
+      count.find_first_not_of("0123456789") != std::string::npos) {
+    return InvalidArgument("is not a 1-d index tensor of a layout");
+  }
+  const size_t n = static_cast<size_t>(std::stoll(count));
+  if (values.size() == 1 && n > 1) values.assign(n, values[0]);  // A splat.
+  if (values.size() != n) return InvalidArgument("has the wrong number of values");
+  return values;
+}
+
+// True when every entry of `name` (operand_layouts / result_layouts) is the default
+// (descending, row-major) layout, or the attribute is absent.
+bool DefaultLayouts(const Operation& op, const char* name) {
+  const stablehlo::Attribute* layouts = op.Find(name);
+  if (layouts == nullptr) return true;
+  if (layouts->kind != stablehlo::Attribute::Kind::kArray) return false;
+  for (const stablehlo::Attribute& layout : layouts->elements) {
+    StatusOr<std::vector<int64_t>> dims = AttributeInts(layout);
+    if (!dims.ok()) dims = IndexTensorInts(layout);
+    if (!dims.ok()) return false;
+    for (size_t i = 0; i < dims->size(); ++i) {
+      if ((*dims)[i] != static_cast<int64_t>(dims->size() - 1 - i)) return false;
+    }
+  }
+  return true;
+}
+
+// A typed XLA FFI custom call (api_version 4, attributes in a dictionary): one kCustomCall
+// instruction, effectful, whose handler is looked up on the device's platform when the program
+// is loaded.
+Status LowerFfiCustomCall(Lowerer& lowerer, const Operation& op, const std::string& target,
+                          const stablehlo::Attribute* config) {
+  CustomCallParams p;
+  p.target = target;
+  p.has_side_effect = OpBool(op, "has_side_effect");
+  if (config != nullptr) {
+    for (const stablehlo::NamedAttribute& entry : config->entries) {
+      PJRTKIT_ASSIGN_OR_RETURN(FfiAttribute attribute,
+                               FfiAttributeOf(lowerer, op, target, entry));
+      p.attributes.push_back(std::move(attribute));
+    }
+  }
+  std::sort(p.attributes.begin(), p.attributes.end(),
+            [](const FfiAttribute& a, const FfiAttribute& b) { return a.name < b.name; });
+  for (size_t i = 1; i < p.attributes.size(); ++i) {
+    if (p.attributes[i - 1].name == p.attributes[i].name) {
+      return lowerer.Invalid(op, "names attribute '" + p.attributes[i].name + "' twice");
+    }
+  }
+  if (!DefaultLayouts(op, "operand_layouts") || !DefaultLayouts(op, "result_layouts")) {
+    return lowerer.Unsupported(op, "custom_call @" + target +
+                                       " with layouts other than the default (row-major) one");
+  }
+  PJRTKIT_ASSIGN_OR_RETURN(std::vector<ValueIndex> operands, lowerer.Operands(op));
+  for (ValueIndex v : operands) {
+    const GraphValue& value = lowerer.graph().values[v];
+    if (value.sharded) {
+      return lowerer.Unsupported(op, "automatic SPMD partitioning (custom_call @" + target +
+                                         " reads an array sharded across devices)");
+    }
+    if (ElementTypeBits(value.type.type) % 8 != 0) {
+      return lowerer.Unsupported(op, "custom_call @" + target + " on " +
+                                         value.type.ToString() + " (elements of less than a byte)");
+    }
+  }
+  for (stablehlo::ValueId id : op.results) {
+    PJRTKIT_ASSIGN_OR_RETURN(ArrayType type, lowerer.TypeOf(id, op));
+    if (ElementTypeBits(type.type) % 8 != 0) {
+      return lowerer.Unsupported(op, "custom_call @" + target + " returning " + type.ToString() +
+                                         " (elements of less than a byte)");
+    }
+  }
+  PJRTKIT_RETURN_IF_ERROR(
+      lowerer.EmitInstruction(op, Opcode::kCustomCall, std::move(p), operands));
+  lowerer.graph().nodes.back().effectful = true;
+  lowerer.graph().effectful = true;
+  return OkStatus();
+}
+
 // Custom calls of partitioned programs that only annotate shardings or placements, and
 // @dce_sink (lax.dce_sink with prevent_mlir_dce: marks its operands used, has no result), which
 // lowers to nothing: sim programs have no side effects a dropped computation could lose, so the
@@ -368,6 +553,16 @@ Status LowerCustomCall(Lowerer& lowerer, const Operation& op) {
       "xla.sdy.GlobalToLocalShape", "xla.sdy.LocalToGlobalShape", "SPMDFullToShardShape",
       "SPMDShardToFullShape", "xla.sdy.manual_computation_body"};
   if (kIdentity->count(name) == 0) {
+    // A typed FFI call: api_version 4, or its attributes in a dictionary (JAX's mlir.custom_call
+    // writes them as mhlo.backend_config = {...}).
+    const stablehlo::Attribute* config = op.Find("mhlo.backend_config");
+    if (config == nullptr) config = op.Find("backend_config");
+    const bool dictionary =
+        config != nullptr && config->kind == stablehlo::Attribute::Kind::kDictionary;
+    StatusOr<int64_t> api_version = OpInt(op, "api_version", 1);
+    if (dictionary || (api_version.ok() && *api_version == 4)) {
+      return LowerFfiCustomCall(lowerer, op, name, dictionary ? config : nullptr);
+    }
     return lowerer.Unsupported(op, "custom_call @" + name);
   }
   if (op.operands.size() != op.results.size()) {

@@ -159,6 +159,14 @@ Status Frame::RunKernel(const Computation& computation, const Instruction& instr
       return RunSort(std::get<SortParams>(p), operands, results);
     case Opcode::kRngBitGenerator:
       return RunRngBitGenerator(std::get<RngBitGeneratorParams>(p), operands, results);
+    case Opcode::kCustomCall: {
+      const CustomCallParams& call = std::get<CustomCallParams>(p);
+      if (place_.custom_calls == nullptr) {
+        return FailedPrecondition("custom call @" + call.target +
+                                  ": this execution was given no FFI handlers");
+      }
+      return place_.custom_calls->Call(call, operands, results);
+    }
     case Opcode::kCollective: {
       CollectiveContext context;
       context.logical_id = place_.replica * program_.num_partitions + place_.partition;

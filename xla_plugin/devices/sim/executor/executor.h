@@ -6,11 +6,22 @@
 #include <vector>
 
 #include "xla_plugin/client/status.h"
+#include "xla_plugin/devices/sim/kernels/kernel_args.h"
 #include "xla_plugin/devices/sim/program/device_program.h"
 #include "xla_plugin/devices/sim/runtime/rendezvous.h"
 
 namespace pjrtkit {
 namespace sim {
+
+// Runs a program's custom calls: the FFI handlers of the device's platform, which the client
+// layer holds (sim_ffi_calls.h). Thread-safe.
+class CustomCallRunner {
+ public:
+  virtual ~CustomCallRunner() = default;
+  // Calls the handler of `params.target` with the operands' and results' device memory.
+  virtual Status Call(const CustomCallParams& params, const std::vector<ArrayArg>& operands,
+                      const std::vector<ArrayResult>& results) const = 0;
+};
 
 // Where one device stands in an execution.
 struct ExecutionPlace {
@@ -19,6 +30,8 @@ struct ExecutionPlace {
   int64_t num_participants = 1;  // Devices of the execution (num_replicas * num_partitions).
   // Shared by the execution's devices for collectives; may be null with one participant.
   Rendezvous* rendezvous = nullptr;
+  // Runs the program's custom calls; null when the program has none.
+  const CustomCallRunner* custom_calls = nullptr;
 };
 
 // Runs programs; stateless (every call gets what it needs).

@@ -355,12 +355,48 @@ class ComputationValidator {
         return CheckCollective(*p, program_.num_replicas * program_.num_partitions, operands,
                                results);
       }
+      case Opcode::kCustomCall: {
+        PJRTKIT_ASSIGN_OR_RETURN(auto p, Params<CustomCallParams>(instruction));
+        return CheckCustomCall(*p, operands, results);
+      }
       case Opcode::kWhile:
         return ValidateWhile(instruction, operands, results);
       case Opcode::kCase:
         return ValidateCase(instruction, operands, results);
     }
     return InvalidArgument("unknown opcode");
+  }
+
+  // A target; attributes sorted by distinct names, scalars of an integer, float or pred type
+  // holding exactly one element's bytes; arrays of whole bytes per element.
+  static Status CheckCustomCall(const CustomCallParams& p, const ArrayTypes& operands,
+                                const ArrayTypes& results) {
+    if (p.target.empty()) return InvalidArgument("a custom call has no target");
+    for (size_t i = 0; i < p.attributes.size(); ++i) {
+      const FfiAttribute& a = p.attributes[i];
+      if (i > 0 && !(p.attributes[i - 1].name < a.name)) {
+        return InvalidArgument("custom call @" + p.target +
+                               ": attributes are not sorted by distinct names");
+      }
+      if (a.kind != FfiAttribute::Kind::kScalar) continue;
+      const int bits = ElementTypeBits(a.type);
+      const bool scalar_type = a.type == ElementType::kPred ||
+                               (a.type >= ElementType::kS8 && a.type <= ElementType::kF64) ||
+                               a.type == ElementType::kBF16;
+      if (!scalar_type || bits % 8 != 0 || a.bytes.size() != static_cast<size_t>(bits / 8)) {
+        return InvalidArgument("custom call @" + p.target + ": attribute " + a.name +
+                               " is not a scalar of an integer, float or pred type");
+      }
+    }
+    for (const ArrayTypes* list : {&operands, &results}) {
+      for (const ArrayType* t : *list) {
+        if (ElementTypeBits(t->type) % 8 != 0) {
+          return InvalidArgument("custom call @" + p.target + " takes " + t->ToString() +
+                                 ": elements of less than a byte are not supported");
+        }
+      }
+    }
+    return OkStatus();
   }
 
   Status ValidateWhile(const Instruction& instruction, const ArrayTypes& operands,

@@ -29,6 +29,7 @@ const char* OpcodeName(Opcode opcode) {
     case Opcode::kPartitionId: return "partition_id";
     case Opcode::kReplicaId: return "replica_id";
     case Opcode::kRngBitGenerator: return "rng_bit_generator";
+    case Opcode::kCustomCall: return "custom_call";
   }
   return "unknown";
 }

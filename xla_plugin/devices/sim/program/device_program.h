@@ -46,10 +46,11 @@ enum class Opcode : uint8_t {
   kPartitionId,         // std::monostate: u32 scalar, this device's partition.
   kReplicaId,           // std::monostate: u32 scalar, this device's replica.
   kRngBitGenerator,     // RngBitGeneratorParams.
+  kCustomCall,          // CustomCallParams.
 };
 
 // The number of opcodes (for range checks of deserialized programs).
-inline constexpr int kNumOpcodes = static_cast<int>(Opcode::kRngBitGenerator) + 1;
+inline constexpr int kNumOpcodes = static_cast<int>(Opcode::kCustomCall) + 1;
 
 // "fused", "dot_general", ... for messages.
 const char* OpcodeName(Opcode opcode);
@@ -59,7 +60,8 @@ using InstructionParams =
                  DynamicSliceParams, DynamicUpdateSliceParams, ConcatenateParams, PadParams,
                  ReverseParams, ReduceParams, ReduceWindowParams, SelectAndScatterParams,
                  DotGeneralParams, ConvolutionParams, GatherParams, ScatterParams, SortParams,
-                 WhileParams, CaseParams, CollectiveParams, RngBitGeneratorParams>;
+                 WhileParams, CaseParams, CollectiveParams, RngBitGeneratorParams,
+                 CustomCallParams>;
 
 // One step of a computation: reads `operands`, writes `results`.
 struct Instruction {

@@ -203,6 +203,27 @@ struct RngBitGeneratorParams {
   RngAlgorithm algorithm = RngAlgorithm::kDefault;
 };
 
+// One attribute of an XLA FFI custom call, as its handler receives it (XLA_FFI_Attrs).
+struct FfiAttribute {
+  enum class Kind : uint8_t { kScalar, kString };
+  std::string name;
+  Kind kind = Kind::kScalar;
+  // kScalar: the value's type (an integer, float or pred type) and its little-endian bytes;
+  // kString: the bytes of the string.
+  ElementType type = ElementType::kInvalid;
+  std::string bytes;
+};
+
+// A typed XLA FFI custom call (StableHLO custom_call with a dictionary backend config): operands
+// and results are arrays; the handler registered for `target` on the device's platform runs on
+// the host with their device memory. Never removed as dead code and never reordered with other
+// custom calls.
+struct CustomCallParams {
+  std::string target;                     // The custom call's target name.
+  std::vector<FfiAttribute> attributes;   // Sorted by name (XLA's call frame order).
+  bool has_side_effect = false;           // As the program says (every call runs anyway).
+};
+
 }  // namespace sim
 }  // namespace pjrtkit
 

@@ -127,6 +127,17 @@ CollectiveParams SampleCollective() {
 }
 
 // One instruction of each params alternative, in InstructionParams' order.
+// A typed FFI custom call with one attribute of each kind.
+CustomCallParams SampleCustomCall() {
+  CustomCallParams p;
+  p.target = "my_handler";
+  p.attributes = {FfiAttribute{"index", FfiAttribute::Kind::kScalar, ElementType::kU64,
+                               std::string("\x07\0\0\0\0\0\0\0", 8)},
+                  FfiAttribute{"name", FfiAttribute::Kind::kString, ElementType::kInvalid, "x"}};
+  p.has_side_effect = true;
+  return p;
+}
+
 std::vector<Instruction> EveryParamsInstructions() {
   ReduceWindowParams reduce_window{
       {1, 2}, {3, 4}, {5, 6}, {7, 8}, {{-1, 1}, {0, 9}}, SampleRegion(2, Combiner::kMaximum)};
@@ -167,6 +178,7 @@ std::vector<Instruction> EveryParamsInstructions() {
       Make(Opcode::kCollective, SampleCollective(), "stablehlo.all_reduce"),
       Make(Opcode::kRngBitGenerator, RngBitGeneratorParams{RngAlgorithm::kPhilox},
            "stablehlo.rng_bit_generator"),
+      Make(Opcode::kCustomCall, SampleCustomCall(), "stablehlo.custom_call"),
       Instruction{},  // Opcode kCopy, monostate, nothing else: the smallest instruction.
   };
 }

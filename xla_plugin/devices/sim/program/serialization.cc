@@ -97,6 +97,7 @@ constexpr const char* kParamsNames[] = {
     "CaseParams",                // 19
     "CollectiveParams",          // 20
     "RngBitGeneratorParams",     // 21
+    "CustomCallParams",          // 22
 };
 constexpr size_t kNumParamsAlternatives = std::variant_size_v<InstructionParams>;
 static_assert(kNumParamsAlternatives == std::size(kParamsNames),
@@ -116,7 +117,8 @@ static_assert(kParamsAt<0, std::monostate> && kParamsAt<1, FusedElementwise> &&
                   kParamsAt<14, ConvolutionParams> && kParamsAt<15, GatherParams> &&
                   kParamsAt<16, ScatterParams> && kParamsAt<17, SortParams> &&
                   kParamsAt<18, WhileParams> && kParamsAt<19, CaseParams> &&
-                  kParamsAt<20, CollectiveParams> && kParamsAt<21, RngBitGeneratorParams>,
+                  kParamsAt<20, CollectiveParams> && kParamsAt<21, RngBitGeneratorParams> &&
+                  kParamsAt<22, CustomCallParams>,
               "InstructionParams' alternatives moved: the stored variant index changes meaning; "
               "append new alternatives at the end and bump kProgramFormatVersion");
 
@@ -464,6 +466,32 @@ void Read(WireReader& r, RngBitGeneratorParams* p) {
   r.Enum("algorithm", kNumRngAlgorithms, &p->algorithm);
 }
 
+void Write(WireWriter& w, const FfiAttribute& a) {
+  w.String(a.name);
+  w.Enum(a.kind);
+  w.Enum(a.type);
+  w.String(a.bytes);
+}
+void Read(WireReader& r, FfiAttribute* a) {
+  r.String("name", &a->name);
+  r.Enum("kind", 2, &a->kind);
+  r.Enum("type", kMaxElementType + 1, &a->type);
+  r.String("bytes", &a->bytes);
+}
+constexpr size_t kMinFfiAttributeBytes = 4;  // Two empty strings and two enums.
+
+void Write(WireWriter& w, const CustomCallParams& p) {
+  w.String(p.target);
+  w.Vector(p.attributes, [](WireWriter& w, const FfiAttribute& a) { Write(w, a); });
+  w.Bool(p.has_side_effect);
+}
+void Read(WireReader& r, CustomCallParams* p) {
+  r.String("target", &p->target);
+  r.Vector("attributes", kMinFfiAttributeBytes, &p->attributes,
+           [](WireReader& r, FfiAttribute* a) { Read(r, a); });
+  r.Bool("has_side_effect", &p->has_side_effect);
+}
+
 // ---- Instruction, Computation, DeviceProgram ----
 
 void WriteParams(WireWriter& w, const InstructionParams& params) {
@@ -497,10 +525,11 @@ void ReadAlternative(WireReader& r, size_t index, InstructionParams* params) {
     case 19: return Read(r, &params->emplace<19>());
     case 20: return Read(r, &params->emplace<20>());
     case 21: return Read(r, &params->emplace<21>());
+    case 22: return Read(r, &params->emplace<22>());
   }
   // clang-format on
 }
-static_assert(kNumParamsAlternatives == 22, "ReadAlternative needs a case per alternative");
+static_assert(kNumParamsAlternatives == 23, "ReadAlternative needs a case per alternative");
 
 void ReadParams(WireReader& r, InstructionParams* params) {
   const uint64_t index = r.Varint("params");

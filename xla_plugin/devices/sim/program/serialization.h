@@ -27,7 +27,7 @@ namespace sim {
 // The first 12 bytes of every serialized program (the last one is '\0').
 inline constexpr std::string_view kProgramMagic{"PJRTKIT-SIM\0", 12};
 // The format version this build writes and the only one it reads.
-inline constexpr uint32_t kProgramFormatVersion = 2;
+inline constexpr uint32_t kProgramFormatVersion = 3;
 // Bytes before the payload: magic, version, payload length, checksum.
 inline constexpr size_t kProgramHeaderBytes = 32;
 

@@ -244,6 +244,19 @@ void Diff(const std::string& p, const RngBitGeneratorParams& a, const RngBitGene
   Same(p + ".algorithm", a.algorithm, b.algorithm, d);
 }
 
+void Diff(const std::string& p, const CustomCallParams& a, const CustomCallParams& b, Diffs* d) {
+  Same(p + ".target", a.target, b.target, d);
+  Same(p + ".attributes.size", a.attributes.size(), b.attributes.size(), d);
+  for (size_t i = 0; i < a.attributes.size() && i < b.attributes.size(); ++i) {
+    const std::string q = p + ".attributes[" + std::to_string(i) + "]";
+    Same(q + ".name", a.attributes[i].name, b.attributes[i].name, d);
+    Same(q + ".kind", a.attributes[i].kind, b.attributes[i].kind, d);
+    Same(q + ".type", a.attributes[i].type, b.attributes[i].type, d);
+    Same(q + ".bytes", a.attributes[i].bytes, b.attributes[i].bytes, d);
+  }
+  Same(p + ".has_side_effect", a.has_side_effect, b.has_side_effect, d);
+}
+
 void Diff(const std::string& p, const InstructionParams& a, const InstructionParams& b, Diffs* d) {
   if (a.index() != b.index()) {
     d->push_back(p + " (alternative " + std::to_string(a.index()) + " vs " +
@@ -428,7 +441,7 @@ TEST(SerializationTest, ExactBytesOfASmallProgram) {
   const std::string bytes = SerializeProgram(program);
   EXPECT_EQ(bytes, WithHeader(payload));
   EXPECT_EQ(bytes.substr(0, 12), std::string("PJRTKIT-SIM\0", 12));
-  EXPECT_EQ(bytes.substr(12, 4), std::string("\x02\0\0\0", 4));
+  EXPECT_EQ(bytes.substr(12, 4), std::string("\x03\0\0\0", 4));
   EXPECT_EQ(bytes.substr(16, 8), std::string("\x27\0\0\0\0\0\0\0", 8));
   ExpectRoundTrip(program);
 }
@@ -541,17 +554,20 @@ TEST(SerializationTest, RefusesOtherMagic) {
 TEST(SerializationTest, RefusesOtherVersionsNamingBoth) {
   const std::string payload = PayloadOf(SerializeProgram(AddOneProgram()));
   EXPECT_EQ(Refusal(WithHeader(payload, 1)),  // Before programs kept their shardings.
-            "serialized sim executable: format version 1, but this plugin reads version 2 only: "
+            "serialized sim executable: format version 1, but this plugin reads version 3 only: "
             "recompile the program with this plugin");
-  EXPECT_EQ(Refusal(WithHeader(payload, 3)),
-            "serialized sim executable: format version 3, but this plugin reads version 2 only: "
+  EXPECT_EQ(Refusal(WithHeader(payload, 2)),  // Before custom calls.
+            "serialized sim executable: format version 2, but this plugin reads version 3 only: "
+            "recompile the program with this plugin");
+  EXPECT_EQ(Refusal(WithHeader(payload, 4)),
+            "serialized sim executable: format version 4, but this plugin reads version 3 only: "
             "recompile the program with this plugin");
   EXPECT_EQ(Refusal(WithHeader(payload, 0)),
-            "serialized sim executable: format version 0, but this plugin reads version 2 only: "
+            "serialized sim executable: format version 0, but this plugin reads version 3 only: "
             "recompile the program with this plugin");
-  EXPECT_EQ(Refusal(WithHeader(payload, 0x02000000)),  // A big-endian 2.
-            "serialized sim executable: format version 33554432, but this plugin reads version "
-            "2 only: recompile the program with this plugin");
+  EXPECT_EQ(Refusal(WithHeader(payload, 0x03000000)),  // A big-endian 3.
+            "serialized sim executable: format version 50331648, but this plugin reads version "
+            "3 only: recompile the program with this plugin");
 }
 
 TEST(SerializationTest, RefusesEveryFlippedPayloadByteAsCorrupted) {
@@ -677,7 +693,7 @@ TEST(SerializationTest, RefusesHugeCountsWithoutAllocating) {
 TEST(SerializationTest, RefusesEnumValuesOutOfRange) {
   EXPECT_EQ(Refusal(WithHeader(OneInstructionPayload(kNumOpcodes, 0, [](WireWriter&) {}))),
             "serialized sim executable: at payload byte 11 (computations[0].instructions[0]."
-            "opcode): enum value 24 out of range [0, 24)");
+            "opcode): enum value 25 out of range [0, 25)");
   const std::string element_type = ProgramPayload([](WireWriter& w) {
     w.Varint(1);
     w.Varint(static_cast<uint64_t>(Opcode::kFused));
@@ -729,9 +745,9 @@ TEST(SerializationTest, RefusesEnumValuesOutOfRange) {
 }
 
 TEST(SerializationTest, RefusesParamsAlternativeOutOfRange) {
-  EXPECT_EQ(Refusal(WithHeader(OneInstructionPayload(2, 22, [](WireWriter&) {}))),
+  EXPECT_EQ(Refusal(WithHeader(OneInstructionPayload(2, 23, [](WireWriter&) {}))),
             "serialized sim executable: at payload byte 14 (computations[0].instructions[0]."
-            "params): params alternative index 22 out of range [0, 22)");
+            "params): params alternative index 23 out of range [0, 23)");
 }
 
 TEST(SerializationTest, RefusesNonBoolsAndIntsOutOfRange) {
