@@ -116,7 +116,7 @@ def test_a_failing_callback_fails_its_execution_only(results):
 
 
 _ORDERED = """
-import json, jax, jax.numpy as jnp
+import json, jax, jax.numpy as jnp, numpy as np
 out = {}
 try:
   jax.jit(lambda v: (jax.debug.print("{v}", v=v, ordered=True), v)[1])(jnp.ones(2))
@@ -126,6 +126,20 @@ try:
   jax.jit(lambda v: jax.ffi.ffi_call("no_such_target", jax.ShapeDtypeStruct(v.shape, v.dtype))(v))(jnp.ones(2))
 except Exception as e:
   out["missing"] = str(e).splitlines()[0]
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+mesh = Mesh(np.array(jax.devices()), ("i",))
+x = jax.device_put(jnp.arange(8.0), NamedSharding(mesh, P()))
+double = lambda v: jax.pure_callback(lambda a: a * 2, jax.ShapeDtypeStruct(v.shape, v.dtype), v)
+try:
+  jax.jit(double, out_shardings=NamedSharding(mesh, P()))(x)
+except Exception as e:
+  out["placed_on_one_device"] = str(e).splitlines()[0]
+shard_map = getattr(jax, "shard_map", None)
+if shard_map is None:
+  from jax.experimental.shard_map import shard_map
+f = shard_map(double, mesh=mesh, in_specs=P("i"), out_specs=P("i"))
+out["in_shard_map"] = np.asarray(jax.jit(f)(jax.device_put(jnp.arange(8.0),
+                                                           NamedSharding(mesh, P("i"))))).tolist()
 print(json.dumps(out))
 """
 
@@ -136,6 +150,13 @@ def test_ordered_effects_and_unregistered_targets_are_refused_by_name():
                             "as io_callback) is not supported by the sim device"), got["ordered"]
   assert got["missing"].startswith("NOT_FOUND: No FFI handler registered for custom call "
                                    "@no_such_target on platform pjrtkit"), got["missing"]
+  # On 4 devices: a callback JAX places on one device is refused by name (every device would
+  # run it); inside shard_map each device calls it on its shard.
+  assert got["placed_on_one_device"].startswith(
+      "UNIMPLEMENTED: stablehlo.custom_call at "), got["placed_on_one_device"]
+  assert ("custom_call @xla_ffi_python_cpu_callback placed on one device of a program over 4 "
+          "devices" in got["placed_on_one_device"])
+  assert got["in_shard_map"] == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0]
 
 
 if __name__ == "__main__":

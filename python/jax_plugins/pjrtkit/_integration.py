@@ -72,8 +72,8 @@ _DESCRIPTIONS = {
     _device.XLA_CPU: "cpu lowering rules and LAPACK, host callbacks, donation, persistent cache",
     _device.XLA_GPU: ("cuda lowering rules and jaxlib's CUDA kernels, Pallas on Triton and Mosaic "
                       "GPU, host callbacks, the gpu alias, donation, persistent cache"),
-    _device.STABLEHLO: ("FFI handlers and host callbacks, Shardy export of multi-device programs, "
-                        "donation, persistent cache"),
+    _device.STABLEHLO: ("LAPACK for linear algebra, FFI handlers and host callbacks, Shardy "
+                        "export of multi-device programs, donation, persistent cache"),
 }
 """What the integration gives each device, in words for warnings."""
 
@@ -192,8 +192,10 @@ def _install_gpu_steps(c_api: Any, platform: str, undo: _Undo) -> None:
 
 def _install_stablehlo_steps(c_api: Any, platform: str, undo: _Undo) -> None:
   """Installs what a device that compiles StableHLO itself needs: JAX's platform-independent
-  lowerings stay; FFI registrations for ``platform`` reach the plugin (the device runs typed FFI
-  custom calls with the handlers registered for it); host callbacks lower as on xla_cpu, to
+  lowerings stay, except linear algebra, which lowers as on cpu to LAPACK's typed FFI calls that
+  the device runs with jaxlib's handlers; FFI registrations for ``platform`` reach the plugin (the
+  device runs typed FFI custom calls with the handlers registered for it); host callbacks lower
+  as on xla_cpu, to
   custom calls that run pjrtkit's host-callback handler; multi-device programs reach it with
   Shardy exported (``_shardy``); donation and the persistent cache as on the reference devices."""
   from jax._src import compilation_cache  # pylint: disable=g-import-not-at-top
@@ -201,7 +203,9 @@ def _install_stablehlo_steps(c_api: Any, platform: str, undo: _Undo) -> None:
   from jax._src.interpreters import mlir  # pylint: disable=g-import-not-at-top
 
   extension = _ffi.install(c_api, platform)
+  _lowering.register_cpu_ffi_targets(platform)
   _snapshot_lowerings(platform, undo)
+  _lowering.register_cpu_lowerings(platform, only=_lowering.LINALG_PRIMITIVES)
   _callback_rules.callback_rules()  # Fails before anything of callbacks is installed.
   _snapshot_attribute(compiler, "compile_or_get_cached", undo)
   _host_callbacks.install(c_api, platform, extension)

@@ -57,10 +57,11 @@ GPU_FEATURES = (FFI, CUDA_LOWERING, PLATFORM_DEPENDENT, EXPORT, DLPACK, HOST_VAL
                 HOST_CALLBACKS, GPU_ALIAS, DONATION, PERSISTENT_CACHE)
 """What the integration installs for the xla_gpu device (host callbacks: the same rules, compile
 wrapper and internals as on xla_cpu; only the FFI handler differs, and it uses no JAX internal)."""
-STABLEHLO_FEATURES = (FFI, HOST_CALLBACKS, SHARDY_EXPORT, DONATION, PERSISTENT_CACHE)
+STABLEHLO_FEATURES = (FFI, CPU_LOWERING, HOST_CALLBACKS, SHARDY_EXPORT, DONATION, PERSISTENT_CACHE)
 """What the integration installs for a device that compiles StableHLO itself (``sim``): JAX's
-platform-independent lowerings stay as they are; FFI registrations and host callbacks as on
-xla_cpu (the device runs the typed FFI custom calls itself)."""
+platform-independent lowerings stay as they are, except linear algebra's (the cpu rules, LAPACK
+through typed FFI calls); FFI registrations and host callbacks as on xla_cpu (the device runs the
+typed FFI custom calls itself)."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -23,6 +23,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+LINALG_PRIMITIVES = frozenset({
+    "cholesky", "eig", "eigh", "geqp3", "geqrf", "hessenberg", "householder_product", "lu",
+    "ormqr", "schur", "svd", "triangular_solve", "tridiagonal", "tridiagonal_solve"})
+"""The linear-algebra primitives whose cpu rules call LAPACK through typed FFI custom calls
+(``lapack_*_ffi``). A device that compiles StableHLO itself gets these rules only
+(``register_cpu_lowerings(platform, only=LINALG_PRIMITIVES)``): it runs the custom calls with
+jaxlib's LAPACK handlers, registered for it by ``register_cpu_ffi_targets``, on its own memory."""
+
 CALLBACK_PRIMITIVES = frozenset({"debug_callback", "debug_print", "check"})
 """Primitives with cpu rules that pjrtkit does NOT copy as they are: JAX's callback lowering
 refuses any platform but its own, so ``_callback_rules`` registers them (with pure_callback and
@@ -46,12 +54,14 @@ def cpu_rules() -> dict:
 
 
 def register_cpu_lowerings(platform: str = "pjrtkit",
-                           skip: Iterable[str] = CALLBACK_PRIMITIVES) -> list[str]:
+                           skip: Iterable[str] = CALLBACK_PRIMITIVES,
+                           only: Iterable[str] | None = None) -> list[str]:
   """Registers every cpu-specific lowering rule for ``platform`` too (idempotent).
 
   Args:
     platform: the platform to register for (must be known to JAX: registered as a plugin).
     skip: names of primitives to leave alone.
+    only: when given, the names of the only primitives to register (less ``skip``).
 
   Returns:
     The names of the primitives registered, sorted.
@@ -59,9 +69,10 @@ def register_cpu_lowerings(platform: str = "pjrtkit",
   from jax._src.interpreters import mlir  # pylint: disable=g-import-not-at-top
 
   skipped = set(skip)
+  wanted = None if only is None else set(only)
   registered = []
   for primitive, entry in cpu_rules().items():
-    if primitive.name in skipped:
+    if primitive.name in skipped or (wanted is not None and primitive.name not in wanted):
       continue
     rule = getattr(entry, "rule", entry)  # A LoweringRuleEntry (or a bare rule in older JAX).
     mlir.register_lowering(primitive, rule, platform=platform,

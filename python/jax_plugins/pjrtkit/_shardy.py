@@ -38,9 +38,26 @@ export drops; at 1.15.0 collectives keep explicit device groups (checked with ja
 
 
 def has_shardy(module: Any) -> bool:
-  """True when ``module`` (a jaxlib ``ir.Module``) holds Shardy ops at its top level (every
-  program using Shardy declares its meshes there)."""
-  return any(op.operation.name == MESH_OP for op in module.body.operations)
+  """True when ``module`` (a jaxlib ``ir.Module``) holds Shardy: meshes at its top level (every
+  multi-device program declares them there), or an ``sdy.*`` attribute on any op (JAX's cpu
+  rules for linear algebra put ``sdy.sharding_rule`` on their LAPACK calls, single-device
+  programs included)."""
+  if any(op.operation.name == MESH_OP for op in module.body.operations):
+    return True
+  from jax._src.lib.mlir import ir  # pylint: disable=g-import-not-at-top
+
+  found = []
+
+  def visit(op: Any) -> Any:
+    for attribute in op.attributes:
+      name = attribute if isinstance(attribute, str) else attribute.name
+      if name.startswith("sdy."):
+        found.append(name)
+        return ir.WalkResult.INTERRUPT
+    return ir.WalkResult.ADVANCE
+
+  module.operation.walk(visit)
+  return bool(found)
 
 
 SHARDING_ATTR = "sdy.sharding"

@@ -25,6 +25,10 @@ ATTR_SCALAR = 3
 DTYPE_TOKEN = 17
 """``XLA_FFI_DataType_TOKEN``: a token operand/result (no data)."""
 
+DTYPE_S64 = 5
+DTYPE_U64 = 9
+"""``XLA_FFI_DataType_S64`` / ``U64``: the widths of an ``index`` attribute."""
+
 ERROR_INVALID_ARGUMENT = 3
 ERROR_NOT_FOUND = 5
 ERROR_INTERNAL = 13
@@ -278,6 +282,8 @@ def uint64_attribute(frame: CallFrame, name: str) -> int | None:
     if attrs.types[i] != ATTR_SCALAR:
       return None
     scalar = ctypes.cast(attrs.attrs[i], ctypes.POINTER(Scalar)).contents
+    if scalar.dtype not in (DTYPE_U64, DTYPE_S64):
+      return None  # Another width: not an index this handler wrote.
     return ctypes.c_uint64.from_address(scalar.value).value
   return None
 

@@ -1,6 +1,7 @@
 #include "xla_plugin/devices/sim/sim_buffer.h"
 
 #include <cstring>
+#include <shared_mutex>
 #include <string>
 #include <utility>
 
@@ -103,6 +104,7 @@ StatusOr<std::shared_ptr<Event>> SimBuffer::ToHostBuffer(void* dst, size_t dst_s
   }
   std::shared_ptr<Event> done = Event::Create();
   const int64_t element_bytes = StoredElementBytes(type_);
+  std::shared_lock<std::shared_mutex> launch = device_->SharedLaunchLock();
   device_->queue().EnqueueAfter(ready_, [allocation, dst, strides, done, element_bytes,
                                          bytes = bytes_, dims = dims_](Status status) {
     if (status.ok()) {
@@ -132,6 +134,7 @@ StatusOr<std::unique_ptr<Buffer>> SimBuffer::CopyToMemory(Memory* dst_memory) {
   std::shared_ptr<Event> copied = Event::Create();
   // On this buffer's queue: ordered with the other uses of the source on its device; nobody
   // else touches the new buffer's memory before `copied` is ready.
+  std::shared_lock<std::shared_mutex> launch = device_->SharedLaunchLock();
   device_->queue().EnqueueAfter(ready_, [source, target, copied, bytes = bytes_](Status status) {
     if (status.ok()) {
       std::memcpy(target->data(), source->data(), static_cast<size_t>(bytes));
@@ -151,6 +154,7 @@ StatusOr<std::shared_ptr<Event>> SimBuffer::CopyRawToHost(void* dst, int64_t off
                            std::to_string(bytes_) + " bytes of " + Describe());
   }
   std::shared_ptr<Event> done = Event::Create();
+  std::shared_lock<std::shared_mutex> launch = device_->SharedLaunchLock();
   device_->queue().EnqueueAfter(ready_, [allocation, dst, offset, size, done](Status status) {
     if (status.ok() && size > 0) {
       std::memcpy(dst, static_cast<const uint8_t*>(allocation->data()) + offset,

@@ -25,6 +25,7 @@ StatusOr<std::unique_ptr<SimClient>> SimClient::Create(const SimOptions& options
                                               options.backend_name());
     auto memory_space = std::make_unique<SimMemory>(device.get());
     device->set_memory_space(memory_space.get());
+    device->set_launch_mutex(&client->launch_mutex_);
     client->sim_devices_.push_back(device.get());
     client->devices_.push_back(device.get());
     client->memories_.push_back(memory_space.get());

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -44,9 +45,11 @@ class SimClient : public Client {
   const std::vector<SimDevice*>& sim_devices() const { return sim_devices_; }
   // Device `id`, or null when there is none.
   SimDevice* sim_device(int id) const;
-  // Held while the work of one multi-device execution is enqueued on all its devices' queues, so
-  // that every queue sees launches in the same order (collectives cannot deadlock).
-  std::mutex& launch_mutex() { return launch_mutex_; }
+  // Held exclusively while the work of one multi-device execution is enqueued on all its
+  // devices' queues, so that every queue sees launches in the same order (collectives cannot
+  // deadlock), and shared while other work (single-device executions, copies) is enqueued, so
+  // that none lands between the pieces of a multi-device launch.
+  std::shared_mutex& launch_mutex() { return launch_mutex_; }
   // The XLA FFI handlers registered for this client's platform (programs' custom calls).
   const SimFfiHandlers& ffi_handlers() const { return ffi_handlers_; }
   // The StableHLO library this client's compiles read programs with: the option
@@ -112,7 +115,7 @@ class SimClient : public Client {
   std::mutex library_mutex_;                                    // Guards library_.
   // The library once loaded (or why not); empty before the first stablehlo_library() call.
   std::optional<StatusOr<std::shared_ptr<const stablehlo::StablehloLibrary>>> library_;
-  std::mutex launch_mutex_;                                     // See launch_mutex().
+  std::shared_mutex launch_mutex_;                              // See launch_mutex().
   SimFfiHandlers ffi_handlers_;                                 // See ffi_handlers().
 };
 

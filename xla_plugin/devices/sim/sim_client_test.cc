@@ -375,7 +375,7 @@ TEST(SimClientTest, DestroyingTheClientRunsQueuedWork) {
     ASSERT_TRUE(event.ok());
     read = *event;
   }
-  { std::lock_guard<std::mutex> launch(client->launch_mutex()); }  // Exists and can be held.
+  { std::lock_guard<std::shared_mutex> launch(client->launch_mutex()); }  // Exists and can be held.
   client.reset();
   EXPECT_TRUE(done->IsReady());
   EXPECT_TRUE(read->IsReady());

@@ -4,6 +4,7 @@
 #define PJRTKIT_XLA_PLUGIN_DEVICES_SIM_SIM_DEVICE_H_
 
 #include <cstdint>
+#include <shared_mutex>
 #include <vector>
 
 #include "xla_plugin/client/device.h"
@@ -38,6 +39,14 @@ class SimDevice : public Device {
 
   // Attaches the device's memory space (SimClient does, once, right after creation).
   void set_memory_space(SimMemory* memory_space);
+  // Attaches the client's launch mutex (SimClient::launch_mutex(); SimClient does, once).
+  void set_launch_mutex(std::shared_mutex* launch_mutex) { launch_mutex_ = launch_mutex; }
+  // The client's launch mutex held shared (not held when none is attached): what work other
+  // than a multi-device launch holds while it is enqueued on the device's queue.
+  std::shared_lock<std::shared_mutex> SharedLaunchLock() const {
+    return launch_mutex_ != nullptr ? std::shared_lock<std::shared_mutex>(*launch_mutex_)
+                                    : std::shared_lock<std::shared_mutex>();
+  }
 
   // Global id.
   int id() const { return description_.id(); }
@@ -64,6 +73,7 @@ class SimDevice : public Device {
   DeviceMemory* memory_;               // Owned by SimClient.
   Queue* queue_;                       // Owned by SimClient.
   SimMemory* memory_space_ = nullptr;  // Owned by SimClient.
+  std::shared_mutex* launch_mutex_ = nullptr;  // SimClient's.
   std::vector<Memory*> memories_;      // {memory_space_}.
 };
 

@@ -1,6 +1,7 @@
 #include "xla_plugin/devices/sim/sim_ffi_calls.h"
 
 #include <cstddef>
+#include <cstring>
 #include <utility>
 
 #include "xla/ffi/api/c_api.h"
@@ -127,9 +128,9 @@ XLA_FFI_Error* CustomOptionsGet(XLA_FFI_CustomOptions_Get_Args*) {
 const XLA_FFI_Api* Api() {
   static const XLA_FFI_Api* const api = [] {
     auto* table = new XLA_FFI_Api{};
-    table->struct_size = sizeof(XLA_FFI_Api);
+    table->struct_size = XLA_FFI_Api_STRUCT_SIZE;
     table->extension_start = nullptr;
-    table->api_version = {sizeof(XLA_FFI_Api_Version), nullptr, XLA_FFI_API_MAJOR,
+    table->api_version = {XLA_FFI_Api_Version_STRUCT_SIZE, nullptr, XLA_FFI_API_MAJOR,
                           XLA_FFI_API_MINOR};
     table->internal_api = nullptr;
     table->XLA_FFI_Error_Create = ErrorCreate;
@@ -199,9 +200,15 @@ struct FrameBuffer {
   XLA_FFI_Buffer buffer{};
 };
 
-void Fill(const ArrayType& type, void* data, FrameBuffer* out) {
+// `type` is the slot's (its dimensions in `order` when one is given: the array transposed as the
+// handler's layout wants it); the handler gets the array's own dimensions.
+void Fill(const ArrayType& type, const std::vector<std::vector<int32_t>>& orders, size_t index,
+          void* data, FrameBuffer* out) {
   out->dims = type.dims;
-  out->buffer.struct_size = sizeof(XLA_FFI_Buffer);
+  if (index < orders.size() && !orders[index].empty()) {
+    for (size_t k = 0; k < orders[index].size(); ++k) out->dims[orders[index][k]] = type.dims[k];
+  }
+  out->buffer.struct_size = XLA_FFI_Buffer_STRUCT_SIZE;
   out->buffer.extension_start = nullptr;
   out->buffer.dtype = DataTypeOf(type.type);
   out->buffer.data = data;
@@ -225,6 +232,17 @@ void* SimFfiCalls::UserData(int64_t type_id) const {
 
 Status SimFfiCalls::Call(const CustomCallParams& params, const std::vector<ArrayArg>& operands,
                          const std::vector<ArrayResult>& results) const {
+  try {
+    return CallHandler(params, operands, results);
+  } catch (...) {  // Allocating the frame, or the handler: the execution fails, nothing hangs.
+    return Internal("custom call @" + params.target + ": an exception was thrown while calling "
+                    "the FFI handler");
+  }
+}
+
+Status SimFfiCalls::CallHandler(const CustomCallParams& params,
+                                const std::vector<ArrayArg>& operands,
+                                const std::vector<ArrayResult>& results) const {
   auto* handler = reinterpret_cast<XLA_FFI_Handler*>(handlers_.Find(params.target));
   if (handler == nullptr) {
     return NotFound("custom call @" + params.target + ": no FFI handler is registered for it on "
@@ -236,11 +254,11 @@ Status SimFfiCalls::Call(const CustomCallParams& params, const std::vector<Array
   std::vector<XLA_FFI_RetType> ret_types(results.size(), XLA_FFI_RetType_BUFFER);
   std::vector<void*> args(operands.size()), rets(results.size());
   for (size_t i = 0; i < operands.size(); ++i) {
-    Fill(*operands[i].type, const_cast<void*>(operands[i].data), &in[i]);
+    Fill(*operands[i].type, params.operand_orders, i, const_cast<void*>(operands[i].data), &in[i]);
     args[i] = &in[i].buffer;
   }
   for (size_t i = 0; i < results.size(); ++i) {
-    Fill(*results[i].type, results[i].data, &out[i]);
+    Fill(*results[i].type, params.result_orders, i, results[i].data, &out[i]);
     rets[i] = &out[i].buffer;
   }
   // Attributes, in name order (the compiler sorted them).
@@ -266,24 +284,25 @@ Status SimFfiCalls::Call(const CustomCallParams& params, const std::vector<Array
   }
   XLA_FFI_InvokeContext context{this};
   XLA_FFI_CallFrame frame{};
-  frame.struct_size = sizeof(XLA_FFI_CallFrame);
+  // XLA's sizes (up to each struct's last field in this header), which handlers check exactly.
+  frame.struct_size = XLA_FFI_CallFrame_STRUCT_SIZE;
   frame.extension_start = nullptr;
   frame.api = Api();
   frame.ctx = &context;
   frame.stage = XLA_FFI_ExecutionStage_EXECUTE;
-  frame.args = {sizeof(XLA_FFI_Args), nullptr, static_cast<int64_t>(args.size()),
+  frame.args = {XLA_FFI_Args_STRUCT_SIZE, nullptr, static_cast<int64_t>(args.size()),
                 arg_types.data(), args.data()};
-  frame.rets = {sizeof(XLA_FFI_Rets), nullptr, static_cast<int64_t>(rets.size()),
+  frame.rets = {XLA_FFI_Rets_STRUCT_SIZE, nullptr, static_cast<int64_t>(rets.size()),
                 ret_types.data(), rets.data()};
-  frame.attrs = {sizeof(XLA_FFI_Attrs), nullptr, static_cast<int64_t>(n), attr_types.data(),
+  frame.attrs = {XLA_FFI_Attrs_STRUCT_SIZE, nullptr, static_cast<int64_t>(n), attr_types.data(),
                  name_pointers.data(), attrs.data()};
   frame.future = nullptr;
-  XLA_FFI_Error* error = nullptr;
-  try {
-    error = handler(&frame);
-  } catch (...) {
-    return Internal("custom call @" + params.target + ": the FFI handler threw an exception");
+  // Aliased results start as their operand (the validator checked that the types match).
+  for (const auto& [result, operand] : params.aliases) {
+    std::memcpy(results[result].data, operands[operand].data,
+                static_cast<size_t>(results[result].type->byte_size()));
   }
+  XLA_FFI_Error* error = handler(&frame);
   if (error != nullptr) {
     Status status(StatusCodeOf(error->code), "custom call @" + params.target + ": " +
                                                  error->message);

@@ -40,6 +40,10 @@ class SimFfiCalls : public CustomCallRunner {
   int device_ordinal() const { return device_ordinal_; }
 
  private:
+  // Call's work; may throw (std::bad_alloc, a handler's exception).
+  Status CallHandler(const CustomCallParams& params, const std::vector<ArrayArg>& operands,
+                     const std::vector<ArrayResult>& results) const;
+
   const SimFfiHandlers& handlers_;
   std::map<int64_t, void*> user_data_;  // By FFI type id (borrowed data).
   int device_ordinal_;                  // The device's id.

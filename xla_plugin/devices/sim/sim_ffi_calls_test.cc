@@ -95,13 +95,25 @@ XLA_FFI_Error* WantsStream(XLA_FFI_CallFrame* frame) {
   return frame->api->XLA_FFI_Stream_Get(&args);
 }
 
-// Counts calls in a global-free way: the int it is given through user data.
+// Counts calls in the int it is given through user data: [0] the count, then the value of each
+// call's `id` attribute (an i32), in call order (up to 16).
 XLA_FFI_Error* Count(XLA_FFI_CallFrame* frame) {
   XLA_FFI_TypeId id{kCounterType};
   XLA_FFI_InvokeContext_Get_Args get{sizeof(XLA_FFI_InvokeContext_Get_Args), nullptr, frame->ctx,
                                      &id, nullptr};
   if (XLA_FFI_Error* error = frame->api->XLA_FFI_InvokeContext_Get(&get)) return error;
-  static_cast<int*>(get.data)[0] += 1;
+  int* log = static_cast<int*>(get.data);
+  XLA_FFI_AttrType type;
+  auto* call_id = static_cast<XLA_FFI_Scalar*>(Attr(frame, "id", &type));
+  if (log[0] < 16) log[1 + log[0]] = call_id != nullptr ? *static_cast<int32_t*>(call_id->value) : -1;
+  log[0] += 1;
+  return nullptr;
+}
+
+// Adds 1 to its result in place: reads the result buffer, which aliases the operand.
+XLA_FFI_Error* IncrementInPlace(XLA_FFI_CallFrame* frame) {
+  auto* out = static_cast<XLA_FFI_Buffer*>(frame->rets.rets[0]);
+  for (int i = 0; i < 4; ++i) static_cast<float*>(out->data)[i] += 1;
   return nullptr;
 }
 
@@ -194,8 +206,8 @@ TEST(SimFfiCallsTest, ErrorsKeepTheirCodeAndNameTheTarget) {
 TEST(SimFfiCallsTest, EffectfulCallsRunInOrderEvenWithUnusedResultsAndInsideLoops) {
   const char program_text[] = R"(
     func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
-      stablehlo.custom_call @count(%a) {api_version = 4 : i32, has_side_effect = true, mhlo.backend_config = {}} : (tensor<4xf32>) -> ()
-      %unused = stablehlo.custom_call @count(%a) {api_version = 4 : i32, has_side_effect = true, mhlo.backend_config = {}} : (tensor<4xf32>) -> tensor<4xf32>
+      stablehlo.custom_call @count(%a) {api_version = 4 : i32, has_side_effect = true, mhlo.backend_config = {id = 1 : i32}} : (tensor<4xf32>) -> ()
+      %unused = stablehlo.custom_call @count(%a) {api_version = 4 : i32, has_side_effect = true, mhlo.backend_config = {id = 2 : i32}} : (tensor<4xf32>) -> tensor<4xf32>
       %zero = stablehlo.constant dense<0> : tensor<i32>
       %r:2 = stablehlo.while(%i = %zero, %v = %a) : tensor<i32>, tensor<4xf32>
         cond {
@@ -203,11 +215,12 @@ TEST(SimFfiCallsTest, EffectfulCallsRunInOrderEvenWithUnusedResultsAndInsideLoop
           %lt = stablehlo.compare LT, %i, %three : (tensor<i32>, tensor<i32>) -> tensor<i1>
           stablehlo.return %lt : tensor<i1>
         } do {
-          stablehlo.custom_call @count(%v) {api_version = 4 : i32, has_side_effect = true, mhlo.backend_config = {}} : (tensor<4xf32>) -> ()
+          stablehlo.custom_call @count(%v) {api_version = 4 : i32, has_side_effect = true, mhlo.backend_config = {id = 3 : i32}} : (tensor<4xf32>) -> ()
           %one = stablehlo.constant dense<1> : tensor<i32>
           %n = stablehlo.add %i, %one : tensor<i32>
           stablehlo.return %n, %v : tensor<i32>, tensor<4xf32>
         }
+      stablehlo.custom_call @count(%a) {api_version = 4 : i32, has_side_effect = true, mhlo.backend_config = {id = 4 : i32}} : (tensor<4xf32>) -> ()
       %neg = stablehlo.negate %a : tensor<4xf32>
       return %neg : tensor<4xf32>
     })";
@@ -215,13 +228,89 @@ TEST(SimFfiCallsTest, EffectfulCallsRunInOrderEvenWithUnusedResultsAndInsideLoop
   ASSERT_TRUE(program.ok()) << program.status().ToString();
   SimFfiHandlers handlers;
   ASSERT_TRUE(handlers.Register(Handler("count", Count), "pjrtkit").ok());
-  int counter[2] = {0, 0};
+  int log[17] = {};
   std::vector<float> out;
-  Status status = RunProgram(*program, SimFfiCalls(handlers, {{kCounterType, counter}}, 0, "pjrtkit"),
-                      {1, 2, 3, 4}, &out);
+  Status status = RunProgram(*program, SimFfiCalls(handlers, {{kCounterType, log}}, 0, "pjrtkit"),
+                             {1, 2, 3, 4}, &out);
   ASSERT_TRUE(status.ok()) << status.ToString();
-  EXPECT_EQ(counter[0], 5);  // Two at top level, three in the loop nobody reads.
+  // Program order, the unread result's call and the loop nobody reads included.
+  EXPECT_EQ(std::vector<int>(log, log + 7), (std::vector<int>{6, 1, 2, 3, 3, 3, 4}));
   EXPECT_EQ(out, (std::vector<float>{-1, -2, -3, -4}));
+}
+
+TEST(SimFfiCallsTest, AnAliasedResultStartsAsItsOperand) {
+  const char program_text[] = R"(
+    func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+      %r = stablehlo.custom_call @increment(%a) {api_version = 4 : i32, mhlo.backend_config = {}, output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [], operand_index = 0, operand_tuple_indices = []>]} : (tensor<4xf32>) -> tensor<4xf32>
+      return %r : tensor<4xf32>
+    })";
+  StatusOr<DeviceProgram> program = CompileText(program_text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  EXPECT_EQ(std::get<CustomCallParams>(program->entry().instructions.at(0).params).aliases,
+            (std::vector<std::pair<int64_t, int64_t>>{{0, 0}}));
+  SimFfiHandlers handlers;
+  ASSERT_TRUE(handlers.Register(Handler("increment", IncrementInPlace), "pjrtkit").ok());
+  std::vector<float> out;
+  Status status = RunProgram(*program, SimFfiCalls(handlers, {}, 0, "pjrtkit"), {1, 2, 3, 4}, &out);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(out, (std::vector<float>{2, 3, 4, 5}));
+}
+
+// Copies its operand's bytes to its result and records the dims it was told (ints[0..3]).
+XLA_FFI_Error* CopyBytes(XLA_FFI_CallFrame* frame) {
+  auto* in = static_cast<XLA_FFI_Buffer*>(frame->args.args[0]);
+  auto* out = static_cast<XLA_FFI_Buffer*>(frame->rets.rets[0]);
+  std::memcpy(out->data, in->data, 6 * sizeof(float));
+  XLA_FFI_TypeId id{kCounterType};
+  XLA_FFI_InvokeContext_Get_Args get{sizeof(XLA_FFI_InvokeContext_Get_Args), nullptr, frame->ctx,
+                                     &id, nullptr};
+  if (XLA_FFI_Error* error = frame->api->XLA_FFI_InvokeContext_Get(&get)) return error;
+  int* dims = static_cast<int*>(get.data);
+  dims[0] = static_cast<int>(in->dims[0]);
+  dims[1] = static_cast<int>(in->dims[1]);
+  dims[2] = static_cast<int>(out->dims[0]);
+  dims[3] = static_cast<int>(out->dims[1]);
+  return nullptr;
+}
+
+TEST(SimFfiCallsTest, ColumnMajorLayoutsGiveTheHandlerTransposedBytesAndLogicalDims) {
+  // The operand column-major (LAPACK's layout), the result row-major: the handler sees the
+  // column-major bytes of the 2x3 input and writes them as the row-major bytes of a 3x2 result,
+  // which is the transpose. Dims are the arrays' own, whatever the layout.
+  const char program_text[] = R"(
+    func.func @main(%a: tensor<2x3xf32>) -> tensor<3x2xf32> {
+      %r = stablehlo.custom_call @copy(%a) {api_version = 4 : i32, mhlo.backend_config = {}, operand_layouts = [dense<[0, 1]> : tensor<2xindex>], result_layouts = [dense<[1, 0]> : tensor<2xindex>]} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+      return %r : tensor<3x2xf32>
+    })";
+  StatusOr<DeviceProgram> program = CompileText(program_text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  SimFfiHandlers handlers;
+  ASSERT_TRUE(handlers.Register(Handler("copy", CopyBytes), "pjrtkit").ok());
+  int dims[4] = {0, 0, 0, 0};
+  std::vector<float> out(6, 0.0f);
+  std::vector<float> input = {1, 2, 3, 4, 5, 6};  // [[1, 2, 3], [4, 5, 6]]
+  ExecutionPlace place;
+  SimFfiCalls calls(handlers, {{kCounterType, dims}}, 0, "pjrtkit");
+  place.custom_calls = &calls;
+  std::vector<uint8_t> scratch(static_cast<size_t>(Executor::ScratchBytes(*program)) + 1);
+  Status status = Executor::Run(*program, place, {input.data()}, {out.data()}, scratch.data());
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(out, (std::vector<float>{1, 4, 2, 5, 3, 6}));  // [[1, 4], [2, 5], [3, 6]]
+  EXPECT_EQ(std::vector<int>(dims, dims + 4), (std::vector<int>{2, 3, 3, 2}));
+
+  // Column-major on both sides: a 2x3 result holding the input unchanged.
+  const char both[] = R"(
+    func.func @main(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+      %r = stablehlo.custom_call @copy(%a) {api_version = 4 : i32, mhlo.backend_config = {}, operand_layouts = [dense<[0, 1]> : tensor<2xindex>], result_layouts = [dense<[0, 1]> : tensor<2xindex>]} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+      return %r : tensor<2x3xf32>
+    })";
+  program = CompileText(both);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  scratch.assign(static_cast<size_t>(Executor::ScratchBytes(*program)) + 1, 0);
+  status = Executor::Run(*program, place, {input.data()}, {out.data()}, scratch.data());
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(out, input);
+  EXPECT_EQ(std::vector<int>(dims, dims + 4), (std::vector<int>{2, 3, 2, 3}));
 }
 
 TEST(SimFfiCallsTest, RegistrationChecksPlatformAndHandler) {
@@ -255,16 +344,17 @@ TEST(SimFfiCallsTest, CompilerRefusesWhatHandlersCannotBeGiven) {
   EXPECT_NE(compiled.status().message().find("custom_call @h attribute 'dims'"), std::string::npos)
       << compiled.status().message();
 
-  const char column_major[] = R"(
+  const char not_a_permutation[] = R"(
     func.func @main(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
-      %r = stablehlo.custom_call @h(%a) {api_version = 4 : i32, mhlo.backend_config = {}, operand_layouts = [dense<[0, 1]> : tensor<2xindex>], result_layouts = [dense<[1, 0]> : tensor<2xindex>]} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+      %r = stablehlo.custom_call @h(%a) {api_version = 4 : i32, mhlo.backend_config = {}, operand_layouts = [dense<[0, 0]> : tensor<2xindex>], result_layouts = [dense<[1, 0]> : tensor<2xindex>]} : (tensor<2x3xf32>) -> tensor<2x3xf32>
       return %r : tensor<2x3xf32>
     })";
-  compiled = CompileText(column_major);
+  compiled = CompileText(not_a_permutation);
   ASSERT_FALSE(compiled.ok());
-  EXPECT_NE(compiled.status().message().find(
-                "custom_call @h with layouts other than the default (row-major) one"),
-            std::string::npos)
+  EXPECT_EQ(compiled.status().code(), StatusCode::kInvalidArgument);
+  // The StableHLO verifier refuses it already (the compiler checks again for programs it reads
+  // without verification).
+  EXPECT_NE(compiled.status().message().find("permutation"), std::string::npos)
       << compiled.status().message();
 
   const char sub_byte[] = R"(

@@ -3,6 +3,8 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <shared_mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -186,11 +188,26 @@ StatusOr<ExecuteResult> SimLoadedExecutable::Execute(
   if (!custom_calls_.empty() && options.context != nullptr) {
     user_data = options.context->user_data();
   }
+  // A short program run on this thread (at most one: only single-device programs run inline).
+  struct InlineRun {
+    Queue* queue = nullptr;
+    std::function<Status(Status)> execute;
+    std::shared_ptr<Event> ready;
+    std::shared_ptr<Event> done;
+  };
+  std::optional<InlineRun> inline_run;
   {
-    // Every queue sees the launches of multi-device programs in one order (a single-device launch
-    // waits for no other device, so its place in that order does not matter).
-    std::unique_lock<std::mutex> lock(client_.launch_mutex(), std::defer_lock);
-    if (devices.size() > 1) lock.lock();
+    // Launches are enqueued under the client's launch mutex: exclusively for a multi-device
+    // program, so every queue sees those launches in one order, and shared for a single-device
+    // one, so that it cannot land between the pieces of a multi-device launch (it could wait on
+    // work queued behind one piece while the others wait for that piece: a deadlock).
+    std::shared_lock<std::shared_mutex> shared(client_.launch_mutex(), std::defer_lock);
+    std::unique_lock<std::shared_mutex> exclusive(client_.launch_mutex(), std::defer_lock);
+    if (devices.size() > 1) {
+      exclusive.lock();
+    } else {
+      shared.lock();
+    }
     for (DeviceRun& run : runs) {
       std::shared_ptr<Event> ready = Event::AfterAll(run.argument_events);
       std::shared_ptr<Event> done = run.done;
@@ -206,26 +223,35 @@ StatusOr<ExecuteResult> SimLoadedExecutable::Execute(
             client_.ffi_handlers(), user_data, shared_run->device->description().id(),
             client_.platform_name());
       }
-      std::function<void(Status)> work = [program, shared_run, rendezvous, custom_calls,
-                                          place](Status status) mutable {
-            place.rendezvous = rendezvous.get();
-            place.custom_calls = custom_calls.get();
-            if (status.ok()) {
-              std::vector<const void*> args;
-              for (const auto& a : shared_run->arguments) args.push_back(a->data());
-              std::vector<void*> outputs;
-              for (const auto& o : shared_run->outputs) outputs.push_back(o->data());
-              status = Executor::Run(*program, place, args, outputs, shared_run->scratch->data());
-            } else if (rendezvous != nullptr) {
-              rendezvous->Abort(status);
-            }
-            // Arguments (donated ones included) and scratch go back to the device now.
-            shared_run->arguments.clear();
-            shared_run->scratch.reset();
-            shared_run->done->Set(status);
-          };
+      // Runs the device's part; returns the status its outputs get.
+      std::function<Status(Status)> execute = [program, shared_run, rendezvous, custom_calls,
+                                               place](Status status) mutable {
+        place.rendezvous = rendezvous.get();
+        place.custom_calls = custom_calls.get();
+        if (status.ok()) {
+          std::vector<const void*> args;
+          for (const auto& a : shared_run->arguments) args.push_back(a->data());
+          std::vector<void*> outputs;
+          for (const auto& o : shared_run->outputs) outputs.push_back(o->data());
+          status = Executor::Run(*program, place, args, outputs, shared_run->scratch->data());
+        } else if (rendezvous != nullptr) {
+          rendezvous->Abort(status);
+        }
+        // Arguments (donated ones included) and scratch go back to the device now.
+        shared_run->arguments.clear();
+        shared_run->scratch.reset();
+        return status;
+      };
       Queue& queue = shared_run->device->queue();
-      if (!run_inline_ || !queue.RunIfIdle(ready, work)) queue.EnqueueAfter(ready, std::move(work));
+      // A short program whose arguments are ready holds an idle queue now (later work waits
+      // for it, as if it were queued) and runs on this thread once the launch mutex is free.
+      if (run_inline_ && ready->IsReady() && queue.TryHold()) {
+        inline_run = InlineRun{&queue, std::move(execute), ready, done};
+      } else {
+        queue.EnqueueAfter(ready, [execute = std::move(execute), done](Status status) mutable {
+          done->Set(execute(std::move(status)));
+        });
+      }
       const Computation& entry = program->entry();
       for (size_t j = 0; j < entry.results.size(); ++j) {
         const ArrayType& type = entry.slot_types[entry.results[j]];
@@ -234,6 +260,12 @@ StatusOr<ExecuteResult> SimLoadedExecutable::Execute(
       }
       if (options.want_completion_events) result.completion.push_back(done);
     }
+  }
+  if (inline_run.has_value()) {
+    Status status = inline_run->execute(inline_run->ready->status());
+    inline_run->queue->Release();
+    // After the queue is free: what waits on the outputs may use the queue at once.
+    inline_run->done->Set(std::move(status));
   }
   return result;
 }

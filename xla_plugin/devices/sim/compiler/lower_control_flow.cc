@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <optional>
 #include <memory>
 #include <set>
 #include <string>
@@ -464,21 +465,128 @@ StatusOr<std::vector<int64_t>> IndexTensorInts(const stablehlo::Attribute& attri
   return values;
 }
 
-// True when every entry of `name` (operand_layouts / result_layouts) is the default
-// (descending, row-major) layout, or the attribute is absent.
-bool DefaultLayouts(const Operation& op, const char* name) {
+// The major-to-minor dimension order of each entry of `name` (operand_layouts / result_layouts,
+// minor-to-major lists of dimensions) for values of `ranks`; the default (row-major) order for
+// each value when the attribute is absent. INVALID_ARGUMENT when an entry is not a permutation.
+StatusOr<std::vector<std::vector<int32_t>>> MajorToMinor(Lowerer& lowerer, const Operation& op,
+                                                         const char* name,
+                                                         const std::vector<size_t>& ranks) {
+  std::vector<std::vector<int32_t>> orders(ranks.size());
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    for (size_t d = 0; d < ranks[i]; ++d) orders[i].push_back(static_cast<int32_t>(d));
+  }
   const stablehlo::Attribute* layouts = op.Find(name);
-  if (layouts == nullptr) return true;
-  if (layouts->kind != stablehlo::Attribute::Kind::kArray) return false;
-  for (const stablehlo::Attribute& layout : layouts->elements) {
-    StatusOr<std::vector<int64_t>> dims = AttributeInts(layout);
-    if (!dims.ok()) dims = IndexTensorInts(layout);
-    if (!dims.ok()) return false;
-    for (size_t i = 0; i < dims->size(); ++i) {
-      if ((*dims)[i] != static_cast<int64_t>(dims->size() - 1 - i)) return false;
+  if (layouts == nullptr) return orders;
+  if (layouts->kind != stablehlo::Attribute::Kind::kArray ||
+      layouts->elements.size() != ranks.size()) {
+    return lowerer.Invalid(op, std::string(name) + " needs one layout per value");
+  }
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const stablehlo::Attribute& layout = layouts->elements[i];
+    StatusOr<std::vector<int64_t>> minor_to_major = AttributeInts(layout);
+    if (!minor_to_major.ok()) minor_to_major = IndexTensorInts(layout);
+    std::vector<bool> seen(ranks[i], false);
+    bool ok = minor_to_major.ok() && minor_to_major->size() == ranks[i];
+    for (size_t k = 0; ok && k < ranks[i]; ++k) {
+      const int64_t d = (*minor_to_major)[k];
+      ok = d >= 0 && d < static_cast<int64_t>(ranks[i]) && !seen[d];
+      if (ok) seen[d] = true;
+    }
+    if (!ok) {
+      return lowerer.Invalid(op, std::string(name) + "[" + std::to_string(i) +
+                                     "] is not a permutation of the value's dimensions");
+    }
+    for (size_t k = 0; k < ranks[i]; ++k) {
+      orders[i][k] = static_cast<int32_t>((*minor_to_major)[ranks[i] - 1 - k]);
     }
   }
+  return orders;
+}
+
+// The integers of "NAME = [a, b]" or "NAME = a" in `text`; nullopt when absent or malformed.
+std::optional<std::vector<int64_t>> IntsAfter(const std::string& text, const std::string& name) {
+  const size_t at = text.find(name + " = ");
+  if (at == std::string::npos) return std::nullopt;
+  size_t i = at + name.size() + 3;
+  const bool list = i < text.size() && text[i] == '[';
+  if (list) ++i;
+  std::vector<int64_t> values;
+  while (i < text.size()) {
+    if (std::isdigit(static_cast<unsigned char>(text[i]))) {
+      int64_t value = 0;
+      for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i) {
+        if (value > 1000000) return std::nullopt;
+        value = value * 10 + (text[i] - '0');
+      }
+      values.push_back(value);
+      if (!list) return values;
+    } else if (list && text[i] == ']') {
+      return values;
+    } else if (list && (text[i] == ',' || text[i] == ' ')) {
+      ++i;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+// The (result, operand) pairs of `op`'s output_operand_aliases (none when absent).
+StatusOr<std::vector<std::pair<int64_t, int64_t>>> OutputOperandAliases(Lowerer& lowerer,
+                                                                       const Operation& op) {
+  std::vector<std::pair<int64_t, int64_t>> aliases;
+  const stablehlo::Attribute* attribute = op.Find("output_operand_aliases");
+  if (attribute == nullptr) return aliases;
+  if (attribute->kind != stablehlo::Attribute::Kind::kArray) {
+    return lowerer.Invalid(op, "output_operand_aliases is not a list");
+  }
+  for (const stablehlo::Attribute& alias : attribute->elements) {
+    const std::optional<std::vector<int64_t>> output =
+        IntsAfter(alias.text, "output_tuple_indices");
+    const std::optional<std::vector<int64_t>> operand = IntsAfter(alias.text, "operand_index");
+    const std::optional<std::vector<int64_t>> operand_tuple =
+        IntsAfter(alias.text, "operand_tuple_indices");
+    const bool single = op.results.size() == 1 && output.has_value() && output->empty();
+    if (alias.kind != stablehlo::Attribute::Kind::kDialect || !operand.has_value() ||
+        operand->size() != 1 || !output.has_value() || (!single && output->size() != 1) ||
+        (operand_tuple.has_value() && !operand_tuple->empty())) {
+      return lowerer.Unsupported(op, "output_operand_aliases entry " + alias.text);
+    }
+    const int64_t result = single ? 0 : output->front();
+    if (result >= static_cast<int64_t>(op.results.size()) ||
+        operand->front() >= static_cast<int64_t>(op.operands.size())) {
+      return lowerer.Invalid(op, "output_operand_aliases entry " + alias.text + " is out of range");
+    }
+    aliases.emplace_back(result, operand->front());
+  }
+  return aliases;
+}
+
+// True when `order` is 0, 1, ..., n-1 (row-major).
+bool RowMajor(const std::vector<int32_t>& order) {
+  for (size_t k = 0; k < order.size(); ++k) {
+    if (order[k] != static_cast<int32_t>(k)) return false;
+  }
   return true;
+}
+
+// `type` with its dimensions in `order`.
+ArrayType Permuted(const ArrayType& type, const std::vector<int32_t>& order) {
+  ArrayType out = type;
+  for (size_t k = 0; k < order.size(); ++k) out.dims[k] = type.dims[order[k]];
+  return out;
+}
+
+// A view of `value` whose dimension k is `value`'s dimension source[k].
+ValueIndex AddTranspose(Lowerer& lowerer, const Operation& op, ValueIndex value,
+                        std::vector<int32_t> source) {
+  const ArrayType type = Permuted(lowerer.graph().type(value), source);
+  Node node;
+  node.kind = NodeKind::kView;
+  node.operands = {value};
+  node.source_dims = std::move(source);
+  node.origin = Lowerer::Origin(op);
+  return lowerer.graph().AddNode(std::move(node), type);
 }
 
 // A typed XLA FFI custom call (api_version 4, attributes in a dictionary): one kCustomCall
@@ -486,6 +594,23 @@ bool DefaultLayouts(const Operation& op, const char* name) {
 // is loaded.
 Status LowerFfiCustomCall(Lowerer& lowerer, const Operation& op, const std::string& target,
                           const stablehlo::Attribute* config) {
+  // A call JAX placed on one device of a multi-device program (a host callback outside
+  // shard_map: {maximal device=0}) runs once in XLA; here every device would run it.
+  const int64_t participants = lowerer.state().num_replicas * lowerer.state().num_partitions;
+  if (participants > 1) {
+    std::string placement;
+    if (const stablehlo::Attribute* s = op.Find("mhlo.sharding")) placement += s->string_value;
+    if (const stablehlo::Attribute* s = op.Find("sdy.sharding")) placement += s->text;
+    if (const stablehlo::Attribute* f = op.Find("mhlo.frontend_attributes")) {
+      if (const stablehlo::Attribute* s = f->Find("xla.sdy.sharding")) placement += s->string_value;
+    }
+    if (placement.find("maximal") != std::string::npos) {
+      return lowerer.Unsupported(
+          op, "custom_call @" + target + " placed on one device of a program over " +
+                  std::to_string(participants) + " devices (a host callback outside shard_map; "
+                  "call it inside shard_map, or from a single-device jit)");
+    }
+  }
   CustomCallParams p;
   p.target = target;
   p.has_side_effect = OpBool(op, "has_side_effect");
@@ -503,10 +628,6 @@ Status LowerFfiCustomCall(Lowerer& lowerer, const Operation& op, const std::stri
       return lowerer.Invalid(op, "names attribute '" + p.attributes[i].name + "' twice");
     }
   }
-  if (!DefaultLayouts(op, "operand_layouts") || !DefaultLayouts(op, "result_layouts")) {
-    return lowerer.Unsupported(op, "custom_call @" + target +
-                                       " with layouts other than the default (row-major) one");
-  }
   PJRTKIT_ASSIGN_OR_RETURN(std::vector<ValueIndex> operands, lowerer.Operands(op));
   for (ValueIndex v : operands) {
     const GraphValue& value = lowerer.graph().values[v];
@@ -519,17 +640,70 @@ Status LowerFfiCustomCall(Lowerer& lowerer, const Operation& op, const std::stri
                                          value.type.ToString() + " (elements of less than a byte)");
     }
   }
+  std::vector<ArrayType> result_types;
   for (stablehlo::ValueId id : op.results) {
     PJRTKIT_ASSIGN_OR_RETURN(ArrayType type, lowerer.TypeOf(id, op));
     if (ElementTypeBits(type.type) % 8 != 0) {
       return lowerer.Unsupported(op, "custom_call @" + target + " returning " + type.ToString() +
                                          " (elements of less than a byte)");
     }
+    result_types.push_back(std::move(type));
   }
-  PJRTKIT_RETURN_IF_ERROR(
-      lowerer.EmitInstruction(op, Opcode::kCustomCall, std::move(p), operands));
-  lowerer.graph().nodes.back().effectful = true;
+  // Layouts other than row-major (LAPACK's column-major matrices): the handler gets a transposed
+  // copy of the operand, and its result is transposed back.
+  std::vector<size_t> operand_ranks, result_ranks;
+  for (ValueIndex v : operands) operand_ranks.push_back(lowerer.graph().type(v).dims.size());
+  for (const ArrayType& t : result_types) result_ranks.push_back(t.dims.size());
+  PJRTKIT_ASSIGN_OR_RETURN(std::vector<std::vector<int32_t>> operand_orders,
+                           MajorToMinor(lowerer, op, "operand_layouts", operand_ranks));
+  PJRTKIT_ASSIGN_OR_RETURN(std::vector<std::vector<int32_t>> result_orders,
+                           MajorToMinor(lowerer, op, "result_layouts", result_ranks));
+  PJRTKIT_ASSIGN_OR_RETURN(p.aliases, OutputOperandAliases(lowerer, op));
+  for (const auto& [result, operand] : p.aliases) {
+    if (Permuted(lowerer.graph().type(operands[operand]), operand_orders[operand]) !=
+        Permuted(result_types[result], result_orders[result])) {
+      return lowerer.Invalid(op, "result " + std::to_string(result) + " aliases operand " +
+                                     std::to_string(operand) + " of another type or layout");
+    }
+  }
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (!RowMajor(operand_orders[i])) {
+      operands[i] = AddTranspose(lowerer, op, operands[i], operand_orders[i]);
+      p.operand_orders.resize(operands.size());
+      p.operand_orders[i] = operand_orders[i];
+    }
+  }
+  for (size_t j = 0; j < result_orders.size(); ++j) {
+    if (!RowMajor(result_orders[j])) {
+      p.result_orders.resize(result_orders.size());
+      p.result_orders[j] = result_orders[j];
+    }
+  }
+  std::vector<ArrayType> physical;
+  for (size_t j = 0; j < result_types.size(); ++j) {
+    physical.push_back(Permuted(result_types[j], result_orders[j]));
+  }
+  Node node;
+  node.kind = NodeKind::kInstruction;
+  node.opcode = Opcode::kCustomCall;
+  node.params = std::move(p);
+  node.operands = operands;
+  node.origin = Lowerer::Origin(op);
+  node.effectful = true;
+  const std::vector<ValueIndex> results = lowerer.graph().AddNode(std::move(node), physical);
   lowerer.graph().effectful = true;
+  for (size_t j = 0; j < results.size(); ++j) {
+    ValueIndex logical = results[j];
+    if (!RowMajor(result_orders[j])) {
+      // Logical dimension d is physical dimension k where order[k] = d.
+      std::vector<int32_t> inverse(result_orders[j].size());
+      for (size_t k = 0; k < inverse.size(); ++k) {
+        inverse[result_orders[j][k]] = static_cast<int32_t>(k);
+      }
+      logical = AddTranspose(lowerer, op, results[j], std::move(inverse));
+    }
+    lowerer.Bind(op.results[j], logical);
+  }
   return OkStatus();
 }
 

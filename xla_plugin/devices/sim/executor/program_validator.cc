@@ -383,7 +383,10 @@ class ComputationValidator {
       const bool scalar_type = a.type == ElementType::kPred ||
                                (a.type >= ElementType::kS8 && a.type <= ElementType::kF64) ||
                                a.type == ElementType::kBF16;
-      if (!scalar_type || bits % 8 != 0 || a.bytes.size() != static_cast<size_t>(bits / 8)) {
+      const bool bad_pred = a.type == ElementType::kPred && a.bytes.size() == 1 &&
+                            static_cast<uint8_t>(a.bytes[0]) > 1;
+      if (!scalar_type || bad_pred || bits % 8 != 0 ||
+          a.bytes.size() != static_cast<size_t>(bits / 8)) {
         return InvalidArgument("custom call @" + p.target + ": attribute " + a.name +
                                " is not a scalar of an integer, float or pred type");
       }
@@ -394,6 +397,44 @@ class ComputationValidator {
           return InvalidArgument("custom call @" + p.target + " takes " + t->ToString() +
                                  ": elements of less than a byte are not supported");
         }
+      }
+    }
+    PJRTKIT_RETURN_IF_ERROR(CheckOrders(p.target, "operand", p.operand_orders, operands));
+    PJRTKIT_RETURN_IF_ERROR(CheckOrders(p.target, "result", p.result_orders, results));
+    for (const auto& [result, operand] : p.aliases) {
+      if (result < 0 || result >= static_cast<int64_t>(results.size()) || operand < 0 ||
+          operand >= static_cast<int64_t>(operands.size()) ||
+          *results[result] != *operands[operand]) {
+        return InvalidArgument("custom call @" + p.target + ": result " +
+                               std::to_string(result) + " aliases operand " +
+                               std::to_string(operand) + ", which is not an array of its type");
+      }
+    }
+    return OkStatus();
+  }
+
+  // Each order is empty (row-major) or a permutation of its array's dimensions; one per array
+  // when there are any.
+  static Status CheckOrders(const std::string& target, const char* what,
+                            const std::vector<std::vector<int32_t>>& orders,
+                            const ArrayTypes& arrays) {
+    if (!orders.empty() && orders.size() != arrays.size()) {
+      return InvalidArgument("custom call @" + target + ": " + std::to_string(orders.size()) +
+                             " " + what + " orders for " + std::to_string(arrays.size()) + " " +
+                             what + "s");
+    }
+    for (size_t i = 0; i < orders.size(); ++i) {
+      if (orders[i].empty()) continue;
+      std::vector<bool> seen(arrays[i]->dims.size(), false);
+      bool ok = orders[i].size() == seen.size();
+      for (size_t k = 0; ok && k < orders[i].size(); ++k) {
+        const int32_t d = orders[i][k];
+        ok = d >= 0 && static_cast<size_t>(d) < seen.size() && !seen[d];
+        if (ok) seen[d] = true;
+      }
+      if (!ok) {
+        return InvalidArgument("custom call @" + target + ": " + what + " " + std::to_string(i) +
+                               "'s order is not a permutation of its dimensions");
       }
     }
     return OkStatus();

@@ -222,6 +222,15 @@ struct CustomCallParams {
   std::string target;                     // The custom call's target name.
   std::vector<FfiAttribute> attributes;   // Sorted by name (XLA's call frame order).
   bool has_side_effect = false;           // As the program says (every call runs anyway).
+  // Per operand / result (empty: all row-major): the array's dimensions in the order its bytes
+  // hold them, major to minor, when that is not row-major (an empty entry: row-major). The slot
+  // holds the array so transposed (LAPACK's column-major matrices); the handler is given the
+  // array's own (logical) dimensions.
+  std::vector<std::vector<int32_t>> operand_orders;
+  std::vector<std::vector<int32_t>> result_orders;
+  // (result, operand) pairs of output_operand_aliases: the result starts as a copy of the operand
+  // (XLA gives the handler the operand's own buffer), so in-place handlers read their input there.
+  std::vector<std::pair<int64_t, int64_t>> aliases;
 };
 
 }  // namespace sim

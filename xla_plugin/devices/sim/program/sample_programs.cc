@@ -135,6 +135,9 @@ CustomCallParams SampleCustomCall() {
                                std::string("\x07\0\0\0\0\0\0\0", 8)},
                   FfiAttribute{"name", FfiAttribute::Kind::kString, ElementType::kInvalid, "x"}};
   p.has_side_effect = true;
+  p.operand_orders = {{}, {1, 0}};
+  p.result_orders = {{2, 0, 1}};
+  p.aliases = {{0, 1}};
   return p;
 }
 

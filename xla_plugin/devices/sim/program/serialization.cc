@@ -484,12 +484,20 @@ void Write(WireWriter& w, const CustomCallParams& p) {
   w.String(p.target);
   w.Vector(p.attributes, [](WireWriter& w, const FfiAttribute& a) { Write(w, a); });
   w.Bool(p.has_side_effect);
+  w.Vector(p.operand_orders, [](WireWriter& w, const std::vector<int32_t>& o) { w.Int32s(o); });
+  w.Vector(p.result_orders, [](WireWriter& w, const std::vector<int32_t>& o) { w.Int32s(o); });
+  w.Int64Pairs(p.aliases);
 }
 void Read(WireReader& r, CustomCallParams* p) {
   r.String("target", &p->target);
   r.Vector("attributes", kMinFfiAttributeBytes, &p->attributes,
            [](WireReader& r, FfiAttribute* a) { Read(r, a); });
   r.Bool("has_side_effect", &p->has_side_effect);
+  r.Vector("operand_orders", 1, &p->operand_orders,
+           [](WireReader& r, std::vector<int32_t>* o) { r.Int32s("", o); });
+  r.Vector("result_orders", 1, &p->result_orders,
+           [](WireReader& r, std::vector<int32_t>* o) { r.Int32s("", o); });
+  r.Int64Pairs("aliases", &p->aliases);
 }
 
 // ---- Instruction, Computation, DeviceProgram ----

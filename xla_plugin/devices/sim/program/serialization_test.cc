@@ -255,6 +255,9 @@ void Diff(const std::string& p, const CustomCallParams& a, const CustomCallParam
     Same(q + ".bytes", a.attributes[i].bytes, b.attributes[i].bytes, d);
   }
   Same(p + ".has_side_effect", a.has_side_effect, b.has_side_effect, d);
+  Same(p + ".operand_orders", a.operand_orders, b.operand_orders, d);
+  Same(p + ".result_orders", a.result_orders, b.result_orders, d);
+  Same(p + ".aliases", a.aliases, b.aliases, d);
 }
 
 void Diff(const std::string& p, const InstructionParams& a, const InstructionParams& b, Diffs* d) {

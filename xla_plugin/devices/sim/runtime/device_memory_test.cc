@@ -1,11 +1,13 @@
 #include "xla_plugin/devices/sim/runtime/device_memory.h"
 
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <random>
 #include <string>
@@ -198,6 +200,43 @@ long MinorFaults() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return usage.ru_minflt;
+}
+
+// The process's LazyFree memory (pages given back with MADV_FREE, not yet reclaimed) in KiB, or
+// -1 when the kernel does not report it.
+long LazyFreeKiB() {
+  std::ifstream rollup("/proc/self/smaps_rollup");
+  std::string line;
+  while (std::getline(rollup, line)) {
+    if (line.rfind("LazyFree:", 0) == 0) return std::stol(line.substr(9));
+  }
+  return -1;
+}
+
+// Whether madvise(MADV_FREE) works here (Linux 4.5 and later; some sandboxes lack it).
+bool MadvFreeWorks() {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* p = mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return false;
+  static_cast<char*>(p)[0] = 1;
+  const bool works = madvise(p, page, MADV_FREE) == 0;
+  munmap(p, page);
+  return works;
+}
+
+TEST(DeviceMemoryTest, FreedLargeBlocksGoBackLazily) {
+  if (!MadvFreeWorks() || LazyFreeKiB() < 0) {
+    GTEST_SKIP() << "MADV_FREE or /proc/self/smaps_rollup's LazyFree is not available here";
+  }
+  std::unique_ptr<DeviceMemory> memory = MakeMemory(0, 64 * kMiB);
+  const size_t bytes = 32 * kMiB;
+  std::shared_ptr<Allocation> block = MustAllocate(*memory, static_cast<int64_t>(bytes));
+  std::memset(block->data(), 1, bytes);
+  const long before = LazyFreeKiB();
+  block.reset();
+  // Every page of the block is LazyFree now, unless the kernel already reclaimed some (only
+  // under memory pressure): at least half, to be robust to that.
+  EXPECT_GE(LazyFreeKiB() - before, static_cast<long>(bytes / 1024 / 2));
 }
 
 TEST(DeviceMemoryTest, ReusingAFreedLargeBlockTakesNoPageFaults) {

@@ -84,27 +84,35 @@ void Queue::EnqueueAfter(std::shared_ptr<Event> dependency, std::function<void(S
   state_->cv.notify_all();
 }
 
+bool Queue::TryHold() {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  if (state_->busy || state_->stopping || !state_->pieces.empty()) return false;
+  state_->busy = true;
+  return true;
+}
+
+void Queue::Release() {
+  const std::shared_ptr<State> state = state_;
+  bool wake = false;
+  {
+    std::lock_guard<std::mutex> lock(state->mu);
+    state->busy = false;
+    wake = state->stopping || !state->pieces.empty();
+  }
+  // Only the worker waits on cv; waking it for nothing would cost the thread switch saved here.
+  if (wake) state->cv.notify_all();
+}
+
 bool Queue::RunIfIdle(const std::shared_ptr<Event>& dependency,
                       const std::function<void(Status)>& work) {
-  {
-    std::lock_guard<std::mutex> lock(state_->mu);
-    if (state_->busy || state_->stopping || !state_->pieces.empty()) return false;
-    if (dependency != nullptr && !dependency->IsReady()) return false;
-    state_->busy = true;
-  }
+  if (dependency != nullptr && !dependency->IsReady()) return false;
+  if (!TryHold()) return false;
   try {
     work(dependency != nullptr ? dependency->status() : OkStatus());
   } catch (...) {
     // As on the worker: work reports through its own events.
   }
-  bool wake = false;
-  {
-    std::lock_guard<std::mutex> lock(state_->mu);
-    state_->busy = false;
-    wake = state_->stopping || !state_->pieces.empty();
-  }
-  // Only the worker waits on cv; waking it for nothing would cost the thread switch saved here.
-  if (wake) state_->cv.notify_all();
+  Release();
   return true;
 }
 

@@ -23,8 +23,8 @@ namespace sim {
 // device never overtakes earlier work on the same device (a buffer donated to a later execution
 // is not overwritten while an earlier read of it is queued). This cannot deadlock as long as every
 // event a piece waits for is produced by work enqueued before it (on any queue) or by the host,
-// and the pieces of one multi-device execution are enqueued on all their queues in the same order
-// (SimClient::launch_mutex()).
+// and the pieces of one multi-device execution are enqueued on all their queues in the same order,
+// with no other work enqueued between them (SimClient::launch_mutex()).
 class Queue {
  public:
   // A queue whose worker thread is named after `name` (e.g. "sim-0") in error messages.
@@ -49,6 +49,12 @@ class Queue {
   // work, whose hand-off to the worker thread would cost more than the work itself.
   bool RunIfIdle(const std::shared_ptr<Event>& dependency,
                  const std::function<void(Status)>& work);
+  // RunIfIdle in two steps, for a caller that claims the queue under a lock and runs the work
+  // after releasing it: TryHold marks an idle queue busy (false when work is queued or running,
+  // or the queue is stopping); the holder runs its work, then calls Release. Work enqueued
+  // meanwhile waits. The holder must not wait for the queue (Await) before Release.
+  bool TryHold();
+  void Release();
   // Returns once everything enqueued before the call has run (including work waiting for a
   // dependency, which it therefore waits for too). From the queue's own work it returns at once.
   void Await();

@@ -256,6 +256,29 @@ TEST(QueueTest, WorkEnqueuedWhileRunIfIdleRunsWaitsForIt) {
   EXPECT_EQ(log.Get(), std::vector<int>({1, 2}));
 }
 
+TEST(QueueTest, HeldQueueRunsNothingUntilReleased) {
+  Queue queue("sim-test");
+  Log log;
+  ASSERT_TRUE(queue.TryHold());
+  EXPECT_FALSE(queue.TryHold());  // Held already.
+  queue.Enqueue([&log] { log.Add(2); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(log.Get(), std::vector<int>());  // The worker waits for the holder.
+  log.Add(1);                                // The holder's own work.
+  queue.Release();
+  queue.Await();
+  EXPECT_EQ(log.Get(), std::vector<int>({1, 2}));
+  EXPECT_FALSE(queue.RunIfIdle(Event::Create(), [](Status) {}));  // Dependency not ready.
+  // Idle again once the worker has finished the piece Await waited for.
+  bool held = false;
+  for (int i = 0; i < 2000 && !held; ++i) {
+    held = queue.TryHold();
+    if (!held) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(held);
+  queue.Release();
+}
+
 }  // namespace
 }  // namespace sim
 }  // namespace pjrtkit
