@@ -15,7 +15,11 @@
 # in it. That set is complete: registering a device changes devices.bzl and the files of the new
 # folders only, and a test outside that set has none of them among its inputs, so its result
 # cannot change (Bazel would not even rerun it). The query must find the new devices' tests, or
-# the check fails. --readers runs only the tests that state expectations about the device list
+# the check fails. Of the set, the `_oldest_jax` twins (the same test files on the oldest JAX
+# release) run only for the new devices' own tests: what registering a device changes (the
+# registry, build_info.json, the plugin's device list) reaches a twin exactly as it reaches its
+# newest-JAX test, which runs; --with-oldest-jax runs them all (about 40 % more time). --readers
+# runs only the tests that state expectations about the device list
 # (REGISTRY_READERS, found with `git grep -l "build_info\|pjrtkit_devices\|devices.bzl\|
 # Registry::" -- tests tools xla_plugin python`) and the new devices' folders; --all runs
 # `bazel test //...`.
@@ -25,17 +29,19 @@
 # `bazel test //...`; Bazel's disk cache (.bazelrc) lets the scratch build reuse that build's
 # actions, so only what the new devices change is built again.
 #
-#   bash tools/new_device_check.sh [--readers|--all] [SCRATCH_DIR]
+#   bash tools/new_device_check.sh [--readers|--all] [--with-oldest-jax] [SCRATCH_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 mode=rdeps
+oldest_jax=0
 SCRATCH=""
 for arg in "$@"; do
   case "$arg" in
     --all) mode=all ;;
     --readers) mode=readers ;;
-    -*) echo "[new_device_check] unknown argument '$arg' (accepted: --readers, --all, SCRATCH_DIR)" >&2; exit 2 ;;
+    --with-oldest-jax) oldest_jax=1 ;;
+    -*) echo "[new_device_check] unknown argument '$arg' (accepted: --readers, --all, --with-oldest-jax, SCRATCH_DIR)" >&2; exit 2 ;;
     *) SCRATCH=$arg ;;
   esac
 done
@@ -94,6 +100,12 @@ if [ "$mode" = all ]; then
 elif [ "$mode" = rdeps ]; then
   mapfile -t targets < <(bazel query --noshow_progress \
     'tests(rdeps(//..., //xla_plugin/devices/registry:registry) + rdeps(//..., //xla_plugin/devices/registry:devices.bzl))' 2>/dev/null)
+  if [ "$oldest_jax" -eq 0 ]; then
+    new_folders=$(IFS='|'; echo "${DEVICES[*]}")
+    mapfile -t targets < <(printf '%s\n' "${targets[@]}" |
+      grep -Ev '_oldest_jax$' ; printf '%s\n' "${targets[@]}" |
+      grep -E "^//xla_plugin/devices/($new_folders)[:/].*_oldest_jax$" || true)
+  fi
 else
   targets=("${REGISTRY_READERS[@]}")
   for name in "${DEVICES[@]}"; do targets+=("//xla_plugin/devices/$name/..."); done

@@ -44,11 +44,16 @@ cases = {
   "pinv": (jnp.linalg.pinv, a[:, :3]),
   "grad_logdet": (jax.grad(lambda x: jnp.linalg.slogdet(x)[1]), spd),
   "grad_eigh": (jax.grad(lambda x: jnp.linalg.eigh(x)[0].sum()), spd),
+  # Empty matrices: LAPACK refuses n = 0 (it aborts the process), so the call must not be made.
+  "eig_0x0": (lambda x: jnp.linalg.eig(x)[1], np.zeros((0, 0), dtype)),
+  "solve_0x0": (jnp.linalg.solve, np.zeros((0, 0), dtype), np.zeros((0, 2), dtype)),
+  "eigh_batch_of_0x0": (lambda x: jnp.linalg.eigh(x)[0], np.zeros((3, 0, 0), dtype)),
 }
 out = {"platform": jax.devices()[0].platform}
 for name, (f, *args) in cases.items():
   value = np.asarray(jax.jit(f)(*args))
-  out[name] = [value.real.ravel().tolist(), value.imag.ravel().tolist(), str(value.dtype)]
+  out[name] = [value.real.ravel().tolist(), value.imag.ravel().tolist(),
+               str(value.dtype) + str(value.shape)]
 print(json.dumps(out))
 """
 

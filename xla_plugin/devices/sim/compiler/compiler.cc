@@ -14,6 +14,26 @@ namespace pjrtkit {
 namespace sim {
 namespace {
 
+// A node without effects whose one result has no elements computes nothing anyone can read: it
+// becomes a splat of that empty shape, with no operands, so what only it read is dropped too (as
+// XLA's zero-sized-instruction elimination does). LAPACK's calls on 0x0 matrices, whose status
+// only selects among empty arrays, are never made then (LAPACK refuses n = 0 with lda = 0).
+void ReplaceZeroSizedValues(Graph* graph) {
+  for (Node& node : graph->nodes) {
+    if (node.effectful || node.dead || node.kind == NodeKind::kSplat || node.results.size() != 1) {
+      continue;
+    }
+    const ArrayType& type = graph->type(node.results[0]);
+    if (type.num_elements() != 0) continue;
+    node.kind = NodeKind::kSplat;
+    node.operands.clear();
+    node.source_dims.clear();
+    node.params = std::monostate{};
+    node.bytes.assign(static_cast<size_t>(type.element_bytes()), '\0');
+  }
+}
+
+
 // The shape one device holds of a value with `attributes` (arg_attrs / res_attrs) and global
 // `type` in a program of `devices` devices; `op_sharding` receives the sharding as a serialized
 // xla.OpSharding (empty: replicated).
@@ -145,6 +165,7 @@ StatusOr<DeviceProgram> CompileModule(const stablehlo::Module& module, const Com
   program.num_partitions = facts.num_partitions;
   CompileReport totals;
   for (const std::unique_ptr<Graph>& graph : state.graphs) {
+    ReplaceZeroSizedValues(graph.get());
     EmitStats stats;
     PJRTKIT_ASSIGN_OR_RETURN(Computation computation, EmitComputation(*graph, &stats));
     totals.instructions += static_cast<int64_t>(computation.instructions.size());

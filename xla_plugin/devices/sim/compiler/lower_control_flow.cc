@@ -614,6 +614,7 @@ Status LowerFfiCustomCall(Lowerer& lowerer, const Operation& op, const std::stri
   CustomCallParams p;
   p.target = target;
   p.has_side_effect = OpBool(op, "has_side_effect");
+  const bool has_side_effect = p.has_side_effect;
   if (config != nullptr) {
     for (const stablehlo::NamedAttribute& entry : config->entries) {
       PJRTKIT_ASSIGN_OR_RETURN(FfiAttribute attribute,
@@ -689,9 +690,10 @@ Status LowerFfiCustomCall(Lowerer& lowerer, const Operation& op, const std::stri
   node.params = std::move(p);
   node.operands = operands;
   node.origin = Lowerer::Origin(op);
-  node.effectful = true;
+  // As in XLA: a call without side effects whose results nothing reads is dropped.
+  node.effectful = has_side_effect;
   const std::vector<ValueIndex> results = lowerer.graph().AddNode(std::move(node), physical);
-  lowerer.graph().effectful = true;
+  if (has_side_effect) lowerer.graph().effectful = true;
   for (size_t j = 0; j < results.size(); ++j) {
     ValueIndex logical = results[j];
     if (!RowMajor(result_orders[j])) {
