@@ -62,11 +62,7 @@ def main(argv: list[str] | None = None) -> int:
                       help="comma-separated backends to run (default: all three)")
   args = parser.parse_args(argv)
 
-  env = dict(os.environ)
-  env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-  env.pop("JAX_PLATFORMS", None)
-  env["PYTHONPATH"] = os.pathsep.join([str(_ROOT)] + [p for p in env.get("PYTHONPATH", "")
-                                                      .split(os.pathsep) if p])
+  env = child.child_env(drop_jax_platforms=True)
   names = [b.name for b in BACKENDS if b.name in args.backends.split(",")]
   info = machine()
   started = time.time()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -10,6 +11,20 @@ from pathlib import Path
 from typing import Any, Sequence
 
 _ROOT = Path(__file__).resolve().parents[2]
+
+
+def child_env(drop_jax_platforms: bool = False) -> dict[str, str]:
+  """The environment a benchmark child runs in: this one, with the repository root first on
+  ``PYTHONPATH`` (the workers are modules of ``tools.bench``), TensorFlow-style logging quiet
+  unless asked for, and ``JAX_PLATFORMS`` removed when ``drop_jax_platforms`` (the child picks
+  its backend itself)."""
+  env = dict(os.environ)
+  env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+  if drop_jax_platforms:
+    env.pop("JAX_PLATFORMS", None)
+  env["PYTHONPATH"] = os.pathsep.join([str(_ROOT)] + [p for p in env.get("PYTHONPATH", "")
+                                                      .split(os.pathsep) if p])
+  return env
 
 
 def run_worker(module: str, backend: str, extra: Sequence[str], env: dict[str, str],

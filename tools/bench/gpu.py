@@ -151,10 +151,7 @@ def main(argv: list[str] | None = None) -> int:
   parser.add_argument("--out", type=Path, default=_ROOT / "tools" / "bench" / "results")
   parser.add_argument("--timeout", type=float, default=300, help="seconds per child")
   args = parser.parse_args(argv)
-  env = dict(os.environ)
-  env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-  env["PYTHONPATH"] = os.pathsep.join([str(_ROOT)] + [p for p in env.get("PYTHONPATH", "")
-                                                      .split(os.pathsep) if p])
+  env = child.child_env()
   started = time.time()
   records = []
   for r in range(args.rounds):

@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tools.bench.child import child_env
+
 _ROOT = Path(__file__).resolve().parents[2]
 _DEFAULT_OUT = _ROOT / "tools" / "bench" / "results"
 RSS_BYTES = 256 << 20
@@ -135,11 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     Path(args.child_out).write_text(json.dumps(child(args.child, args.task)))
     return 0
 
-  env = dict(os.environ)
-  env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-  env.pop("JAX_PLATFORMS", None)
-  env["PYTHONPATH"] = os.pathsep.join([str(_ROOT)] + [p for p in env.get("PYTHONPATH", "")
-                                                      .split(os.pathsep) if p])
+  env = child_env(drop_jax_platforms=True)
   samples: dict[str, dict[str, list[float]]] = {c.name: {} for c in CONFIGS}
   started = time.time()
   for r in range(args.rounds):

@@ -150,10 +150,7 @@ def main(argv: list[str] | None = None) -> int:
   args = parser.parse_args(argv)
   if args.rounds < 1:
     parser.error(f"--rounds must be >= 1, got {args.rounds}")
-  env = dict(os.environ)
-  env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-  env["PYTHONPATH"] = os.pathsep.join([str(_ROOT)] + [p for p in env.get("PYTHONPATH", "")
-                                                      .split(os.pathsep) if p])
+  env = child.child_env()
   backends = (args.baseline, "pjrtkit")
   started = time.time()
   records = []

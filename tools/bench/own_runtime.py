@@ -176,11 +176,8 @@ def main(argv: list[str] | None = None) -> int:
   args = parser.parse_args(argv)
   if args.rounds < 1:
     parser.error(f"--rounds must be >= 1, got {args.rounds}")
-  env = dict(os.environ)
-  env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+  env = child.child_env()
   env["OPENBLAS_NUM_THREADS"] = "1"  # numpy's matmul row: sim's thread count (see the docstring).
-  env["PYTHONPATH"] = os.pathsep.join([str(_ROOT)] + [p for p in env.get("PYTHONPATH", "")
-                                                      .split(os.pathsep) if p])
   started = time.time()
   records = []
   for r in range(args.rounds):

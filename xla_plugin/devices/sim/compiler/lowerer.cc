@@ -198,7 +198,7 @@ OpLowering FindOpLowering(const std::string& name) {
     auto* map = new std::unordered_map<std::string, OpLowering>();
     for (const auto* family : {&ElementwiseLowerings(), &DataMovementLowerings(),
                                &ComputeLowerings(), &ControlFlowLowerings(),
-                               &CollectiveLowerings()}) {
+                               &CollectiveLowerings(), &CustomCallLowerings()}) {
       for (const OpLoweringEntry& entry : *family) (*map)[entry.name] = entry.lowering;
     }
     return map;

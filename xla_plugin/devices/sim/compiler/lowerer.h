@@ -102,6 +102,7 @@ const std::vector<OpLoweringEntry>& DataMovementLowerings();
 const std::vector<OpLoweringEntry>& ComputeLowerings();
 const std::vector<OpLoweringEntry>& ControlFlowLowerings();
 const std::vector<OpLoweringEntry>& CollectiveLowerings();
+const std::vector<OpLoweringEntry>& CustomCallLowerings();
 
 }  // namespace sim
 }  // namespace pjrtkit
