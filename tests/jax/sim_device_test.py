@@ -120,6 +120,18 @@ x.block_until_ready()  # The host-to-device copy holds the memory until it compl
 out["during"] = dev.memory_stats()["bytes_in_use"] - start
 x.delete()
 out["after"] = dev.memory_stats()["bytes_in_use"] - start
+# Ready means the device's work let go of the memory: awaited then deleted, inputs and results of
+# jit give theirs back at once, every time.
+inc = jax.jit(lambda v: v + 1)
+inc(jnp.ones(1024)).block_until_ready()  # Compiled; its results deleted with it.
+out["held"] = 0
+for _ in range(100):
+  a = jax.device_put(np.ones(1024, np.float32), dev)
+  b = inc(a)
+  b.block_until_ready()
+  a.delete()
+  b.delete()
+  out["held"] += dev.memory_stats()["bytes_in_use"] != start
 out["still_works"] = float(jax.jit(lambda v: (v * 2).sum())(jnp.ones(4)))
 print(json.dumps(out))
 """
@@ -133,6 +145,7 @@ def test_refusals_name_the_op_and_the_process_keeps_working():
   assert "RESOURCE_EXHAUSTED" in got["oversize"] and "out of memory" in got["oversize"]
   assert got["during"] == 4096
   assert got["after"] == 0
+  assert got["held"] == 0
   assert got["still_works"] == 8.0
 
 

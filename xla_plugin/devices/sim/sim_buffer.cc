@@ -106,7 +106,7 @@ StatusOr<std::shared_ptr<Event>> SimBuffer::ToHostBuffer(void* dst, size_t dst_s
   const int64_t element_bytes = StoredElementBytes(type_);
   std::shared_lock<std::shared_mutex> launch = device_->SharedLaunchLock();
   device_->queue().EnqueueAfter(ready_, [allocation, dst, strides, done, element_bytes,
-                                         bytes = bytes_, dims = dims_](Status status) {
+                                         bytes = bytes_, dims = dims_](Status status) mutable {
     if (status.ok()) {
       const auto* src = static_cast<const uint8_t*>(allocation->data());
       auto* out = static_cast<uint8_t*>(dst);
@@ -116,6 +116,7 @@ StatusOr<std::shared_ptr<Event>> SimBuffer::ToHostBuffer(void* dst, size_t dst_s
         CopyDenseToStrided(element_bytes, dims, src, out, *strides);
       }
     }
+    allocation.reset();  // Before the event: whoever waits on it may delete the buffer.
     done->Set(std::move(status));
   });
   return done;
@@ -135,10 +136,13 @@ StatusOr<std::unique_ptr<Buffer>> SimBuffer::CopyToMemory(Memory* dst_memory) {
   // On this buffer's queue: ordered with the other uses of the source on its device; nobody
   // else touches the new buffer's memory before `copied` is ready.
   std::shared_lock<std::shared_mutex> launch = device_->SharedLaunchLock();
-  device_->queue().EnqueueAfter(ready_, [source, target, copied, bytes = bytes_](Status status) {
+  device_->queue().EnqueueAfter(ready_, [source, target, copied,
+                                         bytes = bytes_](Status status) mutable {
     if (status.ok()) {
       std::memcpy(target->data(), source->data(), static_cast<size_t>(bytes));
     }
+    source.reset();  // Both before the event, as above.
+    target.reset();
     copied->Set(std::move(status));
   });
   return std::unique_ptr<Buffer>(
@@ -155,11 +159,13 @@ StatusOr<std::shared_ptr<Event>> SimBuffer::CopyRawToHost(void* dst, int64_t off
   }
   std::shared_ptr<Event> done = Event::Create();
   std::shared_lock<std::shared_mutex> launch = device_->SharedLaunchLock();
-  device_->queue().EnqueueAfter(ready_, [allocation, dst, offset, size, done](Status status) {
+  device_->queue().EnqueueAfter(ready_, [allocation, dst, offset, size,
+                                         done](Status status) mutable {
     if (status.ok() && size > 0) {
       std::memcpy(dst, static_cast<const uint8_t*>(allocation->data()) + offset,
                   static_cast<size_t>(size));
     }
+    allocation.reset();
     done->Set(std::move(status));
   });
   return done;

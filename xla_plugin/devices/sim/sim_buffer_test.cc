@@ -284,6 +284,49 @@ TEST_F(SimBufferTest, ReadsWaitForContentsThatAreNotReadyYet) {
   EXPECT_EQ(out, (std::vector<float>{4, 5, 6}));
 }
 
+// Once the event of a piece of queued work is ready, the work holds no memory: a caller that
+// awaits a buffer (or a read or copy of it) and deletes it sees the memory back at once, without
+// waiting for the queue. Repeated, because the queue's thread lets go of its work right after it
+// sets the event.
+TEST_F(SimBufferTest, MemoryIsBackAsSoonAsTheEventsAreReady) {
+  client_->sim_device(0)->queue().Await();
+  client_->sim_device(1)->queue().Await();
+  const int64_t before0 = BytesInUse(*client_->devices()[0]);
+  const int64_t before1 = BytesInUse(*client_->devices()[1]);
+  std::vector<float> values(1024, 2.5f);
+  int held = 0;
+  for (int i = 0; i < 300; ++i) {
+    const HostBufferSemantics semantics =
+        i % 2 == 0 ? HostBufferSemantics::kImmutableOnlyDuringCall
+                   : HostBufferSemantics::kImmutableUntilTransferCompletes;
+    std::shared_ptr<Event> done;
+    StatusOr<std::unique_ptr<Buffer>> buffer =
+        testing::Upload(*client_, client_->devices()[0], values.data(), ElementType::kF32, {1024},
+                        semantics, std::nullopt, &done);
+    ASSERT_TRUE(buffer.ok());
+    ASSERT_TRUE((*buffer)->ReadyEvent()->Await().ok());
+    ASSERT_TRUE(done->Await().ok());
+    std::vector<float> out(1024);
+    StatusOr<std::shared_ptr<Event>> read = (*buffer)->ToHostBuffer(out.data(), 4096, nullptr);
+    ASSERT_TRUE(read.ok());
+    float raw = 0;
+    StatusOr<std::shared_ptr<Event>> raw_read = (*buffer)->CopyRawToHost(&raw, 4, 4);
+    ASSERT_TRUE(raw_read.ok());
+    StatusOr<std::unique_ptr<Buffer>> copy = (*buffer)->CopyToDevice(client_->devices()[1]);
+    ASSERT_TRUE(copy.ok());
+    ASSERT_TRUE((*read)->Await().ok());
+    ASSERT_TRUE((*raw_read)->Await().ok());
+    ASSERT_TRUE((*copy)->ReadyEvent()->Await().ok());
+    (*buffer)->Delete();
+    (*copy)->Delete();
+    if (BytesInUse(*client_->devices()[0]) != before0) ++held;
+    if (BytesInUse(*client_->devices()[1]) != before1) ++held;
+    ASSERT_EQ(out, values);
+    ASSERT_EQ(raw, 2.5f);
+  }
+  EXPECT_EQ(held, 0) << "deleted buffers whose events were ready still held memory";
+}
+
 // Threads read, copy and delete buffers at once; every read that was accepted sees the data.
 TEST_F(SimBufferTest, ConcurrentReadsCopiesAndDeletes) {
   constexpr int kBuffers = 32;

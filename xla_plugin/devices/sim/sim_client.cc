@@ -104,8 +104,12 @@ StatusOr<HostBufferResult> SimClient::BufferFromHostBuffer(const HostBufferArgs&
         CopyStridedToDense(element_bytes, args.dims, src, strides, staging.get());
       }
     }
-    device->queue().Enqueue([allocation, staging, bytes, ready] {
+    device->queue().Enqueue([allocation, staging, bytes, ready]() mutable {
       if (bytes > 0) std::memcpy(allocation->data(), staging.get(), static_cast<size_t>(bytes));
+      // The piece lets go of the memory before the event: a caller that awaits the buffer and
+      // deletes it sees the memory back at once.
+      allocation.reset();
+      staging.reset();
       ready->Set(OkStatus());
     });
     result.done_with_host_buffer = Event::CreateReady();
@@ -115,13 +119,15 @@ StatusOr<HostBufferResult> SimClient::BufferFromHostBuffer(const HostBufferArgs&
     std::shared_ptr<Event> done = Event::Create();
     const auto* src = static_cast<const uint8_t*>(args.data);
     device->queue().Enqueue(
-        [allocation, src, bytes, strides, element_bytes, dims = args.dims, ready, done] {
+        [allocation, src, bytes, strides, element_bytes, dims = args.dims, ready,
+         done]() mutable {
           auto* dst = static_cast<uint8_t*>(allocation->data());
           if (bytes > 0 && strides.empty()) {
             std::memcpy(dst, src, static_cast<size_t>(bytes));
           } else if (bytes > 0) {
             CopyStridedToDense(element_bytes, dims, src, strides, dst);
           }
+          allocation.reset();  // As above.
           ready->Set(OkStatus());
           done->Set(OkStatus());
         });

@@ -223,6 +223,13 @@ StatusOr<ExecuteResult> SimLoadedExecutable::Execute(
             client_.ffi_handlers(), user_data, shared_run->device->description().id(),
             client_.platform_name());
       }
+      // The result buffers first: once the run starts, it may let go of its outputs at any time.
+      const Computation& entry = program->entry();
+      for (size_t j = 0; j < entry.results.size(); ++j) {
+        const ArrayType& type = entry.slot_types[entry.results[j]];
+        result.outputs[shared_run->logical_id].push_back(std::make_unique<SimBuffer>(
+            shared_run->device, type.type, type.dims, shared_run->outputs[j], done));
+      }
       // Runs the device's part; returns the status its outputs get.
       std::function<Status(Status)> execute = [program, shared_run, rendezvous, custom_calls,
                                                place](Status status) mutable {
@@ -237,8 +244,10 @@ StatusOr<ExecuteResult> SimLoadedExecutable::Execute(
         } else if (rendezvous != nullptr) {
           rendezvous->Abort(status);
         }
-        // Arguments (donated ones included) and scratch go back to the device now.
+        // Arguments (donated ones included), outputs and scratch are let go of now, before the
+        // outputs' event: whoever waits on it may delete the buffers and expect the memory back.
         shared_run->arguments.clear();
+        shared_run->outputs.clear();
         shared_run->scratch.reset();
         return status;
       };
@@ -251,12 +260,6 @@ StatusOr<ExecuteResult> SimLoadedExecutable::Execute(
         queue.EnqueueAfter(ready, [execute = std::move(execute), done](Status status) mutable {
           done->Set(execute(std::move(status)));
         });
-      }
-      const Computation& entry = program->entry();
-      for (size_t j = 0; j < entry.results.size(); ++j) {
-        const ArrayType& type = entry.slot_types[entry.results[j]];
-        result.outputs[shared_run->logical_id].push_back(std::make_unique<SimBuffer>(
-            shared_run->device, type.type, type.dims, shared_run->outputs[j], done));
       }
       if (options.want_completion_events) result.completion.push_back(done);
     }
