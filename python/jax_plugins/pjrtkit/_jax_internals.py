@@ -223,6 +223,19 @@ def _sdy_check() -> str | None:
   return None
 
 
+def _propagation_check() -> str | None:
+  """Shardy's propagation pipeline parses in JAX's MLIR context (jaxlib registers the passes)."""
+  passmanager = getattr(importlib.import_module("jax._src.lib.mlir"), "passmanager")
+  make_context = getattr(load_module("jax._src.interpreters.mlir"), "make_ir_context")
+  shardy = importlib.import_module("jax_plugins.pjrtkit._shardy")
+  try:
+    with make_context():
+      passmanager.PassManager.parse(shardy.PROPAGATION_PIPELINE)
+  except Exception as e:  # pylint: disable=broad-except
+    return f"cannot parse {shardy.PROPAGATION_PIPELINE}: {str(e).splitlines()[0]}"
+  return None
+
+
 def _compile_entry_check() -> str | None:
   compiler = load_module("jax._src.compiler")
   pxla = load_module("jax._src.interpreters.pxla")
@@ -321,6 +334,9 @@ INTERNALS: tuple[Internal, ...] = (
     Internal("jax._src.lib.mlir.dialects.sdy", SHARDY_EXPORT, "called",
              "reads a sdy.manual_computation's out_shardings (TensorShardingPerValueAttr)",
              _sdy_check),
+    Internal("jax._src.lib.mlir.passmanager", SHARDY_EXPORT, "called",
+             "runs Shardy's sharding propagation (sdy-propagation-pipeline) on programs over "
+             "more than one partition before the export", _propagation_check),
     Internal("jax._src.interpreters.mlir.make_ir_context", SHARDY_EXPORT, "called",
              "the MLIR context the exported module lives in",
              exists("jax._src.interpreters.mlir", "make_ir_context")),

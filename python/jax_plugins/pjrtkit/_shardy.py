@@ -13,12 +13,14 @@ call of the body, shardings become string attributes (``mhlo.sharding``, ``xla.s
 the meshes a module attribute; the ``sdy.mesh`` ops that remain are then dropped (their meshes are
 kept in ``mhlo.frontend_attributes``). Programs without Shardy pass unchanged.
 
-Before the export, a result of ``main`` that JAX left without a sharding but that is a result of
+Before the export, a program over more than one partition goes through Shardy's sharding
+propagation (``propagate_shardings``), as in XLA before its SPMD partitioner: every op gets the
+sharding its operands and users imply, which the export writes as ``mhlo.sharding`` on the op.
+A device's compiler partitions the program from those (the sim device's: its compiler's
+``partitioner.h``). A result of ``main`` that JAX left without a sharding but that is a result of
 an ``sdy.manual_computation`` (a ``shard_map`` returned as is) gets that computation's out sharding
-(``annotate_manual_results``): the part of Shardy's propagation such a program needs, so that the
-device compiles the result as the shard each device holds and reports its sharding to jaxlib. An
-argument entering, or a result leaving, a ``shard_map`` as is with another sharding than the
-``shard_map``'s is refused (``ReshardingError``): such devices do not move shards between devices.
+(``annotate_manual_results``), so that the device reports the result's sharding to jaxlib as the
+pieces each device holds.
 """
 
 from __future__ import annotations
@@ -66,12 +68,6 @@ SHARDING_ATTR = "sdy.sharding"
 MANUAL_COMPUTATION = "sdy.manual_computation"
 
 
-class ReshardingError(NotImplementedError):
-  """A value crosses a ``shard_map`` boundary of ``main`` with a sharding other than the one the
-  ``shard_map`` gives it: moving the shards between devices is work the device would have to do
-  (resharding), which the devices that compile StableHLO themselves do not."""
-
-
 def _main(module: Any) -> Any:
   """The public ``main`` function of ``module`` (an ``ir.Operation``), or None."""
   from jax._src.lib.mlir import ir  # pylint: disable=g-import-not-at-top
@@ -82,23 +78,10 @@ def _main(module: Any) -> Any:
   return None
 
 
-def _same(a: Any, b: Any) -> bool:
-  """Whether two Shardy shardings place the same shards on the same devices (open and closed
-  dimensions alike: only a value's own sharding is compared here)."""
-  canon = lambda attr: str(attr).replace("?", "").replace(" ", "")  # pylint: disable=unnecessary-lambda-assignment
-  return canon(a) == canon(b)
-
-
 def plan_manual_results(module: Any) -> dict[int, Any]:
   """What ``annotate_manual_results`` gives ``main``'s results: {result index: the out sharding of
   the ``sdy.manual_computation`` that returns it as is}, for results without ``sdy.sharding``.
-  Reads ``module`` only.
-
-  Raises:
-    ReshardingError: an argument of ``main`` enters a ``shard_map`` as is, or a result leaves one
-      as is, with an ``sdy.sharding`` other than that ``shard_map``'s (the same shard shapes on
-      other devices would otherwise be read or reported in the wrong places).
-  """
+  Reads ``module`` only."""
   from jax._src.lib.mlir import ir  # pylint: disable=g-import-not-at-top
   from jax._src.lib.mlir.dialects import sdy  # pylint: disable=g-import-not-at-top
 
@@ -106,23 +89,6 @@ def plan_manual_results(module: Any) -> dict[int, Any]:
   if main is None or not main.regions[0].blocks:
     return {}
   block = main.regions[0].blocks[0]
-  arg_attrs = (list(ir.ArrayAttr(main.attributes["arg_attrs"]))
-               if "arg_attrs" in main.attributes else [])
-  for op in block.operations:
-    op = op.operation
-    if op.name != MANUAL_COMPUTATION or "in_shardings" not in op.attributes:
-      continue
-    wanted = sdy.TensorShardingPerValueAttr(op.attributes["in_shardings"]).shardings
-    for k, operand in enumerate(op.operands):
-      if not isinstance(operand, ir.BlockArgument) or operand.arg_number >= len(arg_attrs):
-        continue
-      attrs = ir.DictAttr(arg_attrs[operand.arg_number])
-      if SHARDING_ATTR in attrs and not _same(attrs[SHARDING_ATTR], wanted[k]):
-        raise ReshardingError(
-            f"argument {operand.arg_number} of the program is sharded "
-            f"{attrs[SHARDING_ATTR]} but enters shard_map as {wanted[k]} (its in_specs): "
-            "resharding is not supported by this device; pass the argument with the sharding "
-            "in_specs gives it")
   terminator = list(block.operations)[-1].operation
   res_attrs = (list(ir.ArrayAttr(main.attributes["res_attrs"]))
                if "res_attrs" in main.attributes else [])
@@ -133,24 +99,18 @@ def plan_manual_results(module: Any) -> dict[int, Any]:
     owner = value.owner
     if owner.name != MANUAL_COMPUTATION or "out_shardings" not in owner.attributes:
       continue
-    given = sdy.TensorShardingPerValueAttr(owner.attributes["out_shardings"]).shardings[
-        value.result_number]
     attrs = ir.DictAttr(res_attrs[i]) if i < len(res_attrs) else None
     if attrs is not None and SHARDING_ATTR in attrs:
-      if not _same(attrs[SHARDING_ATTR], given):
-        raise ReshardingError(
-            f"result {i} of the program leaves shard_map as {given} (its out_specs) but is "
-            f"asked for as {attrs[SHARDING_ATTR]} (out_shardings): resharding is not supported "
-            "by this device; ask for the sharding out_specs gives it")
-      continue
-    plan[i] = given
+      continue  # Asked for: the device's compiler moves the pieces there if they differ.
+    plan[i] = sdy.TensorShardingPerValueAttr(owner.attributes["out_shardings"]).shardings[
+        value.result_number]
   return plan
 
 
 def annotate_manual_results(module: Any) -> int:
   """Gives each result of ``module``'s public ``main`` that has no ``sdy.sharding`` and is
   returned straight from an ``sdy.manual_computation`` that computation's out sharding for it
-  (``plan_manual_results``, whose ReshardingError it raises). Changes ``module`` in place;
+  (``plan_manual_results``). Changes ``module`` in place;
   returns how many results it annotated."""
   from jax._src.lib.mlir import ir  # pylint: disable=g-import-not-at-top
 
@@ -171,6 +131,48 @@ def annotate_manual_results(module: Any) -> int:
   return len(plan)
 
 
+PROPAGATION_PIPELINE = "builtin.module(sdy-propagation-pipeline)"
+"""Shardy's sharding propagation, as jaxlib registers it (jax 0.11 and 0.12)."""
+
+
+RESHARD_OP = "sdy.reshard"
+"""What the propagation inserts where a value must change sharding; the round-trip export has no
+form for it."""
+
+
+def _partitions(module: Any) -> int:
+  """``mhlo.num_partitions`` of ``module`` (1 when absent)."""
+  from jax._src.lib.mlir import ir  # pylint: disable=g-import-not-at-top
+  attributes = module.operation.attributes
+  if "mhlo.num_partitions" not in attributes:
+    return 1
+  return ir.IntegerAttr(attributes["mhlo.num_partitions"]).value
+
+
+def propagate_shardings(module: Any) -> int:
+  """Runs Shardy's propagation on ``module`` (in place): every op gets the sharding its operands
+  and users imply (``sdy.sharding``, after the export ``mhlo.sharding``), as XLA does before its
+  SPMD partitioner. The device's compiler reads those to partition the program; a value it holds
+  otherwise than an op's sharding says is moved, so the annotations decide speed, not values.
+  The ``sdy.reshard`` ops the propagation inserts are replaced by their operands (the compiler
+  moves values where their users need them anyway); returns how many."""
+  from jax._src.lib.mlir import ir, passmanager  # pylint: disable=g-import-not-at-top
+  with module.context:
+    passmanager.PassManager.parse(PROPAGATION_PIPELINE).run(module.operation)
+    reshards = []
+
+    def visit(op: Any) -> Any:
+      if op.name == RESHARD_OP:
+        reshards.append(op)
+      return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    for op in reshards:
+      op.results[0].replace_all_uses_with(op.operands[0])
+      op.erase()
+  return len(reshards)
+
+
 def export_shardy(module: Any) -> Any:
   """``module`` with Shardy exported to plain StableHLO (see the module docstring): a new
   ``ir.Module`` in a fresh JAX MLIR context, or ``module`` itself when it has no Shardy."""
@@ -180,12 +182,16 @@ def export_shardy(module: Any) -> Any:
   from jax._src.lib import _jax  # pylint: disable=g-import-not-at-top
 
   bytecode = module.operation.get_asm(binary=True)
-  if plan_manual_results(module):
+  meshes = _partitions(module) > 1 and any(
+      op.operation.name == MESH_OP for op in module.body.operations)
+  if meshes or plan_manual_results(module):
     with module.context:
-      # Annotated in a copy, so that the caller's module (what Lowered.as_text shows) stays as
-      # JAX built it.
+      # Propagated and annotated in a copy, so that the caller's module (what Lowered.as_text
+      # shows) stays as JAX built it.
       from jax._src.lib.mlir import ir  # pylint: disable=g-import-not-at-top
       copy = ir.Module.parse(bytecode)
+      if meshes:
+        propagate_shardings(copy)
       annotate_manual_results(copy)
       bytecode = copy.operation.get_asm(binary=True)
   # use_mixed_serialization=False: jaxlib runs Shardy's round-trip export while serializing.

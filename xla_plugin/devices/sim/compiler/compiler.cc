@@ -7,7 +7,9 @@
 
 #include "xla_plugin/devices/sim/compiler/emitter.h"
 #include "xla_plugin/devices/sim/compiler/lowerer.h"
+#include "xla_plugin/devices/sim/compiler/partitioner.h"
 #include "xla_plugin/devices/sim/compiler/sharding.h"
+#include "xla_plugin/devices/sim/compiler/tile_sharding.h"
 #include "xla_plugin/devices/sim/executor/program_validator.h"
 
 namespace pjrtkit {
@@ -38,8 +40,10 @@ void ReplaceZeroSizedValues(Graph* graph) {
 // `type` in a program of `devices` devices; `op_sharding` receives the sharding as a serialized
 // xla.OpSharding (empty: replicated).
 StatusOr<ArrayType> LocalType(const stablehlo::AttributeList& attributes, const ArrayType& type,
-                              int64_t devices, const std::string& what, std::string* op_sharding) {
+                              int64_t devices, const std::string& what, std::string* op_sharding,
+                              std::shared_ptr<const TileSharding>* tiling) {
   op_sharding->clear();
+  tiling->reset();
   const stablehlo::Attribute* sharding = stablehlo::FindAttribute(attributes, "mhlo.sharding");
   if (devices == 1 || sharding == nullptr ||
       sharding->kind != stablehlo::Attribute::Kind::kString) {
@@ -70,6 +74,12 @@ StatusOr<ArrayType> LocalType(const stablehlo::AttributeList& attributes, const 
   StatusOr<std::vector<int64_t>> dims = ShardDims(*spec, type.dims);
   if (!dims.ok()) return InvalidArgument(what + ": " + dims.status().message());
   *op_sharding = OpShardingProto(*spec);
+  if (spec->kind == ShardingSpec::Kind::kTiled) {
+    StatusOr<TileSharding> cut =
+        TileSharding::FromSpec(*spec, static_cast<int>(type.dims.size()), devices);
+    if (!cut.ok()) return InvalidArgument(what + ": " + cut.status().message());
+    *tiling = std::make_shared<const TileSharding>(std::move(cut).value());
+  }
   return ArrayType{type.type, *dims};
 }
 
@@ -109,10 +119,18 @@ StatusOr<DeviceProgram> CompileModule(const stablehlo::Module& module, const Com
   state.num_replicas = facts.num_replicas;
   state.num_partitions = facts.num_partitions;
   state.device_name = facts.device_name;
+  if (const stablehlo::Attribute* frontend =
+          stablehlo::FindAttribute(module.attributes, "mhlo.frontend_attributes")) {
+    if (const stablehlo::Attribute* meshes = frontend->Find("xla.sdy.meshes")) {
+      StatusOr<std::map<std::string, SdyMesh>> read = ParseSdyMeshes(meshes->string_value);
+      if (read.ok()) state.meshes = std::move(read).value();
+    }
+  }
   state.graphs.push_back(std::make_unique<Graph>());
   Graph& entry = *state.graphs.front();
   entry.name = module.name.empty() ? "main" : module.name;
   Lowerer lowerer(state, *main, entry, nullptr, 0);
+  lowerer.set_partitioned(devices > 1);
   const stablehlo::Block& block = main->body.blocks.front();
   if (block.arguments.size() != main->argument_types.size()) {
     return InvalidArgument("main's block arguments do not match its type");
@@ -127,12 +145,14 @@ StatusOr<DeviceProgram> CompileModule(const stablehlo::Module& module, const Com
     const stablehlo::AttributeList& attributes =
         i < main->argument_attributes.size() ? main->argument_attributes[i] : empty;
     std::string op_sharding;
+    std::shared_ptr<const TileSharding> tiling;
     PJRTKIT_ASSIGN_OR_RETURN(ArrayType local, LocalType(attributes, global, devices,
                                                         "argument " + std::to_string(i),
-                                                        &op_sharding));
+                                                        &op_sharding, &tiling));
     parameter_shardings.push_back(std::move(op_sharding));
     const ValueIndex v = entry.AddParameter(local);
     entry.values[v].sharded = local != global;
+    if (entry.values[v].sharded) entry.values[v].tiling = std::move(tiling);
     lowerer.Bind(block.arguments[i], v);
   }
   PJRTKIT_RETURN_IF_ERROR(lowerer.LowerBlock(block, &entry.results));
@@ -147,9 +167,27 @@ StatusOr<DeviceProgram> CompileModule(const stablehlo::Module& module, const Com
     const stablehlo::AttributeList& attributes =
         j < main->result_attributes.size() ? main->result_attributes[j] : empty;
     std::string op_sharding;
-    PJRTKIT_ASSIGN_OR_RETURN(ArrayType local, LocalType(attributes, global, devices,
-                                                        "result " + std::to_string(j),
-                                                        &op_sharding));
+    std::shared_ptr<const TileSharding> tiling;
+    const std::string what = "result " + std::to_string(j);
+    PJRTKIT_ASSIGN_OR_RETURN(ArrayType local, LocalType(attributes, global, devices, what,
+                                                        &op_sharding, &tiling));
+    const GraphValue& value = entry.values[entry.results[j]];
+    if (devices > 1 && (!value.sharded || value.tiling != nullptr)) {
+      // The partitioner knows how the value is held: it is brought to the result's sharding, or,
+      // where the program names none, reported as it is held.
+      TileSharding storage = TileSharding::Replicated(0, devices);
+      const TileSharding held = *HeldAs(entry, entry.results[j], devices, &storage);
+      const bool named = stablehlo::FindAttribute(attributes, "mhlo.sharding") != nullptr;
+      const TileSharding wanted =
+          tiling != nullptr ? *tiling
+          : named ? TileSharding::Replicated(static_cast<int>(global.dims.size()), devices)
+                  : held;
+      PJRTKIT_ASSIGN_OR_RETURN(entry.results[j], Reshard(lowerer, what + " of main",
+                                                         entry.results[j], held, wanted));
+      op_sharding = OpShardingProto(wanted.ToSpec());
+      PJRTKIT_ASSIGN_OR_RETURN(std::vector<int64_t> piece, wanted.PieceDims(global.dims));
+      local = ArrayType{global.type, std::move(piece)};
+    }
     result_shardings.push_back(std::move(op_sharding));
     const ArrayType& actual = entry.type(entry.results[j]);
     if (actual != local) {

@@ -8,9 +8,11 @@
 #define PJRTKIT_XLA_PLUGIN_DEVICES_SIM_COMPILER_GRAPH_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "xla_plugin/devices/sim/compiler/tile_sharding.h"
 #include "xla_plugin/devices/sim/kernels/fused_elementwise.h"
 #include "xla_plugin/devices/sim/program/array_type.h"
 #include "xla_plugin/devices/sim/program/device_program.h"
@@ -28,8 +30,11 @@ struct GraphValue {
   NodeIndex producer = -1;  // The node defining it; -1 for a parameter.
   int32_t parameter = -1;   // Its parameter index, for a parameter.
   // In a partitioned program: the StableHLO value is a global array of which this device holds
-  // one shard (`type` is the shard's). Only returning it is supported.
+  // one piece (`type` is the piece's).
   bool sharded = false;
+  // How the pieces are cut and which device holds which (partitioner.h); null for a piece whose
+  // cut the compiler does not know (a shard_map result), which only the program may return.
+  std::shared_ptr<const TileSharding> tiling;
 };
 
 // What a node does.
@@ -77,12 +82,12 @@ struct Graph {
 
   // Adds a value of `type` produced by `producer`.
   ValueIndex AddValue(const ArrayType& type, NodeIndex producer) {
-    values.push_back(GraphValue{type, producer, -1, false});
+    values.push_back(GraphValue{type, producer, -1, false, nullptr});
     return static_cast<ValueIndex>(values.size() - 1);
   }
   // Adds a parameter of `type`.
   ValueIndex AddParameter(const ArrayType& type) {
-    values.push_back(GraphValue{type, -1, static_cast<int32_t>(parameters.size()), false});
+    values.push_back(GraphValue{type, -1, static_cast<int32_t>(parameters.size()), false, nullptr});
     const ValueIndex v = static_cast<ValueIndex>(values.size() - 1);
     parameters.push_back(v);
     return v;

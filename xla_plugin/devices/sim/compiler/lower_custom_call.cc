@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -13,6 +14,8 @@
 
 #include "xla_plugin/devices/sim/compiler/lowerer.h"
 #include "xla_plugin/devices/sim/compiler/op_attributes.h"
+#include "xla_plugin/devices/sim/compiler/partitioner.h"
+#include "xla_plugin/devices/sim/compiler/sdy_sharding.h"
 
 namespace pjrtkit {
 namespace sim {
@@ -368,6 +371,44 @@ Status LowerFfiCustomCall(Lowerer& lowerer, const Operation& op, const std::stri
 // @dce_sink (lax.dce_sink with prevent_mlir_dce: marks its operands used, has no result), which
 // lowers to nothing: sim programs have no side effects a dropped computation could lose, so the
 // emitter may still drop what only the sink reads.
+// The shardings of a shard_map boundary (`xla.sdy.in_shardings` entering, `xla.sdy.out_shardings`
+// leaving), one per operand, when the program is partitioned and they can be read against the
+// module's meshes; nullopt otherwise (the pieces are then taken as they come). Sub-axes are
+// UNIMPLEMENTED.
+StatusOr<std::optional<std::vector<TileSharding>>> BoundaryShardings(
+    Lowerer& lowerer, const Operation& op, const std::vector<ValueIndex>& operands,
+    bool to_local, bool to_global) {
+  const int64_t devices = lowerer.state().num_replicas * lowerer.state().num_partitions;
+  if ((!to_local && !to_global) || devices == 1 || lowerer.state().meshes.empty()) {
+    return std::optional<std::vector<TileSharding>>();
+  }
+  const stablehlo::Attribute* frontend = op.Find("mhlo.frontend_attributes");
+  const stablehlo::Attribute* text =
+      frontend == nullptr
+          ? nullptr
+          : frontend->Find(to_local ? "xla.sdy.in_shardings" : "xla.sdy.out_shardings");
+  if (text == nullptr || text->kind != stablehlo::Attribute::Kind::kString) {
+    return std::optional<std::vector<TileSharding>>();
+  }
+  std::vector<int> ranks;
+  for (ValueIndex v : operands) ranks.push_back(static_cast<int>(lowerer.graph().type(v).dims.size()));
+  // A shard_map over some of the mesh's axes cuts its pieces by those only.
+  std::optional<std::set<std::string>> manual;
+  if (const stablehlo::Attribute* axes = frontend->Find("xla.sdy.manual_axes")) {
+    StatusOr<std::set<std::string>> read_axes = ParseSdyManualAxes(axes->string_value);
+    if (!read_axes.ok()) return lowerer.Invalid(op, read_axes.status().message());
+    manual = std::move(read_axes).value();
+  }
+  StatusOr<std::vector<TileSharding>> read =
+      ParseSdyShardings(text->string_value, lowerer.state().meshes, ranks, devices,
+                        manual ? &*manual : nullptr);
+  if (read.status().code() == StatusCode::kUnimplemented) {
+    return lowerer.Unsupported(op, read.status().message());
+  }
+  if (!read.ok()) return lowerer.Invalid(op, read.status().message());
+  return std::optional<std::vector<TileSharding>>(std::move(read).value());
+}
+
 Status LowerCustomCall(Lowerer& lowerer, const Operation& op) {
   const stablehlo::Attribute* target = op.Find("call_target_name");
   const std::string name = target != nullptr ? target->string_value : "";
@@ -403,11 +444,49 @@ Status LowerCustomCall(Lowerer& lowerer, const Operation& op) {
   Graph& graph = lowerer.graph();
   const bool to_local = name == "xla.sdy.GlobalToLocalShape" || name == "SPMDFullToShardShape";
   const bool to_global = name == "xla.sdy.LocalToGlobalShape" || name == "SPMDShardToFullShape";
+  PJRTKIT_ASSIGN_OR_RETURN(std::optional<std::vector<TileSharding>> boundary,
+                           BoundaryShardings(lowerer, op, operands, to_local, to_global));
   for (size_t i = 0; i < operands.size(); ++i) {
     PJRTKIT_ASSIGN_OR_RETURN(ArrayType declared, lowerer.TypeOf(op.results[i], op));
     const GraphValue& value = graph.values[operands[i]];
     ValueIndex result = operands[i];
-    if (to_local) {
+    const int64_t devices = lowerer.state().num_replicas * lowerer.state().num_partitions;
+    TileSharding storage = TileSharding::Replicated(0, devices);
+    const TileSharding* held =
+        boundary ? HeldAs(graph, operands[i], devices, &storage) : nullptr;
+    if (to_local && held != nullptr) {
+      // The piece shard_map's in_specs give this device, from however the value is held.
+      PJRTKIT_ASSIGN_OR_RETURN(ValueIndex piece, Reshard(lowerer, Lowerer::Origin(op), operands[i],
+                                                         *held, (*boundary)[i]));
+      if (graph.type(piece) != declared) {
+        return lowerer.Invalid(op, "enters shard_map as " + graph.type(piece).ToString() +
+                                       " per device, the body takes " + declared.ToString());
+      }
+      // Inside shard_map the piece is the value (manual): a value of its own, not in pieces.
+      Node alias;
+      alias.kind = NodeKind::kAlias;
+      alias.operands = {piece};
+      alias.origin = Lowerer::Origin(op);
+      result = graph.AddNode(std::move(alias), declared);
+    } else if (to_global && boundary && !value.sharded) {
+      // Leaving shard_map: each device's piece of the global value, cut as out_specs say.
+      const TileSharding& cut = (*boundary)[i];
+      PJRTKIT_ASSIGN_OR_RETURN(std::vector<int64_t> piece, cut.PieceDims(declared.dims));
+      if (piece != value.type.dims) {
+        return lowerer.Invalid(op, "leaves shard_map as " + value.type.ToString() +
+                                       " per device, its out sharding needs pieces of " +
+                                       ArrayType{declared.type, piece}.ToString());
+      }
+      if (!cut.IsReplicated()) {
+        Node alias;
+        alias.kind = NodeKind::kAlias;
+        alias.operands = {operands[i]};
+        alias.origin = Lowerer::Origin(op);
+        result = graph.AddNode(std::move(alias), value.type);
+        graph.values[result].sharded = true;
+        graph.values[result].tiling = std::make_shared<const TileSharding>(cut);
+      }
+    } else if (to_local) {
       // The device already holds the shard when the argument was sharded as shard_map needs.
       if (value.type != declared) {
         return lowerer.Unsupported(

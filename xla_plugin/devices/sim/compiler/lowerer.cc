@@ -1,5 +1,7 @@
 #include "xla_plugin/devices/sim/compiler/lowerer.h"
 
+#include "xla_plugin/devices/sim/compiler/partitioner.h"
+
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -74,10 +76,24 @@ StatusOr<ArrayType> Lowerer::ToArrayType(const stablehlo::Type& type,
 }
 
 StatusOr<ArrayType> Lowerer::TypeOf(stablehlo::ValueId id, const stablehlo::Operation& op) {
+  auto local = local_types_.find(id);
+  if (local != local_types_.end()) return local->second;
   if (id < 0 || static_cast<size_t>(id) >= function_.value_types.size()) {
     return Invalid(op, "refers to an unknown value");
   }
   return ToArrayType(function_.value_types[id], op);
+}
+
+std::optional<ValueIndex> Lowerer::Bound(stablehlo::ValueId id) const {
+  auto it = values_.find(id);
+  if (it == values_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<ArrayType> Lowerer::LocalType(stablehlo::ValueId id) const {
+  auto it = local_types_.find(id);
+  if (it == local_types_.end()) return std::nullopt;
+  return it->second;
 }
 
 StatusOr<ValueIndex> Lowerer::Lookup(stablehlo::ValueId id) {
@@ -88,6 +104,12 @@ StatusOr<ValueIndex> Lowerer::Lookup(stablehlo::ValueId id) {
   }
   PJRTKIT_ASSIGN_OR_RETURN(ValueIndex outer, parent_->Lookup(id));
   const Graph& outer_graph = parent_->graph();
+  if (outer_graph.values[outer].sharded) {
+    return Unimplemented("automatic SPMD partitioning of value %" + std::to_string(id) +
+                         ", which a region reads from outside while it is held in pieces "
+                         "(pass it to the op as an operand) is not supported by the " +
+                         state_.device_name + " device");
+  }
   const NodeIndex producer = outer_graph.values[outer].producer;
   // Splats and iotas are cheaper to recompute than to pass in, and stay fusable.
   if (producer >= 0 && (outer_graph.nodes[producer].kind == NodeKind::kSplat ||
@@ -146,9 +168,14 @@ Status Lowerer::LowerBlock(const stablehlo::Block& block, std::vector<ValueIndex
 }
 
 Status Lowerer::LowerOperation(const stablehlo::Operation& op) {
-  if (op.name != "stablehlo.custom_call") {
-    // A global array of which this device holds a shard: only shard_map's boundaries and the
-    // program's results take one (no automatic partitioning yet).
+  if (op.name == "func.call") return LowerCall(op);
+  if (partitioned_) return LowerPartitioned(*this, op);
+  return LowerDirect(op);
+}
+
+Status Lowerer::LowerDirect(const stablehlo::Operation& op) {
+  if (!partitioned_ && op.name != "stablehlo.custom_call") {
+    // Outside the partitioner (which gives ops pieces on purpose) no op reads a piece.
     for (stablehlo::ValueId id : op.operands) {
       StatusOr<ValueIndex> v = Lookup(id);
       if (v.ok() && graph_.values[*v].sharded) {
@@ -157,7 +184,6 @@ Status Lowerer::LowerOperation(const stablehlo::Operation& op) {
       }
     }
   }
-  if (op.name == "func.call") return LowerCall(op);
   OpLowering lowering = FindOpLowering(op.name);
   if (lowering == nullptr) return Unsupported(op, "the operation");
   return lowering(*this, op);
@@ -182,6 +208,9 @@ Status Lowerer::LowerCall(const stablehlo::Operation& op) {
   PJRTKIT_ASSIGN_OR_RETURN(std::vector<ValueIndex> operands, Operands(op));
   // Calls are inlined: the callee's ops become nodes of this graph.
   Lowerer inlined(state_, *callee, graph_, nullptr, depth_ + 1);
+  // A shard_map's body computes on the pieces as they are (manual): no partitioning inside.
+  inlined.partitioned_ =
+      partitioned_ && callee->name.rfind("xla.sdy.manual_computation_body", 0) != 0;
   for (size_t i = 0; i < operands.size(); ++i) inlined.Bind(entry.arguments[i], operands[i]);
   std::vector<ValueIndex> returned;
   PJRTKIT_RETURN_IF_ERROR(inlined.LowerBlock(entry, &returned));

@@ -3,7 +3,9 @@
 #define PJRTKIT_XLA_PLUGIN_DEVICES_SIM_COMPILER_LOWERER_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -11,6 +13,7 @@
 #include "xla_plugin/client/status.h"
 #include "xla_plugin/client/status_or.h"
 #include "xla_plugin/devices/sim/compiler/graph.h"
+#include "xla_plugin/devices/sim/compiler/sdy_sharding.h"
 #include "xla_plugin/stablehlo/ir.h"
 
 namespace pjrtkit {
@@ -24,6 +27,9 @@ struct LoweringState {
   int64_t num_replicas = 1;
   int64_t num_partitions = 1;
   std::string device_name = "sim";  // For messages: "not supported by the sim device".
+  // The module's Shardy meshes (`xla.sdy.meshes`), by name: what shard_map boundaries' shardings
+  // refer to. Empty when the module declares none or they cannot be read.
+  std::map<std::string, SdyMesh> meshes;
 };
 
 // Lowers the operations of a block into `graph`. One Lowerer per function body being lowered
@@ -45,6 +51,21 @@ class Lowerer {
   // become `*returned`.
   Status LowerBlock(const stablehlo::Block& block, std::vector<ValueIndex>* returned);
 
+  // The value bound to `id` in this lowerer (not its parent's), if any; Unbind forgets it.
+  std::optional<ValueIndex> Bound(stablehlo::ValueId id) const;
+  void Unbind(stablehlo::ValueId id) { values_.erase(id); }
+
+  // A partitioned program's entry (and the calls inlined into it) lowers through the automatic
+  // partitioner (partitioner.h); regions that become computations of their own do not.
+  bool partitioned() const { return partitioned_; }
+  void set_partitioned(bool partitioned) { partitioned_ = partitioned; }
+  // The type TypeOf gives `id` instead of its StableHLO type: the piece one device holds.
+  void SetLocalType(stablehlo::ValueId id, ArrayType type) { local_types_[id] = std::move(type); }
+  void ClearLocalType(stablehlo::ValueId id) { local_types_.erase(id); }
+  std::optional<ArrayType> LocalType(stablehlo::ValueId id) const;
+  // Lowers `op` with its family's lowering (FindOpLowering), without the partitioner.
+  Status LowerDirect(const stablehlo::Operation& op);
+
   // The values of the parent this lowerer captured, in the order of the parameters it added
   // after the ones bound before lowering.
   const std::vector<ValueIndex>& captured() const { return captured_; }
@@ -57,7 +78,7 @@ class Lowerer {
   // The ArrayType of `type`, or UNIMPLEMENTED / INVALID_ARGUMENT for what the device cannot hold
   // (tokens, tuples, dynamic dimensions, sub-byte element types), naming `op`.
   StatusOr<ArrayType> ToArrayType(const stablehlo::Type& type, const stablehlo::Operation& op);
-  // The type of IR value `id`.
+  // The type of IR value `id` (its local type when one is set).
   StatusOr<ArrayType> TypeOf(stablehlo::ValueId id, const stablehlo::Operation& op);
   // "stablehlo.add at "jit(f)/add" at f.py:3:4" for messages.
   static std::string Origin(const stablehlo::Operation& op);
@@ -83,7 +104,9 @@ class Lowerer {
   Lowerer* parent_;
   const int depth_;
   std::unordered_map<stablehlo::ValueId, ValueIndex> values_;
+  std::unordered_map<stablehlo::ValueId, ArrayType> local_types_;
   std::vector<ValueIndex> captured_;
+  bool partitioned_ = false;
 };
 
 // The lowering of one StableHLO op (lower_*.cc register them).
