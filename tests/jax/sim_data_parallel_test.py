@@ -165,5 +165,34 @@ def test_reductions_and_ops_without_a_rule_over_cut_arrays():
     np.testing.assert_allclose(sim[name], cpu[name], rtol=2e-6, atol=1e-6, err_msg=name)
 
 
+# pmap and shard_map inside loops and branches (JAX's pmap_test issues 1065, 3399 and 7411): the
+# pieces of a shard_map in a loop body or a branch are gathered whole again for the code around it.
+_NESTED = """
+import json
+import jax, jax.numpy as jnp, numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+mesh = Mesh(np.array(jax.devices()[:4]), ("d",))
+x = np.arange(8.0, dtype=np.float32).reshape(4, 2)
+step = jax.pmap(lambda s: s * 2 + jax.lax.psum(s, "i"), axis_name="i")
+out = {"loop": np.asarray(jax.jit(lambda s: jax.lax.fori_loop(0, 3, lambda i, c: step(c), s))(x)).tolist()}
+out["cond"] = np.asarray(jax.jit(lambda s: jax.lax.cond(
+    s[0, 0] < 1, jax.pmap(lambda v: v + 1), jax.pmap(lambda v: v - 1), s))(x)).tolist()
+cut = jax.device_put(np.arange(8.0, dtype=np.float32), NamedSharding(mesh, P("d")))
+out["branch_reads_cut"] = np.asarray(jax.jit(lambda a, p: jax.lax.cond(
+    p, lambda: jnp.cumsum(a), lambda: a * 0))(cut, True)).tolist()
+pts = jnp.ones(4)
+out["vmap_of_pmap"] = np.asarray(jax.vmap(
+    lambda q: jax.pmap(lambda a, b: b, in_axes=(0, None))(pts, q), in_axes=0)(
+        jnp.asarray([[0.0, 0.0], [3.0, 3.0], [2.0, 2.0]]))).tolist()
+print(json.dumps(out))
+"""
+
+
+def test_pmap_and_shard_map_inside_loops_and_branches():
+  sim, cpu = on_sim(_NESTED), on_cpu(_NESTED)
+  assert sim == cpu
+  assert sim["branch_reads_cut"] == [0.0, 1.0, 3.0, 6.0, 10.0, 15.0, 21.0, 28.0]
+
+
 if __name__ == "__main__":
   sys.exit(pytest.main([__file__, "-v"]))

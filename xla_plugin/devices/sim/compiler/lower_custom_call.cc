@@ -485,6 +485,13 @@ Status LowerCustomCall(Lowerer& lowerer, const Operation& op) {
         result = graph.AddNode(std::move(alias), value.type);
         graph.values[result].sharded = true;
         graph.values[result].tiling = std::make_shared<const TileSharding>(cut);
+        if (!lowerer.partitioned()) {
+          // Inside a loop, a branch or another shard_map's body values are whole: gather it.
+          PJRTKIT_ASSIGN_OR_RETURN(
+              result, Reshard(lowerer, Lowerer::Origin(op), result, cut,
+                              TileSharding::Replicated(static_cast<int>(declared.dims.size()),
+                                                       devices)));
+        }
       }
     } else if (to_local) {
       // The device already holds the shard when the argument was sharded as shard_map needs.

@@ -305,11 +305,32 @@ bool IsIdentity(Combiner combiner, ElementType type, const std::string& bytes) {
   }
 }
 
-// Runs `op`'s own lowering with its operands bound to `operands` (pieces) and its results typed
-// as the pieces of `results`, and marks the results held so.
+// The values `region` reads that it does not define (StableHLO regions may read values of the
+// enclosing function; branches of case and if always do).
+void FreeValues(const stablehlo::Region& region, std::set<ValueId>* defined,
+                std::vector<ValueId>* free) {
+  for (const stablehlo::Block& block : region.blocks) {
+    for (ValueId arg : block.arguments) defined->insert(arg);
+    for (const Operation& inner : block.operations) {
+      for (ValueId id : inner.operands) {
+        if (defined->count(id) == 0 &&
+            std::find(free->begin(), free->end(), id) == free->end()) {
+          free->push_back(id);
+        }
+      }
+      for (const stablehlo::Region& nested : inner.regions) FreeValues(nested, defined, free);
+      for (ValueId id : inner.results) defined->insert(id);
+    }
+  }
+}
+
+// Runs `op`'s own lowering with its operands bound to `operands` (pieces), the values its regions
+// read from outside to `captured` (id, value), and its results typed as the pieces of `results`;
+// marks the results held so.
 Status LowerOnPieces(Lowerer& lowerer, const Operation& op,
                      const std::vector<ValueIndex>& operands,
-                     const std::vector<TileSharding>& results) {
+                     const std::vector<TileSharding>& results,
+                     const std::vector<std::pair<ValueId, ValueIndex>>& captured = {}) {
   Graph& graph = lowerer.graph();
   struct Saved {
     ValueId id;
@@ -317,11 +338,12 @@ Status LowerOnPieces(Lowerer& lowerer, const Operation& op,
     std::optional<ArrayType> type;
   };
   std::vector<Saved> saved;
-  for (size_t i = 0; i < operands.size(); ++i) {
-    const ValueId id = op.operands[i];
+  std::vector<std::pair<ValueId, ValueIndex>> bindings = captured;
+  for (size_t i = 0; i < operands.size(); ++i) bindings.push_back({op.operands[i], operands[i]});
+  for (const auto& [id, value] : bindings) {
     saved.push_back(Saved{id, lowerer.Bound(id), lowerer.LocalType(id)});
-    lowerer.Bind(id, operands[i]);
-    lowerer.SetLocalType(id, graph.type(operands[i]));
+    lowerer.Bind(id, value);
+    lowerer.SetLocalType(id, graph.type(value));
   }
   Status status = OkStatus();
   for (size_t j = 0; j < op.results.size() && status.ok(); ++j) {
@@ -374,17 +396,42 @@ Status ReshardAndLower(Lowerer& lowerer, const Operation& op,
   return LowerOnPieces(lowerer, op, pieces, results);
 }
 
-// The whole operands on every device, and `op` as in a program of one device.
+// The whole operands on every device, and `op` as in a program of one device; values its regions
+// read from outside are gathered whole too.
 Status LowerWhole(Lowerer& lowerer, const Operation& op, const std::vector<ValueIndex>& operands,
                   const std::vector<TileSharding>& held) {
-  std::vector<TileSharding> wanted, results;
-  for (const TileSharding& h : held) wanted.push_back(TileSharding::Replicated(h.rank(), h.devices()));
+  const int64_t devices = DeviceCount(lowerer);
+  std::vector<ValueIndex> whole;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    PJRTKIT_ASSIGN_OR_RETURN(
+        ValueIndex v, Reshard(lowerer, Lowerer::Origin(op), operands[i], held[i],
+                              TileSharding::Replicated(held[i].rank(), devices)));
+    whole.push_back(v);
+  }
+  std::vector<std::pair<ValueId, ValueIndex>> captured;
+  std::set<ValueId> defined;
+  std::vector<ValueId> free;
+  for (const stablehlo::Region& region : op.regions) FreeValues(region, &defined, &free);
+  Graph& graph = lowerer.graph();
+  for (ValueId id : free) {
+    std::optional<ValueIndex> v = lowerer.Bound(id);
+    if (!v || !graph.values[*v].sharded) continue;
+    if (graph.values[*v].tiling == nullptr) {
+      return lowerer.Unsupported(op, "automatic SPMD partitioning of a shard_map result read "
+                                     "inside a region");
+    }
+    const TileSharding& h = *graph.values[*v].tiling;
+    PJRTKIT_ASSIGN_OR_RETURN(ValueIndex gathered,
+                             Reshard(lowerer, Lowerer::Origin(op), *v, h,
+                                     TileSharding::Replicated(h.rank(), devices)));
+    captured.push_back({id, gathered});
+  }
+  std::vector<TileSharding> results;
   for (ValueId id : op.results) {
     PJRTKIT_ASSIGN_OR_RETURN(ArrayType type, lowerer.TypeOf(id, op));
-    results.push_back(TileSharding::Replicated(static_cast<int>(type.dims.size()),
-                                               DeviceCount(lowerer)));
+    results.push_back(TileSharding::Replicated(static_cast<int>(type.dims.size()), devices));
   }
-  return ReshardAndLower(lowerer, op, operands, held, wanted, results);
+  return LowerOnPieces(lowerer, op, whole, results, captured);
 }
 
 // The first operand held in pieces with `rank`, or replicated.
@@ -756,6 +803,25 @@ Status LowerPartitioned(Lowerer& lowerer, const Operation& op) {
     StatusOr<ArrayType> type = lowerer.TypeOf(id, op);
     if (!type.ok()) return lowerer.LowerDirect(op);  // Reports the type as always.
     globals.push_back(std::move(type).value());
+  }
+  // Regions (case and if branches above all) may read cut values of the entry directly.
+  bool captures_cut = false;
+  if (!op.regions.empty()) {
+    std::set<ValueId> defined;
+    std::vector<ValueId> free;
+    for (const stablehlo::Region& region : op.regions) FreeValues(region, &defined, &free);
+    for (ValueId id : free) {
+      std::optional<ValueIndex> v = lowerer.Bound(id);
+      captures_cut = captures_cut || (v && graph.values[*v].sharded);
+    }
+  }
+  if (captures_cut) {
+    if (lowerer.state().num_replicas != 1) {
+      return lowerer.Unsupported(op, "automatic SPMD partitioning in a program of " +
+                                         std::to_string(lowerer.state().num_replicas) +
+                                         " replicas");
+    }
+    return LowerWhole(lowerer, op, operands, held);
   }
   const std::vector<std::optional<TileSharding>> annotated = Annotated(lowerer, op, globals);
   bool cut_result = false;

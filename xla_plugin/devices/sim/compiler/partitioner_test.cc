@@ -205,6 +205,35 @@ TEST(PartitionerTest, OpsWithoutARuleRunOnTheGatheredArray) {
   }
 }
 
+// Branches read values of the entry directly: a cut one is gathered whole before the case.
+TEST(PartitionerTest, BranchesReadingCutValuesGetThemWhole) {
+  const std::string program = R"(
+    module attributes {mhlo.num_partitions = 4 : i32} {
+    func.func @main(%x: tensor<8xf32> {mhlo.sharding = "{devices=[4]<=[4]}"}, %i: tensor<i32>) -> tensor<8xf32> {
+      %r = "stablehlo.case"(%i) ({
+        %n = stablehlo.negate %x : tensor<8xf32>
+        stablehlo.return %n : tensor<8xf32>
+      }, {
+        stablehlo.return %x : tensor<8xf32>
+      }) : (tensor<i32>) -> tensor<8xf32>
+      return %r : tensor<8xf32>
+    }})";
+  StatusOr<DeviceProgram> compiled = Compile4(program);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
+  EXPECT_EQ(Collectives(*compiled), (std::map<std::string, int>{{"all_gather", 1}}));
+  const std::vector<double> x = Iota(8);
+  std::vector<std::vector<HostTensor>> inputs;
+  for (int d = 0; d < 4; ++d) {
+    inputs.push_back({Tensor(ElementType::kF32, {2}, Rows(x, 1, 2 * d, 2)),
+                      Tensor(ElementType::kS32, {}, {0})});
+  }
+  auto results = RunCompiled(*compiled, inputs);
+  ASSERT_TRUE(results.ok()) << results.status().ToString();
+  std::vector<double> want;
+  for (double v : x) want.push_back(-v);
+  for (int d = 0; d < 4; ++d) EXPECT_EQ(Values((*results)[d][0]), want) << d;
+}
+
 // A maximum whose init is not the identity (0 instead of -inf) cannot be taken over pieces: the
 // reduced dimension is gathered first, and the values stay right.
 TEST(PartitionerTest, ReductionsWhoseInitIsNotTheIdentityGatherFirst) {
@@ -269,8 +298,9 @@ TEST(PartitionerTest, TwoDimensionalMeshContractingOnOneAxis) {
   for (int d = 0; d < 4; ++d) EXPECT_EQ(Values((*results)[d][0]), Rows(full, 3, 2 * (d / 2), 2)) << d;
 }
 
-// An op that reads a shard_map result outside it is refused by name; returning it is fine.
-TEST(PartitionerTest, ShardMapResultsReadOutsideAreRefusedByName) {
+// A shard_map result whose sharding the module does not give (no Shardy meshes to read its
+// out_shardings against): an op reading it is refused by name; returning it is fine.
+TEST(PartitionerTest, ShardMapResultsOfUnknownShardingReadOutsideAreRefusedByName) {
   const std::string program = R"(
     module attributes {mhlo.num_partitions = 4 : i32} {
     func.func @main(%x: tensor<8xf32> {mhlo.sharding = "{devices=[4]<=[4]}"}) -> tensor<f32> {
@@ -286,6 +316,39 @@ TEST(PartitionerTest, ShardMapResultsReadOutsideAreRefusedByName) {
   EXPECT_NE(compiled.status().message().find("automatic SPMD partitioning of a shard_map result"),
             std::string::npos)
       << compiled.status().message();
+}
+
+// shard_map's boundaries with Shardy shardings: the argument (rows cut) enters a body that wants
+// columns cut (moved there), and the body's result (columns cut) is summed outside it.
+TEST(PartitionerTest, ShardMapBoundariesMovePiecesAndTheirResultsAreKnown) {
+  const std::string program = R"(
+    module attributes {mhlo.frontend_attributes = {xla.sdy.meshes = "{mesh = #sdy.mesh<[\22d\22=4]>}"}, mhlo.num_partitions = 4 : i32} {
+    func.func @main(%x: tensor<4x4xf32> {mhlo.sharding = "{devices=[4,1]<=[4]}"}) -> tensor<4xf32> {
+      %l = stablehlo.custom_call @xla.sdy.GlobalToLocalShape(%x) {mhlo.frontend_attributes = {xla.sdy.in_shardings = "#sdy.sharding_per_value<[<@mesh, [{}, {\22d\22}]>]>", xla.sdy.manual_axes = "#sdy<manual_axes{\22d\22}>"}} : (tensor<4x4xf32>) -> tensor<4x1xf32>
+      %b = call @xla.sdy.manual_computation_body(%l) : (tensor<4x1xf32>) -> tensor<4x1xf32>
+      %g = stablehlo.custom_call @xla.sdy.LocalToGlobalShape(%b) {mhlo.frontend_attributes = {xla.sdy.manual_axes = "#sdy<manual_axes{\22d\22}>", xla.sdy.out_shardings = "#sdy.sharding_per_value<[<@mesh, [{}, {\22d\22}]>]>"}} : (tensor<4x1xf32>) -> tensor<4x4xf32>
+      %zero = stablehlo.constant dense<0.0> : tensor<f32>
+      %s = stablehlo.reduce(%g init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<4x4xf32>, tensor<f32>) -> tensor<4xf32>
+      return %s : tensor<4xf32>
+    }
+    func.func @xla.sdy.manual_computation_body(%v: tensor<4x1xf32>) -> tensor<4x1xf32> {
+      %t = stablehlo.multiply %v, %v : tensor<4x1xf32>
+      return %t : tensor<4x1xf32>
+    }})";
+  StatusOr<DeviceProgram> compiled = Compile4(program);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
+  EXPECT_EQ(Collectives(*compiled),
+            (std::map<std::string, int>{{"all_gather", 1}, {"all_reduce", 1}}));
+  const std::vector<double> x = Iota(16);
+  std::vector<std::vector<HostTensor>> inputs;
+  for (int d = 0; d < 4; ++d) inputs.push_back({Tensor(ElementType::kF32, {1, 4}, Rows(x, 4, d, 1))});
+  auto results = RunCompiled(*compiled, inputs);
+  ASSERT_TRUE(results.ok()) << results.status().ToString();
+  std::vector<double> want(4, 0.0);
+  for (int r = 0; r < 4; ++r) {
+    for (int c = 0; c < 4; ++c) want[r] += x[r * 4 + c] * x[r * 4 + c];
+  }
+  for (int d = 0; d < 4; ++d) EXPECT_EQ(Values((*results)[d][0]), want) << d;
 }
 
 }  // namespace
