@@ -13,8 +13,8 @@ import pytest
 from tests.testing.plugin_env import plugin_env, runfiles_root
 from tools.bench import own_runtime, own_runtime_worker
 
-_KEYS = ["mlp_step", "chain_arithmetic", "chain_transcendental", "dot", "dispatch_blocking",
-         "dispatch_async"]
+_KEYS = ["mlp_step", "mlp_step_data_parallel", "chain_arithmetic", "chain_transcendental", "dot",
+         "dispatch_blocking", "dispatch_async"]
 
 
 def _record(backend: str, seconds: dict[str, float], wrong: str = "") -> dict:
@@ -52,7 +52,9 @@ def test_combine_takes_medians_and_each_rows_ratio_and_target():
   assert table[0] == "| workload | xla_cpu | numpy (1 thread) | sim | ratio | target | met |"
   assert table[2] == ("| MLP 784-1024-1024-10 SGD step, batch 256 | 1000.00 ms | - | 3000.00 ms "
                       "| 3.00 (sim time / baseline time) | <= 2.0 | no |")
-  assert table[5] == ("| dot_general 1024x1024x1024 f32 vs numpy, 1 thread | 1000.00 ms | "
+  assert table[3] == ("| the same step, batch cut over 4 devices | 1000.00 ms | - | 2000.00 ms "
+                      "| 2.00 (sim time / baseline time) | <= 2.0 | yes |")
+  assert table[6] == ("| dot_general 1024x1024x1024 f32 vs numpy, 1 thread | 1000.00 ms | "
                       "4000.00 ms | 4000.00 ms | 1.00 (baseline time / sim time) | >= 0.8 | yes |")
 
 

@@ -188,6 +188,23 @@ def measure_jax(sizes: Sizes) -> dict[str, Any]:
     value.block_until_ready()
 
   results["mlp_step"] = _timed(check, train_step, sizes.repeats)
+
+  # The same step data-parallel: the batch cut over 4 devices, the weights replicated
+  # (NamedSharding), as users train on several devices; the device's compiler partitions it.
+  from jax.sharding import Mesh, NamedSharding, PartitionSpec  # pylint: disable=g-import-not-at-top
+  mesh = Mesh(np.array(jax.devices()[:4]), ("batch",))
+  cut, whole = NamedSharding(mesh, PartitionSpec("batch")), NamedSharding(mesh, PartitionSpec())
+  parallel = {"params": jax.device_put(params_host, whole)}
+  xs, ys = jax.device_put(xb_host, cut), jax.device_put(yb_host, cut)
+  parallel["params"], first = step(parallel["params"], xs, ys)
+  check = _check("loss", np.asarray(first), np.asarray(mlp_loss_numpy(params_host, xb_host,
+                                                                      yb_host)), 1e-4, 1e-5)
+
+  def parallel_step() -> None:
+    parallel["params"], value = step(parallel["params"], xs, ys)
+    value.block_until_ready()
+
+  results["mlp_step_data_parallel"] = _timed(check, parallel_step, sizes.repeats)
   return {"platform": device.platform, "device_kind": device.device_kind,
           "devices": len(jax.devices()), "results": results}
 

@@ -2,8 +2,10 @@
 
 #include "xla_plugin/devices/sim/sim_stablehlo.h"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
+#include <thread>
 #include <utility>
 
 #include "xla_plugin/devices/sim/array_layout.h"
@@ -41,13 +43,16 @@ SimClient::SimClient(SimOptions options)
     : options_(std::move(options)),
       platform_name_(kPlatformName),
       platform_version_(kPlatformVersion),
-      topology_(SimTopology::Create(options_)) {}
+      topology_(SimTopology::Create(options_)),
+      workers_(std::make_unique<WorkerPool>(
+          std::max(0, static_cast<int>(std::thread::hardware_concurrency()) - 1), "sim-helper")) {}
 
 SimClient::~SimClient() {
   // Work still queued runs first (it holds its allocations, so memories may go in any order
-  // after that).
+  // after that); it may use the helpers, which go last.
   queues_.clear();
   device_memories_.clear();
+  workers_.reset();
 }
 
 SimDevice* SimClient::sim_device(int id) const {

@@ -17,6 +17,7 @@
 #include "xla_plugin/client/types.h"
 #include "xla_plugin/devices/sim/runtime/device_memory.h"
 #include "xla_plugin/devices/sim/runtime/queue.h"
+#include "xla_plugin/devices/sim/runtime/worker_pool.h"
 #include "xla_plugin/devices/sim/sim_device.h"
 #include "xla_plugin/devices/sim/sim_ffi_handlers.h"
 #include "xla_plugin/devices/sim/sim_memory.h"
@@ -52,6 +53,9 @@ class SimClient : public Client {
   std::shared_mutex& launch_mutex() { return launch_mutex_; }
   // The XLA FFI handlers registered for this client's platform (programs' custom calls).
   const SimFfiHandlers& ffi_handlers() const { return ffi_handlers_; }
+  // Helper threads (one fewer than the machine's cores) that take parts of large fusions from
+  // the devices' queue threads.
+  WorkerPool* workers() const { return workers_.get(); }
   // The StableHLO library this client's compiles read programs with: the option
   // stablehlo_library_path when set, else the process's (sim_stablehlo.h). Loaded at the first
   // call; a failure is returned again by later calls.
@@ -117,6 +121,7 @@ class SimClient : public Client {
   std::optional<StatusOr<std::shared_ptr<const stablehlo::StablehloLibrary>>> library_;
   std::shared_mutex launch_mutex_;                              // See launch_mutex().
   SimFfiHandlers ffi_handlers_;                                 // See ffi_handlers().
+  std::unique_ptr<WorkerPool> workers_;                         // See workers().
 };
 
 }  // namespace sim

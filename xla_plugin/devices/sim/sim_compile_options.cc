@@ -92,7 +92,7 @@ const char* TypeName(OptionType type) {
 // their types. Each concerns something sim does not have, so it changes nothing:
 //   xla_embed_ir_in_executable: sim executables hold no HLO to embed.
 //   xla_dump_to, xla_dump_max_hlo_modules, xla_dump_hlo_as_text: sim dumps nothing.
-//   xla_gpu_auto_spmd_partitioning_memory_budget_ratio: sim partitions nothing automatically.
+//   xla_gpu_auto_spmd_partitioning_memory_budget_ratio: sim has no automatic sharding search (its partitioner follows the shardings it is given).
 // Any other name is refused, as XLA refuses a name that is not a DebugOptions field: sim cannot
 // honour an option that changes code generation or numerics.
 struct KnownOption {

@@ -231,10 +231,12 @@ StatusOr<ExecuteResult> SimLoadedExecutable::Execute(
             shared_run->device, type.type, type.dims, shared_run->outputs[j], done));
       }
       // Runs the device's part; returns the status its outputs get.
+      WorkerPool* workers = client_.workers();
       std::function<Status(Status)> execute = [program, shared_run, rendezvous, custom_calls,
-                                               place](Status status) mutable {
+                                               place, workers](Status status) mutable {
         place.rendezvous = rendezvous.get();
         place.custom_calls = custom_calls.get();
+        place.workers = workers;
         if (status.ok()) {
           std::vector<const void*> args;
           for (const auto& a : shared_run->arguments) args.push_back(a->data());

@@ -107,7 +107,17 @@ Status Frame::RunInstruction(const Computation& computation, const Instruction& 
       std::vector<void*> outputs;
       outputs.reserve(instruction.results.size());
       for (Slot s : instruction.results) outputs.push_back(slots[s]);
-      Evaluate(fused, inputs.data(), outputs.data());
+      if (place_.workers != nullptr && place_.workers->threads() > 0) {
+        WorkerPool* workers = place_.workers;
+        EvaluateParallel(
+            fused, inputs.data(), outputs.data(),
+            [workers](int64_t count, const std::function<void(int64_t)>& part) {
+              workers->ParallelFor(count, part);
+            },
+            workers->threads() + 1);
+      } else {
+        Evaluate(fused, inputs.data(), outputs.data());
+      }
       return OkStatus();
     }
     default:

@@ -9,6 +9,7 @@
 #include "xla_plugin/devices/sim/kernels/kernel_args.h"
 #include "xla_plugin/devices/sim/program/device_program.h"
 #include "xla_plugin/devices/sim/runtime/rendezvous.h"
+#include "xla_plugin/devices/sim/runtime/worker_pool.h"
 
 namespace pjrtkit {
 namespace sim {
@@ -32,6 +33,8 @@ struct ExecutionPlace {
   Rendezvous* rendezvous = nullptr;
   // Runs the program's custom calls; null when the program has none.
   const CustomCallRunner* custom_calls = nullptr;
+  // Helper threads that take parts of large fusions; null: everything on the calling thread.
+  WorkerPool* workers = nullptr;
 };
 
 // Runs programs; stateless (every call gets what it needs).

@@ -208,7 +208,13 @@ void ElementwisePlan::GatherBlock(const PlanStep& step, const void* base,
 }
 
 void ElementwisePlan::Run(const void* const* inputs, void* const* outputs, void* scratch) const {
-  if (total_ == 0) return;
+  RunRange(inputs, outputs, scratch, 0, total_);
+}
+
+void ElementwisePlan::RunRange(const void* const* inputs, void* const* outputs, void* scratch,
+                               int64_t begin, int64_t end) const {
+  end = std::min(end, total_);
+  if (total_ == 0 || begin >= end) return;
   ScopedFlushDenormals flush;
   unsigned char* slots = static_cast<unsigned char*>(scratch);
   int64_t* iota = reinterpret_cast<int64_t*>(slots + num_slots_ * kSlotBytes);
@@ -223,8 +229,8 @@ void ElementwisePlan::Run(const void* const* inputs, void* const* outputs, void*
     LoadElements(p.type, src, 0, slot(p.slot), kBlock);
   }
   const int rank = static_cast<int>(dims_.size());
-  for (int64_t start = 0; start < total_; start += kBlock) {
-    const int64_t n = std::min(kBlock, total_ - start);
+  for (int64_t start = begin; start < end; start += kBlock) {
+    const int64_t n = std::min(kBlock, end - start);
     int64_t rem = start;
     for (int d = rank - 1; d >= 0; --d) {
       block_index[d] = rem % dims_[d];

@@ -37,6 +37,14 @@ class ElementwisePlan {
   // Evaluates with `scratch`: scratch_bytes() bytes, 64-byte aligned, unused by others meanwhile.
   void Run(const void* const* inputs, void* const* outputs, void* scratch) const;
 
+  // Elements of the output.
+  int64_t total() const { return total_; }
+  // Evaluates output elements [begin, end) only (row-major positions; `begin` a multiple of
+  // kBlock), with `scratch` as in Run: parts of one output may run on several threads at once,
+  // each with its own scratch.
+  void RunRange(const void* const* inputs, void* const* outputs, void* scratch, int64_t begin,
+                int64_t end) const;
+
  private:
   // What a step does in each block.
   enum class Action : uint8_t {

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <string>
 
 #include "xla_plugin/devices/sim/kernels/element_kind.h"
@@ -202,6 +203,28 @@ Status CheckSupported(EwOp op, ElementType type, ElementType operand_type) {
 
 void Evaluate(const FusedElementwise& fused, const void* const* inputs, void* const* outputs) {
   ElementwisePlan::CreateValidated(fused).Run(inputs, outputs);
+}
+
+void EvaluateParallel(const FusedElementwise& fused, const void* const* inputs,
+                      void* const* outputs, const ParallelFor& parallel, int parts) {
+  const ElementwisePlan plan = ElementwisePlan::CreateValidated(fused);
+  const int64_t total = plan.total();
+  if (parts < 2 || total < kParallelElements) {
+    plan.Run(inputs, outputs);
+    return;
+  }
+  // Whole blocks per part, so that every part but the last starts and ends on a block.
+  const int64_t blocks = (total + ElementwisePlan::kBlock - 1) / ElementwisePlan::kBlock;
+  const int64_t per_part = (blocks + parts - 1) / parts * ElementwisePlan::kBlock;
+  const int64_t count = (total + per_part - 1) / per_part;
+  const size_t bytes = plan.scratch_bytes();
+  parallel(count, [&](int64_t part) {
+    constexpr uintptr_t kAlign = 64;
+    std::unique_ptr<unsigned char[]> buffer(new unsigned char[bytes + kAlign]);
+    const uintptr_t p = reinterpret_cast<uintptr_t>(buffer.get());
+    void* scratch = reinterpret_cast<void*>((p + kAlign - 1) / kAlign * kAlign);
+    plan.RunRange(inputs, outputs, scratch, part * per_part, (part + 1) * per_part);
+  });
 }
 
 void ConvertArray(ElementType from, const void* src, ElementType to, void* dst, int64_t n) {

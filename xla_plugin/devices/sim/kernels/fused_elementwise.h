@@ -4,6 +4,7 @@
 #define PJRTKIT_XLA_PLUGIN_DEVICES_SIM_KERNELS_FUSED_ELEMENTWISE_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -124,6 +125,17 @@ Status CheckSupported(EwOp op, ElementType type, ElementType operand_type);
 // Allocates one scratch per call; never per element. Single-threaded; runs with denormals flushed
 // (ScopedFlushDenormals), as XLA:CPU does.
 void Evaluate(const FusedElementwise& fused, const void* const* inputs, void* const* outputs);
+
+// Runs parts 0 .. count-1 of one piece of work, each once, possibly on several threads, and
+// returns when all are done (the device runtime's WorkerPool::ParallelFor).
+using ParallelFor = std::function<void(int64_t count, const std::function<void(int64_t)>& part)>;
+
+// Evaluate, with an output of at least kParallelElements elements cut into up to `parts`
+// contiguous ranges run through `parallel` (each with its own scratch); smaller outputs, or
+// `parts` < 2, run on this thread.
+inline constexpr int64_t kParallelElements = int64_t{1} << 17;
+void EvaluateParallel(const FusedElementwise& fused, const void* const* inputs,
+                      void* const* outputs, const ParallelFor& parallel, int parts);
 
 // Converts n elements from `from` to `to` with XLA semantics (the kConvert op), memory to memory
 // (dense, both supported types; src and dst must not overlap unless equal with equal sizes).

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -110,6 +111,52 @@ TEST(FusedElementwiseEngineTest, TransposedAndStridedInputsOverManyBlocks) {
       ASSERT_EQ(out[i * cols + j], tv[j * rows + i] + vv[2 * j]) << i << "," << j;
     }
   }
+}
+
+// A large output cut into parts run on threads in reverse order gives the bytes the one-thread
+// evaluation gives: transposed, broadcast and constant inputs, iota, two outputs, one in place.
+TEST(FusedElementwiseEngineTest, ParallelPartsGiveTheSameBytes) {
+  const int64_t rows = 517, cols = 613;  // 316921 elements: parts end mid-row, not on a block.
+  Builder b({rows, cols});
+  const int t = b.Input(kF32, {1, rows});
+  const int col = b.Input(kF32, {1, 0});
+  const int in_place = b.Input(kF32, {cols, 1});
+  const int iota = b.Iota(kF32, 1);
+  const int c = b.Constant(kF32, 0.25f);
+  const int x = b.Op(EwOp::kAdd, kF32, {b.Op(EwOp::kMultiply, kF32, {t, col}), iota});
+  b.Output(b.Op(EwOp::kTanh, kF32, {b.Op(EwOp::kMultiply, kF32, {x, c})}));
+  b.Output(b.Op(EwOp::kSubtract, kF32, {in_place, x}));
+  const int64_t n = rows * cols;
+  ASSERT_GE(n, kParallelElements);
+  std::vector<float> tv(n), cv(rows), base(n);
+  for (int64_t i = 0; i < n; ++i) tv[i] = static_cast<float>((i * 37) % 1001) * 0.01f;
+  for (int64_t i = 0; i < rows; ++i) cv[i] = static_cast<float>(i % 13) - 6.0f;
+  for (int64_t i = 0; i < n; ++i) base[i] = static_cast<float>(i % 97);
+  std::vector<float> want0(n), want1 = base, got0(n), got1 = base;
+  RunProgram(b.program(), {tv.data(), cv.data(), want1.data()}, {want0.data(), want1.data()});
+  int64_t parts_run = 0;
+  const ParallelFor reversed = [&](int64_t count, const std::function<void(int64_t)>& part) {
+    std::vector<std::thread> threads;
+    for (int64_t i = count; i-- > 0;) threads.emplace_back([&part, i] { part(i); });
+    for (std::thread& thread : threads) thread.join();
+    parts_run = count;
+  };
+  const void* inputs[] = {tv.data(), cv.data(), got1.data()};
+  void* outputs[] = {got0.data(), got1.data()};
+  EvaluateParallel(b.program(), inputs, outputs, reversed, 3);
+  EXPECT_EQ(parts_run, 3);
+  EXPECT_EQ(std::memcmp(got0.data(), want0.data(), n * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(got1.data(), want1.data(), n * sizeof(float)), 0);
+  // Below kParallelElements, or with one part, nothing is handed out.
+  Builder small({1000});
+  small.Output(small.Op(EwOp::kNegate, kF32, {small.Input(kF32, {1})}));
+  std::vector<float> in(1000, 2.0f), out(1000);
+  const void* small_in[] = {in.data()};
+  void* small_out[] = {out.data()};
+  parts_run = 0;
+  EvaluateParallel(small.program(), small_in, small_out, reversed, 3);
+  EXPECT_EQ(parts_run, 0);
+  EXPECT_EQ(out[999], -2.0f);
 }
 
 TEST(FusedElementwiseEngineTest, ShortInnerDimensionBroadcast) {
