@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "xla_plugin/devices/sim/kernels/ew_kernels.h"
+#include "xla_plugin/devices/sim/kernels/fast_math.h"
 #include "xla_plugin/devices/sim/kernels/float_codec.h"
 
 namespace pjrtkit {
@@ -73,9 +74,13 @@ struct SignOp {
     return std::copysign(a != 0 ? T(1) : T(0), a);
   }
 };
+// f32 exp, log1p and tanh through fast_math.h (f64 polynomials, vectorizable); f64 through libm.
 struct ExpOp {
   template <typename T>
-  static T Apply(T a) { return static_cast<T>(std::exp(static_cast<double>(a))); }
+  static T Apply(T a) {
+    if constexpr (std::is_same<T, float>::value) return fast_math::Exp(a);
+    return static_cast<T>(std::exp(static_cast<double>(a)));
+  }
 };
 struct Expm1Op {
   template <typename T>
@@ -89,7 +94,10 @@ struct LogOp {
 };
 struct Log1pOp {
   template <typename T>
-  static T Apply(T a) { return static_cast<T>(std::log1p(static_cast<double>(FlushDenormal(a)))); }
+  static T Apply(T a) {
+    if constexpr (std::is_same<T, float>::value) return fast_math::Log1p(a);
+    return static_cast<T>(std::log1p(static_cast<double>(FlushDenormal(a))));
+  }
 };
 struct LogisticOp {
   template <typename T>
@@ -102,7 +110,7 @@ struct LogisticOp {
 struct TanhOp {
   template <typename T>
   static T Apply(T a) {
-    if (std::is_same<T, float>::value && IsDenormal(a)) return a;
+    if constexpr (std::is_same<T, float>::value) return fast_math::Tanh(a);
     return static_cast<T>(std::tanh(static_cast<double>(FlushDenormal(a))));
   }
 };
