@@ -1,7 +1,6 @@
 #include "xla_plugin/devices/sim/runtime/worker_pool.h"
 
 #include <atomic>
-#include <pthread.h>
 
 namespace pjrtkit {
 namespace sim {
@@ -15,12 +14,8 @@ struct WorkerPool::Job {
   std::condition_variable done;
 };
 
-WorkerPool::WorkerPool(int threads, const std::string& name) {
-  for (int i = 0; i < threads; ++i) {
-    threads_.emplace_back([this] { Work(); });
-    const std::string thread_name = (name + "-" + std::to_string(i)).substr(0, 15);
-    pthread_setname_np(threads_.back().native_handle(), thread_name.c_str());
-  }
+WorkerPool::WorkerPool(int threads, std::string name) : name_(std::move(name)) {
+  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Work(); });
 }
 
 WorkerPool::~WorkerPool() {

@@ -18,15 +18,17 @@ namespace sim {
 
 class WorkerPool {
  public:
-  // `threads` helper threads (0: ParallelFor runs everything on its caller), named
-  // `name`-0, `name`-1, ...
-  WorkerPool(int threads, const std::string& name);
+  // `threads` helper threads (0: ParallelFor runs everything on its caller); `name` is for
+  // messages and debuggers (the threads are not renamed: pthread_setname_np needs a glibc newer
+  // than the plugin's floor, xla_plugin/glibc_floor).
+  WorkerPool(int threads, std::string name);
   // Joins the threads; no ParallelFor may be running.
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   int threads() const { return static_cast<int>(threads_.size()); }
+  const std::string& name() const { return name_; }
 
   // Runs fn(0) .. fn(count - 1), each once, on the caller and whichever helpers are free, and
   // returns when all have returned. The caller takes parts itself, so the call finishes even
@@ -39,6 +41,7 @@ class WorkerPool {
   // Runs parts of `job` until none is left to take; true when it ran any.
   static bool Drain(Job& job);
 
+  const std::string name_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::shared_ptr<Job>> jobs_;  // Jobs with parts left to take.
