@@ -387,6 +387,21 @@ Status ReshardAndLower(Lowerer& lowerer, const Operation& op,
                        const std::vector<TileSharding>& held,
                        const std::vector<TileSharding>& wanted,
                        const std::vector<TileSharding>& results) {
+  // One value read twice (x @ x) is bound once per id: both uses must want the same piece.
+  for (size_t i = 0; i < operands.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (op.operands[i] == op.operands[j] && wanted[i] != wanted[j]) {
+        std::vector<TileSharding> whole, whole_results;
+        for (const TileSharding& h : held) {
+          whole.push_back(TileSharding::Replicated(h.rank(), h.devices()));
+        }
+        for (const TileSharding& r : results) {
+          whole_results.push_back(TileSharding::Replicated(r.rank(), r.devices()));
+        }
+        return ReshardAndLower(lowerer, op, operands, held, whole, whole_results);
+      }
+    }
+  }
   std::vector<ValueIndex> pieces;
   for (size_t i = 0; i < operands.size(); ++i) {
     PJRTKIT_ASSIGN_OR_RETURN(ValueIndex v, Reshard(lowerer, Lowerer::Origin(op), operands[i],
@@ -540,6 +555,21 @@ Status LowerDotOnPieces(Lowerer& lowerer, const Operation& op,
   const int64_t devices = DeviceCount(lowerer);
   const int lhs_rank = held[0].rank(), rhs_rank = held[1].rank();
   const int contracting = static_cast<int>(dims.lhs_contracting_dimensions.size());
+  // Malformed dimension numbers: the ordinary lowering and the validator report them.
+  auto in_range = [](const std::vector<int64_t>& v, int rank) {
+    for (int64_t d : v) {
+      if (d < 0 || d >= rank) return false;
+    }
+    return true;
+  };
+  if (dims.rhs_contracting_dimensions.size() != static_cast<size_t>(contracting) ||
+      dims.lhs_batching_dimensions.size() != dims.rhs_batching_dimensions.size() ||
+      !in_range(dims.lhs_batching_dimensions, lhs_rank) ||
+      !in_range(dims.rhs_batching_dimensions, rhs_rank) ||
+      !in_range(dims.lhs_contracting_dimensions, lhs_rank) ||
+      !in_range(dims.rhs_contracting_dimensions, rhs_rank)) {
+    return lowerer.LowerDirect(op);
+  }
   // Each operand dimension's place in the iteration space: result dimensions, then contracting.
   std::vector<int> lhs_space(lhs_rank, -1), rhs_space(rhs_rank, -1);
   int next = 0;
@@ -844,6 +874,9 @@ Status LowerPartitioned(Lowerer& lowerer, const Operation& op) {
     }
     return LowerWhole(lowerer, op, operands, held);
   }
+  if (globals.size() != 1 && op.name != "stablehlo.reduce") {
+    return LowerWhole(lowerer, op, operands, held);
+  }
   if (globals.size() == 1 && IsElementwise(op.name)) {
     return LowerElementwiseOnPieces(lowerer, op, operands, held, annotated[0], globals[0]);
   }
@@ -862,7 +895,13 @@ Status LowerPartitioned(Lowerer& lowerer, const Operation& op) {
   }
   if (op.name == "stablehlo.transpose" && operands.size() == 1) {
     PJRTKIT_ASSIGN_OR_RETURN(std::vector<int64_t> perm, OpInts(op, "permutation", std::nullopt));
-    if (perm.size() != globals[0].dims.size()) return lowerer.LowerDirect(op);
+    if (perm.size() != globals[0].dims.size() ||
+        static_cast<int>(perm.size()) != held[0].rank()) {
+      return lowerer.LowerDirect(op);
+    }
+    for (int64_t p : perm) {
+      if (p < 0 || p >= held[0].rank()) return lowerer.LowerDirect(op);
+    }
     std::vector<int> source(perm.begin(), perm.end());
     return LowerMovementOnPieces(lowerer, op, operands, held, annotated[0], globals[0], source);
   }

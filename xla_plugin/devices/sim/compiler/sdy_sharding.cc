@@ -157,7 +157,13 @@ StatusOr<std::vector<TileSharding>> ParseSdyShardings(
     }
     const SdyMesh& mesh = found->second;
     int64_t positions = 1;
-    for (const auto& axis : mesh.axes) positions *= axis.second;
+    for (const auto& axis : mesh.axes) {
+      if (positions > devices / axis.second) {
+        positions = devices + 1;  // More than the program's devices: refused below.
+        break;
+      }
+      positions *= axis.second;
+    }
     if (positions != devices ||
         (!mesh.device_ids.empty() && static_cast<int64_t>(mesh.device_ids.size()) != devices)) {
       return InvalidArgument("the Shardy mesh @" + mesh_name + " spans " +
@@ -215,7 +221,14 @@ StatusOr<std::vector<TileSharding>> ParseSdyShardings(
     // Mesh position p (row-major over the axes) is device device_ids[p] (or p).
     std::vector<int64_t> tiles(static_cast<size_t>(rank), 1);
     for (int d = 0; d < rank; ++d) {
-      for (size_t a : dims[d]) tiles[d] *= mesh.axes[a].second;
+      for (size_t a : dims[d]) {
+        if (tiles[d] > devices / mesh.axes[a].second) {
+          return InvalidArgument("the Shardy sharding '" + text + "' cuts dimension " +
+                                 std::to_string(d) + " into more pieces than the " +
+                                 std::to_string(devices) + " devices");
+        }
+        tiles[d] *= mesh.axes[a].second;
+      }
     }
     std::vector<std::vector<int64_t>> coords(static_cast<size_t>(devices),
                                              std::vector<int64_t>(static_cast<size_t>(rank), 0));

@@ -57,6 +57,9 @@ TEST(SdyShardingTest, WhatItCannotReadIsNamed) {
   EXPECT_NE(ParseSdyShardings(R"(#sdy.sharding<@mesh, [{}]>)", meshes, {2}, 4)
                 .status().message().find("rank 2"),
             std::string::npos);
+  EXPECT_NE(ParseSdyShardings(R"(#sdy.sharding<@mesh, [{"a", "a", "a"}]>)", meshes, {1}, 4)
+                .status().message().find("more pieces than the 4 devices"),
+            std::string::npos);
   EXPECT_NE(ParseSdyShardings(R"(#sdy.sharding<@mesh, [{}]>)", meshes, {1}, 8)
                 .status().message().find("spans 4 devices of the program's 8"),
             std::string::npos);

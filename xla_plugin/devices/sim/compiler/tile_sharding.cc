@@ -30,12 +30,16 @@ TileSharding TileSharding::Replicated(int rank, int64_t devices) {
 
 StatusOr<TileSharding> TileSharding::Make(std::vector<int64_t> tiles,
                                           std::vector<std::vector<int64_t>> coords) {
+  const int64_t devices = static_cast<int64_t>(coords.size());
   int64_t pieces = 1;
   for (int64_t t : tiles) {
     if (t < 1) return InvalidArgument("tiles " + List(tiles) + " has a dimension below 1");
+    if (t > devices || pieces > devices / t) {
+      return InvalidArgument("tiles " + List(tiles) + " make more pieces than the " +
+                             std::to_string(devices) + " devices");
+    }
     pieces *= t;
   }
-  const int64_t devices = static_cast<int64_t>(coords.size());
   if (devices == 0 || devices % pieces != 0) {
     return InvalidArgument("tiles " + List(tiles) + " do not divide " + std::to_string(devices) +
                            " devices evenly");
