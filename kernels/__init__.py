@@ -3,6 +3,8 @@
     from pjrtkit import kernels as pk
     y = pk.layer_norm(x, scale, offset, implementation=None)
     o = pk.dot_product_attention(q, k, v, is_causal=True, implementation="native")
+    y = pk.ragged_dot(tokens, experts, group_sizes)   # also gated_linear_unit,
+    # linear_softmax_cross_entropy_loss, triangle_multiplication, ragged_dot_general
     result = pk.autotune(jax.jit(f), *args)      # -> pk.AutotuningResult
     with result:
       f(*args)                                    # uses the tuned configs
@@ -26,18 +28,35 @@ from pjrtkit.kernels.core.spec import ArgSpec, Spec
 from pjrtkit.kernels.core.tuned import AutotuningResult, TunedChoice
 from pjrtkit.kernels.dot_product_attention import api as _attention_api
 from pjrtkit.kernels.dot_product_attention.api import dot_product_attention
+from pjrtkit.kernels.gated_linear_unit import api as _glu_api
+from pjrtkit.kernels.gated_linear_unit.api import gated_linear_unit
 from pjrtkit.kernels.layer_norm import api as _layer_norm_api
 from pjrtkit.kernels.layer_norm.api import layer_norm
+from pjrtkit.kernels.linear_softmax_cross_entropy_loss import api as _lce_api
+from pjrtkit.kernels.linear_softmax_cross_entropy_loss.api import (
+    linear_softmax_cross_entropy_loss)
+from pjrtkit.kernels.ragged_dot import api as _ragged_dot_api
+from pjrtkit.kernels.ragged_dot.api import ragged_dot, ragged_dot_general
+from pjrtkit.kernels.ragged_dot.base import GroupSizes as RaggedDotGroupSizes
+from pjrtkit.kernels.ragged_dot.base import generate_group_sizes as generate_ragged_dot_group_sizes
+from pjrtkit.kernels.triangle_multiplication import api as _triangle_api
+from pjrtkit.kernels.triangle_multiplication.api import triangle_multiplication
 
 IMPLEMENTATIONS = {
     "layer_norm": tuple(_layer_norm_api.IMPLEMENTATIONS),
     "dot_product_attention": tuple(_attention_api.IMPLEMENTATIONS),
+    "ragged_dot": tuple(_ragged_dot_api.IMPLEMENTATIONS),
+    "gated_linear_unit": tuple(_glu_api.IMPLEMENTATIONS),
+    "linear_softmax_cross_entropy_loss": tuple(_lce_api.IMPLEMENTATIONS),
+    "triangle_multiplication": tuple(_triangle_api.IMPLEMENTATIONS),
 }
 """Implementation names per op."""
 
 __all__ = [
     "ArgSpec", "AutotuningResult", "DISABLE_JAX_EXPORT_CHECKS", "DeviceInfo", "IMPLEMENTATIONS",
-    "NoConfig", "Op", "Spec", "TunedChoice", "UnsupportedImplementationError", "autotune",
-    "autotune_cache", "benchmarking", "current_device", "dot_product_attention", "find_kernel_calls", "layer_norm",
-    "pallas_interpret",
+    "NoConfig", "Op", "RaggedDotGroupSizes", "Spec", "TunedChoice",
+    "UnsupportedImplementationError", "autotune", "autotune_cache", "benchmarking",
+    "current_device", "dot_product_attention", "find_kernel_calls", "gated_linear_unit",
+    "generate_ragged_dot_group_sizes", "layer_norm", "linear_softmax_cross_entropy_loss",
+    "pallas_interpret", "ragged_dot", "ragged_dot_general", "triangle_multiplication",
 ]

@@ -73,6 +73,25 @@ make_venv() {
 }
 make_venv .venv requirements.lock
 if [ "$oldest_jax" = 1 ]; then make_venv .venv-jax-oldest requirements-jax-oldest.lock; fi
+# install_tokamax_reference VENV: Tokamax 0.0.17 and what it imports (the pinned list
+# tools/kernels_gpu/tokamax_wheels.txt, pure-Python wheels) in VENV/tokamax-reference, beside
+# the venv's packages, not among them: kernels/tokamax_parity_test.py compares pjrtkit.kernels
+# with Tokamax's own "xla" implementations from there.
+install_tokamax_reference() {
+  local dir=$1/tokamax-reference list=tools/kernels_gpu/tokamax_wheels.txt hash
+  hash=$(sha256sum "$list" | cut -d' ' -f1)
+  if [ "$(cat "$dir/.pjrtkit-lock" 2>/dev/null)" != "$hash" ]; then
+    log "installing Tokamax (the parity tests' reference) into $dir"
+    rm -rf "$dir"
+    "$1/bin/python" -m pip install -q --disable-pip-version-check --no-deps --only-binary=:all: \
+      --target "$dir" -r <(grep -v '^#' "$list" | grep .)
+    echo "$hash" > "$dir/.pjrtkit-lock"
+  fi
+}
+if [ "$oldest_jax" = 1 ]; then
+  install_tokamax_reference .venv
+  install_tokamax_reference .venv-jax-oldest
+fi
 # OpenXLA's PJRT C API headers, as tools/pjrt_headers/headers.lock pins them (a few hundred KB
 # read out of a PyPI wheel, cached in ~/.cache/pjrtkit; nothing when they are already there).
 "$PY" tools/pjrt_headers/fetch_headers.py --dest .venv/pjrt_headers

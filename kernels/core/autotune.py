@@ -44,7 +44,7 @@ def _phase_inputs(phase: str, spec: Spec, maker: op_lib.Op) -> tuple[list[Any], 
   """The arrays a phase is timed with: the forward takes the call's example arguments; the
   gradient takes `maker`'s forward residuals (default config) and a random output cotangent
   (then the second item is the residuals' tree)."""
-  args = spec.example_args(seed=0)
+  args = maker.example_args(spec, seed=0)
   if phase == "fwd":
     return list(args), None
   out, residuals = jax.jit(lambda *a: maker.forward(a, spec, maker.default_config(spec)))(*args)

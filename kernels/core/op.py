@@ -121,6 +121,12 @@ class Op(abc.ABC, Generic[ConfigT]):
       out[i] = g
     return tuple(out)
 
+  def example_args(self, spec: Spec, seed: int = 0) -> tuple[Any, ...]:
+    """Arguments of `spec`'s shapes the autotuner times this implementation with (default:
+    `Spec.example_args`; an op whose integer arguments carry meaning, such as group sizes or
+    labels, overrides it with representative values)."""
+    return spec.example_args(seed)
+
   def make_spec(self, *args: Any, **params: Any) -> Spec:
     """The Spec of a direct call of this op: positional arrays, keyword static parameters."""
     name = self.op_name or type(self).__name__

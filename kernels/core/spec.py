@@ -48,10 +48,17 @@ class Spec:
   arg_names: tuple[str, ...]
   args: tuple[ArgSpec | None, ...]
   params: tuple[tuple[str, Any], ...]
+  functions: tuple[tuple[str, Any], ...] = dataclasses.field(default=(), compare=False,
+                                                             hash=False, repr=False)
+  """Python functions of the call (an activation), by parameter name. The parameter itself
+  holds the function's name (`pjrtkit.kernels.core.functions`), which is what keys, markers
+  and JSON carry; these are not compared or hashed."""
 
   @classmethod
-  def make(cls, op: str, args: Mapping[str, Any], params: Mapping[str, Any]) -> "Spec":
-    """A Spec from named array arguments (arrays, tracers or None) and static parameters.
+  def make(cls, op: str, args: Mapping[str, Any], params: Mapping[str, Any],
+           functions: Mapping[str, Any] | None = None) -> "Spec":
+    """A Spec from named array arguments (arrays, tracers or None), static parameters and the
+    call's Python functions (each also named in `params`).
 
     Raises:
       TypeError: for a parameter that is not a JSON scalar.
@@ -61,7 +68,20 @@ class Spec:
         raise TypeError(f"{op}: parameter {name!r} must be a bool, int, float, str or None, "
                         f"got {type(value).__name__}")
     return cls(op, tuple(args), tuple(None if a is None else ArgSpec.of(a) for a in args.values()),
-               tuple(sorted(params.items())))
+               tuple(sorted(params.items())), tuple(sorted((functions or {}).items())))
+
+  def function(self, name: str) -> Any:
+    """The Python function of parameter `name`: the one the call passed, else the one its name
+    stands for (`pjrtkit.kernels.core.functions.resolve`; a Spec rebuilt from JSON).
+
+    Raises:
+      ValueError: when the name stands for no function this process knows.
+    """
+    found = dict(self.functions)
+    if name in found:
+      return found[name]
+    from pjrtkit.kernels.core import functions  # pylint: disable=import-outside-toplevel
+    return functions.resolve(self.param(name))
 
   def arg(self, name: str) -> ArgSpec | None:
     """The ArgSpec of argument `name`."""

@@ -1,0 +1,1 @@
+"""gated_linear_unit (see api.py)."""

@@ -1,0 +1,146 @@
+"""gated_linear_unit: the call's checks and Spec, the reference, and the residuals every
+implementation shares.
+
+``out = activation(x @ w_gate) * (x @ w_up)`` with the activation and the product in float32
+(at least) and the result in x's dtype. Weights are fused ``[k, 2, n]`` (``w[:, 0]`` the gate,
+``w[:, 1]`` the up projection) or a pair ``(w_gate, w_up)`` of ``[k, n]``.
+
+Arguments as every implementation takes them: ``(x, fused, w_gate, w_up)`` with either `fused`
+or the pair None.
+
+Residuals: ``(x, fused, w_gate, w_up, y)`` where `y` is ``[..., 2, n]`` in x's dtype, the two
+products before the activation (what Tokamax keeps too).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from pjrtkit.kernels.core import functions
+from pjrtkit.kernels.core.spec import Spec
+
+OP_NAME = "gated_linear_unit"
+
+
+def _array(name: str, a: Any) -> None:
+  if not hasattr(a, "shape") or not hasattr(a, "dtype"):
+    raise TypeError(f"gated_linear_unit: {name} must be an array, got {type(a).__name__}")
+  if not jnp.issubdtype(a.dtype, jnp.floating):
+    raise TypeError(f"gated_linear_unit: {name} must have a floating dtype, got "
+                    f"{jnp.dtype(a.dtype).name}")
+
+
+def split_weights(weights: Any) -> tuple[Any, Any, Any]:
+  """``(fused, w_gate, w_up)`` from the `weights` argument.
+
+  Raises:
+    TypeError, ValueError: weights neither a ``[k, 2, n]`` array nor a pair of ``[k, n]``.
+  """
+  if isinstance(weights, (tuple, list)):
+    if len(weights) != 2:
+      raise ValueError(f"gated_linear_unit: weights as a sequence must be (w_gate, w_up), got "
+                       f"{len(weights)} arrays")
+    gate, up = weights
+    _array("weights[0] (w_gate)", gate)
+    _array("weights[1] (w_up)", up)
+    if gate.ndim != 2 or tuple(gate.shape) != tuple(up.shape):
+      raise ValueError(f"gated_linear_unit: w_gate and w_up must both be [k, n], got "
+                       f"{tuple(gate.shape)} and {tuple(up.shape)}")
+    if gate.dtype != up.dtype:
+      raise TypeError(f"gated_linear_unit: w_gate and w_up must share a dtype, got "
+                      f"{jnp.dtype(gate.dtype).name} and {jnp.dtype(up.dtype).name}")
+    return None, gate, up
+  _array("weights", weights)
+  if weights.ndim != 3 or weights.shape[1] != 2:
+    raise ValueError(f"gated_linear_unit: fused weights must be [k, 2, n], got "
+                     f"{tuple(weights.shape)}")
+  return weights, None, None
+
+
+def make_spec(x: Any, weights: Any, activation: Any, precision: Any) -> tuple[Spec, tuple]:
+  """Checks a call; returns its Spec and the implementations' arguments."""
+  _array("x", x)
+  if x.ndim < 1:
+    raise ValueError("gated_linear_unit: x must have at least one dimension, got a scalar")
+  fused, gate, up = split_weights(weights)
+  k = (fused if fused is not None else gate).shape[0]
+  if x.shape[-1] != k:
+    raise ValueError(f"gated_linear_unit: x's last dimension ({x.shape[-1]}) must equal the "
+                     f"weights' first ({k})")
+  params = {"activation": functions.name_of(activation),
+            "precision": functions.precision_name(precision)}
+  spec = Spec.make(OP_NAME, {"x": x, "fused": fused, "w_gate": gate, "w_up": up}, params,
+                   {"activation": activation} if activation is not None else None)
+  return spec, (x, fused, gate, up)
+
+
+def compute_dtype(x_dtype: Any) -> Any:
+  """The dtype of the activation and the product: float32 or wider."""
+  return jnp.promote_types(x_dtype, jnp.float32)
+
+
+def products(x: jax.Array, fused: Any, gate: Any, up: Any, precision: Any) -> jax.Array:
+  """``[..., 2, n]``: x times the gate and the up weights, in x's dtype (float32 sums)."""
+  if fused is None:
+    fused = jnp.stack([gate, up], axis=1)
+  return jnp.einsum("...k,kjn->...jn", x, fused, precision=precision,
+                    preferred_element_type=jnp.float32).astype(x.dtype)
+
+
+def combine(y: jax.Array, spec: Spec, out_dtype: Any) -> jax.Array:
+  """``activation(gate) * up`` from the products `y` ``[..., 2, n]``."""
+  dtype = compute_dtype(y.dtype)
+  gate, up = y[..., 0, :].astype(dtype), y[..., 1, :].astype(dtype)
+  act = spec.function("activation")
+  if act is not None:
+    gate = act(gate)
+  return (gate * up).astype(out_dtype)
+
+
+def products_cotangent(y: jax.Array, dout: jax.Array, spec: Spec) -> jax.Array:
+  """The cotangent of `y` (``[..., 2, n]``, float32) from the output's."""
+  dtype = compute_dtype(y.dtype)
+  gate, up = y[..., 0, :].astype(dtype), y[..., 1, :].astype(dtype)
+  act = spec.function("activation")
+  d = dout.astype(dtype)
+  if act is None:
+    return jnp.stack([d * up, d * gate], axis=-2)
+  a, vjp = jax.vjp(act, gate)
+  (dgate,) = vjp(d * up)
+  return jnp.stack([dgate, d * a], axis=-2)
+
+
+def weight_grads(x: jax.Array, dy: jax.Array, fused: Any, precision: Any
+                 ) -> tuple[Any, Any, Any]:
+  """``(dfused, dgate, dup)`` (the pair's or the fused one's None) from x and dy
+  ``[..., 2, n]``."""
+  dw = jnp.einsum("...k,...jn->kjn", x, dy, precision=precision,
+                  preferred_element_type=jnp.float32)
+  if fused is not None:
+    return dw, None, None
+  return None, dw[:, 0], dw[:, 1]
+
+
+def input_grad(dy: jax.Array, fused: Any, gate: Any, up: Any, precision: Any) -> jax.Array:
+  """dx (float32) from dy ``[..., 2, n]``."""
+  if fused is None:
+    fused = jnp.stack([gate, up], axis=1)
+  return jnp.einsum("...jn,kjn->...k", dy, fused, precision=precision,
+                    preferred_element_type=jnp.float32)
+
+
+def reference(x: jax.Array, weights: Any, activation: Any = None) -> jax.Array:
+  """The plain-JAX definition, highest precision, differentiated by JAX in tests."""
+  fused, gate, up = split_weights(weights)
+  if fused is not None:
+    gate, up = fused[:, 0], fused[:, 1]
+  hi = jax.lax.Precision.HIGHEST
+  dtype = compute_dtype(x.dtype)
+  g = jnp.matmul(x, gate, precision=hi, preferred_element_type=jnp.float32).astype(dtype)
+  u = jnp.matmul(x, up, precision=hi, preferred_element_type=jnp.float32).astype(dtype)
+  if activation is not None:
+    g = activation(g)
+  return (g * u).astype(x.dtype)

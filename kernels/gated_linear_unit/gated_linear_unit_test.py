@@ -1,0 +1,114 @@
+"""gated_linear_unit: every CPU implementation against the highest-precision definition
+(`base.reference`, differentiated by JAX), argument checks, activations by name, autotuning and
+export. Tolerances: `pjrtkit.kernels.testing.TOLERANCES`. Tokamax parity:
+``kernels/tokamax_parity_test.py``."""
+
+from __future__ import annotations
+
+from pjrtkit.kernels import testing
+
+testing.setup_environment()
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from pjrtkit import kernels as pk  # noqa: E402
+from pjrtkit.kernels.core import functions  # noqa: E402
+from pjrtkit.kernels.gated_linear_unit import base  # noqa: E402
+
+CPU_IMPLEMENTATIONS = ("xla",)
+
+
+def _inputs(dtype: str, shape=(3, 5, 32), n: int = 24):
+  rng = np.random.default_rng(0)
+  x = jnp.asarray(rng.standard_normal(shape), dtype)
+  w = jnp.asarray(rng.standard_normal((shape[-1], 2, n)) * 0.2, dtype)
+  return x, w
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("fused", [True, False])
+@pytest.mark.parametrize("activation", [None, jax.nn.silu, jax.nn.gelu, jax.nn.sigmoid,
+                                        lambda v: v * jnp.tanh(v)])
+@pytest.mark.parametrize("impl", CPU_IMPLEMENTATIONS + (None,))
+def test_forward_and_gradient_match_the_definition(impl, activation, fused, dtype) -> None:
+  x, w = _inputs(dtype)
+  weights = w if fused else (w[:, 0], w[:, 1])
+
+  def loss(fn, x, weights):
+    return jnp.sum(jnp.sin(fn(x, weights).astype(jnp.float32)))
+
+  ours = lambda x, wt: pk.gated_linear_unit(x, wt, activation=activation,  # noqa: E731
+                                            implementation=impl)
+  ref = lambda x, wt: base.reference(x, wt, activation)  # noqa: E731
+  got = jax.jit(ours)(x, weights)
+  assert got.shape == (3, 5, 24) and got.dtype == jnp.dtype(dtype)
+  testing.assert_close(got, ref(x, weights), dtype, "fwd")
+  grads = jax.jit(jax.grad(lambda a, b: loss(ours, a, b), (0, 1)))(x, weights)
+  want = jax.grad(lambda a, b: loss(ref, a, b), (0, 1))(x, weights)
+  assert jax.tree.structure(grads) == jax.tree.structure(want)
+  for g, v in zip(jax.tree.leaves(grads), jax.tree.leaves(want)):
+    assert g.dtype == v.dtype
+    testing.assert_close(g, v, dtype, "grad")
+
+
+def test_one_dimensional_input_and_precision() -> None:
+  x, w = _inputs("float32", shape=(32,))
+  got = pk.gated_linear_unit(x, w, activation=jax.nn.relu, precision=jax.lax.Precision.HIGHEST)
+  testing.assert_close(got, base.reference(x, w, jax.nn.relu), "float32", "fwd")
+
+
+@pytest.mark.parametrize("weights, error, match", [
+    (jnp.ones((32, 3, 4)), ValueError, r"fused weights must be \[k, 2, n\]"),
+    ((jnp.ones((32, 4)),), ValueError, r"must be \(w_gate, w_up\)"),
+    ((jnp.ones((32, 4)), jnp.ones((32, 5))), ValueError, r"must both be \[k, n\]"),
+    ((jnp.ones((32, 4)), jnp.ones((32, 4), jnp.bfloat16)), TypeError, "must share a dtype"),
+    (jnp.ones((31, 2, 4)), ValueError, r"x's last dimension \(32\) must equal"),
+    (jnp.ones((32, 2, 4), jnp.int32), TypeError, "weights must have a floating dtype"),
+])
+def test_bad_weights_are_refused_by_name(weights, error, match) -> None:
+  x, _ = _inputs("float32")
+  with pytest.raises(error, match=match):
+    pk.gated_linear_unit(x, weights)
+
+
+def test_bad_activation_and_implementation_are_refused() -> None:
+  x, w = _inputs("float32")
+  with pytest.raises(TypeError, match="activation must be a callable"):
+    pk.gated_linear_unit(x, w, activation="silu")
+  with pytest.raises(ValueError, match="unknown implementation='cutedsl'; accepted: 'xla'"):
+    pk.gated_linear_unit(x, w, implementation="cutedsl")
+  with pytest.raises(TypeError, match="x must have a floating dtype"):
+    pk.gated_linear_unit(jnp.ones((2, 32), jnp.int32), w)
+
+
+def test_activation_names_survive_the_marker_round_trip() -> None:
+  assert functions.name_of(jax.nn.swish) == "silu"
+  custom = lambda v: v * 2  # noqa: E731
+  name = functions.name_of(custom)
+  assert name.startswith("custom:") and functions.resolve(name) is custom
+  with pytest.raises(ValueError, match="not a function this process knows"):
+    functions.resolve("custom:elsewhere.fn@1")
+  x, w = _inputs("float32")
+  f = jax.jit(lambda x, w: pk.gated_linear_unit(x, w, activation=jax.nn.silu))
+  (call,) = pk.find_kernel_calls(f, x, w)
+  assert call.spec.param("activation") == "silu"
+  assert call.spec.function("activation") is jax.nn.silu
+
+
+def test_autotune_and_export() -> None:
+  x, w = _inputs("float32")
+  f = jax.jit(jax.value_and_grad(lambda x, w: jnp.sum(pk.gated_linear_unit(
+      x, w, activation=jax.nn.silu)), (0, 1)))
+  result = pk.autotune(f, x, w, iterations=1)
+  assert {(c.op, c.phase) for c in result.choices} == {("gated_linear_unit", "fwd"),
+                                                       ("gated_linear_unit", "bwd")}
+  with result:
+    tuned = f(x, w)
+  exported = jax.export.export(f, disabled_checks=pk.DISABLE_JAX_EXPORT_CHECKS)(
+      jax.ShapeDtypeStruct(x.shape, x.dtype), jax.ShapeDtypeStruct(w.shape, w.dtype))
+  back = jax.export.deserialize(exported.serialize())
+  for a, b in zip(jax.tree.leaves(back.call(x, w)), jax.tree.leaves(tuned)):
+    np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)

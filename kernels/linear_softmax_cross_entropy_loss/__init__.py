@@ -1,0 +1,1 @@
+"""linear_softmax_cross_entropy_loss (see api.py)."""

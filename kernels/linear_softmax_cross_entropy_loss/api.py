@@ -1,0 +1,65 @@
+"""linear_softmax_cross_entropy_loss's public function and its implementations table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+
+from pjrtkit.kernels.core.device import DeviceInfo
+from pjrtkit.kernels.core.op import Family, Op, register_family
+from pjrtkit.kernels.core.spec import Spec
+from pjrtkit.kernels.linear_softmax_cross_entropy_loss import base
+from pjrtkit.kernels.linear_softmax_cross_entropy_loss.chunked_xla import (
+    ChunkedXlaLinearSoftmaxCrossEntropyLoss)
+from pjrtkit.kernels.linear_softmax_cross_entropy_loss.xla import (
+    XlaLinearSoftmaxCrossEntropyLoss)
+
+IMPLEMENTATIONS: dict[str, Op] = {
+    "xla": XlaLinearSoftmaxCrossEntropyLoss(),
+    "chunked_xla": ChunkedXlaLinearSoftmaxCrossEntropyLoss(),
+}
+
+FULL_LOGITS_LIMIT = 1 << 26
+"""Above this many logits (256 MiB of float32) ``implementation=None`` takes "chunked_xla"."""
+
+
+def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
+  """The documented choice for ``implementation=None`` without a tuned result: "xla" while the
+  full float32 logits are at most `FULL_LOGITS_LIMIT` elements, else "chunked_xla" (its
+  temporaries stay ``block_b * block_v`` however large the vocabulary; see docs/kernels.md).
+  """
+  del device, phase
+  b = spec.arg("x").shape[0]
+  v = spec.arg("weights").shape[1]
+  return ["xla"] if b * v <= FULL_LOGITS_LIMIT else ["chunked_xla", "xla"]
+
+
+FAMILY = Family(base.OP_NAME, IMPLEMENTATIONS, rule)
+register_family(FAMILY)
+
+
+def linear_softmax_cross_entropy_loss(x: Any, labels: Any, weights: Any, *,
+                                      reduction: str = "sum", precision: Any = None,
+                                      implementation: str | None = None) -> jax.Array:
+  """Softmax cross-entropy of the logits ``x @ weights`` against integer `labels`, without
+  keeping the ``[b, v]`` logits in "chunked_xla".
+
+  Args:
+    x: ``[b, h]`` floating (the last layer's output).
+    labels: ``[b]`` integer class indices (a label outside ``[0, v)`` picks no logit).
+    weights: ``[h, v]`` floating projection to the vocabulary.
+    reduction: "sum" (default), "mean" or "none" (``[b]`` per-row losses).
+    precision: as for ``jax.lax.dot``.
+    implementation: "xla", "chunked_xla", or None to choose per call.
+
+  Returns:
+    float32: a scalar, or ``[b]`` for "none".
+
+  Raises:
+    TypeError, ValueError: for arguments of the wrong type, dtype or shape (naming the
+      parameter).
+    UnsupportedImplementationError: when `implementation` cannot serve this call.
+  """
+  spec = base.make_spec(x, labels, weights, reduction, precision)
+  return FAMILY.call(spec, (x, labels, weights), implementation)

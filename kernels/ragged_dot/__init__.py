@@ -1,0 +1,1 @@
+"""ragged_dot and ragged_dot_general (see api.py)."""

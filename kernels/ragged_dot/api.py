@@ -1,0 +1,101 @@
+"""ragged_dot's public functions and its implementations table."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import jax
+
+from pjrtkit.kernels.core.device import DeviceInfo
+from pjrtkit.kernels.core.op import Family, Op, register_family
+from pjrtkit.kernels.core.spec import Spec
+from pjrtkit.kernels.ragged_dot import base
+from pjrtkit.kernels.ragged_dot.xla import XlaRaggedDot
+from pjrtkit.kernels.ragged_dot.xla_grouped import XlaGroupedRaggedDot
+
+IMPLEMENTATIONS: dict[str, Op] = {
+    "xla": XlaRaggedDot(),
+    "xla_grouped": XlaGroupedRaggedDot(),
+}
+
+
+def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
+  """The documented choice for ``implementation=None`` without a tuned result.
+
+  Every device: "xla_grouped" for ragged_dot's layout (lhs ``[m, k]``, rhs ``[g, k, n]``),
+  forward and gradient: XLA expands ``ragged_dot`` into a product over every group, ``g`` times
+  the work (measured on pjrtkit's CPU device by ``kernels/ragged_dot/benchmark.py``; see
+  docs/kernels.md). "xla" for every other layout and for integer operands.
+  """
+  del spec, device, phase
+  return ["xla_grouped", "xla"]
+
+
+FAMILY = Family(base.OP_NAME, IMPLEMENTATIONS, rule)
+register_family(FAMILY)
+
+
+def ragged_dot_general(lhs: Any, rhs: Any, group_sizes: Any,
+                       ragged_dot_dimension_numbers: jax.lax.RaggedDotDimensionNumbers,
+                       precision: Any = None, preferred_element_type: Any = None,
+                       group_offset: Any = None,
+                       activation: Callable[[jax.Array], jax.Array] | None = None,
+                       manual_axis_type: Any = None, *, implementation: str | None = None,
+                       zero_initialize: bool = False,
+                       fuse_gateup_activation: str | None = None) -> jax.Array:
+  """Ragged matrix product, with ``jax.lax.ragged_dot_general``'s API and all three of its
+  modes (a ragged row, contracting or batch dimension of lhs; see `base`).
+
+  Args:
+    lhs, rhs: the operands (floating or integer).
+    group_sizes: ``[g]`` integer array (or `base.GroupSizes`, or a sequence of ints): the
+      length of each group's run along lhs's ragged dimension.
+    ragged_dot_dimension_numbers: a ``jax.lax.RaggedDotDimensionNumbers``.
+    precision: as for ``jax.lax.dot`` (None, a ``jax.lax.Precision``, a pair of them, or a
+      ``jax.lax.DotAlgorithmPreset``).
+    preferred_element_type: the result dtype (default: the operands' result type); products
+      are summed in float32 (int32 for integers) whatever it is.
+    group_offset: ``[1]`` integer array: rhs holds only the groups ``[offset, offset + g_rhs)``
+      of `group_sizes`; rows of other groups are zero in the result (rows mode only).
+    activation: a function applied to the result in float32 before the cast (fused where the
+      implementation can; its gradient is taken by JAX).
+    manual_axis_type: accepted for Tokamax compatibility; must be None.
+    implementation: "xla", "xla_grouped", or None to choose per device and call.
+    zero_initialize: rows no group covers are zero (they always are here).
+    fuse_gateup_activation: "silu", "gelu" or "gelu_tanh": the result is
+      ``act(y[..., :n/2]) * y[..., n/2:]`` (n the product's last dimension).
+
+  Returns:
+    The product, of `preferred_element_type` (or the operands' result type).
+
+  Raises:
+    TypeError, ValueError: for arguments of the wrong type, dtype or shape (naming the
+      parameter).
+    UnsupportedImplementationError: when `implementation` cannot serve this call.
+  """
+  if manual_axis_type is not None:
+    raise ValueError("ragged_dot: manual_axis_type is not supported (accepted: None); shard the "
+                     "call with shard_map instead")
+  spec, sizes = base.make_spec(lhs, rhs, group_sizes, ragged_dot_dimension_numbers, precision,
+                               preferred_element_type, group_offset, activation,
+                               zero_initialize, fuse_gateup_activation)
+  return FAMILY.call(spec, (lhs, rhs, sizes, group_offset), implementation)
+
+
+def ragged_dot(lhs: Any, rhs: Any, group_sizes: Any, precision: Any = None,
+               preferred_element_type: Any = None, group_offset: Any = None,
+               activation: Callable[[jax.Array], jax.Array] | None = None,
+               manual_axis_type: Any = None, *, implementation: str | None = None,
+               zero_initialize: bool = False,
+               fuse_gateup_activation: str | None = None) -> jax.Array:
+  """Ragged matrix product with ``jax.lax.ragged_dot``'s API: lhs ``[m, k]``, rhs
+  ``[g, k, n]``; rows ``[s_i, s_i + group_sizes[i])`` (``s_i`` the sum of the sizes before
+  group i) are multiplied by ``rhs[i]``; the result is ``[m, n]`` (``[m, n / 2]`` with
+  `fuse_gateup_activation`). The arguments are those of `ragged_dot_general`.
+  """
+  return ragged_dot_general(lhs, rhs, group_sizes, base.DEFAULT_RAGGED_DOT_DIM_NUMS,
+                            precision=precision, preferred_element_type=preferred_element_type,
+                            group_offset=group_offset, activation=activation,
+                            manual_axis_type=manual_axis_type, implementation=implementation,
+                            zero_initialize=zero_initialize,
+                            fuse_gateup_activation=fuse_gateup_activation)

@@ -1,0 +1,211 @@
+"""ragged_dot: every CPU implementation against the float64 row-by-row definition
+(`base.reference`) and against ``jax.lax.ragged_dot_general``; argument checks; the schedule;
+autotuning with representative group sizes; export.
+
+Tolerances: `pjrtkit.kernels.testing.TOLERANCES`. Tokamax parity: ``kernels/tokamax_parity_test.py``.
+"""
+
+from __future__ import annotations
+
+from pjrtkit.kernels import testing
+
+testing.setup_environment()
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from pjrtkit import kernels as pk  # noqa: E402
+from pjrtkit.kernels.core import markers  # noqa: E402
+from pjrtkit.kernels.ragged_dot import api, base, schedule  # noqa: E402
+from pjrtkit.kernels.ragged_dot.xla_grouped import GroupedConfig  # noqa: E402
+
+CPU_IMPLEMENTATIONS = ("xla", "xla_grouped")
+CASES = [  # (m, k, n, sizes, tile): rows that span tiles, tiles shared by groups, empty groups
+    (70, 24, 20, (0, 33, 1, 0, 30), 16),   # leading / inner empty groups, 6 rows past the sum
+    (64, 16, 8, (64,), 16),                # one group over every tile
+    (40, 8, 12, (3, 3, 3, 3, 3, 3, 3), 8),  # many small groups in one tile
+    (5, 4, 6, (0, 0, 0), 8),               # every group empty: all zeros
+]
+
+
+def _operands(case: int, dtype: str, transposed: bool = False):
+  m, k, n, sizes, _ = CASES[case]
+  rng = np.random.default_rng(case)
+  lhs = jnp.asarray(rng.standard_normal((m, k)), dtype)
+  rhs = jnp.asarray(rng.standard_normal((len(sizes), k, n)) * 0.5, dtype)
+  if transposed:
+    rhs = jnp.swapaxes(rhs, 1, 2)
+  return lhs, rhs, jnp.asarray(sizes, jnp.int32)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("case", range(len(CASES)))
+@pytest.mark.parametrize("impl", CPU_IMPLEMENTATIONS)
+def test_forward_and_gradient_match_the_definition(impl: str, case: int, dtype: str) -> None:
+  lhs, rhs, gs = _operands(case, dtype)
+  spec, _ = base.make_spec(lhs, rhs, gs, base.DEFAULT_RAGGED_DOT_DIM_NUMS, None, None, None,
+                           None, False, None)
+  implementation = api.FAMILY.implementations[impl]
+  # The grouped loop with the case's small tile, so tiles are shared and spanned.
+  cfg = GroupedConfig(CASES[case][4]) if impl == "xla_grouped" else \
+      implementation.default_config(spec)
+  out, res = jax.jit(lambda a, b: implementation.forward((a, b, gs, None), spec, cfg))(lhs, rhs)
+  testing.assert_close(out, base.reference(lhs, rhs, gs), dtype, "fwd")
+  assert out.dtype == jnp.dtype(dtype)
+  dout = jnp.asarray(np.random.default_rng(9).standard_normal(out.shape), dtype)
+  dlhs, drhs, _, _ = jax.jit(lambda r, d: implementation.backward(r, d, spec, cfg))(res, dout)
+  f = lambda a, b: jax.lax.ragged_dot(a.astype(jnp.float32), b.astype(jnp.float32), gs,  # noqa
+                                      precision=jax.lax.Precision.HIGHEST)
+  _, vjp = jax.vjp(f, lhs, rhs)
+  want_l, want_r = vjp(dout.astype(jnp.float32))
+  testing.assert_close(dlhs, want_l, dtype, "grad")
+  testing.assert_close(drhs, want_r, dtype, "grad")
+  # Through the public function (custom VJP, choice): the same values.
+  got = pk.ragged_dot(lhs, rhs, gs, implementation=impl)
+  testing.assert_close(got, base.reference(lhs, rhs, gs), dtype, "fwd")
+
+
+@pytest.mark.parametrize("impl", CPU_IMPLEMENTATIONS)
+def test_rhs_laid_out_g_n_k(impl: str) -> None:
+  lhs, rhs_t, gs = _operands(0, "float32", transposed=True)
+  dn = jax.lax.RaggedDotDimensionNumbers(dot_dimension_numbers=(([1], [2]), ([], [])),
+                                         lhs_ragged_dimensions=[0], rhs_group_dimensions=[0])
+  got = pk.ragged_dot_general(lhs, rhs_t, gs, dn, implementation=impl)
+  testing.assert_close(got, base.reference(lhs, jnp.swapaxes(rhs_t, 1, 2), gs), "float32", "fwd")
+  loss = lambda a, b: jnp.sum(jnp.sin(pk.ragged_dot_general(a, b, gs, dn, implementation=impl)))
+  want = jax.grad(lambda a, b: jnp.sum(jnp.sin(jax.lax.ragged_dot_general(
+      a, b, gs, dn, precision=jax.lax.Precision.HIGHEST))), (0, 1))(lhs, rhs_t)
+  for g, w in zip(jax.grad(loss, (0, 1))(lhs, rhs_t), want):
+    testing.assert_close(g, w, "float32", "grad")
+
+
+@pytest.mark.parametrize("impl", CPU_IMPLEMENTATIONS)
+def test_group_offset_uses_the_local_groups_and_zeroes_the_rest(impl: str) -> None:
+  lhs, rhs, gs = _operands(0, "float32")  # 5 groups: rhs keeps groups 1..3
+  local = rhs[1:4]
+  off = jnp.asarray([1], jnp.int32)
+  f = lambda a, b: pk.ragged_dot(a, b, gs, group_offset=off, implementation=impl)  # noqa: E731
+  got = jax.jit(f)(lhs, local)
+  want = base.reference(lhs, local, gs, group_offset=1)
+  testing.assert_close(got, want, "float32", "fwd")
+  assert not np.any(np.asarray(got)[:0])  # rows of group 0: none (size 0)
+  np.testing.assert_array_equal(np.asarray(got)[34:], 0.0)  # group 4 and past the sum: zero
+  # Gradient: rows of non-local groups get none; the dense definition differentiated by JAX.
+  full = jnp.concatenate([jnp.zeros_like(rhs[:1]), local, jnp.zeros_like(rhs[:1])])
+  dense = lambda a, b: jax.lax.ragged_dot(  # noqa: E731
+      a, jnp.concatenate([full[:1], b, full[4:]]), gs, precision=jax.lax.Precision.HIGHEST)
+  want = jax.grad(lambda a, b: jnp.sum(jnp.sin(dense(a, b))), (0, 1))(lhs, local)
+  got = jax.grad(lambda a, b: jnp.sum(jnp.sin(f(a, b))), (0, 1))(lhs, local)
+  for g, w in zip(got, want):
+    testing.assert_close(g, w, "float32", "grad")
+
+
+def test_group_sizes_as_a_sequence_and_as_group_sizes() -> None:
+  lhs, rhs, gs = _operands(0, "float32")
+  want = pk.ragged_dot(lhs, rhs, gs)
+  got = pk.ragged_dot(lhs, rhs, list(CASES[0][3]))
+  np.testing.assert_array_equal(got, want)
+  rep = pk.RaggedDotGroupSizes(gs, CASES[0][3])
+  np.testing.assert_array_equal(pk.ragged_dot(lhs, rhs, rep), want)
+  abstract = pk.RaggedDotGroupSizes(jax.ShapeDtypeStruct((5,), jnp.int32), 64)
+  assert sum(abstract.representative_value) == 64 and abstract.value.shape == (5,)
+
+
+def test_preferred_element_type_precision_and_integers() -> None:
+  lhs, rhs, gs = _operands(0, "bfloat16")
+  out = pk.ragged_dot(lhs, rhs, gs, preferred_element_type=jnp.float32)
+  assert out.dtype == jnp.float32
+  testing.assert_close(out, base.reference(lhs, rhs, gs), "float32", "grad")
+  hi = pk.ragged_dot(lhs.astype(jnp.float32), rhs.astype(jnp.float32), gs,
+                     precision=jax.lax.Precision.HIGHEST)
+  testing.assert_close(hi, base.reference(lhs, rhs, gs), "float32", "fwd")
+  ints = pk.ragged_dot(jnp.ones((6, 3), jnp.int8), jnp.ones((2, 3, 4), jnp.int8),
+                       jnp.asarray([2, 3], jnp.int32), preferred_element_type=jnp.int32)
+  np.testing.assert_array_equal(ints, np.array([[3] * 4] * 5 + [[0] * 4], np.int32))
+
+
+def test_schedule_lists_each_group_tile_pair_once() -> None:
+  sizes = jnp.asarray([0, 5, 0, 20, 3, 0], jnp.int32)
+  s = jax.jit(lambda g: schedule.make(g, None, 6, 40, 8))(sizes)
+  count = int(s.count)
+  items = list(zip(np.asarray(s.group)[:count], np.asarray(s.tile)[:count],
+                   np.asarray(s.row_lo)[:count], np.asarray(s.row_hi)[:count]))
+  # group 1 rows [0, 5) tile 0; group 3 rows [5, 25) tiles 0-3; group 4 rows [25, 28) tile 3.
+  assert items == [(1, 0, 0, 5), (3, 0, 5, 25), (3, 1, 5, 25), (3, 2, 5, 25), (3, 3, 5, 25),
+                   (4, 3, 25, 28)]
+  assert schedule.max_items(40, 6, 8) == 10 and len(s.group) == 10
+  assert np.all(np.asarray(s.row_lo)[count:] == np.asarray(s.row_hi)[count:])  # padding: no rows
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"lhs": "x"}, TypeError, "lhs must be an array"),
+    ({"group_sizes": jnp.ones((3,), jnp.float32)}, TypeError, "group_sizes must be a 1-D integer"),
+    ({"group_sizes": jnp.ones((4,), jnp.int32)}, ValueError, "group_sizes has 4 groups but rhs"),
+    ({"rhs": jnp.ones((3, 5, 2))}, ValueError, "lhs dimension 1 .4. does not match rhs dimension 1"),
+    ({"group_offset": jnp.ones((2,), jnp.int32)}, TypeError, "group_offset must be an integer"),
+    ({"fuse_gateup_activation": "relu"}, ValueError, "fuse_gateup_activation must be one of"),
+    ({"activation": 3}, TypeError, "activation must be a callable"),
+    ({"precision": "fast"}, ValueError, "precision must be None"),
+    ({"implementation": "mosaic"}, ValueError, "unknown implementation='mosaic'; accepted: 'xla'"),
+    ({"manual_axis_type": "x"}, ValueError, "manual_axis_type is not supported"),
+])
+def test_bad_arguments_are_refused_by_name(kwargs, error, match) -> None:
+  args = {"lhs": jnp.ones((6, 4)), "rhs": jnp.ones((3, 4, 2)),
+          "group_sizes": jnp.asarray([1, 2, 3], jnp.int32)}
+  call = {k: kwargs.pop(k) for k in list(kwargs) if k in args}
+  args.update(call)
+  with pytest.raises(error, match=match):
+    pk.ragged_dot(args["lhs"], args["rhs"], args["group_sizes"], **kwargs)
+
+
+def test_bad_dimension_numbers_are_refused() -> None:
+  lhs, rhs, gs = jnp.ones((6, 4)), jnp.ones((3, 4, 2)), jnp.asarray([1, 2, 3], jnp.int32)
+  no_group = jax.lax.RaggedDotDimensionNumbers(dot_dimension_numbers=(([1], [1]), ([], [])),
+                                               lhs_ragged_dimensions=[0], rhs_group_dimensions=[])
+  with pytest.raises(ValueError, match="needs an rhs group dimension"):
+    pk.ragged_dot_general(lhs, rhs, gs, no_group)
+  with pytest.raises(TypeError, match="must be a jax.lax.RaggedDotDimensionNumbers"):
+    pk.ragged_dot_general(lhs, rhs, gs, ((([1], [1]), ([], []))))
+  with pytest.raises(pk.UnsupportedImplementationError, match="only lhs .m, k. with rhs"):
+    dn = jax.lax.RaggedDotDimensionNumbers(dot_dimension_numbers=(([0], [0]), ([], [])),
+                                           lhs_ragged_dimensions=[0], rhs_group_dimensions=[])
+    pk.ragged_dot_general(jnp.ones((6, 4)), jnp.ones((6, 5)), gs, dn,
+                          implementation="xla_grouped")
+
+
+def test_rule_takes_the_grouped_loop_for_ragged_dot_layout() -> None:
+  lhs, rhs, gs = _operands(0, "float32")
+  f = jax.jit(jax.value_and_grad(lambda a, b: jnp.sum(pk.ragged_dot(a, b, gs)), (0, 1)))
+  text = f.lower(lhs, rhs).as_text(debug_info=True)
+  assert "ragged_dot" in text
+  calls = pk.find_kernel_calls(f, lhs, rhs)
+  assert {(c.phase, c.requested) for c in calls} == {("fwd", markers.AUTO), ("bwd", markers.AUTO)}
+  chosen = api.FAMILY.choose(calls[0].spec, None, "fwd", pk.current_device())
+  assert chosen.op.implementation == "xla_grouped"
+
+
+def test_autotune_uses_representative_group_sizes_and_export_round_trips() -> None:
+  lhs, rhs, gs = _operands(0, "float32")
+  rep = pk.RaggedDotGroupSizes(gs, CASES[0][3])
+  f = jax.jit(lambda a, b: pk.ragged_dot(a, b, rep))
+  result = pk.autotune(f, lhs, rhs, iterations=1)
+  (choice,) = [c for c in result.choices if c.phase == "fwd"]
+  assert choice.implementation in CPU_IMPLEMENTATIONS
+  assert choice.spec.param("representative") == "[0,33,1,0,30]"
+  with result:
+    tuned = f(lhs, rhs)
+  testing.assert_close(tuned, base.reference(lhs, rhs, gs), "float32", "fwd")
+  g = jax.jit(lambda a, b, s: pk.ragged_dot(a, b, s))
+  exported = jax.export.export(g, disabled_checks=pk.DISABLE_JAX_EXPORT_CHECKS)(
+      *(jax.ShapeDtypeStruct(a.shape, a.dtype) for a in (lhs, rhs, gs)))
+  back = jax.export.deserialize(exported.serialize())
+  np.testing.assert_array_equal(back.call(lhs, rhs, gs), g(lhs, rhs, gs))
+
+
+def test_vmap_over_a_batch_of_token_sets() -> None:
+  lhs, rhs, gs = _operands(0, "float32")
+  batch = jnp.stack([lhs, lhs * 2])
+  got = jax.vmap(lambda a: pk.ragged_dot(a, rhs, gs))(batch)
+  testing.assert_close(got[1], 2 * base.reference(lhs, rhs, gs), "float32", "fwd")

@@ -1,0 +1,1 @@
+"""triangle_multiplication (see api.py)."""
