@@ -18,7 +18,7 @@
 #   2. merges: pjrtkit time / cuda time per case and implementation of ours (goal: within 2 %).
 # $OUT gets at most 8 files: summary.txt, speed.log, kernel_compare_<platforms>.{md,json,png}
 # (cuda; pjrtkit without the PNG), kernel_compare_platforms.json.
-# Cases: every case of tools/bench/compare_cases.py, extra rows included (kernel_compare's default
+# Cases: every case of the op folders (kernels/*/arg_specs.py), extra rows included (kernel_compare's default
 # list): A1-A4 and L1-L4, then the extra rows A5-A10 (A8, A10 grouped-query) and the held-out
 # H1-H5 (shapes nobody tuned); CASES=A1,A2,L1 runs only those. What a case costs is mostly
 # compiling: per contender its lowering and compile (Pallas kernels, cuDNN, Tokamax's) takes 1-4 s,
