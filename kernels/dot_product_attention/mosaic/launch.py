@@ -1,7 +1,7 @@
 """The "mosaic" attention forward's launch decisions, made on the host from the call's shape:
 how many programs (`forward_programs`), whether the last round splits by key steps
 (`split_forward_tail`), and whether causal persistent tiles run from a list (`listed_forward`).
-``mosaic.py`` applies them when it builds a `mosaic_fwd.FwdGeometry`; each docstring gives the
+``attention.py`` applies them when it builds a `mosaic_fwd.FwdGeometry`; each docstring gives the
 H200 measurements behind its thresholds.
 """
 
@@ -10,7 +10,8 @@ from __future__ import annotations
 import dataclasses
 
 from pjrtkit.kernels.core import pallas as pallas_lib
-from pjrtkit.kernels.dot_product_attention import mosaic_fwd, mosaic_work
+from pjrtkit.kernels.dot_product_attention.mosaic import fwd as mosaic_fwd
+from pjrtkit.kernels.dot_product_attention.mosaic import work as mosaic_work
 
 BLOCK_Q = 64
 """Query rows per compute warpgroup (a tile, a query pair, is two of them)."""

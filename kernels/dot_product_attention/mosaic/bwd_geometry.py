@@ -12,7 +12,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from pjrtkit.kernels.core import pallas as pallas_lib
-from pjrtkit.kernels.dot_product_attention import mosaic_work
+from pjrtkit.kernels.dot_product_attention.mosaic import work as mosaic_work
 from pjrtkit.kernels.dot_product_attention.base import PaddedShape
 
 LOG2E = math.log2(math.e)

@@ -23,8 +23,8 @@ import pytest  # noqa: E402
 
 from pjrtkit.kernels.core import pallas as pallas_lib  # noqa: E402
 from pjrtkit.kernels.dot_product_attention import base  # noqa: E402
-from pjrtkit.kernels.dot_product_attention import mosaic_bwd  # noqa: E402
-from pjrtkit.kernels.dot_product_attention import mosaic_work  # noqa: E402
+from pjrtkit.kernels.dot_product_attention.mosaic import bwd as mosaic_bwd  # noqa: E402
+from pjrtkit.kernels.dot_product_attention.mosaic import work as mosaic_work  # noqa: E402
 from pjrtkit.kernels.dot_product_attention.mosaic import MosaicAttention  # noqa: E402
 
 

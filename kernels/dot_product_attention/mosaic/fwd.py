@@ -37,9 +37,9 @@ TFLOP/s against the split in one loop, 32x2048x16x64 518.5 unsplit -> 529.5, whe
 one loop ran 461.7; `mosaic.split_forward_tail` decides when).
 
 Sequences are padded to the blocks (padded keys masked). The log-sum-exp (natural log) is saved
-for the backward kernels in ``mosaic.py``. Compiled only: Pallas's Mosaic GPU interpreter (JAX
+for the backward kernels in ``attention.py``. Compiled only: Pallas's Mosaic GPU interpreter (JAX
 0.11.2, 0.12) cannot lower this kernel's wgmma pipeline effects, so under `pallas_interpret`
-``mosaic.py`` runs its single-warpgroup forward instead.
+``attention.py`` runs its single-warpgroup forward instead.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ from jax.experimental import pallas as pl
 import jax.experimental.pallas.mosaic_gpu as plgpu
 
 from pjrtkit.kernels.core import pallas as pallas_lib
-from pjrtkit.kernels.dot_product_attention import mosaic_work
+from pjrtkit.kernels.dot_product_attention.mosaic import work as mosaic_work
 from pjrtkit.kernels.dot_product_attention.base import PaddedShape
 
 _LOG2E = math.log2(math.e)
