@@ -41,6 +41,7 @@ from tools.bench import compare_contenders as cc
 from tools.bench import compare_measure as cm
 from tools.bench import compare_merge
 from tools.bench import compare_report
+from tools.bench.config import DEFAULT_OUT
 
 
 def platform_label(device: jax.Device) -> str:
@@ -81,7 +82,7 @@ def method_for(device: jax.Device, requested: str | None) -> str:
 def _parser() -> argparse.ArgumentParser:
   p = argparse.ArgumentParser(prog="python -m tools.bench.kernel_compare", description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-  p.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
+  p.add_argument("--out", type=Path, default=DEFAULT_OUT)
   p.add_argument("--cases", default="", help="comma-separated case ids (default: all)")
   p.add_argument("--iterations", type=int, default=None, help="timed calls (default 10; 3 quick)")
   p.add_argument("--rounds", type=int, default=3,

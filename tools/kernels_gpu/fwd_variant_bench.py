@@ -19,7 +19,7 @@ wheel and ``tools/kernels_gpu/tokamax_shims`` on PYTHONPATH, as ``speed.sh`` set
 Cases (tuned configs): A1 1x16384x16x128, A2 the same causal, A3 32x2048x16x64, A5 the same causal
 (persistent), S 3x1024x4x64 on 5 programs (about 19 tiles each), P 2x1024x8x64 causal on 20
 programs with 64-key steps (persistent, with drains), A2p A2 on the SM count (persistent). Recorded
-runs are in ``tools/bench/results/mosaic_fwd_variants_h200.txt``.
+runs are in ``docs/results/kernels/mosaic_fwd_variants_h200.txt``.
 """
 
 from __future__ import annotations
