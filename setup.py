@@ -37,10 +37,13 @@ def dependencies() -> list[str]:
 
 def packages() -> tuple[list[str], dict[str, str]]:
   """(packages, package_dir): python/'s packages, and the top-level kernels/ as pjrtkit.kernels
-  (python/pjrtkit/kernels/ only mounts kernels/ in a checkout, so it is left out)."""
+  without its test support (``testing`` folders); python/pjrtkit/kernels/ only imports kernels/
+  in a checkout, so it is left out."""
   found = [p for p in find_namespace_packages(where="python", include=["pjrtkit*", "jax_plugins*"])
            if not p.startswith("pjrtkit.kernels")]
-  kernels = ["pjrtkit.kernels"] + [f"pjrtkit.kernels.{p}" for p in find_packages(where="kernels")]
+  kernels = ["pjrtkit.kernels"] + [
+      f"pjrtkit.kernels.{p}"
+      for p in find_packages(where="kernels", exclude=["testing", "*.testing", "*.testing.*"])]
   return found + kernels, {"": "python", "pjrtkit.kernels": "kernels"}
 
 

@@ -60,6 +60,12 @@ def wheel_tag(*libraries: Path) -> str:
   return f"py3-none-manylinux_{major}_{minor}_{platform.machine()}"
 
 
+def is_library_source(path: Path) -> bool:
+  """Whether `path` (relative to ``kernels/``) goes into the wheel: not a test (``*_test.py``)
+  and not test support (a ``testing/`` folder)."""
+  return not path.name.endswith("_test.py") and "testing" not in path.parts[:-1]
+
+
 def _record_line(name: str, data: bytes) -> str:
   digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
   return f"{name},sha256={digest},{len(data)}"
@@ -103,11 +109,11 @@ def build(plugin: Path, build_info: Path, out: Path) -> Path:
   for package in _PACKAGES:
     for source in sorted((REPO / package).glob("*.py")):
       files[str(source.relative_to(REPO / "python"))] = source.read_bytes()
-  # pjrtkit.kernels: the top-level kernels/ folder (python/pjrtkit/kernels/ only mounts it in a
-  # checkout) and its native library.
+  # pjrtkit.kernels: the top-level kernels/ folder (python/pjrtkit/kernels/ only imports it in a
+  # checkout) without its tests and test support, and its native library.
   files = {n: d for n, d in files.items() if not n.startswith("pjrtkit/kernels/")}
   for source in sorted((REPO / "kernels").rglob("*.py")):
-    if not source.name.endswith("_test.py"):
+    if is_library_source(source.relative_to(REPO / "kernels")):
       files["pjrtkit/kernels/" + str(source.relative_to(REPO / "kernels"))] = source.read_bytes()
   for tuned in sorted((REPO / "kernels" / "tuned").glob("*.json")):
     files[f"pjrtkit/kernels/tuned/{tuned.name}"] = tuned.read_bytes()

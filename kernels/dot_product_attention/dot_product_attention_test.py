@@ -23,7 +23,9 @@ import pytest  # noqa: E402
 
 from pjrtkit import kernels as pk  # noqa: E402
 from pjrtkit.kernels.core import pallas as pallas_lib  # noqa: E402
-from pjrtkit.kernels.dot_product_attention import mosaic, mosaic_fwd, mosaic_work  # noqa: E402
+from pjrtkit.kernels.dot_product_attention.mosaic import attention as mosaic_attention  # noqa: E402
+from pjrtkit.kernels.dot_product_attention.mosaic import fwd as mosaic_fwd  # noqa: E402
+from pjrtkit.kernels.dot_product_attention.mosaic import work as mosaic_work  # noqa: E402
 from pjrtkit.kernels.dot_product_attention.base import reference  # noqa: E402
 from pjrtkit.kernels.dot_product_attention.xla_chunked import ChunkedConfig  # noqa: E402
 
@@ -125,7 +127,7 @@ def test_mosaic_persistent_forward_on_gpu(shape, causal):
   """More tiles (pairs of 64-row query blocks x batch x heads: 256 and 288 here) than an H200 has
   SMs (132): each CTA of the persistent forward runs one to three tiles, with odd key lengths
   and grouped heads. The causal shape's tiles average 640 keys, so it runs persistent too, its
-  tiles dealt out by length (`mosaic_fwd._tile_index`; a tile list, `mosaic.listed_forward`,
+  tiles dealt out by length (`mosaic_fwd._tile_index`; a tile list, `mosaic_attention.listed_forward`,
   would be less even here)."""
   testing.skip_unless_gpu()
   b, t, h = shape[:3]
@@ -133,7 +135,7 @@ def test_mosaic_persistent_forward_on_gpu(shape, causal):
   assert tiles > pallas_lib.sm_count()
   if causal:
     tp = -(-t // 128) * 128
-    assert mosaic.forward_programs(tiles, True, tp, tp, 128) < tiles
+    assert mosaic_attention.forward_programs(tiles, True, tp, tp, 128) < tiles
   _check("mosaic", "bfloat16", shape, causal)
 
 
@@ -181,9 +183,9 @@ def test_mosaic_causal_persistent_forward_with_skipped_steps_on_gpu():
   from pjrtkit.kernels.dot_product_attention import base  # pylint: disable=g-import-not-at-top
   q, k, v = _inputs((4, 1100, 8, 64, 1100, 4), "bfloat16")
   spec = base.make_spec(q, k, v, None, None, True, None)
-  config = mosaic.MosaicAttentionConfig(64, 4)
-  assert mosaic.forward_programs(288, True, 1152, 1152, 64) == pallas_lib.sm_count() < 288
-  op = mosaic.MosaicAttention()
+  config = mosaic_attention.MosaicAttentionConfig(64, 4)
+  assert mosaic_attention.forward_programs(288, True, 1152, 1152, 64) == pallas_lib.sm_count() < 288
+  op = mosaic_attention.MosaicAttention()
   out, res = jax.jit(lambda q, k, v: op.forward((q, k, v, None, None), spec, config))(q, k, v)
   assert res[-1].shape == (4, 8, 1100)  # the log-sum-exp, [B, H, T]
   testing.assert_close(out, reference(q, k, v, None, None, is_causal=True), "bfloat16", "fwd")
@@ -255,11 +257,11 @@ def test_mosaic_attention_splits_the_tail_on_gpu():
   backward) against the reference."""
   testing.skip_unless_gpu()
   shape = (1, 8576, 2, 64, 8576, 2)
-  programs = mosaic.forward_programs(134, False, 8576, 8576, 128)
+  programs = mosaic_attention.forward_programs(134, False, 8576, 8576, 128)
   g = mosaic_fwd.FwdGeometry(batch=1, heads=2, kv_heads=2, q_len_padded=8576, kv_len=8576,
                              kv_len_padded=8576, head_dim=64, block_q=64, block_kv=128,
                              stages=2, scale=0.125, causal=False, programs=programs)
-  if not mosaic.split_forward_tail(g):
+  if not mosaic_attention.split_forward_tail(g):
     pytest.skip(f"no split on this GPU's {pallas_lib.sm_count()} SMs")
   _check("mosaic", "bfloat16", shape, False)
 

@@ -2,7 +2,7 @@
 
 Why: the Triton forward at (8192, 8192) bf16 holds a whole row per program in registers (254 per
 thread), so 2 programs of 4 warps fit an SM and DRAM runs at 68 % (3.50 TB/s on the H200;
-``tools/bench/results/ncu_fwd_h200.txt``). Here the rows in flight sit in shared memory instead:
+``docs/results/kernels/ncu_fwd_h200.txt``). Here the rows in flight sit in shared memory instead:
 each program (one warpgroup; `programs_per_sm` of them per SM) runs rows pid, pid + programs, ...
 through ``plgpu.emit_pipeline``, whose TMA loads keep `stages` rows in flight while the warpgroup
 normalises one, and whose TMA stores write the results back. A row of `c` channels is viewed as a

@@ -121,7 +121,7 @@ def _params_like_x(spec: Spec) -> bool:
 def prefers_xla(spec: Spec, phase: str) -> bool:
   """Whether XLA's layer norm ran faster than these kernels' untuned configs for `phase` at the
   spec's width (H200, bf16 x, one process per shape;
-  tools/bench/results/layer_norm_triton_wide_h200.txt):
+  docs/results/kernels/layer_norm_triton_wide_h200.txt):
 
   * the backward of rows wider than 16384 channels where XLA also takes the forward (below), so
     that XLA's gradient runs after XLA's forward, whose statistics it fuses: 2.22 TB/s

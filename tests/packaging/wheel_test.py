@@ -63,13 +63,28 @@ def test_wheel_name_contents_and_metadata(wheel: Path):
   assert {"jax_plugins/pjrtkit/__init__.py", "jax_plugins/pjrtkit/pjrtkit_plugin.so",
           "pjrtkit/__init__.py", "pjrtkit-0.1.0.dist-info/RECORD", "pjrtkit/kernels/__init__.py",
           "pjrtkit/kernels/core/op.py", "pjrtkit/kernels/native/pjrtkit_kernels.so"} <= names
-  assert not any(n.endswith("_test.py") for n in names)
+  assert not any(n.endswith("_test.py") or "/testing/" in n for n in names)
+  assert {"pjrtkit/kernels/dot_product_attention/mosaic/attention.py",
+          "pjrtkit/kernels/dot_product_attention/benchmark.py",
+          "pjrtkit/kernels/layer_norm/arg_specs.py"} <= names
   assert "jax_plugins/__init__.py" not in names  # jax_plugins stays a namespace package
   assert info["pjrt_c_api_version"] == list(_header_version())
   assert "Requires-Dist: jaxlib>=0.11.2,<=0.12.0.1" in meta
   assert "Requires-Dist: jax>=0.11.2,<=0.12.0.1" in meta
   assert "Platform: PJRT-C-API-%d.%d" % _header_version() in meta
   assert "pjrtkit = jax_plugins.pjrtkit" in entry_points
+
+
+def test_library_sources_leave_out_tests_and_test_support():
+  keep = build_wheel.is_library_source
+  assert keep(Path("dot_product_attention/mosaic/attention.py"))
+  assert keep(Path("testing.py"))  # pjrtkit.kernels.testing: tolerances users' tests share
+  assert not keep(Path("dot_product_attention/mosaic/bwd_test.py"))
+  assert not keep(Path("dot_product_attention/mosaic/testing/protocol_replay.py"))
+  assert not keep(Path("dot_product_attention/mosaic/testing/__init__.py"))
+  shipped = [p for p in (runfiles_root() / "kernels").rglob("*.py")
+             if keep(p.relative_to(runfiles_root() / "kernels"))]
+  assert not any("protocol_replay" in p.name for p in shipped) and len(shipped) > 20
 
 
 def test_fresh_venv_install_runs_jax(wheel: Path, tmp_path: Path):

@@ -20,9 +20,7 @@ from typing import Any
 
 from tools.bench import child, plot, report
 from tools.bench.backends import BACKENDS, DEVICE_COUNT
-
-_ROOT = Path(__file__).resolve().parents[2]
-_DEFAULT_OUT = _ROOT / "tools" / "bench" / "results"
+from tools.bench.config import DEFAULT_OUT
 
 
 def machine() -> dict[str, Any]:
@@ -55,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
   parser.add_argument("--quick", action="store_true",
                       help="smoke test: small sizes, few repeats (numbers not for reporting)")
   parser.add_argument("--only", default="", help="comma-separated workload names (worker.py)")
-  parser.add_argument("--out", type=Path, default=_DEFAULT_OUT,
+  parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
                       help="folder for bench.json and bench.png")
   parser.add_argument("--timeout", type=float, default=900, help="seconds per child")
   parser.add_argument("--backends", default=",".join(b.name for b in BACKENDS),

@@ -8,8 +8,8 @@ the median of its round medians.
 
 A contender that raises anywhere (build, trace, compile, run, timing) becomes a skip carrying the
 exception text; the run goes on with the next one. The correctness guard compares each contender's
-output (and, for fwd+bwd, every input gradient) with the reference contender's (`REFERENCES`:
-cuDNN for attention where it runs, the plain jnp layer norm for layer norm): max |got - want|
+output (and, for fwd+bwd, every input gradient) with the reference contender's (the op's
+``references``: cuDNN for attention where it runs, the plain jnp layer norm for layer norm): max |got - want|
 relative to max(1, max |want|), against the bfloat16 tolerances of `pjrtkit.kernels.testing`
 (2e-2 forward, 1.25e-1 gradients). A contender over the tolerance is a mismatch and is never
 marked best.
@@ -18,7 +18,6 @@ marked best.
 from __future__ import annotations
 
 import dataclasses
-import math
 import statistics
 import traceback
 from typing import Any, Sequence
@@ -101,7 +100,7 @@ def check_of(errors: Sequence[tuple[str, float, float]]) -> str:
 
 def _ordered(contenders: Sequence[cc.Contender], op: str) -> list[cc.Contender]:
   """Reference candidates first (in preference order), then the rest as listed."""
-  refs = cc.REFERENCES[op]
+  refs = cc.references(op)
   first = sorted((c for c in contenders if c.name in refs), key=lambda c: refs.index(c.name))
   return first + [c for c in contenders if c.name not in refs]
 
@@ -121,7 +120,7 @@ def measure_case(case: Case, contenders: Sequence[cc.Contender], device: jax.Dev
     for contender in _ordered(contenders, case.op):
       result, outputs, runner = _prepare_one(case, contender, args, reference)
       if (reference is None and result.status == OK and
-          contender.name in cc.REFERENCES[case.op]):
+          contender.name in cc.references(case.op)):
         reference = (contender.name, outputs)
         result = dataclasses.replace(result, check="reference")
       del outputs
@@ -186,7 +185,7 @@ def _timed(case: Case, result: Result, datas: Sequence[Any]) -> Result:
   return dataclasses.replace(
       result, ms=ms,
       times_ms=tuple(round(t, 6) for d in datas for t in d.evaluation_times_ms),
-      throughput=compare_cases.throughput(case, ms) if ms > 0 else math.inf,
+      throughput=compare_cases.throughput(case, ms),
       method=datas[0].method)
 
 

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 from tools.bench import compare_cases
 from tools.bench import compare_contenders as cc
 from tools.bench import compare_measure as cm
-from tools.bench.compare_cases import ATTENTION, LAYER_NORM, Case
+from tools.bench.compare_cases import Case
 from tools.bench.png import Canvas
 
 NOTE_CHARS = 400
@@ -22,7 +22,7 @@ def annotate(case: Case, results: Sequence[cm.Result]) -> list[dict[str, Any]]:
   """Each result as a dict plus ``ratio`` (time / baseline time), ``baseline`` and ``best`` (the
   fastest contender that ran and did not fail the correctness check)."""
   ran = {r.contender: r for r in results if r.status == cm.OK}
-  baseline = next((n for n in cc.BASELINES[case.op] if n in ran), None)
+  baseline = next((n for n in cc.baselines(case.op) if n in ran), None)
   eligible = [r for r in ran.values() if r.check != "mismatch"]
   best = min(eligible, key=lambda r: r.ms).contender if eligible else None
   rows = []
@@ -37,16 +37,14 @@ def annotate(case: Case, results: Sequence[cm.Result]) -> list[dict[str, Any]]:
 
 
 def case_info(case: Case) -> dict[str, Any]:
-  """What the JSON records about a case (its fields, the label, attention's key/value shape, and
-  the FLOPs or bytes counted)."""
-  info = dataclasses.asdict(case)
-  info["label"] = case.label
-  if case.op == ATTENTION:
-    info["kv_shape"] = case.kv_shape
-    info["flops"] = compare_cases.attention_flops(case)
-  else:
-    info["bytes"] = compare_cases.layer_norm_bytes(case)
-  return info
+  """What the JSON records about a case (its fields, the label, the op's own fields such as
+  attention's key/value shape, and the FLOPs or bytes counted: `OpBenchmark.record`)."""
+  return compare_cases.benchmark_of(case.op).record(case)
+
+
+def ops_of(doc: dict[str, Any]) -> list[str]:
+  """The ops of a comparison document, in the order their cases first appear."""
+  return list(dict.fromkeys(info["op"] for info in doc["cases"].values()))
 
 
 HELD_OUT_MARK = " (held out)"
@@ -97,15 +95,15 @@ def markdown(doc: dict[str, Any]) -> str:
            f"check: max|out - ref| / max(1, max|ref|) <= {cm.TOLERANCE_FWD} (output), "
            f"{cm.TOLERANCE_GRAD} (gradients), bfloat16.", ""]
   for run in doc["runs"]:
-    for op in (ATTENTION, LAYER_NORM):
+    for op in sorted(ops_of(doc), key=_op_order):
       rows = [r for r in run["rows"] if doc["cases"][r["case"]]["op"] == op]
       if not rows:
         continue
-      primary = cc.BASELINES[op][0]
+      primary = cc.baselines(op)[0]
       unit = compare_cases.throughput_unit(op)
       held_out = any(doc["cases"][r["case"]].get("held_out") for r in rows)
       lines += [f"## {run['platform']}: {op} ({run['device']})", "",
-                f"{compare_cases.CONVENTION[op]}; ratio = time / {primary} time (lower is "
+                f"{compare_cases.convention(op)}; ratio = time / {primary} time (lower is "
                 f"faster); best = fastest that passed the check"
                 f"{'; ' + HELD_OUT_NOTE if held_out else ''}.", "",
                 f"| case | contender | time (ms) | {unit} | / {primary} | check | best | note |",
@@ -120,6 +118,12 @@ def markdown(doc: dict[str, Any]) -> str:
             _check_cell(r), "**best**" if r["best"] else "", _note(r, primary)]) + " |")
       lines.append("")
   return "\n".join(lines)
+
+
+def _op_order(op: str) -> int:
+  """Tables in the order of the op folders (`compare_cases.op_benchmarks`)."""
+  names = [b.name for b in compare_cases.op_benchmarks()]
+  return names.index(op) if op in names else len(names)
 
 
 _COLORS = {cc.OURS: (60, 110, 190), cc.CUDNN: (90, 160, 90), cc.JAX: (226, 128, 44),

@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import tempfile
+from pathlib import Path
+
+DEFAULT_OUT = Path(tempfile.gettempdir()) / "pjrtkit_bench"
+"""Where the benchmarks write without ``--out``: outside the source tree (the figures the docs
+cite are copied into ``docs/results/`` by hand)."""
 
 KIB = 1 << 10
 MIB = 1 << 20

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from tools.bench import child
+from tools.bench.config import DEFAULT_OUT
 from tools.bench.png import GLYPH_HEIGHT, Canvas
 
-_ROOT = Path(__file__).resolve().parents[2]
 BACKENDS = ("cuda", "pjrtkit")
 TARGETS = {"dispatch": ("<=", 1.05), "matmul": ("<=", 1.0 / 0.98), "h2d": ("<=", 1.0 / 0.95),
            "d2h": ("<=", 1.0 / 0.95)}
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--rounds", type=int, default=3)
   parser.add_argument("--quick", action="store_true", help="small sizes (numbers not reported)")
-  parser.add_argument("--out", type=Path, default=_ROOT / "tools" / "bench" / "results")
+  parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
   parser.add_argument("--timeout", type=float, default=300, help="seconds per child")
   args = parser.parse_args(argv)
   env = child.child_env()

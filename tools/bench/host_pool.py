@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from tools.bench.child import child_env
+from tools.bench.config import DEFAULT_OUT
 
-_ROOT = Path(__file__).resolve().parents[2]
-_DEFAULT_OUT = _ROOT / "tools" / "bench" / "results"
+
 RSS_BYTES = 256 << 20
 """Size of the device_put + delete whose leftover resident memory is measured."""
 IDLE_SECONDS = 2.0
@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
   parser = argparse.ArgumentParser(description=__doc__,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--rounds", type=int, default=3)
-  parser.add_argument("--out", type=Path, default=_DEFAULT_OUT)
+  parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
   parser.add_argument("--child", default="", help=argparse.SUPPRESS)
   parser.add_argument("--task", default="", help=argparse.SUPPRESS)
   parser.add_argument("--child-out", default="", help=argparse.SUPPRESS)

@@ -8,8 +8,10 @@ Tokamax on the same device in one process, timed with CUPTI kernel time (medians
       [--ours-only pjrtkit] [--method cupti|wallclock|profiler]
   python -m tools.bench.kernel_compare merge A.json [B.json] --out DIR   (pjrtkit / cuda times)
 
-Cases and throughput conventions: `compare_cases`; contenders: `compare_contenders`; the
-correctness guard: `compare_measure`. Writes ``kernel_compare_<platforms>.{md,json,png}`` into
+Cases, contenders and throughput conventions come from the op folders: each
+``kernels/<op>/benchmark.py`` declares its ``BENCHMARK`` (`pjrtkit.kernels.core.comparison`), its
+cases listed in ``kernels/<op>/arg_specs.py``; `compare_cases` and `compare_contenders` find them.
+The correctness guard: `compare_measure`. Writes ``kernel_compare_<platforms>.{md,json,png}`` into
 --out after every case (a run cut by a time limit keeps what it measured).
 
 Without --platforms the comparison runs on JAX's default device (choose it with JAX_PLATFORMS).
@@ -39,6 +41,7 @@ from tools.bench import compare_contenders as cc
 from tools.bench import compare_measure as cm
 from tools.bench import compare_merge
 from tools.bench import compare_report
+from tools.bench.config import DEFAULT_OUT
 
 
 def platform_label(device: jax.Device) -> str:
@@ -79,7 +82,7 @@ def method_for(device: jax.Device, requested: str | None) -> str:
 def _parser() -> argparse.ArgumentParser:
   p = argparse.ArgumentParser(prog="python -m tools.bench.kernel_compare", description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-  p.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
+  p.add_argument("--out", type=Path, default=DEFAULT_OUT)
   p.add_argument("--cases", default="", help="comma-separated case ids (default: all)")
   p.add_argument("--iterations", type=int, default=None, help="timed calls (default 10; 3 quick)")
   p.add_argument("--rounds", type=int, default=3,
@@ -124,7 +127,8 @@ def run(argv: Sequence[str] | None = None,
       "triton": _version("triton"), "python": platform_lib.python_version(),
       "method": ", ".join(sorted({r["method"] for r in runs})), "iterations": iterations,
       "rounds": a.rounds,
-      "quick": a.quick, "conventions": compare_cases.CONVENTION,
+      "quick": a.quick,
+      "conventions": {b.name: b.convention for b in compare_cases.op_benchmarks()},
       "tolerances": {"fwd": cm.TOLERANCE_FWD, "grad": cm.TOLERANCE_GRAD}},
       "cases": {}, "runs": runs}
   stem = "kernel_compare_" + "-".join(r["platform"] for r in runs)

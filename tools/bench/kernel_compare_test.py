@@ -6,6 +6,7 @@ marks and absence from the shipped tuned file, and a quick shape for every case.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import tempfile
@@ -19,6 +20,12 @@ import jax  # noqa: E402
 import pytest  # noqa: E402
 
 from pjrtkit.kernels.core import tuned as tuned_lib  # noqa: E402
+from pjrtkit.kernels.core import call_specs  # noqa: E402
+from pjrtkit.kernels.core import comparison  # noqa: E402
+from pjrtkit.kernels.dot_product_attention import arg_specs as attention_specs  # noqa: E402
+from pjrtkit.kernels.dot_product_attention import benchmark as attention_bench  # noqa: E402
+from pjrtkit.kernels.layer_norm import arg_specs as layer_norm_specs  # noqa: E402
+from pjrtkit.kernels.layer_norm import benchmark as layer_norm_bench  # noqa: E402
 from tools.bench import compare_cases  # noqa: E402
 from tools.bench import compare_contenders as cc  # noqa: E402
 from tools.bench import compare_measure as cm  # noqa: E402
@@ -26,22 +33,22 @@ from tools.bench import compare_merge  # noqa: E402
 from tools.bench import compare_report  # noqa: E402
 from tools.bench import kernel_compare  # noqa: E402
 
-_WRONG = cc.Contender("wrong fast", "test", compare_cases.ATTENTION,
+_WRONG = cc.Contender("wrong fast", "test", attention_specs.OP,
                       lambda case: (lambda q, k, v: q * 1.5))
 
 
 def test_throughput_arithmetic_is_exact_for_the_issue_shapes():
   a1, a2, a3, a4, l1, l2, l3, l4 = compare_cases.select(["A1", "A2", "A3", "A4", "L1", "L2",
                                                         "L3", "L4"])
-  assert compare_cases.attention_flops(a1) == 4 * 16 * 16384 * 16384 * 128 == 2199023255552
-  assert compare_cases.attention_flops(a2) == 1099511627776       # causal: half
-  assert compare_cases.attention_flops(a3) == 4 * 32 * 16 * 2048 * 2048 * 64 == 549755813888
-  assert compare_cases.attention_flops(a4) == 3.5 * 549755813888 == 1924145348608
+  assert attention_bench.flops(a1) == 4 * 16 * 16384 * 16384 * 128 == 2199023255552
+  assert attention_bench.flops(a2) == 1099511627776       # causal: half
+  assert attention_bench.flops(a3) == 4 * 32 * 16 * 2048 * 2048 * 64 == 549755813888
+  assert attention_bench.flops(a4) == 3.5 * 549755813888 == 1924145348608
   assert compare_cases.throughput(a1, 1.0) == pytest.approx(2199.023255552, rel=1e-12)
   assert compare_cases.throughput(a4, 2.0) == pytest.approx(962.072674304, rel=1e-12)
-  assert compare_cases.layer_norm_bytes(l1) == 2 * 1048576 * 64 * 2 == 268435456
-  assert compare_cases.layer_norm_bytes(l2) == 2 * 8192 * 8192 * 2 == 268435456
-  assert compare_cases.layer_norm_bytes(l3) == compare_cases.layer_norm_bytes(l4) == 671088640
+  assert layer_norm_bench.bytes_moved(l1) == 2 * 1048576 * 64 * 2 == 268435456
+  assert layer_norm_bench.bytes_moved(l2) == 2 * 8192 * 8192 * 2 == 268435456
+  assert layer_norm_bench.bytes_moved(l3) == layer_norm_bench.bytes_moved(l4) == 671088640
   assert compare_cases.throughput(l4, 0.5) == pytest.approx(1.34217728, rel=1e-12)
   assert [c.id for c in compare_cases.select()] == [
       "A1", "A2", "A3", "A4", "L1", "L2", "L3", "L4", "A5", "A6", "A7", "A8", "A9", "A10",
@@ -49,6 +56,55 @@ def test_throughput_arithmetic_is_exact_for_the_issue_shapes():
   assert compare_cases.select(["a6"], quick=True)[0].shape == (1, 256, 2, 128)
   with pytest.raises(ValueError, match="unknown case"):
     compare_cases.select(["A11"])
+
+
+def test_the_ops_are_found_in_their_folders():
+  benches = compare_cases.op_benchmarks()
+  assert [b.name for b in benches] == ["attention", "layer_norm"]   # folder-name order
+  assert benches[0] is attention_bench.BENCHMARK and benches[1] is layer_norm_bench.BENCHMARK
+  assert compare_cases.throughput_unit("attention") == "TFLOP/s"
+  assert compare_cases.throughput_unit("layer_norm") == "TB/s"
+  with pytest.raises(KeyError, match="no op benchmark 'softmax'; known: "
+                                     r"\['attention', 'layer_norm'\]"):
+    compare_cases.benchmark_of("softmax")
+  # Every op's cases are its arg_specs' CALL_SPECS: full shape (primary, held_out) and quick (ci).
+  for bench, specs in ((attention_bench.BENCHMARK, attention_specs),
+                       (layer_norm_bench.BENCHMARK, layer_norm_specs)):
+    assert bench.cases == specs.CASES
+    names = [s.name for s in specs.CALL_SPECS]
+    assert names == [c.id for c in bench.cases] + [f"{c.id}-quick" for c in bench.cases]
+    held = [s.name for s in call_specs.tagged(specs.CALL_SPECS, "held_out")]
+    assert held == [c.id for c in bench.cases if c.held_out]
+    assert len(call_specs.tagged(specs.CALL_SPECS, "ci")) == len(bench.cases)
+  assert [s.name for s in call_specs.tagged(attention_specs.CALL_SPECS, "held_out")] == [
+      "H1", "H2", "H3", "H4", "H5"]
+
+
+def test_ci_call_specs_run_the_public_functions():
+  from pjrtkit import kernels as pk  # pylint: disable=g-import-not-at-top
+  h3 = call_specs.by_name(attention_specs.CALL_SPECS, "H3-quick")
+  args, kwargs = h3.arguments(seed=1)
+  assert [a.shape for a in args] == [(1, 96, 8, 64), (1, 96, 2, 64), (1, 96, 2, 64)]
+  assert kwargs == {"is_causal": True} and h3.doc == "H3 attention fwd+bwd causal 1x96x8x64 kv2"
+  out = pk.dot_product_attention(*args, **kwargs, implementation="xla")
+  assert out.shape == args[0].shape and str(out.dtype) == "bfloat16"
+  l2 = call_specs.by_name(layer_norm_specs.CALL_SPECS, "L2-quick")
+  args, kwargs = l2.arguments()
+  assert [a.shape for a in args] == [(64, 512), (512,), (512,)] and kwargs == {"epsilon": 1e-6}
+  y = pk.layer_norm(*args, **kwargs, implementation="xla")
+  want = layer_norm_bench.jnp_layer_norm(*args)
+  assert float(jax.numpy.max(jax.numpy.abs(y.astype("float32") - want.astype("float32")))) < 5e-2
+
+
+def test_an_op_benchmark_checks_its_cases():
+  bench = layer_norm_bench.BENCHMARK
+  with pytest.raises(ValueError, match=r"layer_norm: cases \['A1'\] belong to another op"):
+    dataclasses.replace(bench, cases=bench.cases + attention_specs.CASES[:1])
+  with pytest.raises(ValueError, match=r"layer_norm: no quick shape for \[\(4, 64\)\]"):
+    dataclasses.replace(bench, cases=(comparison.Case("L9", "layer_norm", (4, 64), "fwd"),))
+  with pytest.raises(ValueError, match="L9: phase must be one of"):
+    comparison.Case("L9", "layer_norm", (4, 64), "bwd")
+  assert bench.throughput(bench.cases[0], 0.0) == float("inf")
 
 
 def test_gqa_and_held_out_cases_labels_flops_and_selection():
@@ -60,37 +116,40 @@ def test_gqa_and_held_out_cases_labels_flops_and_selection():
   assert (a8.kv_heads, a8.kv_shape, a8.grouped) == (8, (4, 4096, 8, 128), True)
   assert a9.kv_shape == a9.shape == (1, 16384, 16, 128)
   # Query heads count, GQA or not: A8's FLOPs are those of 4x4096x32x128 without grouping.
-  assert compare_cases.attention_flops(a8) == 3.5 * 4 * 4 * 32 * 4096 * 4096 * 128 == 3848290697216
-  assert compare_cases.attention_flops(a10) == 1924145348608                 # causal: half
-  assert (compare_cases.attention_flops(h3) == 3.5 * 4 * 2 * 16 * 3072 * 3072 * 64 / 2 ==
+  assert attention_bench.flops(a8) == 3.5 * 4 * 4 * 32 * 4096 * 4096 * 128 == 3848290697216
+  assert attention_bench.flops(a10) == 1924145348608                 # causal: half
+  assert (attention_bench.flops(h3) == 3.5 * 4 * 2 * 16 * 3072 * 3072 * 64 / 2 ==
           135291469824)
-  assert compare_cases.attention_flops(a7) == 3.5 * 2**38 == 962072674304
-  assert "h = query heads (GQA too" in compare_cases.CONVENTION[compare_cases.ATTENTION]
+  assert attention_bench.flops(a7) == 3.5 * 2**38 == 962072674304
+  assert "h = query heads (GQA too" in compare_cases.convention(attention_specs.OP)
   held = compare_cases.select(["h1", "H3", "h5"])
   assert [(c.id, c.held_out, c.extra) for c in held] == [("H1", True, True), ("H3", True, True),
                                                          ("H5", True, True)]
   assert [c.label for c in held] == ["H1 attention fwd 8x1536x24x64",
                                      "H3 attention fwd+bwd causal 2x3072x16x64 kv4",
                                      "H5 attention fwd causal 4x5120x8x128"]
-  assert [c.id for c in compare_cases.CASES if c.held_out] == ["H1", "H2", "H3", "H4", "H5"]
-  assert all(c.extra for c in compare_cases.CASES[8:])
+  assert [c.id for c in compare_cases.cases() if c.held_out] == ["H1", "H2", "H3", "H4", "H5"]
+  assert all(c.extra for c in compare_cases.cases()[8:])
   with pytest.raises(ValueError, match="kv_heads=5 does not divide the query's 32 heads"):
-    compare_cases.Case("X", compare_cases.ATTENTION, (1, 8, 32, 64), compare_cases.FWD, kv_heads=5)
-  with pytest.raises(ValueError, match="kv_heads is for attention cases"):
-    compare_cases.Case("X", compare_cases.LAYER_NORM, (8, 64), compare_cases.FWD, kv_heads=1)
+    attention_specs.AttentionCase("X", attention_specs.OP, (1, 8, 32, 64), comparison.FWD,
+                                  kv_heads=5)
+  with pytest.raises(TypeError, match="kv_heads"):  # attention cases only
+    comparison.Case("X", layer_norm_specs.OP, (8, 64), comparison.FWD, kv_heads=1)
   with pytest.raises(ValueError, match="6 heads do not keep groups of 4 query heads"):
     a8.with_shape((1, 256, 6, 128))
 
 
 def test_every_case_has_a_quick_shape_keeping_head_dim_and_group():
   quick = {c.id: c for c in compare_cases.select(quick=True)}
-  assert set(quick) == {c.id for c in compare_cases.CASES}
-  for case in compare_cases.CASES:
+  assert set(quick) == {c.id for c in compare_cases.cases()}
+  for case in compare_cases.cases():
     small = quick[case.id]
-    assert small.shape == compare_cases.QUICK_SHAPES[case.shape] != case.shape
-    assert small.shape[-1] == case.shape[-1] or case.op == compare_cases.LAYER_NORM
-    assert (small.causal, small.phase, small.held_out) == (case.causal, case.phase, case.held_out)
-    if case.op == compare_cases.ATTENTION:
+    quick_shapes = compare_cases.benchmark_of(case.op).quick_shapes
+    assert small.shape == quick_shapes[case.shape] != case.shape
+    assert small.shape[-1] == case.shape[-1] or case.op == layer_norm_specs.OP
+    assert ((getattr(small, "causal", None), small.phase, small.held_out) ==
+            (getattr(case, "causal", None), case.phase, case.held_out))
+    if case.op == attention_specs.OP:
       assert small.shape[2] // small.kv_shape[2] == case.shape[2] // case.kv_shape[2]
   assert [(quick[i].label, quick[i].kv_heads) for i in ("A8", "A10", "H3")] == [
       ("A8 attention fwd+bwd 1x256x8x128 kv2", 2),
@@ -115,7 +174,7 @@ def test_held_out_shapes_are_not_in_the_shipped_h200_tuned_file():
   tuned = {tuple(arg[1][0]) for choice in shipped["choices"] for arg in choice["spec"]["args"]
            if arg[1] is not None}
   assert (1, 16384, 16, 128) in tuned and (32, 2048, 16, 64) in tuned   # The file is read.
-  for case in compare_cases.CASES:
+  for case in compare_cases.cases():
     if case.held_out:
       assert case.shape not in tuned and case.kv_shape not in tuned, case.label
 
@@ -135,7 +194,7 @@ def test_a_fast_wrong_contender_is_never_best():
 
 def test_contenders_are_chosen_by_group_or_by_name_with_underscores():
   names = lambda op, only: [c.name for c in cc.contenders_for(op, only)]
-  attention, layer_norm = compare_cases.ATTENTION, compare_cases.LAYER_NORM
+  attention, layer_norm = attention_specs.OP, layer_norm_specs.OP
   assert names(attention, ["pk_None", "cuDNN", "tokamax_mosaic"]) == [
       "pk None", "cuDNN", "tokamax mosaic"]
   assert names(attention, ["pk None", "tokamax"]) == [
@@ -262,7 +321,7 @@ def test_the_guard_flags_a_wrong_contender_in_the_run(quick_run):
 def test_outputs_are_written(quick_run):
   doc, out, _ = quick_run
   saved = json.loads((out / "kernel_compare_pjrtkit.json").read_text())
-  assert saved["cases"]["A4"]["flops"] == compare_cases.attention_flops(
+  assert saved["cases"]["A4"]["flops"] == attention_bench.flops(
       compare_cases.select(["A4"], quick=True)[0])
   assert [r["contender"] for r in saved["runs"][0]["rows"]] == [
       r["contender"] for r in doc["runs"][0]["rows"]]

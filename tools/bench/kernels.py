@@ -26,6 +26,7 @@ import jax
 import jax.numpy as jnp
 
 from pjrtkit import kernels as pk
+from tools.bench.config import DEFAULT_OUT
 from tools.bench.png import Canvas
 
 SIZES = {  # name -> [(op, shape, dtype, causal)]
@@ -127,7 +128,7 @@ def main(argv=None) -> int:
                  help="rounds alternating the implementations; medians over rounds")
   p.add_argument("--ops", default="", help="comma-separated ops to run (attention, layer_norm)")
   p.add_argument("--phases", default="fwd,fwd+bwd", help="comma-separated: fwd, fwd+bwd, bwd")
-  p.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
+  p.add_argument("--out", type=Path, default=DEFAULT_OUT)
   a = p.parse_args(argv)
   dev = pk.current_device()
   impls = list(pk.IMPLEMENTATIONS["dot_product_attention"])

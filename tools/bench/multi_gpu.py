@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from tools.bench import child
+from tools.bench.config import DEFAULT_OUT
 from tools.bench.multi_gpu_worker import bus_bandwidth
 
-_ROOT = Path(__file__).resolve().parents[2]
 GOAL = 0.98
 """pjrtkit's throughput / the baseline's, at least."""
 BASELINES = ("cuda", "cpu")
@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
   parser.add_argument("--rounds", type=int, default=3)
   parser.add_argument("--quick", action="store_true", help="small sizes (numbers not reported)")
   parser.add_argument("--baseline", choices=BASELINES, default="cuda")
-  parser.add_argument("--out", type=Path, default=_ROOT / "tools" / "bench" / "results")
+  parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
   parser.add_argument("--timeout", type=float, default=300, help="seconds per child")
   args = parser.parse_args(argv)
   if args.rounds < 1:

@@ -2,14 +2,14 @@
 on a GPU: alternating rounds in one process, CUPTI medians of the backward alone, and the
 largest relative differences of each copy's dQ, dK and dV from the shipped kernel's.
 
-  cp kernels/dot_product_attention/mosaic_bwd.py /tmp/regs.py   # then edit the copy
+  cp kernels/dot_product_attention/mosaic/bwd.py /tmp/regs.py   # then edit the copy
   PYTHONPATH=KIT:KIT/python python -m tools.kernels_gpu.bwd_variant_bench /tmp/regs.py B1,B3 \\
       [--rounds 5] [--set stages=3] [--cudnn] [--fwd-bwd] [--parts]
 
-What is timed per contender is what ``mosaic.py`` runs for the gradient: the backward kernel on
+What is timed per contender is what ``mosaic/attention.py`` runs for the gradient: the backward kernel on
 inputs padded to its geometry plus dQ's cast to the input dtype (the log-sum-exp and delta =
 rowsum(dO * O) are made once, outside the timing). The geometry is ``choose``'s, called as
-``mosaic.py`` calls it (up to 4 query steps in flight; causal calls try 128-row steps first);
+``mosaic/attention.py`` calls it (up to 4 query steps in flight; causal calls try 128-row steps first);
 ``--set FIELD=INT`` replaces BwdGeometry fields after it (a copy whose geometry refuses them at a
 case is reported and left out there; where ``choose`` takes ``lag_dq``, ``persistent_programs``
 and ``ds_slots=1`` need ``lag_dq=0`` with them). ``--cudnn`` adds cuDNN's backward (``jax.nn`` with
@@ -18,7 +18,7 @@ forward+backward through ``pk.dot_product_attention(implementation="mosaic")`` w
 backward, and cuDNN's, as the comparison counts them (TFLOP/s there: 3.5x the forward's FLOPs;
 here the backward alone is counted as 2.5x). ``--parts`` adds what a forward+backward runs
 besides the kernel: ``forward`` (the Mosaic forward with its log-sum-exp, its default config;
-TFLOP/s of the forward's FLOPs) and ``delta`` (rowsum(dO * O) as mosaic.py makes it; GB/s of
+TFLOP/s of the forward's FLOPs) and ``delta`` (rowsum(dO * O) as mosaic/attention.py makes it; GB/s of
 the dO and O it reads), so forward + delta + the backward alone accounts for a forward+backward.
 ``--kernels`` then lists every contender's kernels in launch order with their CUPTI medians
 (`BenchmarkRunner.kernel_breakdown`), cuDNN's too: where each one's time goes.
@@ -49,7 +49,9 @@ import numpy as np
 
 from pjrtkit import kernels as pk
 from pjrtkit.kernels.core import pallas as pallas_lib
-from pjrtkit.kernels.dot_product_attention import base, mosaic, mosaic_bwd
+from pjrtkit.kernels.dot_product_attention import base
+from pjrtkit.kernels.dot_product_attention.mosaic import attention as mosaic_attention
+from pjrtkit.kernels.dot_product_attention.mosaic import bwd as mosaic_bwd
 from tools.kernels_gpu import variant_cli
 
 
@@ -103,7 +105,7 @@ _RESERVED = frozenset({"shipped", "cudnn", *PARTS})
 
 
 def geometry(module: Any, case: BwdCase, fields: dict[str, int] | None = None) -> Any:
-  """`module.choose`'s geometry for `case`, as mosaic.py asks for it, with `fields` replaced.
+  """`module.choose`'s geometry for `case`, as mosaic/attention.py asks for it, with `fields` replaced.
 
   Raises:
     ValueError: when nothing fits, or the geometry refuses `fields`.
@@ -130,7 +132,7 @@ def inputs(case: BwdCase) -> dict[str, Any]:
 
 def forward_residuals(case: BwdCase, q: Any, k: Any, v: Any) -> tuple[Any, Any]:
   """The Mosaic forward's output and log-sum-exp ``[B, H, T]`` (what the gradient reads)."""
-  op = mosaic.MosaicAttention()
+  op = mosaic_attention.MosaicAttention()
   spec = base.make_spec(q, k, v, None, None, case.causal, None)
   out, residuals = op.forward((q, k, v, None, None), spec, op.default_config(spec))
   return out, residuals[-1]
@@ -146,7 +148,7 @@ def lse_input(module: Any) -> Callable[[Any, Any], Any]:
 def kernel_backward(module: Any, g: Any) -> Callable[..., Any]:
   """f(q, k, v, do, lse, delta) -> (dq in the input dtype, dk, dv): `module`'s kernel on
   inputs padded to `g` (`lse` the forward's, as `lse_input` passes it), dQ cast and sliced as
-  mosaic.py does."""
+  mosaic/attention.py does."""
   def f(q: Any, k: Any, v: Any, do: Any, lse: Any, delta: Any) -> Any:
     t, s = q.shape[1], k.shape[1]
     tp, sp = g.q_len_padded, g.kv_len_padded
@@ -161,8 +163,8 @@ def kernel_backward(module: Any, g: Any) -> Callable[..., Any]:
 
 @contextlib.contextmanager
 def backward_module(module: Any, fields: dict[str, int] | None) -> Iterator[None]:
-  """mosaic.py's fused backward taken from `module` (geometry `fields` replaced) while tracing."""
-  saved = mosaic.mosaic_bwd
+  """mosaic/attention.py's fused backward taken from `module` (geometry `fields` replaced) while tracing."""
+  saved = mosaic_attention.mosaic_bwd
 
   class _Patched:
     LOG2E = module.LOG2E
@@ -174,11 +176,11 @@ def backward_module(module: Any, fields: dict[str, int] | None) -> Iterator[None
       g = module.choose(**kwargs)
       return dataclasses.replace(g, **fields) if (g is not None and fields) else g
 
-  mosaic.mosaic_bwd = _Patched
+  mosaic_attention.mosaic_bwd = _Patched
   try:
     yield
   finally:
-    mosaic.mosaic_bwd = saved
+    mosaic_attention.mosaic_bwd = saved
 
 
 def _rel_diff(got: Any, want: Any) -> float:

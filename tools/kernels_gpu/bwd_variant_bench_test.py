@@ -10,7 +10,8 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from pjrtkit.kernels.dot_product_attention import mosaic, mosaic_bwd
+from pjrtkit.kernels.dot_product_attention.mosaic import attention as mosaic_attention
+from pjrtkit.kernels.dot_product_attention.mosaic import bwd as mosaic_bwd
 from tools.kernels_gpu import bwd_variant_bench as bench
 
 
@@ -130,12 +131,12 @@ def test_backward_module_is_swapped_only_inside_the_scope():
       LOG2E=mosaic_bwd.LOG2E, backward=lambda *a: None,
       choose=lambda **kw: seen.append(kw) or mosaic_bwd.choose(**kw))
   with bench.backward_module(fake, {"stages": 3}):
-    g = mosaic.mosaic_bwd.choose(batch=1, q_len=1024, heads=2, kv_heads=2, kv_len=1024,
+    g = mosaic_attention.mosaic_bwd.choose(batch=1, q_len=1024, heads=2, kv_heads=2, kv_len=1024,
                                  head_dim=64, scale=0.125, causal=False, itemsize=2,
                                  max_stages=4)
-    assert mosaic.mosaic_bwd.backward is fake.backward
+    assert mosaic_attention.mosaic_bwd.backward is fake.backward
   assert g.stages == 3 and len(seen) == 1
-  assert mosaic.mosaic_bwd is mosaic_bwd
+  assert mosaic_attention.mosaic_bwd is mosaic_bwd
 
 
 def test_a_copy_without_lse_input_gets_the_log_sum_exp_in_base_2():
@@ -148,7 +149,7 @@ def test_a_copy_without_lse_input_gets_the_log_sum_exp_in_base_2():
   assert bench.lse_input(old)(2.0, g) == 2.0 * mosaic_bwd.LOG2E
   assert bench.lse_input(mosaic_bwd)(2.0, g) == 2.0 / g.scale
   with bench.backward_module(old, None):
-    assert mosaic.mosaic_bwd.lse_input(2.0, g) == 2.0 * mosaic_bwd.LOG2E
+    assert mosaic_attention.mosaic_bwd.lse_input(2.0, g) == 2.0 * mosaic_bwd.LOG2E
 
 
 def test_breakdown_lines_name_each_kernel_and_the_sum(capsys):

@@ -2,14 +2,14 @@
 the shipped ``mosaic_fwd`` on a GPU: alternating rounds in one process, CUPTI medians, and the
 largest differences of their outputs and log-sum-exps on the same inputs.
 
-  git show BRANCH:kernels/dot_product_attention/mosaic_fwd.py > /tmp/variant.py
+  git show BRANCH:kernels/dot_product_attention/mosaic/fwd.py > /tmp/variant.py
   PYTHONPATH=KIT:KIT/python python -m tools.kernels_gpu.fwd_variant_bench /tmp/variant.py A2,A3 \\
       [--rounds 6] [--without-lse] [--tokamax] [--set listed=1]
 
 Several copies go comma-separated (``/tmp/a.py,/tmp/b.py``) and are named by their file stems (one
 copy is named ``variant``). ``shipped`` is built as the op builds it: with its last round split
-where `mosaic.split_forward_tail` says so (A1, A3, S) and causal persistent launches running their
-tiles from a list (`mosaic.listed_forward`: A2p, A5, P). ``--without-lse`` also times each copy
+where `mosaic_attention.split_forward_tail` says so (A1, A3, S) and causal persistent launches running their
+tiles from a list (`mosaic_attention.listed_forward`: A2p, A5, P). ``--without-lse`` also times each copy
 built with ``FwdGeometry(with_lse=False)`` (the kernel that calls which are not differentiated
 run, where the copy has that field); ``--tokamax`` adds Tokamax's mosaic forward (its
 wheel and ``tools/kernels_gpu/tokamax_shims`` on PYTHONPATH, as ``speed.sh`` sets them);
@@ -19,7 +19,7 @@ wheel and ``tools/kernels_gpu/tokamax_shims`` on PYTHONPATH, as ``speed.sh`` set
 Cases (tuned configs): A1 1x16384x16x128, A2 the same causal, A3 32x2048x16x64, A5 the same causal
 (persistent), S 3x1024x4x64 on 5 programs (about 19 tiles each), P 2x1024x8x64 causal on 20
 programs with 64-key steps (persistent, with drains), A2p A2 on the SM count (persistent). Recorded
-runs are in ``tools/bench/results/mosaic_fwd_variants_h200.txt``.
+runs are in ``docs/results/kernels/mosaic_fwd_variants_h200.txt``.
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ import numpy as np
 
 from pjrtkit import kernels as pk
 from pjrtkit.kernels.core import pallas as pallas_lib
-from pjrtkit.kernels.dot_product_attention import mosaic, mosaic_fwd
+from pjrtkit.kernels.dot_product_attention.mosaic import attention as mosaic_attention
+from pjrtkit.kernels.dot_product_attention.mosaic import fwd as mosaic_fwd
 from tools.kernels_gpu import variant_cli
 
 # name: (b, t, h, d, causal, block_kv, stages, programs (None: the SM count))
@@ -70,9 +71,9 @@ def _contenders(variants: Any, case: str, without_lse: bool, tokamax: bool,
                                      kv_len_padded=t, head_dim=d, block_q=64,
                                      block_kv=block_kv, stages=stages, scale=1 / math.sqrt(d),
                                      causal=causal, programs=programs), **extra})
-    if policy and mosaic.split_forward_tail(g):
+    if policy and mosaic_attention.split_forward_tail(g):
       g = dataclasses.replace(g, split_tail=True)
-    elif policy and mosaic.listed_forward(g):
+    elif policy and mosaic_attention.listed_forward(g):
       g = dataclasses.replace(g, listed=True)
     return lambda q, k, v: module.forward(q, k, v, g)
 

@@ -8,7 +8,7 @@ norm's (bfloat16 tolerances of kernels/testing.py).
       [--shapes 4096x16384,2048x32768] [--params bfloat16,float32] [--rounds 3]
 
 TB/s count 5 passes of x's bytes for forward+backward (as tools/bench/kernel_compare.py) and 3
-for the backward alone. Recorded runs: tools/bench/results/
+for the backward alone. Recorded runs: docs/results/kernels/
 layer_norm_triton_wide_h200.txt (section 9).
 """
 

@@ -13,7 +13,7 @@ shape and dtype.
       [--shapes 4096x16384,2048x32768] [--params bfloat16,float32] [--rounds 3]
 
 TB/s count 2 passes of x's bytes for the forward and the roofs and 5 for forward+backward (as
-tools/bench/kernel_compare.py). Recorded runs: tools/bench/results/layer_norm_triton_wide_h200.txt.
+tools/bench/kernel_compare.py). Recorded runs: docs/results/kernels/layer_norm_triton_wide_h200.txt.
 """
 
 from __future__ import annotations

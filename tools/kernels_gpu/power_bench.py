@@ -7,7 +7,8 @@ the power it draws (the H200's limit is 700 W; long attention kernels run near i
       [--iterations 40] [--contenders "pk mosaic,cuDNN,tokamax mosaic"] [--interval-ms 50] \\
       [--busy-watts 200] [--power-field power.draw.instant] [--gpu 0]
 
-Cases and contenders are the comparison's (`tools/bench/compare_cases`, `compare_contenders`;
+Cases and contenders are the comparison's (each op folder's ``arg_specs.py`` and
+``benchmark.py``, found by `tools/bench/compare_cases` and `compare_contenders`;
 ``--quick`` takes its small shapes, ``--seq-len`` another sequence length for attention cases).
 Per case each contender is compiled once (one that cannot be made, compiled or run is skipped
 with its reason), then timed `--rounds` times in turn, each round starting one contender later
@@ -36,9 +37,12 @@ import time
 from typing import Any, Callable, Iterable, Sequence
 
 TIME_FORMAT = "%Y/%m/%d %H:%M:%S.%f"
-DEFAULT_CONTENDERS = {"attention": ("pk mosaic", "cuDNN", "tokamax mosaic"),
+ATTENTION = "attention"
+"""The attention cases' op (``OP`` of kernels/dot_product_attention/arg_specs.py): --seq-len
+applies to them only."""
+DEFAULT_CONTENDERS = {ATTENTION: ("pk mosaic", "cuDNN", "tokamax mosaic"),
                       "layer_norm": ("pk triton", "pk mosaic", "XLA jnp")}
-"""Per op, the contenders timed when --contenders is not given."""
+"""Per op, the contenders timed when --contenders is not given (another op's: all of them)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -250,7 +254,8 @@ def _positive(flag: str, value: float, parser: argparse.ArgumentParser) -> None:
 def main(argv: Sequence[str]) -> int:
   """Command line: see the module docstring."""
   parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-  parser.add_argument("cases", help="comma-separated ids of tools/bench/compare_cases")
+  parser.add_argument("cases", help="comma-separated case ids of the comparison "
+                      "(kernels/<op>/arg_specs.py)")
   parser.add_argument("--seq-len", type=int, help="attention cases at this sequence length")
   parser.add_argument("--rounds", type=int, default=6, help="alternating rounds (>= 1)")
   parser.add_argument("--iterations", type=int, default=40,
@@ -278,22 +283,23 @@ def main(argv: Sequence[str]) -> int:
   ids = [i for i in args.cases.split(",") if i.strip()]
   if not ids:
     parser.error(f"cases: none given in {args.cases!r}; known: "
-                 f"{', '.join(c.id for c in compare_cases.CASES)}")
+                 f"{', '.join(c.id for c in compare_cases.cases())}")
   try:
     cases = compare_cases.select(ids, quick=args.quick)
   except ValueError as e:
     parser.error(f"cases: {e}")
   if args.seq_len is not None:
-    if any(c.op != compare_cases.ATTENTION for c in cases):
+    if any(c.op != ATTENTION for c in cases):
       parser.error("--seq-len: attention cases only, got "
-                   f"{[c.id for c in cases if c.op != compare_cases.ATTENTION]}")
+                   f"{[c.id for c in cases if c.op != ATTENTION]}")
     cases = [c.with_shape((c.shape[0], args.seq_len, *c.shape[2:])) for c in cases]
   given = None if args.contenders is None else [
       n.strip() for n in args.contenders.split(",") if n.strip()]
   names_of = {}
   for case in cases:
     known = [c.name for c in cc.contenders_for(case.op)]
-    names = DEFAULT_CONTENDERS[case.op] if given is None else [n for n in given if n in known]
+    names = (list(DEFAULT_CONTENDERS.get(case.op, known)) if given is None
+             else [n for n in given if n in known])
     if not names:
       parser.error(f"--contenders: none of {given} for {case.id}; accepted: {known}")
     names_of[case.id] = names

@@ -2,7 +2,8 @@
 
   python -m tools.kernels_gpu.profile_cases A1:mosaic:fwd A4:triton:bwd L2:triton:fwd ...
 
-Each target is ``CASE:IMPLEMENTATION:PHASE`` with CASE a comparison case id (`compare_cases`),
+Each target is ``CASE:IMPLEMENTATION:PHASE`` with CASE a comparison case id (an op folder's
+``arg_specs.py``, found by `compare_cases`),
 IMPLEMENTATION one of pjrtkit's (``mosaic``, ``triton``, ``xla``, ...) or, at attention cases,
 ``cudnn`` (`jax.nn.dot_product_attention`'s, the comparison's cuDNN contender), PHASE ``fwd``
 (the forward alone) or ``bwd`` (the implementation's forward runs once outside, then only its
@@ -18,6 +19,7 @@ from typing import Any, Callable, Sequence
 
 import jax
 
+from pjrtkit.kernels.core import comparison
 from tools.bench import compare_cases, compare_contenders
 
 
@@ -26,11 +28,10 @@ def contender_forward(case: compare_cases.Case, implementation: str) -> Callable
   (attention only), anything else pjrtkit's implementation of that name."""
   if implementation != compare_contenders.CUDNN:
     return compare_contenders.pk_forward(case, implementation)
-  if case.op != compare_contenders.ATTENTION:
+  cudnn = compare_contenders.contenders_for(case.op, [compare_contenders.CUDNN])
+  if not cudnn:
     raise ValueError(f"implementation 'cudnn' is for attention cases, got {case.id} ({case.op})")
-  contender = next(c for c in compare_contenders.attention_contenders()
-                   if c.group == compare_contenders.CUDNN)
-  return contender.make(case)
+  return cudnn[0].make(case)
 
 
 def target_function(case: compare_cases.Case, implementation: str, phase: str
@@ -38,7 +39,7 @@ def target_function(case: compare_cases.Case, implementation: str, phase: str
   """The jitted phase of `implementation` at `case`'s shape, and its arguments."""
   forward = contender_forward(case, implementation)
   arrays = compare_contenders.make_inputs(case)
-  n_in = 3
+  n_in = len(comparison.forward_inputs(case, arrays))
   if phase == "fwd":
     return jax.jit(forward), arrays[:n_in]
   if phase != "bwd":

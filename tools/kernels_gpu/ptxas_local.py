@@ -43,7 +43,7 @@ import zipfile
 from pathlib import Path
 from typing import Any, Sequence
 
-from pjrtkit.kernels.dot_product_attention import mosaic_bwd
+from pjrtkit.kernels.dot_product_attention.mosaic import bwd as mosaic_bwd
 from tools.kernels_gpu import bwd_variant_bench, variant_cli
 
 REPO = Path(__file__).resolve().parents[2]
@@ -400,7 +400,7 @@ def main(argv: Sequence[str]) -> int:
   parser.add_argument("cases", nargs="+",
                       help=f"comma-separated ids of {list(bwd_variant_bench.CASES)}, or a shape "
                       "B,T,H,K,D,causal")
-  parser.add_argument("--kernel", help="a copy of kernels/dot_product_attention/mosaic_bwd.py "
+  parser.add_argument("--kernel", help="a copy of kernels/dot_product_attention/mosaic/bwd.py "
                       "(default: that file)")
   parser.add_argument("--set", action="append", default=[], metavar="FIELD=INT[,FIELD=INT]",
                       help="BwdGeometry fields replaced after choose (repeatable)")

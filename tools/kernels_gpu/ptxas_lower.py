@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 from jax.experimental.mosaic.gpu import core as mosaic_core
 
-from pjrtkit.kernels.dot_product_attention import mosaic_bwd
+from pjrtkit.kernels.dot_product_attention.mosaic import bwd as mosaic_bwd
 from tools.kernels_gpu import bwd_variant_bench, variant_cli
 
 

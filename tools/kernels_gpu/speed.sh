@@ -18,16 +18,16 @@
 #   2. merges: pjrtkit time / cuda time per case and implementation of ours (goal: within 2 %).
 # $OUT gets at most 8 files: summary.txt, speed.log, kernel_compare_<platforms>.{md,json,png}
 # (cuda; pjrtkit without the PNG), kernel_compare_platforms.json.
-# Cases: every case of tools/bench/compare_cases.py, extra rows included (kernel_compare's default
+# Cases: every case of the op folders (kernels/*/arg_specs.py), extra rows included (kernel_compare's default
 # list): A1-A4 and L1-L4, then the extra rows A5-A10 (A8, A10 grouped-query) and the held-out
 # H1-H5 (shapes nobody tuned); CASES=A1,A2,L1 runs only those. What a case costs is mostly
 # compiling: per contender its lowering and compile (Pallas kernels, cuDNN, Tokamax's) takes 1-4 s,
 # its 10 timed calls plus warm-up at these shapes (tens of ms each for the XLA contenders, a few ms
-# for the fused kernels) under 1 s. For A1-A6 and L1-L4, tools/bench/results/
+# for the fused kernels) under 1 s. For A1-A6 and L1-L4, docs/results/kernels/
 # kernel_compare_{cuda,pjrtkit}.json record per case (compile + timed calls; cuda: 10 contenders,
 # pjrtkit: our 5) fwd attention 12-21 s / 7-13 s, fwd+bwd 30-43 s / 17-27 s, layer norm
 # 2-5 s / 1-3 s: 167 s / 108 s, about 4.5 minutes with the starts, checks and the merge. A7-A10 and
-# H1-H5 (7 fwd+bwd cases, 2 fwd; tools/bench/results/kernel_compare_a7_to_h5_*.json): per case
+# H1-H5 (7 fwd+bwd cases, 2 fwd; docs/results/kernels/kernel_compare_a7_to_h5_*.json): per case
 # 12-43 s / 6-24 s, 255 s / 146 s; that run took 284 s (cuda) + 169 s (pjrtkit), 465 s in all.
 # The default list, every case: about 12.5 minutes (cuda ~8, pjrtkit ~4.5).
 # Limits (seconds, ~1.4x those): PROBE_TIMEOUT 90, CUDA_TIMEOUT 660, PJRTKIT_TIMEOUT 420,
@@ -48,9 +48,9 @@ case "$MODE" in
 esac
 # ITERATIONS, CASES (e.g. A1,A2,L1) and COMPARE_ARGS (e.g. --quick: a smoke test; --rounds 3, the
 # default: interleaved timing rounds per case; --contenders pk_None,pk_mosaic,pk_triton,cuDNN,
-# tokamax_mosaic,tokamax_triton,XLA_jnp: the README's table without the XLA contenders, whose
+# tokamax_mosaic,tokamax_triton,XLA_jnp: every contender but the XLA attention ones, whose
 # compiles took 166 of 387 s of compiling in the last run with them, every case in 311 s with 3
-# rounds: tools/bench/results/kernel_compare_cuda_speed_h200.log) reach every run.
+# rounds: docs/results/kernels/kernel_compare_cuda_speed_h200.log) reach every run.
 ARGS=(--iterations "${ITERATIONS:-10}" ${CASES:+--cases "$CASES"} ${COMPARE_ARGS:-})
 S="$OUT/summary.txt" LOG="$OUT/speed.log"
 : > "$S"; : > "$LOG"

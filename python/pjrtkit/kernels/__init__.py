@@ -1,16 +1,22 @@
-"""Source-tree mount of the repository's top-level ``kernels/`` folder as ``pjrtkit.kernels``.
+"""``pjrtkit.kernels`` in a checkout: the repository's top-level ``kernels/`` folder.
 
-Installed wheels carry ``kernels/`` itself as ``pjrtkit/kernels`` (``tools/build_wheel.py``,
-``setup.py``); in a checkout (development install, Bazel runfiles) this module makes the package's
-search path ``<repo>/kernels`` and runs that folder's ``__init__.py`` as this package's body, so
-every ``pjrtkit.kernels.*`` module comes from ``kernels/``.
+Wheels carry ``kernels/`` itself as ``pjrtkit/kernels`` (``tools/build_wheel.py``, ``setup.py``),
+and this file is left out of them. In a checkout (the development install of
+``tools/setup.sh``, Bazel runfiles) ``python/`` is on the path, so ``import pjrtkit.kernels``
+finds this file first; it imports ``kernels/__init__.py`` as the package ``pjrtkit.kernels``
+with its search path ``kernels/`` (the importlib recipe for importing a source file directly),
+so the package and every ``pjrtkit.kernels.*`` module come from ``kernels/``.
 """
 
-from pathlib import Path as _Path
+from __future__ import annotations
 
-_SOURCE = _Path(__file__).parents[3] / "kernels"
-__path__ = [str(_SOURCE)]  # noqa: F811  pylint: disable=redefined-builtin
-__file__ = str(_SOURCE / "__init__.py")  # noqa: F811
-with open(__file__, encoding="utf-8") as _f:
-  exec(compile(_f.read(), __file__, "exec"))  # pylint: disable=exec-used
-del _f, _Path
+import importlib.util
+import sys
+from pathlib import Path
+
+_SOURCE = Path(__file__).parents[3] / "kernels"
+_SPEC = importlib.util.spec_from_file_location(
+    __name__, _SOURCE / "__init__.py", submodule_search_locations=[str(_SOURCE)])
+_PACKAGE = importlib.util.module_from_spec(_SPEC)
+sys.modules[__name__] = _PACKAGE  # What `import pjrtkit.kernels` returns from here on.
+_SPEC.loader.exec_module(_PACKAGE)

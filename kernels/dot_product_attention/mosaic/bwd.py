@@ -40,7 +40,7 @@ dQ, dK and dV are read and written in JAX's ``[B, T, H, D]`` layout as strided 2
 Causal programs start at the first query block that reaches their keys and mask only the steps
 that cross the diagonal (two of 64 rows, or one of 128); keys past the true length are masked
 only when the length is not a multiple of 128. Compiled only: Pallas's Mosaic GPU interpreter
-cannot lower warp-specialised wgmma kernels, so under `pallas_interpret` ``mosaic.py`` runs its
+cannot lower warp-specialised wgmma kernels, so under `pallas_interpret` ``attention.py`` runs its
 two single-warpgroup backward kernels instead (the same arithmetic).
 """
 
@@ -56,7 +56,7 @@ import jax.experimental.pallas.mosaic_gpu as plgpu
 
 from pjrtkit.kernels.core import pallas as pallas_lib
 # The geometry (re-exported: `mosaic_bwd.BwdGeometry`, `mosaic_bwd.choose` etc.).
-from pjrtkit.kernels.dot_product_attention.mosaic_bwd_geometry import (  # noqa: F401
+from pjrtkit.kernels.dot_product_attention.mosaic.bwd_geometry import (  # noqa: F401
     BLOCK_KV, BLOCK_QS, COMPUTE_WGS as _COMPUTE_WGS, LOG2E,
     LONGEST_FIRST_MAX_WAVES, BwdGeometry, choose, first_step, program_coords)
 

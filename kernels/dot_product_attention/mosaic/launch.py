@@ -1,7 +1,7 @@
 """The "mosaic" attention forward's launch decisions, made on the host from the call's shape:
 how many programs (`forward_programs`), whether the last round splits by key steps
 (`split_forward_tail`), and whether causal persistent tiles run from a list (`listed_forward`).
-``mosaic.py`` applies them when it builds a `mosaic_fwd.FwdGeometry`; each docstring gives the
+``attention.py`` applies them when it builds a `mosaic_fwd.FwdGeometry`; each docstring gives the
 H200 measurements behind its thresholds.
 """
 
@@ -10,7 +10,8 @@ from __future__ import annotations
 import dataclasses
 
 from pjrtkit.kernels.core import pallas as pallas_lib
-from pjrtkit.kernels.dot_product_attention import mosaic_fwd, mosaic_work
+from pjrtkit.kernels.dot_product_attention.mosaic import fwd as mosaic_fwd
+from pjrtkit.kernels.dot_product_attention.mosaic import work as mosaic_work
 
 BLOCK_Q = 64
 """Query rows per compute warpgroup (a tile, a query pair, is two of them)."""
@@ -30,7 +31,7 @@ def forward_programs(tiles: int, causal: bool, q_len_padded: int, kv_len_padded:
   steps x `block_kv`), else one tile per program. On the H200 (bf16, CUPTI), 32x2048x16x64
   (1088 keys on average) took 0.736 ms persistent against 0.801 with one tile per program, but
   1x16384x16x128 (8256 keys) 1.654 against 1.614 ms
-  (``tools/bench/results/mosaic_fwd_variants_h200.txt``).
+  (``docs/results/kernels/mosaic_fwd_variants_h200.txt``).
   """
   persistent = min(tiles, pallas_lib.sm_count())
   if not causal:
@@ -56,7 +57,7 @@ def split_forward_tail(g: mosaic_fwd.FwdGeometry) -> bool:
   or full rounds x key steps + its share of the tail split: at 1x16384x16x128 on 132 SMs (2048
   tiles of 128 key steps: 15 rounds and 68 tiles) 1986 steps against 2048, 3.0 % fewer; at
   32x2048x16x64 with 256-key steps (8192 tiles of 8 steps: 62 rounds and 8 tiles) 497 against
-  504, 1.4 %. On the H200 (``tools/bench/results/mosaic_fwd_variants_h200.txt``): with the pieces
+  504, 1.4 %. On the H200 (``docs/results/kernels/mosaic_fwd_variants_h200.txt``): with the pieces
   in the full rounds' loop, 1x16384x16x128 683.4 -> 697.7 TFLOP/s and
   3x1024x4x64 on 5 programs 15.9 -> 16.1, but 32x2048x16x64 511.5 -> 459.2 (per-item cost in
   every round); with the pieces in a loop of their own, 32x2048x16x64 518.5
@@ -91,7 +92,7 @@ def listed_forward(g: mosaic_fwd.FwdGeometry) -> bool:
   the same time hold tiles of a few consecutive (batch, head)s (about 8 at 32x2048x16x64 on 132
   SMs, 16 tiles each) and share their keys and values in L2, where the deal runs the last pairs
   of every (batch, head) at once; it is less even where programs get few tiles. On the H200
-  (one process each, outputs bitwise equal; ``tools/bench/results/
+  (one process each, outputs bitwise equal; ``docs/results/kernels/
   mosaic_fwd_variants_h200.txt``): 32x2048x16x64 causal 383.2 -> 398.8 and 377.7 -> 397.5
   TFLOP/s (busiest program 1.0177x the mean listed, 1.0024x dealt: taken), but 2x1024x8x64 on
   20 programs with 64-key steps 44.5 -> 41.0 (1.125x against 1.016x: not taken); 1x16384x16x128

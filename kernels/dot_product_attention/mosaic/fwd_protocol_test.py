@@ -32,11 +32,11 @@ import jax.numpy as real_jnp  # noqa: E402
 import pytest  # noqa: E402
 
 from pjrtkit.kernels.core import pallas as pallas_lib  # noqa: E402
-from pjrtkit.kernels.dot_product_attention import mosaic_fwd  # noqa: E402
-from pjrtkit.kernels.dot_product_attention import mosaic_work  # noqa: E402
-from pjrtkit.kernels.dot_product_attention import protocol_replay  # noqa: E402
-from pjrtkit.kernels.dot_product_attention.protocol_replay import Event  # noqa: E402
-from pjrtkit.kernels.dot_product_attention.protocol_replay import ProtocolError  # noqa: E402
+from pjrtkit.kernels.dot_product_attention.mosaic import fwd as mosaic_fwd  # noqa: E402
+from pjrtkit.kernels.dot_product_attention.mosaic import work as mosaic_work  # noqa: E402
+from pjrtkit.kernels.dot_product_attention.mosaic.testing import protocol_replay  # noqa: E402
+from pjrtkit.kernels.dot_product_attention.mosaic.testing.protocol_replay import Event  # noqa: E402
+from pjrtkit.kernels.dot_product_attention.mosaic.testing.protocol_replay import ProtocolError  # noqa: E402
 
 UNWAITED_OK = frozenset({"k_free", "v_free"})
 """Barriers that release a key/value slot, whose last phases go unwaited. Every phase of the
@@ -110,7 +110,7 @@ def test_reads_are_not_checked_against_run_time_slots():
 
 def _geometry(b: int, t: int, h: int, k: int, s: int, d: int, block_kv: int, stages: int,
               causal: bool, programs: int, **kw: Any) -> mosaic_fwd.FwdGeometry:
-  """A forward geometry as `mosaic.py` builds one (queries padded to pairs of 64-row blocks,
+  """A forward geometry as `attention.py` builds one (queries padded to pairs of 64-row blocks,
   keys to `block_kv`), with the launch fields (`programs`, `split_tail`, `listed`) given."""
   return mosaic_fwd.FwdGeometry(
       batch=b, heads=h, kv_heads=k, q_len_padded=pallas_lib.round_up(t, 128), kv_len=s,

@@ -24,7 +24,7 @@ one warpgroup's softmax runs while the other's matrix multiplies occupy the tens
 took 1x16384x16x128 from 645 to 693 TFLOP/s; the named barriers
 (in place of a two-arrival mbarrier rendezvous, which polls) took 32x2048x16x64 from 476 to 514
 TFLOP/s, 1x16384x16x128 from 682 to 691 and its causal form from 667 to 674, outputs bitwise
-equal (``tools/bench/results/mosaic_fwd_variants_h200.txt``).
+equal (``docs/results/kernels/mosaic_fwd_variants_h200.txt``).
 Keys are read straight from the ``[B, S, K, D]`` arrays (strided 2-D TMA tiles), so nothing is
 transposed in memory. Causal programs stop at the diagonal and mask only the steps that cross it.
 
@@ -37,9 +37,9 @@ TFLOP/s against the split in one loop, 32x2048x16x64 518.5 unsplit -> 529.5, whe
 one loop ran 461.7; `mosaic.split_forward_tail` decides when).
 
 Sequences are padded to the blocks (padded keys masked). The log-sum-exp (natural log) is saved
-for the backward kernels in ``mosaic.py``. Compiled only: Pallas's Mosaic GPU interpreter (JAX
+for the backward kernels in ``attention.py``. Compiled only: Pallas's Mosaic GPU interpreter (JAX
 0.11.2, 0.12) cannot lower this kernel's wgmma pipeline effects, so under `pallas_interpret`
-``mosaic.py`` runs its single-warpgroup forward instead.
+``attention.py`` runs its single-warpgroup forward instead.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ from jax.experimental import pallas as pl
 import jax.experimental.pallas.mosaic_gpu as plgpu
 
 from pjrtkit.kernels.core import pallas as pallas_lib
-from pjrtkit.kernels.dot_product_attention import mosaic_work
+from pjrtkit.kernels.dot_product_attention.mosaic import work as mosaic_work
 from pjrtkit.kernels.dot_product_attention.base import PaddedShape
 
 _LOG2E = math.log2(math.e)
@@ -517,7 +517,7 @@ def _load_warp(g: FwdGeometry) -> bool:
   """Whether one warp of the producer warpgroup issues the loads, each slot's keys refilled once
   its keys are free (causal calls), rather than the whole warpgroup refilling keys and values
   once both are free (without a causal mask). On the H200 (bitwise-equal
-  outputs, `tools/bench/results/mosaic_fwd_variants_h200.txt`) the one-warp producer took the
+  outputs, `docs/results/kernels/mosaic_fwd_variants_h200.txt`) the one-warp producer took the
   causal 1x16384x16x128 forward from 670.4 to 675.7 TFLOP/s and 32x2048x16x64 (persistent) from
   377.5 to 386.8, and was slower without a causal mask: 1x16384x16x128 680.6 -> 677.7 (and
   689-690 -> 678-679 with either half of the change alone)."""

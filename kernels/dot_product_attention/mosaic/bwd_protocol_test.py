@@ -38,10 +38,10 @@ import jax.numpy as real_jnp  # noqa: E402
 import pytest  # noqa: E402
 
 from pjrtkit.kernels.core import pallas as pallas_lib  # noqa: E402
-from pjrtkit.kernels.dot_product_attention import mosaic_bwd  # noqa: E402
-from pjrtkit.kernels.dot_product_attention import mosaic_bwd_geometry  # noqa: E402
-from pjrtkit.kernels.dot_product_attention import protocol_replay  # noqa: E402
-from pjrtkit.kernels.dot_product_attention.protocol_replay import ProtocolError  # noqa: E402
+from pjrtkit.kernels.dot_product_attention.mosaic import bwd as mosaic_bwd  # noqa: E402
+from pjrtkit.kernels.dot_product_attention.mosaic import bwd_geometry as mosaic_bwd_geometry  # noqa: E402
+from pjrtkit.kernels.dot_product_attention.mosaic.testing import protocol_replay  # noqa: E402
+from pjrtkit.kernels.dot_product_attention.mosaic.testing.protocol_replay import ProtocolError  # noqa: E402
 
 UNWAITED_OK = frozenset({"q_free", "ds_free", "kv_free", "stagger"})
 """Barriers that release a buffer (or start a warpgroup), whose last phases may go unwaited.

@@ -23,8 +23,8 @@ import pytest  # noqa: E402
 
 from pjrtkit.kernels.core import pallas as pallas_lib  # noqa: E402
 from pjrtkit.kernels.dot_product_attention import base  # noqa: E402
-from pjrtkit.kernels.dot_product_attention import mosaic_bwd  # noqa: E402
-from pjrtkit.kernels.dot_product_attention import mosaic_work  # noqa: E402
+from pjrtkit.kernels.dot_product_attention.mosaic import bwd as mosaic_bwd  # noqa: E402
+from pjrtkit.kernels.dot_product_attention.mosaic import work as mosaic_work  # noqa: E402
 from pjrtkit.kernels.dot_product_attention.mosaic import MosaicAttention  # noqa: E402
 
 
@@ -58,7 +58,7 @@ def test_backward_geometry_fits_hopper_shared_memory():
   # Keys, values 2 x 16 KiB; Q, dO 4 stages x 2 x 8 KiB; lse, delta 2 KiB; dS^T 2 x 16 KiB;
   # dQ staging 2 x 16 KiB; 4 KiB of barriers and alignment.
   assert g.smem_bytes(2) == 32768 + 65536 + 2048 + 32768 + 32768 + 4096
-  # Nsight Compute on the H200 (tools/bench/results/ncu_h200_fused_bwd_summary.txt): this kernel
+  # Nsight Compute on the H200 (docs/results/kernels/ncu_h200_fused_bwd_summary.txt): this kernel
   # took 166,104 bytes of dynamic shared memory, and A6's below 198,792: the estimate covers both
   # with under 4 KiB to spare.
   assert 166104 <= g.smem_bytes(2) < 166104 + 4096

@@ -38,9 +38,12 @@ from pjrtkit.kernels.core.device import DeviceInfo
 from pjrtkit.kernels.core.interpret import interpret_enabled
 from pjrtkit.kernels.core.op import Op
 from pjrtkit.kernels.core.spec import Spec
-from pjrtkit.kernels.dot_product_attention import base, mosaic_bwd, mosaic_fwd, mosaic_work
+from pjrtkit.kernels.dot_product_attention import base
+from pjrtkit.kernels.dot_product_attention.mosaic import bwd as mosaic_bwd
+from pjrtkit.kernels.dot_product_attention.mosaic import fwd as mosaic_fwd
+from pjrtkit.kernels.dot_product_attention.mosaic import work as mosaic_work
 # The forward's launch decisions (re-exported: `mosaic.forward_programs` etc.).
-from pjrtkit.kernels.dot_product_attention.mosaic_launch import (  # noqa: F401
+from pjrtkit.kernels.dot_product_attention.mosaic.launch import (  # noqa: F401
     BLOCK_Q as _BLOCK_Q, CAUSAL_PERSISTENT_MAX_KEYS, LISTED_MAX_EXTRA_IMBALANCE,
     SPLIT_TAIL_MAX_RUNS, SPLIT_TAIL_MIN_GAIN, forward_programs, listed_forward,
     split_forward_tail)

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from pjrtkit.kernels.core import pallas as pallas_lib
-from pjrtkit.kernels.dot_product_attention import mosaic_work
+from pjrtkit.kernels.dot_product_attention.mosaic import work as mosaic_work
 from pjrtkit.kernels.dot_product_attention.base import PaddedShape
 
 LOG2E = math.log2(math.e)
@@ -58,7 +58,7 @@ class BwdGeometry(PaddedShape):
   warpgroup's dS^T of the same step, the two stay about half a step apart, one's exponentials
   and elementwise work running beside the other's products (`choose` takes it at head_dim 128).
   On the H200 (bf16, backward kernel + dQ cast, CUPTI medians, one process,
-  `tools/kernels_gpu/bwd_variant_bench.py`, `tools/bench/results/mosaic_bwd_variants_h200.txt`)
+  `tools/kernels_gpu/bwd_variant_bench.py`, `docs/results/kernels/mosaic_bwd_variants_h200.txt`)
   4x4096x32x128 with 8 key/value heads went from 5.33 to 5.10 ms, its causal form from 2.94 to
   2.87, 16x1024x32x128 from 1.535 to 1.509; once `loop_descriptors` removed the spills it had
   caused, also 1x16384x16x128 10.48 -> 9.75 ms, 2x6144x16x128 2.74 -> 2.60, 3x2560x12x128 0.616

@@ -3,7 +3,7 @@ its launches (persistent, listed, split tail) and lowering for CUDA (``jax.expor
 platforms=["cuda"])`` runs Pallas's Mosaic GPU lowering on the CPU, which catches shape, layout,
 transform and scratch-allocation errors in the warp-specialised kernels that Pallas's interpreter
 cannot run; not barrier ordering or phase errors, which only show when they run). The backward's
-checks are in mosaic_bwd_test.py. Numerics are checked on the H200 (tools/kernels_gpu:
+checks are in bwd_test.py. Numerics are checked on the H200 (tools/kernels_gpu:
 dot_product_attention_test's GPU tests).
 """
 
@@ -25,8 +25,9 @@ import pytest  # noqa: E402
 
 from pjrtkit.kernels.core import pallas as pallas_lib  # noqa: E402
 from pjrtkit.kernels.dot_product_attention import base  # noqa: E402
-from pjrtkit.kernels.dot_product_attention import mosaic_fwd  # noqa: E402
-from pjrtkit.kernels.dot_product_attention import mosaic_work  # noqa: E402
+from pjrtkit.kernels.dot_product_attention.mosaic import attention as mosaic_attention  # noqa: E402
+from pjrtkit.kernels.dot_product_attention.mosaic import fwd as mosaic_fwd  # noqa: E402
+from pjrtkit.kernels.dot_product_attention.mosaic import work as mosaic_work  # noqa: E402
 from pjrtkit.kernels.dot_product_attention.mosaic import MosaicAttention  # noqa: E402
 
 
@@ -69,19 +70,18 @@ def test_causal_persistent_forward_runs_every_tile_once_with_even_loads(b, t, h,
 
 
 def test_forward_programs_persistent_for_short_causal_tiles_only(monkeypatch):
-  from pjrtkit.kernels.dot_product_attention import mosaic  # pylint: disable=g-import-not-at-top
   sms = 132  # an H200's (the CPU device reports its own count)
-  monkeypatch.setattr(mosaic.pallas_lib, "sm_count", lambda: sms)
-  assert mosaic.forward_programs(2048, False, 16384, 16384, 128) == sms
-  assert mosaic.forward_programs(100, False, 16384, 16384, 128) == 100  # fewer tiles than SMs
-  assert mosaic.forward_programs(2048, True, 16384, 16384, 128) == 2048  # 8256 keys per tile
-  assert mosaic.forward_programs(8192, True, 2048, 2048, 128) == sms  # 1088 keys
-  assert mosaic.forward_programs(8192, True, 2048, 2048, 64) == sms  # 1088 keys
-  assert mosaic.forward_programs(630, True, 8064, 8064, 128) == sms  # 4096 keys: the limit
-  assert mosaic.forward_programs(2048, True, 8192, 8192, 128) == 2048  # 4160 keys
+  monkeypatch.setattr(mosaic_attention.pallas_lib, "sm_count", lambda: sms)
+  assert mosaic_attention.forward_programs(2048, False, 16384, 16384, 128) == sms
+  assert mosaic_attention.forward_programs(100, False, 16384, 16384, 128) == 100  # fewer tiles than SMs
+  assert mosaic_attention.forward_programs(2048, True, 16384, 16384, 128) == 2048  # 8256 keys per tile
+  assert mosaic_attention.forward_programs(8192, True, 2048, 2048, 128) == sms  # 1088 keys
+  assert mosaic_attention.forward_programs(8192, True, 2048, 2048, 64) == sms  # 1088 keys
+  assert mosaic_attention.forward_programs(630, True, 8064, 8064, 128) == sms  # 4096 keys: the limit
+  assert mosaic_attention.forward_programs(2048, True, 8192, 8192, 128) == 2048  # 4160 keys
   # 8192 queries, 1024 keys: steps stop at the 8 key blocks, 968 keys per tile on average
   # (4160 if they did not).
-  assert mosaic.forward_programs(2048, True, 8192, 1024, 128) == sms
+  assert mosaic_attention.forward_programs(2048, True, 8192, 1024, 128) == sms
 
 
 def test_causal_persistent_forward_lowers_for_cuda():
@@ -157,16 +157,15 @@ def test_listed_forward_lowers_for_cuda_and_refuses_other_launches():
 
 
 def test_causal_persistent_forwards_run_from_a_list_where_it_is_about_as_even():
-  """`mosaic.listed_forward` and `mosaic_work.program_steps`: on at 32x2048x16x64 causal on 132
+  """`mosaic_attention.listed_forward` and `mosaic_work.program_steps`: on at 32x2048x16x64 causal on 132
   SMs (8192 tiles, rows of 72 int32s; the busiest program's steps + per-tile cost 600 listed
   against 591 dealt by length, mean 589.58), off at 2x1024x8x64 on 20 programs with 64-key steps
   (72 against 65, mean 64) and at 4x1152x8x64 on 132 (36 against 27, mean 24), off without a
   causal mask, with one tile per program, with the split tail, and where a program's row would
   pass `mosaic_work.LISTED_MAX_WIDTH` (512x2048x16x64: 131072 tiles, about 993 per program;
   32x2048x16x64 on 36 programs: 260), and the rows at 33 programs (256) are taken."""
-  from pjrtkit.kernels.dot_product_attention import mosaic  # pylint: disable=g-import-not-at-top
   g = _causal_geometry(32, 2048, 16, 64, 128, 132)
-  assert mosaic.listed_forward(g)
+  assert mosaic_attention.listed_forward(g)
   assert mosaic_work.tile_list(dataclasses.replace(g, listed=True)).shape == (132, 72)
   for geometry, listed_max, dealt_max, total in (
       (g, 600, 591, 77824), (_causal_geometry(2, 1024, 8, 64, 64, 20), 72, 65, 1280),
@@ -175,14 +174,14 @@ def test_causal_persistent_forwards_run_from_a_list_where_it_is_about_as_even():
     dealt = mosaic_work.program_steps(geometry)
     assert (max(listed), max(dealt)) == (listed_max, dealt_max)
     assert sum(listed) == sum(dealt) == total
-    assert mosaic.listed_forward(geometry) == (geometry is g)
-  assert not mosaic.listed_forward(dataclasses.replace(g, causal=False))
-  assert not mosaic.listed_forward(_causal_geometry(1, 16384, 16, 128, 128, 2048))
-  assert not mosaic.listed_forward(_causal_geometry(512, 2048, 16, 64, 128, 132))
-  assert not mosaic.listed_forward(_causal_geometry(32, 2048, 16, 64, 128, 36))
-  assert mosaic.listed_forward(_causal_geometry(32, 2048, 16, 64, 128, 33))
+    assert mosaic_attention.listed_forward(geometry) == (geometry is g)
+  assert not mosaic_attention.listed_forward(dataclasses.replace(g, causal=False))
+  assert not mosaic_attention.listed_forward(_causal_geometry(1, 16384, 16, 128, 128, 2048))
+  assert not mosaic_attention.listed_forward(_causal_geometry(512, 2048, 16, 64, 128, 132))
+  assert not mosaic_attention.listed_forward(_causal_geometry(32, 2048, 16, 64, 128, 36))
+  assert mosaic_attention.listed_forward(_causal_geometry(32, 2048, 16, 64, 128, 33))
   split = _split_geometry(1, 16384, 16, 128, 128, 132)
-  assert not mosaic.listed_forward(split)
+  assert not mosaic_attention.listed_forward(split)
 
 
 def _split_geometry(b, t, h, d, block_kv, programs, kv_len=None, with_lse=True):
@@ -288,31 +287,30 @@ def test_split_tail_forward_lowers_for_cuda():
 
 
 def test_forward_splits_the_tail_where_it_saves_one_percent_of_steps():
-  """`mosaic.split_forward_tail`: on at 1x16384x16x128 on 132 SMs (the busiest program's key
+  """`mosaic_attention.split_forward_tail`: on at 1x16384x16x128 on 132 SMs (the busiest program's key
   steps 2048 -> 1986), 3x1024x4x64 on 5 programs (160 -> 154) and 32x2048x16x64 with 256-key
   steps (504 -> 497, 1.4 %); off where it saves less (64x2048x16x64: 1000 -> 993, 0.7 %;
   1x2048x16x128: a tail of 124 tiles on 132 programs saves nothing), with a causal mask, one tile
   per program, no tail, or tail tiles in more than 4 (batch, head) runs."""
-  from pjrtkit.kernels.dot_product_attention import mosaic  # pylint: disable=g-import-not-at-top
 
   def geometry(b, t, h, d, block_kv, programs, causal=False):
     return mosaic_fwd.FwdGeometry(batch=b, heads=h, kv_heads=h, q_len_padded=t, kv_len=t,
                                   kv_len_padded=t, head_dim=d, block_q=64, block_kv=block_kv,
                                   stages=2, scale=0.125, causal=causal, programs=programs)
 
-  assert mosaic.split_forward_tail(geometry(1, 16384, 16, 128, 128, 132))
-  assert mosaic.split_forward_tail(geometry(3, 1024, 4, 64, 128, 5))
-  assert mosaic.split_forward_tail(geometry(32, 2048, 16, 64, 256, 132))
-  assert not mosaic.split_forward_tail(geometry(64, 2048, 16, 64, 256, 132))
-  assert not mosaic.split_forward_tail(geometry(1, 2048, 16, 128, 128, 132))
-  assert not mosaic.split_forward_tail(geometry(1, 16384, 16, 128, 128, 132, causal=True))
-  assert not mosaic.split_forward_tail(geometry(1, 16384, 16, 128, 128, 2048))
-  assert not mosaic.split_forward_tail(geometry(1, 16896, 16, 128, 128, 132))  # 16 rounds
+  assert mosaic_attention.split_forward_tail(geometry(1, 16384, 16, 128, 128, 132))
+  assert mosaic_attention.split_forward_tail(geometry(3, 1024, 4, 64, 128, 5))
+  assert mosaic_attention.split_forward_tail(geometry(32, 2048, 16, 64, 256, 132))
+  assert not mosaic_attention.split_forward_tail(geometry(64, 2048, 16, 64, 256, 132))
+  assert not mosaic_attention.split_forward_tail(geometry(1, 2048, 16, 128, 128, 132))
+  assert not mosaic_attention.split_forward_tail(geometry(1, 16384, 16, 128, 128, 132, causal=True))
+  assert not mosaic_attention.split_forward_tail(geometry(1, 16384, 16, 128, 128, 2048))
+  assert not mosaic_attention.split_forward_tail(geometry(1, 16896, 16, 128, 128, 132))  # 16 rounds
   # 128-row sequences: each tile its own (batch, head) run; 23 tail tiles in 23 runs.
   many = geometry(1, 128, 155, 64, 64, 132)
   assert many.tail_tiles == 23
   assert len(mosaic_work.tail_groups(dataclasses.replace(many, split_tail=True))) == 23
-  assert not mosaic.split_forward_tail(many)
+  assert not mosaic_attention.split_forward_tail(many)
 
 
 def test_split_tail_refuses_causal_and_even_launches():
@@ -401,7 +399,6 @@ def test_forward_without_lse_lowers_with_one_output(with_lse):
 def test_forward_output_asks_the_kernel_for_no_lse(monkeypatch):
   """`MosaicAttention.forward_output` (the call that is not differentiated) builds the compiled
   kernel with ``with_lse=False``; `forward` (under differentiation) with it."""
-  from pjrtkit.kernels.dot_product_attention import mosaic  # pylint: disable=g-import-not-at-top
   seen = []
 
   def fake_forward(q, k, v, g):
@@ -409,7 +406,7 @@ def test_forward_output_asks_the_kernel_for_no_lse(monkeypatch):
     lse = jnp.zeros((g.batch, g.heads, g.q_len_padded), jnp.float32) if g.with_lse else None
     return jnp.zeros(q.shape, q.dtype), lse
 
-  monkeypatch.setattr(mosaic, "interpret_enabled", lambda: False)
+  monkeypatch.setattr(mosaic_attention, "interpret_enabled", lambda: False)
   monkeypatch.setattr(mosaic_fwd, "forward", fake_forward)
   q = jnp.zeros((1, 200, 2, 64), jnp.bfloat16)
   spec = base.make_spec(q, q, q, None, None, True, 0.125)
