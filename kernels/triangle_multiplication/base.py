@@ -98,7 +98,7 @@ def compute(args: tuple[Any, ...], spec: Spec, layer_norm: Any, gated_linear_uni
   return out * jax.nn.sigmoid(gate)
 
 
-def _plain_layer_norm(x: jax.Array, scale: jax.Array, offset: jax.Array, eps: float
+def plain_layer_norm(x: jax.Array, scale: jax.Array, offset: jax.Array, eps: float
                       ) -> jax.Array:
   xf = x.astype(jnp.float32)
   mean = jnp.mean(xf, axis=-1, keepdims=True)
@@ -107,7 +107,7 @@ def _plain_layer_norm(x: jax.Array, scale: jax.Array, offset: jax.Array, eps: fl
   return y.astype(x.dtype)
 
 
-def _plain_glu(x: jax.Array, weights: tuple[jax.Array, jax.Array], precision: Any
+def plain_glu(x: jax.Array, weights: tuple[jax.Array, jax.Array], precision: Any
                ) -> jax.Array:
   gate = jnp.matmul(x, weights[0], precision=precision).astype(jnp.float32)
   up = jnp.matmul(x, weights[1], precision=precision).astype(jnp.float32)
@@ -117,4 +117,4 @@ def _plain_glu(x: jax.Array, weights: tuple[jax.Array, jax.Array], precision: An
 def reference(*args: Any, triangle_type: str, epsilon: float = 1e-6) -> jax.Array:
   """The plain-JAX definition at the highest precision, differentiated by JAX in tests."""
   spec = make_spec(args, triangle_type, jax.lax.Precision.HIGHEST, epsilon)
-  return compute(args, spec, _plain_layer_norm, _plain_glu)
+  return compute(args, spec, plain_layer_norm, plain_glu)

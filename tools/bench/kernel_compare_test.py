@@ -50,9 +50,12 @@ def test_throughput_arithmetic_is_exact_for_the_issue_shapes():
   assert layer_norm_bench.bytes_moved(l2) == 2 * 8192 * 8192 * 2 == 268435456
   assert layer_norm_bench.bytes_moved(l3) == layer_norm_bench.bytes_moved(l4) == 671088640
   assert compare_cases.throughput(l4, 0.5) == pytest.approx(1.34217728, rel=1e-12)
-  assert [c.id for c in compare_cases.select()] == [
+  two = (attention_specs.OP, layer_norm_specs.OP)
+  assert [c.id for c in compare_cases.select() if c.op in two] == [
       "A1", "A2", "A3", "A4", "L1", "L2", "L3", "L4", "A5", "A6", "A7", "A8", "A9", "A10",
       "H1", "H2", "H3", "H4", "H5"]
+  ids = [c.id for c in compare_cases.select()]
+  assert ids.index("RD1") < ids.index("RD7") < ids.index("RD9")  # first, extra, held out
   assert compare_cases.select(["a6"], quick=True)[0].shape == (1, 256, 2, 128)
   with pytest.raises(ValueError, match="unknown case"):
     compare_cases.select(["A11"])
@@ -60,12 +63,14 @@ def test_throughput_arithmetic_is_exact_for_the_issue_shapes():
 
 def test_the_ops_are_found_in_their_folders():
   benches = compare_cases.op_benchmarks()
-  assert [b.name for b in benches] == ["attention", "layer_norm"]   # folder-name order
-  assert benches[0] is attention_bench.BENCHMARK and benches[1] is layer_norm_bench.BENCHMARK
+  assert [b.name for b in benches] == [   # folder-name order
+      "attention", "gated_linear_unit", "layer_norm", "linear_softmax_cross_entropy_loss",
+      "ragged_dot", "triangle_multiplication"]
+  assert benches[0] is attention_bench.BENCHMARK and benches[2] is layer_norm_bench.BENCHMARK
   assert compare_cases.throughput_unit("attention") == "TFLOP/s"
   assert compare_cases.throughput_unit("layer_norm") == "TB/s"
   with pytest.raises(KeyError, match="no op benchmark 'softmax'; known: "
-                                     r"\['attention', 'layer_norm'\]"):
+                                     r"\['attention', 'gated_linear_unit', 'layer_norm'"):
     compare_cases.benchmark_of("softmax")
   # Every op's cases are its arg_specs' CALL_SPECS: full shape (primary, held_out) and quick (ci).
   for bench, specs in ((attention_bench.BENCHMARK, attention_specs),
@@ -128,8 +133,9 @@ def test_gqa_and_held_out_cases_labels_flops_and_selection():
   assert [c.label for c in held] == ["H1 attention fwd 8x1536x24x64",
                                      "H3 attention fwd+bwd causal 2x3072x16x64 kv4",
                                      "H5 attention fwd causal 4x5120x8x128"]
-  assert [c.id for c in compare_cases.cases() if c.held_out] == ["H1", "H2", "H3", "H4", "H5"]
-  assert all(c.extra for c in compare_cases.cases()[8:])
+  attention = [c for c in compare_cases.cases() if c.op == attention_specs.OP]
+  assert [c.id for c in attention if c.held_out] == ["H1", "H2", "H3", "H4", "H5"]
+  assert all(c.extra for c in attention[4:])
   with pytest.raises(ValueError, match="kv_heads=5 does not divide the query's 32 heads"):
     attention_specs.AttentionCase("X", attention_specs.OP, (1, 8, 32, 64), comparison.FWD,
                                   kv_heads=5)
@@ -146,7 +152,8 @@ def test_every_case_has_a_quick_shape_keeping_head_dim_and_group():
     small = quick[case.id]
     quick_shapes = compare_cases.benchmark_of(case.op).quick_shapes
     assert small.shape == quick_shapes[case.shape] != case.shape
-    assert small.shape[-1] == case.shape[-1] or case.op == layer_norm_specs.OP
+    if case.op == attention_specs.OP:
+      assert small.shape[-1] == case.shape[-1]
     assert ((getattr(small, "causal", None), small.phase, small.held_out) ==
             (getattr(case, "causal", None), case.phase, case.held_out))
     if case.op == attention_specs.OP:
@@ -176,7 +183,7 @@ def test_held_out_shapes_are_not_in_the_shipped_h200_tuned_file():
   assert (1, 16384, 16, 128) in tuned and (32, 2048, 16, 64) in tuned   # The file is read.
   for case in compare_cases.cases():
     if case.held_out:
-      assert case.shape not in tuned and case.kv_shape not in tuned, case.label
+      assert case.shape not in tuned and getattr(case, "kv_shape", None) not in tuned, case.label
 
 
 def test_a_fast_wrong_contender_is_never_best():
@@ -203,7 +210,7 @@ def test_contenders_are_chosen_by_group_or_by_name_with_underscores():
   cc.check_selection(["pk_None", "cudnn", "XLA jnp"])  # no error
   with pytest.raises(ValueError, match=r"--contenders: unknown 'pk_mosiac', 'tokamax mosaic2'; "
                      r"accepted: the groups ours, cudnn, jax, tokamax, xla or the names .*"
-                     r"pk_None, pk_mosaic"):
+                     r"pk_None, .*pk_mosaic"):
     cc.check_selection(["pk_mosiac", "cuDNN", "tokamax mosaic2"])
   with pytest.raises(ValueError, match="unknown 'nobody'"):
     kernel_compare.run(["--quick", "--cases", "A3", "--contenders", "cuDNN,nobody",
