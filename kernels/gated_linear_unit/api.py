@@ -10,16 +10,24 @@ from pjrtkit.kernels.core.device import DeviceInfo
 from pjrtkit.kernels.core.op import Family, Op, register_family
 from pjrtkit.kernels.core.spec import Spec
 from pjrtkit.kernels.gated_linear_unit import base
+from pjrtkit.kernels.gated_linear_unit.triton import TritonGatedLinearUnit
 from pjrtkit.kernels.gated_linear_unit.xla import XlaGatedLinearUnit
 
 IMPLEMENTATIONS: dict[str, Op] = {
     "xla": XlaGatedLinearUnit(),
+    "triton": TritonGatedLinearUnit(),
 }
 
 
 def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
-  """The documented choice for ``implementation=None`` without a tuned result: "xla"."""
-  del spec, device, phase
+  """The documented choice for ``implementation=None`` without a tuned result: "xla"; on an
+  NVIDIA GPU the forward is "triton" (both products and the activation in one kernel; it
+  refuses weights of another dtype than x, which fall back to "xla"), and the gradient "xla"
+  (which is also what "triton"'s backward runs).
+  """
+  del spec
+  if device.is_gpu and phase == "fwd":
+    return ["triton", "xla"]
   return ["xla"]
 
 

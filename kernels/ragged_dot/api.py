@@ -10,12 +10,14 @@ from pjrtkit.kernels.core.device import DeviceInfo
 from pjrtkit.kernels.core.op import Family, Op, register_family
 from pjrtkit.kernels.core.spec import Spec
 from pjrtkit.kernels.ragged_dot import base
+from pjrtkit.kernels.ragged_dot.triton import TritonRaggedDot
 from pjrtkit.kernels.ragged_dot.xla import XlaRaggedDot
 from pjrtkit.kernels.ragged_dot.xla_grouped import XlaGroupedRaggedDot
 
 IMPLEMENTATIONS: dict[str, Op] = {
     "xla": XlaRaggedDot(),
     "xla_grouped": XlaGroupedRaggedDot(),
+    "triton": TritonRaggedDot(),
 }
 
 
@@ -26,8 +28,13 @@ def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   forward and gradient: XLA expands ``ragged_dot`` into a product over every group, ``g`` times
   the work (measured on pjrtkit's CPU device by ``kernels/ragged_dot/benchmark.py``; see
   docs/kernels.md). "xla" for every other layout and for integer operands.
+  An NVIDIA GPU: "triton" first, forward and gradient (the grouped Pallas Triton kernels; it
+  refuses other layouts, integer and mixed-dtype operands, which fall through to the same
+  choices as elsewhere).
   """
-  del spec, device, phase
+  del spec, phase
+  if device.is_gpu:
+    return ["triton", "xla_grouped", "xla"]
   return ["xla_grouped", "xla"]
 
 
@@ -60,7 +67,7 @@ def ragged_dot_general(lhs: Any, rhs: Any, group_sizes: Any,
     activation: a function applied to the result in float32 before the cast (fused where the
       implementation can; its gradient is taken by JAX).
     manual_axis_type: accepted for Tokamax compatibility; must be None.
-    implementation: "xla", "xla_grouped", or None to choose per device and call.
+    implementation: "xla", "xla_grouped", "triton", or None to choose per device and call.
     zero_initialize: rows no group covers are zero (they always are here).
     fuse_gateup_activation: "silu", "gelu" or "gelu_tanh": the result is
       ``act(y[..., :n/2]) * y[..., n/2:]`` (n the product's last dimension).
