@@ -169,14 +169,23 @@ class OpBenchmark:
 
 
 def phase_function(forward: Forward, case: Case) -> Forward:
-  """What is timed for `case`: `forward`, or forward+backward returning (out, input gradients);
-  the last array given is then the output cotangent."""
+  """What is timed for `case`: `forward`, or forward+backward returning (out, the gradients of
+  the floating inputs); the last array given is then the output cotangent."""
   if case.phase == FWD:
     return forward
 
   def fwd_bwd(*arrays: jax.Array) -> Any:
     *inputs, cotangent = arrays
-    out, pullback = jax.vjp(forward, *inputs)
+    # Gradients of the floating inputs only (group sizes, labels and masks have none).
+    diff = [i for i, a in enumerate(inputs) if jax.numpy.issubdtype(a.dtype, jax.numpy.inexact)]
+
+    def of_floats(*floats: jax.Array) -> Any:
+      full = list(inputs)
+      for i, a in zip(diff, floats):
+        full[i] = a
+      return forward(*full)
+
+    out, pullback = jax.vjp(of_floats, *[inputs[i] for i in diff])
     return out, pullback(cotangent)
 
   return fwd_bwd

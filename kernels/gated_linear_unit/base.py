@@ -82,12 +82,23 @@ def compute_dtype(x_dtype: Any) -> Any:
   return jnp.promote_types(x_dtype, jnp.float32)
 
 
+def _fused(fused: Any, gate: Any, up: Any) -> jax.Array:
+  return jnp.stack([gate, up], axis=1) if fused is None else fused
+
+
+def _matmul(a: jax.Array, b: jax.Array, contract: tuple[int, int], precision: Any) -> jax.Array:
+  """A 2-D product in float32 (every product here is one: the XLA:CPU of jaxlib cannot run some
+  bfloat16 dots with a float32 result that contract two dimensions)."""
+  return jax.lax.dot_general(a, b, (((contract[0],), (contract[1],)), ((), ())),
+                             precision=precision, preferred_element_type=jnp.float32)
+
+
 def products(x: jax.Array, fused: Any, gate: Any, up: Any, precision: Any) -> jax.Array:
   """``[..., 2, n]``: x times the gate and the up weights, in x's dtype (float32 sums)."""
-  if fused is None:
-    fused = jnp.stack([gate, up], axis=1)
-  return jnp.einsum("...k,kjn->...jn", x, fused, precision=precision,
-                    preferred_element_type=jnp.float32).astype(x.dtype)
+  w = _fused(fused, gate, up)
+  k, _, n = w.shape
+  y = _matmul(x.reshape(-1, k), w.reshape(k, 2 * n), (1, 0), precision)
+  return y.astype(x.dtype).reshape(x.shape[:-1] + (2, n))
 
 
 def combine(y: jax.Array, spec: Spec, out_dtype: Any) -> jax.Array:
@@ -117,8 +128,8 @@ def weight_grads(x: jax.Array, dy: jax.Array, fused: Any, precision: Any
                  ) -> tuple[Any, Any, Any]:
   """``(dfused, dgate, dup)`` (the pair's or the fused one's None) from x and dy
   ``[..., 2, n]``."""
-  dw = jnp.einsum("...k,...jn->kjn", x, dy, precision=precision,
-                  preferred_element_type=jnp.float32)
+  k, n = x.shape[-1], dy.shape[-1]
+  dw = _matmul(x.reshape(-1, k), dy.reshape(-1, 2 * n), (0, 0), precision).reshape(k, 2, n)
   if fused is not None:
     return dw, None, None
   return None, dw[:, 0], dw[:, 1]
@@ -126,10 +137,10 @@ def weight_grads(x: jax.Array, dy: jax.Array, fused: Any, precision: Any
 
 def input_grad(dy: jax.Array, fused: Any, gate: Any, up: Any, precision: Any) -> jax.Array:
   """dx (float32) from dy ``[..., 2, n]``."""
-  if fused is None:
-    fused = jnp.stack([gate, up], axis=1)
-  return jnp.einsum("...jn,kjn->...k", dy, fused, precision=precision,
-                    preferred_element_type=jnp.float32)
+  w = _fused(fused, gate, up)
+  k, _, n = w.shape
+  dx = _matmul(dy.reshape(-1, 2 * n), w.reshape(k, 2 * n), (1, 1), precision)
+  return dx.reshape(dy.shape[:-2] + (k,))
 
 
 def reference(x: jax.Array, weights: Any, activation: Any = None) -> jax.Array:

@@ -30,6 +30,12 @@ class GroupedConfig:
   tile_rows: int = 256
 
 
+def tile_rows(config: GroupedConfig, rows: int) -> int:
+  """The config's tile, but no taller than the rows rounded up to 8 (a decode step of a few
+  rows would otherwise multiply a whole tile of padding per group)."""
+  return max(1, min(config.tile_rows, -(-rows // 8) * 8))
+
+
 def _pad_rows(x: jax.Array, tile: int) -> jax.Array:
   pad = -x.shape[0] % tile
   return jnp.pad(x, ((0, pad), (0, 0))) if pad else x
@@ -127,7 +133,7 @@ class XlaGroupedRaggedDot(Op[GroupedConfig]):
 
   def forward(self, args: tuple[Any, ...], spec: Spec, config: GroupedConfig) -> tuple[Any, Any]:
     lhs, rhs, group_sizes, group_offset = args
-    tile = config.tile_rows
+    tile = tile_rows(config, lhs.shape[0])
     sched = self._schedule(lhs, rhs, group_sizes, group_offset, tile)
     acc = rows_product(lhs, rhs, base.dims_of(spec).rhs_contract[0], sched, tile,
                        functions.precision_of(spec.param("precision")), base.accumulator(spec))
@@ -137,7 +143,7 @@ class XlaGroupedRaggedDot(Op[GroupedConfig]):
   def backward(self, residuals: Any, dout: Any, spec: Spec, config: GroupedConfig
                ) -> tuple[Any, ...]:
     lhs, rhs, group_sizes, group_offset, pre = residuals
-    tile = config.tile_rows
+    tile = tile_rows(config, lhs.shape[0])
     sched = self._schedule(lhs, rhs, group_sizes, group_offset, tile)
     contract = base.dims_of(spec).rhs_contract[0]
     precision = functions.precision_of(spec.param("precision"))
