@@ -4,6 +4,8 @@ checked abstractly (``jax.eval_shape``: shapes and dtypes, nothing allocated).""
 
 from __future__ import annotations
 
+import sys
+
 import importlib
 from pathlib import Path
 
@@ -66,3 +68,7 @@ def test_other_calls_have_valid_shapes(op: str) -> None:
 
     out = jax.eval_shape(call)
     assert all(leaf.size >= 1 for leaf in jax.tree.leaves(out)), (op, spec.name)
+
+
+if __name__ == "__main__":
+  sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))

@@ -260,3 +260,7 @@ def test_triangle_multiplication_matches_tokamax(dtype: str, triangle_type: str)
 def test_runs_on_pjrtkit_cpu_device() -> None:
   """The comparisons above ran on pjrtkit's CPU device (not jaxlib's)."""
   assert device.current_device().is_pjrtkit_cpu
+
+
+if __name__ == "__main__":
+  sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))

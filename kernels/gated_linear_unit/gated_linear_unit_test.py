@@ -5,6 +5,8 @@ export. Tolerances: `pjrtkit.kernels.testing.TOLERANCES`. Tokamax parity:
 
 from __future__ import annotations
 
+import sys
+
 from pjrtkit.kernels import testing
 
 testing.setup_environment()
@@ -112,3 +114,7 @@ def test_autotune_and_export() -> None:
   back = jax.export.deserialize(exported.serialize())
   for a, b in zip(jax.tree.leaves(back.call(x, w)), jax.tree.leaves(tuned)):
     np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+if __name__ == "__main__":
+  sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))

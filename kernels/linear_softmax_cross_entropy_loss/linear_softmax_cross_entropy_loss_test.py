@@ -6,6 +6,8 @@ Tolerances: `pjrtkit.kernels.testing.TOLERANCES`."""
 
 from __future__ import annotations
 
+import sys
+
 from pjrtkit.kernels import testing
 
 testing.setup_environment()
@@ -136,3 +138,7 @@ def test_autotune_measures_chunk_configs_and_export_round_trips() -> None:
   back = jax.export.deserialize(exported.serialize())
   for a, b in zip(jax.tree.leaves(back.call(x, w)), jax.tree.leaves(f(x, w))):
     np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+if __name__ == "__main__":
+  sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))

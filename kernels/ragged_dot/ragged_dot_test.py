@@ -7,6 +7,8 @@ Tolerances: `pjrtkit.kernels.testing.TOLERANCES`. Tokamax parity: ``kernels/toka
 
 from __future__ import annotations
 
+import sys
+
 from pjrtkit.kernels import testing
 
 testing.setup_environment()
@@ -209,3 +211,7 @@ def test_vmap_over_a_batch_of_token_sets() -> None:
   batch = jnp.stack([lhs, lhs * 2])
   got = jax.vmap(lambda a: pk.ragged_dot(a, rhs, gs))(batch)
   testing.assert_close(got[1], 2 * base.reference(lhs, rhs, gs), "float32", "fwd")
+
+
+if __name__ == "__main__":
+  sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))

@@ -5,6 +5,8 @@ Tokamax parity: ``kernels/tokamax_parity_test.py``."""
 
 from __future__ import annotations
 
+import sys
+
 from pjrtkit.kernels import testing
 
 testing.setup_environment()
@@ -107,3 +109,7 @@ def test_export_round_trips() -> None:
       *(jax.ShapeDtypeStruct(a.shape, a.dtype) for a in args))
   back = jax.export.deserialize(exported.serialize())
   np.testing.assert_allclose(back.call(*args), f(*args), rtol=1e-6, atol=1e-6)
+
+
+if __name__ == "__main__":
+  sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))
