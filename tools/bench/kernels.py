@@ -2,7 +2,7 @@
 the same run, on the current device, plus a PNG.
 
   JAX_PLATFORMS=pjrtkit .venv/bin/python -m tools.bench.kernels [--size ci|large|gpu]
-      [--rounds N] [--ops layer_norm,attention] [--phases fwd,fwd+bwd,bwd] [--out DIR]
+      [--rounds N] [--ops layer_norm,attention,ragged_dot] [--phases fwd,fwd+bwd,bwd] [--out DIR]
 
 Each row times ``jax.jit`` of the forward and of forward+gradient (``jax.grad`` of a sum: the
 cotangent is a constant, and nothing reads the forward's output), or, with phase ``bwd``, of the
@@ -26,18 +26,23 @@ import jax
 import jax.numpy as jnp
 
 from pjrtkit import kernels as pk
+from pjrtkit.kernels.ragged_dot import arg_specs as ragged_specs
 from tools.bench.config import DEFAULT_OUT
 from tools.bench.png import Canvas
 
-SIZES = {  # name -> [(op, shape, dtype, causal)]
+SIZES = {  # name -> [(op, shape, dtype, causal)]; ragged_dot's shape: (experts, m, k, n)
     "ci": [("attention", (1, 256, 4, 64), "float32", False),
            ("attention", (1, 256, 4, 64), "bfloat16", True),
-           ("layer_norm", (256, 1024), "float32", False)],
+           ("layer_norm", (256, 1024), "float32", False),
+           ("ragged_dot", (8, 256, 64, 64), "float32", False)],
     "large": [("attention", (2, 1024, 8, 64), "float32", False),
               ("attention", (2, 1024, 8, 64), "bfloat16", True),
               ("attention", (1, 2048, 16, 64), "float32", True),
               ("layer_norm", (4096, 4096), "float32", False),
-              ("layer_norm", (4096, 4096), "bfloat16", False)],
+              ("layer_norm", (4096, 4096), "bfloat16", False),
+              ("ragged_dot", (8, 2048, 1024, 1024), "float32", False),
+              ("ragged_dot", (32, 2048, 512, 512), "bfloat16", False),
+              ("ragged_dot", (64, 4096, 512, 256), "bfloat16", False)],
     "gpu": [("attention", (32, 2048, 16, 64), "bfloat16", False),
             ("attention", (32, 2048, 16, 64), "bfloat16", True),
             ("attention", (8, 4096, 16, 128), "bfloat16", True),
@@ -62,21 +67,34 @@ def rows(size: str, iterations: int, rounds: int = 1, ops: tuple[str, ...] = (),
     if ops and op not in ops:
       continue
     key = jax.random.key(0)
-    x = jax.random.normal(key, shape, dtype)
+    if op == "ragged_dot":  # x is lhs [m, k]; rhs and skewed group sizes are fixed
+      groups, m, k, n = shape
+      x = jax.random.normal(key, (m, k), dtype)
+      rhs = (jax.random.normal(jax.random.key(2), (groups, k, n), jnp.float32) / k ** 0.5
+             ).astype(dtype)
+      sizes = jnp.asarray(ragged_specs.skewed_sizes(m, groups, 8), jnp.int32)
+    else:
+      x = jax.random.normal(key, shape, dtype)
     impls = pk.IMPLEMENTATIONS["dot_product_attention" if op == "attention" else op]
     for phase in phases:
       label = f"{op} {'x'.join(map(str, shape))} {dtype}{' causal' if causal else ''} {phase}"
-      args = [x]
-      if phase == "bwd":
-        args = [x, jax.random.normal(jax.random.key(1), shape, dtype)]
-        label += " (cotangent given)"
       runs = {}
+      fns = {}
       for impl in impls:
         if op == "attention":
           fn = lambda x, impl=impl: pk.dot_product_attention(x, x, x, is_causal=causal,
                                                              implementation=impl)
+        elif op == "ragged_dot":
+          fn = lambda x, impl=impl: pk.ragged_dot(x, rhs, sizes, implementation=impl)
         else:
           fn = lambda x, impl=impl: pk.layer_norm(x, None, None, implementation=impl)
+        fns[impl] = fn
+      args = [x]
+      if phase == "bwd":
+        out = jax.eval_shape(fns["xla"], x)
+        args = [x, jax.random.normal(jax.random.key(1), out.shape, out.dtype)]
+        label += " (cotangent given)"
+      for impl, fn in fns.items():
         try:
           runs[impl] = pk.benchmarking.compile_benchmark(_function(phase, fn), args)
         except pk.UnsupportedImplementationError:
@@ -126,18 +144,24 @@ def main(argv=None) -> int:
   p.add_argument("--iterations", type=int, default=5)
   p.add_argument("--rounds", type=int, default=1,
                  help="rounds alternating the implementations; medians over rounds")
-  p.add_argument("--ops", default="", help="comma-separated ops to run (attention, layer_norm)")
+  p.add_argument("--ops", default="",
+                 help="comma-separated ops to run (attention, layer_norm, ragged_dot)")
   p.add_argument("--phases", default="fwd,fwd+bwd", help="comma-separated: fwd, fwd+bwd, bwd")
   p.add_argument("--out", type=Path, default=DEFAULT_OUT)
   a = p.parse_args(argv)
   dev = pk.current_device()
-  impls = list(pk.IMPLEMENTATIONS["dot_product_attention"])
+  ops = tuple(o for o in a.ops.split(",") if o)
+  impls: list[str] = []  # the columns: every implementation of the ops run, in table order
+  for op, *_ in SIZES[a.size]:
+    if not ops or op in ops:
+      for name in pk.IMPLEMENTATIONS["dot_product_attention" if op == "attention" else op]:
+        if name not in impls:
+          impls.append(name)
   print(f"device: {dev.describe()}, size {a.size}, {a.rounds} round(s), ratio = time / xla "
         f"time (same run)", flush=True)
   print("| row | " + " | ".join(impls) + " |")
   print("| --- |" + " --- |" * len(impls), flush=True)
   table = []
-  ops = tuple(o for o in a.ops.split(",") if o)
   phases = tuple(p for p in a.phases.split(",") if p)
   # Each row printed as soon as it is measured.
   for r in rows(a.size, a.iterations, a.rounds, ops, phases):
