@@ -377,5 +377,20 @@ def test_two_platforms_in_one_process_and_the_merge(tmp_path):
     compare_merge.merge([doc])
 
 
+
+def test_the_cpu_kernel_table_times_ragged_dot_against_xla(tmp_path):
+  """tools.bench.kernels (the CPU table of docs/kernels.md) at its ci size: the ragged_dot rows
+  time every implementation that serves them and write them to the JSON."""
+  from tools.bench import kernels as kernel_table  # pylint: disable=g-import-not-at-top
+  assert kernel_table.main(["--size", "ci", "--ops", "ragged_dot", "--iterations", "1",
+                            "--out", str(tmp_path)]) == 0
+  (path,) = tmp_path.glob("kernels_ci_*_ragged_dot.json")
+  rows = json.loads(path.read_text())["rows"]
+  assert [r["label"] for r in rows] == ["ragged_dot 8x256x64x64 float32 fwd",
+                                        "ragged_dot 8x256x64x64 float32 fwd+bwd"]
+  for r in rows:
+    assert r["ratio"]["xla"] == 1.0 and r["ms"]["xla_grouped"] > 0
+    assert r["ms"]["triton"] is None   # no GPU: refused, reported as n/a
+
 if __name__ == "__main__":
   sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))
