@@ -10,6 +10,7 @@ names.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Callable
 
 import jax
@@ -29,7 +30,14 @@ KNOWN: dict[str, Callable[[jax.Array], jax.Array]] = {
 }
 """Activations known by name (``jax.nn.swish`` is ``jax.nn.silu``)."""
 
-_CUSTOM: dict[str, Callable[[jax.Array], jax.Array]] = {}
+_CUSTOM: "weakref.WeakValueDictionary[str, Callable[[jax.Array], jax.Array]]" = (
+    weakref.WeakValueDictionary())
+"""Custom functions by recorded name, held weakly: an entry lives as long as the function (a
+Spec holding the name holds the function too, in `Spec.functions`), so a process that makes a
+new lambda per call does not accumulate them, and a name's ``id`` is not reused while its entry
+lives."""
+_CUSTOM_STRONG: dict[str, Callable[[jax.Array], jax.Array]] = {}
+"""Custom functions that take no weak reference (rare: classes with ``__slots__``)."""
 CUSTOM_PREFIX = "custom:"
 
 
@@ -50,7 +58,10 @@ def name_of(fn: Callable[[jax.Array], jax.Array] | None, parameter: str = "activ
       return name
   label = f"{getattr(fn, '__module__', None) or '?'}.{getattr(fn, '__qualname__', type(fn).__name__)}"
   name = f"{CUSTOM_PREFIX}{label}@{id(fn):x}"
-  _CUSTOM[name] = fn
+  try:
+    _CUSTOM[name] = fn
+  except TypeError:
+    _CUSTOM_STRONG[name] = fn
   return name
 
 
@@ -64,8 +75,9 @@ def resolve(name: str | None) -> Callable[[jax.Array], jax.Array] | None:
     return None
   if name in KNOWN:
     return KNOWN[name]
-  if name in _CUSTOM:
-    return _CUSTOM[name]
+  fn = _CUSTOM.get(name) or _CUSTOM_STRONG.get(name)
+  if fn is not None:
+    return fn
   raise ValueError(f"activation {name!r} is not a function this process knows: a custom "
                    f"activation is known only in the process that made the call; known names: "
                    f"{sorted(KNOWN)}")

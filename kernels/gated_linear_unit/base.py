@@ -2,14 +2,15 @@
 implementation shares.
 
 ``out = activation(x @ w_gate) * (x @ w_up)`` with the activation and the product in float32
-(at least) and the result in x's dtype. Weights are fused ``[k, 2, n]`` (``w[:, 0]`` the gate,
+(at least) and the result in x's dtype; the products are rounded to ``result_type(x, weights)``
+first (what ``jnp.matmul`` returns, as in Tokamax). Weights are fused ``[k, 2, n]`` (``w[:, 0]`` the gate,
 ``w[:, 1]`` the up projection) or a pair ``(w_gate, w_up)`` of ``[k, n]``.
 
 Arguments as every implementation takes them: ``(x, fused, w_gate, w_up)`` with either `fused`
 or the pair None.
 
-Residuals: ``(x, fused, w_gate, w_up, y)`` where `y` is ``[..., 2, n]`` in x's dtype, the two
-products before the activation (what Tokamax keeps too).
+Residuals: ``(x, fused, w_gate, w_up, y)`` where `y` is ``[..., 2, n]`` in `product_dtype`, the
+two products before the activation (what Tokamax keeps too).
 """
 
 from __future__ import annotations
@@ -82,6 +83,11 @@ def compute_dtype(x_dtype: Any) -> Any:
   return jnp.promote_types(x_dtype, jnp.float32)
 
 
+def product_dtype(x: Any, fused: Any, gate: Any) -> Any:
+  """The products' dtype: ``result_type`` of x and the weights."""
+  return jnp.result_type(x.dtype, (fused if fused is not None else gate).dtype)
+
+
 def _fused(fused: Any, gate: Any, up: Any) -> jax.Array:
   return jnp.stack([gate, up], axis=1) if fused is None else fused
 
@@ -94,11 +100,11 @@ def _matmul(a: jax.Array, b: jax.Array, contract: tuple[int, int], precision: An
 
 
 def products(x: jax.Array, fused: Any, gate: Any, up: Any, precision: Any) -> jax.Array:
-  """``[..., 2, n]``: x times the gate and the up weights, in x's dtype (float32 sums)."""
+  """``[..., 2, n]``: x times the gate and the up weights, in `product_dtype` (float32 sums)."""
   w = _fused(fused, gate, up)
   k, _, n = w.shape
   y = _matmul(x.reshape(-1, k), w.reshape(k, 2 * n), (1, 0), precision)
-  return y.astype(x.dtype).reshape(x.shape[:-1] + (2, n))
+  return y.astype(product_dtype(x, fused, gate)).reshape(x.shape[:-1] + (2, n))
 
 
 def combine(y: jax.Array, spec: Spec, out_dtype: Any) -> jax.Array:
@@ -150,8 +156,10 @@ def reference(x: jax.Array, weights: Any, activation: Any = None) -> jax.Array:
     gate, up = fused[:, 0], fused[:, 1]
   hi = jax.lax.Precision.HIGHEST
   dtype = compute_dtype(x.dtype)
-  g = jnp.matmul(x, gate, precision=hi, preferred_element_type=jnp.float32).astype(dtype)
-  u = jnp.matmul(x, up, precision=hi, preferred_element_type=jnp.float32).astype(dtype)
+  rounded = jnp.result_type(x.dtype, gate.dtype)
+  g = jnp.matmul(x, gate, precision=hi, preferred_element_type=jnp.float32).astype(rounded)
+  u = jnp.matmul(x, up, precision=hi, preferred_element_type=jnp.float32).astype(rounded)
+  g, u = g.astype(dtype), u.astype(dtype)
   if activation is not None:
     g = activation(g)
   return (g * u).astype(x.dtype)

@@ -19,6 +19,7 @@ import pytest  # noqa: E402
 from pjrtkit import kernels as pk  # noqa: E402
 from pjrtkit.kernels.core import functions  # noqa: E402
 from pjrtkit.kernels.gated_linear_unit import base  # noqa: E402
+from pjrtkit.kernels.gated_linear_unit.xla import XlaGatedLinearUnit  # noqa: E402
 
 CPU_IMPLEMENTATIONS = ("xla",)
 
@@ -54,6 +55,31 @@ def test_forward_and_gradient_match_the_definition(impl, activation, fused, dtyp
   for g, v in zip(jax.tree.leaves(grads), jax.tree.leaves(want)):
     assert g.dtype == v.dtype
     testing.assert_close(g, v, dtype, "grad")
+
+
+@pytest.mark.parametrize("x_dtype, w_dtype", [("bfloat16", "float32"), ("float32", "bfloat16")])
+def test_mixed_dtypes_round_products_to_their_result_type(x_dtype, w_dtype) -> None:
+  """Products in ``result_type(x, weights)`` (float32 here: no bfloat16 rounding before the
+  activation), the result in x's dtype, gradients in their inputs' dtypes."""
+  x, w = _inputs("float32")
+  x, w = x.astype(x_dtype), w.astype(w_dtype)
+  got = pk.gated_linear_unit(x, w, activation=jax.nn.silu)
+  assert got.dtype == jnp.dtype(x_dtype)
+  want = base.reference(x, w, jax.nn.silu)
+  # The reference of float32 products differs from one that rounds them to bfloat16 first.
+  rounded = base.reference(x.astype(jnp.bfloat16), w.astype(jnp.bfloat16), jax.nn.silu)
+  testing.assert_close(got, want, "bfloat16", "fwd")
+  assert not np.array_equal(np.asarray(want, np.float32), np.asarray(rounded, np.float32))
+  spec, args = base.make_spec(x, w, None, None)
+  _, residuals = XlaGatedLinearUnit().forward(args, spec, pk.NoConfig())
+  assert residuals[-1].dtype == jnp.float32  # the products, before the activation
+  dx, dw = jax.grad(lambda a, b: jnp.sum(pk.gated_linear_unit(a, b).astype(jnp.float32)),
+                    (0, 1))(x, w)
+  assert dx.dtype == jnp.dtype(x_dtype) and dw.dtype == jnp.dtype(w_dtype)
+  rx, rw = jax.grad(lambda a, b: jnp.sum(base.reference(a, b).astype(jnp.float32)),
+                    (0, 1))(x, w)
+  testing.assert_close(dx, rx, "bfloat16", "grad")
+  testing.assert_close(dw, rw, "bfloat16", "grad")
 
 
 def test_one_dimensional_input_and_precision() -> None:

@@ -25,7 +25,7 @@ class XlaGatedLinearUnit(Op[NoConfig]):
   def backward(self, residuals: Any, dout: Any, spec: Spec, config: NoConfig) -> tuple[Any, ...]:
     x, fused, gate, up, y = residuals
     precision = functions.precision_of(spec.param("precision"))
-    dy = base.products_cotangent(y, dout, spec).astype(x.dtype)
+    dy = base.products_cotangent(y, dout, spec).astype(y.dtype)
     dx = base.input_grad(dy, fused, gate, up, precision)
     dfused, dgate, dup = base.weight_grads(x, dy, fused, precision)
     return dx, dfused, dgate, dup

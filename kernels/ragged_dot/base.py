@@ -12,7 +12,10 @@ the lhs ragged dimension sits:
   result is the plain batched product (the group sizes do not change it).
 
 Rows past the sum of the group sizes (or of groups outside ``[group_offset, group_offset + g)``
-when rhs holds only the local groups) are zero in the result.
+when rhs holds only the local groups) have a zero product: the result there is the epilogue of
+zero (zero without `activation`; ``activation(0)`` with one, as in Tokamax). `group_offset` is
+clamped to ``[0, len(group_sizes) - g_local]`` (`clamped_offset`), as ``jax.lax.dynamic_slice``
+clamps its start.
 
 Residuals (what every forward returns and every backward takes):
 ``(lhs, rhs, group_sizes, group_offset, pre)`` where `pre` is the accumulator-dtype product
@@ -44,50 +47,82 @@ DEFAULT_RAGGED_DOT_DIM_NUMS = jax.lax.RaggedDotDimensionNumbers(
 
 
 @jax.tree_util.register_dataclass
-@dataclasses.dataclass(frozen=True, init=False)
+@dataclasses.dataclass(frozen=True, init=False, eq=False)
 class GroupSizes:
   """Group sizes with a representative distribution for benchmarking and autotuning.
 
   Speed depends on how rows fall into groups, but the sizes themselves are only known when the
   program runs. A GroupSizes carries the array and a representative value (a sequence of sizes,
-  or the total number of rows, split at random by `generate_group_sizes`) that autotuning and
-  benchmarks use in its place.
+  or the total number of rows, split by `generate_group_sizes`) that autotuning and benchmarks
+  use in its place. Two GroupSizes are equal (and hash alike) when their shapes and
+  representatives are: the array's values are runtime data.
 
   Attributes:
     value: the group sizes array (integer, ``[g]``).
-    representative: a tuple of sizes, or an int (the total).
+    repr_value_or_total_size: a tuple of ``g`` sizes, or an int (the total).
   """
 
   value: Any
-  representative: tuple[int, ...] | int = dataclasses.field(metadata={"static": True})
+  repr_value_or_total_size: tuple[int, ...] | int = dataclasses.field(
+      metadata={"static": True})
 
-  def __init__(self, value: Any, representative: Sequence[int] | int) -> None:
+  def __init__(self, value: Any, repr_value_or_total_size: Sequence[int] | int) -> None:
+    if not hasattr(value, "shape") or not hasattr(value, "dtype"):
+      raise TypeError(f"GroupSizes: value must be an array or jax.ShapeDtypeStruct, got "
+                      f"{type(value).__name__}")
     if not jnp.issubdtype(value.dtype, jnp.integer):
-      raise TypeError(f"GroupSizes: value must have an integer dtype, got "
-                      f"{jnp.dtype(value.dtype).name}")
+      raise ValueError(f"GroupSizes: value must have an integer dtype, got "
+                       f"{jnp.dtype(value.dtype).name}")
     if len(value.shape) != 1:
       raise ValueError(f"GroupSizes: value must have shape (g,), got {tuple(value.shape)}")
-    if not isinstance(representative, int):
-      representative = tuple(int(r) for r in representative)
-      if len(representative) != value.shape[0]:
-        raise ValueError(f"GroupSizes: representative has {len(representative)} sizes for "
+    rep = repr_value_or_total_size
+    if isinstance(rep, (bool, np.bool_)) or not isinstance(rep, (int, np.integer, Sequence)):
+      raise TypeError(f"GroupSizes: repr_value_or_total_size must be an int (the total) or a "
+                      f"sequence of {value.shape[0]} ints, got {type(rep).__name__}")
+    if isinstance(rep, (int, np.integer)):
+      rep = int(rep)
+      if rep < 0:
+        raise ValueError(f"GroupSizes: repr_value_or_total_size must be >= 0, got {rep}")
+    else:
+      if len(rep) != value.shape[0]:
+        raise ValueError(f"GroupSizes: repr_value_or_total_size has {len(rep)} sizes for "
                          f"{value.shape[0]} groups")
+      if any(not isinstance(r, (int, np.integer)) or isinstance(r, bool) or r < 0 for r in rep):
+        raise ValueError(f"GroupSizes: repr_value_or_total_size must hold ints >= 0, got "
+                         f"{list(rep)}")
+      rep = tuple(int(r) for r in rep)
     if isinstance(value, jax.ShapeDtypeStruct):
-      sizes = (generate_group_sizes(m=representative, num_groups=value.shape[0])
-               if isinstance(representative, int) else representative)
+      sizes = (generate_group_sizes(m=rep, num_groups=value.shape[0])
+               if isinstance(rep, int) else rep)
       value = np.asarray(sizes, value.dtype)
     object.__setattr__(self, "value", value)
-    object.__setattr__(self, "representative", representative)
+    object.__setattr__(self, "repr_value_or_total_size", rep)
 
   @property
   def representative_value(self) -> tuple[int, ...]:
     """The representative sizes."""
-    if isinstance(self.representative, int):
-      return generate_group_sizes(m=self.representative, num_groups=self.value.shape[0])
-    return self.representative
+    if isinstance(self.repr_value_or_total_size, int):
+      return generate_group_sizes(m=self.repr_value_or_total_size,
+                                  num_groups=self.value.shape[0])
+    return self.repr_value_or_total_size
 
   def __jax_array__(self) -> jax.Array:
     return jnp.asarray(self.value)
+
+  def __eq__(self, other: object) -> bool:
+    return (isinstance(other, GroupSizes)
+            and tuple(self.value.shape) == tuple(other.value.shape)
+            and self.repr_value_or_total_size == other.repr_value_or_total_size)
+
+  def __hash__(self) -> int:
+    return hash((tuple(self.value.shape), self.repr_value_or_total_size))
+
+
+def clamped_offset(group_offset: jax.Array, num_groups: int, local: int) -> jax.Array:
+  """`group_offset`'s value (int32 scalar) clamped to ``[0, num_groups - local]``: every
+  implementation reads the local groups ``[offset, offset + local)`` of `group_sizes` through
+  this."""
+  return jnp.clip(group_offset.astype(jnp.int32)[0], 0, max(num_groups - local, 0))
 
 
 def generate_group_sizes(*, m: int, num_groups: int, p: Sequence[float] | None = None,
@@ -137,14 +172,30 @@ class Dims:
   lhs_ragged: int
   rhs_group: int | None
   mode: str
+  lhs_ndim: int
+  rhs_ndim: int
 
   @property
   def is_plain(self) -> bool:
     """lhs ``[m, k]``, rhs ``[g, k, n]`` or ``[g, n, k]`` ("rows" mode, no batch): the layout
     the grouped kernels take."""
-    return (self.mode == ROWS and not self.lhs_batch and self.lhs_ragged == 0
+    return (self.mode == ROWS and self.lhs_ndim == 2 and self.rhs_ndim == 3
+            and not self.lhs_batch and self.lhs_ragged == 0
             and self.lhs_contract == (1,) and self.rhs_group == 0
             and self.rhs_contract in ((1,), (2,)))
+
+
+def grouped_unsupported_reason(spec: Spec) -> str | None:
+  """Why the grouped kernels ("xla_grouped", "triton") do not take a call: not the plain layout
+  (`Dims.is_plain`), or an empty operand (no local groups, no rows, or nothing to contract or
+  produce), which "xla" serves."""
+  if not dims_of(spec).is_plain:
+    return ("only lhs [m, k] with rhs [g, k, n] or [g, n, k] (ragged_dot's layout, rows mode, no "
+            "batch dimensions); use 'xla' for other dimension numbers")
+  lhs, rhs = spec.arg("lhs").shape, spec.arg("rhs").shape
+  if 0 in tuple(lhs) + tuple(rhs):
+    return f"an empty operand (lhs {list(lhs)}, rhs {list(rhs)}); use 'xla'"
+  return None
 
 
 def read_dims(dn: Any, lhs_ndim: int, rhs_ndim: int) -> Dims:
@@ -185,7 +236,7 @@ def read_dims(dn: Any, lhs_ndim: int, rhs_ndim: int) -> Dims:
   if mode != ROWS and group:
     raise ValueError(f"{where}: an rhs group dimension is accepted only when the lhs ragged "
                      f"dimension is not contracting or batch (mode {mode!r})")
-  return Dims(lc, rc, lb, rb, r, group[0] if group else None, mode)
+  return Dims(lc, rc, lb, rb, r, group[0] if group else None, mode, lhs_ndim, rhs_ndim)
 
 
 def dims_of(spec: Spec) -> Dims:
@@ -217,14 +268,15 @@ def make_spec(lhs: Any, rhs: Any, group_sizes: Any, dn: Any, precision: Any,
                       f"{jnp.dtype(a.dtype).name}")
   representative = None
   if isinstance(group_sizes, GroupSizes):
-    representative = group_sizes.representative
+    representative = group_sizes.repr_value_or_total_size
     group_sizes = group_sizes.value
   elif isinstance(group_sizes, (list, tuple)):
     representative = tuple(int(s) for s in group_sizes)
     group_sizes = np.asarray(representative, np.int32)
   _array("group_sizes", group_sizes)
   if not jnp.issubdtype(group_sizes.dtype, jnp.integer) or len(group_sizes.shape) != 1:
-    raise TypeError(f"ragged_dot: group_sizes must be a 1-D integer array, got "
+    raise TypeError(f"ragged_dot: group_sizes must be a 1-D integer array (batched group "
+                    f"sizes [b..., g] are not supported; vmap over the batch instead), got "
                     f"{jnp.dtype(group_sizes.dtype).name}{list(group_sizes.shape)}")
   dims = read_dims(dn, lhs.ndim, rhs.ndim)
   for dl, dr in zip(dims.lhs_contract + dims.lhs_batch, dims.rhs_contract + dims.rhs_batch):
@@ -254,8 +306,16 @@ def make_spec(lhs: Any, rhs: Any, group_sizes: Any, dn: Any, precision: Any,
                        f"{list(GATEUP_ACTIVATIONS)} or None, got {fuse_gateup_activation!r}")
     if dims.mode != ROWS:
       raise ValueError("ragged_dot: fuse_gateup_activation is accepted only in the rows mode")
-  out_dtype = (jnp.dtype(preferred_element_type) if preferred_element_type is not None
-               else jnp.result_type(lhs.dtype, rhs.dtype))
+  out_dtype = jnp.result_type(lhs.dtype, rhs.dtype)
+  if preferred_element_type is not None:
+    try:
+      out_dtype = jnp.dtype(preferred_element_type)
+    except TypeError as e:
+      raise TypeError(f"ragged_dot: preferred_element_type must be None or a dtype, got "
+                      f"{preferred_element_type!r}") from e
+    if not (jnp.issubdtype(out_dtype, jnp.floating) or jnp.issubdtype(out_dtype, jnp.integer)):
+      raise TypeError(f"ragged_dot: preferred_element_type must be a floating or integer dtype, "
+                      f"got {out_dtype.name}")
   out_shape = output_shape(lhs.shape, rhs.shape, dims, g)
   if fuse_gateup_activation is not None and out_shape[-1] % 2:
     raise ValueError(f"ragged_dot: fuse_gateup_activation needs an even last output dimension, "

@@ -20,7 +20,9 @@ import pytest  # noqa: E402
 
 from pjrtkit import kernels as pk  # noqa: E402
 from pjrtkit.kernels.core import markers  # noqa: E402
+from pjrtkit.kernels.core.device import DeviceInfo  # noqa: E402
 from pjrtkit.kernels.ragged_dot import api, base, schedule  # noqa: E402
+from pjrtkit.kernels.ragged_dot.triton import TritonRaggedDot  # noqa: E402
 from pjrtkit.kernels.ragged_dot.xla_grouped import GroupedConfig  # noqa: E402
 
 CPU_IMPLEMENTATIONS = ("xla", "xla_grouped")
@@ -150,6 +152,9 @@ def test_schedule_lists_each_group_tile_pair_once() -> None:
     ({"fuse_gateup_activation": "relu"}, ValueError, "fuse_gateup_activation must be one of"),
     ({"activation": 3}, TypeError, "activation must be a callable"),
     ({"precision": "fast"}, ValueError, "precision must be None"),
+    ({"preferred_element_type": "nope"}, TypeError, "preferred_element_type must be None or a"),
+    ({"preferred_element_type": jnp.bool_}, TypeError, "preferred_element_type must be a float"),
+    ({"group_sizes": jnp.ones((2, 3), jnp.int32)}, TypeError, "batched group sizes"),
     ({"implementation": "mosaic"}, ValueError, "unknown implementation='mosaic'; accepted: 'xla'"),
     ({"manual_axis_type": "x"}, ValueError, "manual_axis_type is not supported"),
 ])
@@ -180,8 +185,6 @@ def test_bad_dimension_numbers_are_refused() -> None:
 def test_rule_takes_the_grouped_loop_for_ragged_dot_layout() -> None:
   lhs, rhs, gs = _operands(0, "float32")
   f = jax.jit(jax.value_and_grad(lambda a, b: jnp.sum(pk.ragged_dot(a, b, gs)), (0, 1)))
-  text = f.lower(lhs, rhs).as_text(debug_info=True)
-  assert "ragged_dot" in text
   calls = pk.find_kernel_calls(f, lhs, rhs)
   assert {(c.phase, c.requested) for c in calls} == {("fwd", markers.AUTO), ("bwd", markers.AUTO)}
   chosen = api.FAMILY.choose(calls[0].spec, None, "fwd", pk.current_device())
@@ -211,6 +214,94 @@ def test_vmap_over_a_batch_of_token_sets() -> None:
   batch = jnp.stack([lhs, lhs * 2])
   got = jax.vmap(lambda a: pk.ragged_dot(a, rhs, gs))(batch)
   testing.assert_close(got[1], 2 * base.reference(lhs, rhs, gs), "float32", "fwd")
+
+
+@pytest.mark.parametrize("lhs_shape, rhs_shape, dn", [
+    # lhs [m, k, x]: a second non-contracting lhs dimension.
+    ((12, 4, 3), (3, 4, 5), (([1], [1]), ([], []))),
+    # rhs [g, k, n, y]: a second output dimension of rhs.
+    ((12, 4), (3, 4, 5, 2), (([1], [1]), ([], []))),
+])
+def test_layouts_past_the_grouped_kernels_go_to_xla(lhs_shape, rhs_shape, dn) -> None:
+  rng = np.random.default_rng(3)
+  lhs = jnp.asarray(rng.standard_normal(lhs_shape), jnp.float32)
+  rhs = jnp.asarray(rng.standard_normal(rhs_shape), jnp.float32)
+  gs = jnp.asarray([5, 0, 4], jnp.int32)
+  dn = jax.lax.RaggedDotDimensionNumbers(dot_dimension_numbers=dn, lhs_ragged_dimensions=[0],
+                                         rhs_group_dimensions=[0])
+  spec, _ = base.make_spec(lhs, rhs, gs, dn, None, None, None, None, False, None)
+  assert not base.dims_of(spec).is_plain
+  with pytest.raises(pk.UnsupportedImplementationError, match="only lhs .m, k. with rhs"):
+    pk.ragged_dot_general(lhs, rhs, gs, dn, implementation="xla_grouped")
+  h200 = DeviceInfo("cuda", "NVIDIA H200", (9, 0))
+  assert "only lhs [m, k] with rhs" in TritonRaggedDot().unsupported_reason(spec, h200)
+  assert api.rule(spec, h200, "fwd")[0] == "triton"  # the rule lists it; the choice skips it
+  assert api.FAMILY.choose(spec, None, "fwd", h200).op.implementation == "xla"
+  want = jax.lax.ragged_dot_general(lhs, rhs, gs, dn, precision=jax.lax.Precision.HIGHEST)
+  got = pk.ragged_dot_general(lhs, rhs, gs, dn)
+  assert got.shape == want.shape
+  testing.assert_close(got, want, "float32", "fwd")
+
+
+@pytest.mark.parametrize("impl", ("xla", "xla_grouped", None))
+def test_rows_outside_every_group_get_the_activation_of_zero(impl) -> None:
+  lhs, rhs, gs = _operands(0, "float32")  # rows 64..69 past the sum
+  got = np.asarray(pk.ragged_dot(lhs, rhs, gs, activation=jax.nn.sigmoid,
+                                 implementation=impl))
+  want = 1 / (1 + np.exp(-base.reference(lhs, rhs, gs)))
+  testing.assert_close(got, want, "float32", "fwd")
+  np.testing.assert_array_equal(got[64:], 0.5)
+  # With group_offset: rows of the groups rhs does not hold too (group 0 is empty, group 4 is
+  # rows 34..63).
+  off = jnp.asarray([1], jnp.int32)
+  got = np.asarray(pk.ragged_dot(lhs, rhs[1:4], gs, group_offset=off, activation=jax.nn.sigmoid,
+                                 implementation=impl))
+  np.testing.assert_array_equal(got[34:], 0.5)
+
+
+@pytest.mark.parametrize("impl", ("xla", None))
+def test_no_groups_and_no_rows(impl) -> None:
+  lhs = jnp.ones((6, 4), jnp.float32)
+  out = pk.ragged_dot(lhs, jnp.ones((0, 4, 3)), jnp.zeros((0,), jnp.int32), implementation=impl)
+  np.testing.assert_array_equal(out, np.zeros((6, 3), np.float32))
+  out = pk.ragged_dot(jnp.ones((0, 4)), jnp.ones((2, 4, 3)), jnp.zeros((2,), jnp.int32),
+                      implementation=impl)
+  assert out.shape == (0, 3)
+  # rhs holds no local groups of two.
+  out = pk.ragged_dot(lhs, jnp.ones((0, 4, 3)), jnp.asarray([2, 4], jnp.int32),
+                      group_offset=jnp.asarray([1], jnp.int32), implementation=impl)
+  np.testing.assert_array_equal(out, np.zeros((6, 3), np.float32))
+  with pytest.raises(pk.UnsupportedImplementationError, match="an empty operand"):
+    pk.ragged_dot(lhs, jnp.ones((0, 4, 3)), jnp.zeros((0,), jnp.int32),
+                  implementation="xla_grouped")
+
+
+@pytest.mark.parametrize("impl", CPU_IMPLEMENTATIONS)
+@pytest.mark.parametrize("offset, clamped", [(7, 2), (-3, 0)])
+def test_group_offset_out_of_range_is_clamped(impl, offset, clamped) -> None:
+  lhs, rhs, gs = _operands(0, "float32")  # 5 groups, rhs keeps 3 of them
+  local = rhs[1:4]
+  got = pk.ragged_dot(lhs, local, gs, group_offset=jnp.asarray([offset], jnp.int32),
+                      implementation=impl)
+  testing.assert_close(got, base.reference(lhs, local, gs, group_offset=clamped), "float32",
+                       "fwd")
+
+
+def test_group_sizes_equality_hash_and_refusals() -> None:
+  a = pk.RaggedDotGroupSizes(jnp.asarray([1, 2], jnp.int32), (1, 2))
+  b = pk.RaggedDotGroupSizes(jnp.asarray([2, 1], jnp.int32), [1, 2])
+  c = pk.RaggedDotGroupSizes(jnp.asarray([2, 1], jnp.int32), 3)
+  assert a == b and hash(a) == hash(b)  # the values are runtime data: not compared
+  assert a != c and a.repr_value_or_total_size == (1, 2) and c.repr_value_or_total_size == 3
+  assert sum(c.representative_value) == 3
+  with pytest.raises(ValueError, match="value must have an integer dtype"):
+    pk.RaggedDotGroupSizes(jnp.ones((2,)), (1, 1))
+  with pytest.raises(ValueError, match="has 3 sizes for 2 groups"):
+    pk.RaggedDotGroupSizes(jnp.ones((2,), jnp.int32), (1, 1, 1))
+  with pytest.raises(ValueError, match="must hold ints >= 0"):
+    pk.RaggedDotGroupSizes(jnp.ones((2,), jnp.int32), (1.5, 1))
+  with pytest.raises(TypeError, match="repr_value_or_total_size must be an int"):
+    pk.RaggedDotGroupSizes(jnp.ones((2,), jnp.int32), None)
 
 
 if __name__ == "__main__":

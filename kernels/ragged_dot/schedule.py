@@ -16,6 +16,8 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 
+from pjrtkit.kernels.ragged_dot import base
+
 
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass(frozen=True)
@@ -49,7 +51,7 @@ def local_bounds(group_sizes: jax.Array, group_offset: jax.Array | None, local: 
   ends = jnp.cumsum(gs)
   starts = ends - gs
   if group_offset is not None:
-    off = group_offset.astype(jnp.int32)[0]
+    off = base.clamped_offset(group_offset, gs.shape[0], local)
     starts = jax.lax.dynamic_slice(starts, (off,), (local,))
     ends = jax.lax.dynamic_slice(ends, (off,), (local,))
   return jnp.minimum(starts, rows), jnp.minimum(ends, rows)

@@ -10,10 +10,10 @@ kernel, one (group, row tile) item per entry.
   ``block_m``-row tile of lhs by its group's matrix over one ``block_n``-column tile, looping
   over k in ``block_k`` steps with a float32 accumulator, and stores the rows of the item's
   group (``[row_lo, row_hi)``) only, so a tile shared by several groups is written by several
-  programs, each its own rows. Rows no group covers are zero without a memset: the first and
-  the last real item also zero their tile's rows before and after the covered range, and the
-  padding items (index >= count; there are always at least as many as untouched row tiles)
-  each zero one untouched tile.
+  programs, each its own rows. Rows no group covers hold the epilogue of a zero product (zero
+  without an epilogue) without a memset: the first and the last real item also write their
+  tile's rows before and after the covered range, and the padding items (index >= count; there
+  are always at least as many as untouched row tiles) each write one untouched tile.
 * Epilogue: the call's `activation` and `fuse_gateup_activation` are applied in the kernel on
   the float32 product where they lower in Triton (`triton_matmul.FUSABLE_ACTIVATIONS`; gate-up
   "silu" and "gelu_tanh": the program then holds two accumulators, the gate columns ``j`` and the
@@ -155,11 +155,12 @@ def _rows_kernel(group_ref, tile_ref, lo_ref, hi_ref, count_ref, x_ref, w_ref, o
     # The first and the last item also zero the rows of their tile outside every group.
     edge = ((item == 0) & (rows < lo)) | ((item == count - 1) & (rows >= hi))
     mask = tm.both(tm.both(inside | edge, row_ok), col_ok)
-    value = jnp.where(inside, epilogue(*accs), 0.0).astype(o_ref.dtype)
-    tm.store(o_ref, rows, cols, value, mask)
+    # Rows outside the group get the epilogue of a zero product, as "xla" gives them.
+    accs = tuple(jnp.where(inside, acc, 0.0) for acc in accs)
+    tm.store(o_ref, rows, cols, epilogue(*accs).astype(o_ref.dtype), mask)
     if pre_ref is not None:
       for half, acc in enumerate(accs):
-        tm.store(pre_ref, rows, cols + half * geo.n, jnp.where(inside, acc, 0.0), mask)
+        tm.store(pre_ref, rows, cols + half * geo.n, acc, mask)
 
   @pl.when(item >= count)
   def _zero_untouched_tile():
@@ -171,7 +172,8 @@ def _rows_kernel(group_ref, tile_ref, lo_ref, hi_ref, count_ref, x_ref, w_ref, o
     tile = jnp.where(spare < first, spare, last + 1 + spare - first)
     rows = tm.span(tile * bm, bm, 0)
     mask = tm.both(rows < geo.m, col_ok)
-    tm.store(o_ref, rows, cols, jnp.zeros((bm, bn), o_ref.dtype), mask)
+    zeros = (jnp.zeros((bm, bn), jnp.float32),) * (2 if geo.halves else 1)
+    tm.store(o_ref, rows, cols, epilogue(*zeros).astype(o_ref.dtype), mask)
     if pre_ref is not None:
       for half in range(2 if geo.halves else 1):
         tm.store(pre_ref, rows, cols + half * geo.n, jnp.zeros((bm, bn), jnp.float32), mask)
@@ -181,8 +183,8 @@ def rows_product(x: jax.Array, rhs: jax.Array, contract: int, sched: schedule.Sc
                  config: tm.MatmulConfig, out_dtype: Any, precision: Any,
                  epilogue: Callable[..., Any] | None = None, halves: bool = False,
                  with_pre: bool = False) -> Any:
-  """``out[r] = epilogue(x[r] @ rhs[group(r)])`` for the rows `sched` covers, zero elsewhere,
-  ``[m, n]`` of `out_dtype` (n: rhs's output dimension, halved with `halves`); with `with_pre`,
+  """``out[r] = epilogue(x[r] @ rhs[group(r)])`` for the rows `sched` covers, ``epilogue(0)``
+  elsewhere, ``[m, n]`` of `out_dtype` (n: rhs's output dimension, halved with `halves`); with `with_pre`,
   ``(out, pre)`` with pre the float32 product ``[m, w]`` (zero outside the groups too).
 
   Args:
@@ -300,9 +302,9 @@ class TritonRaggedDot(Op[TritonRaggedDotConfig]):
     reason = pallas_lib.gpu_unsupported_reason(device, "Triton", (8, 0))
     if reason:
       return reason
-    if not base.dims_of(spec).is_plain:
-      return ("only lhs [m, k] with rhs [g, k, n] or [g, n, k] (ragged_dot's layout, rows "
-              "mode, no batch dimensions); use 'xla' for other dimension numbers")
+    reason = base.grouped_unsupported_reason(spec)
+    if reason:
+      return reason
     lhs, rhs = spec.arg("lhs").dtype, spec.arg("rhs").dtype
     for name, dtype in (("lhs", lhs), ("rhs", rhs)):
       if dtype not in tm.FLOAT_DTYPES:

@@ -132,6 +132,10 @@ EPILOGUES = [  # (activation, fuse_gateup_activation, layout)
     (jax.nn.relu, "gelu_tanh", "kn"),   # both
     (None, "gelu", "kn"),               # exact gelu: applied after the kernel by XLA
     (lambda v: v * jnp.tanh(v), None, "nk"),  # a custom activation: after the kernel
+    # sigmoid(0) = 0.5: rows outside every group (edge rows of a shared tile, the untouched
+    # tile) hold the epilogue of a zero product, as "xla" gives them.
+    (jax.nn.sigmoid, None, "kn"),
+    (jax.nn.sigmoid, "silu", "nk"),
 ]
 
 
@@ -139,6 +143,15 @@ EPILOGUES = [  # (activation, fuse_gateup_activation, layout)
 def test_epilogues_against_xla(activation, fuse, layout):
   lhs, rhs, sizes, key = _operands(40, 24, 64, (5, 0, 19, 3, 0), 5, layout, "float32", seed=1)
   _check(lhs, rhs, sizes, None, layout, key, "float32", _SMALL, activation, fuse)
+
+
+def test_rows_outside_the_local_groups_hold_the_activation_of_zero():
+  m, k, n, sizes, local, offset = CASES["offset"]
+  lhs, rhs, sizes, key = _operands(m, k, n, sizes, local, "kn", "float32", seed=2)
+  off = jnp.asarray([offset], jnp.int32)
+  out = _check(lhs, rhs, sizes, off, "kn", key, "float32", _SMALL, jax.nn.sigmoid)[0]
+  np.testing.assert_array_equal(np.asarray(out)[:26], 0.5)
+  np.testing.assert_array_equal(np.asarray(out)[45:], 0.5)
 
 
 def test_what_the_forward_kernels_write():

@@ -28,12 +28,13 @@ from pjrtkit.kernels.ragged_dot import base
 
 def local_sizes(group_sizes: jax.Array, group_offset: jax.Array, local: int,
                 total_rows: int) -> jax.Array:
-  """``[rows before the local groups, the local groups' sizes..., rows after]`` (int32)."""
-  gs = group_sizes.astype(jnp.int32)
-  off = group_offset.astype(jnp.int32)[0]
+  """``[rows before the local groups, the local groups' sizes..., rows after]`` (int32; the
+  offset clamped by `base.clamped_offset`, negative sizes as zero, as `schedule` reads them)."""
+  gs = jnp.maximum(group_sizes.astype(jnp.int32), 0)
+  off = base.clamped_offset(group_offset, gs.shape[0], local)
   before = jnp.sum(jnp.where(jnp.arange(gs.shape[0]) < off, gs, 0))
   mine = jax.lax.dynamic_slice(gs, (off,), (local,))
-  after = total_rows - before - jnp.sum(mine)
+  after = jnp.maximum(total_rows - before - jnp.sum(mine), 0)
   return jnp.concatenate([before[None], mine, after[None]])
 
 
@@ -77,7 +78,7 @@ def product(lhs: jax.Array, rhs: jax.Array, group_sizes: jax.Array,
     return dense_product(lhs, rhs, group_sizes, spec)
   if group_offset is not None:
     gd = dims.rhs_group
-    zero = jnp.zeros_like(jax.lax.slice_in_dim(rhs, 0, 1, axis=gd))
+    zero = jnp.zeros(rhs.shape[:gd] + (1,) + rhs.shape[gd + 1:], rhs.dtype)
     rhs = jnp.concatenate([zero, rhs, zero], axis=gd)
     group_sizes = local_sizes(group_sizes, group_offset, rhs.shape[gd] - 2,
                               lhs.shape[dims.lhs_ragged])

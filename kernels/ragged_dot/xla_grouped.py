@@ -114,9 +114,9 @@ class XlaGroupedRaggedDot(Op[GroupedConfig]):
 
   def unsupported_reason(self, spec: Spec, device: DeviceInfo) -> str | None:
     del device
-    if not base.dims_of(spec).is_plain:
-      return ("only lhs [m, k] with rhs [g, k, n] or [g, n, k] (ragged_dot's layout, rows "
-              "mode, no batch dimensions)")
+    reason = base.grouped_unsupported_reason(spec)
+    if reason:
+      return reason
     if not jnp.issubdtype(jnp.dtype(spec.arg("lhs").dtype), jnp.floating):
       return "integer operands (use 'xla')"
     return None
