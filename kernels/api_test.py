@@ -307,7 +307,8 @@ def test_gpu_rule_and_phase_configs_follow_the_h200_runs(monkeypatch):
 
 def test_wgmma_kernels_refuse_gpus_after_hopper(monkeypatch):
   """The Mosaic kernels use Hopper's wgmma: a later GPU (here a stand-in B200, compute capability
-  10.0) is refused with the reason, and implementation=None takes the next entry of the rule."""
+  10.0) is refused with the reason, and implementation=None takes the next entry of the rule that
+  serves the call."""
   monkeypatch.setattr(tuned_lib, "shipped_result", lambda kind: None)
   b200 = device_lib.DeviceInfo(platform="cuda", kind="NVIDIA B200", compute_capability=(10, 0))
   q = jax.ShapeDtypeStruct((32, 2048, 16, 64), jnp.bfloat16)
@@ -316,8 +317,9 @@ def test_wgmma_kernels_refuse_gpus_after_hopper(monkeypatch):
              r"this GPU \(NVIDIA B200\) has 10.0")
   with pytest.raises(pk.UnsupportedImplementationError, match=message):
     attention_api.FAMILY.choose(spec, "mosaic", "bwd", b200)
-  assert attention_api.FAMILY.choose(spec, None, "fwd", b200).op.implementation == "triton"
-  assert attention_api.FAMILY.choose(spec, None, "bwd", b200).op.implementation == "triton"
+  # The rule's next entry that serves a 16-bit head_dim-64 call there: cuDNN's.
+  assert attention_api.FAMILY.choose(spec, None, "fwd", b200).op.implementation == "cudnn"
+  assert attention_api.FAMILY.choose(spec, None, "bwd", b200).op.implementation == "cudnn"
   x = jax.ShapeDtypeStruct((1048576, 64), jnp.bfloat16)
   ln = layer_norm_base.make_spec(x, None, None, -1, 1e-6, True)
   with pytest.raises(pk.UnsupportedImplementationError, match=message):

@@ -8,6 +8,7 @@ from pjrtkit.kernels.core.device import DeviceInfo
 from pjrtkit.kernels.core.op import Family, Op, register_family
 from pjrtkit.kernels.core.spec import Spec
 from pjrtkit.kernels.dot_product_attention import base
+from pjrtkit.kernels.dot_product_attention.cudnn import CudnnAttention
 from pjrtkit.kernels.dot_product_attention.mosaic import MosaicAttention
 from pjrtkit.kernels.dot_product_attention.native import NativeAttention
 from pjrtkit.kernels.dot_product_attention.triton import TritonAttention
@@ -20,6 +21,7 @@ IMPLEMENTATIONS: dict[str, Op] = {
     "native": NativeAttention(),
     "triton": TritonAttention(),
     "mosaic": MosaicAttention(),
+    "cudnn": CudnnAttention(),
 }
 
 _SMALL_LOGITS = 1 << 20
@@ -29,11 +31,18 @@ _SMALL_LOGITS = 1 << 20
 def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   """The documented choice for ``implementation=None`` without a tuned result.
 
-  NVIDIA GPU, from the H200 comparisons of 2026-12-01 (bf16, CUPTI, docs/kernels.md "H200: against cuDNN,
-  XLA and Tokamax"): "mosaic" for the forward and the gradient (warp specialised; in an
-  earlier comparison forward 453-635 TFLOP/s against "triton"'s 303-446 at every forward
-  row, forward+backward 426.7 against 273.3 at 32x2048x16x64 and 565.4 against 358.4 at
-  1x16384x16x128), then "triton" (bias, mask, float32 or another head_dim), then "xla".
+  NVIDIA GPU: "mosaic", "cudnn", "triton", "xla", the first that serves the call, forward and
+  gradient alike. "mosaic" first, from the H200 comparisons of 2026-12-01 and 2026-12-04 (bf16,
+  CUPTI, docs/kernels.md "H200: against cuDNN, XLA and Tokamax"): warp specialised, at cuDNN's
+  speed or above at every row it serves (head_dim 64 and 128; in an earlier comparison forward
+  453-635 TFLOP/s against "triton"'s 303-446 at every forward row, forward+backward 426.7
+  against 273.3 at 32x2048x16x64 and 565.4 against 358.4 at 1x16384x16x128). "cudnn" next:
+  where "mosaic" refuses a shape "triton" reached 0.43x and 0.52x of cuDNN on the H200 (issue 50,
+  2026-12-04: head_dim 256 forward 317 against cuDNN's 733 TFLOP/s, head_dim 80
+  forward+backward 190 against 367), so the other 16-bit head dims (multiples of 8 up to 256)
+  take cuDNN. "triton" then serves what both refuse (float32, head dims that are not a multiple
+  of 8, compute capability below 8.0), and "xla" the rest (bias or mask where cuDNN refuses
+  them).
   pjrtkit's CPU device: "native" (f32/bf16, no bias/mask); with a bias or a mask "xla_chunked"
   for more than 2**20 logits, else "xla". Elsewhere: "xla_chunked" for more than 2**20 logits
   (memory linear in sequence length), else "xla". Off GPUs the forward and the gradient follow
@@ -43,7 +52,7 @@ def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   b, t, h, _, s, _ = base.dims(spec)
   big = b * h * t * s > _SMALL_LOGITS
   if device.is_gpu:
-    return ["mosaic", "triton", "xla"]
+    return ["mosaic", "cudnn", "triton", "xla"]
   if device.is_pjrtkit_cpu:
     return ["native", "xla_chunked" if big else "xla"]
   return ["xla_chunked" if big else "xla"]
@@ -64,10 +73,15 @@ def dot_product_attention(query: Any, key: Any, value: Any, *, bias: Any = None,
     value: ``[B, S, K, D]``.
     bias: float, broadcastable to ``[B, H, T, S]`` (4 dimensions), added to the scaled logits.
     mask: bool, broadcastable to ``[B, H, T, S]``; True where a query may attend a key.
-    is_causal: query t attends keys s <= t.
+    is_causal: query t attends keys s <= t, top-left aligned also when the query length T
+      differs from the key length S (as ``jax.nn.dot_product_attention``): a decode step with
+      T < S that should see every key is a call without it.
     scale: logit scale; None for ``1/sqrt(D)``.
-    implementation: "xla", "xla_chunked", "native" (pjrtkit's CPU device), "triton" or "mosaic"
-      (NVIDIA GPUs), or None to choose per device, shape and dtype (tuned results, else `rule`).
+    implementation: "xla" (plain JAX, serves every call), "xla_chunked" (key chunks, memory
+      linear in S), "native" (pjrtkit's CPU device), "triton" (Pallas Triton, NVIDIA GPUs),
+      "mosaic" (Pallas Mosaic GPU, Hopper; 16-bit, head_dim 64 or 128), "cudnn" (cuDNN's flash
+      attention through ``jax.nn``, NVIDIA GPUs; 16-bit, head_dim a multiple of 8 up to 256),
+      or None to choose per device, shape and dtype (tuned results, else `rule`).
 
   Returns:
     ``[B, T, H, D]`` in the query's dtype.

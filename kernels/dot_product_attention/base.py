@@ -4,7 +4,12 @@ Layout is JAX's ``[batch, seq, heads, head_dim]``: query ``[B, T, H, D]``, key a
 ``[B, S, K, D]`` with ``H % K == 0`` (query head ``h`` reads key/value head ``h // (H // K)``:
 grouped-query, multi-query when K == 1). `bias` (float) and `mask` (bool, True = attend) broadcast
 to ``[B, H, T, S]``. ``is_causal``: query ``t`` attends keys ``s <= t`` (top-left aligned, as
-``jax.nn.dot_product_attention``). Masked logits take the finite value `MASK_VALUE`, so a row with
+``jax.nn.dot_product_attention``'s mask ``tril(ones((T, S)))``), also when the query length T
+differs from the key length S: with ``T < S`` (decode, chunked prefill) query ``t`` sees keys
+``0..t`` only, not the whole cache, so a decode step that should see every earlier key is a call
+without ``is_causal`` (or with a `mask`); with ``T > S`` queries from ``S - 1`` on see every key.
+Every implementation follows this alignment (``shape_classes_test.py`` checks it). Masked logits
+take the finite value `MASK_VALUE`, so a row with
 every key masked averages all values in the forward (as in ``jax.nn``; "xla" and "xla_chunked").
 Known limitation: the gradient of such a row is wrong, because the saved log-sum-exp
 (``MASK_VALUE + log(S)``) cannot hold ``log(S)`` at that magnitude in float32. Logits, softmax and accumulation are
@@ -12,7 +17,9 @@ float32; the output has the query's dtype.
 
 Residuals (every forward returns them, every backward takes them):
 ``(query, key, value, bias, mask, out, lse)``, `lse` the float32 log-sum-exp of each row's
-logits, ``[B, H, T]``.
+logits, ``[B, H, T]``. A forward may append residuals of its own after these seven, which only
+its own backward reads ("cudnn": the pullback of JAX's cuDNN call); every backward reads the
+first `NUM_RESIDUALS` (`common_residuals`), so any forward still pairs with any backward.
 """
 
 from __future__ import annotations
@@ -42,6 +49,15 @@ class PaddedShape:
   kv_len: int
   kv_len_padded: int
   head_dim: int
+
+NUM_RESIDUALS = 7
+"""The residuals every forward returns first and every backward reads (module docstring)."""
+
+
+def common_residuals(residuals: Any) -> tuple[Any, ...]:
+  """The shared ``(query, key, value, bias, mask, out, lse)`` of any forward's residuals."""
+  return tuple(residuals[:NUM_RESIDUALS])
+
 
 FLOAT_DTYPES = ("float32", "bfloat16", "float16")
 MASK_VALUE = -0.7 * float(jnp.finfo(jnp.float32).max)

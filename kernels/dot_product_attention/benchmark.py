@@ -8,7 +8,8 @@ Tokamax's ``mosaic``, ``triton`` and ``xla``. Every one takes ``(q, k, v)`` with
 correctness guard compares with cuDNN's output, where cuDNN runs.
 
 FLOPs: forward = 4 * b * h * t * s * d (two matmuls of 2 * t * s * d per query head: h counts
-query heads, GQA included), halved for causal; forward+backward = 3.5 x the forward count.
+query heads, GQA included; s the key length, the query's unless a case sets ``kv_seq``), halved
+for causal; forward+backward = 3.5 x the forward count.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ def flops(case: Case) -> float:
   """FLOPs counted for a case (module docstring: query heads, so a GQA case counts what the same
   shape without grouping would)."""
   b, t, h, d = case.shape
-  s = t
+  s = getattr(case, "kv_seq", None) or t
   count = 4.0 * b * h * t * s * d
   if getattr(case, "causal", False):
     count /= 2

@@ -71,7 +71,7 @@ class NativeAttention(Op[NativeAttentionConfig]):
   def backward(self, residuals: Any, dout: Any, spec: Spec, config: NativeAttentionConfig
                ) -> tuple[Any, ...]:
     library.ensure_registered()
-    q, k, v, _, _, out, lse = residuals
+    q, k, v, _, _, out, lse = base.common_residuals(residuals)
     f32 = lambda x: jax.ShapeDtypeStruct(x.shape, jnp.float32)  # noqa: E731
     dq, dk, dv = jax.ffi.ffi_call(
         "pjrtkit_kernels_attention_bwd", (f32(q), f32(k), f32(v)))(

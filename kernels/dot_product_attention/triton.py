@@ -234,7 +234,7 @@ class TritonAttention(Op[TritonAttentionConfig]):
 
   def backward(self, residuals: Any, dout: Any, spec: Spec, config: TritonAttentionConfig
                ) -> tuple[Any, ...]:
-    q, k, v, _, _, out, lse = residuals
+    q, k, v, _, _, out, lse = base.common_residuals(residuals)
     lay = _Layout(spec, config)
     bq, bk, g = config.block_q, config.block_k, lay.g
     dlt = pallas_lib.pad_axis(base.delta(out, dout), 2, lay.tp)

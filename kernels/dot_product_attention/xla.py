@@ -56,7 +56,7 @@ class XlaAttention(Op[NoConfig]):
     return out, (q, k, v, bias, mask, out, lse)
 
   def backward(self, residuals: Any, dout: Any, spec: Spec, config: NoConfig) -> tuple[Any, ...]:
-    q, k, v, bias, mask, out, lse = residuals
+    q, k, v, bias, mask, out, lse = base.common_residuals(residuals)
     dq, dk, dv, ds = attention_backward(q, k, v, bias, mask, dout, lse, base.delta(out, dout),
                                         spec)
     dbias = base.reduce_to(ds, bias.shape) if bias is not None else None

@@ -44,6 +44,31 @@ def _chunks(x: jax.Array | None, axis: int, size: int, count: int) -> jax.Array 
   return jnp.moveaxis(x, axis, 0)
 
 
+def log_sum_exp(args: tuple[Any, ...], spec: Spec, chunk_size: int = 512) -> jax.Array:
+  """The float32 log-sum-exp of each row's logits, ``[B, H, T]``, over key chunks of
+  `chunk_size` (one ``[B, H, T, chunk]`` block of logits at a time; the softmax's running maximum
+  and sum without the weighted values): the `lse` residual for a forward whose kernel does not
+  give one ("cudnn")."""
+  q, k, _, bias, mask = args
+  b, t, h, _, s, _ = base.dims(spec)
+  size = min(chunk_size, s)
+  count = -(-s // size)
+  xs = (_chunks(k, 1, size, count), _chunks(bias, 3, size, count),
+        _chunks(mask, 3, size, count), jnp.arange(count) * size)
+
+  def step(carry: Any, x: Any) -> tuple[Any, None]:
+    m, l = carry
+    kc, bc, mc, start = x
+    logits, _ = base.mask_logits(base.grouped_logits(q, kc, spec), spec, bc, mc, start, s)
+    m_new = jnp.maximum(m, jnp.max(logits, axis=-1))
+    l = l * jnp.exp(m - m_new) + jnp.sum(jnp.exp(logits - m_new[..., None]), axis=-1)
+    return (m_new, l), None
+
+  init = (jnp.full((b, h, t), base.MASK_VALUE, jnp.float32), jnp.zeros((b, h, t), jnp.float32))
+  (m, l), _ = jax.lax.scan(step, init, xs)
+  return m + jnp.log(l)
+
+
 class XlaChunkedAttention(Op[ChunkedConfig]):
   """Key/value chunks, online softmax forward, chunked backward from the saved log-sum-exp."""
 
@@ -91,7 +116,7 @@ class XlaChunkedAttention(Op[ChunkedConfig]):
 
   def backward(self, residuals: Any, dout: Any, spec: Spec, config: ChunkedConfig
                ) -> tuple[Any, ...]:
-    q, k, v, bias, mask, out, lse = residuals
+    q, k, v, bias, mask, out, lse = base.common_residuals(residuals)
     xs, s, count = self._split((q, k, v, bias, mask), spec, config.chunk_size)
     dlt = base.delta(out, dout)
     size = config.chunk_size

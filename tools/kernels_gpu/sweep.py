@@ -3,8 +3,9 @@
   python -m tools.kernels_gpu.sweep [--grid default|full|cpu|SPEC] [--part K/N]
       [--iterations 10] [--cache-iterations 5] [--budget-s S] [--out DIR] [--check]
 
-Per grid point (batch, sequence, heads, kv heads, head_dim, causal, forward or forward+backward;
-bfloat16 unless ``--dtype``), in one process on the current device:
+Per grid point (batch, sequence, heads, kv heads, head_dim, causal, forward or forward+backward,
+the key length where it differs from the query's; bfloat16 unless the point or ``--dtype`` names
+another dtype, ``--dtype`` overriding every point's), in one process on the current device:
 
 * every candidate: each implementation that serves the call, at each of its autotuning configs
   (forced through an `AutotuningResult` for the call by name, the same config for the forward and
@@ -19,9 +20,12 @@ Each point's ratio is None's time / the best candidate's; "within" is ratio <= 1
 by a time limit keeps what it measured; ``--budget-s`` skips the points that would start after it.
 ``--check`` exits 1 when a point's cached None is not within 5 % (or did not run).
 
-Grids: ``default`` (8 points), ``full`` (80 points), ``cpu`` (2 tiny points for the CPU test), or
-SPEC: comma-separated ``PHASE:BxTxHxKxD[:causal]`` with PHASE ``fwd`` or ``fwdbwd`` (e.g.
-``fwdbwd:4x4096x32x8x128,fwd:1x16384x16x16x128:causal``). On one H200 a head_dim-128
+Grids: ``default`` (8 points), ``full`` (80 points), ``classes`` (13 points: the shape classes of
+``kernels/dot_product_attention/arg_specs.py``'s ``SHAPE_CLASSES``, S1-S13: head_dim 80, 96, 192,
+256, lengths not a multiple of 128, group ratios 8, 16 and 32, float16, decode and prefill
+against 4096 keys), ``cpu`` (2 tiny points for the CPU test), or SPEC: comma-separated
+``PHASE:BxTxHxKxD[xS][:causal]`` with PHASE ``fwd`` or ``fwdbwd`` and S the key length when it
+is not T (e.g. ``fwdbwd:4x4096x32x8x128,fwd:1x16384x16x16x128:causal,fwd:128x1x32x8x128x4096``). On one H200 a head_dim-128
 forward+backward point takes 53-83 s (every candidate compiled, checked on the device and timed
 twice: by the sweep, then by the cache's own measurement) and the default grid about 380 s, one
 10-minute device call; ``--part K/N`` runs points K-1, K-1+N, ... of a grid that does not fit one
@@ -50,6 +54,7 @@ from pjrtkit import kernels as pk
 from pjrtkit.kernels.core import autotune_cache
 from pjrtkit.kernels.core import op as op_lib
 from pjrtkit.kernels.dot_product_attention import api as attention_api
+from pjrtkit.kernels.dot_product_attention import arg_specs as attention_specs
 from pjrtkit.kernels.dot_product_attention import base as attention_base
 
 FWD, FWD_BWD = "fwd", "fwd+bwd"
@@ -61,7 +66,8 @@ FORMAT_VERSION = 1
 
 @dataclasses.dataclass(frozen=True)
 class Point:
-  """One grid point: attention ``[batch, seq, heads, head_dim]`` with `kv_heads` key/value heads."""
+  """One grid point: attention ``[batch, seq, heads, head_dim]`` with `kv_heads` key/value heads
+  of `kv_seq` keys (None: `seq`)."""
 
   batch: int
   seq: int
@@ -71,13 +77,22 @@ class Point:
   causal: bool
   phase: str
   dtype: str = "bfloat16"
+  kv_seq: int | None = None
 
   @property
   def label(self) -> str:
-    """``fwd+bwd 4x4096x32x128 kv8 causal``."""
+    """``fwd+bwd 4x4096x32x128 kv8 causal``; ``fwd 128x1x32x128 kv8 s4096 float16`` for another
+    key length and another dtype than bfloat16."""
     kv = f" kv{self.kv_heads}" if self.kv_heads != self.heads else ""
+    kv += f" s{self.kv_seq}" if self.kv_seq not in (None, self.seq) else ""
+    kv += f" {self.dtype}" if self.dtype != "bfloat16" else ""
     causal = " causal" if self.causal else ""
     return f"{self.phase} {self.batch}x{self.seq}x{self.heads}x{self.head_dim}{kv}{causal}"
+
+  @property
+  def keys(self) -> int:
+    """The key/value length."""
+    return self.seq if self.kv_seq is None else self.kv_seq
 
   @property
   def mode(self) -> str:
@@ -85,12 +100,23 @@ class Point:
     return autotune_cache.MODES[self.phase == FWD_BWD]
 
   def to_json(self) -> dict[str, Any]:
-    """JSON-ready dict."""
-    return dataclasses.asdict(self)
+    """JSON-ready dict (``kv_seq`` only where the point has its own key length)."""
+    info = dataclasses.asdict(self)
+    if info["kv_seq"] is None:
+      del info["kv_seq"]
+    return info
 
 
-def _p(phase: str, b: int, t: int, h: int, k: int, d: int, causal: bool = False) -> Point:
-  return Point(b, t, h, k, d, causal, phase)
+def _p(phase: str, b: int, t: int, h: int, k: int, d: int, causal: bool = False,
+       kv_seq: int | None = None) -> Point:
+  return Point(b, t, h, k, d, causal, phase, kv_seq=kv_seq)
+
+
+def from_case(case: attention_specs.AttentionCase) -> Point:
+  """The grid point of an attention case of ``arg_specs`` (its shape, heads, key length, causal
+  mask, phase and dtype)."""
+  b, t, h, d = case.shape
+  return Point(b, t, h, case.kv_shape[2], d, case.causal, case.phase, case.dtype, case.kv_seq)
 
 
 GRIDS: dict[str, tuple[Point, ...]] = {
@@ -109,12 +135,15 @@ GRIDS: dict[str, tuple[Point, ...]] = {
         _p(phase, 16384 // t * (2 if d == 64 else 1), t, h, k, d, causal)
         for phase in (FWD, FWD_BWD) for t in (1024, 2048, 4096, 8192, 16384)
         for h, k in ((16, 16), (32, 8)) for d in (64, 128) for causal in (False, True)),
+    # The shape classes models use (issue 50): arg_specs.SHAPE_CLASSES, S1-S13.
+    "classes": tuple(from_case(c) for c in attention_specs.SHAPE_CLASSES),
     "cpu": (_p(FWD, 1, 64, 2, 1, 32), _p(FWD_BWD, 1, 64, 4, 2, 32, True)),
 }
 
 
-def parse_grid(text: str, dtype: str = "bfloat16") -> tuple[Point, ...]:
-  """A named grid or a SPEC (see the module docstring).
+def parse_grid(text: str, dtype: str | None = None) -> tuple[Point, ...]:
+  """A named grid or a SPEC (see the module docstring), every point in `dtype` when given (None:
+  each point's own, bfloat16 unless it names another).
 
   Raises:
     SystemExit: for text that is neither, naming the bad item.
@@ -127,13 +156,17 @@ def parse_grid(text: str, dtype: str = "bfloat16") -> tuple[Point, ...]:
       parts = item.strip().split(":")
       try:
         phase = {"fwd": FWD, "fwdbwd": FWD_BWD, "fwd+bwd": FWD_BWD}[parts[0]]
-        b, t, h, k, d = (int(x) for x in parts[1].split("x"))
-        if len(parts) > 3 or (len(parts) == 3 and parts[2] != "causal") or min(b, t, h, k, d) < 1:
+        sizes = [int(x) for x in parts[1].split("x")]
+        if len(sizes) not in (5, 6) or len(parts) > 3 or (
+            len(parts) == 3 and parts[2] != "causal") or min(sizes) < 1:
           raise ValueError
       except (KeyError, IndexError, ValueError):
-        raise SystemExit(f"--grid: {item!r} is not PHASE:BxTxHxKxD[:causal] (PHASE fwd or "
+        raise SystemExit(f"--grid: {item!r} is not PHASE:BxTxHxKxD[xS][:causal] (PHASE fwd or "
                          f"fwdbwd) nor one of {', '.join(GRIDS)}") from None
-      points.append(_p(phase, b, t, h, k, d, len(parts) == 3))
+      kv_seq = sizes[5] if len(sizes) == 6 and sizes[5] != sizes[1] else None
+      points.append(_p(phase, *sizes[:5], len(parts) == 3, kv_seq))
+  if dtype is None:
+    return tuple(points)
   return tuple(dataclasses.replace(p, dtype=dtype) for p in points)
 
 
@@ -159,7 +192,7 @@ def make_inputs(point: Point) -> list[jax.Array]:
   keys = jax.random.split(jax.random.key(7), 4)
   dtype = jnp.dtype(point.dtype)
   q_shape = (point.batch, point.seq, point.heads, point.head_dim)
-  kv_shape = (point.batch, point.seq, point.kv_heads, point.head_dim)
+  kv_shape = (point.batch, point.keys, point.kv_heads, point.head_dim)
   arrays = [jax.random.normal(keys[0], q_shape, dtype), jax.random.normal(keys[1], kv_shape, dtype),
             jax.random.normal(keys[2], kv_shape, dtype)]
   if point.phase == FWD_BWD:
@@ -187,7 +220,7 @@ def point_spec(point: Point) -> pk.Spec:
   """The Spec of the point's call."""
   dtype = jnp.dtype(point.dtype)
   q = jax.ShapeDtypeStruct((point.batch, point.seq, point.heads, point.head_dim), dtype)
-  kv = jax.ShapeDtypeStruct((point.batch, point.seq, point.kv_heads, point.head_dim), dtype)
+  kv = jax.ShapeDtypeStruct((point.batch, point.keys, point.kv_heads, point.head_dim), dtype)
   return attention_base.make_spec(q, kv, kv, None, None, point.causal, None)
 
 
@@ -387,7 +420,9 @@ def main(argv: Sequence[str] | None = None) -> int:
   parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   parser.add_argument("--grid", default="default", help="default, full, cpu or a SPEC")
   parser.add_argument("--part", default="", help="K/N: points K-1, K-1+N, ... of the grid")
-  parser.add_argument("--dtype", default="bfloat16", choices=attention_base.FLOAT_DTYPES)
+  parser.add_argument("--dtype", default=None, choices=attention_base.FLOAT_DTYPES,
+                      help="every point's dtype (default: each point's own, bfloat16 unless it "
+                           "names another)")
   parser.add_argument("--iterations", type=int, default=10, help="timed calls per contender")
   parser.add_argument("--cache-iterations", type=int, default=autotune_cache.DEFAULT_ITERATIONS,
                       help="timed calls per candidate in the cache's own measurement")
@@ -408,7 +443,8 @@ def main(argv: Sequence[str] | None = None) -> int:
   doc: dict[str, Any] = {
       "format": FORMAT_VERSION, "device_kind": device.kind, "platform": device.platform,
       "jax": jax.__version__, "jaxlib": jaxlib.__version__,
-      "library_version": _version.__version__, "dtype": ns.dtype, "grid": ns.grid,
+      "library_version": _version.__version__, "grid": ns.grid,
+      "dtype": ns.dtype or "/".join(sorted({p.dtype for p in points})) or "bfloat16",
       "part": ns.part or "1/1",
       "iterations": ns.iterations, "cache_iterations": ns.cache_iterations,
       "cache_dir": cache_dir, "points": [], "total_s": 0.0}

@@ -10,9 +10,11 @@ from pjrtkit.kernels import testing
 
 testing.setup_environment()
 
+import jax  # noqa: E402
 import pytest  # noqa: E402
 
 from pjrtkit.kernels.core import autotune_cache  # noqa: E402
+from pjrtkit.kernels.dot_product_attention import arg_specs  # noqa: E402
 from tools.kernels_gpu import sweep  # noqa: E402
 
 TOP_KEYS = {"format", "device_kind", "platform", "jax", "jaxlib", "library_version", "dtype",
@@ -122,11 +124,11 @@ def test_grids():
                           "float16") == (
       sweep.Point(4, 4096, 32, 8, 128, False, "fwd+bwd", "float16"),
       sweep.Point(1, 16384, 16, 16, 128, True, "fwd", "float16"))
-  with pytest.raises(SystemExit, match=r"--grid: 'fwd:1x2x3' is not PHASE:BxTxHxKxD\[:causal\]"):
+  with pytest.raises(SystemExit, match=r"--grid: 'fwd:1x2x3' is not PHASE:BxTxHxKxD\[xS\]\[:causal\]"):
     sweep.parse_grid("fwd:1x2x3")
   with pytest.raises(SystemExit, match="'bwd:1x2x3x4x5' is not"):
     sweep.parse_grid("bwd:1x2x3x4x5")
-  for name, size in (("default", 8), ("full", 80), ("cpu", 2)):
+  for name, size in (("default", 8), ("full", 80), ("classes", 13), ("cpu", 2)):
     points = sweep.parse_grid(name)
     assert len(points) == len(set(points)) == size
   for name in ("default", "full"):
@@ -136,6 +138,63 @@ def test_grids():
     assert {p.causal for p in points} == {False, True}
     assert any(p.kv_heads < p.heads for p in points)
     assert min(p.seq for p in points) == 1024 and max(p.seq for p in points) == 16384
+
+
+def test_the_classes_grid_is_the_shape_classes():
+  """One point per `arg_specs.SHAPE_CLASSES` entry, in their dtype, with their key length."""
+  points = sweep.parse_grid("classes")
+  assert [p.label for p in points] == [
+      "fwd+bwd 16x1024x32x80", "fwd 16x1024x32x96", "fwd 8x2048x16x192", "fwd 8x2048x16x256",
+      "fwd+bwd 8x2048x16x256", "fwd+bwd 16x1000x32x128", "fwd+bwd 4x2000x32x128 kv8 causal",
+      "fwd+bwd 4x4096x32x128 kv4 causal", "fwd+bwd 4x4096x32x128 kv2",
+      "fwd+bwd 4x4096x32x128 kv1", "fwd+bwd 16x1024x32x128 float16",
+      "fwd 128x1x32x128 kv8 s4096", "fwd 32x16x32x128 kv8 s4096"]
+  assert len(points) == len(arg_specs.SHAPE_CLASSES)
+  for point, case in zip(points, arg_specs.SHAPE_CLASSES):
+    assert ((point.batch, point.seq, point.heads, point.head_dim), point.causal, point.phase,
+            point.dtype) == (case.shape, case.causal, case.phase, case.dtype)
+    assert (point.batch, point.keys, point.kv_heads, point.head_dim) == case.kv_shape
+  assert {p.head_dim for p in points} == {80, 96, 128, 192, 256}
+  assert {p.heads // p.kv_heads for p in points} == {1, 4, 8, 16, 32}
+  assert {p.dtype for p in points} == {"bfloat16", "float16"}
+  assert any(p.seq % 128 for p in points) and any(p.keys != p.seq for p in points)
+  # --dtype overrides every point's dtype.
+  assert {p.dtype for p in sweep.parse_grid("classes", "bfloat16")} == {"bfloat16"}
+  decode = points[11]
+  assert decode.to_json() == {"batch": 128, "seq": 1, "heads": 32, "kv_heads": 8,
+                              "head_dim": 128, "causal": False, "phase": "fwd",
+                              "dtype": "bfloat16", "kv_seq": 4096}
+  assert "kv_seq" not in points[0].to_json()
+  spec = sweep.point_spec(decode)
+  assert (spec.arg("query").shape, spec.arg("key").shape) == ((128, 1, 32, 128),
+                                                             (128, 4096, 8, 128))
+  shapes = [a.shape for a in jax.eval_shape(lambda: sweep.make_inputs(points[10]))]
+  assert shapes == [(16, 1024, 32, 128)] * 4
+  assert [str(a.dtype) for a in jax.eval_shape(lambda: sweep.make_inputs(points[10]))] == [
+      "float16"] * 4
+
+
+def test_a_spec_names_the_key_length():
+  decode, same = sweep.parse_grid("fwd:2x1x8x2x64x300,fwdbwd:1x64x4x2x32x64:causal")
+  assert decode == sweep.Point(2, 1, 8, 2, 64, False, "fwd", "bfloat16", 300)
+  assert decode.label == "fwd 2x1x8x64 kv2 s300" and decode.keys == 300
+  assert same == sweep.Point(1, 64, 4, 2, 32, True, "fwd+bwd") and same.kv_seq is None
+  with pytest.raises(SystemExit, match="'fwd:1x2x3x4x5x6x7' is not"):
+    sweep.parse_grid("fwd:1x2x3x4x5x6x7")
+
+
+def test_a_decode_point_end_to_end(tmp_path):
+  """T=1 against 48 keys, float16 (the point's own dtype): every candidate matches "xla"."""
+  assert sweep.main(["--grid", "fwd:1x1x4x2x32x48", "--dtype", "float16", "--iterations", "1",
+                     "--cache-iterations", "1", "--out", str(tmp_path), "--cache-dir",
+                     str(tmp_path / "cache")]) == 0
+  doc = json.loads((tmp_path / "sweep_pjrtkit.json").read_text())
+  assert doc["dtype"] == "float16"
+  (point,) = doc["points"]
+  assert point["label"] == "fwd 1x1x4x32 kv2 s48 float16"
+  assert point["point"]["kv_seq"] == 48
+  assert {c["status"] for c in point["candidates"]} == {"ok"}
+  assert sorted({c["implementation"] for c in point["candidates"]}) == ["xla", "xla_chunked"]
 
 
 if __name__ == "__main__":

@@ -459,7 +459,7 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
 
   def backward(self, residuals: Any, dout: Any, spec: Spec, config: MosaicAttentionConfig
                ) -> tuple[Any, ...]:
-    q, k, v, _, _, out, lse = residuals
+    q, k, v, _, _, out, lse = base.common_residuals(residuals)
     # The fused backward adds dQ by atomic float32 reduce-adds, in an order that varies from run
     # to run; deterministic results (XLA_FLAGS) take the split kernels, which add in a fixed order.
     if not interpret_enabled() and not pallas_lib.deterministic_ops_requested():
@@ -479,7 +479,7 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
   def _fused_backward(self, residuals: Any, dout: Any, g: mosaic_bwd.BwdGeometry
                       ) -> tuple[Any, ...]:
     """The compiled backward: one warp-specialised kernel (``mosaic_bwd``)."""
-    q, k, v, _, _, out, lse = residuals
+    q, k, v, _, _, out, lse = base.common_residuals(residuals)
     t, s = q.shape[1], k.shape[1]
     tp, sp = g.q_len_padded, g.kv_len_padded
     dq, dk, dv = mosaic_bwd.backward(
@@ -497,7 +497,7 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
     same every run; on the H200 about 6 ms against the fused kernel's 3.3 ms at
     32x2048x16x64), and a fallback for a geometry ``mosaic_bwd`` cannot fit in shared memory
     (none at the head dims `unsupported_reason` admits, 64 and 128)."""
-    q, k, v, _, _, out, lse = residuals
+    q, k, v, _, _, out, lse = base.common_residuals(residuals)
     config = dataclasses.replace(config, block_kv=_BWD_BLOCK_KV)
     lay = self._layout(spec, config)
     bkv = config.block_kv
