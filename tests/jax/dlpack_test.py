@@ -4,7 +4,8 @@ jaxlib's own DLPack refuses any platform but cpu/cuda/rocm/oneapi; ``_dlpack`` e
 arrays itself. Checked here in one child on ``pjrtkit,cpu`` (4 pjrtkit devices): NumPy sees the
 buffer's own memory (same address) with exact values and strides; the memory outlives the
 ``jax.Array`` and is released when the consumer (or an unconsumed capsule) goes; ``copy=True``
-copies; sharded arrays, sub-byte dtypes and foreign devices are refused naming what is accepted;
+copies; the eight float8 types go out with DLPack 1.1's codes and come back bit-exact through
+jaxlib's import; zero-size arrays go both ways; sharded arrays, sub-byte dtypes and foreign devices are refused naming what is accepted;
 ``jnp.from_dlpack`` brings NumPy arrays (and pjrtkit's own exports) back. ``gpu_device_test.py``
 checks PyTorch and CuPy on the xla_gpu device.
 """
@@ -47,6 +48,19 @@ for name in ("bool", "int8", "uint16", "int32", "int64", "float16", "float32", "
   got = np.from_dlpack(jax.device_put(a, dev))
   dtypes[name] = [got.dtype.name == name, np.array_equal(got, a)]
 out["dtypes"] = dtypes
+float8 = {}
+for name in _dlpack.FLOAT8_CODES:  # DLPack 1.1's kDLFloat8_* codes, read back by jaxlib's import.
+  a = (np.arange(6, dtype=np.float32) / 4 + 0.25).astype(getattr(ml_dtypes, name))
+  x8 = jax.device_put(a, dev)
+  cpu, here = jnp.from_dlpack(x8), jnp.from_dlpack(x8, device=dev)
+  float8[name] = [int(_dlpack.dl_data_type(a.dtype).code), cpu.dtype.name, here.dtype.name,
+                  [d.platform for d in cpu.devices()], [d.platform for d in here.devices()],
+                  np.asarray(cpu).view(np.uint8).tolist() == a.view(np.uint8).tolist(),
+                  np.asarray(here).view(np.uint8).tolist() == a.view(np.uint8).tolist()]
+out["float8"] = float8
+empty = jax.device_put(np.zeros((0, 3), np.float32), dev)
+out["empty"] = [list(np.from_dlpack(empty).shape), list(jnp.from_dlpack(empty).shape),
+                list(jnp.from_dlpack(np.zeros((2, 0), np.int8), device=dev).shape)]
 y = jax.device_put(np.arange(4, dtype=np.int32), dev)
 copied = np.from_dlpack(y, copy=True)
 out["copy"] = [copied.tolist(), copied.ctypes.data != y.unsafe_buffer_pointer()]
@@ -86,6 +100,17 @@ def test_numpy_sees_the_buffers_own_memory_with_exact_values(results):
   assert len(results["dtypes"]) == 10
 
 
+def test_float8_types_carry_dlpack_codes_and_come_back_bit_exact(results):
+  codes = {"float8_e3m4": 7, "float8_e4m3": 8, "float8_e4m3b11fnuz": 9, "float8_e4m3fn": 10,
+           "float8_e4m3fnuz": 11, "float8_e5m2": 12, "float8_e5m2fnuz": 13, "float8_e8m0fnu": 14}
+  assert results["float8"] == {
+      name: [code, name, name, ["cpu"], ["pjrtkit"], True, True] for name, code in codes.items()}
+
+
+def test_zero_size_arrays_go_both_ways(results):
+  assert results["empty"] == [[0, 3], [0, 3], [2, 0]]
+
+
 def test_the_memory_outlives_the_array_and_is_released_with_the_consumer(results):
   assert results["held_while_viewed"] == 1
   assert results["after_array_deleted"] == [66.0, 1]
@@ -101,7 +126,9 @@ def test_what_dlpack_cannot_carry_is_refused_naming_what_is_accepted(results):
   assert results["refused"] == {
       "sharded": "__dlpack__ only supported for unsharded arrays.",
       "int4": ("pjrtkit: dtype int4 has no DLPack type; DLPack takes bool, (u)int8-64, "
-               "float16/32/64, bfloat16 and complex64/128"),
+               "float16/32/64, bfloat16, complex64/128 and float8_e3m4, float8_e4m3, "
+               "float8_e4m3b11fnuz, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, "
+               "float8_e5m2fnuz, float8_e8m0fnu"),
       "cuda": ("pjrtkit: __dlpack__ cannot export an array on DLPack device (1, 0) to (2, 0); "
                "accepted: (1, 0)"),
   }

@@ -94,13 +94,32 @@ TEST_F(BufferViewTest, MemoryWinsOverDevice) {
   EXPECT_EQ(log_.calls, 0);
 }
 
+TEST_F(BufferViewTest, AShapeWithoutElementsMayHaveANullPointer) {
+  // What JAX passes for a zero-size DLPack tensor (PyTorch's and CuPy's data pointer is null).
+  const std::vector<int64_t> dims = {0, 3};
+  auto args = ViewArgs();
+  args.device_buffer_ptr = nullptr;
+  args.dims = dims.data();
+  args.num_dims = dims.size();
+  ASSERT_PJRT_OK(api_->PJRT_Client_CreateViewOfDeviceBuffer(&args));
+  ASSERT_NE(args.buffer, nullptr);
+  auto dimensions = MakeArgs<PJRT_Buffer_Dimensions_Args>();
+  dimensions.buffer = args.buffer;
+  EXPECT_PJRT_OK(api_->PJRT_Buffer_Dimensions(&dimensions));
+  EXPECT_EQ(std::vector<int64_t>(dimensions.dims, dimensions.dims + dimensions.num_dims), dims);
+  DestroyBuffer(args.buffer);
+  EXPECT_EQ(log_.calls, 1);
+  EXPECT_EQ(log_.pointer, nullptr);
+}
+
 TEST_F(BufferViewTest, ValidatesItsArguments) {
   auto args = ViewArgs();
   args.device_buffer_ptr = nullptr;
   ErrorInfo null_ptr = Consume(api_->PJRT_Client_CreateViewOfDeviceBuffer(&args));
   EXPECT_EQ(null_ptr.code, PJRT_Error_Code_INVALID_ARGUMENT);
   EXPECT_EQ(null_ptr.message,
-            "PJRT_Client_CreateViewOfDeviceBuffer: args->device_buffer_ptr is null");
+            "PJRT_Client_CreateViewOfDeviceBuffer: args->device_buffer_ptr is null (allowed "
+            "only for a shape with no elements)");
   args = ViewArgs();
   args.stream = 42;  // Passed to the client, which decides (the fake cannot wait for one).
   ErrorInfo streamed = Consume(api_->PJRT_Client_CreateViewOfDeviceBuffer(&args));

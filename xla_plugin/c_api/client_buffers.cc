@@ -199,12 +199,20 @@ PJRT_Error* ClientCreateViewOfDeviceBuffer(PJRT_Client_CreateViewOfDeviceBuffer_
     PJRTKIT_RETURN_IF_ERROR(
         CheckArgs(fn, args, PJRTKIT_ARGS_SIZE(PJRT_Client_CreateViewOfDeviceBuffer_Args, buffer)));
     PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "client", args->client));
-    PJRTKIT_RETURN_IF_ERROR(CheckHandle(fn, "device_buffer_ptr", args->device_buffer_ptr));
     DeviceBufferViewArgs view;
     view.data = args->device_buffer_ptr;
     view.stream = args->stream;
     PJRTKIT_ASSIGN_OR_RETURN(view.type, FromPjrtBufferType(fn, args->element_type));
     PJRTKIT_ASSIGN_OR_RETURN(view.dims, ReadDims(fn, "args->dims", args->dims, args->num_dims));
+    // A shape without elements has no memory to point at: DLPack producers (PyTorch, CuPy) give
+    // a null data pointer for it, and JAX passes it on.
+    bool empty = false;
+    for (int64_t dim : view.dims) empty = empty || dim == 0;
+    if (args->device_buffer_ptr == nullptr && !empty) {
+      return InvalidArgument(std::string(fn) +
+                             ": args->device_buffer_ptr is null (allowed only for a shape with "
+                             "no elements)");
+    }
     if (args->layout != nullptr) {
       PJRTKIT_ASSIGN_OR_RETURN(view.layout,
                                FromPjrtLayout(fn, *args->layout, view.type, view.dims));

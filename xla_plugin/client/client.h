@@ -49,7 +49,8 @@ struct HostBufferResult {
 
 // Arguments of Client::CreateViewOfDeviceBuffer.
 struct DeviceBufferViewArgs {
-  void* data = nullptr;                       // Device memory owned by someone else.
+  void* data = nullptr;                       // Device memory owned by someone else (null
+                                              // only for a shape without elements).
   ElementType type = ElementType::kInvalid;   // Element type.
   std::vector<int64_t> dims;                  // Dimensions.
   std::optional<MemoryLayout> layout;         // Layout of `data`; unset: the default.

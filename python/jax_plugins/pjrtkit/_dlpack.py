@@ -53,6 +53,13 @@ CAPSULE_NAME = b"dltensor"
 _CODES = {"i": 0, "u": 1, "f": 2, "c": 5, "b": 6}
 """numpy kind -> ``DLDataTypeCode`` (bfloat16, kind ``V`` in numpy, is ``kDLBfloat`` = 4)."""
 
+FLOAT8_CODES = {"float8_e3m4": 7, "float8_e4m3": 8, "float8_e4m3b11fnuz": 9,
+                "float8_e4m3fn": 10, "float8_e4m3fnuz": 11, "float8_e5m2": 12,
+                "float8_e5m2fnuz": 13, "float8_e8m0fnu": 14}
+"""``ml_dtypes`` float8 name -> ``DLDataTypeCode`` (DLPack 1.1's ``kDLFloat8_*``, 8 bits).
+DLPack's sub-byte codes (float6, float4) are not exported: XLA keeps those types packed on
+devices, which a DLPack tensor of one element per byte would not describe."""
+
 
 class DLDevice(ctypes.Structure):
   _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
@@ -94,17 +101,20 @@ def dl_data_type(dtype: np.dtype) -> DLDataType:
   """The DLPack type of ``dtype``.
 
   Raises:
-    BufferError: for a type DLPack 0.8 has no code for (sub-byte integers, float8, ...).
+    BufferError: for a type DLPack has no code for (sub-byte integers and floats).
   """
   dtype = np.dtype(dtype)
   if dtype.name == "bfloat16":
     return DLDataType(4, 16, 1)
+  if dtype.name in FLOAT8_CODES:
+    return DLDataType(FLOAT8_CODES[dtype.name], 8, 1)
   code = _CODES.get(dtype.kind)
   if code is None or dtype.itemsize * 8 > 255 or dtype.name.startswith(("int2", "int4", "uint2",
-                                                                          "uint4", "float8",
-                                                                          "float4")):
+                                                                          "uint4", "float8_",
+                                                                          "float6_", "float4_")):
     raise BufferError(f"pjrtkit: dtype {dtype.name} has no DLPack type; DLPack takes bool, "
-                      "(u)int8-64, float16/32/64, bfloat16 and complex64/128")
+                      "(u)int8-64, float16/32/64, bfloat16, complex64/128 and "
+                      f"{', '.join(FLOAT8_CODES)}")
   return DLDataType(code, dtype.itemsize * 8, 1)
 
 
