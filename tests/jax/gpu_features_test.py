@@ -139,6 +139,28 @@ def test_dlpack_both_ways_with_torch_and_cupy_zero_copy():
   np.testing.assert_array_equal(np.asarray(jax.jit(lambda a: a + 1)(y)), np.arange(10) * 3 + 1)
 
 
+def test_dlpack_zero_size_and_float8_with_torch():
+  """A zero-size CUDA tensor (null data pointer) becomes an empty array on the GPU and back;
+  float8 arrays go to PyTorch with DLPack 1.1's codes and come back bit-exact."""
+  torch = pytest.importorskip("torch")
+  empty = jnp.from_dlpack(torch.zeros((0, 4), dtype=torch.float32, device="cuda"))
+  assert (empty.shape, empty.dtype, empty.devices()) == ((0, 4), jnp.float32, {gpu()})
+  assert np.asarray(jax.jit(lambda a: a * 2)(empty)).shape == (0, 4)
+  out = torch.from_dlpack(jax.device_put(np.zeros((3, 0), np.int8), gpu()))
+  assert (tuple(out.shape), out.dtype, out.device.type) == ((3, 0), torch.int8, "cuda")
+  values = np.arange(8, dtype=np.float32) / 4 - 1
+  for name in ("float8_e4m3fn", "float8_e5m2"):
+    if not hasattr(torch, name):
+      continue
+    x = jax.device_put(values.astype(getattr(jnp, name)), gpu())
+    t = torch.from_dlpack(x)
+    assert t.dtype == getattr(torch, name) and t.data_ptr() == x.unsafe_buffer_pointer()
+    np.testing.assert_array_equal(t.float().cpu().numpy(), np.asarray(x).astype(np.float32))
+    back = jnp.from_dlpack(t.clone())
+    assert back.dtype == x.dtype and back.devices() == {gpu()}
+    np.testing.assert_array_equal(np.asarray(back).view(np.uint8), np.asarray(x).view(np.uint8))
+
+
 @pjrtkit_only
 def test_explicit_backends_gpu_and_pjrtkit_name_the_gpu_device():
   import warnings  # pylint: disable=g-import-not-at-top
