@@ -82,6 +82,31 @@ back = jnp.from_dlpack(host, device=dev)
 out["from_numpy"] = [back.tolist(), [d.platform for d in back.devices()]]
 again = jnp.from_dlpack(jax.device_put(host, dev))
 out["round_trip"] = again.tolist()
+# The xla_gpu device's __cuda_array_interface__, installed here over the CPU device's memory
+# (the dict it answers names the buffer's own address; jaxlib's arrays keep jaxlib's answer).
+undo = _dlpack.install("pjrtkit", gpu=True)
+x = jax.device_put(np.arange(6, dtype=np.float32).reshape(2, 3), dev)
+cai = dict(x.__cuda_array_interface__)
+cai["data"] = [cai["data"][0] == x.unsafe_buffer_pointer(), cai["data"][1]]
+transposed = jax.device_put(np.arange(6, dtype=np.int16).reshape(2, 3), dev).T
+cai_refused = {}
+for name, array in (("bfloat16", jax.device_put(np.ones(2, ml_dtypes.bfloat16), dev)),
+                    ("cpu", jax.device_put(np.ones(2, np.float32), jax.devices("cpu")[0])),
+                    ("sharded", sharded)):
+  try:
+    array.__cuda_array_interface__
+    cai_refused[name] = None
+  except (AttributeError, ValueError) as e:
+    cai_refused[name] = [type(e).__name__, str(e)]
+out["cai"] = [cai, transposed.__cuda_array_interface__["strides"],
+              jax.device_put(np.zeros((0, 2), np.int8), dev).__cuda_array_interface__["data"][0],
+              cai_refused]
+undo()
+try:
+  x.__cuda_array_interface__
+  out["cai_after_undo"] = None
+except AttributeError as e:
+  out["cai_after_undo"] = str(e)
 print(json.dumps(out))
 """
 
@@ -109,6 +134,23 @@ def test_float8_types_carry_dlpack_codes_and_come_back_bit_exact(results):
 
 def test_zero_size_arrays_go_both_ways(results):
   assert results["empty"] == [[0, 3], [0, 3], [2, 0]]
+
+
+def test_the_gpu_devices_cuda_array_interface(results):
+  cai, transposed_strides, empty_pointer, refused = results["cai"]
+  assert cai == {"shape": [2, 3], "typestr": "<f4", "data": [True, False], "strides": None,
+                 "version": 3}
+  assert transposed_strides is None  # JAX's transpose is a new row-major array.
+  assert empty_pointer == 0
+  assert refused == {
+      "bfloat16": ["AttributeError", "__cuda_array_interface__ cannot describe dtype bfloat16 "
+                   "(no typestr); accepted: bool, (u)int8-64, float16/32/64, complex64/128 (use "
+                   "__dlpack__ for bfloat16 and float8)"],
+      "cpu": ["AttributeError", "__cuda_array_interface__ is only defined for GPU buffers."],
+      "sharded": ["ValueError", "__cuda_array_interface__() is supported only for unsharded "
+                  "arrays."],
+  }
+  assert results["cai_after_undo"] == "__cuda_array_interface__ is only defined for GPU buffers."
 
 
 def test_the_memory_outlives_the_array_and_is_released_with_the_consumer(results):

@@ -161,6 +161,24 @@ def test_dlpack_zero_size_and_float8_with_torch():
     np.testing.assert_array_equal(np.asarray(back).view(np.uint8), np.asarray(x).view(np.uint8))
 
 
+def test_cuda_array_interface_with_cupy():
+  """CuPy takes a GPU array through ``__cuda_array_interface__`` zero-copy; a CuPy array comes
+  into JAX through it (``jnp.asarray``) on the default backend's GPU."""
+  cupy = pytest.importorskip("cupy")
+  x = jax.device_put(np.arange(6, dtype=np.float32).reshape(2, 3), gpu())
+  cai = x.__cuda_array_interface__
+  assert (cai["shape"], cai["typestr"], cai["data"][0]) == ((2, 3), "<f4",
+                                                             x.unsafe_buffer_pointer())
+  c = cupy.asarray(x)
+  assert c.data.ptr == x.unsafe_buffer_pointer()
+  np.testing.assert_array_equal(cupy.asnumpy(c), np.asarray(x))
+  src = cupy.arange(5, dtype=cupy.int32) * 7
+  with jax.default_device(gpu()):
+    y = jnp.asarray(src)
+  assert y.devices() == {gpu()}
+  np.testing.assert_array_equal(np.asarray(y), np.arange(5) * 7)
+
+
 @pjrtkit_only
 def test_explicit_backends_gpu_and_pjrtkit_name_the_gpu_device():
   import warnings  # pylint: disable=g-import-not-at-top

@@ -130,7 +130,7 @@ def test_every_jax_internal_pjrtkit_uses_is_listed_and_unchanged():
           out[internal.name] = [internal.feature, f"{type(e).__name__}: {e}"]
       print(json.dumps(out))
   """)
-  assert len(got) == 63  # Distinct names: the xla_gpu device reuses some of the cpu entries.
+  assert len(got) == 64  # Distinct names: the xla_gpu device reuses some of the cpu entries.
   assert {name: problem for name, (_, problem) in got.items() if problem is not None} == {}
   features = sorted({feature for feature, _ in got.values()})
   # Host callbacks are one feature on both devices (the same rules, compile wrapper and

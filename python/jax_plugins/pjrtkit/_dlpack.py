@@ -29,8 +29,13 @@ itself and lets JAX's own import reach its devices:
   ``kDLCPU`` tensors go to jaxlib's ``cpu``, as JAX decides; ``device=`` a pjrtkit device puts
   them there.
 
+On the xla_gpu device ``__cuda_array_interface__`` (version 3) of a pjrtkit array is its
+buffer's device memory, waited for (jaxlib's own refuses every platform id but its CUDA one:
+"only defined for GPU buffers"), so CuPy and Numba take pjrtkit arrays zero-copy through it too.
+
 JAX internals used (``_jax_internals.INTERNALS``, feature "dlpack"): ``array.ArrayImpl``'s
-``__dlpack__`` / ``__dlpack_device__`` (wrapped; the undo restores them) and
+``__dlpack__`` / ``__dlpack_device__`` (wrapped; the undo restores them), its
+``__cuda_array_interface__`` property (wrapped on the xla_gpu device) and
 ``dlpack._DL_DEVICE_TO_PLATFORM`` (two entries changed on the xla_gpu device).
 """
 
@@ -304,19 +309,65 @@ def _wrap_dlpack_device(original: Callable[..., Any], platform: str,
   return __dlpack_device__
 
 
+def cuda_array_interface(array: Any) -> dict[str, Any]:
+  """CUDA Array Interface (version 3) of single-device pjrtkit ``array`` in GPU memory: its
+  buffer's own memory, ready (waited for before this returns, so there is no ``stream`` to
+  synchronise with), the strides of its layout (None when row-major).
+
+  Raises:
+    ValueError: for a sharded array (as JAX).
+    AttributeError: for an array in host memory (as jaxlib for a buffer off the GPU) or of a
+      dtype the interface's typestr cannot name (bfloat16 and the float8 types have no numpy type
+      character; sub-byte types are packed): ``hasattr`` is False, so a consumer that probes the
+      interface falls back to another protocol (DLPack takes them).
+  """
+  if len(array.sharding.device_set) != 1:
+    raise ValueError("__cuda_array_interface__() is supported only for unsharded arrays.")
+  if array.sharding.memory_kind in ("pinned_host", "unpinned_host"):
+    raise AttributeError(f"__cuda_array_interface__ is only defined for GPU memory; this array "
+                         f"is in {array.sharding.memory_kind} memory (use __dlpack__)")
+  dtype = np.dtype(array.dtype)
+  if dtype.kind not in "biufc" or dtype.name.startswith(("int2", "int4", "uint2", "uint4")):
+    raise AttributeError(f"__cuda_array_interface__ cannot describe dtype {dtype.name} (no "
+                         "typestr); accepted: bool, (u)int8-64, float16/32/64, complex64/128 "
+                         "(use __dlpack__ for bfloat16 and float8)")
+  shape = tuple(int(d) for d in array.shape)
+  strides = tuple(s * dtype.itemsize for s in element_strides(array))
+  row_major = tuple(int(np.prod(shape[i + 1:], dtype=np.int64)) * dtype.itemsize
+                    for i in range(len(shape)))
+  array.block_until_ready()
+  pointer = array.addressable_data(0).unsafe_buffer_pointer() if array.size else 0
+  return {"shape": shape, "typestr": dtype.str, "data": (pointer, False),
+          "strides": None if strides == row_major else strides, "version": 3}
+
+
+def _wrap_cuda_array_interface(original: property, platform: str) -> property:
+  def get(self: Any) -> Any:
+    if self.platform() != platform:
+      return original.__get__(self)
+    return cuda_array_interface(self)
+
+  get.__wrapped__ = original  # type: ignore[attr-defined]
+  return property(get, doc=original.__doc__)
+
+
 def install(platform: str, gpu: bool) -> Callable[[], None]:
   """Wraps ``ArrayImpl.__dlpack__`` / ``__dlpack_device__`` for ``platform``'s arrays (on the
-  GPU when ``gpu``) and, on the GPU, looks CUDA tensors up under ``gpu``; returns the undo."""
+  GPU when ``gpu``) and, on the GPU, ``__cuda_array_interface__`` too and looks CUDA tensors up
+  under ``gpu``; returns the undo."""
   from jax._src import array as jax_array  # pylint: disable=g-import-not-at-top
   from jax._src import dlpack  # pylint: disable=g-import-not-at-top
 
   cls = jax_array.ArrayImpl
-  before = {name: cls.__dict__[name] for name in ("__dlpack__", "__dlpack_device__")}
+  names = ("__dlpack__", "__dlpack_device__") + (("__cuda_array_interface__",) if gpu else ())
+  before = {name: cls.__dict__[name] for name in names}
   table = dlpack._DL_DEVICE_TO_PLATFORM  # pylint: disable=protected-access
   entries = {k: table.get(k) for k in (KDL_CUDA, KDL_CUDA_HOST)}
   cls.__dlpack__ = _wrap_dlpack(before["__dlpack__"], platform, gpu)
   cls.__dlpack_device__ = _wrap_dlpack_device(before["__dlpack_device__"], platform, gpu)
   if gpu:
+    cls.__cuda_array_interface__ = _wrap_cuda_array_interface(
+        before["__cuda_array_interface__"], platform)
     for key in entries:
       table[key] = "gpu"
 

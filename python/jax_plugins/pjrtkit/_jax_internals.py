@@ -475,6 +475,11 @@ INTERNALS: tuple[Internal, ...] = (
     Internal("jax._src.array.ArrayImpl.__dlpack_device__", DLPACK, "wrapped",
              "answers kDLCPU / kDLCUDA for pjrtkit arrays",
              lambda: _array_method_problem("__dlpack_device__", [])),
+    Internal("jax._src.array.ArrayImpl.__cuda_array_interface__", DLPACK, "wrapped",
+             "answers the CUDA Array Interface of xla_gpu arrays (jaxlib's refuses pjrtkit)",
+             lambda: None if isinstance(getattr(load_module("jax._src.array"), "ArrayImpl")
+                                        .__dict__.get("__cuda_array_interface__"), property)
+             else "is not a property"),
     Internal("jax._src.dlpack._DL_DEVICE_TO_PLATFORM", DLPACK, "changed",
              "CUDA tensors are imported through the 'gpu' alias (JAX's cuda, else pjrtkit)",
              lambda: None if isinstance(getattr(load_module("jax._src.dlpack"),
