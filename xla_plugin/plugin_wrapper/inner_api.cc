@@ -172,6 +172,40 @@ StatusOr<AttributeMap> InnerApi::ToAttributeMap(const PJRT_NamedValue* values, s
   return out;
 }
 
+std::vector<PJRT_NamedValue> InnerApi::ToNamedValues(const AttributeMap& options) {
+  std::vector<PJRT_NamedValue> values;
+  values.reserve(options.size());
+  for (const auto& [name, value] : options) {
+    PJRT_NamedValue v{};
+    v.struct_size = PJRT_NamedValue_STRUCT_SIZE;
+    v.name = name.data();
+    v.name_size = name.size();
+    if (const auto* s = std::get_if<std::string>(&value)) {
+      v.type = PJRT_NamedValue_kString;
+      v.string_value = s->data();
+      v.value_size = s->size();
+    } else if (const auto* i = std::get_if<int64_t>(&value)) {
+      v.type = PJRT_NamedValue_kInt64;
+      v.int64_value = *i;
+      v.value_size = 1;
+    } else if (const auto* list = std::get_if<std::vector<int64_t>>(&value)) {
+      v.type = PJRT_NamedValue_kInt64List;
+      v.int64_array_value = list->data();
+      v.value_size = list->size();
+    } else if (const auto* f = std::get_if<float>(&value)) {
+      v.type = PJRT_NamedValue_kFloat;
+      v.float_value = *f;
+      v.value_size = 1;
+    } else if (const auto* b = std::get_if<bool>(&value)) {
+      v.type = PJRT_NamedValue_kBool;
+      v.bool_value = *b;
+      v.value_size = 1;
+    }
+    values.push_back(v);
+  }
+  return values;
+}
+
 void InnerApi::DestroyClient(PJRT_Client* client) const {
   if (client == nullptr) return;
   PJRTKIT_INNER_ARGS(PJRT_Client_Destroy, args);

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 // The PJRT C API (the inner plugin's interface).
 #include "xla/pjrt/c/pjrt_c_api.h"
@@ -99,6 +100,9 @@ class InnerApi : public std::enable_shared_from_this<InnerApi> {
 
   // Converts inner named values (attributes, cost analysis) to an AttributeMap.
   static StatusOr<AttributeMap> ToAttributeMap(const PJRT_NamedValue* values, size_t count);
+  // `options` as PJRT_NamedValues for the inner plugin (create options), pointing into `options`,
+  // which must outlive them.
+  static std::vector<PJRT_NamedValue> ToNamedValues(const AttributeMap& options);
 
   // Destroy helpers for inner handles; errors are dropped (nothing can be done about them).
   void DestroyClient(PJRT_Client* client) const;

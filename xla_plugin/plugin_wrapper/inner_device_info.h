@@ -5,10 +5,14 @@
 
 #include <string>
 
+#include "xla/pjrt/c/pjrt_c_api.h"
+#include "xla_plugin/client/status_or.h"
 #include "xla_plugin/client/types.h"
 
 namespace pjrtkit {
 namespace plugin_wrapper {
+
+class InnerApi;
 
 // The inner description of one device (PJRT_DeviceDescription_* and PJRT_Device_LocalHardwareId).
 // Empty for a topology made without the inner plugin.
@@ -22,6 +26,13 @@ struct InnerDeviceInfo {
   std::string to_string;       // Inner long name.
   AttributeMap attributes;     // Inner attributes (compute_capability, core_count, ...).
 };
+
+// What `description` (an inner device description, of a client's device or of a topology) says
+// through `api`: id, kind, debug string, to_string, attributes and, when the plugin has the slot,
+// the process index. Leaves addressable and local_hardware_id at their defaults (a description
+// has neither). Errors are the inner plugin's, naming the slot.
+StatusOr<InnerDeviceInfo> ReadInnerDescription(const InnerApi& api,
+                                               PJRT_DeviceDescription* description);
 
 }  // namespace plugin_wrapper
 }  // namespace pjrtkit

@@ -21,17 +21,37 @@ StatusOr<std::shared_ptr<WrappedExecutable>> WrappedExecutable::FromLoaded(
   if (args.executable == nullptr) {
     return Internal(client->api().name() + " returned a null executable");
   }
-  std::shared_ptr<WrappedExecutable> executable(
-      new WrappedExecutable(std::move(client), std::move(loaded), args.executable));
+  std::shared_ptr<InnerApi> api = client->shared_api();
+  std::string backend = client->policy().backend();
+  const int device_count = client->device_count();
+  std::shared_ptr<WrappedExecutable> executable(new WrappedExecutable(
+      std::move(api), std::move(backend), device_count, std::move(client), std::move(loaded),
+      /*owner=*/nullptr, args.executable));
   PJRTKIT_RETURN_IF_ERROR(executable->Init());
   return executable;
 }
 
-WrappedExecutable::WrappedExecutable(std::shared_ptr<InnerClient> client,
-                                   InnerClient::LoadedPtr loaded, PJRT_Executable* inner)
-    : client_(std::move(client)),
-      api_(client_->shared_api()),
+StatusOr<std::shared_ptr<WrappedExecutable>> WrappedExecutable::FromCompiled(
+    std::shared_ptr<InnerApi> api, std::shared_ptr<const DevicePolicy> policy, int device_count,
+    std::shared_ptr<const void> owner, PJRT_Executable* inner) {
+  if (inner == nullptr) return Internal(api->name() + " PJRT_Compile returned a null executable");
+  std::shared_ptr<WrappedExecutable> executable(new WrappedExecutable(
+      std::move(api), policy->backend(), device_count, /*client=*/nullptr, /*loaded=*/nullptr,
+      std::move(owner), inner));
+  PJRTKIT_RETURN_IF_ERROR(executable->Init());
+  return executable;
+}
+
+WrappedExecutable::WrappedExecutable(std::shared_ptr<InnerApi> api, std::string backend,
+                                     int device_count, std::shared_ptr<InnerClient> client,
+                                     InnerClient::LoadedPtr loaded,
+                                     std::shared_ptr<const void> owner, PJRT_Executable* inner)
+    : api_(std::move(api)),
+      backend_(std::move(backend)),
+      device_count_(device_count),
+      client_(std::move(client)),
       loaded_(std::move(loaded)),
+      owner_(std::move(owner)),
       inner_(inner) {}
 
 WrappedExecutable::~WrappedExecutable() { api_->DestroyExecutable(inner_); }
@@ -210,7 +230,7 @@ StatusOr<std::string> WrappedExecutable::Serialize() const {
   args.executable = inner_;
   PJRTKIT_RETURN_IF_ERROR(PJRTKIT_INNER_CALL(*api_, PJRT_Executable_Serialize, &args));
   std::string bytes = SerializedExecutable::Encode(
-      client_->policy().backend(), client_->device_count(),
+      backend_, device_count_,
       std::string_view(args.serialized_bytes, args.serialized_bytes_size));
   if (args.serialized_executable_deleter != nullptr) {
     args.serialized_executable_deleter(args.serialized_executable);

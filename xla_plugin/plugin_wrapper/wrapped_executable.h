@@ -10,6 +10,7 @@
 
 #include "xla/pjrt/c/pjrt_c_api.h"
 #include "xla_plugin/client/executable.h"
+#include "xla_plugin/plugin_wrapper/device_policy.h"
 #include "xla_plugin/plugin_wrapper/donatable_parameters.h"
 #include "xla_plugin/plugin_wrapper/inner_api.h"
 #include "xla_plugin/plugin_wrapper/inner_client.h"
@@ -18,10 +19,13 @@
 namespace pjrtkit {
 namespace plugin_wrapper {
 
-// Owns the inner PJRT_Executable of an inner loaded executable; every query is answered by the
-// inner plugin. Shares that loaded executable and the InnerClient that made it (the inner
-// executable points into both; see inner_client.h), so it may outlive its LoadedExecutable, the
-// pjrtkit client and, compiled ahead of time, the topology.
+// Owns an inner PJRT_Executable; every query is answered by the inner plugin. Two kinds:
+//   - the executable of an inner loaded executable (FromLoaded): shares that loaded executable and
+//     the InnerClient that made it (the inner executable points into both; see inner_client.h);
+//   - an executable the inner plugin compiled without a client (FromCompiled, PJRT_Compile on an
+//     inner topology): shares whatever `owner` keeps alive (the inner topology).
+// Either may outlive its LoadedExecutable, the pjrtkit client and, compiled ahead of time, the
+// topology.
 class WrappedExecutable : public Executable {
  public:
   // The executable of `loaded`, made by `client` (PJRT_LoadedExecutable_GetExecutable), with
@@ -29,6 +33,12 @@ class WrappedExecutable : public Executable {
   // program) read once.
   static StatusOr<std::shared_ptr<WrappedExecutable>> FromLoaded(
       std::shared_ptr<InnerClient> client, InnerClient::LoadedPtr loaded);
+  // `inner`, compiled by `api` without a client (PJRT_Compile) for a topology of `device_count`
+  // devices of the device `policy` describes; takes ownership of `inner` (destroyed on error too)
+  // and keeps `owner` (the inner topology) alive as long as it lives. Reads what FromLoaded reads.
+  static StatusOr<std::shared_ptr<WrappedExecutable>> FromCompiled(
+      std::shared_ptr<InnerApi> api, std::shared_ptr<const DevicePolicy> policy, int device_count,
+      std::shared_ptr<const void> owner, PJRT_Executable* inner);
   ~WrappedExecutable() override;
 
   // The inner executable.
@@ -60,8 +70,9 @@ class WrappedExecutable : public Executable {
   StatusOr<std::string> fingerprint() const override;
   // The inner optimized program; XLA:CPU gives format "hlo_with_config".
   StatusOr<Program> optimized_program() const override;
-  // XLA:CPU's bytes behind a header naming the device count of the topology it was compiled for
-  // (serialized_executable.h); WrappedClient::DeserializeAndLoad checks it.
+  // The inner plugin's bytes behind a header naming the backend and the device count of the
+  // topology it was compiled for (serialized_executable.h); WrappedClient::DeserializeAndLoad
+  // checks it.
   StatusOr<std::string> Serialize() const override;
   int64_t SizeOfGeneratedCodeInBytes() const override;
   StatusOr<CompiledMemoryStats> GetCompiledMemoryStats() const override;
@@ -83,15 +94,19 @@ class WrappedExecutable : public Executable {
   }
 
  private:
-  WrappedExecutable(std::shared_ptr<InnerClient> client, InnerClient::LoadedPtr loaded,
-                   PJRT_Executable* inner);
+  WrappedExecutable(std::shared_ptr<InnerApi> api, std::string backend, int device_count,
+                    std::shared_ptr<InnerClient> client, InnerClient::LoadedPtr loaded,
+                    std::shared_ptr<const void> owner, PJRT_Executable* inner);
   // Reads the fixed metadata.
   Status Init();
 
-  std::shared_ptr<InnerClient> client_;  // Compiled or loaded it; kept alive (see above).
-  std::shared_ptr<InnerApi> api_;        // client_'s inner plugin.
-  InnerClient::LoadedPtr loaded_;        // The inner loaded executable inner_ points into.
-  PJRT_Executable* inner_;               // Owned inner executable; destroyed before loaded_.
+  std::shared_ptr<InnerApi> api_;        // The inner plugin.
+  std::string backend_;                  // The device's backend ("xla_gpu"), for Serialize.
+  int device_count_;                     // Devices of the topology it was compiled for.
+  std::shared_ptr<InnerClient> client_;  // Compiled or loaded it (kept alive); null: FromCompiled.
+  InnerClient::LoadedPtr loaded_;        // The inner loaded executable inner_ points into, or null.
+  std::shared_ptr<const void> owner_;    // What FromCompiled keeps alive (the inner topology).
+  PJRT_Executable* inner_;               // Owned inner executable; destroyed before the above.
   std::string name_;               // Module name.
   int num_replicas_ = 1;           // Replicas.
   int num_partitions_ = 1;         // Partitions.

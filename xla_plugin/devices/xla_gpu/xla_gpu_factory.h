@@ -31,8 +31,10 @@ struct XlaGpuFactory {
   // client of every visible GPU (or of visible_devices) with the options given.
   static StatusOr<std::unique_ptr<Client>> CreateClient(const AttributeMap& options,
                                                         const MultiProcess& job = {});
-  // UNIMPLEMENTED: an xla_gpu topology is described by the GPUs, so it comes from a client
-  // (PJRT_Client_TopologyDescription), which also compiles ahead of time for it.
+  // Loads the CUDA plugin (as CreateClient does) and creates its topology with `name` and the
+  // options (XlaGpuTopologyOptions: topology shape, target_config, ...) through
+  // PJRT_TopologyDescription_Create: a DevicelessTopology, which compiles ahead of time without
+  // a GPU (XLA:GPU's deviceless compilation for the GPU the target config describes).
   static StatusOr<std::unique_ptr<Topology>> CreateTopology(const std::string& name,
                                                             const AttributeMap& options);
   // The accepted create options.
