@@ -4,7 +4,13 @@
 // visible GPU (2 by default, or `visible_devices`), each an "NVIDIA H200" with XLA:GPU's
 // attributes, "device" and "pinned_host" memories and allocator statistics, and reports the
 // options it was given in its platform version ("fake-cuda 13.0 [name=value;...]") so tests can
-// see what pjrtkit passed through. Every other slot answers UNIMPLEMENTED.
+// see what pjrtkit passed through. Its topologies (PJRT_TopologyDescription_Create) and
+// deviceless compiles (PJRT_Compile) behave like XLA:GPU's without a GPU: a topology needs a
+// target_config (and a topology shape "PxHxD"), and its attribute "fake_given" records the name and
+// options it was given; an executable records what PJRT_Compile was given (topology, client,
+// options, program) in its fingerprint and serialized bytes. FakeCudaPluginLiveObjects (exported)
+// counts the topologies and executables not yet destroyed. Every other slot answers
+// UNIMPLEMENTED.
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -51,7 +57,30 @@ struct PJRT_Client {
   std::vector<std::unique_ptr<FakeMemory>> memories;
 };
 
+struct PJRT_TopologyDescription {
+  std::string version;                                            // The device kind, as XLA:GPU.
+  std::string target_config;                                      // As given.
+  std::string host_options;                                       // As given, or a default.
+  std::string given;                                              // "name=...;option=value;...".
+  std::vector<PJRT_NamedValue> attributes;                        // Point into the above.
+  std::vector<std::unique_ptr<PJRT_DeviceDescription>> devices;  // Its devices.
+  std::vector<PJRT_DeviceDescription*> device_ptrs;               // Into devices.
+};
+
+struct PJRT_Executable {
+  std::string name;    // The module's name.
+  std::string record;  // What PJRT_Compile was given.
+};
+
+struct FakeSerialized {
+  std::string bytes;
+};
+
 namespace {
+
+// Topologies and executables created and not yet destroyed.
+int live_topologies = 0;
+int live_executables = 0;
 
 PJRT_Error* Error(PJRT_Error_Code code, std::string message) {
   auto* error = new FakeError();
@@ -339,6 +368,189 @@ PJRT_Error* MemoryAddressableByDevices(PJRT_Memory_AddressableByDevices_Args* ar
   return nullptr;
 }
 
+// The value of `field: "..."` in a text proto, or empty.
+std::string TextField(const std::string& text, const std::string& field) {
+  const std::string key = field + ": \"";
+  const size_t start = text.find(key);
+  if (start == std::string::npos) return "";
+  const size_t end = text.find('"', start + key.size());
+  return end == std::string::npos ? "" : text.substr(start + key.size(), end - start - key.size());
+}
+
+// Like XLA:GPU 0.11.2: reads "topology", "target_config" and "host_target_machine_options" (all
+// strings) and ignores other names; without a target config it would ask the machine's GPU,
+// which this machine has not.
+PJRT_Error* TopologyCreate(PJRT_TopologyDescription_Create_Args* args) {
+  auto topology = std::make_unique<PJRT_TopologyDescription>();
+  topology->given = "name=" + std::string(args->topology_name, args->topology_name_size);
+  std::string shape;
+  for (size_t i = 0; i < args->num_options; ++i) {
+    const PJRT_NamedValue& v = args->create_options[i];
+    const std::string name(v.name, v.name_size);
+    topology->given += ";" + Describe(v);
+    if (name != "topology" && name != "target_config" && name != "host_target_machine_options") {
+      continue;
+    }
+    if (v.type != PJRT_NamedValue_kString) {
+      return Error(PJRT_Error_Code_INTERNAL, "std::get: wrong index for variant (" + name + ")");
+    }
+    const std::string value(v.string_value, v.value_size);
+    if (name == "topology") shape = value;
+    if (name == "target_config") topology->target_config = value;
+    if (name == "host_target_machine_options") topology->host_options = value;
+  }
+  if (topology->target_config.empty()) {
+    return Error(PJRT_Error_Code_FAILED_PRECONDITION, "No visible GPU devices.");
+  }
+  if (topology->target_config.find("gpu_device_info") == std::string::npos) {
+    return Error(PJRT_Error_Code_FAILED_PRECONDITION,
+                 "Failed to parse GpuTargetConfigProto from the 'target_config' parameter.");
+  }
+  int count = 0;
+  int partitions = 0, hosts = 0, per_host = 0;
+  if (std::sscanf(shape.c_str(), "%dx%dx%d", &partitions, &hosts, &per_host) == 3) {
+    count = partitions * hosts * per_host;
+  }
+  if (count <= 0) {
+    return Error(PJRT_Error_Code_FAILED_PRECONDITION,
+                 "Cannot create topology without an explicit topology shape or without a client");
+  }
+  if (topology->host_options.empty()) topology->host_options = "triple: \"x86_64\"";
+  std::string kind = TextField(topology->target_config, "device_description_str");
+  if (kind.empty()) kind = "NVIDIA H200";
+  topology->version = kind;
+  for (int id = 0; id < count; ++id) {
+    auto d = std::make_unique<PJRT_DeviceDescription>();
+    d->id = id;
+    d->kind = kind;
+    d->debug_string = kind + "_" + std::to_string(id);
+    d->to_string = "StreamExecutorGpuDevice(id=" + std::to_string(id) + ")";
+    d->attributes = {StringValue("compute_capability", d->compute_capability),
+                     Int64Value("core_count", 132), StringValue("device_vendor", d->vendor)};
+    topology->device_ptrs.push_back(d.get());
+    topology->devices.push_back(std::move(d));
+  }
+  topology->attributes = {StringValue("target_config", topology->target_config),
+                          StringValue("host_target_machine_options", topology->host_options),
+                          StringValue("fake_given", topology->given)};
+  args->topology = topology.release();
+  ++live_topologies;
+  return nullptr;
+}
+
+PJRT_Error* TopologyDestroy(PJRT_TopologyDescription_Destroy_Args* args) {
+  delete args->topology;
+  --live_topologies;
+  return nullptr;
+}
+
+PJRT_Error* TopologyPlatformName(PJRT_TopologyDescription_PlatformName_Args* args) {
+  args->platform_name = "cuda";
+  args->platform_name_size = 4;
+  return nullptr;
+}
+
+PJRT_Error* TopologyPlatformVersion(PJRT_TopologyDescription_PlatformVersion_Args* args) {
+  args->platform_version = args->topology->version.data();
+  args->platform_version_size = args->topology->version.size();
+  return nullptr;
+}
+
+PJRT_Error* TopologyAttributes(PJRT_TopologyDescription_Attributes_Args* args) {
+  args->attributes = args->topology->attributes.data();
+  args->num_attributes = args->topology->attributes.size();
+  return nullptr;
+}
+
+PJRT_Error* TopologyDevices(PJRT_TopologyDescription_GetDeviceDescriptions_Args* args) {
+  args->descriptions = args->topology->device_ptrs.data();
+  args->num_descriptions = args->topology->device_ptrs.size();
+  return nullptr;
+}
+
+// Hex of `bytes`.
+std::string Hex(const char* bytes, size_t size) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < size; ++i) {
+    out += kDigits[(static_cast<unsigned char>(bytes[i]) >> 4) & 0xf];
+    out += kDigits[static_cast<unsigned char>(bytes[i]) & 0xf];
+  }
+  return out;
+}
+
+// A deviceless compile: "module @broken" fails as XLA:GPU's parser would.
+PJRT_Error* Compile(PJRT_Compile_Args* args) {
+  if (args->topology == nullptr) {
+    return Error(PJRT_Error_Code_INVALID_ARGUMENT, "PJRT_Compile: no topology");
+  }
+  const std::string code(args->program->code, args->program->code_size);
+  const std::string format(args->program->format, args->program->format_size);
+  if (code.find("@broken") != std::string::npos) {
+    return Error(PJRT_Error_Code_INVALID_ARGUMENT, "Failed to parse the program");
+  }
+  auto executable = std::make_unique<PJRT_Executable>();
+  const size_t at = code.find('@');
+  const size_t end = code.find(' ', at);
+  executable->name = at == std::string::npos ? "main" : code.substr(at + 1, end - at - 1);
+  executable->record = "topology=" + args->topology->version + "x" +
+                       std::to_string(args->topology->devices.size()) +
+                       ";client=" + (args->client == nullptr ? "null" : "given") +
+                       ";options=" + Hex(args->compile_options, args->compile_options_size) +
+                       ";format=" + format + ";code_size=" + std::to_string(code.size());
+  args->executable = executable.release();
+  ++live_executables;
+  return nullptr;
+}
+
+PJRT_Error* ExecutableDestroy(PJRT_Executable_Destroy_Args* args) {
+  delete args->executable;
+  --live_executables;
+  return nullptr;
+}
+
+PJRT_Error* ExecutableName(PJRT_Executable_Name_Args* args) {
+  args->executable_name = args->executable->name.data();
+  args->executable_name_size = args->executable->name.size();
+  return nullptr;
+}
+
+PJRT_Error* ExecutableNumReplicas(PJRT_Executable_NumReplicas_Args* args) {
+  args->num_replicas = 1;
+  return nullptr;
+}
+
+PJRT_Error* ExecutableNumPartitions(PJRT_Executable_NumPartitions_Args* args) {
+  args->num_partitions = 1;
+  return nullptr;
+}
+
+PJRT_Error* ExecutableNumOutputs(PJRT_Executable_NumOutputs_Args* args) {
+  args->num_outputs = 1;
+  return nullptr;
+}
+
+PJRT_Error* ExecutableFingerprint(PJRT_Executable_Fingerprint_Args* args) {
+  args->executable_fingerprint = args->executable->record.data();
+  args->executable_fingerprint_size = args->executable->record.size();
+  return nullptr;
+}
+
+void DeleteSerialized(PJRT_SerializedExecutable* serialized) {
+  delete reinterpret_cast<FakeSerialized*>(serialized);
+}
+
+// "fake-cuda-executable|<name>|<record>" (never starting with a zero byte, like a protobuf).
+PJRT_Error* ExecutableSerialize(PJRT_Executable_Serialize_Args* args) {
+  auto* serialized = new FakeSerialized{"fake-cuda-executable|" + args->executable->name + "|" +
+                                        args->executable->record};
+  args->serialized_bytes = serialized->bytes.data();
+  args->serialized_bytes_size = serialized->bytes.size();
+  args->serialized_executable = reinterpret_cast<PJRT_SerializedExecutable*>(serialized);
+  args->serialized_executable_deleter = &DeleteSerialized;
+  return nullptr;
+}
+
 // The table: every slot UNIMPLEMENTED, then the ones above.
 PJRT_Api MakeApi() {
   PJRT_Api api{};
@@ -375,6 +587,20 @@ PJRT_Api MakeApi() {
   api.PJRT_Device_MemoryStats = &DeviceMemoryStats;
   api.PJRT_Memory_Kind = &MemoryKind;
   api.PJRT_Memory_AddressableByDevices = &MemoryAddressableByDevices;
+  api.PJRT_TopologyDescription_Create = &TopologyCreate;
+  api.PJRT_TopologyDescription_Destroy = &TopologyDestroy;
+  api.PJRT_TopologyDescription_PlatformName = &TopologyPlatformName;
+  api.PJRT_TopologyDescription_PlatformVersion = &TopologyPlatformVersion;
+  api.PJRT_TopologyDescription_Attributes = &TopologyAttributes;
+  api.PJRT_TopologyDescription_GetDeviceDescriptions = &TopologyDevices;
+  api.PJRT_Compile = &Compile;
+  api.PJRT_Executable_Destroy = &ExecutableDestroy;
+  api.PJRT_Executable_Name = &ExecutableName;
+  api.PJRT_Executable_NumReplicas = &ExecutableNumReplicas;
+  api.PJRT_Executable_NumPartitions = &ExecutableNumPartitions;
+  api.PJRT_Executable_NumOutputs = &ExecutableNumOutputs;
+  api.PJRT_Executable_Fingerprint = &ExecutableFingerprint;
+  api.PJRT_Executable_Serialize = &ExecutableSerialize;
   return api;
 }
 
@@ -383,4 +609,11 @@ PJRT_Api MakeApi() {
 extern "C" __attribute__((visibility("default"))) const PJRT_Api* GetPjrtApi() {
   static const PJRT_Api api = MakeApi();
   return &api;
+}
+
+// The topologies and executables created and not yet destroyed, for lifetime tests.
+extern "C" __attribute__((visibility("default"))) void FakeCudaPluginLiveObjects(
+    int* topologies, int* executables) {
+  *topologies = live_topologies;
+  *executables = live_executables;
 }
