@@ -77,7 +77,8 @@ StatusOr<std::unique_ptr<Topology>> PjrtkitFactory::CreateTopology(const std::st
   PJRTKIT_ASSIGN_OR_RETURN(const DeviceEntry* kind,
                            DeviceChoice::Choose(options, DeviceChoice::FromProcess()));
   PJRTKIT_RETURN_IF_ERROR(ProcessDevice::Get().CheckSame(*kind, "a topology"));
-  PJRTKIT_ASSIGN_OR_RETURN(AttributeMap rest, DeviceOptions(options, *kind));
+  AttributeMap rest = options;
+  rest.erase(kDeviceOption);
   return kind->create_topology(name, rest);
 }
 

@@ -38,7 +38,9 @@ struct PjrtkitFactory {
   // (FAILED_PRECONDITION otherwise, ProcessDevice::CheckSame).
   static StatusOr<std::unique_ptr<Client>> CreateClient(const AttributeMap& options,
                                                         const MultiProcess& job = {});
-  // The topology of the device the options choose, likewise.
+  // The topology of the device the options choose, likewise. The options but `device` go to the
+  // device's CreateTopology, which checks them: a topology's options may differ from a client's
+  // (xla_gpu's topology, target_config, ...).
   static StatusOr<std::unique_ptr<Topology>> CreateTopology(const std::string& name,
                                                             const AttributeMap& options);
   // The PJRT_Api of the process device's inner plugin (as `const void*`: the factory contract has

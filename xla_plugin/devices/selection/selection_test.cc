@@ -296,6 +296,11 @@ TEST(PjrtkitFactoryTest, TopologiesFollowTheChoice) {
   StatusOr<std::unique_ptr<Topology>> topology = PjrtkitFactory::CreateTopology("", cpu);
   ASSERT_TRUE(topology.ok()) << topology.status().ToString();
   EXPECT_EQ((*topology)->devices().size(), 3u);
+  // The device checks the options of its topologies itself.
+  cpu["bogus"] = int64_t{1};
+  const Status refused = PjrtkitFactory::CreateTopology("", cpu).status();
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.message().rfind("unknown create option 'bogus'", 0), 0u) << refused.message();
   AttributeMap gpu;
   gpu["device"] = std::string("xla_gpu");
   EXPECT_EQ(PjrtkitFactory::CreateTopology("", gpu).status().code(),

@@ -151,11 +151,15 @@ TEST(XlaGpuFactoryTest, WithoutAPathTheEnvironmentVariableIsUsed) {
       << missing.status().message();
 }
 
-TEST(XlaGpuFactoryTest, TopologiesComeFromClients) {
+TEST(XlaGpuFactoryTest, TopologiesNeedTheCudaPluginToo) {
+  // Topologies are XLA:GPU's (xla_gpu_topology_test); without the plugin there is none.
+  unsetenv(kPluginPathEnv);
   StatusOr<std::unique_ptr<Topology>> topology = XlaGpuFactory::CreateTopology("", {});
-  EXPECT_EQ(topology.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(topology.status().message().find("create a client and use its topology"),
-            std::string::npos);
+  EXPECT_EQ(topology.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(topology.status().message().find(
+                "the xla_gpu device needs OpenXLA's CUDA PJRT plugin (xla_cuda_plugin.so, "),
+            0u)
+      << topology.status().message();
 }
 
 TEST(XlaGpuFactoryTest, PluginAttributesAreTheCudaPlugins) {
