@@ -1,6 +1,6 @@
 """JAX's features beyond jit on pjrtkit's xla_gpu device: host callbacks in every control-flow
-form, jax.export for ``cuda``, DLPack with PyTorch and CuPy, explicit backends, and transfers to
-and from numpy.
+form, jax.export for ``cuda``, DLPack with PyTorch and CuPy, explicit backends, transfers to
+and from numpy, and ahead-of-time compilation for a topology.
 
 Skipped, with the reason, without an NVIDIA GPU and ``jax-cuda13-pjrt`` (CI has none);
 ``tools/gpu/run_gpu_suite.sh`` runs it with ``gpu_device_test.py`` (whose module docstring says
@@ -230,3 +230,22 @@ def test_reads_into_numpy_are_exact_at_every_size_and_dtype():
 
 if __name__ == "__main__":
   sys.exit(pytest.main([__file__, "-v"] + sys.argv[1:]))
+
+
+@pjrtkit_only
+def test_compiled_for_a_topology_loads_and_runs():
+  from jax.experimental import topologies  # pylint: disable=g-import-not-at-top
+  from jax.experimental import serialize_executable as se  # pylint: disable=g-import-not-at-top
+
+  gpus = jax.devices(PLATFORM)
+  # XLA:GPU's topology of this machine's GPUs (no target_config: XLA:GPU asks the GPU), compiled
+  # for without a client; a machine without a GPU passes target_config as well.
+  topology = topologies.get_topology_desc("aot", platform="pjrtkit", topology=f"1x1x{len(gpus)}")
+  assert [d.device_kind for d in topology.devices] == [d.device_kind for d in gpus]
+  shape = jax.ShapeDtypeStruct((4,), jnp.float32,
+                               sharding=jax.sharding.SingleDeviceSharding(topology.devices[0]))
+  compiled = jax.jit(lambda a, b: a * 2 + b).trace(shape, shape).lower().compile()
+  loaded = se.deserialize_and_load(*se.serialize(compiled), execution_devices=gpus[:1])
+  a = np.arange(4, dtype=np.float32)
+  out = loaded(jax.device_put(a, gpus[0]), jax.device_put(np.full(4, 0.5, np.float32), gpus[0]))
+  np.testing.assert_array_equal(np.asarray(out), a * 2 + 0.5)
