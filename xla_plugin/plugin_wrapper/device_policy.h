@@ -89,6 +89,11 @@ class DevicePolicy {
   // Which host-to-device copies the host buffer pool takes. Default: copies of 64 KiB or more,
   // the inner plugin aliasing nothing itself.
   virtual HostCopyPooling host_copy_pooling() const { return HostCopyPooling(); }
+  // How a client of `device_count` devices is made, for the error of a client that refuses an
+  // executable compiled for another count. Default: "create the client with device_count=<n>".
+  virtual std::string DeviceCountRemedy(int device_count) const {
+    return "create the client with device_count=" + std::to_string(device_count);
+  }
 };
 
 }  // namespace plugin_wrapper

@@ -96,12 +96,12 @@ StatusOr<SerializedExecutable> SerializedExecutable::Decode(std::string_view byt
   return SerializedExecutable(static_cast<int>(count), inner);
 }
 
-Status SerializedExecutable::CheckDeviceCount(int client_device_count, const char* what) const {
+Status SerializedExecutable::CheckDeviceCount(int client_device_count, const char* what,
+                                              const std::string& remedy) const {
   if (device_count_ == 0 || device_count_ == client_device_count) return OkStatus();
   return InvalidArgument(std::string(what) + ": the executable was compiled for a pjrtkit topology "
                          "of " + std::to_string(device_count_) + " devices, but this client has " +
-                         std::to_string(client_device_count) + " (create the client with "
-                         "device_count=" + std::to_string(device_count_) + " to load it)");
+                         std::to_string(client_device_count) + " (" + remedy + " to load it)");
 }
 
 }  // namespace plugin_wrapper

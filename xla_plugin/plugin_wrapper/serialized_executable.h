@@ -59,8 +59,10 @@ class SerializedExecutable {
   // The inner plugin's serialized executable.
   std::string_view inner() const { return inner_; }
   // OK when a client of `client_device_count` devices may load it: the counts are equal or the
-  // bytes had no header. INVALID_ARGUMENT naming `what` and both counts otherwise.
-  Status CheckDeviceCount(int client_device_count, const char* what) const;
+  // bytes had no header. INVALID_ARGUMENT naming `what`, both counts and `remedy` (how to make a
+  // client of the executable's count: DevicePolicy::DeviceCountRemedy) otherwise.
+  Status CheckDeviceCount(int client_device_count, const char* what,
+                          const std::string& remedy) const;
 
  private:
   SerializedExecutable(int device_count, std::string_view inner)

@@ -26,8 +26,8 @@ TEST(SerializedExecutableTest, DecodeRoundTrips) {
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   EXPECT_EQ(parsed->device_count(), 4);
   EXPECT_EQ(parsed->inner(), "\x0a\x01z");
-  EXPECT_TRUE(parsed->CheckDeviceCount(4, "load").ok());
-  Status refused = parsed->CheckDeviceCount(1, "load");
+  EXPECT_TRUE(parsed->CheckDeviceCount(4, "load", "make one").ok());
+  Status refused = parsed->CheckDeviceCount(1, "load", "create the client with device_count=4");
   EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(refused.message(),
             "load: the executable was compiled for a pjrtkit topology of 4 devices, but this "
@@ -41,7 +41,7 @@ TEST(SerializedExecutableTest, BytesWithoutTheHeaderAreXlaCpusOwn) {
   ASSERT_TRUE(parsed.ok());
   EXPECT_EQ(parsed->device_count(), 0);
   EXPECT_EQ(parsed->inner(), "\x0a\x02hi");
-  EXPECT_TRUE(parsed->CheckDeviceCount(7, "load").ok());  // Nothing to check.
+  EXPECT_TRUE(parsed->CheckDeviceCount(7, "load", "make one").ok());  // Nothing to check.
   parsed = SerializedExecutable::Decode("", "xla_cpu", "XLA:CPU", "load");
   ASSERT_TRUE(parsed.ok());
   EXPECT_EQ(parsed->inner(), "");

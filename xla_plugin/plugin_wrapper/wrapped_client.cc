@@ -476,7 +476,8 @@ StatusOr<std::unique_ptr<LoadedExecutable>> WrappedClient::DeserializeAndLoad(
   PJRTKIT_ASSIGN_OR_RETURN(SerializedExecutable parsed,
                            SerializedExecutable::Decode(serialized, policy().backend(),
                                                        inner_->name(), kWhat));
-  PJRTKIT_RETURN_IF_ERROR(parsed.CheckDeviceCount(static_cast<int>(devices_.size()), kWhat));
+  PJRTKIT_RETURN_IF_ERROR(parsed.CheckDeviceCount(
+      static_cast<int>(devices_.size()), kWhat, policy().DeviceCountRemedy(parsed.device_count())));
   std::string options;
   if (compile_options.has_value()) {
     PJRTKIT_ASSIGN_OR_RETURN(

@@ -26,5 +26,10 @@ DeviceDescription XlaGpuPolicy::Describe(int id,
                            std::move(attributes));
 }
 
+std::string XlaGpuPolicy::DeviceCountRemedy(int device_count) const {
+  return "create the client with visible_devices naming " + std::to_string(device_count) +
+         " GPUs";
+}
+
 }  // namespace xla_gpu
 }  // namespace pjrtkit

@@ -49,6 +49,8 @@ class XlaGpuPolicy : public plugin_wrapper::DevicePolicy {
   // XLA:GPU runs FFI programs without a context.
   bool ffi_programs_need_a_context() const override { return false; }
   bool reads_through_pinned_host() const override { return true; }
+  // "create the client with visible_devices naming <n> GPUs".
+  std::string DeviceCountRemedy(int device_count) const override;
 
  private:
   plugin_wrapper::InnerPluginName plugin_;  // XLA:GPU's names.
