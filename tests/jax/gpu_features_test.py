@@ -228,9 +228,6 @@ def test_reads_into_numpy_are_exact_at_every_size_and_dtype():
     assert len(_host_values.PENDING) == 0  # The value took the copy copy_to_host_async started.
 
 
-if __name__ == "__main__":
-  sys.exit(pytest.main([__file__, "-v"] + sys.argv[1:]))
-
 
 @pjrtkit_only
 def test_compiled_for_a_topology_loads_and_runs():
@@ -249,3 +246,7 @@ def test_compiled_for_a_topology_loads_and_runs():
   a = np.arange(4, dtype=np.float32)
   out = loaded(jax.device_put(a, gpus[0]), jax.device_put(np.full(4, 0.5, np.float32), gpus[0]))
   np.testing.assert_array_equal(np.asarray(out), a * 2 + 0.5)
+
+
+if __name__ == "__main__":
+  sys.exit(pytest.main([__file__, "-v"] + sys.argv[1:]))
