@@ -10,6 +10,7 @@ from pjrtkit.kernels.core.device import DeviceInfo
 from pjrtkit.kernels.core.op import Family, Op, register_family
 from pjrtkit.kernels.core.spec import Spec
 from pjrtkit.kernels.ragged_dot import base
+from pjrtkit.kernels.ragged_dot.native import NativeRaggedDot
 from pjrtkit.kernels.ragged_dot.triton import TritonRaggedDot
 from pjrtkit.kernels.ragged_dot.xla import XlaRaggedDot
 from pjrtkit.kernels.ragged_dot.xla_grouped import XlaGroupedRaggedDot
@@ -18,6 +19,7 @@ IMPLEMENTATIONS: dict[str, Op] = {
     "xla": XlaRaggedDot(),
     "xla_grouped": XlaGroupedRaggedDot(),
     "triton": TritonRaggedDot(),
+    "native": NativeRaggedDot(),
 }
 
 
