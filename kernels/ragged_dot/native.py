@@ -10,7 +10,8 @@ product (``out[g] = x[rows of g]^T @ y[rows of g]``; drhs, zero for an empty gro
 local group covers are zero. Products are summed in float32; the result is written as float32 or
 bfloat16 directly when that is the output dtype and there is no epilogue (activation, gate-up
 fusion), else as float32 and finished by `base.finish`. The gradient's two products are separate
-calls, so XLA drops drhs when only lhs's gradient is read.
+calls, so XLA drops drhs when only lhs's gradient is read. Under ``jax.vmap`` each handler runs
+once per batch element (``vmap_method="sequential"``).
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ def rows_product(x: jax.Array, w: jax.Array, group_sizes: jax.Array,
   library.ensure_registered()
   cols = w.shape[1] if w_transposed else w.shape[2]
   return jax.ffi.ffi_call(
-      "pjrtkit_kernels_ragged_dot_rows", jax.ShapeDtypeStruct((x.shape[0], cols), dtype))(
+      "pjrtkit_kernels_ragged_dot_rows", jax.ShapeDtypeStruct((x.shape[0], cols), dtype),
+      vmap_method="sequential")(
           x, w, group_sizes.astype(jnp.int32), _offset(group_offset),
           w_transposed=np.int64(w_transposed))
 
@@ -58,7 +60,8 @@ def groups_product(x: jax.Array, y: jax.Array, group_sizes: jax.Array,
   library.ensure_registered()
   return jax.ffi.ffi_call(
       "pjrtkit_kernels_ragged_dot_groups",
-      jax.ShapeDtypeStruct((groups, x.shape[1], y.shape[1]), dtype))(
+      jax.ShapeDtypeStruct((groups, x.shape[1], y.shape[1]), dtype),
+      vmap_method="sequential")(
           x, y, group_sizes.astype(jnp.int32), _offset(group_offset))
 
 
