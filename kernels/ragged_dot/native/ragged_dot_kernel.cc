@@ -39,9 +39,32 @@ struct View {
   bool c_major;
 };
 
+inline float ToFloat(float v) { return v; }
+inline float ToFloat(uint16_t v) { return Bf16ToFloat(v); }
+
+// The c_major case of Pack: a blocked transpose, 16 rows of M (contiguous in memory) at a time
+// into a panel that stays in L1, so that reads are whole cache lines and writes stay local.
+template <typename T>
+void PackColumnMajor(const T* src, int64_t ld, int64_t r0, int64_t nr, int64_t c0, int64_t nc,
+                     int width, float* dst) {
+  constexpr int64_t kBlock = 16;
+  for (int64_t p = 0; p * width < nc; ++p) {
+    const int64_t w = std::min<int64_t>(width, nc - p * width);
+    const T* base = src + (c0 + p * width) * ld + r0;
+    float* panel = dst + p * nr * width;
+    for (int64_t rb = 0; rb < nr; rb += kBlock) {
+      const int64_t re = std::min(nr, rb + kBlock);
+      for (int64_t c = 0; c < w; ++c) {
+        const T* col = base + c * ld;
+        for (int64_t r = rb; r < re; ++r) panel[r * width + c] = ToFloat(col[r]);
+      }
+    }
+  }
+}
+
 // Packs M[r0, r0 + nr) x [c0, c0 + nc) as float32 panels of `width` columns:
-// dst[p][r][w] = M(r0 + r, c0 + p * width + w), the last panel zero-padded. `tmp` holds
-// max(nr, nc) floats.
+// dst[p][r][w] = M(r0 + r, c0 + p * width + w), the last panel zero-padded. `tmp` holds nc
+// floats.
 void Pack(const View& m, int64_t r0, int64_t nr, int64_t c0, int64_t nc, int width, float* dst,
           float* tmp) {
   const int64_t panels = CeilDiv(nc, width);
@@ -50,20 +73,22 @@ void Pack(const View& m, int64_t r0, int64_t nr, int64_t c0, int64_t nc, int wid
     float* last = dst + (panels - 1) * nr * width;
     std::fill(last, last + nr * width, 0.f);
   }
-  if (!m.c_major) {
-    for (int64_t r = 0; r < nr; ++r) {
-      LoadRow(m.type, m.data, m.offset + (r0 + r) * m.ld + c0, nc, tmp);
-      for (int64_t p = 0; p < panels; ++p) {
-        const int64_t w = p + 1 < panels ? width : tail;
-        std::memcpy(dst + (p * nr + r) * width, tmp + p * width, w * sizeof(float));
-      }
+  if (m.c_major) {
+    if (m.type == ElementType::kF32) {
+      PackColumnMajor(static_cast<const float*>(m.data) + m.offset, m.ld, r0, nr, c0, nc, width,
+                      dst);
+    } else {
+      PackColumnMajor(static_cast<const uint16_t*>(m.data) + m.offset, m.ld, r0, nr, c0, nc,
+                      width, dst);
     }
     return;
   }
-  for (int64_t c = 0; c < nc; ++c) {
-    LoadRow(m.type, m.data, m.offset + (c0 + c) * m.ld + r0, nr, tmp);
-    float* out = dst + (c / width) * nr * width + (c % width);
-    for (int64_t r = 0; r < nr; ++r) out[r * width] = tmp[r];
+  for (int64_t r = 0; r < nr; ++r) {
+    LoadRow(m.type, m.data, m.offset + (r0 + r) * m.ld + c0, nc, tmp);
+    for (int64_t p = 0; p < panels; ++p) {
+      const int64_t w = p + 1 < panels ? width : tail;
+      std::memcpy(dst + (p * nr + r) * width, tmp + p * width, w * sizeof(float));
+    }
   }
 }
 
