@@ -29,8 +29,8 @@ def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   pjrtkit's CPU device: "native" first, forward and gradient (the C++ grouped GEMM; float32 and
   bfloat16 operands in ragged_dot's layout; it refuses the rest, which falls through). Measured
   by ``tools/bench/ragged_dot_native.py`` at 8x2048x1024x1024 float32, 32x2048x512x512 and
-  64x4096x512x256 bfloat16 (experts x m x k x n): 0.13-0.54x of "xla_grouped"'s time and
-  0.01-0.20x of ``jax.lax.ragged_dot``'s, forward and forward+gradient (docs/kernels.md).
+  64x4096x512x256 bfloat16 (experts x m x k x n): 0.12-0.49x of "xla_grouped"'s time and
+  0.02-0.18x of ``jax.lax.ragged_dot``'s, forward and forward+gradient (docs/kernels.md).
   Every device: "xla_grouped" for ragged_dot's layout (lhs ``[m, k]``, rhs ``[g, k, n]``),
   forward and gradient: XLA expands ``ragged_dot`` into a product over every group, ``g`` times
   the work (measured on pjrtkit's CPU device by ``kernels/ragged_dot/benchmark.py``; see
