@@ -158,7 +158,7 @@ def test_ragged_dot_fused_gateup_and_activation_match_tokamax(fuse: str) -> None
   got = pk.ragged_dot(lhs, rhs, gs, fuse_gateup_activation=fuse)
   _close(got, want, "float32", "fwd")
   want = tokamax.ragged_dot(lhs, rhs, gs, activation=jax.nn.relu, implementation="xla")
-  for impl in ("xla", "xla_grouped"):
+  for impl in ("xla", "xla_grouped", "native"):
     _close(pk.ragged_dot(lhs, rhs, gs, activation=jax.nn.relu, implementation=impl), want,
            "float32", "fwd")
 

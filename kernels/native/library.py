@@ -25,6 +25,8 @@ _SYMBOLS = {
     "pjrtkit_kernels_layer_norm_bwd": "PjrtkitKernelsLayerNormBwd",
     "pjrtkit_kernels_attention_fwd": "PjrtkitKernelsAttentionFwd",
     "pjrtkit_kernels_attention_bwd": "PjrtkitKernelsAttentionBwd",
+    "pjrtkit_kernels_ragged_dot_rows": "PjrtkitKernelsRaggedDotRows",
+    "pjrtkit_kernels_ragged_dot_groups": "PjrtkitKernelsRaggedDotGroups",
 }
 TARGETS: tuple[str, ...] = tuple(_SYMBOLS)
 """The custom-call targets the native kernels lower to."""

@@ -1,6 +1,8 @@
 """ragged_dot: every CPU implementation against the float64 row-by-row definition
 (`base.reference`) and against ``jax.lax.ragged_dot_general``; argument checks; the schedule;
-autotuning with representative group sizes; export.
+autotuning with representative group sizes; export. "native" (pjrtkit's CPU device only; skipped
+elsewhere) also on shapes that cross its tiles, its output dtypes and epilogues, and its
+refusals.
 
 Tolerances: `pjrtkit.kernels.testing.TOLERANCES`. Tokamax parity: ``kernels/tokamax_parity_test.py``.
 """
@@ -25,7 +27,7 @@ from pjrtkit.kernels.ragged_dot import api, base, schedule  # noqa: E402
 from pjrtkit.kernels.ragged_dot.triton import TritonRaggedDot  # noqa: E402
 from pjrtkit.kernels.ragged_dot.xla_grouped import GroupedConfig  # noqa: E402
 
-CPU_IMPLEMENTATIONS = ("xla", "xla_grouped")
+CPU_IMPLEMENTATIONS = ("xla", "xla_grouped", "native")
 CASES = [  # (m, k, n, sizes, tile): rows that span tiles, tiles shared by groups, empty groups
     (70, 24, 20, (0, 33, 1, 0, 30), 16),   # leading / inner empty groups, 6 rows past the sum
     (64, 16, 8, (64,), 16),                # one group over every tile
@@ -48,6 +50,7 @@ def _operands(case: int, dtype: str, transposed: bool = False):
 @pytest.mark.parametrize("case", range(len(CASES)))
 @pytest.mark.parametrize("impl", CPU_IMPLEMENTATIONS)
 def test_forward_and_gradient_match_the_definition(impl: str, case: int, dtype: str) -> None:
+  testing.skip_unless_runnable(impl)
   lhs, rhs, gs = _operands(case, dtype)
   spec, _ = base.make_spec(lhs, rhs, gs, base.DEFAULT_RAGGED_DOT_DIM_NUMS, None, None, None,
                            None, False, None)
@@ -73,6 +76,7 @@ def test_forward_and_gradient_match_the_definition(impl: str, case: int, dtype: 
 
 @pytest.mark.parametrize("impl", CPU_IMPLEMENTATIONS)
 def test_rhs_laid_out_g_n_k(impl: str) -> None:
+  testing.skip_unless_runnable(impl)
   lhs, rhs_t, gs = _operands(0, "float32", transposed=True)
   dn = jax.lax.RaggedDotDimensionNumbers(dot_dimension_numbers=(([1], [2]), ([], [])),
                                          lhs_ragged_dimensions=[0], rhs_group_dimensions=[0])
@@ -87,6 +91,7 @@ def test_rhs_laid_out_g_n_k(impl: str) -> None:
 
 @pytest.mark.parametrize("impl", CPU_IMPLEMENTATIONS)
 def test_group_offset_uses_the_local_groups_and_zeroes_the_rest(impl: str) -> None:
+  testing.skip_unless_runnable(impl)
   lhs, rhs, gs = _operands(0, "float32")  # 5 groups: rhs keeps groups 1..3
   local = rhs[1:4]
   off = jnp.asarray([1], jnp.int32)
@@ -182,13 +187,18 @@ def test_bad_dimension_numbers_are_refused() -> None:
                           implementation="xla_grouped")
 
 
-def test_rule_takes_the_grouped_loop_for_ragged_dot_layout() -> None:
+def test_rule_takes_native_on_the_cpu_device_and_the_grouped_loop_elsewhere() -> None:
   lhs, rhs, gs = _operands(0, "float32")
   f = jax.jit(jax.value_and_grad(lambda a, b: jnp.sum(pk.ragged_dot(a, b, gs)), (0, 1)))
   calls = pk.find_kernel_calls(f, lhs, rhs)
   assert {(c.phase, c.requested) for c in calls} == {("fwd", markers.AUTO), ("bwd", markers.AUTO)}
-  chosen = api.FAMILY.choose(calls[0].spec, None, "fwd", pk.current_device())
-  assert chosen.op.implementation == "xla_grouped"
+  dev = pk.current_device()
+  chosen = api.FAMILY.choose(calls[0].spec, None, "fwd", dev)
+  assert chosen.op.implementation == ("native" if dev.is_pjrtkit_cpu else "xla_grouped")
+  # float16 is not native's: the grouped loop takes it.
+  half, _ = base.make_spec(lhs.astype(jnp.float16), rhs.astype(jnp.float16), gs,
+                           base.DEFAULT_RAGGED_DOT_DIM_NUMS, None, None, None, None, False, None)
+  assert api.FAMILY.choose(half, None, "bwd", dev).op.implementation == "xla_grouped"
 
 
 def test_autotune_uses_representative_group_sizes_and_export_round_trips() -> None:
@@ -243,8 +253,9 @@ def test_layouts_past_the_grouped_kernels_go_to_xla(lhs_shape, rhs_shape, dn) ->
   testing.assert_close(got, want, "float32", "fwd")
 
 
-@pytest.mark.parametrize("impl", ("xla", "xla_grouped", None))
+@pytest.mark.parametrize("impl", ("xla", "xla_grouped", "native", None))
 def test_rows_outside_every_group_get_the_activation_of_zero(impl) -> None:
+  testing.skip_unless_runnable(impl)
   lhs, rhs, gs = _operands(0, "float32")  # rows 64..69 past the sum
   got = np.asarray(pk.ragged_dot(lhs, rhs, gs, activation=jax.nn.sigmoid,
                                  implementation=impl))
@@ -279,12 +290,109 @@ def test_no_groups_and_no_rows(impl) -> None:
 @pytest.mark.parametrize("impl", CPU_IMPLEMENTATIONS)
 @pytest.mark.parametrize("offset, clamped", [(7, 2), (-3, 0)])
 def test_group_offset_out_of_range_is_clamped(impl, offset, clamped) -> None:
+  testing.skip_unless_runnable(impl)
   lhs, rhs, gs = _operands(0, "float32")  # 5 groups, rhs keeps 3 of them
   local = rhs[1:4]
   got = pk.ragged_dot(lhs, local, gs, group_offset=jnp.asarray([offset], jnp.int32),
                       implementation=impl)
   testing.assert_close(got, base.reference(lhs, local, gs, group_offset=clamped), "float32",
                        "fwd")
+
+
+# Native: shapes crossing its tiles (row chunks of up to 384 rows, contraction blocks of 256,
+# column tiles of up to 256, register tiles of 12 x 32 with AVX-512, 6 x 16 with AVX2), uneven
+# and empty groups, rows past the last group.
+NATIVE_CASES = [  # (m, k, n, sizes)
+    (900, 300, 530, (0, 410, 3, 0, 400, 7)),    # 80 rows past the sum; leading and inner empties
+    (97, 513, 33, (97,)),                       # one group, contraction of 3 blocks
+    (40, 7, 5, (1, 0, 38, 1)),                  # narrower than a vector, one-row groups
+    (260, 64, 96, (0, 0, 0, 0)),                # every group empty: zero product, zero drhs
+]
+
+
+def _grads(impl: str, lhs, rhs, gs, dn=base.DEFAULT_RAGGED_DOT_DIM_NUMS, **kwargs):
+  f = lambda a, b: pk.ragged_dot_general(a, b, gs, dn, implementation=impl, **kwargs)  # noqa
+  loss = lambda a, b: jnp.sum(jnp.sin(f(a, b).astype(jnp.float32)))  # noqa: E731
+  return jax.jit(f)(lhs, rhs), jax.jit(jax.grad(loss, (0, 1)))(lhs, rhs)
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("case", NATIVE_CASES)
+def test_native_values_and_gradients_match_xla(case, dtype: str, transposed: bool) -> None:
+  """Against "xla" (tolerances: `testing.TOLERANCES`, relative to the largest value) and the
+  float64 definition; rhs ``[g, k, n]`` and ``[g, n, k]``."""
+  testing.skip_unless_runnable("native")
+  m, k, n, sizes = case
+  rng = np.random.default_rng(m)
+  lhs = jnp.asarray(rng.standard_normal((m, k)), dtype)
+  rhs = jnp.asarray(rng.standard_normal((len(sizes), k, n)) / np.sqrt(k), dtype)
+  gs = jnp.asarray(sizes, jnp.int32)
+  dn = base.DEFAULT_RAGGED_DOT_DIM_NUMS
+  if transposed:
+    rhs = jnp.swapaxes(rhs, 1, 2)
+    dn = jax.lax.RaggedDotDimensionNumbers(dot_dimension_numbers=(([1], [2]), ([], [])),
+                                           lhs_ragged_dimensions=[0], rhs_group_dimensions=[0])
+  out, grads = _grads("native", lhs, rhs, gs, dn)
+  want, want_grads = _grads("xla", lhs, rhs, gs, dn)
+  assert out.dtype == jnp.dtype(dtype) and grads[1].dtype == jnp.dtype(dtype)
+  testing.assert_close(out, want, dtype, "fwd")
+  plain = jnp.swapaxes(rhs, 1, 2) if transposed else rhs
+  testing.assert_close(out, base.reference(lhs, plain, gs), dtype, "fwd")
+  np.testing.assert_array_equal(np.asarray(out, np.float32)[sum(sizes):], 0.0)
+  for g, w in zip(grads, want_grads):
+    testing.assert_close(g, w, dtype, "grad")
+  for i, size in enumerate(sizes):  # an empty group's rhs gets no gradient
+    if size == 0:
+      np.testing.assert_array_equal(np.asarray(grads[1][i], np.float32), 0.0)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"preferred_element_type": jnp.float32},
+    {"preferred_element_type": jnp.float16},
+    {"activation": jax.nn.gelu},
+    {"fuse_gateup_activation": "silu"},
+])
+def test_native_output_dtypes_and_epilogues_match_xla(kwargs) -> None:
+  """bfloat16 operands: a float32 result written by the kernel; float16 and epilogues from its
+  float32 product; gradients through them."""
+  testing.skip_unless_runnable("native")
+  lhs, rhs, gs = _operands(0, "bfloat16")
+  out, grads = _grads("native", lhs, rhs, gs, **kwargs)
+  want, want_grads = _grads("xla", lhs, rhs, gs, **kwargs)
+  assert out.dtype == want.dtype
+  what = "float32" if out.dtype == jnp.float32 else "bfloat16"
+  testing.assert_close(out, want, what, "fwd")
+  for g, w in zip(grads, want_grads):
+    assert g.dtype == jnp.bfloat16
+    testing.assert_close(g, w, "bfloat16", "grad")
+
+
+def test_native_refusals_name_the_parameter() -> None:
+  lhs, rhs, gs = _operands(0, "float32")
+  native = api.FAMILY.implementations["native"]
+  dn = base.DEFAULT_RAGGED_DOT_DIM_NUMS
+
+  def reason(a, b, device=None, **kwargs):
+    spec, _ = base.make_spec(a, b, gs, dn, None, kwargs.get("preferred_element_type"), None,
+                             None, False, None)
+    return native.unsupported_reason(spec, device or DeviceInfo("pjrtkit", "pjrtkit_cpu", None))
+
+  assert reason(lhs.astype(jnp.float16), rhs) == (
+      "lhs dtype float16 is not supported (accepted: float32, bfloat16)")
+  assert reason(lhs, rhs.astype(jnp.int8)).startswith("rhs dtype int8 is not supported")
+  assert reason(lhs, rhs, preferred_element_type=jnp.int32).startswith(
+      "preferred_element_type int32 is not supported")
+  h200 = DeviceInfo("cuda", "NVIDIA H200", (9, 0))
+  assert "pjrtkit's CPU device only" in reason(lhs, rhs, h200)
+  with pytest.raises(pk.UnsupportedImplementationError, match="lhs dtype float16"):
+    pk.ragged_dot(lhs.astype(jnp.float16), rhs, gs, implementation="native")
+  with pytest.raises(pk.UnsupportedImplementationError, match="only lhs .m, k. with rhs"):
+    pk.ragged_dot_general(jnp.ones((12, 4, 3)), jnp.ones((3, 4, 5)), jnp.asarray([5, 0, 4]),
+                          dn, implementation="native")
+  with pytest.raises(pk.UnsupportedImplementationError, match="an empty operand"):
+    pk.ragged_dot(lhs, jnp.ones((0, 24, 20)), jnp.zeros((0,), jnp.int32),
+                  implementation="native")
 
 
 def test_group_sizes_equality_hash_and_refusals() -> None:

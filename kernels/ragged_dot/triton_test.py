@@ -228,7 +228,7 @@ def test_rule_takes_triton_on_gpus_only():
   cpu = DeviceInfo("pjrtkit", "pjrtkit_cpu", None)
   for phase in ("fwd", "bwd"):
     assert api.rule(spec, h200, phase)[0] == "triton"
-    assert api.rule(spec, cpu, phase) == ["xla_grouped", "xla"]
+    assert api.rule(spec, cpu, phase) == ["native", "xla_grouped", "xla"]
   assert api.FAMILY.choose(spec, None, "fwd", h200).op.implementation == "triton"
 
 

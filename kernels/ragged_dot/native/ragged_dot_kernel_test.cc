@@ -1,0 +1,167 @@
+// Every instruction-set variant of the native ragged_dot products (the ones this CPU runs)
+// against a plain triple loop: tile-crossing shapes, empty groups, rows past the last group,
+// bfloat16 operands and outputs, both weight layouts.
+#include "kernels/ragged_dot/native/ragged_dot_kernel.h"
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "kernels/native/cpu_features.h"
+
+namespace pjrtkit_kernels {
+namespace {
+
+using RowsFn = void (*)(const RaggedRowsArgs&);
+using GroupsFn = void (*)(const RaggedGroupsArgs&);
+
+struct Variant {
+  const char* name;
+  Isa isa;
+  RowsFn rows;
+  GroupsFn groups;
+};
+
+const Variant kVariants[] = {
+    {"generic", Isa::kGeneric, generic::RaggedRowsProduct, generic::RaggedGroupsProduct},
+    {"avx2", Isa::kAvx2, avx2::RaggedRowsProduct, avx2::RaggedGroupsProduct},
+    {"avx512", Isa::kAvx512, avx512::RaggedRowsProduct, avx512::RaggedGroupsProduct},
+};
+
+bool Runs(Isa isa) { return static_cast<int>(isa) <= static_cast<int>(CpuFeatures::Best()); }
+
+std::vector<float> Random(int64_t n, int seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> dist;
+  std::vector<float> v(n);
+  for (float& x : v) x = Bf16ToFloat(FloatToBf16(dist(gen)));  // exact in bfloat16 too
+  return v;
+}
+
+std::vector<uint16_t> ToBf16(const std::vector<float>& v) {
+  std::vector<uint16_t> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i) out[i] = FloatToBf16(v[i]);
+  return out;
+}
+
+// Groups of `sizes` over `rows` rows (a run past the last group stays uncovered).
+struct Groups {
+  std::vector<int64_t> start, end;
+  Groups(const std::vector<int64_t>& sizes, int64_t rows) {
+    int64_t cum = 0;
+    for (int64_t s : sizes) {
+      start.push_back(std::min(cum, rows));
+      end.push_back(std::min(cum + s, rows));
+      cum += s;
+    }
+  }
+  GroupRows rows() const { return {static_cast<int64_t>(start.size()), start.data(), end.data()}; }
+};
+
+struct Shape {
+  int64_t rows, depth, cols;
+  std::vector<int64_t> sizes;
+};
+
+const Shape kShapes[] = {
+    {900, 300, 530, {0, 410, 3, 0, 400, 7}},
+    {97, 513, 33, {97}},
+    {40, 7, 5, {1, 0, 38, 1}},
+    {20, 16, 40, {0, 0}},
+};
+
+void ExpectNear(const std::vector<float>& got, const std::vector<double>& want, double tol,
+                const std::string& what) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_NEAR(got[i], want[i], tol * (1.0 + std::fabs(want[i]))) << what << " at " << i;
+  }
+}
+
+TEST(RaggedDotKernel, RowsProductMatchesTheDefinition) {
+  for (const Variant& v : kVariants) {
+    if (!Runs(v.isa)) continue;
+    for (const Shape& s : kShapes) {
+      for (bool transposed : {false, true}) {
+        for (bool bf16 : {false, true}) {
+          const int64_t g = s.sizes.size();
+          const std::vector<float> x = Random(s.rows * s.depth, 1);
+          const std::vector<float> w = Random(g * s.depth * s.cols, 2);
+          const std::vector<uint16_t> xb = ToBf16(x), wb = ToBf16(w);
+          const Groups groups(s.sizes, s.rows);
+          std::vector<double> want(s.rows * s.cols, 0.0);
+          for (int64_t gi = 0; gi < g; ++gi) {
+            for (int64_t r = groups.start[gi]; r < groups.end[gi]; ++r) {
+              for (int64_t j = 0; j < s.cols; ++j) {
+                double acc = 0;
+                for (int64_t p = 0; p < s.depth; ++p) {
+                  const int64_t wi = transposed ? (gi * s.cols + j) * s.depth + p
+                                                : (gi * s.depth + p) * s.cols + j;
+                  acc += double(x[r * s.depth + p]) * w[wi];
+                }
+                want[r * s.cols + j] = acc;
+              }
+            }
+          }
+          RaggedRowsArgs a;
+          a.rows = s.rows;
+          a.depth = s.depth;
+          a.cols = s.cols;
+          a.groups = groups.rows();
+          a.x_type = a.w_type = a.out_type = bf16 ? ElementType::kBF16 : ElementType::kF32;
+          a.x = bf16 ? static_cast<const void*>(xb.data()) : x.data();
+          a.w = bf16 ? static_cast<const void*>(wb.data()) : w.data();
+          a.w_transposed = transposed;
+          std::vector<float> out(s.rows * s.cols, 7.f);
+          std::vector<uint16_t> out_b(s.rows * s.cols, 7);
+          a.out = bf16 ? static_cast<void*>(out_b.data()) : out.data();
+          v.rows(a);
+          if (bf16) {
+            for (size_t i = 0; i < out.size(); ++i) out[i] = Bf16ToFloat(out_b[i]);
+          }
+          ExpectNear(out, want, bf16 ? 8e-3 : 1e-5,
+                     std::string(v.name) + (transposed ? " transposed" : "") +
+                         (bf16 ? " bf16" : " f32") + " rows " + std::to_string(s.rows));
+        }
+      }
+    }
+  }
+}
+
+TEST(RaggedDotKernel, GroupsProductMatchesTheDefinition) {
+  for (const Variant& v : kVariants) {
+    if (!Runs(v.isa)) continue;
+    for (const Shape& s : kShapes) {
+      const int64_t g = s.sizes.size();
+      const std::vector<float> x = Random(s.rows * s.depth, 3);
+      const std::vector<float> y = Random(s.rows * s.cols, 4);
+      const Groups groups(s.sizes, s.rows);
+      std::vector<double> want(g * s.depth * s.cols, 0.0);
+      for (int64_t gi = 0; gi < g; ++gi) {
+        for (int64_t r = groups.start[gi]; r < groups.end[gi]; ++r) {
+          for (int64_t i = 0; i < s.depth; ++i) {
+            for (int64_t j = 0; j < s.cols; ++j) {
+              want[(gi * s.depth + i) * s.cols + j] += double(x[r * s.depth + i]) * y[r * s.cols + j];
+            }
+          }
+        }
+      }
+      RaggedGroupsArgs a;
+      a.rows = s.rows;
+      a.x_cols = s.depth;
+      a.y_cols = s.cols;
+      a.groups = groups.rows();
+      a.x = x.data();
+      a.y = y.data();
+      std::vector<float> out(want.size(), 7.f);
+      a.out = out.data();
+      v.groups(a);
+      ExpectNear(out, want, 1e-5, std::string(v.name) + " groups rows " + std::to_string(s.rows));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pjrtkit_kernels
