@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 from pjrtkit.kernels import testing
 
@@ -86,3 +87,7 @@ def test_bad_arguments_exit_2(capsys):
   with pytest.raises(SystemExit) as e:
     db.main(["--rounds", "0"])
   assert e.value.code == 2
+
+
+if __name__ == "__main__":
+  sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))
