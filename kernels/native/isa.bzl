@@ -1,4 +1,5 @@
-"""`isa_variants`: one kernel source compiled per instruction set (see simd.h)."""
+"""`isa_variants`: one kernel source compiled per instruction set (see simd.h); `native_kernel`:
+an op's variants and its XLA FFI handlers, for //kernels/native:pjrtkit_kernels.so."""
 
 # Per variant: float lanes, and the define that makes simd.h switch the instruction set on with
 # `#pragma GCC target` after the standard headers. Not TU-wide -m flags: with those, the standard
@@ -34,3 +35,39 @@ def isa_variants(name, srcs, hdrs, deps = []):
         )
         variants.append(":" + name + "_" + isa)
     native.cc_library(name = name, hdrs = hdrs, deps = variants)
+
+def native_kernel(name, kernel_srcs, kernel_hdrs, ffi_srcs):
+    """Declares `name`_kernel (isa_variants) and `name`_ffi, the handlers calling it.
+
+    The kernel sources get the library's bfloat16, parallel_for and simd; the handlers pick the
+    variant with CpuFeatures::Pick and check buffers with ffi_checks. `name`_ffi is alwayslink:
+    only its exported handler symbols hold it in the shared library.
+
+    Args:
+      name: the op's stem (ragged_dot, layer_norm, attention).
+      kernel_srcs: the kernel sources, compiled once per instruction set.
+      kernel_hdrs: their header, declaring every variant's functions.
+      ffi_srcs: the XLA FFI handlers' sources.
+    """
+    isa_variants(
+        name = name + "_kernel",
+        srcs = kernel_srcs,
+        hdrs = kernel_hdrs,
+        deps = [
+            "//kernels/native:bfloat16",
+            "//kernels/native:parallel_for",
+            "//kernels/native:simd",
+        ],
+    )
+    native.cc_library(
+        name = name + "_ffi",
+        srcs = ffi_srcs,
+        copts = ["-fPIC"],
+        deps = [
+            ":" + name + "_kernel",
+            "//kernels/native:cpu_features",
+            "//kernels/native:ffi_checks",
+            "@venv//:xla_ffi_api",
+        ],
+        alwayslink = True,
+    )

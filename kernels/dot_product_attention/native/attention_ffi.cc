@@ -7,6 +7,7 @@
 
 #include "kernels/dot_product_attention/native/attention_kernel.h"
 #include "kernels/native/cpu_features.h"
+#include "kernels/native/ffi_checks.h"
 #include "xla/ffi/api/ffi.h"
 
 namespace pjrtkit_kernels {
@@ -14,21 +15,17 @@ namespace {
 
 namespace ffi = ::xla::ffi;
 
-ffi::Error Invalid(const std::string& what) {
-  return ffi::Error::InvalidArgument("pjrtkit native dot_product_attention: " + what);
-}
+constexpr char kOp[] = "dot_product_attention";
+
+ffi::Error Invalid(const std::string& what) { return InvalidArgument(kOp, what); }
 
 // Fills the sizes and options of `a` from q/k/v and the attributes; checks them.
 ffi::Error Describe(const ffi::AnyBuffer& q, const ffi::AnyBuffer& k, const ffi::AnyBuffer& v,
                     float scale, int64_t causal, int64_t block_q, int64_t block_k,
                     AttentionArgs* a) {
-  if (q.element_type() == ffi::DataType::F32) {
-    a->type = ElementType::kF32;
-  } else if (q.element_type() == ffi::DataType::BF16) {
-    a->type = ElementType::kBF16;
-  } else {
-    return Invalid("query must be float32 or bfloat16");
-  }
+  auto type = FloatTypeOf(q, kOp, "query");
+  if (type.has_error()) return type.error();
+  a->type = type.value();
   if (k.element_type() != q.element_type() || v.element_type() != q.element_type()) {
     return Invalid("query, key and value must have one dtype");
   }
@@ -74,11 +71,8 @@ ffi::Error AttentionFwd(ffi::AnyBuffer q, ffi::AnyBuffer k, ffi::AnyBuffer v,
   a.v = v.untyped_data();
   a.out = out->untyped_data();
   a.lse = lse->typed_data();
-  switch (CpuFeatures::Best()) {
-    case Isa::kAvx512: avx512::AttentionForward(a); break;
-    case Isa::kAvx2: avx2::AttentionForward(a); break;
-    default: generic::AttentionForward(a); break;
-  }
+  CpuFeatures::Pick(avx512::AttentionForward, avx2::AttentionForward,
+                    generic::AttentionForward)(a);
   return ffi::Error::Success();
 }
 
@@ -106,11 +100,8 @@ ffi::Error AttentionBwd(ffi::AnyBuffer q, ffi::AnyBuffer k, ffi::AnyBuffer v, ff
   a.dq = dq->typed_data();
   a.dk = dk->typed_data();
   a.dv = dv->typed_data();
-  switch (CpuFeatures::Best()) {
-    case Isa::kAvx512: avx512::AttentionBackward(a); break;
-    case Isa::kAvx2: avx2::AttentionBackward(a); break;
-    default: generic::AttentionBackward(a); break;
-  }
+  CpuFeatures::Pick(avx512::AttentionBackward, avx2::AttentionBackward,
+                    generic::AttentionBackward)(a);
   return ffi::Error::Success();
 }
 

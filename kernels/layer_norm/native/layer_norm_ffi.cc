@@ -10,6 +10,7 @@
 
 #include "kernels/layer_norm/native/layer_norm_kernel.h"
 #include "kernels/native/cpu_features.h"
+#include "kernels/native/ffi_checks.h"
 #include "xla/ffi/api/ffi.h"
 
 namespace pjrtkit_kernels {
@@ -17,46 +18,18 @@ namespace {
 
 namespace ffi = ::xla::ffi;
 
-// The element type of `buffer`, or an error naming `what`.
-ffi::ErrorOr<ElementType> TypeOf(const ffi::AnyBuffer& buffer, const char* what) {
-  switch (buffer.element_type()) {
-    case ffi::DataType::F32:
-      return ElementType::kF32;
-    case ffi::DataType::BF16:
-      return ElementType::kBF16;
-    default:
-      return ffi::Unexpected(ffi::Error::InvalidArgument(
-          std::string("pjrtkit native layer_norm: ") + what + " must be float32 or bfloat16"));
-  }
-}
+constexpr char kOp[] = "layer_norm";
 
 // Checks x is 2-D and the per-channel / per-row buffers fit it (rows_buf < 0: no per-row buffer).
 ffi::Error CheckShapes(const ffi::AnyBuffer& x, int64_t channels_buf, int64_t rows_buf) {
   auto dims = x.dimensions();
   if (dims.size() != 2) {
-    return ffi::Error::InvalidArgument("pjrtkit native layer_norm: x must be [rows, channels]");
+    return InvalidArgument(kOp, "x must be [rows, channels]");
   }
   if (channels_buf != dims[1] || (rows_buf >= 0 && rows_buf != dims[0])) {
-    return ffi::Error::InvalidArgument(
-        "pjrtkit native layer_norm: scale/offset must be [channels] and mean/rstd [rows]");
+    return InvalidArgument(kOp, "scale/offset must be [channels] and mean/rstd [rows]");
   }
   return ffi::Error::Success();
-}
-
-void Forward(const LayerNormArgs& a) {
-  switch (CpuFeatures::Best()) {
-    case Isa::kAvx512: return avx512::LayerNormForward(a);
-    case Isa::kAvx2: return avx2::LayerNormForward(a);
-    default: return generic::LayerNormForward(a);
-  }
-}
-
-void Backward(const LayerNormArgs& a) {
-  switch (CpuFeatures::Best()) {
-    case Isa::kAvx512: return avx512::LayerNormBackward(a);
-    case Isa::kAvx2: return avx2::LayerNormBackward(a);
-    default: return generic::LayerNormBackward(a);
-  }
 }
 
 ffi::Error LayerNormFwd(ffi::AnyBuffer x, ffi::Buffer<ffi::F32> scale,
@@ -64,14 +37,14 @@ ffi::Error LayerNormFwd(ffi::AnyBuffer x, ffi::Buffer<ffi::F32> scale,
                         ffi::Result<ffi::Buffer<ffi::F32>> mean,
                         ffi::Result<ffi::Buffer<ffi::F32>> rstd, float epsilon,
                         int64_t subtract_mean) {
-  auto type = TypeOf(x, "x");
+  auto type = FloatTypeOf(x, kOp, "x");
   if (type.has_error()) return type.error();
   if (ffi::Error e = CheckShapes(x, scale.element_count(), mean->element_count()); e.failure()) {
     return e;
   }
   if (offset.element_count() != scale.element_count() ||
       rstd->element_count() != mean->element_count() || y->element_type() != x.element_type()) {
-    return ffi::Error::InvalidArgument("pjrtkit native layer_norm: mismatched buffers");
+    return InvalidArgument(kOp, "mismatched buffers");
   }
   LayerNormArgs a;
   a.rows = x.dimensions()[0];
@@ -85,7 +58,8 @@ ffi::Error LayerNormFwd(ffi::AnyBuffer x, ffi::Buffer<ffi::F32> scale,
   a.y = y->untyped_data();
   a.mean = mean->typed_data();
   a.rstd = rstd->typed_data();
-  Forward(a);
+  CpuFeatures::Pick(avx512::LayerNormForward, avx2::LayerNormForward,
+                    generic::LayerNormForward)(a);
   return ffi::Error::Success();
 }
 
@@ -93,7 +67,7 @@ ffi::Error LayerNormBwd(ffi::AnyBuffer x, ffi::Buffer<ffi::F32> scale, ffi::AnyB
                         ffi::Result<ffi::AnyBuffer> dx, ffi::Result<ffi::Buffer<ffi::F32>> dscale,
                         ffi::Result<ffi::Buffer<ffi::F32>> doffset, float epsilon,
                         int64_t subtract_mean, int64_t param_grads) {
-  auto type = TypeOf(x, "x");
+  auto type = FloatTypeOf(x, kOp, "x");
   if (type.has_error()) return type.error();
   if (ffi::Error e = CheckShapes(x, scale.element_count(), -1); e.failure()) {
     return e;
@@ -102,7 +76,7 @@ ffi::Error LayerNormBwd(ffi::AnyBuffer x, ffi::Buffer<ffi::F32> scale, ffi::AnyB
       dy.element_count() != x.element_count() ||
       dscale->element_count() != scale.element_count() ||
       doffset->element_count() != scale.element_count()) {
-    return ffi::Error::InvalidArgument("pjrtkit native layer_norm: mismatched buffers");
+    return InvalidArgument(kOp, "mismatched buffers");
   }
   LayerNormArgs a;
   a.rows = x.dimensions()[0];
@@ -117,7 +91,8 @@ ffi::Error LayerNormBwd(ffi::AnyBuffer x, ffi::Buffer<ffi::F32> scale, ffi::AnyB
   a.dx = dx->untyped_data();
   a.dscale = dscale->typed_data();
   a.doffset = doffset->typed_data();
-  Backward(a);
+  CpuFeatures::Pick(avx512::LayerNormBackward, avx2::LayerNormBackward,
+                    generic::LayerNormBackward)(a);
   return ffi::Error::Success();
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/native/cpu_features.h"
+#include "kernels/native/ffi_checks.h"
 #include "kernels/ragged_dot/native/ragged_dot_kernel.h"
 #include "xla/ffi/api/ffi.h"
 
@@ -20,20 +21,12 @@ namespace {
 
 namespace ffi = ::xla::ffi;
 
-ffi::Error Invalid(const std::string& what) {
-  return ffi::Error::InvalidArgument("pjrtkit native ragged_dot: " + what);
-}
+constexpr char kOp[] = "ragged_dot";
 
-// The element type of `buffer`, or an error naming `what`.
+ffi::Error Invalid(const std::string& what) { return InvalidArgument(kOp, what); }
+
 ffi::ErrorOr<ElementType> TypeOf(const ffi::AnyBuffer& buffer, const char* what) {
-  switch (buffer.element_type()) {
-    case ffi::DataType::F32:
-      return ElementType::kF32;
-    case ffi::DataType::BF16:
-      return ElementType::kBF16;
-    default:
-      return ffi::Unexpected(Invalid(std::string(what) + " must be float32 or bfloat16"));
-  }
+  return FloatTypeOf(buffer, kOp, what);
 }
 
 // Each local group's rows [start, end), from the group sizes and the offset (module comment).
@@ -110,11 +103,8 @@ ffi::Error RowsProduct(ffi::AnyBuffer x, ffi::AnyBuffer w, ffi::Buffer<ffi::S32>
   a.w = w.untyped_data();
   a.w_transposed = w_transposed != 0;
   a.out = out->untyped_data();
-  switch (CpuFeatures::Best()) {
-    case Isa::kAvx512: avx512::RaggedRowsProduct(a); break;
-    case Isa::kAvx2: avx2::RaggedRowsProduct(a); break;
-    default: generic::RaggedRowsProduct(a); break;
-  }
+  CpuFeatures::Pick(avx512::RaggedRowsProduct, avx2::RaggedRowsProduct,
+                    generic::RaggedRowsProduct)(a);
   return ffi::Error::Success();
 }
 
@@ -149,11 +139,8 @@ ffi::Error GroupsProduct(ffi::AnyBuffer x, ffi::AnyBuffer y, ffi::Buffer<ffi::S3
   a.x = x.untyped_data();
   a.y = y.untyped_data();
   a.out = out->untyped_data();
-  switch (CpuFeatures::Best()) {
-    case Isa::kAvx512: avx512::RaggedGroupsProduct(a); break;
-    case Isa::kAvx2: avx2::RaggedGroupsProduct(a); break;
-    default: generic::RaggedGroupsProduct(a); break;
-  }
+  CpuFeatures::Pick(avx512::RaggedGroupsProduct, avx2::RaggedGroupsProduct,
+                    generic::RaggedGroupsProduct)(a);
   return ffi::Error::Success();
 }
 
