@@ -119,5 +119,27 @@ print(json.dumps({"start": start, "during": during, "after_training": after_trai
   assert got["last_loss"] < got["first_loss"]
 
 
+
+def test_an_array_deleted_at_once_gives_its_memory_back_at_once():
+  # No wait between device_put and delete(): the count must not depend on whether the device got
+  # to the copy yet (a copy left on the device's queue held the memory until it ran, which a
+  # loaded machine delays; the "after_delete" check above then failed now and then).
+  got = run_python(_PRELUDE + """
+host = np.ones((1024, 1024), np.float32)
+start = in_use()
+held = []
+for i in range(200):
+  d = i % 4
+  a = jax.device_put(host, devs[d])
+  with_a = devs[d].memory_stats()["bytes_in_use"]
+  a.delete()
+  back = devs[d].memory_stats()["bytes_in_use"]
+  if with_a - start[d] < host.nbytes or back != start[d]:
+    held.append([i, with_a - start[d], back - start[d]])
+print(json.dumps({"held": held[:5], "count": len(held), "end": in_use(), "start": start}))
+""", env=plugin_env(**_ENV))
+  assert got["count"] == 0, got
+  assert got["end"] == got["start"], got
+
 if __name__ == "__main__":
   sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))

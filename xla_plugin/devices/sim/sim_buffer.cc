@@ -134,15 +134,19 @@ StatusOr<std::unique_ptr<Buffer>> SimBuffer::CopyToMemory(Memory* dst_memory) {
                            destination->memory().Allocate(bytes_, "copy of buffer " + Describe()));
   std::shared_ptr<Event> copied = Event::Create();
   // On this buffer's queue: ordered with the other uses of the source on its device; nobody
-  // else touches the new buffer's memory before `copied` is ready.
+  // else touches the new buffer's memory before `copied` is ready. The piece holds the new
+  // memory weakly: a copy deleted before the piece runs gives it back at once (there is then
+  // nothing to fill); a copy that is kept, or that a queued read still holds, is filled.
+  std::weak_ptr<Allocation> weak_target = target;
   std::shared_lock<std::shared_mutex> launch = device_->SharedLaunchLock();
-  device_->queue().EnqueueAfter(ready_, [source, target, copied,
+  device_->queue().EnqueueAfter(ready_, [source, weak_target, copied,
                                          bytes = bytes_](Status status) mutable {
     if (status.ok()) {
-      std::memcpy(target->data(), source->data(), static_cast<size_t>(bytes));
+      if (std::shared_ptr<Allocation> target = weak_target.lock()) {
+        std::memcpy(target->data(), source->data(), static_cast<size_t>(bytes));
+      }  // The target is let go of here, before the event.
     }
-    source.reset();  // Both before the event, as above.
-    target.reset();
+    source.reset();  // Before the event too, as above.
     copied->Set(std::move(status));
   });
   return std::unique_ptr<Buffer>(

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <new>
 #include <thread>
 #include <utility>
 
@@ -83,8 +82,8 @@ StatusOr<HostBufferResult> SimClient::BufferFromHostBuffer(const HostBufferArgs&
   PJRTKIT_ASSIGN_OR_RETURN(
       std::shared_ptr<Allocation> allocation,
       device->memory().Allocate(bytes, "buffer " + ShapeString(args.type, args.dims)));
-  std::shared_ptr<Event> ready = Event::Create();
   HostBufferResult result;
+  std::shared_ptr<Event> ready;
   // Copied during the call: kImmutableOnlyDuringCall (the host data may change once the call
   // returns) and the zero-copy semantics, which offer the device the host array to use in place:
   // the device's memory is its own, and jaxlib passes NumPy arrays that way, which their owner may
@@ -93,46 +92,40 @@ StatusOr<HostBufferResult> SimClient::BufferFromHostBuffer(const HostBufferArgs&
                             args.semantics == HostBufferSemantics::kImmutableZeroCopy ||
                             args.semantics == HostBufferSemantics::kMutableZeroCopy;
   if (copy_in_call) {
-    // Stage the data now, copy it in on the queue.
-    std::shared_ptr<uint8_t[]> staging;
+    // Straight into the device memory, on this thread: the allocation is new, so no queued work
+    // can use it yet, and the buffer is ready when the call returns. (A copy queued behind the
+    // device's other work held the memory after a Delete() that did not wait for it:
+    // `x = device_put(a); x.delete()` still counted x's bytes until the queue got to the copy.)
     if (bytes > 0) {
-      staging.reset(new (std::nothrow) uint8_t[static_cast<size_t>(bytes)]);
-      if (staging == nullptr) {
-        return ResourceExhausted(std::string(fn) + ": no host memory to stage " +
-                                 std::to_string(bytes) + " bytes for " +
-                                 ShapeString(args.type, args.dims));
-      }
       const auto* src = static_cast<const uint8_t*>(args.data);
+      auto* dst = static_cast<uint8_t*>(allocation->data());
       if (dense) {
-        std::memcpy(staging.get(), src, static_cast<size_t>(bytes));
+        std::memcpy(dst, src, static_cast<size_t>(bytes));
       } else {
-        CopyStridedToDense(element_bytes, args.dims, src, strides, staging.get());
+        CopyStridedToDense(element_bytes, args.dims, src, strides, dst);
       }
     }
-    device->queue().Enqueue([allocation, staging, bytes, ready]() mutable {
-      if (bytes > 0) std::memcpy(allocation->data(), staging.get(), static_cast<size_t>(bytes));
-      // The piece lets go of the memory before the event: a caller that awaits the buffer and
-      // deletes it sees the memory back at once.
-      allocation.reset();
-      staging.reset();
-      ready->Set(OkStatus());
-    });
+    ready = Event::CreateReady();
     result.done_with_host_buffer = Event::CreateReady();
   } else {
     // The host data stays valid until done_with_host_buffer (kImmutableUntilTransferCompletes):
-    // copy it in on the queue.
+    // copy it in on the queue. The piece holds the memory weakly: a buffer deleted before the
+    // piece runs gives its memory back at once (the piece then has nothing to fill), and one that
+    // is kept is filled before `ready`, which everything that reads it waits for.
+    ready = Event::Create();
     std::shared_ptr<Event> done = Event::Create();
     const auto* src = static_cast<const uint8_t*>(args.data);
+    std::weak_ptr<Allocation> target = allocation;
     device->queue().Enqueue(
-        [allocation, src, bytes, strides, element_bytes, dims = args.dims, ready,
-         done]() mutable {
-          auto* dst = static_cast<uint8_t*>(allocation->data());
-          if (bytes > 0 && strides.empty()) {
-            std::memcpy(dst, src, static_cast<size_t>(bytes));
-          } else if (bytes > 0) {
-            CopyStridedToDense(element_bytes, dims, src, strides, dst);
-          }
-          allocation.reset();  // As above.
+        [target, src, bytes, strides, element_bytes, dims = args.dims, ready, done] {
+          if (std::shared_ptr<Allocation> allocation = target.lock()) {
+            auto* dst = static_cast<uint8_t*>(allocation->data());
+            if (bytes > 0 && strides.empty()) {
+              std::memcpy(dst, src, static_cast<size_t>(bytes));
+            } else if (bytes > 0) {
+              CopyStridedToDense(element_bytes, dims, src, strides, dst);
+            }
+          }  // The memory is let go of here, before the events, as in every queued piece.
           ready->Set(OkStatus());
           done->Set(OkStatus());
         });

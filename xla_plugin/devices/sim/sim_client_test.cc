@@ -153,6 +153,77 @@ TEST(SimClientTest, EverySemanticsCopiesTheHostData) {
   }
 }
 
+// A buffer deleted before anything waited for it gives its memory back at once, whatever its
+// semantics: `x = jax.device_put(a); x.delete()` reads bytes_in_use right after, without waiting
+// for the device. Device 0's queue is held here, as a busy device (or a queue thread the OS has
+// not run yet) holds it; a copy in left queued behind it kept the memory until it ran (the race
+// sim_robustness_test's "after_delete" hit on a loaded CI machine).
+TEST(SimClientTest, ABufferDeletedBeforeItsCopyInRanGivesItsMemoryBackAtOnce) {
+  std::unique_ptr<SimClient> client = MakeClient();
+  Device* device = client->devices()[0];
+  const int64_t before = BytesInUse(*device);
+  std::shared_ptr<Event> gate = Event::Create();
+  client->sim_device(0)->queue().Enqueue([gate] { gate->Await(); });
+  std::vector<float> host(kMiB / sizeof(float), 1.5f);
+  std::vector<std::shared_ptr<Event>> dones;
+  for (HostBufferSemantics semantics :
+       {HostBufferSemantics::kImmutableOnlyDuringCall,
+        HostBufferSemantics::kImmutableUntilTransferCompletes,
+        HostBufferSemantics::kImmutableZeroCopy, HostBufferSemantics::kMutableZeroCopy}) {
+    for (bool destroy : {false, true}) {
+      SCOPED_TRACE(std::to_string(static_cast<int>(semantics)) +
+                   (destroy ? " destroyed" : " deleted"));
+      std::shared_ptr<Event> done;
+      StatusOr<std::unique_ptr<Buffer>> buffer =
+          Upload(*client, device, host.data(), ElementType::kF32,
+                 {static_cast<int64_t>(host.size())}, semantics, std::nullopt, &done);
+      ASSERT_TRUE(buffer.ok()) << buffer.status().ToString();
+      dones.push_back(done);
+      EXPECT_EQ(BytesInUse(*device), before + kMiB);
+      if (destroy) {
+        buffer->reset();
+      } else {
+        (*buffer)->Delete();
+      }
+      EXPECT_EQ(BytesInUse(*device), before) << "a deleted buffer's memory is still counted";
+    }
+  }
+  gate->Set(OkStatus());
+  for (const std::shared_ptr<Event>& done : dones) EXPECT_TRUE(done->Await().ok());
+  client->sim_device(0)->queue().Await();
+  EXPECT_EQ(BytesInUse(*device), before);
+}
+
+// The same for a copy to another device deleted before the copy ran: the memory it took on the
+// destination goes back at once (the source stays until its own buffer goes).
+TEST(SimClientTest, ACopyDeletedBeforeItRanGivesItsMemoryBackAtOnce) {
+  std::unique_ptr<SimClient> client = MakeClient();
+  std::vector<float> host(kMiB / sizeof(float), 2.5f);
+  StatusOr<std::unique_ptr<Buffer>> source =
+      Upload(*client, client->devices()[0], host.data(), ElementType::kF32,
+             {static_cast<int64_t>(host.size())});
+  ASSERT_TRUE(source.ok());
+  ASSERT_TRUE((*source)->ReadyEvent()->Await().ok());
+  const int64_t before = BytesInUse(*client->devices()[1]);
+  std::shared_ptr<Event> gate = Event::Create();
+  client->sim_device(0)->queue().Enqueue([gate] { gate->Await(); });
+  StatusOr<std::unique_ptr<Buffer>> copy = (*source)->CopyToDevice(client->devices()[1]);
+  ASSERT_TRUE(copy.ok());
+  std::shared_ptr<Event> copied = (*copy)->ReadyEvent();
+  EXPECT_EQ(BytesInUse(*client->devices()[1]), before + kMiB);
+  (*copy)->Delete();
+  EXPECT_EQ(BytesInUse(*client->devices()[1]), before)
+      << "a deleted copy's memory is still counted";
+  gate->Set(OkStatus());
+  EXPECT_TRUE(copied->Await().ok());
+  // A copy that is kept still gets the data.
+  StatusOr<std::unique_ptr<Buffer>> kept = (*source)->CopyToDevice(client->devices()[1]);
+  ASSERT_TRUE(kept.ok());
+  StatusOr<std::vector<float>> back = ReadVector<float>(**kept);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, host);
+}
+
 TEST(SimClientTest, ByteStridesOfAnyLayoutAreGathered) {
   std::unique_ptr<SimClient> client = MakeClient();
   Device* device = client->devices()[0];
