@@ -1,7 +1,8 @@
 """pjrtkit.kernels against Tokamax 0.0.17's own "xla" implementations, with the same calls:
-the five ops added after layer_norm and attention (ragged_dot, ragged_dot_general,
-gated_linear_unit, linear_softmax_cross_entropy_loss, triangle_multiplication), values and
-gradients, float32 and bfloat16, on pjrtkit's CPU device.
+all seven ops (ragged_dot, ragged_dot_general, gated_linear_unit,
+linear_softmax_cross_entropy_loss, triangle_multiplication, dot_product_attention with Tokamax's
+keyword arguments, layer_norm with scale_offset), values and gradients, float32 and bfloat16, on
+pjrtkit's CPU device.
 
 Tokamax is installed beside the venv, not in it (`tools/setup.sh` puts the pinned wheels of
 ``tools/kernels_gpu/tokamax_wheels.txt`` in ``<venv>/tokamax-reference``); the one xprof module
@@ -13,9 +14,12 @@ Tolerances: `pjrtkit.kernels.testing.TOLERANCES` scaled by max(1, max |Tokamax's
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import types
 from pathlib import Path
+from typing import Iterator
+from unittest import mock
 
 from pjrtkit.kernels import testing
 
@@ -254,6 +258,96 @@ def test_triangle_multiplication_matches_tokamax(dtype: str, triangle_type: str)
     assert got.dtype == want.dtype and got.shape == want.shape
     _close(got, want, dtype, "fwd")
     grads = jax.jit(jax.grad(lambda x, w: loss(ours, x, w), (0, 1)))(args[0], args[2])
+    _close(grads, want_grads, dtype, "grad")
+
+
+@contextlib.contextmanager
+def _backend_named_cpu() -> Iterator[None]:
+  """Tokamax's attention picks its float32 dot algorithm from a table keyed by
+  ``jax.default_backend()`` (tpu, gpu, gpu_old, cpu: no "pjrtkit", a KeyError there); its
+  reference is computed with the name read as "cpu" (F32_F32_F32, what pjrtkit's CPU device
+  runs)."""
+  with mock.patch.object(jax, "default_backend", return_value="cpu"):
+    yield
+
+
+# --- dot_product_attention --------------------------------------------------------------------
+
+ATTENTION_OPTIONS = {
+    "plain": {},
+    "causal": dict(is_causal=True),
+    "lengths": dict(query_seq_lengths=jnp.array([10, 16]),
+                    key_value_seq_lengths=jnp.array([20, 7])),
+    "lengths_causal": dict(is_causal=True, query_seq_lengths=jnp.array([16, 5])),
+    "window": dict(local_window_size=3),
+    "window_causal": dict(local_window_size=(5, 0), is_causal=True),
+    "soft_cap": dict(logits_soft_cap=2.0),
+    "all": dict(scale=0.3, is_causal=True, local_window_size=(2, 4), logits_soft_cap=5.0,
+                key_value_seq_lengths=jnp.array([24, 13])),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name,with_bias_and_mask",
+                         [(n, False) for n in sorted(ATTENTION_OPTIONS)]
+                         + [("plain", True), ("lengths", True), ("all", True)])
+def test_dot_product_attention_matches_tokamax(name: str, with_bias_and_mask: bool,
+                                               dtype: str) -> None:
+  """Tokamax's keyword arguments (sequence lengths, local window, soft cap) and positional bias
+  and mask, grouped heads (4 query heads on 2 key/value heads), 16 queries on 24 keys."""
+  options = ATTENTION_OPTIONS[name]
+  rng = _rng(17)
+  q = _normal(rng, (2, 16, 4, 32), dtype)
+  k = _normal(rng, (2, 24, 2, 32), dtype)
+  v = _normal(rng, (2, 24, 2, 32), dtype)
+  extra = ((_normal(rng, (2, 1, 16, 24), "float32"), jnp.asarray(rng.random((1, 4, 16, 24)) > 0.2))
+           if with_bias_and_mask else ())
+
+  def loss(fn, q, k, v):
+    return jnp.sum(jnp.sin(fn(q, k, v).astype(jnp.float32)))
+
+  theirs = lambda q, k, v: tokamax.dot_product_attention(  # noqa: E731
+      q, k, v, *extra, implementation="xla", **options)
+  with _backend_named_cpu():
+    want = theirs(q, k, v)
+    want_grads = jax.grad(lambda *a: loss(theirs, *a), (0, 1, 2))(q, k, v)
+  for impl in _implementations("dot_product_attention", lambda i: pk.dot_product_attention(
+      q, k, v, *extra, implementation=i, **options)):
+    ours = lambda q, k, v, impl=impl: pk.dot_product_attention(q, k, v, *extra,
+                                                                implementation=impl, **options)
+    got = jax.jit(ours)(q, k, v)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    _close(got, want, dtype, "fwd")
+    grads = jax.jit(jax.grad(lambda *a: loss(ours, *a), (0, 1, 2)))(q, k, v)
+    _close(grads, want_grads, dtype, "grad")
+
+
+# --- layer_norm -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("subtract_mean", [True, False])
+@pytest.mark.parametrize("scale_offset", [0.0, 1.0])
+def test_layer_norm_matches_tokamax(dtype: str, subtract_mean: bool, scale_offset: float
+                                    ) -> None:
+  rng = _rng(19)
+  x = _normal(rng, (6, 5, 40), dtype, 2.0)
+  scale, offset = _normal(rng, (40,), dtype, 0.3), _normal(rng, (40,), dtype, 0.3)
+  kwargs = dict(subtract_mean=subtract_mean, scale_offset=scale_offset, epsilon=1e-5)
+
+  def loss(fn, x, s, o):
+    return jnp.sum(jnp.sin(fn(x, s, o).astype(jnp.float32)))
+
+  theirs = lambda x, s, o: tokamax.layer_norm(x, s, o, implementation="xla", **kwargs)  # noqa: E731
+  want = theirs(x, scale, offset)
+  want_grads = jax.grad(lambda *a: loss(theirs, *a), (0, 1, 2))(x, scale, offset)
+  for impl in _implementations("layer_norm", lambda i: pk.layer_norm(
+      x, scale, offset, implementation=i, **kwargs)):
+    ours = lambda x, s, o, impl=impl: pk.layer_norm(x, s, o, implementation=impl, **kwargs)
+    got = jax.jit(ours)(x, scale, offset)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    _close(got, want, dtype, "fwd")
+    grads = jax.jit(jax.grad(lambda *a: loss(ours, *a), (0, 1, 2)))(x, scale, offset)
+    assert all(g.dtype == w.dtype for g, w in zip(grads, want_grads))
     _close(grads, want_grads, dtype, "grad")
 
 

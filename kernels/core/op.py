@@ -216,9 +216,34 @@ class Family:
     return [n for n, op in self.implementations.items()
             if op.unsupported_reason(spec, device) is None]
 
-  def call(self, spec: Spec, args: tuple[Any, ...], requested: str | None) -> Any:
+  def call(self, spec: Spec, args: tuple[Any, ...],
+           requested: str | Sequence[str] | None) -> Any:
     """Runs one call: chooses both phases now (so refusals happen before anything runs), then
-    runs the forward, with the chosen backward as its custom VJP."""
+    runs the forward, with the chosen backward as its custom VJP.
+
+    `requested` may be a sequence of names (as Tokamax takes): the first that serves the call
+    runs; when none does, an ``ExceptionGroup`` of their refusals is raised (a one-name
+    sequence raises its refusal itself).
+
+    Raises:
+      ValueError: an empty sequence or an unknown name.
+      UnsupportedImplementationError: the requested implementation cannot serve the call.
+    """
+    if requested is not None and not isinstance(requested, str):
+      names = list(requested)
+      if not names or not all(isinstance(n, str) for n in names):
+        raise ValueError(f"{self.name}: implementation must be None, a name or a non-empty "
+                         f"sequence of names ({self.accepted()}), got {requested!r}")
+      if len(names) == 1:
+        return self.call(spec, args, names[0])
+      errors: list[UnsupportedImplementationError] = []
+      for name in names:
+        try:
+          return self.call(spec, args, name)
+        except UnsupportedImplementationError as e:
+          errors.append(e)
+      raise ExceptionGroup(f"{self.name}: none of the implementations {names} serves this call",
+                           errors)
     device = device_lib.current_device()
     fwd = self.choose(spec, requested, "fwd", device)
     bwd = self.choose(spec, requested, "bwd", device)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
+
+import jax
 
 from pjrtkit.kernels.core.device import DeviceInfo
 from pjrtkit.kernels.core.op import Family, Op, register_family
 from pjrtkit.kernels.core.spec import Spec
 from pjrtkit.kernels.dot_product_attention import base
+from pjrtkit.kernels.dot_product_attention import batching
+from pjrtkit.kernels.dot_product_attention import sharding
 from pjrtkit.kernels.dot_product_attention.cudnn import CudnnAttention
 from pjrtkit.kernels.dot_product_attention.mosaic import MosaicAttention
 from pjrtkit.kernels.dot_product_attention.native import NativeAttention
@@ -62,33 +66,67 @@ FAMILY = Family(base.OP_NAME, IMPLEMENTATIONS, rule)
 register_family(FAMILY)
 
 
-def dot_product_attention(query: Any, key: Any, value: Any, *, bias: Any = None, mask: Any = None,
-                          is_causal: bool = False, scale: float | None = None,
-                          implementation: str | None = None) -> Any:
-  """Scaled dot-product attention in ``[batch, seq, heads, head_dim]`` layout.
+def dot_product_attention(query: Any, key: Any, value: Any, bias: Any = None, mask: Any = None, *,
+                          scale: float | None = None, is_causal: bool = False,
+                          query_seq_lengths: Any = None, key_value_seq_lengths: Any = None,
+                          local_window_size: int | tuple[int, int] | None = None,
+                          logits_soft_cap: float | None = None, precision: Any = None,
+                          implementation: str | Sequence[str] | None = None,
+                          q_sharding: Any = None) -> Any:
+  """Scaled dot-product attention in ``[*batch, seq, heads, head_dim]`` layout (Tokamax's and
+  ``jax.nn.dot_product_attention``'s arguments).
 
   Args:
-    query: ``[B, T, H, D]``, float32, bfloat16 or float16.
-    key: ``[B, S, K, D]`` with ``H % K == 0`` (grouped-query; multi-query when K == 1).
-    value: ``[B, S, K, D]``.
-    bias: float, broadcastable to ``[B, H, T, S]`` (4 dimensions), added to the scaled logits.
-    mask: bool, broadcastable to ``[B, H, T, S]``; True where a query may attend a key.
+    query: ``[*B, T, H, D]`` (any number of batch dimensions, none included), float32, bfloat16
+      or float16.
+    key: ``[*B, S, K, D]`` with ``H % K == 0`` (grouped-query; multi-query when K == 1).
+    value: ``[*B, S, K, Dv]``; the output has value's head dim.
+    bias: float, broadcastable to ``[*B, H, T, S]`` (as many dimensions), added to the scaled
+      logits.
+    mask: bool, broadcastable to ``[*B, H, T, S]``; True where a query may attend a key.
+    scale: logit scale; None for ``1/sqrt(D)``.
     is_causal: query t attends keys s <= t, top-left aligned also when the query length T
       differs from the key length S (as ``jax.nn.dot_product_attention``): a decode step with
       T < S that should see every key is a call without it.
-    scale: logit scale; None for ``1/sqrt(D)``.
+    query_seq_lengths: int ``[*B]``: queries at or past a batch element's length attend no key
+      (their rows average every value, as fully masked rows do in ``jax.nn`` and Tokamax).
+    key_value_seq_lengths: int ``[*B]``: keys at or past a batch element's length are masked.
+    local_window_size: ``w`` or ``(left, right)``: query t attends keys ``t - left .. t + right``
+      only (``w`` for both sides).
+    logits_soft_cap: ``c``: logits (scaled, bias added) become ``c * tanh(logits / c)``.
+    precision: None, a ``jax.lax.Precision`` or a pair of them (for ``q k^T`` and for ``p v``).
     implementation: "xla" (plain JAX, serves every call), "xla_chunked" (key chunks, memory
       linear in S), "native" (pjrtkit's CPU device), "triton" (Pallas Triton, NVIDIA GPUs),
       "mosaic" (Pallas Mosaic GPU, Hopper; 16-bit, head_dim 64 or 128), "cudnn" (cuDNN's flash
       attention through ``jax.nn``, NVIDIA GPUs; 16-bit, head_dim a multiple of 8 up to 256),
-      or None to choose per device, shape and dtype (tuned results, else `rule`).
+      a sequence of these (the first that serves the call), or None to choose per device, shape
+      and dtype (tuned results, else `rule`). Only "xla" and "xla_chunked" take
+      `local_window_size`, `logits_soft_cap` or ``Dv != D``; the sequence lengths become a mask.
+    q_sharding: a ``jax.sharding.NamedSharding`` of `query` whose mesh axes split the batch
+      and/or head dimensions: the attention runs under ``shard_map`` on each device's share
+      (key and value split like the query's batch and heads; bias and mask where they are not
+      broadcast). None: no sharding of its own (``jit`` partitions as usual).
 
   Returns:
-    ``[B, T, H, D]`` in the query's dtype.
+    ``[*B, T, H, Dv]`` in the query's dtype.
 
   Raises:
     TypeError, ValueError: for arguments of the wrong type, dtype or shape (naming the parameter).
-    UnsupportedImplementationError: when `implementation` cannot serve this call.
+    UnsupportedImplementationError: when `implementation` cannot serve this call (an
+      ``ExceptionGroup`` of them when none of a sequence can).
   """
-  spec = base.make_spec(query, key, value, bias, mask, is_causal, scale)
-  return FAMILY.call(spec, (query, key, value, bias, mask), implementation)
+  inputs = (query, key, value, bias, mask, query_seq_lengths, key_value_seq_lengths)
+
+  def attend(q: Any, k: Any, v: Any, b: Any, m: Any) -> Any:
+    spec = base.make_spec(q, k, v, b, m, is_causal, scale, local_window_size=local_window_size,
+                          logits_soft_cap=logits_soft_cap, precision=precision)
+    return FAMILY.call(spec, (q, k, v, b, m), implementation)
+
+  if q_sharding is None:
+    return batching.Call.make(*inputs).run(attend)
+  # The whole call's checks (and the implementation's refusals) before splitting it, on shapes
+  # alone (an explicitly sharded query need not agree with key and value here).
+  shapes = [a if a is None or not hasattr(a, "shape") else jax.ShapeDtypeStruct(a.shape, a.dtype)
+            for a in inputs]
+  jax.eval_shape(lambda *a: batching.Call.make(*a).run(attend), *shapes)
+  return sharding.run_sharded(inputs, attend, q_sharding)

@@ -8,11 +8,19 @@ to ``[B, H, T, S]``. ``is_causal``: query ``t`` attends keys ``s <= t`` (top-lef
 differs from the key length S: with ``T < S`` (decode, chunked prefill) query ``t`` sees keys
 ``0..t`` only, not the whole cache, so a decode step that should see every earlier key is a call
 without ``is_causal`` (or with a `mask`); with ``T > S`` queries from ``S - 1`` on see every key.
-Every implementation follows this alignment (``shape_classes_test.py`` checks it). Masked logits
+Every implementation follows this alignment (``shape_classes_test.py`` checks it).
+``local_window_size`` ``(left, right)``: query ``t`` attends keys ``t - left .. t + right`` only
+(with ``is_causal`` as well: both hold). ``logits_soft_cap`` ``c``: the logits (scaled, bias
+added) become ``c * tanh(logits / c)`` before masking. Value may have its own head dim ``Dv``
+(``[B, S, K, Dv]``; the output is ``[B, T, H, Dv]``). These three, and a ``precision`` other than
+the default, are Spec parameters only when given (`option`), so the Specs of calls without them
+(the keys of tuned results) are unchanged; the kernels that do not take them refuse the call
+(`extras_reason`) and "xla" / "xla_chunked" serve it. Masked logits
 take the finite value `MASK_VALUE`, so a row with
-every key masked averages all values in the forward (as in ``jax.nn``; "xla" and "xla_chunked").
-Known limitation: the gradient of such a row is wrong, because the saved log-sum-exp
-(``MASK_VALUE + log(S)``) cannot hold ``log(S)`` at that magnitude in float32. Logits, softmax and accumulation are
+every key masked averages all values in the forward (as in ``jax.nn`` and Tokamax; "xla" and
+"xla_chunked"), and the backward of "xla" and "xla_chunked" gives value that row's 1/S share
+(the saved log-sum-exp, ``MASK_VALUE + log(S)`` rounded to ``MASK_VALUE`` in float32, marks the
+row). Logits, softmax and accumulation are
 float32; the output has the query's dtype.
 
 Residuals (every forward returns them, every backward takes them):
@@ -31,6 +39,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from pjrtkit.kernels.core import functions
 from pjrtkit.kernels.core.spec import Spec
 
 OP_NAME = "dot_product_attention"
@@ -69,13 +78,41 @@ def _check_array(name: str, a: Any) -> None:
     raise TypeError(f"dot_product_attention: {name} must be an array, got {type(a).__name__}")
 
 
+def _window(local_window_size: Any) -> tuple[int, int] | None:
+  """``(left, right)`` from an int (both sides) or a pair of non-negative ints; None for None."""
+  if local_window_size is None:
+    return None
+  pair = ((local_window_size, local_window_size) if isinstance(local_window_size, int)
+          else tuple(local_window_size) if isinstance(local_window_size, (tuple, list)) else ())
+  if (len(pair) != 2 or any(isinstance(x, bool) or not isinstance(x, int) for x in pair)
+      or min(pair) < 0):
+    raise ValueError(f"dot_product_attention: local_window_size must be None, an int >= 0 or a "
+                     f"pair (left, right) of ints >= 0, got {local_window_size!r}")
+  return int(pair[0]), int(pair[1])
+
+
+def _precision(precision: Any) -> str | None:
+  """The JSON name of an attention `precision`: None, a ``jax.lax.Precision`` (or its name)
+  for both products, or a pair of them (``q k^T``, then ``p v``, as Tokamax)."""
+  try:
+    name = functions.precision_name(precision)
+  except ValueError:
+    name = "preset:"
+  if name is not None and name.startswith("preset:"):
+    raise ValueError(f"dot_product_attention: precision must be None, a jax.lax.Precision "
+                     f"(DEFAULT, HIGH, HIGHEST) or a pair of them (for q k^T and for p v), got "
+                     f"{precision!r}")
+  return None if name in (None, "DEFAULT", "DEFAULT,DEFAULT") else name
+
+
 def make_spec(query: Any, key: Any, value: Any, bias: Any, mask: Any, is_causal: bool,
-              scale: float | None) -> Spec:
+              scale: float | None, *, local_window_size: Any = None,
+              logits_soft_cap: float | None = None, precision: Any = None) -> Spec:
   """Checks a call and returns its Spec (scale resolved to ``1/sqrt(D)`` when None).
 
   Raises:
     TypeError: an argument is not an array of an accepted dtype.
-    ValueError: shapes that do not fit the layout above.
+    ValueError: shapes or options that do not fit the layout above.
   """
   for name, a in (("query", query), ("key", key), ("value", value)):
     _check_array(name, a)
@@ -94,9 +131,9 @@ def make_spec(query: Any, key: Any, value: Any, bias: Any, mask: Any, is_causal:
   if tuple(key.shape) != (b, s, k, d):
     raise ValueError(f"dot_product_attention: key must be [batch={b}, seq, kv_heads, head_dim={d}]"
                      f", got {tuple(key.shape)}")
-  if tuple(value.shape) != tuple(key.shape):
-    raise ValueError(f"dot_product_attention: value must have key's shape {tuple(key.shape)}, "
-                     f"got {tuple(value.shape)}")
+  if tuple(value.shape[:3]) != (b, s, k):
+    raise ValueError(f"dot_product_attention: value must be [batch={b}, kv_seq={s}, "
+                     f"kv_heads={k}, value_head_dim], got {tuple(value.shape)}")
   if k == 0 or h % k:
     raise ValueError(f"dot_product_attention: query heads ({h}) must be a multiple of key/value "
                      f"heads ({k})")
@@ -115,31 +152,90 @@ def make_spec(query: Any, key: Any, value: Any, bias: Any, mask: Any, is_causal:
                        f"kv_seq] = {full} (4 dimensions, each 1 or full), got {tuple(a.shape)}")
   if scale is None:
     scale = 1.0 / math.sqrt(d)
+  params: dict[str, Any] = {"is_causal": bool(is_causal), "scale": float(scale)}
+  window = _window(local_window_size)
+  if window is not None:
+    params["window_left"], params["window_right"] = window
+  if logits_soft_cap is not None:
+    if isinstance(logits_soft_cap, bool) or not isinstance(logits_soft_cap, (int, float)) or not (
+        math.isfinite(logits_soft_cap) and logits_soft_cap > 0):
+      raise ValueError(f"dot_product_attention: logits_soft_cap must be None or a finite number "
+                       f"> 0, got {logits_soft_cap!r}")
+    params["logits_soft_cap"] = float(logits_soft_cap)
+  name = _precision(precision)
+  if name is not None:
+    params["precision"] = name
   return Spec.make(OP_NAME, {"query": query, "key": key, "value": value, "bias": bias,
-                             "mask": mask},
-                   {"is_causal": bool(is_causal), "scale": float(scale)})
+                             "mask": mask}, params)
+
+
+def option(spec: Spec, name: str) -> Any:
+  """The Spec parameter `name` when the call gave it (window_left, window_right,
+  logits_soft_cap, precision), else None."""
+  return dict(spec.params).get(name)
+
+
+def precisions(spec: Spec) -> tuple[Any, Any]:
+  """The ``jax.lax`` precisions of ``q k^T`` and of ``p v`` (None for the default)."""
+  name = option(spec, "precision")
+  if name is None:
+    return None, None
+  if "," in name:
+    a, b = name.split(",")
+    return functions.precision_of(a), functions.precision_of(b)
+  p = functions.precision_of(name)
+  return p, p
+
+
+def extras_reason(spec: Spec, accepts_precision: bool = False) -> str | None:
+  """Why a kernel that takes none of the options above cannot serve `spec`, or None.
+
+  `accepts_precision`: the kernel computes at least as precisely as any ``precision`` asks
+  (float32 products of float32 operands, or 16-bit operands, whose products are exact in float32).
+  """
+  _, _, _, d, _, _ = dims(spec)
+  given = [n for n in ("window_left", "logits_soft_cap") if option(spec, n) is not None]
+  if given:
+    names = ["local_window_size" if n == "window_left" else n for n in given]
+    return (f"{' and '.join(names)} are served by 'xla' and 'xla_chunked' only (or "
+            f"implementation=None)")
+  if spec.arg("value").shape[3] != d:
+    return (f"a value head dim ({spec.arg('value').shape[3]}) other than the query's ({d}) is "
+            f"served by 'xla' and 'xla_chunked' only (or implementation=None)")
+  if option(spec, "precision") is not None and not accepts_precision:
+    return (f"precision={option(spec, 'precision')} is served by 'xla' and 'xla_chunked' here "
+            f"(or implementation=None)")
+  return None
 
 
 def reference(query: jax.Array, key: jax.Array, value: jax.Array, bias: jax.Array | None = None,
               mask: jax.Array | None = None, *, is_causal: bool = False,
-              scale: float | None = None) -> jax.Array:
-  """The plain-JAX definition (differentiated by JAX in tests)."""
+              scale: float | None = None, local_window_size: Any = None,
+              logits_soft_cap: float | None = None) -> jax.Array:
+  """The plain-JAX definition at the highest precision (differentiated by JAX in tests)."""
   b, t, h, d = query.shape
   s, k = key.shape[1], key.shape[2]
   scale = 1.0 / math.sqrt(d) if scale is None else scale
   kr = jnp.repeat(key, h // k, axis=2).astype(jnp.float32)
   vr = jnp.repeat(value, h // k, axis=2).astype(jnp.float32)
-  logits = jnp.einsum("bthd,bshd->bhts", query.astype(jnp.float32), kr) * scale
+  hi = jax.lax.Precision.HIGHEST
+  logits = jnp.einsum("bthd,bshd->bhts", query.astype(jnp.float32), kr, precision=hi) * scale
   if bias is not None:
     logits = logits + bias.astype(jnp.float32)
+  if logits_soft_cap is not None:
+    logits = logits_soft_cap * jnp.tanh(logits / logits_soft_cap)
   valid = jnp.ones((1, 1, t, s), bool)
   if mask is not None:
     valid = valid & mask
+  qpos, kpos = jnp.arange(t)[:, None], jnp.arange(s)[None, :]
   if is_causal:
-    valid = valid & (jnp.arange(t)[:, None] >= jnp.arange(s)[None, :])[None, None]
+    valid = valid & (qpos >= kpos)[None, None]
+  window = _window(local_window_size)
+  if window is not None:
+    valid = valid & ((kpos >= qpos - window[0]) & (kpos <= qpos + window[1]))[None, None]
   logits = jnp.where(valid, logits, MASK_VALUE)
   weights = jax.nn.softmax(logits, axis=-1)
-  return jnp.einsum("bhts,bshd->bthd", weights, vr).astype(query.dtype)
+  return jnp.einsum("bhts,bshd->bthd", weights, vr, precision=hi).astype(query.dtype)
 
 
 def dims(spec: Spec) -> tuple[int, int, int, int, int, int]:
@@ -159,7 +255,8 @@ def grouped_logits(q: jax.Array, k: jax.Array, spec: Spec) -> jax.Array:
   b, t, h, d = q.shape
   kh = k.shape[2]
   qg = q.reshape(b, t, kh, h // kh, d)
-  s = jnp.einsum("btkgd,bskd->bkgts", qg, k, preferred_element_type=jnp.float32)
+  s = jnp.einsum("btkgd,bskd->bkgts", qg, k, preferred_element_type=jnp.float32,
+                 precision=precisions(spec)[0])
   return s.reshape(b, h, t, k.shape[1]) * spec.param("scale")
 
 
@@ -170,24 +267,32 @@ def mask_logits(s: jax.Array, spec: Spec, bias: jax.Array | None, mask: jax.Arra
   t, sc = s.shape[2], s.shape[3]
   if bias is not None:
     s = s + bias.astype(jnp.float32)
+  cap = option(spec, "logits_soft_cap")
+  if cap is not None:
+    s = cap * jnp.tanh(s / cap)
   valid = jnp.ones((1, 1, t, sc), bool)
   if mask is not None:
     valid = valid & mask
   kpos = key_start + jnp.arange(sc)
+  qpos = jnp.arange(t)[:, None]
   if spec.param("is_causal"):
-    valid = valid & (jnp.arange(t)[:, None] >= kpos[None, :])[None, None]
+    valid = valid & (qpos >= kpos[None, :])[None, None]
+  if option(spec, "window_left") is not None:
+    left, right = option(spec, "window_left"), option(spec, "window_right")
+    valid = valid & ((kpos[None, :] >= qpos - left) & (kpos[None, :] <= qpos + right))[None, None]
   s = jnp.where(valid, s, MASK_VALUE)
   if key_len is not None:
     s = jnp.where((kpos < key_len)[None, None, None, :], s, -jnp.inf)
   return s, valid
 
 
-def weighted_values(p: jax.Array, v: jax.Array, out_dtype: Any = jnp.float32) -> jax.Array:
-  """``p v`` for p ``[B, H, T, Sc]`` (float32) and v ``[B, Sc, K, D]``: ``[B, T, H, D]``."""
+def weighted_values(p: jax.Array, v: jax.Array, out_dtype: Any = jnp.float32,
+                    precision: Any = None) -> jax.Array:
+  """``p v`` for p ``[B, H, T, Sc]`` (float32) and v ``[B, Sc, K, Dv]``: ``[B, T, H, Dv]``."""
   b, h, t, sc = p.shape
   kh = v.shape[2]
   pg = p.reshape(b, kh, h // kh, t, sc)
-  o = jnp.einsum("bkgts,bskd->btkgd", pg, v.astype(jnp.float32))
+  o = jnp.einsum("bkgts,bskd->btkgd", pg, v.astype(jnp.float32), precision=precision)
   return o.reshape(b, t, h, v.shape[3]).astype(out_dtype)
 
 

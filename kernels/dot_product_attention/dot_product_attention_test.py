@@ -338,8 +338,8 @@ def test_argument_errors_name_the_parameter():
   with pytest.raises(ValueError, match=r"query heads \(4\) must be a multiple of key/value heads "
                                        r"\(3\)"):
     pk.dot_product_attention(q, jnp.ones((2, 29, 3, 24)), jnp.ones((2, 29, 3, 24)))
-  with pytest.raises(ValueError, match=r"mask must broadcast to \[batch, heads, q_seq, kv_seq\] = "
-                                       r"\(2, 4, 37, 29\)"):
+  with pytest.raises(ValueError, match=r"mask must broadcast to \[\*batch, heads, q_seq, kv_seq\] "
+                                       r"= \(2, 4, 37, 29\)"):
     pk.dot_product_attention(q, k, v, mask=jnp.ones((37, 29), bool))
   with pytest.raises(TypeError, match="query, key and value must have one dtype"):
     pk.dot_product_attention(q, k.astype(jnp.bfloat16), v)

@@ -47,6 +47,9 @@ class NativeAttention(Op[NativeAttentionConfig]):
   def unsupported_reason(self, spec: Spec, device: DeviceInfo) -> str | None:
     if base.has_bias_or_mask(spec):
       return "bias and mask are not supported (use 'xla_chunked' or 'xla')"
+    reason = base.extras_reason(spec, accepts_precision=True)  # float32 products throughout
+    if reason:
+      return reason
     return native_unsupported_reason(device, spec.arg("query").dtype)
 
   def _get_autotuning_configs(self, spec: Spec) -> Sequence[NativeAttentionConfig]:

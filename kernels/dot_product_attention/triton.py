@@ -194,6 +194,9 @@ class TritonAttention(Op[TritonAttentionConfig]):
       return reason
     if base.has_bias_or_mask(spec):
       return "bias and mask are not supported (use 'xla_chunked' or 'xla')"
+    reason = base.extras_reason(spec, accepts_precision=spec.arg("query").dtype != "float32")
+    if reason:
+      return reason
     if spec.arg("query").dtype not in base.FLOAT_DTYPES:
       return f"dtype {spec.arg('query').dtype} is not supported ({', '.join(base.FLOAT_DTYPES)})"
     if spec.arg("query").shape[3] > 256:

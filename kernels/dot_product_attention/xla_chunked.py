@@ -93,7 +93,7 @@ class XlaChunkedAttention(Op[ChunkedConfig]):
 
   def forward(self, args: tuple[Any, ...], spec: Spec, config: ChunkedConfig) -> tuple[Any, Any]:
     q = args[0]
-    b, t, h, d, _, _ = base.dims(spec)
+    b, t, h, _, _, _ = base.dims(spec)
     xs, s, _ = self._split(args, spec, config.chunk_size)
 
     def step(carry: Any, x: Any) -> tuple[Any, None]:
@@ -104,11 +104,12 @@ class XlaChunkedAttention(Op[ChunkedConfig]):
       p = jnp.exp(logits - m_new[..., None])
       alpha = jnp.exp(m - m_new)
       l = l * alpha + jnp.sum(p, axis=-1)
-      acc = acc * jnp.swapaxes(alpha, 1, 2)[..., None] + base.weighted_values(p, vc)
+      acc = (acc * jnp.swapaxes(alpha, 1, 2)[..., None]
+             + base.weighted_values(p, vc, precision=base.precisions(spec)[1]))
       return (m_new, l, acc), None
 
     init = (jnp.full((b, h, t), base.MASK_VALUE, jnp.float32), jnp.zeros((b, h, t), jnp.float32),
-            jnp.zeros((b, t, h, d), jnp.float32))
+            jnp.zeros((b, t, h, args[2].shape[3]), jnp.float32))
     (m, l, acc), _ = jax.lax.scan(step, init, xs)
     out = (acc / jnp.swapaxes(l, 1, 2)[..., None]).astype(q.dtype)
     lse = m + jnp.log(l)

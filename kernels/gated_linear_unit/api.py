@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import jax
 
@@ -37,7 +37,8 @@ register_family(FAMILY)
 
 def gated_linear_unit(x: Any, weights: Any, *,
                       activation: Callable[[jax.Array], jax.Array] | None = None,
-                      precision: Any = None, implementation: str | None = None) -> jax.Array:
+                      precision: Any = None,
+                      implementation: str | Sequence[str] | None = None) -> jax.Array:
   """Gated linear unit: ``activation(x @ w_gate) * (x @ w_up)``
   (https://arxiv.org/abs/1612.08083): SwiGLU with ``activation=jax.nn.silu``, GEGLU with
   ``jax.nn.gelu``, ReGLU with ``jax.nn.relu``, GLU with ``jax.nn.sigmoid``.
@@ -48,7 +49,8 @@ def gated_linear_unit(x: Any, weights: Any, *,
       ``(w_gate, w_up)`` of ``[k, n]``.
     activation: applied to the gate in float32 (None: none).
     precision: as for ``jax.lax.dot``.
-    implementation: an implementation name, or None to choose per device and call.
+    implementation: an implementation name, a sequence of them (the first that serves the call
+      runs), or None to choose per device and call.
 
   Returns:
     ``[..., n]`` in x's dtype.

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Any, Sequence
+
+import jax.numpy as jnp
 
 from pjrtkit.kernels.core.device import DeviceInfo
 from pjrtkit.kernels.core.op import Family, Op, register_family
@@ -62,7 +65,8 @@ register_family(FAMILY)
 
 
 def layer_norm(x: Any, scale: Any, offset: Any, *, axis: int = -1, epsilon: float = 1e-6,
-               subtract_mean: bool = True, implementation: str | None = None) -> Any:
+               scale_offset: float = 0.0, subtract_mean: bool = True,
+               implementation: str | Sequence[str] | None = None) -> Any:
   """Layer normalisation (RMS normalisation with ``subtract_mean=False``) over `axis`.
 
   Args:
@@ -71,9 +75,12 @@ def layer_norm(x: Any, scale: Any, offset: Any, *, axis: int = -1, epsilon: floa
     offset: ``[x.shape[axis]]`` addend, or None.
     axis: the normalised axis.
     epsilon: added to the variance (mean square for RMS norm).
+    scale_offset: added to `scale` (in float32) before it multiplies, as Tokamax's (Gemma's
+      ``1 + scale``); ignored without a `scale`.
     subtract_mean: False for RMS norm.
     implementation: "xla", "native" (pjrtkit's CPU device), "triton" or "mosaic" (NVIDIA GPUs),
-      or None to choose per device, shape and dtype (tuned results, else `rule`).
+      a sequence of them (the first that serves the call runs), or None to choose per device,
+      shape and dtype (tuned results, else `rule`).
 
   Returns:
     The normalised array, with x's shape and dtype.
@@ -82,5 +89,10 @@ def layer_norm(x: Any, scale: Any, offset: Any, *, axis: int = -1, epsilon: floa
     TypeError, ValueError: for arguments of the wrong type, dtype or shape (naming the parameter).
     UnsupportedImplementationError: when `implementation` cannot serve this call (no GPU, dtype).
   """
+  if isinstance(scale_offset, bool) or not isinstance(scale_offset, (int, float)) or not (
+      math.isfinite(scale_offset)):
+    raise TypeError(f"layer_norm: scale_offset must be a finite number, got {scale_offset!r}")
+  if scale_offset and scale is not None and hasattr(scale, "dtype"):
+    scale = scale.astype(jnp.promote_types(scale.dtype, jnp.float32)) + scale_offset
   spec = base.make_spec(x, scale, offset, axis, epsilon, subtract_mean)
   return FAMILY.call(spec, (x, scale, offset), implementation)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import jax
 
@@ -41,7 +41,8 @@ register_family(FAMILY)
 
 def linear_softmax_cross_entropy_loss(x: Any, labels: Any, weights: Any, *,
                                       reduction: str = "sum", precision: Any = None,
-                                      implementation: str | None = None) -> jax.Array:
+                                      implementation: str | Sequence[str] | None = None
+                                      ) -> jax.Array:
   """Softmax cross-entropy of the logits ``x @ weights`` against integer `labels`, without
   keeping the ``[b, v]`` logits in "chunked_xla".
 
@@ -51,7 +52,8 @@ def linear_softmax_cross_entropy_loss(x: Any, labels: Any, weights: Any, *,
     weights: ``[h, v]`` floating projection to the vocabulary.
     reduction: "sum" (default), "mean" or "none" (``[b]`` per-row losses).
     precision: as for ``jax.lax.dot``.
-    implementation: "xla", "chunked_xla", or None to choose per call.
+    implementation: "xla", "chunked_xla", a sequence of them (the first that serves the call
+      runs), or None to choose per call.
 
   Returns:
     float32: a scalar, or ``[b]`` for "none".

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import jax
 
@@ -56,7 +56,8 @@ def ragged_dot_general(lhs: Any, rhs: Any, group_sizes: Any,
                        precision: Any = None, preferred_element_type: Any = None,
                        group_offset: Any = None,
                        activation: Callable[[jax.Array], jax.Array] | None = None,
-                       manual_axis_type: Any = None, *, implementation: str | None = None,
+                       manual_axis_type: Any = None, *,
+                       implementation: str | Sequence[str] | None = None,
                        zero_initialize: bool = False,
                        fuse_gateup_activation: str | None = None) -> jax.Array:
   """Ragged matrix product, with ``jax.lax.ragged_dot_general``'s API and all three of its
@@ -76,8 +77,8 @@ def ragged_dot_general(lhs: Any, rhs: Any, group_sizes: Any,
     activation: a function applied to the result in float32 before the cast (fused where the
       implementation can; its gradient is taken by JAX).
     manual_axis_type: accepted for Tokamax compatibility; must be None.
-    implementation: "xla", "xla_grouped", "triton", "native", or None to choose per device and
-      call.
+    implementation: "xla", "xla_grouped", "triton", "native", a sequence of them (the first
+      that serves the call runs), or None to choose per device and call.
     zero_initialize: rows no group covers are zero (they always are here).
     fuse_gateup_activation: "silu", "gelu" or "gelu_tanh": the result is
       ``act(y[..., :n/2]) * y[..., n/2:]`` (n the product's last dimension).
@@ -102,7 +103,7 @@ def ragged_dot_general(lhs: Any, rhs: Any, group_sizes: Any,
 def ragged_dot(lhs: Any, rhs: Any, group_sizes: Any, precision: Any = None,
                preferred_element_type: Any = None, group_offset: Any = None,
                activation: Callable[[jax.Array], jax.Array] | None = None,
-               manual_axis_type: Any = None, *, implementation: str | None = None,
+               manual_axis_type: Any = None, *, implementation: str | Sequence[str] | None = None,
                zero_initialize: bool = False,
                fuse_gateup_activation: str | None = None) -> jax.Array:
   """Ragged matrix product with ``jax.lax.ragged_dot``'s API: lhs ``[m, k]``, rhs

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import jax
 
@@ -36,7 +36,7 @@ def triangle_multiplication(x: Any, mask: Any, projection_in_weights: Any, gate_
                             layernorm_out_scale: Any, layernorm_out_offset: Any,
                             triangle_type: str, *, precision: Any = None,
                             epsilon: float = 1e-6,
-                            implementation: str | None = None) -> jax.Array:
+                            implementation: str | Sequence[str] | None = None) -> jax.Array:
   """AlphaFold's triangle multiplicative update (supplementary algorithms 11 and 12; see
   `base` for the steps).
 
@@ -51,7 +51,8 @@ def triangle_multiplication(x: Any, mask: Any, projection_in_weights: Any, gate_
     triangle_type: "outgoing" (algorithm 11) or "incoming" (algorithm 12).
     precision: as for ``jax.lax.dot``.
     epsilon: the layer norms' epsilon.
-    implementation: "xla", "composed", or None.
+    implementation: "xla", "composed", a sequence of them (the first that serves the call runs),
+      or None.
 
   Returns:
     ``[..., n, n, d]`` in x's dtype.
