@@ -14,8 +14,8 @@ Every implementation follows this alignment (``shape_classes_test.py`` checks it
 added) become ``c * tanh(logits / c)`` before masking. Value may have its own head dim ``Dv``
 (``[B, S, K, Dv]``; the output is ``[B, T, H, Dv]``). These three, and a ``precision`` other than
 the default, are Spec parameters only when given (`option`), so the Specs of calls without them
-(the keys of tuned results) are unchanged; the kernels that do not take them refuse the call
-(`extras_reason`) and "xla" / "xla_chunked" serve it. Masked logits
+(the keys of tuned results) are unchanged; a kernel that does not compute one refuses the call
+(`extras_reason`): "xla" and "xla_chunked" take them all, "triton" the window and the soft cap. Masked logits
 take the finite value `MASK_VALUE`, so a row with
 every key masked averages all values in the forward (as in ``jax.nn`` and Tokamax; "xla" and
 "xla_chunked"), and the backward of "xla" and "xla_chunked" gives value that row's 1/S share
@@ -187,18 +187,23 @@ def precisions(spec: Spec) -> tuple[Any, Any]:
   return p, p
 
 
-def extras_reason(spec: Spec, accepts_precision: bool = False) -> str | None:
-  """Why a kernel that takes none of the options above cannot serve `spec`, or None.
+def extras_reason(spec: Spec, *, accepts_precision: bool = False, accepts_window: bool = False,
+                  accepts_soft_cap: bool = False) -> str | None:
+  """Why a kernel cannot serve `spec`'s options (module docstring), or None.
 
   `accepts_precision`: the kernel computes at least as precisely as any ``precision`` asks
-  (float32 products of float32 operands, or 16-bit operands, whose products are exact in float32).
+  (float32 products of float32 operands, or 16-bit operands, whose products are exact in
+  float32). `accepts_window` / `accepts_soft_cap`: it computes ``local_window_size`` /
+  ``logits_soft_cap``.
   """
   _, _, _, d, _, _ = dims(spec)
-  given = [n for n in ("window_left", "logits_soft_cap") if option(spec, n) is not None]
+  given = [name for name, option_name, accepted in (
+      ("local_window_size", "window_left", accepts_window),
+      ("logits_soft_cap", "logits_soft_cap", accepts_soft_cap))
+           if option(spec, option_name) is not None and not accepted]
   if given:
-    names = ["local_window_size" if n == "window_left" else n for n in given]
-    return (f"{' and '.join(names)} are served by 'xla' and 'xla_chunked' only (or "
-            f"implementation=None)")
+    return (f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} not computed by this "
+            f"kernel ('xla' and 'xla_chunked' take every option; implementation=None chooses)")
   if spec.arg("value").shape[3] != d:
     return (f"a value head dim ({spec.arg('value').shape[3]}) other than the query's ({d}) is "
             f"served by 'xla' and 'xla_chunked' only (or implementation=None)")
@@ -206,6 +211,14 @@ def extras_reason(spec: Spec, accepts_precision: bool = False) -> str | None:
     return (f"precision={option(spec, 'precision')} is served by 'xla' and 'xla_chunked' here "
             f"(or implementation=None)")
   return None
+
+
+def window_leaves_queries_without_keys(spec: Spec) -> bool:
+  """Whether ``local_window_size`` leaves some query with no key (``T - 1 - left >= S``): its
+  row averages every value, which a kernel skipping the key blocks outside the window cannot."""
+  left = option(spec, "window_left")
+  _, t, _, _, s, _ = dims(spec)
+  return left is not None and t - 1 - left >= s
 
 
 def reference(query: jax.Array, key: jax.Array, value: jax.Array, bias: jax.Array | None = None,

@@ -4,7 +4,8 @@ batch dimensions, positional bias and mask, precision, implementation sequences 
 ``q_sharding``; values and gradients against `base.reference` (highest precision, differentiated
 by JAX), the kernels' refusals, and bad arguments refused naming the parameter.
 
-Tolerances: `pjrtkit.kernels.testing.TOLERANCES`. Runs on pjrtkit's CPU device; the sharding
+Tolerances: `pjrtkit.kernels.testing.TOLERANCES`. Runs on pjrtkit's CPU device ("triton" in
+Pallas interpret mode) and on a GPU (`tools/kernels_gpu/run.sh`, "triton" compiled); the sharding
 cases run in a child process on JAX's CPU backend with 4 host devices.
 """
 
@@ -26,8 +27,10 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from pjrtkit import kernels as pk  # noqa: E402
+from pjrtkit.kernels.core import device as pk_device  # noqa: E402
 from pjrtkit.kernels.core import op as op_lib  # noqa: E402
 from pjrtkit.kernels.dot_product_attention import api, base  # noqa: E402
+from pjrtkit.kernels.dot_product_attention import triton as triton_lib  # noqa: E402
 from pjrtkit.kernels.dot_product_attention.xla_chunked import ChunkedConfig  # noqa: E402
 
 B, T, S, H, K, D = 2, 19, 27, 4, 2, 16
@@ -185,21 +188,65 @@ def test_precision_highest_matches_the_reference_closely():
 
 
 @pytest.mark.parametrize("options,needle", [
-    (dict(local_window_size=2), "local_window_size are served by 'xla' and 'xla_chunked' only"),
-    (dict(logits_soft_cap=2.0), "logits_soft_cap are served by 'xla' and 'xla_chunked' only"),
+    (dict(local_window_size=2), "local_window_size is not computed by this kernel"),
+    (dict(logits_soft_cap=2.0), "logits_soft_cap is not computed by this kernel"),
+    (dict(logits_soft_cap=2.0, local_window_size=1),
+     "local_window_size and logits_soft_cap are not computed by this kernel"),
 ])
 def test_kernels_refuse_what_they_do_not_compute(options, needle):
   q, k, v = _arrays("float32")
   with pytest.raises(pk.UnsupportedImplementationError, match=needle):
     pk.dot_product_attention(q, k, v, implementation="native", **options)
   with pk.pallas_interpret():
-    for impl in ("triton", "mosaic", "cudnn"):
+    for impl in ("mosaic", "cudnn"):
       with pytest.raises(pk.UnsupportedImplementationError):
         pk.dot_product_attention(q, k, v, implementation=impl, **options)
   q16, k16, v16 = _arrays("bfloat16", dv=32)
   with pytest.raises(pk.UnsupportedImplementationError,
                      match=r"a value head dim \(32\) other than the query's \(16\)"):
     pk.dot_product_attention(q16, k16, v16, implementation="native")
+
+
+# (T, S, options): windows across several 16-row blocks, shorter and longer key sequences,
+# a window of 0 (each query its own key), causal windows, soft caps.
+TRITON_CASES = [
+    (40, 40, dict(local_window_size=(7, 3))),
+    (40, 40, dict(local_window_size=(20, 0), is_causal=True)),
+    (33, 57, dict(local_window_size=(0, 19), logits_soft_cap=2.5)),
+    (57, 33, dict(local_window_size=(30, 5))),
+    (40, 40, dict(local_window_size=0)),
+    (24, 40, dict(logits_soft_cap=1.0, is_causal=True)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(TRITON_CASES)))
+def test_triton_window_and_soft_cap_match_the_reference(case):
+  """"triton" with 16-row tiles (Pallas interpret mode without a GPU, compiled on one): the key
+  (and query) block ranges the window reaches, the masks at their edges, the soft cap's
+  gradient."""
+  t, s, options = TRITON_CASES[case]
+  rng = np.random.default_rng(case)
+  q = jnp.asarray(rng.standard_normal((1, t, 2, 16)), jnp.float32)
+  k = jnp.asarray(rng.standard_normal((1, s, 1, 16)), jnp.float32)
+  v = jnp.asarray(rng.standard_normal((1, s, 1, 16)), jnp.float32)
+  spec = base.make_spec(q, k, v, None, None, options.get("is_causal", False), None,
+                        **{n: o for n, o in options.items() if n != "is_causal"})
+  config = triton_lib.TritonAttentionConfig(16, 16, 4, 2)
+  choice = op_lib.Choice(api.IMPLEMENTATIONS["triton"], config, "explicit")
+  call = lambda q, k, v: op_lib.run(spec, (q, k, v, None, None), "triton", choice, choice)  # noqa: E731
+  want = lambda q, k, v: base.reference(q, k, v, **options)  # noqa: E731
+  with pk.pallas_interpret(testing.interpret("triton")):
+    assert api.IMPLEMENTATIONS["triton"].unsupported_reason(
+        spec, pk_device.current_device()) is None
+    _check(call, want, (q, k, v), "float32")
+
+
+def test_triton_refuses_windows_that_leave_queries_without_keys():
+  q, k, v = (jnp.ones((1, 30, 2, 16)), jnp.ones((1, 10, 2, 16)), jnp.ones((1, 10, 2, 16)))
+  with pk.pallas_interpret(testing.interpret("triton")):
+    with pytest.raises(pk.UnsupportedImplementationError, match="leaves queries without any key"):
+      pk.dot_product_attention(q, k, v, local_window_size=(5, 5), implementation="triton")
+    pk.dot_product_attention(q, k, v, local_window_size=(20, 0), implementation="triton")
 
 
 def test_implementation_sequences_take_the_first_that_serves():

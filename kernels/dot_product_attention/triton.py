@@ -4,8 +4,9 @@ Flash attention: the forward tiles queries over the grid and loops over key bloc
 online softmax (no [T, S] matrix), saving the log-sum-exp; the backward runs a dQ kernel (grid
 over query blocks) and a dK/dV kernel (grid over key blocks, per query head, summed over each
 key/value group afterwards). Sequence lengths are padded to the blocks and head_dim to a power of
-two (padded keys are masked). Serves float32 (TF32 dots on the GPU), bfloat16 and float16,
-causal or not, grouped/multi-query heads; not bias or mask. On the CPU it runs under
+two (padded keys are masked). Serves float32 (full float32 dots, not TF32), bfloat16 and float16,
+causal or not, grouped/multi-query heads, ``local_window_size`` (the loops visit only the key
+blocks, and query blocks, a window reaches) and ``logits_soft_cap``; not bias or mask. On the CPU it runs under
 ``pallas_interpret()`` only (Pallas's HLO interpreter).
 """
 
@@ -62,22 +63,68 @@ def _params(config: TritonAttentionConfig) -> dict[str, Any]:
                                                 num_stages=config.num_stages)}
 
 
-def _fwd_kernel(q_ref, k_ref, v_ref, o_ref, lse_ref, *, scale, causal, block_q, block_k, kv_len,
-                num_k_blocks):
+def _scores(q, k, scale, soft_cap):
+  """float32 ``q k^T * scale``, soft-capped when `soft_cap` is set."""
+  s = _dot(q, k.T).astype(jnp.float32) * scale
+  if soft_cap is not None:
+    s = soft_cap * jnp.tanh(s / soft_cap)
+  return s
+
+
+def _valid(i, j, *, block_q, block_k, kv_len, causal, window):
+  """Which (query, key) pairs of query block i and key block j are attended."""
+  qpos = i * block_q + lax.broadcasted_iota(jnp.int32, (block_q, block_k), 0)
+  kpos = j * block_k + lax.broadcasted_iota(jnp.int32, (block_q, block_k), 1)
+  valid = kpos < kv_len
+  if causal:
+    valid = valid & (qpos >= kpos)
+  if window is not None:
+    valid = valid & (kpos >= qpos - window[0]) & (kpos <= qpos + window[1])
+  return valid
+
+
+def _key_blocks(i, *, block_q, block_k, num_k_blocks, causal, window):
+  """The key blocks [lower, upper) query block i attends (causality and the window)."""
+  lower, upper = 0, num_k_blocks
+  last_q = (i + 1) * block_q - 1
+  if causal:
+    upper = jnp.minimum(lax.div(last_q, block_k) + 1, upper)
+  if window is not None:
+    lower = lax.div(jnp.maximum(i * block_q - window[0], 0), block_k)
+    upper = jnp.minimum(lax.div(last_q + window[1], block_k) + 1, upper)
+  return lower, upper
+
+
+def _query_blocks(j, *, block_q, block_k, num_q_blocks, causal, window):
+  """The query blocks [lower, upper) that attend key block j."""
+  lower, upper = 0, num_q_blocks
+  first_k, last_k = j * block_k, (j + 1) * block_k - 1
+  if causal:
+    lower = lax.div(first_k, block_q)
+  if window is not None:
+    lower = jnp.maximum(lower, lax.div(jnp.maximum(first_k - window[1], 0), block_q))
+    upper = jnp.minimum(lax.div(last_k + window[0], block_q) + 1, upper)
+  return lower, upper
+
+
+def _soft_cap_grad(ds, s, soft_cap):
+  """ds through ``c tanh(x / c)``: times ``1 - (s / c)^2`` (s the capped logits)."""
+  if soft_cap is None:
+    return ds
+  return ds * (1.0 - jnp.square(s / soft_cap))
+
+
+def _fwd_kernel(q_ref, k_ref, v_ref, o_ref, lse_ref, *, scale, causal, window, soft_cap, block_q,
+                block_k, kv_len, num_k_blocks):
   i = pl.program_id(0)
   q = q_ref[...]
+  where = dict(block_q=block_q, block_k=block_k, kv_len=kv_len, causal=causal, window=window)
 
   def body(j, carry):
     acc, m, l = carry
     k = k_ref[pl.ds(j * block_k, block_k), :]
     v = v_ref[pl.ds(j * block_k, block_k), :]
-    s = _dot(q, k.T).astype(jnp.float32) * scale
-    kpos = j * block_k + lax.broadcasted_iota(jnp.int32, (block_q, block_k), 1)
-    valid = kpos < kv_len
-    if causal:
-      qpos = i * block_q + lax.broadcasted_iota(jnp.int32, (block_q, block_k), 0)
-      valid = valid & (qpos >= kpos)
-    s = jnp.where(valid, s, _NEG_INF)
+    s = jnp.where(_valid(i, j, **where), _scores(q, k, scale, soft_cap), _NEG_INF)
     m_new = jnp.maximum(m, jnp.max(s, axis=1))
     alpha = jnp.exp(m - m_new)
     p = jnp.exp(s - m_new[:, None])
@@ -85,47 +132,42 @@ def _fwd_kernel(q_ref, k_ref, v_ref, o_ref, lse_ref, *, scale, causal, block_q, 
     acc = acc * alpha[:, None] + _dot(p.astype(v.dtype), v).astype(jnp.float32)
     return acc, m_new, l
 
-  upper = num_k_blocks
-  if causal:
-    upper = jnp.minimum(lax.div((i + 1) * block_q + block_k - 1, block_k), num_k_blocks)
+  lower, upper = _key_blocks(i, block_q=block_q, block_k=block_k, num_k_blocks=num_k_blocks,
+                             causal=causal, window=window)
   init = (jnp.zeros(q.shape, jnp.float32), jnp.full((block_q,), base.MASK_VALUE, jnp.float32),
           jnp.zeros((block_q,), jnp.float32))
-  acc, m, l = lax.fori_loop(0, upper, body, init)
+  acc, m, l = lax.fori_loop(lower, upper, body, init)
   o_ref[...] = (acc / l[:, None]).astype(o_ref.dtype)
   lse_ref[...] = m + jnp.log(l)
 
 
-def _dq_kernel(q_ref, k_ref, v_ref, do_ref, lse_ref, delta_ref, dq_ref, *, scale, causal, block_q,
-               block_k, kv_len, num_k_blocks):
+def _dq_kernel(q_ref, k_ref, v_ref, do_ref, lse_ref, delta_ref, dq_ref, *, scale, causal, window,
+               soft_cap, block_q, block_k, kv_len, num_k_blocks):
   i = pl.program_id(0)
   q, do = q_ref[...], do_ref[...]
   lse, delta = lse_ref[...], delta_ref[...]
+  where = dict(block_q=block_q, block_k=block_k, kv_len=kv_len, causal=causal, window=window)
 
   def body(j, dq):
     k = k_ref[pl.ds(j * block_k, block_k), :]
     v = v_ref[pl.ds(j * block_k, block_k), :]
-    s = _dot(q, k.T).astype(jnp.float32) * scale
-    kpos = j * block_k + lax.broadcasted_iota(jnp.int32, (block_q, block_k), 1)
-    valid = kpos < kv_len
-    if causal:
-      qpos = i * block_q + lax.broadcasted_iota(jnp.int32, (block_q, block_k), 0)
-      valid = valid & (qpos >= kpos)
-    p = jnp.where(valid, jnp.exp(s - lse[:, None]), 0.0)
+    s = _scores(q, k, scale, soft_cap)
+    p = jnp.where(_valid(i, j, **where), jnp.exp(s - lse[:, None]), 0.0)
     dp = _dot(do, v.T).astype(jnp.float32)
-    ds = p * (dp - delta[:, None])
+    ds = _soft_cap_grad(p * (dp - delta[:, None]), s, soft_cap)
     return dq + _dot(ds.astype(k.dtype), k).astype(jnp.float32)
 
-  upper = num_k_blocks
-  if causal:
-    upper = jnp.minimum(lax.div((i + 1) * block_q + block_k - 1, block_k), num_k_blocks)
-  dq = lax.fori_loop(0, upper, body, jnp.zeros(q.shape, jnp.float32))
+  lower, upper = _key_blocks(i, block_q=block_q, block_k=block_k, num_k_blocks=num_k_blocks,
+                             causal=causal, window=window)
+  dq = lax.fori_loop(lower, upper, body, jnp.zeros(q.shape, jnp.float32))
   dq_ref[...] = dq * scale
 
 
 def _dkv_kernel(q_ref, k_ref, v_ref, do_ref, lse_ref, delta_ref, dk_ref, dv_ref, *, scale, causal,
-                block_q, block_k, kv_len, num_q_blocks):
+                window, soft_cap, block_q, block_k, kv_len, num_q_blocks):
   j = pl.program_id(0)
   k, v = k_ref[...], v_ref[...]
+  where = dict(block_q=block_q, block_k=block_k, kv_len=kv_len, causal=causal, window=window)
 
   def body(i, carry):
     dk, dv = carry
@@ -133,24 +175,28 @@ def _dkv_kernel(q_ref, k_ref, v_ref, do_ref, lse_ref, delta_ref, dk_ref, dv_ref,
     do = do_ref[pl.ds(i * block_q, block_q), :]
     lse = lse_ref[pl.ds(i * block_q, block_q)]
     delta = delta_ref[pl.ds(i * block_q, block_q)]
-    s = _dot(q, k.T).astype(jnp.float32) * scale
-    kpos = j * block_k + lax.broadcasted_iota(jnp.int32, (block_q, block_k), 1)
-    valid = kpos < kv_len
-    if causal:
-      qpos = i * block_q + lax.broadcasted_iota(jnp.int32, (block_q, block_k), 0)
-      valid = valid & (qpos >= kpos)
-    p = jnp.where(valid, jnp.exp(s - lse[:, None]), 0.0)
+    s = _scores(q, k, scale, soft_cap)
+    p = jnp.where(_valid(i, j, **where), jnp.exp(s - lse[:, None]), 0.0)
     dv = dv + _dot(p.astype(do.dtype).T, do).astype(jnp.float32)
     dp = _dot(do, v.T).astype(jnp.float32)
-    ds = p * (dp - delta[:, None])
+    ds = _soft_cap_grad(p * (dp - delta[:, None]), s, soft_cap)
     dk = dk + _dot(ds.astype(q.dtype).T, q).astype(jnp.float32)
     return dk, dv
 
-  lower = lax.div(j * block_k, block_q) if causal else 0
+  lower, upper = _query_blocks(j, block_q=block_q, block_k=block_k, num_q_blocks=num_q_blocks,
+                               causal=causal, window=window)
   init = (jnp.zeros(k.shape, jnp.float32), jnp.zeros(v.shape, jnp.float32))
-  dk, dv = lax.fori_loop(lower, num_q_blocks, body, init)
+  dk, dv = lax.fori_loop(lower, upper, body, init)
   dk_ref[...] = dk * scale
   dv_ref[...] = dv
+
+
+def _options(spec: Spec) -> dict[str, Any]:
+  """The kernels' static masking and logit options of this call."""
+  left = base.option(spec, "window_left")
+  return {"scale": spec.param("scale"), "causal": spec.param("is_causal"),
+          "window": None if left is None else (left, base.option(spec, "window_right")),
+          "soft_cap": base.option(spec, "logits_soft_cap")}
 
 
 class _Layout:
@@ -194,9 +240,15 @@ class TritonAttention(Op[TritonAttentionConfig]):
       return reason
     if base.has_bias_or_mask(spec):
       return "bias and mask are not supported (use 'xla_chunked' or 'xla')"
-    reason = base.extras_reason(spec, accepts_precision=spec.arg("query").dtype != "float32")
+    # Full float32 products for float32 operands (_dot), exact ones for 16-bit operands.
+    reason = base.extras_reason(spec, accepts_precision=True, accepts_window=True,
+                                accepts_soft_cap=True)
     if reason:
       return reason
+    if base.window_leaves_queries_without_keys(spec):
+      return ("local_window_size leaves queries without any key (query length - 1 - left >= "
+              "key length): their rows average every value, which the kernel's window skipping "
+              "does not compute (use 'xla_chunked' or 'xla')")
     if spec.arg("query").dtype not in base.FLOAT_DTYPES:
       return f"dtype {spec.arg('query').dtype} is not supported ({', '.join(base.FLOAT_DTYPES)})"
     if spec.arg("query").shape[3] > 256:
@@ -212,9 +264,8 @@ class TritonAttention(Op[TritonAttentionConfig]):
     q, k, v, bias, mask = args
     lay = _Layout(spec, config)
     bq = config.block_q
-    kernel = functools.partial(
-        _fwd_kernel, scale=spec.param("scale"), causal=spec.param("is_causal"), block_q=bq,
-        block_k=config.block_k, kv_len=lay.s, num_k_blocks=lay.nk)
+    kernel = functools.partial(_fwd_kernel, block_q=bq, block_k=config.block_k, kv_len=lay.s,
+                               num_k_blocks=lay.nk, **_options(spec))
     g = lay.g
     out, lse = pl.pallas_call(
         kernel,
@@ -244,8 +295,7 @@ class TritonAttention(Op[TritonAttentionConfig]):
     lse_p = pallas_lib.pad_axis(lse, 2, lay.tp)
     qp, dop = lay.pad_q(q), lay.pad_q(dout.astype(q.dtype))
     kp, vp = lay.pad_kv(k), lay.pad_kv(v)
-    common = dict(scale=spec.param("scale"), causal=spec.param("is_causal"), block_q=bq,
-                  block_k=bk, kv_len=lay.s)
+    common = dict(block_q=bq, block_k=bk, kv_len=lay.s, **_options(spec))
     q_block = pl.BlockSpec((None, bq, None, lay.dp), lambda i, b, h: (b, i, h, 0))
     kv_full = pl.BlockSpec((None, lay.sp, None, lay.dp), lambda i, b, h: (b, 0, h // g, 0))
     row_block = pl.BlockSpec((None, None, bq), lambda i, b, h: (b, h, i))

@@ -75,7 +75,8 @@ tests() {
   JAX_PLATFORMS=$1 XLA_PYTHON_CLIENT_PREALLOCATE=false timeout $2 $PY -m pytest -n ${WORKERS:-4} \
     -p no:cacheprovider -v --timeout=${TEST_TIMEOUT:-200} --tb=line -rfE ${PYTEST_K:+-k "$PYTEST_K"} \
     ${TEST_FILES:-kernels/layer_norm/layer_norm_test.py \
-      kernels/dot_product_attention/dot_product_attention_test.py kernels/benchmarking_test.py}
+      kernels/dot_product_attention/dot_product_attention_test.py \
+      kernels/dot_product_attention/options_test.py kernels/benchmarking_test.py}
 }
 
 platform_checks() {
