@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import jax
+import jax.numpy as jnp
 
+from pjrtkit.kernels.core import autotune_cache
 from pjrtkit.kernels.core.device import DeviceInfo
 from pjrtkit.kernels.core.op import Family, Op, register_family
 from pjrtkit.kernels.core.spec import Spec
@@ -116,7 +118,9 @@ def dot_product_attention(query: Any, key: Any, value: Any, bias: Any = None, ma
     UnsupportedImplementationError: when `implementation` cannot serve this call (an
       ``ExceptionGroup`` of them when none of a sequence can).
   """
-  inputs = (query, key, value, bias, mask, query_seq_lengths, key_value_seq_lengths)
+  lengths = tuple(None if a is None else jnp.asarray(a)
+                  for a in (query_seq_lengths, key_value_seq_lengths))
+  inputs = (query, key, value, bias, mask) + lengths
 
   def attend(q: Any, k: Any, v: Any, b: Any, m: Any) -> Any:
     spec = base.make_spec(q, k, v, b, m, is_causal, scale, local_window_size=local_window_size,
@@ -126,8 +130,10 @@ def dot_product_attention(query: Any, key: Any, value: Any, bias: Any = None, ma
   if q_sharding is None:
     return batching.Call.make(*inputs).run(attend)
   # The whole call's checks (and the implementation's refusals) before splitting it, on shapes
-  # alone (an explicitly sharded query need not agree with key and value here).
+  # alone (an explicitly sharded query need not agree with key and value here), without the
+  # autotune cache (which would measure the whole, unsplit call).
   shapes = [a if a is None or not hasattr(a, "shape") else jax.ShapeDtypeStruct(a.shape, a.dtype)
             for a in inputs]
-  jax.eval_shape(lambda *a: batching.Call.make(*a).run(attend), *shapes)
+  with autotune_cache.using(enabled=False):
+    jax.eval_shape(lambda *a: batching.Call.make(*a).run(attend), *shapes)
   return sharding.run_sharded(inputs, attend, q_sharding)

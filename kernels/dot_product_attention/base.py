@@ -16,11 +16,12 @@ added) become ``c * tanh(logits / c)`` before masking. Value may have its own he
 the default, are Spec parameters only when given (`option`), so the Specs of calls without them
 (the keys of tuned results) are unchanged; a kernel that does not compute one refuses the call
 (`extras_reason`): "xla" and "xla_chunked" take them all, "triton" the window and the soft cap. Masked logits
-take the finite value `MASK_VALUE`, so a row with
+take the finite value `MASK_VALUE`, and kept logits are at least `MASK_VALUE` (a bias of
+``finfo.min`` does not rank a kept key below masked ones), so a row with
 every key masked averages all values in the forward (as in ``jax.nn`` and Tokamax; "xla" and
 "xla_chunked"), and the backward of "xla" and "xla_chunked" gives value that row's 1/S share
-(the saved log-sum-exp, ``MASK_VALUE + log(S)`` rounded to ``MASK_VALUE`` in float32, marks the
-row). Logits, softmax and accumulation are
+and query, key and bias nothing (the saved log-sum-exp, ``MASK_VALUE + log(S)`` rounded to
+``MASK_VALUE`` in float32, marks the row). Logits, softmax and accumulation are
 float32; the output has the query's dtype.
 
 Residuals (every forward returns them, every backward takes them):
@@ -237,6 +238,7 @@ def reference(query: jax.Array, key: jax.Array, value: jax.Array, bias: jax.Arra
     logits = logits + bias.astype(jnp.float32)
   if logits_soft_cap is not None:
     logits = logits_soft_cap * jnp.tanh(logits / logits_soft_cap)
+  logits = jnp.maximum(logits, MASK_VALUE)
   valid = jnp.ones((1, 1, t, s), bool)
   if mask is not None:
     valid = valid & mask
@@ -283,6 +285,7 @@ def mask_logits(s: jax.Array, spec: Spec, bias: jax.Array | None, mask: jax.Arra
   cap = option(spec, "logits_soft_cap")
   if cap is not None:
     s = cap * jnp.tanh(s / cap)
+  s = jnp.maximum(s, MASK_VALUE)  # A kept logit never ranks below a masked one.
   valid = jnp.ones((1, 1, t, sc), bool)
   if mask is not None:
     valid = valid & mask

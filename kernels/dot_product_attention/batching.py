@@ -2,10 +2,12 @@
 layout the implementations take.
 
 `Call.make` checks the public call's arrays, flattens the batch dimensions of query, key, value,
-bias and mask into one (`Call.arrays`), and turns ``query_seq_lengths`` /
-``key_value_seq_lengths`` into a mask (``[N, 1, T, 1]`` and ``[N, 1, 1, S]``, and-ed with the
-caller's): the positions Tokamax's and ``jax.nn``'s length arguments mask. `Call.run` calls the
-four-dimension attention and gives the output the call's batch dimensions back.
+bias and mask into one (`Call.arrays`), and turns ``key_value_seq_lengths`` into a mask
+(``[N, 1, 1, S]``, and-ed with the caller's). `Call.run` calls the four-dimension attention and
+gives the output the call's batch dimensions back; a query past its ``query_seq_lengths`` entry
+attends no key, so its row is the mean of every value (as every fully masked row in Tokamax and
+``jax.nn``): `run` puts that mean there instead of the kernel's row, which also sends the row's
+cotangent to value alone, without a ``[T, S]`` mask.
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ class Call:
 
   batch: tuple[int, ...]
   arrays: tuple[Any, Any, Any, Any, Any]  # query, key, value, bias, mask: [N, ...]
+  query_lengths: Any = None  # int32 [N], or None
 
   @classmethod
   def make(cls, query: Any, key: Any, value: Any, bias: Any, mask: Any,
@@ -111,15 +114,22 @@ class Call:
           None if bias is None else bias[None])
       mask = _flatten_broadcast(mask, batch) if batch else (
           None if mask is None else mask[None])
-    if qsl is not None:
-      rows = (jnp.arange(q_len)[None, :] < qsl[:, None])[:, None, :, None]
-      mask = rows if mask is None else mask & rows
+    del q_len
     if kvsl is not None:
       cols = (jnp.arange(kv_len)[None, :] < kvsl[:, None])[:, None, None, :]
       mask = cols if mask is None else mask & cols
-    return cls(batch, (query, key, value, bias, mask))
+    return cls(batch, (query, key, value, bias, mask), qsl)
 
   def run(self, attend: Callable[..., Any]) -> Any:
-    """``attend(query, key, value, bias, mask)`` on the flattened arrays, reshaped back."""
+    """``attend(query, key, value, bias, mask)`` on the flattened arrays, reshaped back, with the
+    rows past `query_lengths` the mean of every value."""
     out = attend(*self.arrays)
+    if self.query_lengths is not None:
+      _, t, h, _ = out.shape
+      value = self.arrays[2]
+      kv_heads = value.shape[2]
+      mean = jnp.mean(value.astype(jnp.float32), axis=1)  # [N, K, Dv]
+      mean = jnp.repeat(mean, h // kv_heads, axis=1)[:, None]  # [N, 1, H, Dv]
+      rows = (jnp.arange(t)[None, :] < self.query_lengths[:, None])[:, :, None, None]
+      out = jnp.where(rows, out, mean.astype(out.dtype))
     return out.reshape(self.batch + tuple(out.shape[1:]))

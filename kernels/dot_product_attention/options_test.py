@@ -29,7 +29,7 @@ import pytest  # noqa: E402
 from pjrtkit import kernels as pk  # noqa: E402
 from pjrtkit.kernels.core import device as pk_device  # noqa: E402
 from pjrtkit.kernels.core import op as op_lib  # noqa: E402
-from pjrtkit.kernels.dot_product_attention import api, base  # noqa: E402
+from pjrtkit.kernels.dot_product_attention import api, base, batching  # noqa: E402
 from pjrtkit.kernels.dot_product_attention import triton as triton_lib  # noqa: E402
 from pjrtkit.kernels.dot_product_attention.xla_chunked import ChunkedConfig  # noqa: E402
 
@@ -115,6 +115,34 @@ def test_sequence_lengths_are_the_mask_they_stand_for(impl, dtype):
   out = pk.dot_product_attention(q, k, v, query_seq_lengths=qlen, implementation=impl)
   mean = jnp.repeat(jnp.mean(v.astype(jnp.float32), axis=1), H // K, axis=1)
   testing.assert_close(out[0, 11:], jnp.broadcast_to(mean[0], (T - 11, H, D)), dtype, "fwd")
+
+
+def test_lengths_make_no_query_by_key_mask():
+  """Both lengths: the implementations get a [N, 1, 1, S] mask (memory linear in S); the query
+  rows past their length are filled in after the call."""
+  q, k, v = _arrays("float32")
+  call = batching.Call.make(q, k, v, None, None, jnp.array([3, 9]), jnp.array([20, 27]))
+  assert call.arrays[4].shape == (B, 1, 1, S)
+  np.testing.assert_array_equal(np.asarray(call.query_lengths), [3, 9])
+
+
+def test_a_finfo_min_bias_does_not_rank_kept_keys_below_masked_ones():
+  """A bias of finfo.min on the keys a row keeps, with a mask on others: every logit of the row
+  is at the masked value, so it averages every value (as Tokamax), and only value gets a
+  gradient from it."""
+  q, k, v = _arrays("float32", seed=10)
+  bias = jnp.zeros((1, 1, T, S)).at[:, :, 2, 3:].set(jnp.finfo(jnp.float32).min)
+  mask = jnp.ones((1, 1, T, S), bool).at[:, :, 2, :3].set(False)
+  want = lambda q, k, v, b: base.reference(q, k, v, b, mask)  # noqa: E731
+  for impl in ("xla", "xla_chunked"):
+    if impl == "xla_chunked":
+      call = lambda q, k, v, b: _chunked(q, k, v, b, mask)  # noqa: E731
+    else:
+      call = lambda q, k, v, b: pk.dot_product_attention(q, k, v, b, mask, implementation="xla")  # noqa: E731
+    _check(call, want, (q, k, v, bias), "float32")
+    out = call(q, k, v, bias)
+    mean = jnp.repeat(jnp.mean(v, axis=1), H // K, axis=1)
+    testing.assert_close(out[:, 2], mean, "float32", "fwd")
 
 
 def test_fully_masked_rows_give_value_its_share_of_the_gradient():

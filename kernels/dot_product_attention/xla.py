@@ -29,7 +29,7 @@ def attention_backward(q: jax.Array, k: jax.Array, v: jax.Array, bias: jax.Array
   sc = k.shape[1]
   # A row with every key masked averaged every (real) key's value in the forward: its weights are
   # 1 / key count, which exp(s - lse) cannot give (lse = MASK_VALUE + log(S) rounds to MASK_VALUE).
-  empty_row = (lse < base.MASK_VALUE / 2)[..., None]
+  empty_row = (lse <= base.MASK_VALUE)[..., None]
   total = sc if key_len is None else key_len
   p = jnp.where(empty_row, jnp.where(jnp.isfinite(s), 1.0 / total, 0.0),
                 jnp.exp(s - lse[..., None]))
@@ -44,7 +44,7 @@ def attention_backward(q: jax.Array, k: jax.Array, v: jax.Array, bias: jax.Array
   if cap is not None:  # d(c tanh(u / c))/du = 1 - (s / c)^2 on the kept logits.
     kept = valid & (s > base.MASK_VALUE)
     ds = ds * jnp.where(kept, 1.0 - jnp.square(jnp.where(kept, s, 0.0) / cap), 0.0)
-  ds = jnp.where(valid, ds, 0.0)
+  ds = jnp.where(valid & ~empty_row, ds, 0.0)  # Logits do not move an empty row's output.
   dsg = ds.reshape(b, kh, g, t, sc)
   scale = spec.param("scale")
   dq = jnp.einsum("bkgts,bskd->btkgd", dsg, k.astype(jnp.float32),

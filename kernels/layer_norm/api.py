@@ -89,9 +89,10 @@ def layer_norm(x: Any, scale: Any, offset: Any, *, axis: int = -1, epsilon: floa
     TypeError, ValueError: for arguments of the wrong type, dtype or shape (naming the parameter).
     UnsupportedImplementationError: when `implementation` cannot serve this call (no GPU, dtype).
   """
-  if isinstance(scale_offset, bool) or not isinstance(scale_offset, (int, float)) or not (
-      math.isfinite(scale_offset)):
-    raise TypeError(f"layer_norm: scale_offset must be a finite number, got {scale_offset!r}")
+  if isinstance(scale_offset, bool) or not isinstance(scale_offset, (int, float)):
+    raise TypeError(f"layer_norm: scale_offset must be a number, got {scale_offset!r}")
+  if not math.isfinite(scale_offset):
+    raise ValueError(f"layer_norm: scale_offset must be finite, got {scale_offset!r}")
   if scale_offset and scale is not None and hasattr(scale, "dtype"):
     scale = scale.astype(jnp.promote_types(scale.dtype, jnp.float32)) + scale_offset
   spec = base.make_spec(x, scale, offset, axis, epsilon, subtract_mean)

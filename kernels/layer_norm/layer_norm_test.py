@@ -415,6 +415,25 @@ def test_argument_errors_name_the_parameter():
   with pytest.raises(ValueError, match="unknown implementation='xla_chunked'; accepted: 'xla', "
                                        "'native', 'triton', 'mosaic' or None"):
     pk.layer_norm(x, None, None, implementation="xla_chunked")
+  with pytest.raises(TypeError, match="layer_norm: scale_offset must be a number, got 'one'"):
+    pk.layer_norm(x, jnp.ones(8), None, scale_offset="one")
+  with pytest.raises(ValueError, match="layer_norm: scale_offset must be finite, got nan"):
+    pk.layer_norm(x, jnp.ones(8), None, scale_offset=float("nan"))
+
+
+def test_scale_offset_is_added_to_the_scale():
+  """Gemma's ``1 + scale``: the same as passing ``scale + 1`` (in float32), gradient included."""
+  rng = np.random.default_rng(3)
+  x = jnp.asarray(rng.standard_normal((6, 32)), jnp.bfloat16)
+  scale = jnp.asarray(rng.standard_normal(32) * 0.1, jnp.bfloat16)
+  got = pk.layer_norm(x, scale, None, scale_offset=1.0)
+  want = pk.layer_norm(x, scale.astype(jnp.float32) + 1.0, None)
+  np.testing.assert_array_equal(np.asarray(got, np.float32), np.asarray(want, np.float32))
+  g = jax.grad(lambda s: jnp.sum(pk.layer_norm(x, s, None, scale_offset=1.0)
+                                 .astype(jnp.float32) ** 2))(scale)
+  assert g.dtype == jnp.bfloat16
+  np.testing.assert_array_equal(np.asarray(pk.layer_norm(x, None, None, scale_offset=1.0)),
+                                np.asarray(pk.layer_norm(x, None, None)))
 
 
 if __name__ == "__main__":
