@@ -214,12 +214,17 @@ def extras_reason(spec: Spec, *, accepts_precision: bool = False, accepts_window
   return None
 
 
-def window_leaves_queries_without_keys(spec: Spec) -> bool:
-  """Whether ``local_window_size`` leaves some query with no key (``T - 1 - left >= S``): its
-  row averages every value, which a kernel skipping the key blocks outside the window cannot."""
+def empty_window_reason(spec: Spec) -> str | None:
+  """Why a kernel that skips the key blocks outside a window cannot serve `spec`, or None: its
+  ``local_window_size`` leaves some query with no key (``T - 1 - left >= S``), whose row
+  averages every value."""
   left = option(spec, "window_left")
   _, t, _, _, s, _ = dims(spec)
-  return left is not None and t - 1 - left >= s
+  if left is None or t - 1 - left < s:
+    return None
+  return ("local_window_size leaves queries without any key (query length - 1 - left >= key "
+          "length): their rows average every value, which the kernel's window skipping does not "
+          "compute (use 'xla_chunked' or 'xla')")
 
 
 def reference(query: jax.Array, key: jax.Array, value: jax.Array, bias: jax.Array | None = None,

@@ -2,7 +2,8 @@
 pjrtkit's CPU device: tiled, online softmax, no [T, S] matrix, multithreaded over
 (batch, kv head, query blocks), vectorised per instruction set; forward and backward.
 
-Serves float32 and bfloat16, causal or not, grouped/multi-query heads; not bias or mask
+Serves float32 and bfloat16, causal or not, grouped/multi-query heads, ``local_window_size``
+(only the key blocks a query block reaches are visited) and ``logits_soft_cap``; not bias or mask
 (``implementation=None`` then takes "xla_chunked" or "xla").
 """
 
@@ -47,7 +48,12 @@ class NativeAttention(Op[NativeAttentionConfig]):
   def unsupported_reason(self, spec: Spec, device: DeviceInfo) -> str | None:
     if base.has_bias_or_mask(spec):
       return "bias and mask are not supported (use 'xla_chunked' or 'xla')"
-    reason = base.extras_reason(spec, accepts_precision=True)  # float32 products throughout
+    # float32 products throughout; windows and soft caps in the kernel.
+    reason = base.extras_reason(spec, accepts_precision=True, accepts_window=True,
+                                accepts_soft_cap=True)
+    if reason:
+      return reason
+    reason = base.empty_window_reason(spec)
     if reason:
       return reason
     return native_unsupported_reason(device, spec.arg("query").dtype)
@@ -56,9 +62,14 @@ class NativeAttention(Op[NativeAttentionConfig]):
     return tuple(NativeAttentionConfig(q, k) for q in (32, 64, 128) for k in (64, 128, 256))
 
   def _attrs(self, spec: Spec, config: NativeAttentionConfig) -> dict[str, Any]:
+    left, right = base.option(spec, "window_left"), base.option(spec, "window_right")
+    cap = base.option(spec, "logits_soft_cap")
     return {"scale": np.float32(spec.param("scale")),
             "causal": np.int64(spec.param("is_causal")),
-            "block_q": np.int64(config.block_q), "block_k": np.int64(config.block_k)}
+            "block_q": np.int64(config.block_q), "block_k": np.int64(config.block_k),
+            "window_left": np.int64(-1 if left is None else left),
+            "window_right": np.int64(-1 if right is None else right),
+            "soft_cap": np.float32(0.0 if cap is None else cap)}
 
   def forward(self, args: tuple[Any, ...], spec: Spec, config: NativeAttentionConfig
               ) -> tuple[Any, Any]:

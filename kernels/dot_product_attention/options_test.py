@@ -30,6 +30,7 @@ from pjrtkit import kernels as pk  # noqa: E402
 from pjrtkit.kernels.core import device as pk_device  # noqa: E402
 from pjrtkit.kernels.core import op as op_lib  # noqa: E402
 from pjrtkit.kernels.dot_product_attention import api, base, batching  # noqa: E402
+from pjrtkit.kernels.dot_product_attention import native as native_lib  # noqa: E402
 from pjrtkit.kernels.dot_product_attention import triton as triton_lib  # noqa: E402
 from pjrtkit.kernels.dot_product_attention.xla_chunked import ChunkedConfig  # noqa: E402
 
@@ -74,7 +75,7 @@ OPTIONS = {
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 @pytest.mark.parametrize("name", sorted(OPTIONS))
-@pytest.mark.parametrize("impl", [None, "xla", "xla_chunked"])
+@pytest.mark.parametrize("impl", [None, "xla", "xla_chunked", "native"])
 def test_window_and_soft_cap_match_the_reference(impl, name, dtype):
   options = OPTIONS[name]
   q, k, v = _arrays(dtype)
@@ -215,6 +216,9 @@ def test_precision_highest_matches_the_reference_closely():
   assert dict(plain.params) == {"is_causal": True, "scale": 0.25}
 
 
+H200 = pk_device.DeviceInfo(platform="cuda", kind="NVIDIA H200", compute_capability=(9, 0))
+
+
 @pytest.mark.parametrize("options,needle", [
     (dict(local_window_size=2), "local_window_size is not computed by this kernel"),
     (dict(logits_soft_cap=2.0), "logits_soft_cap is not computed by this kernel"),
@@ -222,13 +226,15 @@ def test_precision_highest_matches_the_reference_closely():
      "local_window_size and logits_soft_cap are not computed by this kernel"),
 ])
 def test_kernels_refuse_what_they_do_not_compute(options, needle):
-  q, k, v = _arrays("float32")
-  with pytest.raises(pk.UnsupportedImplementationError, match=needle):
-    pk.dot_product_attention(q, k, v, implementation="native", **options)
-  with pk.pallas_interpret():
-    for impl in ("mosaic", "cudnn"):
-      with pytest.raises(pk.UnsupportedImplementationError):
-        pk.dot_product_attention(q, k, v, implementation=impl, **options)
+  """On an H200 (described): "mosaic" and "cudnn" refuse windows and soft caps, "triton" takes
+  them; `None` then takes "triton"."""
+  q, k, v = _arrays("bfloat16")
+  spec = base.make_spec(q, k, v, None, None, False, None, **options)
+  for impl in ("mosaic", "cudnn"):
+    assert needle in api.IMPLEMENTATIONS[impl].unsupported_reason(spec, H200)
+  assert api.IMPLEMENTATIONS["triton"].unsupported_reason(spec, H200) is None
+  assert api.FAMILY.choose(spec, None, "fwd", H200).op.implementation == "triton"
+  assert api.FAMILY.choose(spec, None, "bwd", H200).op.implementation == "triton"
   q16, k16, v16 = _arrays("bfloat16", dv=32)
   with pytest.raises(pk.UnsupportedImplementationError,
                      match=r"a value head dim \(32\) other than the query's \(16\)"):
@@ -269,12 +275,39 @@ def test_triton_window_and_soft_cap_match_the_reference(case):
     _check(call, want, (q, k, v), "float32")
 
 
-def test_triton_refuses_windows_that_leave_queries_without_keys():
+@pytest.mark.parametrize("case", range(len(TRITON_CASES)))
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_native_window_and_soft_cap_match_the_reference(case, dtype):
+  """"native" with 8-row query and 16-key tiles: the key block ranges a window reaches, tiles
+  wholly inside a window, the masks at their edges, the soft cap's gradient; 3 query heads per
+  key/value head."""
+  t, s, options = TRITON_CASES[case]
+  rng = np.random.default_rng(case)
+  q = jnp.asarray(rng.standard_normal((2, t, 3, 24)), dtype)
+  k = jnp.asarray(rng.standard_normal((2, s, 1, 24)), dtype)
+  v = jnp.asarray(rng.standard_normal((2, s, 1, 24)), dtype)
+  spec = base.make_spec(q, k, v, None, None, options.get("is_causal", False), None,
+                        **{n: o for n, o in options.items() if n != "is_causal"})
+  config = native_lib.NativeAttentionConfig(8, 16)
+  choice = op_lib.Choice(api.IMPLEMENTATIONS["native"], config, "explicit")
+  call = lambda q, k, v: op_lib.run(spec, (q, k, v, None, None), "native", choice, choice)  # noqa: E731
+  want = lambda q, k, v: base.reference(q, k, v, **options)  # noqa: E731
+  assert api.IMPLEMENTATIONS["native"].unsupported_reason(
+      spec, pk_device.current_device()) is None
+  _check(call, want, (q, k, v), dtype)
+
+
+def test_kernels_refuse_windows_that_leave_queries_without_keys():
   q, k, v = (jnp.ones((1, 30, 2, 16)), jnp.ones((1, 10, 2, 16)), jnp.ones((1, 10, 2, 16)))
   with pk.pallas_interpret(testing.interpret("triton")):
-    with pytest.raises(pk.UnsupportedImplementationError, match="leaves queries without any key"):
-      pk.dot_product_attention(q, k, v, local_window_size=(5, 5), implementation="triton")
-    pk.dot_product_attention(q, k, v, local_window_size=(20, 0), implementation="triton")
+    for impl in ("triton", "native"):
+      with pytest.raises(pk.UnsupportedImplementationError,
+                         match="leaves queries without any key"):
+        pk.dot_product_attention(q, k, v, local_window_size=(5, 5), implementation=impl)
+      pk.dot_product_attention(q, k, v, local_window_size=(20, 0), implementation=impl)
+  # None still serves it (xla_chunked or xla: the empty rows average every value).
+  out = pk.dot_product_attention(q, k, v, local_window_size=(5, 5))
+  np.testing.assert_allclose(np.asarray(out[0, 29]), 1.0, rtol=1e-6)
 
 
 def test_implementation_sequences_take_the_first_that_serves():

@@ -245,10 +245,9 @@ class TritonAttention(Op[TritonAttentionConfig]):
                                 accepts_soft_cap=True)
     if reason:
       return reason
-    if base.window_leaves_queries_without_keys(spec):
-      return ("local_window_size leaves queries without any key (query length - 1 - left >= "
-              "key length): their rows average every value, which the kernel's window skipping "
-              "does not compute (use 'xla_chunked' or 'xla')")
+    reason = base.empty_window_reason(spec)
+    if reason:
+      return reason
     if spec.arg("query").dtype not in base.FLOAT_DTYPES:
       return f"dtype {spec.arg('query').dtype} is not supported ({', '.join(base.FLOAT_DTYPES)})"
     if spec.arg("query").shape[3] > 256:

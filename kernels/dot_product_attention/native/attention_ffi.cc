@@ -3,6 +3,7 @@
 // Decodes buffers and attributes only (nothing newer than XLA FFI 0.2, which pjrtkit's
 // reference device declares), checks them and calls the instruction-set variant the CPU runs.
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "kernels/dot_product_attention/native/attention_kernel.h"
@@ -22,6 +23,7 @@ ffi::Error Invalid(const std::string& what) { return InvalidArgument(kOp, what);
 // Fills the sizes and options of `a` from q/k/v and the attributes; checks them.
 ffi::Error Describe(const ffi::AnyBuffer& q, const ffi::AnyBuffer& k, const ffi::AnyBuffer& v,
                     float scale, int64_t causal, int64_t block_q, int64_t block_k,
+                    int64_t window_left, int64_t window_right, float soft_cap,
                     AttentionArgs* a) {
   auto type = FloatTypeOf(q, kOp, "query");
   if (type.has_error()) return type.error();
@@ -44,6 +46,15 @@ ffi::Error Describe(const ffi::AnyBuffer& q, const ffi::AnyBuffer& k, const ffi:
   if (block_q < 1 || block_k < 1 || block_q > 4096 || block_k > 4096) {
     return Invalid("block_q and block_k must be in [1, 4096]");
   }
+  if ((window_left < 0) != (window_right < 0) || window_left < -1 || window_right < -1) {
+    return Invalid("window_left and window_right must both be -1 (no window) or both >= 0");
+  }
+  if (window_left >= 0 && qd[1] - 1 - window_left >= kd[1]) {
+    return Invalid("the window leaves queries without keys (q_seq - 1 - window_left >= kv_seq)");
+  }
+  if (!(soft_cap >= 0.f) || soft_cap == std::numeric_limits<float>::infinity()) {
+    return Invalid("soft_cap must be 0 (none) or a finite number > 0");
+  }
   a->batch = qd[0];
   a->q_len = qd[1];
   a->heads = qd[2];
@@ -52,6 +63,9 @@ ffi::Error Describe(const ffi::AnyBuffer& q, const ffi::AnyBuffer& k, const ffi:
   a->kv_heads = kd[2];
   a->scale = scale;
   a->causal = causal != 0;
+  a->window_left = window_left;
+  a->window_right = window_right;
+  a->soft_cap = soft_cap;
   a->block_q = block_q;
   a->block_k = block_k;
   return ffi::Error::Success();
@@ -59,9 +73,14 @@ ffi::Error Describe(const ffi::AnyBuffer& q, const ffi::AnyBuffer& k, const ffi:
 
 ffi::Error AttentionFwd(ffi::AnyBuffer q, ffi::AnyBuffer k, ffi::AnyBuffer v,
                         ffi::Result<ffi::AnyBuffer> out, ffi::Result<ffi::Buffer<ffi::F32>> lse,
-                        float scale, int64_t causal, int64_t block_q, int64_t block_k) {
+                        float scale, int64_t causal, int64_t block_q, int64_t block_k,
+                        int64_t window_left, int64_t window_right, float soft_cap) {
   AttentionArgs a;
-  if (ffi::Error e = Describe(q, k, v, scale, causal, block_q, block_k, &a); e.failure()) return e;
+  if (ffi::Error e = Describe(q, k, v, scale, causal, block_q, block_k, window_left,
+                              window_right, soft_cap, &a);
+      e.failure()) {
+    return e;
+  }
   if (out->element_type() != q.element_type() || out->element_count() != q.element_count() ||
       lse->element_count() != static_cast<size_t>(a.batch * a.heads * a.q_len)) {
     return Invalid("out must have query's shape and dtype, lse [batch, heads, q_seq]");
@@ -81,9 +100,14 @@ ffi::Error AttentionBwd(ffi::AnyBuffer q, ffi::AnyBuffer k, ffi::AnyBuffer v, ff
                         ffi::Result<ffi::Buffer<ffi::F32>> dq,
                         ffi::Result<ffi::Buffer<ffi::F32>> dk,
                         ffi::Result<ffi::Buffer<ffi::F32>> dv, float scale, int64_t causal,
-                        int64_t block_q, int64_t block_k) {
+                        int64_t block_q, int64_t block_k, int64_t window_left,
+                        int64_t window_right, float soft_cap) {
   AttentionArgs a;
-  if (ffi::Error e = Describe(q, k, v, scale, causal, block_q, block_k, &a); e.failure()) return e;
+  if (ffi::Error e = Describe(q, k, v, scale, causal, block_q, block_k, window_left,
+                              window_right, soft_cap, &a);
+      e.failure()) {
+    return e;
+  }
   if (out.element_type() != q.element_type() || dout.element_type() != q.element_type() ||
       out.element_count() != q.element_count() || dout.element_count() != q.element_count() ||
       lse.element_count() != static_cast<size_t>(a.batch * a.heads * a.q_len) ||
@@ -120,7 +144,10 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PjrtkitKernelsAttentionFwd, pjrtkit_kernels::Atten
                                   .Attr<float>("scale")
                                   .Attr<int64_t>("causal")
                                   .Attr<int64_t>("block_q")
-                                  .Attr<int64_t>("block_k"));
+                                  .Attr<int64_t>("block_k")
+                                  .Attr<int64_t>("window_left")
+                                  .Attr<int64_t>("window_right")
+                                  .Attr<float>("soft_cap"));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PjrtkitKernelsAttentionBwd, pjrtkit_kernels::AttentionBwd,
                               xla::ffi::Ffi::Bind()
@@ -136,5 +163,8 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PjrtkitKernelsAttentionBwd, pjrtkit_kernels::Atten
                                   .Attr<float>("scale")
                                   .Attr<int64_t>("causal")
                                   .Attr<int64_t>("block_q")
-                                  .Attr<int64_t>("block_k"));
+                                  .Attr<int64_t>("block_k")
+                                  .Attr<int64_t>("window_left")
+                                  .Attr<int64_t>("window_right")
+                                  .Attr<float>("soft_cap"));
 #pragma GCC visibility pop

@@ -146,9 +146,41 @@ int64_t QuerySplits(const Dims& dm, int64_t max_splits) {
   return std::max<int64_t>(1, std::min({want, dm.nq, max_splits}));
 }
 
-// Keys a query-block range [qb0, qb1) can see.
+// Keys [0, n) a query-block range [qb0, qb1) can see.
 int64_t KeysNeeded(const AttentionArgs& a, const Dims& dm, int64_t qb1) {
-  return a.causal ? std::min(dm.s, std::min(dm.t, qb1 * dm.bq)) : dm.s;
+  const int64_t last_q = std::min(dm.t, qb1 * dm.bq) - 1;
+  int64_t n = a.causal ? std::min(dm.s, last_q + 1) : dm.s;
+  if (a.window_left >= 0) n = std::min(n, last_q + a.window_right + 1);
+  return std::max<int64_t>(n, 0);
+}
+
+// The keys [first, end) the queries [q0, q0 + mq) attend; `first` is a multiple of the block.
+void KeyRange(const AttentionArgs& a, const Dims& dm, int64_t q0, int64_t mq, int64_t* first,
+              int64_t* end) {
+  *end = a.causal ? std::min(dm.s, q0 + mq) : dm.s;
+  *first = 0;
+  if (a.window_left >= 0) {
+    *end = std::min(*end, q0 + mq - 1 + a.window_right + 1);
+    *first = std::max<int64_t>(0, q0 - a.window_left) / dm.bk * dm.bk;
+  }
+}
+
+// Whether key kpos is outside query qpos's causal or window range.
+inline bool Outside(const AttentionArgs& a, int64_t qpos, int64_t kpos) {
+  if (a.causal && kpos > qpos) return true;
+  return a.window_left >= 0 && (kpos < qpos - a.window_left || kpos > qpos + a.window_right);
+}
+
+// Soft cap of a [rows x cols] logits tile; with `grad`, 1 - tanh^2 of each entry into it.
+void SoftCap(float* tile, int64_t ld, int64_t rows, int64_t cols, float cap, float* grad) {
+  const float inv = 1.f / cap;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      const float th = std::tanh(tile[r * ld + c] * inv);
+      tile[r * ld + c] = cap * th;
+      if (grad != nullptr) grad[r * ld + c] = 1.f - th * th;
+    }
+  }
 }
 
 // Packs keys [0, keys) of (bi, kvh): transposed blocks [nk][d][bk] into `t_blocks` and, when
@@ -165,11 +197,20 @@ void PackKeys(const AttentionArgs& a, const Dims& dm, const void* src, int64_t b
   }
 }
 
-// Causal mask of a [rows x cols] logits tile of queries q0.. and keys k0..: -inf above.
-void MaskCausal(float* tile, int64_t ld, int64_t rows, int64_t cols, int64_t q0, int64_t k0) {
-  if (k0 + cols - 1 <= q0) return;
+// Causal and window mask of a [rows x cols] logits tile of queries q0.. and keys k0..: -inf
+// where a query does not attend a key.
+void Mask(const AttentionArgs& a, float* tile, int64_t ld, int64_t rows, int64_t cols,
+          int64_t q0, int64_t k0) {
+  const bool window = a.window_left >= 0;
+  if (!window && (!a.causal || k0 + cols - 1 <= q0)) return;
+  if (window && !a.causal && k0 >= q0 + rows - 1 - a.window_left &&
+      k0 + cols - 1 <= q0 + a.window_right) {
+    return;  // Every pair of the tile is inside the window.
+  }
   for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = std::max<int64_t>(0, q0 + r + 1 - k0); c < cols; ++c) tile[r * ld + c] = kNegInf;
+    for (int64_t c = 0; c < cols; ++c) {
+      if (Outside(a, q0 + r, k0 + c)) tile[r * ld + c] = kNegInf;
+    }
   }
 }
 
@@ -199,7 +240,8 @@ void AttentionForward(const AttentionArgs& a) {
     for (int64_t si = 0; si < keys; ++si) LoadRow(a.type, a.v, dm.KOffset(bi, si, kvh), dm.d, vr + si * dm.d);
     for (int64_t qb = qb0; qb < qb1; ++qb) {
       const int64_t q0 = qb * dm.bq, mq = std::min(dm.bq, dm.t - q0);
-      const int64_t kend = a.causal ? std::min(dm.s, q0 + mq) : dm.s;
+      int64_t kfirst, kend;
+      KeyRange(a, dm, q0, mq, &kfirst, &kend);
       for (int64_t gi = 0; gi < dm.g; ++gi) {
         const int64_t hi = kvh * dm.g + gi;
         for (int64_t r = 0; r < mq; ++r) {
@@ -209,11 +251,12 @@ void AttentionForward(const AttentionArgs& a) {
           l[r] = 0.f;
         }
         std::fill(acc, acc + mq * dm.d, 0.f);
-        for (int64_t k0 = 0; k0 < kend; k0 += dm.bk) {
+        for (int64_t k0 = kfirst; k0 < kend; k0 += dm.bk) {
           const int64_t nkj = std::min(dm.bk, dm.s - k0);
           Gemm(mq, nkj, dm.d, qp, dm.d, kt + (k0 / dm.bk) * dm.d * dm.bk, dm.bk, tile, dm.bk,
                false);
-          if (a.causal) MaskCausal(tile, dm.bk, mq, nkj, q0, k0);
+          if (a.soft_cap > 0.f) SoftCap(tile, dm.bk, mq, nkj, a.soft_cap, nullptr);
+          Mask(a, tile, dm.bk, mq, nkj, q0, k0);
           for (int64_t r = 0; r < mq; ++r) {
             float* row = tile + r * dm.bk;
             const float mnew = std::max(m[r], RowMax(row, nkj));
@@ -278,7 +321,8 @@ void AttentionBackward(const AttentionArgs& a) {
     std::fill(dk_acc, dk_acc + 2 * sd, 0.f);
     for (int64_t qb = qb0; qb < qb1; ++qb) {
       const int64_t q0 = qb * dm.bq, mq = std::min(dm.bq, dm.t - q0);
-      const int64_t kend = a.causal ? std::min(dm.s, q0 + mq) : dm.s;
+      int64_t kfirst, kend;
+      KeyRange(a, dm, q0, mq, &kfirst, &kend);
       for (int64_t gi = 0; gi < dm.g; ++gi) {
         const int64_t hi = kvh * dm.g + gi;
         for (int64_t r = 0; r < mq; ++r) {
@@ -293,11 +337,13 @@ void AttentionBackward(const AttentionArgs& a) {
           lse[r] = a.lse_in[dm.LseOffset(bi, hi, q0 + r)];
         }
         std::fill(dq_acc, dq_acc + mq * dm.d, 0.f);
-        for (int64_t k0 = 0; k0 < kend; k0 += dm.bk) {
+        for (int64_t k0 = kfirst; k0 < kend; k0 += dm.bk) {
           const int64_t nkj = std::min(dm.bk, dm.s - k0);
           const int64_t blk = (k0 / dm.bk) * dm.d * dm.bk;
           Gemm(mq, nkj, dm.d, qs, dm.d, kt + blk, dm.bk, p, dm.bk, false);
-          if (a.causal) MaskCausal(p, dm.bk, mq, nkj, q0, k0);
+          // With a soft cap, pt holds d(cap tanh(x / cap))/dx until the transposes below.
+          if (a.soft_cap > 0.f) SoftCap(p, dm.bk, mq, nkj, a.soft_cap, pt);
+          Mask(a, p, dm.bk, mq, nkj, q0, k0);
           for (int64_t r = 0; r < mq; ++r) ExpInPlace(p + r * dm.bk, nkj, lse[r]);
           Gemm(mq, nkj, dm.d, dob, dm.d, vt + blk, dm.bk, ds, dm.bk, false);
           for (int64_t r = 0; r < mq; ++r) {
@@ -307,6 +353,10 @@ void AttentionBackward(const AttentionArgs& a) {
             int64_t c = 0;
             for (; c + kLanes <= nkj; c += kLanes) Store(dsr + c, Load(pr + c) * (Load(dsr + c) - dl));
             for (; c < nkj; ++c) dsr[c] = pr[c] * (dsr[c] - delta[r]);
+            if (a.soft_cap > 0.f) {
+              const float* gr = pt + r * dm.bk;
+              for (c = 0; c < nkj; ++c) dsr[c] *= gr[c];
+            }
           }
           Transpose(mq, nkj, p, dm.bk, pt, dm.bq);
           Transpose(mq, nkj, ds, dm.bk, dst, dm.bq);

@@ -1,6 +1,7 @@
 // Native flash attention for pjrtkit's CPU device: forward (online softmax over key blocks, no
 // [T, S] matrix) and backward (recomputes probabilities from the saved log-sum-exp), in
-// [batch, seq, heads, head_dim] layout with grouped key/value heads.
+// [batch, seq, heads, head_dim] layout with grouped key/value heads, causal and/or a local
+// window (only the key blocks a query block reaches are visited), logits soft cap.
 //
 // Work is split over (batch, kv head, query-block range) items on ParallelFor threads; each item
 // packs its key/value head once as float32 and runs register-blocked, vectorised tile products.
@@ -20,6 +21,10 @@ struct AttentionArgs {
   int64_t batch = 0, q_len = 0, heads = 0, head_dim = 0, kv_len = 0, kv_heads = 0;
   float scale = 1.f;
   bool causal = false;
+  // Local window: query t attends keys t - window_left .. t + window_right (-1: no window; both
+  // set or neither). Every query must keep a key (the caller refuses T - 1 - left >= S).
+  int64_t window_left = -1, window_right = -1;
+  float soft_cap = 0.f;  // > 0: logits become soft_cap * tanh(logits / soft_cap)
   int64_t block_q = 64, block_k = 128;
   ElementType type = ElementType::kF32;
   const void* q = nullptr;

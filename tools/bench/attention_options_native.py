@@ -1,0 +1,88 @@
+"""Attention with a local window and a logits soft cap (Gemma-style calls) on pjrtkit's CPU
+device: "native" against "xla_chunked" and "xla" in the same run.
+
+  JAX_PLATFORMS=pjrtkit .venv/bin/python -m tools.bench.attention_options_native [--rounds 2]
+      [--iterations 3] [--shapes 1x2048x8x4x128:float32,...] [--window 256] [--soft-cap 50]
+
+Per shape ``BxTxHxKxD:dtype`` (T = S, H query heads on K key/value heads), three calls: causal
+(no options), causal with a window of ``--window`` keys before each query, and that window with
+the soft cap. Phases "fwd" (the output) and "fwd+bwd" (``jax.grad`` of a sum with respect to
+query, key and value). Wall-clock medians of `--iterations` calls
+(`pjrtkit.kernels.benchmarking`), rounds alternating the contenders; a row reports the median
+over rounds and each contender's ratio to "xla_chunked".
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+
+import jax
+import jax.numpy as jnp
+
+from pjrtkit import kernels as pk
+
+DEFAULT_SHAPES = "1x2048x8x4x128:float32,1x4096x8x4x128:bfloat16"
+CONTENDERS = ("native", "xla_chunked", "xla")
+PHASES = ("fwd", "fwd+bwd")
+
+
+def _calls(window: int, soft_cap: float) -> dict[str, dict]:
+  return {"causal": dict(is_causal=True),
+          f"causal, window {window}": dict(is_causal=True, local_window_size=(window, 0)),
+          f"causal, window {window}, soft cap {soft_cap:g}": dict(
+              is_causal=True, local_window_size=(window, 0), logits_soft_cap=soft_cap)}
+
+
+def _function(phase: str, impl: str, options: dict):
+  f = lambda q, k, v: pk.dot_product_attention(q, k, v, implementation=impl, **options)  # noqa: E731
+  if phase == "fwd":
+    return jax.jit(f)
+  loss = lambda q, k, v: jnp.sum(f(q, k, v).astype(jnp.float32))  # noqa: E731
+  return jax.jit(jax.grad(loss, argnums=(0, 1, 2)))
+
+
+def rows(shapes, window: int, soft_cap: float, iterations: int, rounds: int):
+  """Yields (label, {contender: median ms})."""
+  for (b, t, h, kh, d), dtype in shapes:
+    keys = jax.random.split(jax.random.key(0), 3)
+    q = jax.random.normal(keys[0], (b, t, h, d), dtype)
+    k = jax.random.normal(keys[1], (b, t, kh, d), dtype)
+    v = jax.random.normal(keys[2], (b, t, kh, d), dtype)
+    for call, options in _calls(window, soft_cap).items():
+      for phase in PHASES:
+        runs = {c: pk.benchmarking.compile_benchmark(_function(phase, c, options), [q, k, v])
+                for c in CONTENDERS}
+        times = {c: [] for c in CONTENDERS}
+        for r in range(rounds):
+          for c in (CONTENDERS if r % 2 == 0 else tuple(reversed(CONTENDERS))):
+            times[c].append(runs[c]([q, k, v], iterations=iterations).median_evaluation_time_ms)
+        yield (f"{b}x{t}x{h}x{kh}x{d} {dtype} {call} {phase}",
+               {c: statistics.median(x) for c, x in times.items()})
+
+
+def main(argv=None) -> int:
+  p = argparse.ArgumentParser(description=__doc__)
+  p.add_argument("--shapes", default=DEFAULT_SHAPES, help="BxTxHxKxD:dtype,...")
+  p.add_argument("--window", type=int, default=256)
+  p.add_argument("--soft-cap", type=float, default=50.0)
+  p.add_argument("--iterations", type=int, default=3)
+  p.add_argument("--rounds", type=int, default=2)
+  a = p.parse_args(argv)
+  shapes = []
+  for item in a.shapes.split(","):
+    dims, dtype = item.split(":")
+    shapes.append((tuple(int(x) for x in dims.split("x")), dtype))
+  print(f"device: {pk.current_device().describe()}; ms (ratio to xla_chunked), medians of "
+        f"{a.rounds} rounds of {a.iterations} calls", flush=True)
+  print("| row | " + " | ".join(CONTENDERS) + " |")
+  print("| --- |" + " --- |" * len(CONTENDERS), flush=True)
+  for label, ms in rows(shapes, a.window, a.soft_cap, a.iterations, a.rounds):
+    cells = [f"{ms[c]:.2f} ({ms[c] / ms['xla_chunked']:.2f})" for c in CONTENDERS]
+    print(f"| {label} | " + " | ".join(cells) + " |", flush=True)
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())
