@@ -214,6 +214,17 @@ def extras_reason(spec: Spec, *, accepts_precision: bool = False, accepts_window
   return None
 
 
+def flash_kernel_reason(spec: Spec) -> str | None:
+  """Why a flash kernel that computes windows and soft caps ("native", "triton") cannot serve
+  `spec`'s options, or None: a bias or mask, a value head dim of its own, or a window leaving
+  queries without keys. Precision: both compute float32 products of float32 operands and exact
+  ones of 16-bit operands, as precise as any ``precision`` asks."""
+  if has_bias_or_mask(spec):
+    return "bias and mask are not supported (use 'xla_chunked' or 'xla')"
+  return (extras_reason(spec, accepts_precision=True, accepts_window=True, accepts_soft_cap=True)
+          or empty_window_reason(spec))
+
+
 def empty_window_reason(spec: Spec) -> str | None:
   """Why a kernel that skips the key blocks outside a window cannot serve `spec`, or None: its
   ``local_window_size`` leaves some query with no key (``T - 1 - left >= S``), whose row

@@ -46,14 +46,7 @@ class NativeAttention(Op[NativeAttentionConfig]):
   config_cls = NativeAttentionConfig
 
   def unsupported_reason(self, spec: Spec, device: DeviceInfo) -> str | None:
-    if base.has_bias_or_mask(spec):
-      return "bias and mask are not supported (use 'xla_chunked' or 'xla')"
-    # float32 products throughout; windows and soft caps in the kernel.
-    reason = base.extras_reason(spec, accepts_precision=True, accepts_window=True,
-                                accepts_soft_cap=True)
-    if reason:
-      return reason
-    reason = base.empty_window_reason(spec)
+    reason = base.flash_kernel_reason(spec)
     if reason:
       return reason
     return native_unsupported_reason(device, spec.arg("query").dtype)

@@ -6,8 +6,8 @@ over query blocks) and a dK/dV kernel (grid over key blocks, per query head, sum
 key/value group afterwards). Sequence lengths are padded to the blocks and head_dim to a power of
 two (padded keys are masked). Serves float32 (full float32 dots, not TF32), bfloat16 and float16,
 causal or not, grouped/multi-query heads, ``local_window_size`` (the loops visit only the key
-blocks, and query blocks, a window reaches) and ``logits_soft_cap``; not bias or mask. On the CPU it runs under
-``pallas_interpret()`` only (Pallas's HLO interpreter).
+blocks, and query blocks, a window reaches) and ``logits_soft_cap``; not bias or mask. On the
+CPU it runs under ``pallas_interpret()`` only (Pallas's HLO interpreter).
 """
 
 from __future__ import annotations
@@ -238,14 +238,7 @@ class TritonAttention(Op[TritonAttentionConfig]):
     reason = pallas_lib.gpu_unsupported_reason(device, "Triton", (8, 0))
     if reason:
       return reason
-    if base.has_bias_or_mask(spec):
-      return "bias and mask are not supported (use 'xla_chunked' or 'xla')"
-    # Full float32 products for float32 operands (_dot), exact ones for 16-bit operands.
-    reason = base.extras_reason(spec, accepts_precision=True, accepts_window=True,
-                                accepts_soft_cap=True)
-    if reason:
-      return reason
-    reason = base.empty_window_reason(spec)
+    reason = base.flash_kernel_reason(spec)  # Full float32 products for float32 operands (_dot).
     if reason:
       return reason
     if spec.arg("query").dtype not in base.FLOAT_DTYPES:

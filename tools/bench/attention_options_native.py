@@ -15,13 +15,13 @@ over rounds and each contender's ratio to "xla_chunked".
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 
 import jax
 import jax.numpy as jnp
 
 from pjrtkit import kernels as pk
+from tools.bench import contenders
 
 DEFAULT_SHAPES = "1x2048x8x4x128:float32,1x4096x8x4x128:bfloat16"
 CONTENDERS = ("native", "xla_chunked", "xla")
@@ -54,12 +54,8 @@ def rows(shapes, window: int, soft_cap: float, iterations: int, rounds: int):
       for phase in PHASES:
         runs = {c: pk.benchmarking.compile_benchmark(_function(phase, c, options), [q, k, v])
                 for c in CONTENDERS}
-        times = {c: [] for c in CONTENDERS}
-        for r in range(rounds):
-          for c in (CONTENDERS if r % 2 == 0 else tuple(reversed(CONTENDERS))):
-            times[c].append(runs[c]([q, k, v], iterations=iterations).median_evaluation_time_ms)
         yield (f"{b}x{t}x{h}x{kh}x{d} {dtype} {call} {phase}",
-               {c: statistics.median(x) for c, x in times.items()})
+               contenders.medians(runs, [q, k, v], rounds, iterations))
 
 
 def main(argv=None) -> int:
@@ -70,17 +66,11 @@ def main(argv=None) -> int:
   p.add_argument("--iterations", type=int, default=3)
   p.add_argument("--rounds", type=int, default=2)
   a = p.parse_args(argv)
-  shapes = []
-  for item in a.shapes.split(","):
-    dims, dtype = item.split(":")
-    shapes.append((tuple(int(x) for x in dims.split("x")), dtype))
-  print(f"device: {pk.current_device().describe()}; ms (ratio to xla_chunked), medians of "
-        f"{a.rounds} rounds of {a.iterations} calls", flush=True)
-  print("| row | " + " | ".join(CONTENDERS) + " |")
-  print("| --- |" + " --- |" * len(CONTENDERS), flush=True)
-  for label, ms in rows(shapes, a.window, a.soft_cap, a.iterations, a.rounds):
-    cells = [f"{ms[c]:.2f} ({ms[c] / ms['xla_chunked']:.2f})" for c in CONTENDERS]
-    print(f"| {label} | " + " | ".join(cells) + " |", flush=True)
+  contenders.print_table(
+      f"ms (ratio to xla_chunked), medians of {a.rounds} rounds of {a.iterations} calls",
+      CONTENDERS, rows(contenders.parse_shapes(a.shapes), a.window, a.soft_cap, a.iterations,
+                       a.rounds),
+      lambda ms, c: f"{ms[c]:.2f} ({ms[c] / ms['xla_chunked']:.2f})")
   return 0
 
 

@@ -8,7 +8,7 @@ import unittest
 import zlib
 from pathlib import Path
 
-from tools.bench import plot, report
+from tools.bench import contenders, plot, report
 from tools.bench.config import size_name
 from tools.bench.png import Canvas
 from tools.bench.records import Measurement
@@ -120,6 +120,35 @@ class HelpersTest(unittest.TestCase):
     self.assertEqual(seen, [1, 2, 3])
     with self.assertRaises(ValueError):
       median_seconds(lambda: None, repeats=0)
+
+
+class ContendersTest(unittest.TestCase):
+
+  def test_parse_shapes(self):
+    self.assertEqual(contenders.parse_shapes("8x2048x1024:float32,1x4x2x2x8:bfloat16"),
+                     [((8, 2048, 1024), "float32"), ((1, 4, 2, 2, 8), "bfloat16")])
+    for bad in ("8x2048", "8xax2:float32", ":float32", "8x2:"):
+      with self.assertRaisesRegex(ValueError, "--shapes: .* is not AxBx...:dtype"):
+        contenders.parse_shapes(bad)
+
+  def test_medians_alternate_the_order_and_take_medians(self):
+    order: list[str] = []
+
+    class Result:
+      def __init__(self, ms: float) -> None:
+        self.median_evaluation_time_ms = ms
+
+    def run(name: str, times: list[float]):
+      def call(args, iterations):
+        self.assertEqual((args, iterations), (["x"], 3))
+        order.append(name)
+        return Result(times.pop(0))
+      return call
+
+    got = contenders.medians({"a": run("a", [5.0, 1.0, 3.0]), "b": run("b", [2.0, 9.0, 4.0])},
+                             ["x"], rounds=3, iterations=3)
+    self.assertEqual(got, {"a": 3.0, "b": 4.0})
+    self.assertEqual(order, ["a", "b", "b", "a", "a", "b"])
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ over rounds and each contender's ratio to "xla_grouped" and to ``jax.lax.ragged_
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 
 import jax
@@ -23,6 +22,7 @@ import jax.numpy as jnp
 
 from pjrtkit import kernels as pk
 from pjrtkit.kernels.ragged_dot import arg_specs
+from tools.bench import contenders
 
 DEFAULT_SHAPES = "8x2048x1024x1024:float32,32x2048x512x512:bfloat16,64x4096x512x256:bfloat16"
 CONTENDERS = ("native", "xla_grouped", "xla", "lax")
@@ -55,11 +55,8 @@ def rows(shapes: list[tuple[tuple[int, ...], str]], iterations: int, rounds: int
     for phase in PHASES:
       runs = {c: pk.benchmarking.compile_benchmark(_function(phase, _product(c, (w, sizes))),
                                                    [x, w]) for c in CONTENDERS}
-      times = {c: [] for c in CONTENDERS}
-      for r in range(rounds):
-        for c in (CONTENDERS if r % 2 == 0 else tuple(reversed(CONTENDERS))):
-          times[c].append(runs[c]([x, w], iterations=iterations).median_evaluation_time_ms)
-      yield f"{g}x{m}x{k}x{n} {dtype} {phase}", {c: statistics.median(t) for c, t in times.items()}
+      yield f"{g}x{m}x{k}x{n} {dtype} {phase}", contenders.medians(runs, [x, w], rounds,
+                                                                   iterations)
 
 
 def main(argv=None) -> int:
@@ -68,18 +65,10 @@ def main(argv=None) -> int:
   p.add_argument("--iterations", type=int, default=3)
   p.add_argument("--rounds", type=int, default=2)
   a = p.parse_args(argv)
-  shapes = []
-  for item in a.shapes.split(","):
-    dims, dtype = item.split(":")
-    shapes.append((tuple(int(d) for d in dims.split("x")), dtype))
-  print(f"device: {pk.current_device().describe()}; ms (ratio to xla_grouped / to lax), medians "
-        f"of {a.rounds} rounds of {a.iterations} calls", flush=True)
-  print("| row | " + " | ".join(CONTENDERS) + " |")
-  print("| --- |" + " --- |" * len(CONTENDERS), flush=True)
-  for label, ms in rows(shapes, a.iterations, a.rounds):
-    cells = [f"{ms[c]:.2f} ({ms[c] / ms['xla_grouped']:.2f} / {ms[c] / ms['lax']:.2f})"
-             for c in CONTENDERS]
-    print(f"| {label} | " + " | ".join(cells) + " |", flush=True)
+  contenders.print_table(
+      f"ms (ratio to xla_grouped / to lax), medians of {a.rounds} rounds of {a.iterations} calls",
+      CONTENDERS, rows(contenders.parse_shapes(a.shapes), a.iterations, a.rounds),
+      lambda ms, c: f"{ms[c]:.2f} ({ms[c] / ms['xla_grouped']:.2f} / {ms[c] / ms['lax']:.2f})")
   return 0
 
 

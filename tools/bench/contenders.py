@@ -1,0 +1,51 @@
+"""What the CPU-device kernel benchmarks (`ragged_dot_native`, `attention_options_native`) share:
+their ``--shapes`` syntax, the alternating rounds and the Markdown table they print (JAX is
+imported by `print_table` only, so the rest is tested without it)."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any, Callable, Iterable, Sequence
+
+
+def parse_shapes(text: str) -> list[tuple[tuple[int, ...], str]]:
+  """``"8x2048x1024:float32,..."`` -> ``[((8, 2048, 1024), "float32"), ...]``.
+
+  Raises:
+    ValueError: an item that is not ``AxBx...:dtype``, naming it.
+  """
+  shapes = []
+  for item in text.split(","):
+    dims, sep, dtype = item.partition(":")
+    try:
+      shape = tuple(int(d) for d in dims.split("x"))
+    except ValueError:
+      shape = ()
+    if not sep or not dtype or not shape:
+      raise ValueError(f"--shapes: {item!r} is not AxBx...:dtype")
+    shapes.append((shape, dtype))
+  return shapes
+
+
+def medians(runs: dict[str, Callable[..., Any]], args: list[Any], rounds: int,
+            iterations: int) -> dict[str, float]:
+  """Each contender's median over `rounds` of its median time (ms) of `iterations` calls,
+  the contenders' order reversed every other round."""
+  names = tuple(runs)
+  times: dict[str, list[float]] = {c: [] for c in names}
+  for r in range(rounds):
+    for c in (names if r % 2 == 0 else tuple(reversed(names))):
+      times[c].append(runs[c](args, iterations=iterations).median_evaluation_time_ms)
+  return {c: statistics.median(t) for c, t in times.items()}
+
+
+def print_table(title: str, contenders: Sequence[str],
+                rows: Iterable[tuple[str, dict[str, float]]],
+                cell: Callable[[dict[str, float], str], str]) -> None:
+  """Prints the device and `title`, then one Markdown row per (label, times) as they come."""
+  from pjrtkit import kernels as pk  # pylint: disable=g-import-not-at-top  (JAX: only here)
+  print(f"device: {pk.current_device().describe()}; {title}", flush=True)
+  print("| row | " + " | ".join(contenders) + " |")
+  print("| --- |" + " --- |" * len(contenders), flush=True)
+  for label, ms in rows:
+    print(f"| {label} | " + " | ".join(cell(ms, c) for c in contenders) + " |", flush=True)
