@@ -12,16 +12,18 @@ Every implementation follows this alignment (``shape_classes_test.py`` checks it
 ``local_window_size`` ``(left, right)``: query ``t`` attends keys ``t - left .. t + right`` only
 (with ``is_causal`` as well: both hold). ``logits_soft_cap`` ``c``: the logits (scaled, bias
 added) become ``c * tanh(logits / c)`` before masking. Value may have its own head dim ``Dv``
-(``[B, S, K, Dv]``; the output is ``[B, T, H, Dv]``). These three, and a ``precision`` other than
-the default, are Spec parameters only when given (`option`), so the Specs of calls without them
-(the keys of tuned results) are unchanged; a kernel that does not compute one refuses the call
-(`extras_reason`): "xla" and "xla_chunked" take them all, "triton" the window and the soft cap. Masked logits
-take the finite value `MASK_VALUE`, and kept logits are at least `MASK_VALUE` (a bias of
-``finfo.min`` does not rank a kept key below masked ones), so a row with
-every key masked averages all values in the forward (as in ``jax.nn`` and Tokamax; "xla" and
-"xla_chunked"), and the backward of "xla" and "xla_chunked" gives value that row's 1/S share
-and query, key and bias nothing (the saved log-sum-exp, ``MASK_VALUE + log(S)`` rounded to
-``MASK_VALUE`` in float32, marks the row). Logits, softmax and accumulation are
+(``[B, S, K, Dv]``; the output is ``[B, T, H, Dv]``). The window, the soft cap and a
+``precision`` other than the default are Spec parameters only when given (`option`), so the Specs
+of calls without them (the keys of tuned results) are unchanged. A kernel that does not compute
+an option refuses the call (`extras_reason`): "xla" and "xla_chunked" take them all, "native" and
+"triton" the window and the soft cap; every implementation computes at least as precisely as any
+``precision`` asks (float32 products of float32 operands, exact ones of 16-bit operands), so
+only "xla" and "xla_chunked" read it. Masked logits take the finite value `MASK_VALUE`, and kept
+logits are at least `MASK_VALUE` (a bias of ``finfo.min`` does not rank a kept key below masked
+ones), so a row with every key masked averages all values in the forward (as in ``jax.nn`` and
+Tokamax; "xla" and "xla_chunked"), and the backward of "xla" and "xla_chunked" gives value that
+row's 1/S share and query, key and bias nothing (the saved log-sum-exp, ``MASK_VALUE + log(S)``
+rounded to ``MASK_VALUE`` in float32, marks the row). Logits, softmax and accumulation are
 float32; the output has the query's dtype.
 
 Residuals (every forward returns them, every backward takes them):
@@ -178,24 +180,16 @@ def option(spec: Spec, name: str) -> Any:
 
 def precisions(spec: Spec) -> tuple[Any, Any]:
   """The ``jax.lax`` precisions of ``q k^T`` and of ``p v`` (None for the default)."""
-  name = option(spec, "precision")
-  if name is None:
-    return None, None
-  if "," in name:
-    a, b = name.split(",")
-    return functions.precision_of(a), functions.precision_of(b)
-  p = functions.precision_of(name)
-  return p, p
+  p = functions.precision_of(option(spec, "precision"))
+  return p if isinstance(p, tuple) else (p, p)
 
 
-def extras_reason(spec: Spec, *, accepts_precision: bool = False, accepts_window: bool = False,
+def extras_reason(spec: Spec, *, accepts_window: bool = False,
                   accepts_soft_cap: bool = False) -> str | None:
   """Why a kernel cannot serve `spec`'s options (module docstring), or None.
 
-  `accepts_precision`: the kernel computes at least as precisely as any ``precision`` asks
-  (float32 products of float32 operands, or 16-bit operands, whose products are exact in
-  float32). `accepts_window` / `accepts_soft_cap`: it computes ``local_window_size`` /
-  ``logits_soft_cap``.
+  `accepts_window` / `accepts_soft_cap`: it computes ``local_window_size`` /
+  ``logits_soft_cap``. A value head dim other than the query's is "xla"'s and "xla_chunked"'s.
   """
   _, _, _, d, _, _ = dims(spec)
   given = [name for name, option_name, accepted in (
@@ -208,20 +202,16 @@ def extras_reason(spec: Spec, *, accepts_precision: bool = False, accepts_window
   if spec.arg("value").shape[3] != d:
     return (f"a value head dim ({spec.arg('value').shape[3]}) other than the query's ({d}) is "
             f"served by 'xla' and 'xla_chunked' only (or implementation=None)")
-  if option(spec, "precision") is not None and not accepts_precision:
-    return (f"precision={option(spec, 'precision')} is served by 'xla' and 'xla_chunked' here "
-            f"(or implementation=None)")
   return None
 
 
 def flash_kernel_reason(spec: Spec) -> str | None:
   """Why a flash kernel that computes windows and soft caps ("native", "triton") cannot serve
   `spec`'s options, or None: a bias or mask, a value head dim of its own, or a window leaving
-  queries without keys. Precision: both compute float32 products of float32 operands and exact
-  ones of 16-bit operands, as precise as any ``precision`` asks."""
+  queries without keys."""
   if has_bias_or_mask(spec):
     return "bias and mask are not supported (use 'xla_chunked' or 'xla')"
-  return (extras_reason(spec, accepts_precision=True, accepts_window=True, accepts_soft_cap=True)
+  return (extras_reason(spec, accepts_window=True, accepts_soft_cap=True)
           or empty_window_reason(spec))
 
 

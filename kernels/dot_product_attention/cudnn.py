@@ -68,7 +68,7 @@ class CudnnAttention(Op[NoConfig]):
     if dtype not in DTYPES:
       return (f"dtype {dtype} is not supported (accepted: {', '.join(DTYPES)}; use 'triton' or "
               f"'xla' for float32)")
-    reason = base.extras_reason(spec, accepts_precision=True)  # 16-bit operands only
+    reason = base.extras_reason(spec)
     if reason:
       return reason
     _, t, _, d, s, _ = base.dims(spec)

@@ -238,7 +238,7 @@ class TritonAttention(Op[TritonAttentionConfig]):
     reason = pallas_lib.gpu_unsupported_reason(device, "Triton", (8, 0))
     if reason:
       return reason
-    reason = base.flash_kernel_reason(spec)  # Full float32 products for float32 operands (_dot).
+    reason = base.flash_kernel_reason(spec)
     if reason:
       return reason
     if spec.arg("query").dtype not in base.FLOAT_DTYPES:

@@ -348,7 +348,7 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
       return reason
     if base.has_bias_or_mask(spec):
       return "bias and mask are not supported (use 'triton' without them, or 'xla_chunked')"
-    reason = base.extras_reason(spec, accepts_precision=True)  # 16-bit operands only
+    reason = base.extras_reason(spec)
     if reason:
       return reason
     dtype = spec.arg("query").dtype
