@@ -141,6 +141,11 @@ def test_rule_per_device_shape_and_dtype():
   assert "pjrtkit_kernels_attention_fwd" in lowered()
   assert "pjrtkit_kernels_attention_fwd" not in lowered(mask=jnp.ones((1, 1, 8, 8), bool))
   assert "pjrtkit_kernels_attention_fwd" not in lowered(implementation="xla")
+  # Key lengths and key masks ([B or 1, 1, 1, S]): native, through its key-mask handler.
+  for kw in (dict(key_value_seq_lengths=jnp.array([5])), dict(mask=jnp.ones((1, 1, 1, 8), bool))):
+    assert "pjrtkit_kernels_attention_fwd_key_mask" in lowered(**kw), kw
+  assert "pjrtkit_kernels_attention_fwd" not in lowered(
+      key_value_seq_lengths=jnp.array([5]), bias=jnp.ones((1, 1, 8, 8)))
 
 
 def test_the_shipped_h200_choices_serve_their_calls_and_win_over_the_rule(monkeypatch):

@@ -49,8 +49,9 @@ def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   take cuDNN. "triton" then serves what both refuse (float32, head dims that are not a multiple
   of 8, compute capability below 8.0, local windows and soft caps), and "xla" the rest (bias or
   mask where cuDNN refuses them, a value head dim of its own).
-  pjrtkit's CPU device: "native" (f32/bf16, no bias/mask); with a bias or a mask "xla_chunked"
-  for more than 2**20 logits, else "xla". Elsewhere: "xla_chunked" for more than 2**20 logits
+  pjrtkit's CPU device: "native" (f32/bf16, no bias; no mask but a key mask ``[B or 1, 1, 1,
+  S]``, as ``key_value_seq_lengths`` gives); with a bias or another mask "xla_chunked" for more
+  than 2**20 logits, else "xla". Elsewhere: "xla_chunked" for more than 2**20 logits
   (memory linear in sequence length), else "xla". Off GPUs the forward and the gradient follow
   the same rule; tuned results may choose them differently. Unsupported entries are skipped; "xla"
   always serves.
@@ -102,9 +103,10 @@ def dot_product_attention(query: Any, key: Any, value: Any, bias: Any = None, ma
       "mosaic" (Pallas Mosaic GPU, Hopper; 16-bit, head_dim 64 or 128), "cudnn" (cuDNN's flash
       attention through ``jax.nn``, NVIDIA GPUs; 16-bit, head_dim a multiple of 8 up to 256),
       a sequence of these (the first that serves the call), or None to choose per device, shape
-      and dtype (tuned results, else `rule`). "xla", "xla_chunked" and "triton" take
+      and dtype (tuned results, else `rule`). "xla", "xla_chunked", "native" and "triton" take
       `local_window_size` and `logits_soft_cap`, "xla" and "xla_chunked" ``Dv != D``; the
-      sequence lengths become a mask.
+      sequence lengths become a mask (``key_value_seq_lengths`` a key mask ``[B, 1, 1, S]``,
+      which "native" takes too).
     q_sharding: a ``jax.sharding.NamedSharding`` of `query` whose mesh axes split the batch
       and/or head dimensions: the attention runs under ``shard_map`` on each device's share
       (key and value split like the query's batch and heads; bias and mask where they are not

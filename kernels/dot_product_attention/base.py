@@ -12,19 +12,22 @@ Every implementation follows this alignment (``shape_classes_test.py`` checks it
 ``local_window_size`` ``(left, right)``: query ``t`` attends keys ``t - left .. t + right`` only
 (with ``is_causal`` as well: both hold). ``logits_soft_cap`` ``c``: the logits (scaled, bias
 added) become ``c * tanh(logits / c)`` before masking. Value may have its own head dim ``Dv``
-(``[B, S, K, Dv]``; the output is ``[B, T, H, Dv]``). The window, the soft cap and a
-``precision`` other than the default are Spec parameters only when given (`option`), so the Specs
-of calls without them (the keys of tuned results) are unchanged. A kernel that does not compute
-an option refuses the call (`extras_reason`): "xla" and "xla_chunked" take them all, "native" and
-"triton" the window and the soft cap; every implementation computes at least as precisely as any
-``precision`` asks (float32 products of float32 operands, exact ones of 16-bit operands), so
-only "xla" and "xla_chunked" read it. Masked logits take the finite value `MASK_VALUE`, and kept
-logits are at least `MASK_VALUE` (a bias of ``finfo.min`` does not rank a kept key below masked
-ones), so a row with every key masked averages all values in the forward (as in ``jax.nn`` and
-Tokamax; "xla" and "xla_chunked"), and the backward of "xla" and "xla_chunked" gives value that
-row's 1/S share and query, key and bias nothing (the saved log-sum-exp, ``MASK_VALUE + log(S)``
-rounded to ``MASK_VALUE`` in float32, marks the row). Logits, softmax and accumulation are
-float32; the output has the query's dtype.
+(``[B, S, K, Dv]``; the output is ``[B, T, H, Dv]``). The window, the soft cap and a ``precision``
+other than the default are Spec parameters only when given (`option`), so the Specs of calls without
+them (the keys of tuned results) are unchanged. A kernel that does not compute an option refuses the
+call (`extras_reason`): "xla" and "xla_chunked" take them all, "native" and "triton" the window and
+the soft cap. Bias and mask: "xla" and "xla_chunked" take any, "native" a key mask only (``[B or 1,
+1, 1, S]``, `is_key_mask`: what ``key_value_seq_lengths`` gives), "triton" neither
+(`flash_kernel_reason`); "mosaic" and "cudnn" have their own rules. Every implementation computes at
+least as precisely as any ``precision`` asks (float32 products of float32 operands, exact ones of
+16-bit operands), so only "xla" and "xla_chunked" read it. Masked logits take the finite value
+`MASK_VALUE`, and kept logits are at least `MASK_VALUE` (a bias of ``finfo.min`` does not rank a
+kept key below masked ones), so a row with every key masked averages all values in the forward (as
+in ``jax.nn`` and Tokamax; "xla", "xla_chunked" and "native"), and the backward of those three gives
+value that row's 1/S share and query, key and bias nothing (the saved log-sum-exp marks the row:
+``MASK_VALUE + log(S)`` rounded to ``MASK_VALUE`` in float32 from "xla" and "xla_chunked", -inf from
+"native"; their backwards read ``lse <= MASK_VALUE`` as such a row). Logits, softmax and
+accumulation are float32; the output has the query's dtype.
 
 Residuals (every forward returns them, every backward takes them):
 ``(query, key, value, bias, mask, out, lse)``, `lse` the float32 log-sum-exp of each row's
@@ -205,14 +208,34 @@ def extras_reason(spec: Spec, *, accepts_window: bool = False,
   return None
 
 
-def flash_kernel_reason(spec: Spec) -> str | None:
+def flash_kernel_reason(spec: Spec, *, accepts_key_mask: bool = False) -> str | None:
   """Why a flash kernel that computes windows and soft caps ("native", "triton") cannot serve
-  `spec`'s options, or None: a bias or mask, a value head dim of its own, or a window leaving
-  queries without keys."""
-  if has_bias_or_mask(spec):
+  `spec`'s options, or None: a bias or mask (with `accepts_key_mask`, a bias or a mask other than
+  a key mask, `is_key_mask`), a value head dim of its own, or a window leaving queries without
+  keys."""
+  if accepts_key_mask:
+    if spec.arg("bias") is not None:
+      return "bias is not supported (use 'xla_chunked' or 'xla')"
+    mask = spec.arg("mask")
+    if mask is not None and not is_key_mask(spec):
+      b, _, _, _, s, _ = dims(spec)
+      return (f"a mask other than a key mask ([{b} or 1, 1, 1, {s}]: one flag per batch element "
+              f"and key, as key_value_seq_lengths gives) is not supported, got shape "
+              f"{tuple(mask.shape)} (use 'xla_chunked' or 'xla')")
+  elif has_bias_or_mask(spec):
     return "bias and mask are not supported (use 'xla_chunked' or 'xla')"
   return (extras_reason(spec, accepts_window=True, accepts_soft_cap=True)
           or empty_window_reason(spec))
+
+
+def is_key_mask(spec: Spec) -> bool:
+  """Whether `spec` has a key mask: a mask of shape ``[B or 1, 1, 1, S]`` (one flag per batch
+  element and key, broadcast over heads and queries; ``key_value_seq_lengths`` gives one)."""
+  mask = spec.arg("mask")
+  if mask is None:
+    return False
+  b, _, _, _, s, _ = dims(spec)
+  return tuple(mask.shape[1:]) == (1, 1, s) and mask.shape[0] in (1, b)
 
 
 def empty_window_reason(spec: Spec) -> str | None:

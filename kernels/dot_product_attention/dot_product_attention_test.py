@@ -325,8 +325,13 @@ def test_explicit_implementations_refuse_with_reasons():
       r"\(no GPU\)")):
     pk.dot_product_attention(q, k, v, implementation="mosaic")
   with pytest.raises(pk.UnsupportedImplementationError, match=(
-      "implementation='native' cannot serve this call: bias and mask are not supported")):
+      r"implementation='native' cannot serve this call: a mask other than a key mask \(\[2 or 1, "
+      r"1, 1, 29\]: one flag per batch element and key, as key_value_seq_lengths gives\) is not "
+      r"supported, got shape \(1, 1, 37, 29\)")):
     pk.dot_product_attention(q, k, v, mask=jnp.ones((1, 1, 37, 29), bool), implementation="native")
+  with pytest.raises(pk.UnsupportedImplementationError, match=(
+      "implementation='native' cannot serve this call: bias is not supported")):
+    pk.dot_product_attention(q, k, v, jnp.ones((1, 1, 37, 29)), implementation="native")
   with pk.pallas_interpret():
     with pytest.raises(pk.UnsupportedImplementationError, match=(
         "implementation='mosaic' cannot serve this call: dtype float32 is not supported")):

@@ -147,13 +147,131 @@ def test_a_finfo_min_bias_does_not_rank_kept_keys_below_masked_ones():
 
 
 def test_fully_masked_rows_give_value_its_share_of_the_gradient():
-  """dv of a row with every key masked: dout / S on every key (exp(s - lse) would give dout)."""
+  """dv of a row with every key masked: dout / S on every key (exp(s - lse) would give dout);
+  "native" with a key mask masking every key."""
   q, k, v = _arrays("float32", seed=3)
-  mask = jnp.zeros((1, 1, T, S), bool)
-  for impl in ("xla", "xla_chunked"):
+  for impl, mask in (("xla", jnp.zeros((1, 1, T, S), bool)),
+                     ("xla_chunked", jnp.zeros((1, 1, T, S), bool)),
+                     ("native", jnp.zeros((1, 1, 1, S), bool))):
     dv = jax.grad(lambda v: jnp.sum(pk.dot_product_attention(q, k, v, mask=mask,  # noqa: B023
-                                                             implementation=impl)), )(v)
+                                                             implementation=impl)), )(v)  # noqa: B023
     np.testing.assert_allclose(np.asarray(dv), np.full(v.shape, T * (H // K) / S), rtol=1e-5)
+
+
+# (T, S, key lengths of a batch of 3, options): a batch element with no key, lengths that are not
+# a multiple of the 16-key block, one key only; causal rows, windows and both, where queries lose
+# every key to the lengths and the window together; soft caps.
+NATIVE_KEY_LENGTH_CASES = [
+    (19, 27, (27, 5, 0), dict()),
+    (19, 27, (13, 1, 27), dict(is_causal=True)),
+    (40, 40, (33, 7, 0), dict(local_window_size=(7, 3))),
+    (40, 40, (40, 7, 19), dict(local_window_size=(2, 0), is_causal=True)),
+    (24, 40, (40, 17, 3), dict(logits_soft_cap=2.0, is_causal=True)),
+    (57, 33, (33, 16, 32), dict(local_window_size=(30, 5), logits_soft_cap=1.5)),
+]
+
+
+def _key_length_arrays(t: int, s: int, dtype: str, seed: int):
+  """q [3, t, 4, 24], k and v [3, s, 2, 24] (two query heads per key/value head)."""
+  rng = np.random.default_rng(seed)
+  q = jnp.asarray(rng.standard_normal((3, t, 4, 24)), dtype)
+  k = jnp.asarray(rng.standard_normal((3, s, 2, 24)), dtype)
+  v = jnp.asarray(rng.standard_normal((3, s, 2, 24)), dtype)
+  return q, k, v
+
+
+@pytest.mark.parametrize("case", range(len(NATIVE_KEY_LENGTH_CASES)))
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_native_key_lengths_match_the_reference(case, dtype):
+  """"native" with key_value_seq_lengths (a [3, 1, 1, S] key mask): through the public call
+  (its default tiles) and with 8-row query and 16-key tiles (key blocks past a batch element's
+  length skipped, partial blocks masked); rows without keys are the mean of every value and give
+  value their share of the gradient, as in the reference."""
+  t, s, lengths, options = NATIVE_KEY_LENGTH_CASES[case]
+  q, k, v = _key_length_arrays(t, s, dtype, seed=20 + case)
+  kvlen = jnp.asarray(lengths, jnp.int32)
+  mask = jnp.asarray(np.arange(s)[None, :] < np.asarray(lengths)[:, None])[:, None, None, :]
+  want = lambda q, k, v: base.reference(q, k, v, None, mask, **options)  # noqa: E731
+  public = lambda q, k, v: pk.dot_product_attention(  # noqa: E731
+      q, k, v, key_value_seq_lengths=kvlen, implementation="native", **options)
+  _check(public, want, (q, k, v), dtype)
+  spec = base.make_spec(q, k, v, None, mask, options.get("is_causal", False), None,
+                        **{n: o for n, o in options.items() if n != "is_causal"})
+  assert api.IMPLEMENTATIONS["native"].unsupported_reason(
+      spec, pk_device.current_device()) is None
+  choice = op_lib.Choice(api.IMPLEMENTATIONS["native"], native_lib.NativeAttentionConfig(8, 16),
+                         "explicit")
+  tiled = lambda q, k, v: op_lib.run(spec, (q, k, v, None, mask), "native", choice, choice)  # noqa: E731
+  _check(tiled, want, (q, k, v), dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("shape", [(3, 1, 1, 40), (1, 1, 1, 40)])
+def test_native_takes_a_callers_key_mask_with_holes(shape, dtype):
+  """A caller's key mask that is not a prefix (holes, a batch element with its last keys kept,
+  another with none kept in [1, 1, 1, S]'s case of one row for all), causal and not."""
+  q, k, v = _key_length_arrays(24, 40, dtype, seed=30)
+  rng = np.random.default_rng(31)
+  keep = rng.random(shape) > 0.4
+  keep[..., 0] = False  # Causal row 0 then has no key.
+  if shape[0] == 3:
+    keep[1, ..., :30] = False  # Only keys 30.. kept: the early causal rows have none.
+    keep[2] = False
+  mask = jnp.asarray(keep)
+  for causal in (False, True):
+    want = lambda q, k, v: base.reference(q, k, v, None, mask, is_causal=causal)  # noqa: E731,B023
+    call = lambda q, k, v: pk.dot_product_attention(  # noqa: E731
+        q, k, v, mask=mask, is_causal=causal, implementation="native")  # noqa: B023
+    _check(call, want, (q, k, v), dtype)
+    text = jax.jit(jax.grad(lambda q: jnp.sum(call(q, k, v).astype(jnp.float32)))).lower(
+        q).as_text()
+    assert "pjrtkit_kernels_attention_fwd_key_mask" in text
+    assert "pjrtkit_kernels_attention_bwd_key_mask" in text
+
+
+def test_native_refuses_bias_and_masks_other_than_key_masks():
+  """A [N, 1, T, S] or [1, H, 1, S] mask, or a bias (with key lengths too), is refused by
+  "native" with its reason; implementation=None then runs "xla"/"xla_chunked" (no native call).
+  "triton" still refuses any mask."""
+  q, k, v = _key_length_arrays(24, 40, "float32", seed=32)
+  kvlen = jnp.array([40, 10, 0])
+  rows = jnp.ones((3, 1, 24, 40), bool)
+  heads = jnp.ones((1, 4, 1, 40), bool)
+  for kwargs, needle in (
+      (dict(mask=rows), r"a mask other than a key mask \(\[3 or 1, 1, 1, 40\]: one flag per "
+                        r"batch element and key.*got shape \(3, 1, 24, 40\)"),
+      (dict(mask=heads), r"got shape \(1, 4, 1, 40\)"),
+      (dict(mask=rows, key_value_seq_lengths=kvlen), r"got shape \(3, 1, 24, 40\)"),
+      (dict(bias=jnp.zeros((1, 1, 1, 40)), key_value_seq_lengths=kvlen),
+       "bias is not supported"),
+  ):
+    with pytest.raises(pk.UnsupportedImplementationError, match=needle):
+      pk.dot_product_attention(q, k, v, implementation="native", **kwargs)
+    text = jax.jit(lambda q: pk.dot_product_attention(q, k, v, **kwargs)).lower(q).as_text()  # noqa: B023
+    assert "pjrtkit_kernels_attention" not in text, kwargs
+  key_mask = jnp.ones((3, 1, 1, 40), bool)
+  spec = base.make_spec(q, k, v, None, key_mask, False, None)
+  assert base.is_key_mask(spec)
+  assert "bias and mask are not supported" in api.IMPLEMENTATIONS["triton"].unsupported_reason(
+      spec, H200)
+
+
+def test_native_key_mask_handler_refuses_a_mask_of_another_shape():
+  """The key-mask handler called directly with a mask that does not fit: an error naming the
+  shape, not an abort."""
+  from pjrtkit.kernels.native import library  # pylint: disable=g-import-not-at-top
+  library.ensure_registered()
+  q, k, v = _key_length_arrays(8, 16, "float32", seed=33)
+  config = native_lib.NativeAttentionConfig()
+  spec = base.make_spec(q, k, v, None, None, False, None)
+  attrs = api.IMPLEMENTATIONS["native"]._attrs(spec, config)  # pylint: disable=protected-access
+  results = (jax.ShapeDtypeStruct(q.shape, q.dtype), jax.ShapeDtypeStruct((3, 4, 8), jnp.float32))
+  call = jax.ffi.ffi_call(native_lib.FWD_KEY_MASK_TARGET, results)
+  with pytest.raises(Exception, match=r"key_mask must be \[batch or 1, kv_seq\] = \[3 or 1, "
+                                      r"16\], got \[2, 16\]"):
+    jax.block_until_ready(call(q, k, v, jnp.ones((2, 16), bool), **attrs))
+  out, _ = call(q, k, v, jnp.ones((1, 16), bool), **attrs)  # Still usable afterwards.
+  testing.assert_close(out, base.reference(q, k, v), "float32", "fwd")
 
 
 @pytest.mark.parametrize("impl", [None, "xla", "xla_chunked"])

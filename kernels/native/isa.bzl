@@ -36,7 +36,7 @@ def isa_variants(name, srcs, hdrs, deps = []):
         variants.append(":" + name + "_" + isa)
     native.cc_library(name = name, hdrs = hdrs, deps = variants)
 
-def native_kernel(name, kernel_srcs, kernel_hdrs, ffi_srcs):
+def native_kernel(name, kernel_srcs, kernel_hdrs, ffi_srcs, ffi_deps = []):
     """Declares `name`_kernel (isa_variants) and `name`_ffi, the handlers calling it.
 
     The kernel sources get the library's bfloat16, parallel_for and simd; the handlers pick the
@@ -48,6 +48,7 @@ def native_kernel(name, kernel_srcs, kernel_hdrs, ffi_srcs):
       kernel_srcs: the kernel sources, compiled once per instruction set.
       kernel_hdrs: their header, declaring every variant's functions.
       ffi_srcs: the XLA FFI handlers' sources.
+      ffi_deps: more libraries the handlers use (their argument checks, say).
     """
     isa_variants(
         name = name + "_kernel",
@@ -68,6 +69,6 @@ def native_kernel(name, kernel_srcs, kernel_hdrs, ffi_srcs):
             "//kernels/native:cpu_features",
             "//kernels/native:ffi_checks",
             "@venv//:xla_ffi_api",
-        ],
+        ] + ffi_deps,
         alwayslink = True,
     )

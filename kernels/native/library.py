@@ -25,6 +25,8 @@ _SYMBOLS = {
     "pjrtkit_kernels_layer_norm_bwd": "PjrtkitKernelsLayerNormBwd",
     "pjrtkit_kernels_attention_fwd": "PjrtkitKernelsAttentionFwd",
     "pjrtkit_kernels_attention_bwd": "PjrtkitKernelsAttentionBwd",
+    "pjrtkit_kernels_attention_fwd_key_mask": "PjrtkitKernelsAttentionFwdKeyMask",
+    "pjrtkit_kernels_attention_bwd_key_mask": "PjrtkitKernelsAttentionBwdKeyMask",
     "pjrtkit_kernels_ragged_dot_rows": "PjrtkitKernelsRaggedDotRows",
     "pjrtkit_kernels_ragged_dot_groups": "PjrtkitKernelsRaggedDotGroups",
 }

@@ -146,18 +146,33 @@ int64_t QuerySplits(const Dims& dm, int64_t max_splits) {
   return std::max<int64_t>(1, std::min({want, dm.nq, max_splits}));
 }
 
-// Keys [0, n) a query-block range [qb0, qb1) can see.
-int64_t KeysNeeded(const AttentionArgs& a, const Dims& dm, int64_t qb1) {
+// Batch element bi's row of the key mask, or null when there is no key mask.
+const uint8_t* KeyMaskRow(const AttentionArgs& a, int64_t bi) {
+  return a.key_mask == nullptr ? nullptr : a.key_mask + bi * a.key_mask_batch_stride;
+}
+
+// One past the last key that `keep` (a key mask row, or null: every key) keeps; 0 when none.
+int64_t KeptKeysEnd(const Dims& dm, const uint8_t* keep) {
+  if (keep == nullptr) return dm.s;
+  int64_t end = dm.s;
+  while (end > 0 && keep[end - 1] == 0) --end;
+  return end;
+}
+
+// Keys [0, n) a query-block range [qb0, qb1) can see, of the keys [0, kept_end) the key mask
+// leaves.
+int64_t KeysNeeded(const AttentionArgs& a, const Dims& dm, int64_t qb1, int64_t kept_end) {
   const int64_t last_q = std::min(dm.t, qb1 * dm.bq) - 1;
-  int64_t n = a.causal ? std::min(dm.s, last_q + 1) : dm.s;
+  int64_t n = a.causal ? std::min(kept_end, last_q + 1) : kept_end;
   if (a.window_left >= 0) n = std::min(n, last_q + a.window_right + 1);
   return std::max<int64_t>(n, 0);
 }
 
-// The keys [first, end) the queries [q0, q0 + mq) attend; `first` is a multiple of the block.
-void KeyRange(const AttentionArgs& a, const Dims& dm, int64_t q0, int64_t mq, int64_t* first,
-              int64_t* end) {
-  *end = a.causal ? std::min(dm.s, q0 + mq) : dm.s;
+// The keys [first, end) the queries [q0, q0 + mq) attend, of the keys [0, kept_end) the key mask
+// leaves; `first` is a multiple of the block (first >= end: none).
+void KeyRange(const AttentionArgs& a, const Dims& dm, int64_t q0, int64_t mq, int64_t kept_end,
+              int64_t* first, int64_t* end) {
+  *end = a.causal ? std::min(kept_end, q0 + mq) : kept_end;
   *first = 0;
   if (a.window_left >= 0) {
     *end = std::min(*end, q0 + mq - 1 + a.window_right + 1);
@@ -197,10 +212,18 @@ void PackKeys(const AttentionArgs& a, const Dims& dm, const void* src, int64_t b
   }
 }
 
-// Causal and window mask of a [rows x cols] logits tile of queries q0.. and keys k0..: -inf
-// where a query does not attend a key.
-void Mask(const AttentionArgs& a, float* tile, int64_t ld, int64_t rows, int64_t cols,
-          int64_t q0, int64_t k0) {
+// Key, causal and window mask of a [rows x cols] logits tile of queries q0.. and keys k0..: -inf
+// where a query does not attend a key. `keep`: the batch element's key mask row, or null.
+void Mask(const AttentionArgs& a, const uint8_t* keep, float* tile, int64_t ld, int64_t rows,
+          int64_t cols, int64_t q0, int64_t k0) {
+  if (keep != nullptr && !std::all_of(keep + k0, keep + k0 + cols, [](uint8_t f) { return f; })) {
+    for (int64_t r = 0; r < rows; ++r) {
+      float* row = tile + r * ld;
+      for (int64_t c = 0; c < cols; ++c) {
+        if (keep[k0 + c] == 0) row[c] = kNegInf;
+      }
+    }
+  }
   const bool window = a.window_left >= 0;
   if (!window && (!a.causal || k0 + cols - 1 <= q0)) return;
   if (window && !a.causal && k0 >= q0 + rows - 1 - a.window_left &&
@@ -235,13 +258,15 @@ void AttentionForward(const AttentionArgs& a) {
     const int64_t pair = item / splits, split = item % splits;
     const int64_t bi = pair / dm.k, kvh = pair % dm.k;
     const int64_t qb0 = split * dm.nq / splits, qb1 = (split + 1) * dm.nq / splits;
-    const int64_t keys = KeysNeeded(a, dm, qb1);
+    const uint8_t* keep = KeyMaskRow(a, bi);
+    const int64_t kept_end = KeptKeysEnd(dm, keep);
+    const int64_t keys = KeysNeeded(a, dm, qb1, kept_end);
     PackKeys(a, dm, a.k, bi, kvh, keys, kt, nullptr, qp);
     for (int64_t si = 0; si < keys; ++si) LoadRow(a.type, a.v, dm.KOffset(bi, si, kvh), dm.d, vr + si * dm.d);
     for (int64_t qb = qb0; qb < qb1; ++qb) {
       const int64_t q0 = qb * dm.bq, mq = std::min(dm.bq, dm.t - q0);
       int64_t kfirst, kend;
-      KeyRange(a, dm, q0, mq, &kfirst, &kend);
+      KeyRange(a, dm, q0, mq, kept_end, &kfirst, &kend);
       for (int64_t gi = 0; gi < dm.g; ++gi) {
         const int64_t hi = kvh * dm.g + gi;
         for (int64_t r = 0; r < mq; ++r) {
@@ -256,7 +281,7 @@ void AttentionForward(const AttentionArgs& a) {
           Gemm(mq, nkj, dm.d, qp, dm.d, kt + (k0 / dm.bk) * dm.d * dm.bk, dm.bk, tile, dm.bk,
                false);
           if (a.soft_cap > 0.f) SoftCap(tile, dm.bk, mq, nkj, a.soft_cap, nullptr);
-          Mask(a, tile, dm.bk, mq, nkj, q0, k0);
+          Mask(a, keep, tile, dm.bk, mq, nkj, q0, k0);
           for (int64_t r = 0; r < mq; ++r) {
             float* row = tile + r * dm.bk;
             const float mnew = std::max(m[r], RowMax(row, nkj));
@@ -271,10 +296,10 @@ void AttentionForward(const AttentionArgs& a) {
           }
           Gemm(mq, dm.d, nkj, tile, dm.bk, vr + k0 * dm.d, dm.d, acc, dm.d, true);
         }
-        for (int64_t r = 0; r < mq; ++r) {
+        for (int64_t r = 0; r < mq; ++r) {  // A row without keys: 0 and lse -inf (l = 0).
           ScaleRow(acc + r * dm.d, dm.d, l[r] > 0.f ? 1.f / l[r] : 0.f);
           StoreRow(a.type, acc + r * dm.d, dm.d, a.out, dm.QOffset(bi, q0 + r, hi));
-          a.lse[dm.LseOffset(bi, hi, q0 + r)] = m[r] + std::log(l[r]);
+          a.lse[dm.LseOffset(bi, hi, q0 + r)] = l[r] > 0.f ? m[r] + std::log(l[r]) : kNegInf;
         }
       }
     }
@@ -315,14 +340,16 @@ void AttentionBackward(const AttentionArgs& a) {
     const int64_t pair = item / splits, split = item % splits;
     const int64_t bi = pair / dm.k, kvh = pair % dm.k;
     const int64_t qb0 = split * dm.nq / splits, qb1 = (split + 1) * dm.nq / splits;
-    const int64_t keys = KeysNeeded(a, dm, qb1);
+    const uint8_t* keep = KeyMaskRow(a, bi);
+    const int64_t kept_end = KeptKeysEnd(dm, keep);
+    const int64_t keys = KeysNeeded(a, dm, qb1, kept_end);
     PackKeys(a, dm, a.k, bi, kvh, keys, kt, kr, nullptr);
     PackKeys(a, dm, a.v, bi, kvh, keys, vt, nullptr, qs);
     std::fill(dk_acc, dk_acc + 2 * sd, 0.f);
     for (int64_t qb = qb0; qb < qb1; ++qb) {
       const int64_t q0 = qb * dm.bq, mq = std::min(dm.bq, dm.t - q0);
       int64_t kfirst, kend;
-      KeyRange(a, dm, q0, mq, &kfirst, &kend);
+      KeyRange(a, dm, q0, mq, kept_end, &kfirst, &kend);
       for (int64_t gi = 0; gi < dm.g; ++gi) {
         const int64_t hi = kvh * dm.g + gi;
         for (int64_t r = 0; r < mq; ++r) {
@@ -343,8 +370,16 @@ void AttentionBackward(const AttentionArgs& a) {
           Gemm(mq, nkj, dm.d, qs, dm.d, kt + blk, dm.bk, p, dm.bk, false);
           // With a soft cap, pt holds d(cap tanh(x / cap))/dx until the transposes below.
           if (a.soft_cap > 0.f) SoftCap(p, dm.bk, mq, nkj, a.soft_cap, pt);
-          Mask(a, p, dm.bk, mq, nkj, q0, k0);
-          for (int64_t r = 0; r < mq; ++r) ExpInPlace(p + r * dm.bk, nkj, lse[r]);
+          Mask(a, keep, p, dm.bk, mq, nkj, q0, k0);
+          for (int64_t r = 0; r < mq; ++r) {
+            float* pr = p + r * dm.bk;
+            // A row without keys (lse -inf) moves nothing here (exp(-inf - -inf) would be NaN).
+            if (lse[r] == kNegInf) {
+              std::fill(pr, pr + nkj, 0.f);
+            } else {
+              ExpInPlace(pr, nkj, lse[r]);
+            }
+          }
           Gemm(mq, nkj, dm.d, dob, dm.d, vt + blk, dm.bk, ds, dm.bk, false);
           for (int64_t r = 0; r < mq; ++r) {
             const VecF dl = Splat(delta[r]);

@@ -1,7 +1,11 @@
 // Native flash attention for pjrtkit's CPU device: forward (online softmax over key blocks, no
 // [T, S] matrix) and backward (recomputes probabilities from the saved log-sum-exp), in
 // [batch, seq, heads, head_dim] layout with grouped key/value heads, causal and/or a local
-// window (only the key blocks a query block reaches are visited), logits soft cap.
+// window (only the key blocks a query block reaches are visited), logits soft cap, and a key mask
+// (one flag per batch element and key; the keys past a batch element's last kept key are not
+// visited). A query row that attends no key gets output 0 and log-sum-exp -inf in the forward and
+// sends nothing to dq/dk/dv in the backward: the caller gives such rows their meaning (native.py:
+// the mean of every value).
 //
 // Work is split over (batch, kv head, query-block range) items on ParallelFor threads; each item
 // packs its key/value head once as float32 and runs register-blocked, vectorised tile products.
@@ -22,9 +26,15 @@ struct AttentionArgs {
   float scale = 1.f;
   bool causal = false;
   // Local window: query t attends keys t - window_left .. t + window_right (-1: no window; both
-  // set or neither). Every query must keep a key (the caller refuses T - 1 - left >= S).
+  // set or neither). The window must keep a key for every query (the caller refuses
+  // T - 1 - left >= S); the key mask may leave rows without keys.
   int64_t window_left = -1, window_right = -1;
   float soft_cap = 0.f;  // > 0: logits become soft_cap * tanh(logits / soft_cap)
+  // Key mask [batch or 1, kv_len] (nonzero: the key is attended), broadcast over heads and
+  // queries; null: every key is. Row bi starts at key_mask + bi * key_mask_batch_stride
+  // (the stride is 0 when one row serves the whole batch).
+  const uint8_t* key_mask = nullptr;
+  int64_t key_mask_batch_stride = 0;
   int64_t block_q = 64, block_k = 128;
   ElementType type = ElementType::kF32;
   const void* q = nullptr;
