@@ -50,19 +50,29 @@ def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   of 8, compute capability below 8.0, local windows and soft caps), and "xla" the rest (bias or
   mask where cuDNN refuses them, a value head dim of its own).
   pjrtkit's CPU device: "native" (f32/bf16, no bias; no mask but a key mask ``[B or 1, 1, 1,
-  S]``, as ``key_value_seq_lengths`` gives); with a bias or another mask "xla_chunked" for more
-  than 2**20 logits, else "xla". Elsewhere: "xla_chunked" for more than 2**20 logits
-  (memory linear in sequence length), else "xla". Off GPUs the forward and the gradient follow
-  the same rule; tuned results may choose them differently. Unsupported entries are skipped; "xla"
-  always serves.
+  S]``, as ``key_value_seq_lengths`` gives) for calls whose key blocks it can skip (`_skips_keys`:
+  causal, a local window, a key mask), then "xla_chunked" for more than 2**20 logits, else "xla".
+  A call with nothing to skip goes to "xla_chunked" / "xla": there "native" took 1.08-1.28x of
+  "xla_chunked"'s forward time and 1.53-1.96x of its forward+backward (2x1024x8x8x64 f32/bf16
+  and 4x2048x8x4x128 f32, 2 cores, docs/kernels.md), while with causality it took 0.58-0.69x /
+  0.88-1.00x. Elsewhere: "xla_chunked" for more than 2**20 logits (memory linear in sequence
+  length), else "xla". Off GPUs the forward and the gradient follow the same rule; tuned results
+  may choose them differently. Unsupported entries are skipped; "xla" always serves.
   """
   b, t, h, _, s, _ = base.dims(spec)
-  big = b * h * t * s > _SMALL_LOGITS
+  fallback = "xla_chunked" if b * h * t * s > _SMALL_LOGITS else "xla"
   if device.is_gpu:
     return ["mosaic", "cudnn", "triton", "xla"]
-  if device.is_pjrtkit_cpu:
-    return ["native", "xla_chunked" if big else "xla"]
-  return ["xla_chunked" if big else "xla"]
+  if device.is_pjrtkit_cpu and _skips_keys(spec):
+    return ["native", fallback]
+  return [fallback]
+
+
+def _skips_keys(spec: Spec) -> bool:
+  """Whether a flash kernel can leave key blocks out of `spec`'s call: causal, a local window, or
+  a key mask (keys past a batch element's last kept one)."""
+  return (bool(spec.param("is_causal")) or base.option(spec, "window_left") is not None
+          or base.is_key_mask(spec))
 
 
 FAMILY = Family(base.OP_NAME, IMPLEMENTATIONS, rule)
