@@ -194,7 +194,7 @@ def test_disabled_is_todays_choice(monkeypatch, chosen, tmp_path):
 
   monkeypatch.setattr(op_lib, "run", spy_run)
   q, kv = _attention_args()
-  jax.grad(lambda q: jnp.sum(pk.dot_product_attention(q, kv, kv)))(q)
+  jax.grad(lambda q: jnp.sum(pk.dot_product_attention(q, kv, kv, is_causal=True)))(q)
   x = jnp.ones((8, 64), jnp.float32)
   jax.jit(lambda x: pk.layer_norm(x, jnp.ones((64,)), None))(x)
   # The rule's choices on pjrtkit's CPU device, no refinement, nothing written.
@@ -226,26 +226,26 @@ def test_attention_choice_by_fixed_times_per_mode_and_phase(monkeypatch, chosen,
            ("fwd", "native", (("block_k", 128), ("block_q", 32))): 2.0,
            ("bwd", "xla", ()): 0.5,
            ("bwd", "native", (("block_k", 64), ("block_q", 64))): 0.75}
-  calls: list = []
+  calls: list = []  # Causal: the rule's choice is native.
   monkeypatch.setattr(cache, "time_candidate", _fixed_timer(times, calls))
   q, kv = _attention_args()
   with cache.using():
-    out = jax.jit(lambda q: pk.dot_product_attention(q, kv, kv))(q)
-    grad = jax.jit(jax.grad(lambda q: jnp.sum(pk.dot_product_attention(q, kv, kv))))(q)
+    out = jax.jit(lambda q: pk.dot_product_attention(q, kv, kv, is_causal=True))(q)
+    grad = jax.jit(jax.grad(lambda q: jnp.sum(pk.dot_product_attention(q, kv, kv, is_causal=True))))(q)
   assert chosen == [
       ("fwd", "xla_chunked", (("chunk_size", 128),), "cache", "native",
        (("block_k", 128), ("block_q", 64)), "rule"),
       ("fwd+bwd", "xla_chunked", (("chunk_size", 128),), "cache", "xla", (), "cache")]
-  ref = attention_base.reference(q, kv, kv)
+  ref = attention_base.reference(q, kv, kv, is_causal=True)
   testing.assert_close(out, ref, "float32", "fwd")
-  testing.assert_close(grad, jax.grad(lambda q: jnp.sum(attention_base.reference(q, kv, kv)))(q),
+  testing.assert_close(grad, jax.grad(lambda q: jnp.sum(attention_base.reference(q, kv, kv, is_causal=True)))(q),
                        "float32", "grad")
   # Every serving (implementation, config) timed once per phase: 12 per phase, 3 phases.
   assert len(calls) == len(set(calls)) + 12 and len(calls) == 36
   files = sorted((tmp_path / "cache").glob("*.json"))
   assert [cache.Entry.loads(p.read_text()).key["mode"] for p in files] == sorted(
-      ["fwd", "fwd+bwd"], key=lambda m: cache.digest(cache.cache_key(CPU, _attention_spec(), m)))
-  entry = cache.read_entry(tmp_path / "cache", cache.cache_key(CPU, _attention_spec(), "fwd+bwd"))
+      ["fwd", "fwd+bwd"], key=lambda m: cache.digest(cache.cache_key(CPU, _attention_spec(causal=True), m)))
+  entry = cache.read_entry(tmp_path / "cache", cache.cache_key(CPU, _attention_spec(causal=True), "fwd+bwd"))
   assert entry.choices["bwd"].implementation == "xla"
   assert entry.choices["bwd"].candidates[:2] == (
       ("xla", (), 0.5), ("native", (("block_k", 64), ("block_q", 64)), 0.75))
