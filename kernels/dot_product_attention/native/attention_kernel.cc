@@ -198,8 +198,24 @@ void SoftCap(float* tile, int64_t ld, int64_t rows, int64_t cols, float cap, flo
   }
 }
 
-// Packs keys [0, keys) of (bi, kvh): transposed blocks [nk][d][bk] into `t_blocks` and, when
-// `rows` is non-null, rows [keys][d] into `rows`.
+// The rows [0, n) a tile product over keys [0, keys) reads: `keys` rounded up to the block,
+// at most the key length.
+int64_t RowsRead(const Dims& dm, int64_t keys) {
+  return std::min(dm.s, (keys + dm.bk - 1) / dm.bk * dm.bk);
+}
+
+// Loads rows [0, keys) of (bi, kvh) into `rows` ([.][d] float32) and zeroes the rows after them
+// that a tile product still reads (p is 0 there, and 0 times a previous item's NaN is NaN).
+void LoadKeyRows(const AttentionArgs& a, const Dims& dm, const void* src, int64_t bi,
+                 int64_t kvh, int64_t keys, float* rows) {
+  for (int64_t si = 0; si < keys; ++si) {
+    LoadRow(a.type, src, dm.KOffset(bi, si, kvh), dm.d, rows + si * dm.d);
+  }
+  std::fill(rows + keys * dm.d, rows + RowsRead(dm, keys) * dm.d, 0.f);
+}
+
+// Packs keys [0, keys) of (bi, kvh): transposed blocks [nk][d][bk] into `t_blocks` (zero past
+// `keys`) and, when `rows` is non-null, rows as LoadKeyRows does.
 void PackKeys(const AttentionArgs& a, const Dims& dm, const void* src, int64_t bi, int64_t kvh,
               int64_t keys, float* t_blocks, float* rows, float* row_buf) {
   const int64_t blocks = (keys + dm.bk - 1) / dm.bk;
@@ -210,6 +226,7 @@ void PackKeys(const AttentionArgs& a, const Dims& dm, const void* src, int64_t b
     float* block = t_blocks + (si / dm.bk) * dm.d * dm.bk + (si % dm.bk);
     for (int64_t di = 0; di < dm.d; ++di) block[di * dm.bk] = row[di];
   }
+  if (rows != nullptr) std::fill(rows + keys * dm.d, rows + RowsRead(dm, keys) * dm.d, 0.f);
 }
 
 // Key, causal and window mask of a [rows x cols] logits tile of queries q0.. and keys k0..: -inf
@@ -262,7 +279,7 @@ void AttentionForward(const AttentionArgs& a) {
     const int64_t kept_end = KeptKeysEnd(dm, keep);
     const int64_t keys = KeysNeeded(a, dm, qb1, kept_end);
     PackKeys(a, dm, a.k, bi, kvh, keys, kt, nullptr, qp);
-    for (int64_t si = 0; si < keys; ++si) LoadRow(a.type, a.v, dm.KOffset(bi, si, kvh), dm.d, vr + si * dm.d);
+    LoadKeyRows(a, dm, a.v, bi, kvh, keys, vr);
     for (int64_t qb = qb0; qb < qb1; ++qb) {
       const int64_t q0 = qb * dm.bq, mq = std::min(dm.bq, dm.t - q0);
       int64_t kfirst, kend;
