@@ -238,6 +238,14 @@ def is_key_mask(spec: Spec) -> bool:
   return tuple(mask.shape[1:]) == (1, 1, s) and mask.shape[0] in (1, b)
 
 
+def mean_of_values(value: jax.Array, heads: int) -> jax.Array:
+  """float32 ``[N, 1, heads, Dv]``: the mean over all S keys of `value` ``[N, S, K, Dv]`` for
+  each query head (each key/value head's repeated over its group): the row of a query that
+  attends no key."""
+  mean = jnp.mean(value.astype(jnp.float32), axis=1)  # [N, K, Dv]
+  return jnp.repeat(mean, heads // value.shape[2], axis=1)[:, None]
+
+
 def empty_window_reason(spec: Spec) -> str | None:
   """Why a kernel that skips the key blocks outside a window cannot serve `spec`, or None: its
   ``local_window_size`` leaves some query with no key (``T - 1 - left >= S``), whose row

@@ -19,6 +19,8 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 
+from pjrtkit.kernels.dot_product_attention import base
+
 
 def _is_array(a: Any) -> bool:
   return hasattr(a, "shape") and hasattr(a, "dtype")
@@ -126,10 +128,7 @@ class Call:
     out = attend(*self.arrays)
     if self.query_lengths is not None:
       _, t, h, _ = out.shape
-      value = self.arrays[2]
-      kv_heads = value.shape[2]
-      mean = jnp.mean(value.astype(jnp.float32), axis=1)  # [N, K, Dv]
-      mean = jnp.repeat(mean, h // kv_heads, axis=1)[:, None]  # [N, 1, H, Dv]
+      mean = base.mean_of_values(self.arrays[2], h)
       rows = (jnp.arange(t)[None, :] < self.query_lengths[:, None])[:, :, None, None]
       out = jnp.where(rows, out, mean.astype(out.dtype))
     return out.reshape(self.batch + tuple(out.shape[1:]))

@@ -129,9 +129,7 @@ def _rows_without_keys(lse: jax.Array) -> jax.Array:
 def _fill_rows_without_keys(out: jax.Array, lse: jax.Array, value: jax.Array) -> jax.Array:
   """`out` ``[B, T, H, Dv]`` with the rows that attend no key set to the mean of all S values of
   their key/value head (the kernel leaves them 0)."""
-  h, kv_heads = out.shape[2], value.shape[2]
-  mean = jnp.mean(value.astype(jnp.float32), axis=1)  # [B, K, Dv]
-  mean = jnp.repeat(mean, h // kv_heads, axis=1)[:, None]  # [B, 1, H, Dv]
+  mean = base.mean_of_values(value, out.shape[2])
   empty = jnp.transpose(_rows_without_keys(lse), (0, 2, 1))[..., None]  # [B, T, H, 1]
   return jnp.where(empty, mean.astype(out.dtype), out)
 
