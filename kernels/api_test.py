@@ -138,18 +138,23 @@ def test_autotune_compiles_in_parallel_with_the_callers_contexts():
 def test_rule_per_device_shape_and_dtype():
   q = jnp.ones((1, 8, 2, 16), jnp.float32)
   lowered = lambda **kw: jax.jit(lambda q: pk.dot_product_attention(q, q, q, **kw)).lower(q).as_text()  # noqa: E731
-  # native for the calls whose key blocks it skips; with nothing to skip xla (small) is faster.
+  # native for the calls whose key blocks it skips whatever the data (causal, a window narrower
+  # than the call); with nothing to skip xla (small) is faster.
   assert "pjrtkit_kernels_attention_fwd" not in lowered()
   assert "pjrtkit_kernels_attention_fwd" in lowered(is_causal=True)
   assert "pjrtkit_kernels_attention_fwd" in lowered(local_window_size=(2, 2))
+  assert "pjrtkit_kernels_attention_fwd" in lowered(local_window_size=(7, 6))
+  assert "pjrtkit_kernels_attention_fwd" not in lowered(local_window_size=(7, 7))  # every key
   assert "pjrtkit_kernels_attention_fwd" not in lowered(
       is_causal=True, mask=jnp.ones((1, 1, 8, 8), bool))
   assert "pjrtkit_kernels_attention_fwd" not in lowered(implementation="xla")
-  # Key lengths and key masks ([B or 1, 1, 1, S]): native, through its key-mask handler.
+  # Key lengths and key masks ([B or 1, 1, 1, S]): with causality native, through its key-mask
+  # handler; alone not (the rule cannot see how many keys they drop).
   for kw in (dict(key_value_seq_lengths=jnp.array([5])), dict(mask=jnp.ones((1, 1, 1, 8), bool))):
-    assert "pjrtkit_kernels_attention_fwd_key_mask" in lowered(**kw), kw
+    assert "pjrtkit_kernels_attention_fwd_key_mask" in lowered(is_causal=True, **kw), kw
+    assert "pjrtkit_kernels_attention_fwd" not in lowered(**kw), kw
   assert "pjrtkit_kernels_attention_fwd" not in lowered(
-      key_value_seq_lengths=jnp.array([5]), bias=jnp.ones((1, 1, 8, 8)))
+      is_causal=True, key_value_seq_lengths=jnp.array([5]), bias=jnp.ones((1, 1, 8, 8)))
 
 
 def test_the_shipped_h200_choices_serve_their_calls_and_win_over_the_rule(monkeypatch):

@@ -50,13 +50,15 @@ def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   of 8, compute capability below 8.0, local windows and soft caps), and "xla" the rest (bias or
   mask where cuDNN refuses them, a value head dim of its own).
   pjrtkit's CPU device: "native" (f32/bf16, no bias; no mask but a key mask ``[B or 1, 1, 1,
-  S]``, as ``key_value_seq_lengths`` gives) for calls whose key blocks it can skip (`_skips_keys`:
-  causal, a local window, a key mask), then "xla_chunked" for more than 2**20 logits, else "xla".
-  A call with nothing to skip goes to "xla_chunked" / "xla": there "native" took 1.08-1.28x of
-  "xla_chunked"'s forward time and 1.53-1.96x of its forward+backward (2x1024x8x8x64 f32/bf16
-  and 4x2048x8x4x128 f32, 2 cores, docs/kernels.md), while with causality it took 0.58-0.69x /
-  0.88-1.00x. Elsewhere: "xla_chunked" for more than 2**20 logits (memory linear in sequence
-  length), else "xla". Off GPUs the forward and the gradient follow the same rule; tuned results
+  S]``, as ``key_value_seq_lengths`` gives) for calls whose key blocks it skips (`_skips_keys`:
+  causal, or a local window narrower than the call), then "xla_chunked" for more than 2**20
+  logits, else "xla". Other calls go to "xla_chunked" / "xla": with nothing to skip "native" took
+  1.08-1.28x of "xla_chunked"'s forward time and 1.53-1.96x of its forward+backward
+  (2x1024x8x8x64 f32/bf16 and 4x2048x8x4x128 f32, 2 cores, docs/kernels.md), while with
+  causality it took 0.58-0.69x / 0.88-1.00x. A key mask alone does not count: the rule sees its
+  shape, not how many keys it drops (lengths 2048/1024/512/100 of 2048: 0.57x / 0.85x; every key
+  kept: 1.28x / 1.96x); autotuning measures such calls. Elsewhere: "xla_chunked" for more than
+  2**20 logits (memory linear in sequence length), else "xla". Off GPUs the forward and the gradient follow the same rule; tuned results
   may choose them differently. Unsupported entries are skipped; "xla" always serves.
   """
   b, t, h, _, s, _ = base.dims(spec)
@@ -69,10 +71,16 @@ def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
 
 
 def _skips_keys(spec: Spec) -> bool:
-  """Whether a flash kernel can leave key blocks out of `spec`'s call: causal, a local window, or
-  a key mask (keys past a batch element's last kept one)."""
-  return (bool(spec.param("is_causal")) or base.option(spec, "window_left") is not None
-          or base.is_key_mask(spec))
+  """Whether a flash kernel leaves key blocks out of `spec`'s call whatever the data: causal, or
+  a local window ``(left, right)`` that some query does not span every key with (``left < T - 1``
+  or ``right < S - 1``)."""
+  if spec.param("is_causal"):
+    return True
+  left = base.option(spec, "window_left")
+  if left is None:
+    return False
+  _, t, _, _, s, _ = base.dims(spec)
+  return left < t - 1 or base.option(spec, "window_right") < s - 1
 
 
 FAMILY = Family(base.OP_NAME, IMPLEMENTATIONS, rule)

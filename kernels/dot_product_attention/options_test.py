@@ -205,6 +205,37 @@ def test_native_key_lengths_match_the_reference(case, dtype):
   _check(tiled, want, (q, k, v), dtype)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_native_keeps_one_batch_elements_masked_nan_out_of_another(causal):
+  """Each work item zeroes the key rows past its own keys that its tile products still read: an
+  element with 5 keys after one whose masked key 10 holds NaN (in the same 16-key block) keeps
+  a finite output and gradient equal to the reference."""
+  rng = np.random.default_rng(40)
+  q, k = (jnp.asarray(rng.standard_normal((8, n, 2, 8)), jnp.float32) for n in (12, 32))
+  v = rng.standard_normal((8, 32, 2, 8)).astype(np.float32)
+  keep = np.ones((8, 32), bool)
+  keep[0::2, 10] = False
+  v[0::2, 10] = np.nan
+  keep[1::2, 5:] = False
+  mask = jnp.asarray(keep)[:, None, None, :]
+  v = jnp.asarray(v)
+  spec = base.make_spec(q, k, v, None, mask, causal, None)
+  choice = op_lib.Choice(api.IMPLEMENTATIONS["native"], native_lib.NativeAttentionConfig(8, 16),
+                         "explicit")
+  out, vjp = jax.vjp(lambda q, k, v: op_lib.run(spec, (q, k, v, None, mask), "native", choice,
+                                                choice), q, k, v)
+  grads = vjp(jnp.ones_like(out))
+  odd = slice(1, None, 2)
+  want, want_vjp = jax.vjp(lambda q, k, v: base.reference(q, k, v, None, mask[odd],
+                                                          is_causal=causal),
+                           q[odd], k[odd], v[odd])
+  assert bool(jnp.all(jnp.isfinite(out[odd])))
+  testing.assert_close(out[odd], want, "float32", "fwd")
+  for got, ref in zip(grads, want_vjp(jnp.ones_like(want))):
+    assert bool(jnp.all(jnp.isfinite(got[odd])))
+    testing.assert_close(got[odd], ref, "float32", "grad")
+
+
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 @pytest.mark.parametrize("shape", [(3, 1, 1, 40), (1, 1, 1, 40)])
 def test_native_takes_a_callers_key_mask_with_holes(shape, dtype):
@@ -231,8 +262,9 @@ def test_native_takes_a_callers_key_mask_with_holes(shape, dtype):
 
 def test_native_refuses_bias_and_masks_other_than_key_masks():
   """A [N, 1, T, S] or [1, H, 1, S] mask, or a bias (with key lengths too), is refused by
-  "native" with its reason; implementation=None then runs "xla"/"xla_chunked" (no native call).
-  "triton" still refuses any mask."""
+  "native" with its reason; implementation=None then runs "xla"/"xla_chunked" (no native call,
+  though the calls are causal, for which the rule lists "native" first). "triton" still refuses
+  any mask."""
   q, k, v = _key_length_arrays(24, 40, "float32", seed=32)
   kvlen = jnp.array([40, 10, 0])
   rows = jnp.ones((3, 1, 24, 40), bool)
@@ -246,9 +278,12 @@ def test_native_refuses_bias_and_masks_other_than_key_masks():
        "bias is not supported"),
   ):
     with pytest.raises(pk.UnsupportedImplementationError, match=needle):
-      pk.dot_product_attention(q, k, v, implementation="native", **kwargs)
-    text = jax.jit(lambda q: pk.dot_product_attention(q, k, v, **kwargs)).lower(q).as_text()  # noqa: B023
+      pk.dot_product_attention(q, k, v, implementation="native", is_causal=True, **kwargs)
+    text = jax.jit(lambda q: pk.dot_product_attention(  # noqa: B023
+        q, k, v, is_causal=True, **kwargs)).lower(q).as_text()  # noqa: B023
     assert "pjrtkit_kernels_attention" not in text, kwargs
+    assert "pjrtkit_kernels_attention" in jax.jit(lambda q: pk.dot_product_attention(
+        q, k, v, is_causal=True)).lower(q).as_text()
   key_mask = jnp.ones((3, 1, 1, 40), bool)
   spec = base.make_spec(q, k, v, None, key_mask, False, None)
   assert base.is_key_mask(spec)
