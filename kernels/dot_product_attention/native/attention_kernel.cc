@@ -15,65 +15,65 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-// C[m x n] = (accumulate ? C : 0) + A[m x k] B[k x n], row-major, leading dimensions given.
-// Register tiles of 4 rows x 2 vectors; n is the vectorised dimension.
-void Gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-          int64_t ldb, float* c, int64_t ldc, bool accumulate) {
-  constexpr int kRows = 4;
-  const int64_t nv = 2 * kLanes;
-  int64_t i = 0;
-  for (; i + kRows <= m; i += kRows) {
-    int64_t j = 0;
-    for (; j + nv <= n; j += nv) {
-      VecF acc[kRows][2];
+// One register tile of Gemm: C[R rows x V vectors] (+)= A[R x k] B[k x V vectors].
+template <int R, int V>
+inline void GemmTile(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
+                     float* c, int64_t ldc, bool accumulate) {
+  VecF acc[R][V];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 4
-      for (int r = 0; r < kRows; ++r) {
-        acc[r][0] = accumulate ? Load(c + (i + r) * ldc + j) : Splat(0.f);
-        acc[r][1] = accumulate ? Load(c + (i + r) * ldc + j + kLanes) : Splat(0.f);
-      }
-      for (int64_t p = 0; p < k; ++p) {
-        const VecF b0 = Load(b + p * ldb + j);
-        const VecF b1 = Load(b + p * ldb + j + kLanes);
-#pragma GCC unroll 4
-        for (int r = 0; r < kRows; ++r) {
-          const VecF ar = Splat(a[(i + r) * lda + p]);
-          acc[r][0] += ar * b0;
-          acc[r][1] += ar * b1;
-        }
-      }
-#pragma GCC unroll 4
-      for (int r = 0; r < kRows; ++r) {
-        Store(c + (i + r) * ldc + j, acc[r][0]);
-        Store(c + (i + r) * ldc + j + kLanes, acc[r][1]);
-      }
-    }
-    for (; j + kLanes <= n; j += kLanes) {
-      VecF acc[kRows];
-      for (int r = 0; r < kRows; ++r) {
-        acc[r] = accumulate ? Load(c + (i + r) * ldc + j) : Splat(0.f);
-      }
-      for (int64_t p = 0; p < k; ++p) {
-        const VecF b0 = Load(b + p * ldb + j);
-        for (int r = 0; r < kRows; ++r) acc[r] += Splat(a[(i + r) * lda + p]) * b0;
-      }
-      for (int r = 0; r < kRows; ++r) Store(c + (i + r) * ldc + j, acc[r]);
-    }
-    for (; j < n; ++j) {
-      for (int r = 0; r < kRows; ++r) {
-        float s = accumulate ? c[(i + r) * ldc + j] : 0.f;
-        for (int64_t p = 0; p < k; ++p) s += a[(i + r) * lda + p] * b[p * ldb + j];
-        c[(i + r) * ldc + j] = s;
-      }
+    for (int v = 0; v < V; ++v) {
+      acc[r][v] = accumulate ? Load(c + r * ldc + v * kLanes) : Splat(0.f);
     }
   }
-  for (; i < m; ++i) {
-    int64_t j = 0;
-    for (; j + kLanes <= n; j += kLanes) {
-      VecF acc = accumulate ? Load(c + i * ldc + j) : Splat(0.f);
-      for (int64_t p = 0; p < k; ++p) acc += Splat(a[i * lda + p]) * Load(b + p * ldb + j);
-      Store(c + i * ldc + j, acc);
+  for (int64_t p = 0; p < k; ++p) {
+    VecF bv[V];
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) bv[v] = Load(b + p * ldb + v * kLanes);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      // A scalar times a vector: one broadcast per row.
+      const float ar = a[r * lda + p];
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) acc[r][v] += ar * bv[v];
     }
-    for (; j < n; ++j) {
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) Store(c + r * ldc + v * kLanes, acc[r][v]);
+  }
+}
+
+// Rows [0, m) of C's columns [j, j + V vectors) by tiles of R rows, then one row at a time.
+template <int R, int V>
+inline void GemmColumns(int64_t m, int64_t k, const float* a, int64_t lda, const float* b,
+                        int64_t ldb, float* c, int64_t ldc, bool accumulate) {
+  int64_t i = 0;
+  for (; i + R <= m; i += R) {
+    GemmTile<R, V>(k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate);
+  }
+  for (; i < m; ++i) GemmTile<1, V>(k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate);
+}
+
+// C[m x n] = (accumulate ? C : 0) + A[m x k] B[k x n], row-major, leading dimensions given.
+// Register tiles of kGemmRows rows x kGemmVecs vectors (16 accumulators of AVX-512's 32
+// registers, 12 of AVX2's and SSE's 16: the fastest of 4-12 rows x 1-4 vectors at head_dim
+// 64/80/128); n is the vectorised dimension.
+constexpr int kGemmRows = kLanes >= 16 ? 8 : 4;
+constexpr int kGemmVecs = kLanes >= 16 ? 2 : 3;
+void Gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+          int64_t ldb, float* c, int64_t ldc, bool accumulate) {
+  int64_t j = 0;
+  for (; j + kGemmVecs * kLanes <= n; j += kGemmVecs * kLanes) {
+    GemmColumns<kGemmRows, kGemmVecs>(m, k, a, lda, b + j, ldb, c + j, ldc, accumulate);
+  }
+  for (; j + kLanes <= n; j += kLanes) {
+    GemmColumns<2 * kGemmRows, 1>(m, k, a, lda, b + j, ldb, c + j, ldc, accumulate);
+  }
+  for (; j < n; ++j) {
+    for (int64_t i = 0; i < m; ++i) {
       float s = accumulate ? c[i * ldc + j] : 0.f;
       for (int64_t p = 0; p < k; ++p) s += a[i * lda + p] * b[p * ldb + j];
       c[i * ldc + j] = s;
@@ -189,11 +189,20 @@ inline bool Outside(const AttentionArgs& a, int64_t qpos, int64_t kpos) {
 // Soft cap of a [rows x cols] logits tile; with `grad`, 1 - tanh^2 of each entry into it.
 void SoftCap(float* tile, int64_t ld, int64_t rows, int64_t cols, float cap, float* grad) {
   const float inv = 1.f / cap;
+  const VecF inv_v = Splat(inv), cap_v = Splat(cap), one = Splat(1.f);
   for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < cols; ++c) {
-      const float th = std::tanh(tile[r * ld + c] * inv);
-      tile[r * ld + c] = cap * th;
-      if (grad != nullptr) grad[r * ld + c] = 1.f - th * th;
+    float* row = tile + r * ld;
+    float* grad_row = grad != nullptr ? grad + r * ld : nullptr;
+    int64_t c = 0;
+    for (; c + kLanes <= cols; c += kLanes) {
+      const VecF th = Tanh(Load(row + c) * inv_v);
+      Store(row + c, cap_v * th);
+      if (grad_row != nullptr) Store(grad_row + c, one - th * th);
+    }
+    for (; c < cols; ++c) {
+      const float th = std::tanh(row[c] * inv);
+      row[c] = cap * th;
+      if (grad_row != nullptr) grad_row[c] = 1.f - th * th;
     }
   }
 }

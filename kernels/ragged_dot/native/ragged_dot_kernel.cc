@@ -105,7 +105,7 @@ void MicroKernel(int64_t kc, const float* a, const float* b, float* c, int64_t l
     const VecF b1 = Load(b + p * kNr + kLanes);
 #pragma GCC unroll 12
     for (int r = 0; r < kMr; ++r) {
-      // A scalar times a vector: one broadcast (Splat's lane loop spills at this register use).
+      // A scalar times a vector: one broadcast per row.
       const float ar = a[p * kMr + r];
       acc[r][0] += ar * b0;
       acc[r][1] += ar * b1;
