@@ -98,15 +98,18 @@ def test_autotune_finds_calls_in_the_lowering_and_replays_choices():
   fwd = next(c for c in result.choices if c.phase == "fwd")
   assert fwd.implementation in ("xla", "xla_chunked", "native")
   assert {c[0] for c in fwd.candidates} == {"xla", "xla_chunked", "native"}
-  forced = dataclasses.replace(fwd, implementation="xla_chunked", config=(("chunk_size", 16),))
+  forced = dataclasses.replace(fwd, implementation="native",
+                               config=(("block_k", 32), ("block_q", 16)))
   pinned = pk.AutotuningResult(result.device_kind, (forced,))
   plain = jax.jit(lambda x: pk.dot_product_attention(x, x, x, is_causal=True)).lower(x).as_text()
   with pinned:
     tuned = jax.jit(lambda x: pk.dot_product_attention(x, x, x, is_causal=True)).lower(x).as_text()
-  assert "pjrtkit_kernels_attention_fwd" in plain        # The rule: native.
-  assert "pjrtkit_kernels_attention_fwd" not in tuned    # The pinned choice: xla_chunked.
+  assert "pjrtkit_kernels_attention_fwd" not in plain    # The rule: xla (below 2**16 logits).
+  assert "pjrtkit_kernels_attention_fwd" in tuned        # The pinned choice: native,
+  assert "block_k = 32" in tuned and "block_q = 16" in tuned   # with its config.
   data = json.loads(pinned.dumps())
-  assert data["device_kind"] == "pjrtkit_cpu" and data["choices"][0]["config"] == {"chunk_size": 16}
+  assert data["device_kind"] == "pjrtkit_cpu"
+  assert data["choices"][0]["config"] == {"block_k": 32, "block_q": 16}
 
 
 def test_autotune_compiles_in_parallel_with_the_callers_contexts():
@@ -136,25 +139,26 @@ def test_autotune_compiles_in_parallel_with_the_callers_contexts():
 
 
 def test_rule_per_device_shape_and_dtype():
-  q = jnp.ones((1, 8, 2, 16), jnp.float32)
-  lowered = lambda **kw: jax.jit(lambda q: pk.dot_product_attention(q, q, q, **kw)).lower(q).as_text()  # noqa: E731
-  # native for the calls whose key blocks it skips whatever the data (causal, a window narrower
-  # than the call); with nothing to skip xla (small) is faster.
-  assert "pjrtkit_kernels_attention_fwd" not in lowered()
-  assert "pjrtkit_kernels_attention_fwd" in lowered(is_causal=True)
-  assert "pjrtkit_kernels_attention_fwd" in lowered(local_window_size=(2, 2))
-  assert "pjrtkit_kernels_attention_fwd" in lowered(local_window_size=(7, 6))
-  assert "pjrtkit_kernels_attention_fwd" not in lowered(local_window_size=(7, 7))  # every key
+  # 2 heads x 256 x 256 = 2**17 logits: native; 2 x 128 x 128 = 2**15: xla (native's fixed cost).
+  big, small = jnp.ones((1, 256, 2, 16), jnp.float32), jnp.ones((1, 128, 2, 16), jnp.float32)
+
+  def lowered(q=big, **kw):
+    return jax.jit(lambda q: pk.dot_product_attention(q, q, q, **kw)).lower(q).as_text()
+
+  for kw in ({}, dict(is_causal=True), dict(local_window_size=(2, 2)),
+             dict(local_window_size=(255, 255)), dict(logits_soft_cap=5.0)):
+    assert "pjrtkit_kernels_attention_fwd" in lowered(**kw), kw
+    assert "pjrtkit_kernels_attention_fwd" not in lowered(small, **kw), kw
+  assert "pjrtkit_kernels_attention_fwd" in lowered(jnp.ones((2, 128, 2, 16), jnp.float32))
   assert "pjrtkit_kernels_attention_fwd" not in lowered(
-      is_causal=True, mask=jnp.ones((1, 1, 8, 8), bool))
+      is_causal=True, mask=jnp.ones((1, 1, 256, 256), bool))
   assert "pjrtkit_kernels_attention_fwd" not in lowered(implementation="xla")
-  # Key lengths and key masks ([B or 1, 1, 1, S]): with causality native, through its key-mask
-  # handler; alone not (the rule cannot see how many keys they drop).
-  for kw in (dict(key_value_seq_lengths=jnp.array([5])), dict(mask=jnp.ones((1, 1, 1, 8), bool))):
+  # Key lengths and key masks ([B or 1, 1, 1, S]): native, through its key-mask handler.
+  for kw in (dict(key_value_seq_lengths=jnp.array([5])), dict(mask=jnp.ones((1, 1, 1, 256), bool))):
+    assert "pjrtkit_kernels_attention_fwd_key_mask" in lowered(**kw), kw
     assert "pjrtkit_kernels_attention_fwd_key_mask" in lowered(is_causal=True, **kw), kw
-    assert "pjrtkit_kernels_attention_fwd" not in lowered(**kw), kw
   assert "pjrtkit_kernels_attention_fwd" not in lowered(
-      is_causal=True, key_value_seq_lengths=jnp.array([5]), bias=jnp.ones((1, 1, 8, 8)))
+      key_value_seq_lengths=jnp.array([5]), bias=jnp.ones((1, 1, 256, 256)))
 
 
 def test_the_shipped_h200_choices_serve_their_calls_and_win_over_the_rule(monkeypatch):

@@ -197,8 +197,9 @@ def test_disabled_is_todays_choice(monkeypatch, chosen, tmp_path):
   jax.grad(lambda q: jnp.sum(pk.dot_product_attention(q, kv, kv, is_causal=True)))(q)
   x = jnp.ones((8, 64), jnp.float32)
   jax.jit(lambda x: pk.layer_norm(x, jnp.ones((64,)), None))(x)
-  # The rule's choices on pjrtkit's CPU device, no refinement, nothing written.
-  assert ran == [("native", "rule", "native", "rule", None),
+  # The rule's choices on pjrtkit's CPU device (attention of 2**14 logits: xla, below native's
+  # 2**16), no refinement, nothing written.
+  assert ran == [("xla", "rule", "xla", "rule", None),
                  ("native", "rule", "native", "rule", None)]
   assert chosen == []
   assert not (tmp_path / "cache").exists()
@@ -226,15 +227,14 @@ def test_attention_choice_by_fixed_times_per_mode_and_phase(monkeypatch, chosen,
            ("fwd", "native", (("block_k", 128), ("block_q", 32))): 2.0,
            ("bwd", "xla", ()): 0.5,
            ("bwd", "native", (("block_k", 64), ("block_q", 64))): 0.75}
-  calls: list = []  # Causal: the rule's choice is native.
+  calls: list = []  # 2**14 logits: the rule's choice is xla.
   monkeypatch.setattr(cache, "time_candidate", _fixed_timer(times, calls))
   q, kv = _attention_args()
   with cache.using():
     out = jax.jit(lambda q: pk.dot_product_attention(q, kv, kv, is_causal=True))(q)
     grad = jax.jit(jax.grad(lambda q: jnp.sum(pk.dot_product_attention(q, kv, kv, is_causal=True))))(q)
   assert chosen == [
-      ("fwd", "xla_chunked", (("chunk_size", 128),), "cache", "native",
-       (("block_k", 128), ("block_q", 64)), "rule"),
+      ("fwd", "xla_chunked", (("chunk_size", 128),), "cache", "xla", (), "rule"),
       ("fwd+bwd", "xla_chunked", (("chunk_size", 128),), "cache", "xla", (), "cache")]
   ref = attention_base.reference(q, kv, kv, is_causal=True)
   testing.assert_close(out, ref, "float32", "fwd")

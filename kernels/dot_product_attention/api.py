@@ -33,6 +33,10 @@ IMPLEMENTATIONS: dict[str, Op] = {
 _SMALL_LOGITS = 1 << 20
 """Below this many logits (B*H*T*S) "xla" is used: one fused XLA program beats kernel calls."""
 
+_NATIVE_MIN_LOGITS = 1 << 16
+"""From this many logits on pjrtkit's CPU device, "native" first: below, its fixed cost per call
+outweighs the work (docs/kernels.md)."""
+
 
 def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   """The documented choice for ``implementation=None`` without a tuned result.
@@ -50,37 +54,25 @@ def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   of 8, compute capability below 8.0, local windows and soft caps), and "xla" the rest (bias or
   mask where cuDNN refuses them, a value head dim of its own).
   pjrtkit's CPU device: "native" (f32/bf16, no bias; no mask but a key mask ``[B or 1, 1, 1,
-  S]``, as ``key_value_seq_lengths`` gives) for calls whose key blocks it skips (`_skips_keys`:
-  causal, or a local window narrower than the call), then "xla_chunked" for more than 2**20
-  logits, else "xla". Other calls go to "xla_chunked" / "xla": with nothing to skip "native" took
-  1.08-1.28x of "xla_chunked"'s forward time and 1.53-1.96x of its forward+backward
-  (2x1024x8x8x64 f32/bf16 and 4x2048x8x4x128 f32, 2 cores, docs/kernels.md), while with
-  causality it took 0.58-0.69x / 0.88-1.00x. A key mask alone does not count: the rule sees its
-  shape, not how many keys it drops (lengths 2048/1024/512/100 of 2048: 0.57x / 0.85x; every key
-  kept: 1.28x / 1.96x); autotuning measures such calls. Elsewhere: "xla_chunked" for more than
-  2**20 logits (memory linear in sequence length), else "xla". Off GPUs the forward and the gradient follow the same rule; tuned results
-  may choose them differently. Unsupported entries are skipped; "xla" always serves.
+  S]``, as ``key_value_seq_lengths`` gives) from 2**16 logits, then "xla_chunked" for
+  more than 2**20 logits, else "xla". "native" took 0.15-0.20x of "xla_chunked"'s forward time
+  and 0.23-0.26x of its forward+backward with every key attended, 0.02-0.14x / 0.03-0.16x causal
+  or windowed (2x1024x8x8x64 f32/bf16, 1x2048x8x4x128 f32, 1x4096x8x4x128 bf16, 2 cores,
+  docs/kernels.md), and 0.17-0.46x of "xla"'s forward+backward from 2**17 logits
+  (2x128x4x2x64, 4x256x8x8x64, 1x512x8x2x128); at 2**14 logits (1x64x4x4x64) its
+  forward+backward took 1.1-1.2x of "xla"'s, at 2**8 2.1-2.4x (fractions of a millisecond: the
+  call's fixed cost).
+  Elsewhere: "xla_chunked" for more than 2**20 logits (memory linear in sequence length), else
+  "xla". Off GPUs the forward and the gradient follow the same rule; tuned results may choose
+  them differently. Unsupported entries are skipped; "xla" always serves.
   """
   b, t, h, _, s, _ = base.dims(spec)
   fallback = "xla_chunked" if b * h * t * s > _SMALL_LOGITS else "xla"
   if device.is_gpu:
     return ["mosaic", "cudnn", "triton", "xla"]
-  if device.is_pjrtkit_cpu and _skips_keys(spec):
+  if device.is_pjrtkit_cpu and b * h * t * s >= _NATIVE_MIN_LOGITS:
     return ["native", fallback]
   return [fallback]
-
-
-def _skips_keys(spec: Spec) -> bool:
-  """Whether a flash kernel leaves key blocks out of `spec`'s call whatever the data: causal, or
-  a local window ``(left, right)`` that some query does not span every key with (``left < T - 1``
-  or ``right < S - 1``)."""
-  if spec.param("is_causal"):
-    return True
-  left = base.option(spec, "window_left")
-  if left is None:
-    return False
-  _, t, _, _, s, _ = base.dims(spec)
-  return left < t - 1 or base.option(spec, "window_right") < s - 1
 
 
 FAMILY = Family(base.OP_NAME, IMPLEMENTATIONS, rule)

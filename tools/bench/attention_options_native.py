@@ -6,9 +6,9 @@ run.
       [--iterations 3] [--shapes 1x2048x8x4x128:float32,...] [--window 256] [--soft-cap 50]
       [--key-lengths 2048,1024,512,100]
 
-Per shape ``BxTxHxKxD:dtype`` (T = S, H query heads on K key/value heads), three calls: causal (no
-options), causal with a window of ``--window`` keys before each query, and that window with the soft
-cap; with ``--key-lengths`` (one per batch element, B of them) instead two calls with
+Per shape ``BxTxHxKxD:dtype`` (T = S, H query heads on K key/value heads), four calls: no options
+(every key of every query), causal, causal with a window of ``--window`` keys before each query, and
+that window with the soft cap; with ``--key-lengths`` (one per batch element, B of them) instead two calls with
 ``key_value_seq_lengths``: without and with ``is_causal``. Phases "fwd" (the output) and "fwd+bwd"
 (``jax.grad`` of a sum with respect to query, key and value). Wall-clock medians of `--iterations`
 calls (`pjrtkit.kernels.benchmarking`), rounds alternating the contenders; a row reports the median
@@ -37,7 +37,8 @@ def _calls(window: int, soft_cap: float, key_lengths: tuple[int, ...] | None) ->
     text = ",".join(str(n) for n in key_lengths)
     return {f"key lengths {text}": dict(key_value_seq_lengths=lengths),
             f"causal, key lengths {text}": dict(is_causal=True, key_value_seq_lengths=lengths)}
-  return {"causal": dict(is_causal=True),
+  return {"no options": dict(),
+          "causal": dict(is_causal=True),
           f"causal, window {window}": dict(is_causal=True, local_window_size=(window, 0)),
           f"causal, window {window}, soft cap {soft_cap:g}": dict(
               is_causal=True, local_window_size=(window, 0), logits_soft_cap=soft_cap)}

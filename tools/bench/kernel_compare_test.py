@@ -302,12 +302,12 @@ def test_quick_run_skips_gpu_only_contenders_with_their_reasons(quick_run):
       assert rows[name]["status"] == "ok" and rows[name]["check"] == "ok", rows[name]
       assert rows[name]["throughput"] == pytest.approx(
           compare_cases.throughput(compare_cases.select([case], True)[0], rows[name]["ms"]))
-  # The CPU rule: native where it skips key blocks (causal H3), else xla at these small shapes.
-  assert _rows(doc, "A3")["pk None"]["chosen"] == "fwd=xla (rule)"
-  assert _rows(doc, "A4")["pk None"]["chosen"] == "fwd=xla (rule), bwd=xla (rule)"
+  # The CPU rule: native from 2**16 logits (A3/A4 have 2**16, A8 2**19, H3 73728).
+  assert _rows(doc, "A3")["pk None"]["chosen"] == "fwd=native (rule)"
+  assert _rows(doc, "A4")["pk None"]["chosen"] == "fwd=native (rule), bwd=native (rule)"
   assert len(_rows(doc, "A4")["pk xla"]["errors"]) == 4      # the output and 3 gradients
-  for case, impl in (("A8", "xla"), ("H3", "native")):  # GQA: k and v with kv_heads heads
-    assert _rows(doc, case)["pk None"]["chosen"] == f"fwd={impl} (rule), bwd={impl} (rule)"
+  for case in ("A8", "H3"):  # GQA: k and v (and their gradients) with kv_heads heads
+    assert _rows(doc, case)["pk None"]["chosen"] == "fwd=native (rule), bwd=native (rule)"
     assert [n for n, _ in _rows(doc, case)["pk xla_chunked"]["errors"]] == [
         "out", "grad0", "grad1", "grad2"]
   ln = _rows(doc, "L3")

@@ -57,11 +57,9 @@ def test_cpu_grid_end_to_end(tmp_path, capsys):
     phases = ["fwd"] if p["point"]["phase"] == "fwd" else ["fwd", "bwd"]
     assert sorted(p["none_cached"]["choices"]) == sorted(phases)
     assert {c["source"] for c in p["none_cached"]["choices"].values()} == {"cache"}
-    # The CPU rule: native for the causal point (key blocks to skip), xla for the other.
-    rule = ({"implementation": "native", "config": {"block_k": 128, "block_q": 64}}
-            if p["point"]["causal"] else {"implementation": "xla", "config": {}})
+    # The CPU rule: xla below 2**16 logits (both points: 8192 and 16384).
     assert p["none_uncached"]["choices"] == {
-        phase: dict(rule, source="rule") for phase in phases}
+        phase: {"implementation": "xla", "config": {}, "source": "rule"} for phase in phases}
   assert doc["all_within_5pct"] is all(p["within_5pct"] for p in doc["points"])
   assert sorted(e.key["mode"] for e in autotune_cache.entries(cache_dir)) == ["fwd", "fwd+bwd"]
   table = (tmp_path / "sweep_pjrtkit.md").read_text().splitlines()
