@@ -208,11 +208,12 @@ def extras_reason(spec: Spec, *, accepts_window: bool = False,
   return None
 
 
-def flash_kernel_reason(spec: Spec, *, accepts_key_mask: bool = False) -> str | None:
+def flash_kernel_reason(spec: Spec, *, accepts_key_mask: bool = False,
+                        accepts_rows_without_keys: bool = False) -> str | None:
   """Why a flash kernel that computes windows and soft caps ("native", "triton") cannot serve
   `spec`'s options, or None: a bias or mask (with `accepts_key_mask`, a bias or a mask other than
-  a key mask, `is_key_mask`), a value head dim of its own, or a window leaving queries without
-  keys."""
+  a key mask, `is_key_mask`), a value head dim of its own, or, unless
+  `accepts_rows_without_keys`, a window leaving queries without keys."""
   if accepts_key_mask:
     if spec.arg("bias") is not None:
       return "bias is not supported (use 'xla_chunked' or 'xla')"
@@ -224,8 +225,10 @@ def flash_kernel_reason(spec: Spec, *, accepts_key_mask: bool = False) -> str | 
               f"{tuple(mask.shape)} (use 'xla_chunked' or 'xla')")
   elif has_bias_or_mask(spec):
     return "bias and mask are not supported (use 'xla_chunked' or 'xla')"
-  return (extras_reason(spec, accepts_window=True, accepts_soft_cap=True)
-          or empty_window_reason(spec))
+  reason = extras_reason(spec, accepts_window=True, accepts_soft_cap=True)
+  if reason or accepts_rows_without_keys:
+    return reason
+  return empty_window_reason(spec)
 
 
 def is_key_mask(spec: Spec) -> bool:
@@ -246,13 +249,18 @@ def mean_of_values(value: jax.Array, heads: int) -> jax.Array:
   return jnp.repeat(mean, heads // value.shape[2], axis=1)[:, None]
 
 
-def empty_window_reason(spec: Spec) -> str | None:
-  """Why a kernel that skips the key blocks outside a window cannot serve `spec`, or None: its
-  ``local_window_size`` leaves some query with no key (``T - 1 - left >= S``), whose row
-  averages every value."""
+def window_leaves_rows_without_keys(spec: Spec) -> bool:
+  """Whether `spec`'s ``local_window_size`` leaves some query with no key (``T - 1 - left >=
+  S``): that row averages every value."""
   left = option(spec, "window_left")
   _, t, _, _, s, _ = dims(spec)
-  if left is None or t - 1 - left < s:
+  return left is not None and t - 1 - left >= s
+
+
+def empty_window_reason(spec: Spec) -> str | None:
+  """Why a kernel that skips the key blocks outside a window and cannot fill rows without keys
+  cannot serve `spec`, or None (`window_leaves_rows_without_keys`)."""
+  if not window_leaves_rows_without_keys(spec):
     return None
   return ("local_window_size leaves queries without any key (query length - 1 - left >= key "
           "length): their rows average every value, which the kernel's window skipping does not "

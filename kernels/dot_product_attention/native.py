@@ -12,7 +12,7 @@ mask (``implementation=None`` then takes "xla_chunked" or "xla"). Calls without 
 handlers ``pjrtkit_kernels_attention_{fwd,bwd}`` (and programs exported with them still run).
 
 A query row that attends no key (every key masked by the key mask, causality and the window
-together) is, as in "xla" and `base.reference`, the mean of all S values of its key/value head;
+together; a window alone leaves the queries past ``S - 1 + left`` without keys) is, as in "xla" and `base.reference`, the mean of all S values of its key/value head;
 the kernel leaves it 0 with log-sum-exp -inf, and this module puts the mean there
 (`_fill_rows_without_keys`) and, in the backward, gives value that row's cotangent divided by S on
 every key (`_rows_without_keys_dvalue`); query and key get nothing from it.
@@ -65,7 +65,7 @@ class NativeAttention(Op[NativeAttentionConfig]):
   config_cls = NativeAttentionConfig
 
   def unsupported_reason(self, spec: Spec, device: DeviceInfo) -> str | None:
-    reason = base.flash_kernel_reason(spec, accepts_key_mask=True)
+    reason = base.flash_kernel_reason(spec, accepts_key_mask=True, accepts_rows_without_keys=True)
     if reason:
       return reason
     return native_unsupported_reason(device, spec.arg("query").dtype)
@@ -94,6 +94,7 @@ class NativeAttention(Op[NativeAttentionConfig]):
       out, lse = jax.ffi.ffi_call(FWD_TARGET, results)(q, k, v, **attrs)
     else:
       out, lse = jax.ffi.ffi_call(FWD_KEY_MASK_TARGET, results)(q, k, v, _key_mask(mask), **attrs)
+    if _may_leave_rows_without_keys(spec):
       out = _fill_rows_without_keys(out, lse, v)
     return out, (q, k, v, bias, mask, out, lse)
 
@@ -110,8 +111,15 @@ class NativeAttention(Op[NativeAttentionConfig]):
     else:
       dq, dk, dv = jax.ffi.ffi_call(BWD_KEY_MASK_TARGET, results)(
           q, k, v, _key_mask(mask), out, lse, dout.astype(q.dtype), **attrs)
+    if _may_leave_rows_without_keys(spec):
       dv = dv + _rows_without_keys_dvalue(lse, dout, v)
     return dq, dk, dv, None, None
+
+
+def _may_leave_rows_without_keys(spec: Spec) -> bool:
+  """Whether some query row of `spec`'s call may attend no key: a key mask (data decides), or a
+  window leaving queries past ``S - 1 + left`` without keys."""
+  return spec.arg("mask") is not None or base.window_leaves_rows_without_keys(spec)
 
 
 def _key_mask(mask: jax.Array) -> jax.Array:

@@ -450,17 +450,43 @@ def test_native_window_and_soft_cap_match_the_reference(case, dtype):
   _check(call, want, (q, k, v), dtype)
 
 
-def test_kernels_refuse_windows_that_leave_queries_without_keys():
+def test_triton_refuses_windows_that_leave_queries_without_keys():
   q, k, v = (jnp.ones((1, 30, 2, 16)), jnp.ones((1, 10, 2, 16)), jnp.ones((1, 10, 2, 16)))
   with pk.pallas_interpret(testing.interpret("triton")):
-    for impl in ("triton", "native"):
-      with pytest.raises(pk.UnsupportedImplementationError,
-                         match="leaves queries without any key"):
-        pk.dot_product_attention(q, k, v, local_window_size=(5, 5), implementation=impl)
-      pk.dot_product_attention(q, k, v, local_window_size=(20, 0), implementation=impl)
-  # None still serves it (xla_chunked or xla: the empty rows average every value).
-  out = pk.dot_product_attention(q, k, v, local_window_size=(5, 5))
-  np.testing.assert_allclose(np.asarray(out[0, 29]), 1.0, rtol=1e-6)
+    with pytest.raises(pk.UnsupportedImplementationError, match="leaves queries without any key"):
+      pk.dot_product_attention(q, k, v, local_window_size=(5, 5), implementation="triton")
+    pk.dot_product_attention(q, k, v, local_window_size=(20, 0), implementation="triton")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("options", [dict(local_window_size=(5, 2)),
+                                     dict(local_window_size=(3, 0), is_causal=True),
+                                     dict(local_window_size=(4, 1), logits_soft_cap=2.0)],
+                         ids=["window", "window_causal", "window_soft_cap"])
+def test_native_fills_the_rows_a_window_leaves_without_keys(options, dtype):
+  # 40 queries on 13 keys: queries past 12 + left attend no key; their rows are the mean of the
+  # values and give value dout / S, as in the reference. Blocks 8x16: a query block with rows on
+  # both sides of the edge, and blocks wholly past it.
+  rng = np.random.default_rng(5)
+  q = jnp.asarray(rng.standard_normal((2, 40, 4, 16)), dtype)
+  k = jnp.asarray(rng.standard_normal((2, 13, 2, 16)), dtype)
+  v = jnp.asarray(rng.standard_normal((2, 13, 2, 16)), dtype)
+  spec = base.make_spec(q, k, v, None, None, options.get("is_causal", False), None,
+                        **{n: o for n, o in options.items() if n != "is_causal"})
+  assert base.window_leaves_rows_without_keys(spec)
+  assert api.IMPLEMENTATIONS["native"].unsupported_reason(spec, pk_device.current_device()) is None
+  choice = op_lib.Choice(api.IMPLEMENTATIONS["native"], native_lib.NativeAttentionConfig(8, 16),
+                         "explicit")
+  call = lambda q, k, v: op_lib.run(spec, (q, k, v, None, None), "native", choice, choice)  # noqa: E731
+  want = lambda q, k, v: base.reference(q, k, v, **options)  # noqa: E731
+  _check(call, want, (q, k, v), dtype)
+  mean = np.mean(np.asarray(v, np.float32), axis=1)  # [B, K, D]
+  np.testing.assert_allclose(np.asarray(call(q, k, v)[:, 39], np.float32),
+                             np.repeat(mean, 2, axis=1), rtol=1e-2 if dtype == "bfloat16" else 1e-6,
+                             atol=1e-2 if dtype == "bfloat16" else 1e-6)
+  # The public API, by name (the rule would take xla for so few logits).
+  got = pk.dot_product_attention(q, k, v, implementation="native", **options)
+  testing.assert_close(got, want(q, k, v), dtype, "fwd")
 
 
 def test_implementation_sequences_take_the_first_that_serves():

@@ -55,9 +55,6 @@ ffi::Error DescribeAttention(const ffi::AnyBuffer& q, const ffi::AnyBuffer& k,
       attrs.window_right < -1) {
     return Invalid("window_left and window_right must both be -1 (no window) or both >= 0");
   }
-  if (attrs.window_left >= 0 && qd[1] - 1 - attrs.window_left >= kd[1]) {
-    return Invalid("the window leaves queries without keys (q_seq - 1 - window_left >= kv_seq)");
-  }
   if (!(attrs.soft_cap >= 0.f) || attrs.soft_cap == std::numeric_limits<float>::infinity()) {
     return Invalid("soft_cap must be 0 (none) or a finite number > 0");
   }

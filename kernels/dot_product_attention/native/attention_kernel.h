@@ -26,8 +26,8 @@ struct AttentionArgs {
   float scale = 1.f;
   bool causal = false;
   // Local window: query t attends keys t - window_left .. t + window_right (-1: no window; both
-  // set or neither). The window must keep a key for every query (the caller refuses
-  // T - 1 - left >= S); the key mask may leave rows without keys.
+  // set or neither). The window (queries t > S - 1 + left) and the key mask may leave rows
+  // without keys.
   int64_t window_left = -1, window_right = -1;
   float soft_cap = 0.f;  // > 0: logits become soft_cap * tanh(logits / soft_cap)
   // Key mask [batch or 1, kv_len] (nonzero: the key is attended), broadcast over heads and

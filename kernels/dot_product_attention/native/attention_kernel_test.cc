@@ -2,7 +2,8 @@
 // and backward, against a plain double-precision definition: query lengths off block_q and key
 // lengths off block_k, head_dim on and off the vector widths, grouped, equal and multi-query
 // heads, causal, local windows, soft cap, key masks (with holes, one row for the whole batch, one
-// keeping no key), small blocks that cross many tiles, float32 and bfloat16 inputs.
+// keeping no key), a window leaving rows without keys, small blocks that cross many tiles,
+// float32 and bfloat16 inputs.
 //
 // Tolerances, as |got - want| <= tol * (max |want| over the tensor's finite entries): 1e-4 for
 // every float32 output (out and lse, dq, dk and dv, which are float32 in both modes); 1e-2 for
@@ -84,6 +85,9 @@ const Case kCases[] = {
     {"shared key mask, window 17,6 T36 S33 D20 H2/K1 blocks 8x16", 2, 36, 33, 2, 1, 20, false,
      17, 6, 0, KeyMask::kShared, 8, 16, 0},
     {"causal T5 S7 D3 H2/K1", 1, 5, 7, 2, 1, 3, true, -1, -1, 0, KeyMask::kNone, 64, 128, 0},
+    // Queries past 12 + 2 attend no key: a query block straddling the edge, blocks wholly past.
+    {"window 2,1 leaving rows without keys T40 S13 D16 H4/K2 blocks 8x16", 2, 40, 13, 4, 2, 16,
+     false, 2, 1, 0, KeyMask::kNone, 8, 16, 0},
 };
 
 std::vector<float> Random(int64_t n, std::mt19937* gen) {
