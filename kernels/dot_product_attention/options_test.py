@@ -263,18 +263,18 @@ def test_native_takes_a_callers_key_mask_with_holes(shape, dtype):
 def test_native_refuses_bias_and_masks_other_than_key_masks():
   """A [N, 1, T, S] or [1, H, 1, S] mask, or a bias (with key lengths too), is refused by
   "native" with its reason; implementation=None then runs "xla"/"xla_chunked" (no native call,
-  though the calls are causal, for which the rule lists "native" first). "triton" still refuses
-  any mask."""
-  q, k, v = _key_length_arrays(24, 40, "float32", seed=32)
-  kvlen = jnp.array([40, 10, 0])
-  rows = jnp.ones((3, 1, 24, 40), bool)
-  heads = jnp.ones((1, 4, 1, 40), bool)
+  though the calls are causal with 3 x 4 x 64 x 96 logits, for which the rule lists "native"
+  first). "triton" still refuses any mask."""
+  q, k, v = _key_length_arrays(64, 96, "float32", seed=32)
+  kvlen = jnp.array([96, 10, 0])
+  rows = jnp.ones((3, 1, 64, 96), bool)
+  heads = jnp.ones((1, 4, 1, 96), bool)
   for kwargs, needle in (
-      (dict(mask=rows), r"a mask other than a key mask \(\[3 or 1, 1, 1, 40\]: one flag per "
-                        r"batch element and key.*got shape \(3, 1, 24, 40\)"),
-      (dict(mask=heads), r"got shape \(1, 4, 1, 40\)"),
-      (dict(mask=rows, key_value_seq_lengths=kvlen), r"got shape \(3, 1, 24, 40\)"),
-      (dict(bias=jnp.zeros((1, 1, 1, 40)), key_value_seq_lengths=kvlen),
+      (dict(mask=rows), r"a mask other than a key mask \(\[3 or 1, 1, 1, 96\]: one flag per "
+                        r"batch element and key.*got shape \(3, 1, 64, 96\)"),
+      (dict(mask=heads), r"got shape \(1, 4, 1, 96\)"),
+      (dict(mask=rows, key_value_seq_lengths=kvlen), r"got shape \(3, 1, 64, 96\)"),
+      (dict(bias=jnp.zeros((1, 1, 1, 96)), key_value_seq_lengths=kvlen),
        "bias is not supported"),
   ):
     with pytest.raises(pk.UnsupportedImplementationError, match=needle):
@@ -284,7 +284,7 @@ def test_native_refuses_bias_and_masks_other_than_key_masks():
     assert "pjrtkit_kernels_attention" not in text, kwargs
     assert "pjrtkit_kernels_attention" in jax.jit(lambda q: pk.dot_product_attention(
         q, k, v, is_causal=True)).lower(q).as_text()
-  key_mask = jnp.ones((3, 1, 1, 40), bool)
+  key_mask = jnp.ones((3, 1, 1, 96), bool)
   spec = base.make_spec(q, k, v, None, key_mask, False, None)
   assert base.is_key_mask(spec)
   assert "bias and mask are not supported" in api.IMPLEMENTATIONS["triton"].unsupported_reason(
