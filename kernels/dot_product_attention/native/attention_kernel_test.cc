@@ -23,6 +23,7 @@
 
 #include "gtest/gtest.h"
 #include "kernels/native/cpu_features.h"
+#include "kernels/native/test_buffer.h"
 
 namespace pjrtkit_kernels {
 namespace {
@@ -90,33 +91,6 @@ const Case kCases[] = {
      false, 2, 1, 0, KeyMask::kNone, 8, 16, 0},
 };
 
-std::vector<float> Random(int64_t n, std::mt19937* gen) {
-  std::normal_distribution<float> dist;
-  std::vector<float> v(n);
-  for (float& x : v) x = Bf16ToFloat(FloatToBf16(dist(*gen)));  // exact in bfloat16 too
-  return v;
-}
-
-// A buffer as the kernel reads or writes it: float32, or bfloat16 bits.
-struct Tensor {
-  bool bf16;
-  std::vector<float> f;
-  std::vector<uint16_t> h;
-  Tensor(const std::vector<float>& x, bool is_bf16) : bf16(is_bf16) {
-    if (!bf16) f = x;
-    for (size_t i = 0; bf16 && i < x.size(); ++i) h.push_back(FloatToBf16(x[i]));
-  }
-  Tensor(int64_t n, bool is_bf16)  // NaN everywhere: an element the kernel leaves fails.
-      : Tensor(std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()), is_bf16) {}
-  void* data() { return bf16 ? static_cast<void*>(h.data()) : f.data(); }
-  std::vector<float> Floats() const {
-    if (!bf16) return f;
-    std::vector<float> out;
-    for (uint16_t e : h) out.push_back(Bf16ToFloat(e));
-    return out;
-  }
-};
-
 // One case's inputs (bfloat16-exact) and key mask, [B,T,H,D] q and dout, [B,S,K,D] k and v.
 struct Inputs {
   std::vector<float> q, k, v, dout;
@@ -124,10 +98,10 @@ struct Inputs {
   int64_t mask_stride = 0;
   Inputs(const Case& c, int seed) {
     std::mt19937 gen(seed);
-    q = Random(c.b * c.t * c.h * c.d, &gen);
-    k = Random(c.b * c.s * c.k * c.d, &gen);
-    v = Random(c.b * c.s * c.k * c.d, &gen);
-    dout = Random(c.b * c.t * c.h * c.d, &gen);
+    q = RandomBf16Exact(c.b * c.t * c.h * c.d, &gen);
+    k = RandomBf16Exact(c.b * c.s * c.k * c.d, &gen);
+    v = RandomBf16Exact(c.b * c.s * c.k * c.d, &gen);
+    dout = RandomBf16Exact(c.b * c.t * c.h * c.d, &gen);
     if (c.mask == KeyMask::kHoles) {
       mask_stride = c.s;
       for (int64_t bi = 0; bi < c.b; ++bi) {
@@ -277,7 +251,7 @@ TEST(AttentionKernel, ForwardMatchesTheDefinition) {
     for (bool bf16 : {false, true}) {
       for (const Variant& var : kVariants) {
         if (!Runs(var.isa)) continue;
-        Tensor q(in.q, bf16), k(in.k, bf16), v(in.v, bf16), out(in.q.size(), bf16);
+        TestBuffer q(in.q, bf16), k(in.k, bf16), v(in.v, bf16), out(in.q.size(), bf16);
         std::vector<float> lse(ref.lse.size(), std::numeric_limits<float>::quiet_NaN());
         AttentionArgs a = Args(c, in, bf16);
         a.q = q.data(), a.k = k.data(), a.v = v.data(), a.out = out.data(), a.lse = lse.data();
@@ -297,12 +271,12 @@ TEST(AttentionKernel, BackwardMatchesTheDefinition) {
     const Reference fwd = Compute(c, in, nullptr);
     std::vector<float> lse_in(fwd.lse.begin(), fwd.lse.end());
     for (bool bf16 : {false, true}) {
-      const Tensor out_in(std::vector<float>(fwd.out.begin(), fwd.out.end()), bf16);
+      const TestBuffer out_in(std::vector<float>(fwd.out.begin(), fwd.out.end()), bf16);
       const std::vector<float> out_given = out_in.Floats();
       const Reference ref = Compute(c, in, &out_given);
       for (const Variant& var : kVariants) {
         if (!Runs(var.isa)) continue;
-        Tensor q(in.q, bf16), k(in.k, bf16), v(in.v, bf16), dout(in.dout, bf16), o = out_in;
+        TestBuffer q(in.q, bf16), k(in.k, bf16), v(in.v, bf16), dout(in.dout, bf16), o = out_in;
         const float nan = std::numeric_limits<float>::quiet_NaN();
         std::vector<float> dq(in.q.size(), nan), dk(in.k.size(), nan), dv(in.k.size(), nan);
         AttentionArgs a = Args(c, in, bf16);

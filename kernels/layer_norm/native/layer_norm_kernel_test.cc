@@ -28,6 +28,7 @@
 
 #include "gtest/gtest.h"
 #include "kernels/native/cpu_features.h"
+#include "kernels/native/test_buffer.h"
 
 namespace pjrtkit_kernels {
 namespace {
@@ -145,26 +146,6 @@ Reference Compute(const Case& c, const Inputs& in) {
   return ref;
 }
 
-// A buffer as the kernel reads or writes it: float32, or bfloat16 bits.
-struct Tensor {
-  bool bf16;
-  std::vector<float> f;
-  std::vector<uint16_t> h;
-  Tensor(const std::vector<float>& x, bool is_bf16) : bf16(is_bf16) {
-    if (!bf16) f = x;
-    for (size_t i = 0; bf16 && i < x.size(); ++i) h.push_back(FloatToBf16(x[i]));
-  }
-  Tensor(int64_t n, bool is_bf16)  // NaN everywhere: an element the kernel leaves fails.
-      : Tensor(std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()), is_bf16) {}
-  void* data() { return bf16 ? static_cast<void*>(h.data()) : f.data(); }
-  std::vector<float> Floats() const {
-    if (!bf16) return f;
-    std::vector<float> out;
-    for (uint16_t e : h) out.push_back(Bf16ToFloat(e));
-    return out;
-  }
-};
-
 std::vector<float> Nans(int64_t n) {
   return std::vector<float>(n, std::numeric_limits<float>::quiet_NaN());
 }
@@ -234,7 +215,7 @@ TEST(LayerNormKernel, ForwardMatchesTheDefinition) {
     for (bool bf16 : {false, true}) {
       for (const Variant& var : kVariants) {
         if (!Runs(var.isa)) continue;
-        Tensor x(in.x, bf16), y(c.rows * c.channels, bf16);
+        TestBuffer x(in.x, bf16), y(c.rows * c.channels, bf16);
         std::vector<float> mean = Nans(c.rows), rstd = Nans(c.rows);
         LayerNormArgs a = Args(c, bf16);
         a.x = x.data(), a.scale = in.scale.data(), a.offset = in.offset.data();
@@ -259,7 +240,7 @@ TEST(LayerNormKernel, BackwardMatchesTheDefinition) {
       for (const Variant& var : kVariants) {
         if (!Runs(var.isa)) continue;
         for (bool param_grads : {true, false}) {
-          Tensor x(in.x, bf16), dy(in.dy, bf16), dx(c.rows * c.channels, bf16);
+          TestBuffer x(in.x, bf16), dy(in.dy, bf16), dx(c.rows * c.channels, bf16);
           std::vector<float> dscale = Nans(c.channels), doffset = Nans(c.channels);
           LayerNormArgs a = Args(c, bf16);
           a.param_grads = param_grads;
