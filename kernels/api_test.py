@@ -104,7 +104,7 @@ def test_autotune_finds_calls_in_the_lowering_and_replays_choices():
   plain = jax.jit(lambda x: pk.dot_product_attention(x, x, x, is_causal=True)).lower(x).as_text()
   with pinned:
     tuned = jax.jit(lambda x: pk.dot_product_attention(x, x, x, is_causal=True)).lower(x).as_text()
-  assert "pjrtkit_kernels_attention_fwd" not in plain    # The rule: xla (below 2**16 logits).
+  assert "pjrtkit_kernels_attention_fwd" not in plain    # The rule: xla (below 2**15 logits).
   assert "pjrtkit_kernels_attention_fwd" in tuned        # The pinned choice: native,
   assert "block_k = 32" in tuned and "block_q = 16" in tuned   # with its config.
   data = json.loads(pinned.dumps())
@@ -139,8 +139,8 @@ def test_autotune_compiles_in_parallel_with_the_callers_contexts():
 
 
 def test_rule_per_device_shape_and_dtype():
-  # 2 heads x 256 x 256 = 2**17 logits: native; 2 x 128 x 128 = 2**15: xla (native's fixed cost).
-  big, small = jnp.ones((1, 256, 2, 16), jnp.float32), jnp.ones((1, 128, 2, 16), jnp.float32)
+  # 2 heads x 256 x 256 = 2**17 logits: native; 2 x 96 x 96 (< 2**15): xla (native's fixed cost).
+  big, small = jnp.ones((1, 256, 2, 16), jnp.float32), jnp.ones((1, 96, 2, 16), jnp.float32)
 
   def lowered(q=big, **kw):
     return jax.jit(lambda q: pk.dot_product_attention(q, q, q, **kw)).lower(q).as_text()
@@ -149,7 +149,7 @@ def test_rule_per_device_shape_and_dtype():
              dict(local_window_size=(255, 255)), dict(logits_soft_cap=5.0)):
     assert "pjrtkit_kernels_attention_fwd" in lowered(**kw), kw
     assert "pjrtkit_kernels_attention_fwd" not in lowered(small, **kw), kw
-  assert "pjrtkit_kernels_attention_fwd" in lowered(jnp.ones((2, 128, 2, 16), jnp.float32))
+  assert "pjrtkit_kernels_attention_fwd" in lowered(jnp.ones((1, 128, 2, 16), jnp.float32))  # 2**15
   assert "pjrtkit_kernels_attention_fwd" not in lowered(
       is_causal=True, mask=jnp.ones((1, 1, 256, 256), bool))
   assert "pjrtkit_kernels_attention_fwd" not in lowered(implementation="xla")

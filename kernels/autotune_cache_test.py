@@ -198,7 +198,7 @@ def test_disabled_is_todays_choice(monkeypatch, chosen, tmp_path):
   x = jnp.ones((8, 64), jnp.float32)
   jax.jit(lambda x: pk.layer_norm(x, jnp.ones((64,)), None))(x)
   # The rule's choices on pjrtkit's CPU device (attention of 2**14 logits: xla, below native's
-  # 2**16), no refinement, nothing written.
+  # 2**15), no refinement, nothing written.
   assert ran == [("xla", "rule", "xla", "rule", None),
                  ("native", "rule", "native", "rule", None)]
   assert chosen == []

@@ -33,7 +33,7 @@ IMPLEMENTATIONS: dict[str, Op] = {
 _SMALL_LOGITS = 1 << 20
 """Below this many logits (B*H*T*S) "xla" is used: one fused XLA program beats kernel calls."""
 
-_NATIVE_MIN_LOGITS = 1 << 16
+_NATIVE_MIN_LOGITS = 1 << 15
 """From this many logits on pjrtkit's CPU device, "native" first: below, its fixed cost per call
 outweighs the work (docs/kernels.md)."""
 
@@ -54,14 +54,13 @@ def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   of 8, compute capability below 8.0, local windows and soft caps), and "xla" the rest (bias or
   mask where cuDNN refuses them, a value head dim of its own).
   pjrtkit's CPU device: "native" (f32/bf16, no bias; no mask but a key mask ``[B or 1, 1, 1,
-  S]``, as ``key_value_seq_lengths`` gives) from 2**16 logits, then "xla_chunked" for
-  more than 2**20 logits, else "xla". "native" took 0.15-0.20x of "xla_chunked"'s forward time
-  and 0.23-0.26x of its forward+backward with every key attended, 0.02-0.14x / 0.03-0.16x causal
-  or windowed (2x1024x8x8x64 f32/bf16, 1x2048x8x4x128 f32, 1x4096x8x4x128 bf16, 2 cores,
-  docs/kernels.md), and 0.17-0.46x of "xla"'s forward+backward from 2**17 logits
-  (2x128x4x2x64, 4x256x8x8x64, 1x512x8x2x128); at 2**14 logits (1x64x4x4x64) its
-  forward+backward took 1.1-1.2x of "xla"'s, at 2**8 2.1-2.4x (fractions of a millisecond: the
-  call's fixed cost).
+  S]``, as ``key_value_seq_lengths`` gives) from 2**15 logits, then "xla_chunked" for more than
+  2**20 logits, else "xla". "native" took 0.14-0.19x of "xla_chunked"'s forward time and
+  0.20-0.25x of its forward+backward with every key attended, 0.02-0.10x / 0.03-0.15x causal,
+  windowed or with key lengths (2 cores, docs/results/kernels/attention_options_native_cpu.md
+  and kernels_large_pjrtkit_pjrtkit_cpu_attention.json). Against "xla" at small calls
+  (attention_small_native_cpu.md): forward+backward 0.68-0.87x at 2**15 logits, 0.90-1.16x at
+  2**14, 1.40-2.62x at 2**7 (fractions of a millisecond: the call's fixed cost).
   Elsewhere: "xla_chunked" for more than 2**20 logits (memory linear in sequence length), else
   "xla". Off GPUs the forward and the gradient follow the same rule; tuned results may choose
   them differently. Unsupported entries are skipped; "xla" always serves.

@@ -12,10 +12,11 @@ mask (``implementation=None`` then takes "xla_chunked" or "xla"). Calls without 
 handlers ``pjrtkit_kernels_attention_{fwd,bwd}`` (and programs exported with them still run).
 
 A query row that attends no key (every key masked by the key mask, causality and the window
-together; a window alone leaves the queries past ``S - 1 + left`` without keys) is, as in "xla" and `base.reference`, the mean of all S values of its key/value head;
-the kernel leaves it 0 with log-sum-exp -inf, and this module puts the mean there
-(`_fill_rows_without_keys`) and, in the backward, gives value that row's cotangent divided by S on
-every key (`_rows_without_keys_dvalue`); query and key get nothing from it.
+together; a window alone leaves the queries past ``S - 1 + left`` without keys) is, as in "xla"
+and `base.reference`, the mean of all S values of its key/value head; the kernel leaves it 0
+with log-sum-exp -inf, and this module puts the mean there (`_fill_rows_without_keys`) and, in
+the backward, gives value that row's cotangent divided by S on every key
+(`_rows_without_keys_dvalue`); query and key get nothing from it.
 """
 
 from __future__ import annotations

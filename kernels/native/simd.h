@@ -90,9 +90,8 @@ inline VecF Tanh(VecF x) {
   p = p * x2 + Splat(-17.f / 315.f);
   p = p * x2 + Splat(2.f / 15.f);
   p = p * x2 + Splat(-1.f / 3.f);
-  const VecF small = ax + ax * x2 * p;
-  const VecF t = ax < Splat(0.125f) ? small : big;
-  return x < Splat(0.f) ? -t : t;
+  const VecF small = x * (Splat(1.f) + x2 * p);  // odd: keeps the sign, -0 included
+  return ax < Splat(0.125f) ? small : (x < Splat(0.f) ? -big : big);
 }
 
 // Scalar exp with the same clamping (tails of rows shorter than a vector).

@@ -302,7 +302,7 @@ def test_quick_run_skips_gpu_only_contenders_with_their_reasons(quick_run):
       assert rows[name]["status"] == "ok" and rows[name]["check"] == "ok", rows[name]
       assert rows[name]["throughput"] == pytest.approx(
           compare_cases.throughput(compare_cases.select([case], True)[0], rows[name]["ms"]))
-  # The CPU rule: native from 2**16 logits (A3/A4 have 2**16, A8 2**19, H3 73728).
+  # The CPU rule: native from 2**15 logits (A3/A4 have 2**16, A8 2**19, H3 73728).
   assert _rows(doc, "A3")["pk None"]["chosen"] == "fwd=native (rule)"
   assert _rows(doc, "A4")["pk None"]["chosen"] == "fwd=native (rule), bwd=native (rule)"
   assert len(_rows(doc, "A4")["pk xla"]["errors"]) == 4      # the output and 3 gradients

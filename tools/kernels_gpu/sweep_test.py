@@ -57,7 +57,7 @@ def test_cpu_grid_end_to_end(tmp_path, capsys):
     phases = ["fwd"] if p["point"]["phase"] == "fwd" else ["fwd", "bwd"]
     assert sorted(p["none_cached"]["choices"]) == sorted(phases)
     assert {c["source"] for c in p["none_cached"]["choices"].values()} == {"cache"}
-    # The CPU rule: xla below 2**16 logits (both points: 8192 and 16384).
+    # The CPU rule: xla below 2**15 logits (both points: 8192 and 16384).
     assert p["none_uncached"]["choices"] == {
         phase: {"implementation": "xla", "config": {}, "source": "rule"} for phase in phases}
   assert doc["all_within_5pct"] is all(p["within_5pct"] for p in doc["points"])

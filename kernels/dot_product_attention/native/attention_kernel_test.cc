@@ -86,6 +86,10 @@ const Case kCases[] = {
     {"shared key mask, window 17,6 T36 S33 D20 H2/K1 blocks 8x16", 2, 36, 33, 2, 1, 20, false,
      17, 6, 0, KeyMask::kShared, 8, 16, 0},
     {"causal T5 S7 D3 H2/K1", 1, 5, 7, 2, 1, 3, true, -1, -1, 0, KeyMask::kNone, 64, 128, 0},
+    // Key blocks of 512: the value and dq products contract over more than the 256 rows that
+    // the tail columns (72 = 4 x 16 + 8) are packed by at a time.
+    {"T40 S600 D72 H2/K1 blocks 8x512", 1, 40, 600, 2, 1, 72, false, -1, -1, 0, KeyMask::kNone, 8,
+     512, 0},
     // Queries past 12 + 2 attend no key: a query block straddling the edge, blocks wholly past.
     {"window 2,1 leaving rows without keys T40 S13 D16 H4/K2 blocks 8x16", 2, 40, 13, 4, 2, 16,
      false, 2, 1, 0, KeyMask::kNone, 8, 16, 0},
