@@ -206,7 +206,7 @@ def test_layer_norm_rule_takes_native_forward_and_gradient_on_the_cpu_device(dty
   assert "pjrtkit_kernels_layer_norm_bwd" in grad
 
 
-H200 = device_lib.DeviceInfo(platform="cuda", kind="NVIDIA H200", compute_capability=(9, 0))
+H200 = testing.described_h200()
 
 
 def test_gpu_rule_and_phase_configs_follow_the_h200_runs(monkeypatch):

@@ -85,3 +85,24 @@ def assert_close(got: Any, want: Any, dtype: str, what: str) -> None:
   tol = TOLERANCES[(dtype, what)] * max(1.0, float(np.max(np.abs(want))) if want.size else 1.0)
   err = float(np.max(np.abs(got - want))) if got.size else 0.0
   assert err <= tol, f"{what} {dtype}: max error {err} > {tol}"
+
+
+def described_h200() -> Any:
+  """A `DeviceInfo` describing an NVIDIA H200, for tests of the rules and refusals a GPU would
+  see, run without one."""
+  from pjrtkit.kernels.core import device  # pylint: disable=g-import-not-at-top
+  return device.DeviceInfo(platform="cuda", kind="NVIDIA H200", compute_capability=(9, 0))
+
+
+def assert_value_and_grad_close(call: Any, want: Any, args: tuple[Any, ...], dtype: str) -> None:
+  """Asserts `call(*args)` and the gradient of sum(sin(out)) with respect to every argument are
+  within TOLERANCES of `want`'s."""
+  import jax  # pylint: disable=g-import-not-at-top
+  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+  assert_close(call(*args), want(*args), dtype, "fwd")
+  loss = lambda f: lambda *a: jnp.sum(jnp.sin(f(*a).astype(jnp.float32)))  # noqa: E731
+  argnums = tuple(range(len(args)))
+  got = jax.grad(loss(call), argnums=argnums)(*args)
+  ref = jax.grad(loss(want), argnums=argnums)(*args)
+  for g, r in zip(got, ref):
+    assert_close(g, r, dtype, "grad")

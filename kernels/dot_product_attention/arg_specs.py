@@ -29,6 +29,17 @@ DTYPES = ("bfloat16", "float16", "float32")
 """The dtypes a case may have."""
 SEED = 13
 """The seed of the comparison's inputs."""
+WINDOW_CASES: tuple[tuple[int, int, dict[str, Any]], ...] = (
+    (40, 40, dict(local_window_size=(7, 3))),
+    (40, 40, dict(local_window_size=(20, 0), is_causal=True)),
+    (33, 57, dict(local_window_size=(0, 19), logits_soft_cap=2.5)),
+    (57, 33, dict(local_window_size=(30, 5))),
+    (40, 40, dict(local_window_size=0)),
+    (24, 40, dict(logits_soft_cap=1.0, is_causal=True)),
+)
+"""(query length, key length, options) of the window and soft-cap tests of the block kernels
+("triton", "native"): windows across several 16-row blocks, shorter and longer key sequences, a
+window of 0 (each query its own key), causal windows, soft caps."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -18,10 +18,11 @@ import jax.numpy as jnp  # noqa: E402
 import pytest  # noqa: E402
 
 from pjrtkit import kernels as pk  # noqa: E402
-from pjrtkit.kernels.core import device  # noqa: E402
 from pjrtkit.kernels.core import op as op_lib  # noqa: E402
 from pjrtkit.kernels.layer_norm import base, mosaic, mosaic_wide, triton, xla  # noqa: E402
 from pjrtkit.kernels.layer_norm.pallas_common import PallasLayerNormConfig  # noqa: E402
+
+H200 = testing.described_h200()
 
 
 @pytest.mark.parametrize("n,c,dtype,params,subtract_mean,stages,per_sm", [
@@ -141,7 +142,7 @@ def test_autotuning_configs_are_those_that_fit_shared_memory():
          for c in op.autotuning_configs(_spec((64, 8192), "float32", "float32"))]
   assert got == [(2, 1), (1, 1)]  # (2 * stages + 2) * 32 KiB: 3 stages need 256 KiB
   # float32 at 16384 channels: even one stage needs 4 * 64 KiB, so the op refuses the call.
-  reason = op.unsupported_reason(_spec((64, 16384), "float32", "float32"), _h200())
+  reason = op.unsupported_reason(_spec((64, 16384), "float32", "float32"), H200)
   assert reason.startswith("stages=1, programs_per_sm=1 need 262144 bytes")
   narrow = op.autotuning_configs(_spec((64, 128)))
   assert [c.block_rows for c in narrow] == [64, 128]
@@ -152,13 +153,13 @@ def test_wide_rows_have_no_interpret_path():
   rows it cannot take at all name the accepted channel counts."""
   spec = _spec((4, 2048))
   with pk.pallas_interpret():
-    reason = mosaic.MosaicLayerNorm().unsupported_reason(spec, _h200())
+    reason = mosaic.MosaicLayerNorm().unsupported_reason(spec, H200)
   assert reason == ("more than 256 channels take the wide-row kernel, which has no Pallas "
                     "interpreter path (plgpu.emit_pipeline); it runs compiled only")
-  reason = mosaic.MosaicLayerNorm().unsupported_reason(_spec((4, 300)), _h200())
+  reason = mosaic.MosaicLayerNorm().unsupported_reason(_spec((4, 300)), H200)
   assert reason.startswith("channels must be a positive multiple of 1024")
-  assert mosaic.MosaicLayerNorm().unsupported_reason(spec, _h200()) is None
-  empty = mosaic.MosaicLayerNorm().unsupported_reason(_spec((0, 2048)), _h200())
+  assert mosaic.MosaicLayerNorm().unsupported_reason(spec, H200) is None
+  empty = mosaic.MosaicLayerNorm().unsupported_reason(_spec((0, 2048)), H200)
   assert empty == "x has no rows: the wide-row kernel launches one program per row at most"
 
 
@@ -168,12 +169,12 @@ def test_wide_gradient_runs_the_triton_backward_with_its_tuned_or_default_config
   calls = []
   monkeypatch.setattr(triton.TritonLayerNorm, "backward",
                       lambda self, res, dout, spec, config: calls.append(config) or ())
-  monkeypatch.setattr(mosaic, "current_device", _h200)
+  monkeypatch.setattr(mosaic, "current_device", lambda: H200)
   monkeypatch.setattr(triton, "sm_count", lambda: 132)  # the H200's, not this CPU's
   for shape in [(8192, 8192), (64, 8192)]:
     spec = _spec(shape)
     mosaic.MosaicLayerNorm().backward(None, None, spec, PallasLayerNormConfig(64, 4, 1))
-    assert calls[-1] == op_lib.family("layer_norm").choose(spec, "triton", "bwd", _h200()).config
+    assert calls[-1] == op_lib.family("layer_norm").choose(spec, "triton", "bwd", H200).config
   tuned, untuned = calls
   assert (tuned.block_rows, tuned.num_warps, tuned.programs) == (1, 8, 264)  # kernels/tuned
   assert untuned == triton.TritonLayerNorm().phase_config(_spec((64, 8192)), "bwd")
@@ -187,10 +188,6 @@ def test_wide_gradient_runs_the_triton_backward_with_its_tuned_or_default_config
                                       PallasLayerNormConfig(64, 1, 1))
     assert calls[-1] == chunked, shape
   assert "xla" not in calls and len(calls) == 4
-
-
-def _h200() -> device.DeviceInfo:
-  return device.DeviceInfo(platform="cuda", kind="NVIDIA H200", compute_capability=(9, 0))
 
 
 if __name__ == "__main__":
