@@ -11,6 +11,13 @@ class CpuFeatures {
   // The widest variant supported: AVX-512 (F, BW, VL, DQ), else AVX2 with FMA, else generic.
   static Isa Best();
 
+  // Whether the avx512 variant may use AMX bfloat16 tile products (kernels/native/amx.h): the
+  // CPU has AMX-TILE and AMX-BF16, the OS saves tile state (XCR0 bits 17 and 18), Linux granted
+  // this process the tile data state (arch_prctl ARCH_REQ_XCOMP_PERM; refused, for one, when a
+  // thread's signal stack is too small for it), and PJRTKIT_KERNELS_AMX is not "0". Probed once
+  // per process (the grant is the process's).
+  static bool AmxBf16();
+
   // Of one function's three variants (its avx512::, avx2:: and generic:: definitions), the one
   // this CPU runs.
   template <typename Fn>

@@ -70,6 +70,19 @@ def _load() -> ctypes.CDLL:
   return ctypes.CDLL(str(path))
 
 
+@functools.lru_cache(maxsize=None)
+def amx_bf16() -> bool:
+  """Whether the native kernels multiply two bfloat16 operands on AMX tiles in this process (a
+  CPU with AMX-BF16, granted by Linux, ``PJRTKIT_KERNELS_AMX`` not "0"); False without the
+  library. Implementation rules use it: without AMX, XLA:CPU's bfloat16 GEMM is the faster."""
+  if library_path() is None:
+    return False
+  probe = _load().PjrtkitKernelsAmxBf16
+  probe.restype = ctypes.c_int
+  probe.argtypes = []
+  return bool(probe())
+
+
 def declare_cpu_only() -> None:
   """Tells pjrtkit's program check that only its CPU device runs these targets, so a program
   calling them (say, exported on the CPU device) is refused on the GPU device with a clear error.

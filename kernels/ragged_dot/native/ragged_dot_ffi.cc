@@ -103,6 +103,7 @@ ffi::Error RowsProduct(ffi::AnyBuffer x, ffi::AnyBuffer w, ffi::Buffer<ffi::S32>
   a.w = w.untyped_data();
   a.w_transposed = w_transposed != 0;
   a.out = out->untyped_data();
+  a.amx = CpuFeatures::AmxBf16();
   CpuFeatures::Pick(avx512::RaggedRowsProduct, avx2::RaggedRowsProduct,
                     generic::RaggedRowsProduct)(a);
   return ffi::Error::Success();
@@ -139,6 +140,7 @@ ffi::Error GroupsProduct(ffi::AnyBuffer x, ffi::AnyBuffer y, ffi::Buffer<ffi::S3
   a.x = x.untyped_data();
   a.y = y.untyped_data();
   a.out = out->untyped_data();
+  a.amx = CpuFeatures::AmxBf16();
   CpuFeatures::Pick(avx512::RaggedGroupsProduct, avx2::RaggedGroupsProduct,
                     generic::RaggedGroupsProduct)(a);
   return ffi::Error::Success();

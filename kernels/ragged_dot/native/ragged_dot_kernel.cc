@@ -167,6 +167,12 @@ bool ZeroRowsOutsideGroups(const RaggedRowsArgs& a) {
 void RaggedRowsProduct(const RaggedRowsArgs& a) {
   if (a.rows == 0 || a.cols == 0) return;
   if (!ZeroRowsOutsideGroups(a)) return;
+#if defined(PJRTKIT_ISA_AVX512)
+  if (a.amx && a.x_type == ElementType::kBF16 && a.w_type == ElementType::kBF16) {
+    RaggedRowsProductAmx(a);
+    return;
+  }
+#endif
   const int64_t depth = a.depth;
   const int64_t nc = ColumnTile(a.cols);
   std::vector<RowsItem> items;
@@ -220,6 +226,12 @@ void RaggedRowsProduct(const RaggedRowsArgs& a) {
 
 void RaggedGroupsProduct(const RaggedGroupsArgs& a) {
   if (a.x_cols == 0 || a.y_cols == 0 || a.groups.groups == 0) return;
+#if defined(PJRTKIT_ISA_AVX512)
+  if (a.amx && a.x_type == ElementType::kBF16 && a.y_type == ElementType::kBF16) {
+    RaggedGroupsProductAmx(a);
+    return;
+  }
+#endif
   const int64_t nc = ColumnTile(a.y_cols);
   const int64_t mc = kMc;
   std::vector<GroupsItem> items;

@@ -7,7 +7,8 @@
 // Both are blocked GEMMs: operands packed as float32 panels (bfloat16 widened while packing),
 // a register-tiled micro-kernel, work items (group, row or column tiles) on ParallelFor
 // threads. Compiled once per instruction set (kernels/native/simd.h); ragged_dot_ffi.cc
-// dispatches.
+// dispatches. With `amx` set (CpuFeatures::AmxBf16), the avx512 variant computes products of two
+// bfloat16 operands on AMX tiles instead (ragged_dot_amx.cc): bfloat16 panels, float32 sums.
 #ifndef PJRTKIT_KERNELS_RAGGED_DOT_NATIVE_RAGGED_DOT_KERNEL_H_
 #define PJRTKIT_KERNELS_RAGGED_DOT_NATIVE_RAGGED_DOT_KERNEL_H_
 
@@ -35,6 +36,7 @@ struct RaggedRowsArgs {
   const void* w = nullptr;
   bool w_transposed = false;
   void* out = nullptr;
+  bool amx = false;  // bfloat16 x and w on AMX tiles (the avx512 variant; others ignore it)
 };
 
 // out [groups, x_cols, y_cols]: out[g] = x[rows of g]^T y[rows of g]; x [rows, x_cols],
@@ -47,6 +49,7 @@ struct RaggedGroupsArgs {
   const void* x = nullptr;
   const void* y = nullptr;
   void* out = nullptr;
+  bool amx = false;  // bfloat16 x and y on AMX tiles (the avx512 variant; others ignore it)
 };
 
 #define PJRTKIT_DECLARE_RAGGED_DOT(isa)                \
@@ -59,6 +62,14 @@ PJRTKIT_DECLARE_RAGGED_DOT(avx512)
 PJRTKIT_DECLARE_RAGGED_DOT(avx2)
 PJRTKIT_DECLARE_RAGGED_DOT(generic)
 #undef PJRTKIT_DECLARE_RAGGED_DOT
+
+namespace avx512 {
+// The products of bfloat16 operands on AMX tiles, which RaggedRowsProduct and
+// RaggedGroupsProduct call when `amx` is set; RaggedRowsProductAmx leaves the rows outside every
+// group to its caller. Only where CpuFeatures::AmxBf16().
+void RaggedRowsProductAmx(const RaggedRowsArgs& a);
+void RaggedGroupsProductAmx(const RaggedGroupsArgs& a);
+}  // namespace avx512
 
 }  // namespace pjrtkit_kernels
 

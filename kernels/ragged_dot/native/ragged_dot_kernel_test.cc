@@ -1,10 +1,12 @@
-// Every instruction-set variant of the native ragged_dot products (the ones this CPU runs)
-// against a plain triple loop: tile-crossing shapes, empty groups, rows past the last group,
-// bfloat16 operands and outputs, both weight layouts.
+// Every instruction-set variant of the native ragged_dot products (the ones this CPU runs, and
+// the avx512 variant's AMX tile products where this process may use them) against a plain triple
+// loop: tile-crossing shapes, empty groups, rows past the last group, bfloat16 operands and
+// outputs, both weight layouts, contractions and groups longer than one pass of the AMX blocks.
 #include "kernels/ragged_dot/native/ragged_dot_kernel.h"
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <random>
 #include <vector>
 
@@ -22,15 +24,34 @@ struct Variant {
   Isa isa;
   RowsFn rows;
   GroupsFn groups;
+  bool amx;  // the args' `amx`: bfloat16 products on AMX tiles
 };
 
 const Variant kVariants[] = {
-    {"generic", Isa::kGeneric, generic::RaggedRowsProduct, generic::RaggedGroupsProduct},
-    {"avx2", Isa::kAvx2, avx2::RaggedRowsProduct, avx2::RaggedGroupsProduct},
-    {"avx512", Isa::kAvx512, avx512::RaggedRowsProduct, avx512::RaggedGroupsProduct},
+    {"generic", Isa::kGeneric, generic::RaggedRowsProduct, generic::RaggedGroupsProduct, false},
+    {"avx2", Isa::kAvx2, avx2::RaggedRowsProduct, avx2::RaggedGroupsProduct, false},
+    {"avx512", Isa::kAvx512, avx512::RaggedRowsProduct, avx512::RaggedGroupsProduct, false},
+    {"avx512 amx", Isa::kAvx512, avx512::RaggedRowsProduct, avx512::RaggedGroupsProduct, true},
 };
 
-bool Runs(Isa isa) { return static_cast<int>(isa) <= static_cast<int>(CpuFeatures::Best()); }
+bool Runs(const Variant& v) {
+  if (v.amx && !CpuFeatures::AmxBf16()) return false;
+  return static_cast<int>(v.isa) <= static_cast<int>(CpuFeatures::Best());
+}
+
+// The variants this CPU runs; the AMX one is absent without AMX-BF16 (or with
+// PJRTKIT_KERNELS_AMX=0), which the log says.
+std::vector<const Variant*> Running() {
+  std::vector<const Variant*> running;
+  for (const Variant& v : kVariants) {
+    if (Runs(v)) {
+      running.push_back(&v);
+    } else {
+      std::printf("variant %s: not run, this CPU or process lacks it\n", v.name);
+    }
+  }
+  return running;
+}
 
 std::vector<float> Random(int64_t n, int seed) {
   std::mt19937 gen(seed);
@@ -70,19 +91,27 @@ const Shape kShapes[] = {
     {97, 513, 33, {97}},
     {40, 7, 5, {1, 0, 38, 1}},
     {20, 16, 40, {0, 0}},
+    // Whole 32-row blocks and 32-deep steps (AMX reads x in place), an empty group between.
+    {256, 64, 64, {128, 0, 128}},
+    // A contraction of 33 AMX steps (two passes), a group over two row chunks and two
+    // contraction chunks of the groups product.
+    {1100, 1056, 17, {1100}},
 };
 
-void ExpectNear(const std::vector<float>& got, const std::vector<double>& want, double tol,
-                const std::string& what) {
+// |got - want| <= tol (1 + |want|) + 1e-6 sum |terms| (`magnitude`): float32 sums of long
+// contractions cancel, so their rounding error scales with the terms, not with the result.
+void ExpectNear(const std::vector<float>& got, const std::vector<double>& want,
+                const std::vector<double>& magnitude, double tol, const std::string& what) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) {
-    ASSERT_NEAR(got[i], want[i], tol * (1.0 + std::fabs(want[i]))) << what << " at " << i;
+    ASSERT_NEAR(got[i], want[i], tol * (1.0 + std::fabs(want[i])) + 1e-6 * magnitude[i])
+        << what << " at " << i;
   }
 }
 
 TEST(RaggedDotKernel, RowsProductMatchesTheDefinition) {
-  for (const Variant& v : kVariants) {
-    if (!Runs(v.isa)) continue;
+  for (const Variant* vp : Running()) {
+    const Variant& v = *vp;
     for (const Shape& s : kShapes) {
       for (bool transposed : {false, true}) {
         for (bool bf16 : {false, true}) {
@@ -91,17 +120,19 @@ TEST(RaggedDotKernel, RowsProductMatchesTheDefinition) {
           const std::vector<float> w = Random(g * s.depth * s.cols, 2);
           const std::vector<uint16_t> xb = ToBf16(x), wb = ToBf16(w);
           const Groups groups(s.sizes, s.rows);
-          std::vector<double> want(s.rows * s.cols, 0.0);
+          std::vector<double> want(s.rows * s.cols, 0.0), magnitude(want.size(), 0.0);
           for (int64_t gi = 0; gi < g; ++gi) {
             for (int64_t r = groups.start[gi]; r < groups.end[gi]; ++r) {
               for (int64_t j = 0; j < s.cols; ++j) {
-                double acc = 0;
+                double acc = 0, abs = 0;
                 for (int64_t p = 0; p < s.depth; ++p) {
                   const int64_t wi = transposed ? (gi * s.cols + j) * s.depth + p
                                                 : (gi * s.depth + p) * s.cols + j;
                   acc += double(x[r * s.depth + p]) * w[wi];
+                  abs += std::fabs(double(x[r * s.depth + p]) * w[wi]);
                 }
                 want[r * s.cols + j] = acc;
+                magnitude[r * s.cols + j] = abs;
               }
             }
           }
@@ -114,6 +145,7 @@ TEST(RaggedDotKernel, RowsProductMatchesTheDefinition) {
           a.x = bf16 ? static_cast<const void*>(xb.data()) : x.data();
           a.w = bf16 ? static_cast<const void*>(wb.data()) : w.data();
           a.w_transposed = transposed;
+          a.amx = v.amx;
           std::vector<float> out(s.rows * s.cols, 7.f);
           std::vector<uint16_t> out_b(s.rows * s.cols, 7);
           a.out = bf16 ? static_cast<void*>(out_b.data()) : out.data();
@@ -121,7 +153,7 @@ TEST(RaggedDotKernel, RowsProductMatchesTheDefinition) {
           if (bf16) {
             for (size_t i = 0; i < out.size(); ++i) out[i] = Bf16ToFloat(out_b[i]);
           }
-          ExpectNear(out, want, bf16 ? 8e-3 : 1e-5,
+          ExpectNear(out, want, magnitude, bf16 ? 8e-3 : 1e-5,
                      std::string(v.name) + (transposed ? " transposed" : "") +
                          (bf16 ? " bf16" : " f32") + " rows " + std::to_string(s.rows));
         }
@@ -131,34 +163,50 @@ TEST(RaggedDotKernel, RowsProductMatchesTheDefinition) {
 }
 
 TEST(RaggedDotKernel, GroupsProductMatchesTheDefinition) {
-  for (const Variant& v : kVariants) {
-    if (!Runs(v.isa)) continue;
+  for (const Variant* vp : Running()) {
+    const Variant& v = *vp;
     for (const Shape& s : kShapes) {
       const int64_t g = s.sizes.size();
       const std::vector<float> x = Random(s.rows * s.depth, 3);
       const std::vector<float> y = Random(s.rows * s.cols, 4);
+      const std::vector<uint16_t> xb = ToBf16(x), yb = ToBf16(y);
       const Groups groups(s.sizes, s.rows);
-      std::vector<double> want(g * s.depth * s.cols, 0.0);
+      std::vector<double> want(g * s.depth * s.cols, 0.0), magnitude(want.size(), 0.0);
       for (int64_t gi = 0; gi < g; ++gi) {
         for (int64_t r = groups.start[gi]; r < groups.end[gi]; ++r) {
           for (int64_t i = 0; i < s.depth; ++i) {
             for (int64_t j = 0; j < s.cols; ++j) {
-              want[(gi * s.depth + i) * s.cols + j] += double(x[r * s.depth + i]) * y[r * s.cols + j];
+              const double term = double(x[r * s.depth + i]) * y[r * s.cols + j];
+              want[(gi * s.depth + i) * s.cols + j] += term;
+              magnitude[(gi * s.depth + i) * s.cols + j] += std::fabs(term);
             }
           }
         }
       }
-      RaggedGroupsArgs a;
-      a.rows = s.rows;
-      a.x_cols = s.depth;
-      a.y_cols = s.cols;
-      a.groups = groups.rows();
-      a.x = x.data();
-      a.y = y.data();
-      std::vector<float> out(want.size(), 7.f);
-      a.out = out.data();
-      v.groups(a);
-      ExpectNear(out, want, 1e-5, std::string(v.name) + " groups rows " + std::to_string(s.rows));
+      // float32 operands and output; bfloat16 operands, float32 output; bfloat16 throughout.
+      for (int types = 0; types < 3; ++types) {
+        const bool bf16_in = types > 0, bf16_out = types == 2;
+        RaggedGroupsArgs a;
+        a.rows = s.rows;
+        a.x_cols = s.depth;
+        a.y_cols = s.cols;
+        a.groups = groups.rows();
+        a.x_type = a.y_type = bf16_in ? ElementType::kBF16 : ElementType::kF32;
+        a.out_type = bf16_out ? ElementType::kBF16 : ElementType::kF32;
+        a.x = bf16_in ? static_cast<const void*>(xb.data()) : x.data();
+        a.y = bf16_in ? static_cast<const void*>(yb.data()) : y.data();
+        a.amx = v.amx;
+        std::vector<float> out(want.size(), 7.f);
+        std::vector<uint16_t> out_b(want.size(), 7);
+        a.out = bf16_out ? static_cast<void*>(out_b.data()) : out.data();
+        v.groups(a);
+        if (bf16_out) {
+          for (size_t i = 0; i < out.size(); ++i) out[i] = Bf16ToFloat(out_b[i]);
+        }
+        ExpectNear(out, want, magnitude, bf16_out ? 8e-3 : 1e-5,
+                   std::string(v.name) + " groups types " + std::to_string(types) + " rows " +
+                       std::to_string(s.rows));
+      }
     }
   }
 }
