@@ -2,32 +2,58 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Sequence
 
 import jax
+import jax.numpy as jnp
 
 from pjrtkit.kernels.core.device import DeviceInfo
 from pjrtkit.kernels.core.op import Family, Op, register_family
 from pjrtkit.kernels.core.spec import Spec
 from pjrtkit.kernels.gated_linear_unit import base
+from pjrtkit.kernels.gated_linear_unit.native import NativeGatedLinearUnit
 from pjrtkit.kernels.gated_linear_unit.triton import TritonGatedLinearUnit
+from pjrtkit.kernels.native import library
 from pjrtkit.kernels.gated_linear_unit.xla import XlaGatedLinearUnit
 
 IMPLEMENTATIONS: dict[str, Op] = {
     "xla": XlaGatedLinearUnit(),
     "triton": TritonGatedLinearUnit(),
+    "native": NativeGatedLinearUnit(),
 }
+
+
+_NATIVE_MIN_WORK = 2**29
+"""rows x k x n from which the rule takes "native" on pjrtkit's CPU device (bfloat16 with AMX):
+below it packing the weights and starting threads outweigh what the tiles save (measured,
+`tools.bench.glu_native`: 256 x 1024 x 1024 at 0.95-1.16x "xla"'s time, 512 x 1024 x 1024 at
+0.84-1.03x, 256 x 4096 x 4096 at 0.60x with the gradient)."""
+
+
+def _native_is_faster(spec: Spec) -> bool:
+  """bfloat16 x and weights, AMX tiles for them, and enough work (`_NATIVE_MIN_WORK`)."""
+  x = spec.arg("x")
+  w = spec.arg("fused") if spec.arg("fused") is not None else spec.arg("w_gate")
+  bf16 = jnp.dtype(jnp.bfloat16)
+  if jnp.dtype(x.dtype) != bf16 or jnp.dtype(w.dtype) != bf16 or not library.amx_bf16():
+    return False
+  rows = math.prod(x.shape[:-1])
+  return rows * w.shape[0] * w.shape[-1] >= _NATIVE_MIN_WORK
 
 
 def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   """The documented choice for ``implementation=None`` without a tuned result: "xla"; on an
   NVIDIA GPU the forward is "triton" (both products and the activation in one kernel; it
   refuses weights of another dtype than x, which fall back to "xla"), and the gradient "xla"
-  (which is also what "triton"'s backward runs).
+  (which is also what "triton"'s backward runs); on pjrtkit's CPU device "native" for bfloat16
+  x and weights when the CPU multiplies them on AMX tiles and the call has at least
+  `_NATIVE_MIN_WORK` rows x k x n (without AMX XLA:CPU's own GEMM is the faster).
   """
-  del spec
   if device.is_gpu and phase == "fwd":
     return ["triton", "xla"]
+  if device.is_pjrtkit_cpu and _native_is_faster(spec):
+    return ["native", "xla"]
   return ["xla"]
 
 

@@ -5,7 +5,11 @@ export. Tolerances: `pjrtkit.kernels.testing.TOLERANCES`. Tokamax parity:
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
+import textwrap
 
 from pjrtkit.kernels import testing
 
@@ -18,10 +22,12 @@ import pytest  # noqa: E402
 
 from pjrtkit import kernels as pk  # noqa: E402
 from pjrtkit.kernels.core import functions  # noqa: E402
-from pjrtkit.kernels.gated_linear_unit import base  # noqa: E402
+from pjrtkit.kernels.core import device as device_lib  # noqa: E402
+from pjrtkit.kernels.gated_linear_unit import api, base  # noqa: E402
+from pjrtkit.kernels.native import library  # noqa: E402
 from pjrtkit.kernels.gated_linear_unit.xla import XlaGatedLinearUnit  # noqa: E402
 
-CPU_IMPLEMENTATIONS = ("xla",)
+CPU_IMPLEMENTATIONS = ("xla", "native")
 
 
 def _inputs(dtype: str, shape=(3, 5, 32), n: int = 24):
@@ -140,6 +146,73 @@ def test_autotune_and_export() -> None:
   back = jax.export.deserialize(exported.serialize())
   for a, b in zip(jax.tree.leaves(back.call(x, w)), jax.tree.leaves(tuned)):
     np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+PJRTKIT_CPU = device_lib.DeviceInfo(platform="pjrtkit", kind="pjrtkit_cpu", compute_capability=None)
+
+
+@pytest.mark.parametrize("amx", [True, False])
+def test_rule_takes_native_for_large_bfloat16_calls_with_amx_tiles(monkeypatch, amx) -> None:
+  """On pjrtkit's CPU device: "native" for both phases from 2**29 rows x k x n, bfloat16 x and
+  weights, AMX tiles; otherwise "xla". Elsewhere the rule ignores it."""
+  monkeypatch.setattr(library, "amx_bf16", lambda: amx)
+  native = ["native", "xla"] if amx else ["xla"]
+
+  def choice(rows, k, n, x_dtype="bfloat16", w_dtype="bfloat16", fused=True, device=PJRTKIT_CPU,
+             phase="fwd"):
+    x = jax.ShapeDtypeStruct((rows, k), x_dtype)
+    w = (jax.ShapeDtypeStruct((k, 2, n), w_dtype) if fused else
+         (jax.ShapeDtypeStruct((k, n), w_dtype),) * 2)
+    spec, _ = base.make_spec(x, w, jax.nn.silu, None)
+    return api.rule(spec, device, phase)
+
+  for phase in ("fwd", "bwd"):
+    assert choice(512, 1024, 1024, phase=phase) == native
+    assert choice(2048, 4096, 14336, fused=False, phase=phase) == native
+    assert choice(32, 4096, 4096, phase=phase) == native
+  assert choice(512, 1024, 1023) == ["xla"]               # too little work
+  assert choice(2048, 1024, 1024, "float32", "float32") == ["xla"]
+  assert choice(2048, 1024, 1024, "bfloat16", "float32") == ["xla"]
+  assert choice(2048, 1024, 1024, device=testing.described_h200()) == ["triton", "xla"]
+  assert choice(2048, 1024, 1024, device=testing.described_h200(), phase="bwd") == ["xla"]
+
+
+def test_native_refuses_other_devices_and_dtypes() -> None:
+  x = jax.ShapeDtypeStruct((4, 8), "float16")
+  spec, _ = base.make_spec(x, jax.ShapeDtypeStruct((8, 2, 4), "float16"), None, None)
+  native = api.IMPLEMENTATIONS["native"]
+  assert native.unsupported_reason(spec, PJRTKIT_CPU) == (
+      "x dtype float16 is not supported (accepted: float32, bfloat16)")
+  spec, _ = base.make_spec(x.update(dtype="bfloat16"), jax.ShapeDtypeStruct((8, 2, 4), "float16"),
+                           None, None)
+  assert "weights dtype float16" in native.unsupported_reason(spec, PJRTKIT_CPU)
+  spec, _ = base.make_spec(x.update(dtype="bfloat16"), jax.ShapeDtypeStruct((8, 2, 4), "bfloat16"),
+                           None, None)
+  assert "pjrtkit's CPU device only" in native.unsupported_reason(spec, testing.described_h200())
+
+
+def test_native_without_amx_tiles_matches_the_definition() -> None:
+  """PJRTKIT_KERNELS_AMX=0 (a child process): the library reports no AMX and the bfloat16
+  products run the float32 SIMD GEMM, still matching the definition."""
+  code = textwrap.dedent("""
+      import json, numpy as np, jax, jax.numpy as jnp
+      from pjrtkit import kernels as pk
+      from pjrtkit.kernels import testing
+      from pjrtkit.kernels.gated_linear_unit import base
+      from pjrtkit.kernels.native import library
+      rng = np.random.default_rng(0)
+      x = jnp.asarray(rng.standard_normal((70, 96)), jnp.bfloat16)
+      w = jnp.asarray(rng.standard_normal((96, 2, 40)) * 0.2, jnp.bfloat16)
+      f = lambda x, w: pk.gated_linear_unit(x, w, activation=jax.nn.silu, implementation="native")
+      r = lambda x, w: base.reference(x, w, jax.nn.silu)
+      testing.assert_value_and_grad_close(f, r, (x, w), "bfloat16")
+      print(json.dumps({"amx": library.amx_bf16()}))
+      """)
+  env = dict(os.environ, PJRTKIT_KERNELS_AMX="0")
+  child = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=300)
+  assert child.returncode == 0, child.stderr[-3000:]
+  assert json.loads(child.stdout.strip().splitlines()[-1]) == {"amx": False}
 
 
 if __name__ == "__main__":

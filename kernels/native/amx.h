@@ -3,8 +3,9 @@
 //
 // One C block of 32 x 32 float32 sits in tile registers 0-3 (four 16 x 16 quarters) while the
 // contraction runs in steps of 32: each step loads A's two 16-row halves (tiles 4, 5; 16 rows of
-// 32 bfloat16 read straight from a row-major matrix) and B's two 16-column halves (tiles 6, 7,
-// packed by PackB in the pair-interleaved layout TDPBF16PS reads) and issues four TDPBF16PS.
+// 32 bfloat16, from PackA's contiguous tiles or a row-major matrix) and B's two 16-column halves
+// (tiles 6, 7, packed by PackB in the pair-interleaved layout TDPBF16PS reads) and issues four
+// TDPBF16PS.
 // Products and sums are float32 (bfloat16 products are exact in float32); TDPBF16PS treats
 // denormal inputs as zero and flushes denormal results.
 //
