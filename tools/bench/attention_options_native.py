@@ -17,7 +17,6 @@ over rounds and each contender's ratio to "xla_chunked".
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 import jax
@@ -71,12 +70,9 @@ def rows(shapes, window: int, soft_cap: float, iterations: int, rounds: int,
 
 
 def main(argv=None) -> int:
-  p = argparse.ArgumentParser(description=__doc__)
-  p.add_argument("--shapes", default=DEFAULT_SHAPES, help="BxTxHxKxD:dtype,...")
+  p = contenders.arguments(__doc__, DEFAULT_SHAPES, "BxTxHxKxD:dtype")
   p.add_argument("--window", type=int, default=256)
   p.add_argument("--soft-cap", type=float, default=50.0)
-  p.add_argument("--iterations", type=int, default=3)
-  p.add_argument("--rounds", type=int, default=2)
   p.add_argument("--key-lengths", default="",
                  help="L1,L2,...: one key length per batch element (the calls with lengths)")
   a = p.parse_args(argv)

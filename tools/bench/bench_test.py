@@ -131,6 +131,14 @@ class ContendersTest(unittest.TestCase):
       with self.assertRaisesRegex(ValueError, "--shapes: .* is not AxBx...:dtype"):
         contenders.parse_shapes(bad)
 
+  def test_arguments_are_the_shared_options(self):
+    parser = contenders.arguments("doc", "1x2:float32", "AxB:dtype")
+    a = parser.parse_args([])
+    self.assertEqual((a.shapes, a.iterations, a.rounds), ("1x2:float32", 3, 2))
+    a = parser.parse_args(["--shapes", "3x4:bfloat16", "--rounds", "5", "--iterations", "7"])
+    self.assertEqual((a.shapes, a.iterations, a.rounds), ("3x4:bfloat16", 7, 5))
+    self.assertIn("AxB:dtype,...", parser.format_help())
+
   def test_medians_alternate_the_order_and_take_medians(self):
     order: list[str] = []
 

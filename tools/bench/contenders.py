@@ -1,9 +1,10 @@
-"""What the CPU-device kernel benchmarks (`ragged_dot_native`, `attention_options_native`) share:
-their ``--shapes`` syntax, the alternating rounds and the Markdown table they print (JAX is
+"""What the CPU-device kernel benchmarks (`ragged_dot_native`, `attention_options_native`,
+`glu_native`) share: their common options and ``--shapes`` syntax, the alternating rounds and the Markdown table they print (JAX is
 imported by `print_table` only, so the rest is tested without it)."""
 
 from __future__ import annotations
 
+import argparse
 import statistics
 from typing import Any, Callable, Iterable, Sequence
 
@@ -25,6 +26,16 @@ def parse_shapes(text: str) -> list[tuple[tuple[int, ...], str]]:
       raise ValueError(f"--shapes: {item!r} is not AxBx...:dtype")
     shapes.append((shape, dtype))
   return shapes
+
+
+def arguments(doc: str, default_shapes: str, shape_syntax: str) -> argparse.ArgumentParser:
+  """The options every CPU-device kernel benchmark takes: ``--shapes`` (`default_shapes`, items
+  written as `shape_syntax`), ``--iterations`` (calls per median, 3) and ``--rounds`` (2)."""
+  p = argparse.ArgumentParser(description=doc)
+  p.add_argument("--shapes", default=default_shapes, help=f"{shape_syntax},...")
+  p.add_argument("--iterations", type=int, default=3)
+  p.add_argument("--rounds", type=int, default=2)
+  return p
 
 
 def medians(runs: dict[str, Callable[..., Any]], args: list[Any], rounds: int,

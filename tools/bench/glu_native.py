@@ -15,7 +15,6 @@ over rounds, each contender's ratio to "xla", and native's GFLOP/s (4*M*K*N per 
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 import jax
@@ -66,11 +65,7 @@ def _cell(ms: dict[str, float], c: str) -> str:
 
 
 def main(argv=None) -> int:
-  p = argparse.ArgumentParser(description=__doc__)
-  p.add_argument("--shapes", default=DEFAULT_SHAPES, help="MxKxN:dtype,...")
-  p.add_argument("--iterations", type=int, default=3)
-  p.add_argument("--rounds", type=int, default=2)
-  a = p.parse_args(argv)
+  a = contenders.arguments(__doc__, DEFAULT_SHAPES, "MxKxN:dtype").parse_args(argv)
   contenders.print_table(
       f"native's bfloat16 products on AMX tiles: {library.amx_bf16()}; "
       f"ms (ratio to xla), medians of {a.rounds} rounds of {a.iterations} calls",

@@ -14,7 +14,6 @@ over rounds and each contender's ratio to "xla_grouped" and to ``jax.lax.ragged_
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 import jax
@@ -60,11 +59,7 @@ def rows(shapes: list[tuple[tuple[int, ...], str]], iterations: int, rounds: int
 
 
 def main(argv=None) -> int:
-  p = argparse.ArgumentParser(description=__doc__)
-  p.add_argument("--shapes", default=DEFAULT_SHAPES, help="GxMxKxN:dtype,...")
-  p.add_argument("--iterations", type=int, default=3)
-  p.add_argument("--rounds", type=int, default=2)
-  a = p.parse_args(argv)
+  a = contenders.arguments(__doc__, DEFAULT_SHAPES, "GxMxKxN:dtype").parse_args(argv)
   contenders.print_table(
       f"ms (ratio to xla_grouped / to lax), medians of {a.rounds} rounds of {a.iterations} calls",
       CONTENDERS, rows(contenders.parse_shapes(a.shapes), a.iterations, a.rounds),
