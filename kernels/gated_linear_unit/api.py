@@ -14,8 +14,8 @@ from pjrtkit.kernels.core.spec import Spec
 from pjrtkit.kernels.gated_linear_unit import base
 from pjrtkit.kernels.gated_linear_unit.native import NativeGatedLinearUnit
 from pjrtkit.kernels.gated_linear_unit.triton import TritonGatedLinearUnit
-from pjrtkit.kernels.native import library
 from pjrtkit.kernels.gated_linear_unit.xla import XlaGatedLinearUnit
+from pjrtkit.kernels.native import library
 
 IMPLEMENTATIONS: dict[str, Op] = {
     "xla": XlaGatedLinearUnit(),
@@ -27,8 +27,9 @@ IMPLEMENTATIONS: dict[str, Op] = {
 _NATIVE_MIN_WORK = 2**29
 """rows x k x n from which the rule takes "native" on pjrtkit's CPU device (bfloat16 with AMX):
 below it packing the weights and starting threads outweigh what the tiles save (measured,
-`tools.bench.glu_native`: 256 x 1024 x 1024 at 0.95-1.16x "xla"'s time, 512 x 1024 x 1024 at
-0.84-1.03x, 256 x 4096 x 4096 at 0.60x with the gradient)."""
+`tools.bench.glu_native`, forward / with the gradient: 256 x 1024 x 1024 at 1.13-1.16x /
+0.94-0.95x "xla"'s time, 512 x 1024 x 1024 at 0.62-1.03x / 0.74-0.84x, 256 x 4096 x 4096 at
+0.96-1.17x / 0.60x)."""
 
 
 def _native_is_faster(spec: Spec) -> bool:
@@ -36,10 +37,10 @@ def _native_is_faster(spec: Spec) -> bool:
   x = spec.arg("x")
   w = spec.arg("fused") if spec.arg("fused") is not None else spec.arg("w_gate")
   bf16 = jnp.dtype(jnp.bfloat16)
-  if jnp.dtype(x.dtype) != bf16 or jnp.dtype(w.dtype) != bf16 or not library.amx_bf16():
+  if jnp.dtype(x.dtype) != bf16 or jnp.dtype(w.dtype) != bf16:
     return False
   rows = math.prod(x.shape[:-1])
-  return rows * w.shape[0] * w.shape[-1] >= _NATIVE_MIN_WORK
+  return rows * w.shape[0] * w.shape[-1] >= _NATIVE_MIN_WORK and library.amx_bf16()
 
 
 def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:

@@ -21,11 +21,11 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from pjrtkit import kernels as pk  # noqa: E402
-from pjrtkit.kernels.core import functions  # noqa: E402
 from pjrtkit.kernels.core import device as device_lib  # noqa: E402
+from pjrtkit.kernels.core import functions  # noqa: E402
 from pjrtkit.kernels.gated_linear_unit import api, base  # noqa: E402
-from pjrtkit.kernels.native import library  # noqa: E402
 from pjrtkit.kernels.gated_linear_unit.xla import XlaGatedLinearUnit  # noqa: E402
+from pjrtkit.kernels.native import library  # noqa: E402
 
 CPU_IMPLEMENTATIONS = ("xla", "native")
 
@@ -43,6 +43,7 @@ def _inputs(dtype: str, shape=(3, 5, 32), n: int = 24):
                                         lambda v: v * jnp.tanh(v)])
 @pytest.mark.parametrize("impl", CPU_IMPLEMENTATIONS + (None,))
 def test_forward_and_gradient_match_the_definition(impl, activation, fused, dtype) -> None:
+  testing.skip_unless_runnable(impl)
   x, w = _inputs(dtype)
   weights = w if fused else (w[:, 0], w[:, 1])
 
@@ -194,6 +195,7 @@ def test_native_refuses_other_devices_and_dtypes() -> None:
 def test_native_without_amx_tiles_matches_the_definition() -> None:
   """PJRTKIT_KERNELS_AMX=0 (a child process): the library reports no AMX and the bfloat16
   products run the float32 SIMD GEMM, still matching the definition."""
+  testing.skip_unless_runnable("native")
   code = textwrap.dedent("""
       import json, numpy as np, jax, jax.numpy as jnp
       from pjrtkit import kernels as pk

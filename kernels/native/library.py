@@ -74,10 +74,13 @@ def _load() -> ctypes.CDLL:
 def amx_bf16() -> bool:
   """Whether the native kernels multiply two bfloat16 operands on AMX tiles in this process (a
   CPU with AMX-BF16, granted by Linux, ``PJRTKIT_KERNELS_AMX`` not "0"); False without the
-  library. Implementation rules use it: without AMX, XLA:CPU's bfloat16 GEMM is the faster."""
+  library or with one that predates them. Implementation rules use it: without AMX, XLA:CPU's
+  bfloat16 GEMM is the faster. The first call asks Linux for the tile state (process-wide)."""
   if library_path() is None:
     return False
-  probe = _load().PjrtkitKernelsAmxBf16
+  probe = getattr(_load(), "PjrtkitKernelsAmxBf16", None)
+  if probe is None:  # a library built before the AMX kernels
+    return False
   probe.restype = ctypes.c_int
   probe.argtypes = []
   return bool(probe())

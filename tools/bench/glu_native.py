@@ -16,6 +16,7 @@ over rounds, each contender's ratio to "xla", and native's GFLOP/s (4*M*K*N per 
 from __future__ import annotations
 
 import sys
+from typing import Any, Callable, Iterator
 
 import jax
 import jax.numpy as jnp
@@ -31,20 +32,21 @@ CONTENDERS = ("None", "native", "xla", "jnp")
 PHASES = ("fwd", "fwd+bwd")
 
 
-def _forward(name: str):
+def _forward(name: str) -> Callable[[Any, Any], Any]:
   if name == "jnp":
     return jnp_swiglu
   impl = None if name == "None" else name
   return lambda x, w: pk.gated_linear_unit(x, w, activation=jax.nn.silu, implementation=impl)
 
 
-def _function(phase: str, f):
+def _function(phase: str, f: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
   if phase == "fwd":
     return jax.jit(f)
   return jax.jit(jax.grad(lambda x, w: jnp.sum(f(x, w).astype(jnp.float32)), argnums=(0, 1)))
 
 
-def rows(shapes: list[tuple[tuple[int, ...], str]], iterations: int, rounds: int):
+def rows(shapes: list[tuple[tuple[int, ...], str]], iterations: int, rounds: int
+         ) -> Iterator[tuple[str, dict[str, float]]]:
   """Yields (label, {contender: median ms, "flops": the phase's FLOPs})."""
   for (m, k, n), dtype in shapes:
     x = jax.random.normal(jax.random.key(0), (m, k), dtype)
@@ -64,7 +66,7 @@ def _cell(ms: dict[str, float], c: str) -> str:
   return text
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
   a = contenders.arguments(__doc__, DEFAULT_SHAPES, "MxKxN:dtype").parse_args(argv)
   contenders.print_table(
       f"native's bfloat16 products on AMX tiles: {library.amx_bf16()}; "

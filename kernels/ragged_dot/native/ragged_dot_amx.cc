@@ -2,14 +2,16 @@
 // avx512 variant's RaggedRowsProduct and RaggedGroupsProduct hand them these calls when
 // `args.amx`. Compiled once per instruction set like the rest of the kernel; empty except in the
 // avx512 variant.
+#include "kernels/ragged_dot/native/ragged_dot_kernel.h"
+
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "kernels/native/parallel_for.h"
-#include "kernels/ragged_dot/native/ragged_dot_kernel.h"
 #include "kernels/native/simd.h"
 #include "kernels/native/amx.h"
 
@@ -25,7 +27,7 @@ using amx::RoundUp;
 constexpr int64_t kMaxCols = 256;     // output columns per work item (8 packed B panels)
 constexpr int64_t kRowChunk = 512;    // rows per work item of the rows product
 constexpr int64_t kSubRows = 128;     // rows whose A blocks stay in L2 while the panels pass
-constexpr int64_t kPassSteps = 32;     // contraction steps (of 32) per pass over the C blocks
+constexpr int64_t kPassSteps = 32;    // contraction steps (of 32) per pass over the C blocks
 constexpr int64_t kGroupRows = 128;   // output rows per work item of the groups product
 constexpr int64_t kChunk = 1024;      // a group's rows packed at a time by the groups product
 
@@ -87,9 +89,10 @@ void RaggedRowsProductAmx(const RaggedRowsArgs& a) {
       pieces.push_back({g, r0, std::min(r0 + kRowChunk, a.groups.end[g]), 0});
     }
   }
-  std::vector<uint16_t> x_packed(first_block.back() * a_block);
+  // Not zero-filled here: PackA writes every element, tails included.
+  std::unique_ptr<uint16_t[]> x_packed(new uint16_t[first_block.back() * a_block]);
   const auto block_of = [&](int64_t g, int64_t row) {
-    return x_packed.data() + (first_block[g] + (row - a.groups.start[g]) / kBlock) * a_block;
+    return x_packed.get() + (first_block[g] + (row - a.groups.start[g]) / kBlock) * a_block;
   };
   ParallelFor::Run(static_cast<int64_t>(pieces.size()), 0, [&](int, int64_t i) {
     const RowsItem& p = pieces[i];

@@ -103,7 +103,10 @@ ffi::Error RowsProduct(ffi::AnyBuffer x, ffi::AnyBuffer w, ffi::Buffer<ffi::S32>
   a.w = w.untyped_data();
   a.w_transposed = w_transposed != 0;
   a.out = out->untyped_data();
-  a.amx = CpuFeatures::AmxBf16();
+  // Probed for bfloat16 operands only: granting the tile state is process-wide (it raises the
+  // smallest signal stack the process may install).
+  a.amx = a.x_type == ElementType::kBF16 && a.w_type == ElementType::kBF16 &&
+          CpuFeatures::AmxBf16();
   CpuFeatures::Pick(avx512::RaggedRowsProduct, avx2::RaggedRowsProduct,
                     generic::RaggedRowsProduct)(a);
   return ffi::Error::Success();
@@ -140,7 +143,8 @@ ffi::Error GroupsProduct(ffi::AnyBuffer x, ffi::AnyBuffer y, ffi::Buffer<ffi::S3
   a.x = x.untyped_data();
   a.y = y.untyped_data();
   a.out = out->untyped_data();
-  a.amx = CpuFeatures::AmxBf16();
+  a.amx = a.x_type == ElementType::kBF16 && a.y_type == ElementType::kBF16 &&
+          CpuFeatures::AmxBf16();
   CpuFeatures::Pick(avx512::RaggedGroupsProduct, avx2::RaggedGroupsProduct,
                     generic::RaggedGroupsProduct)(a);
   return ffi::Error::Success();

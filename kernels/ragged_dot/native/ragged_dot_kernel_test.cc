@@ -91,8 +91,10 @@ const Shape kShapes[] = {
     {97, 513, 33, {97}},
     {40, 7, 5, {1, 0, 38, 1}},
     {20, 16, 40, {0, 0}},
-    // Whole 32-row blocks and 32-deep steps (AMX reads x in place), an empty group between.
+    // Whole 32-row blocks and 32-deep steps, an empty group between.
     {256, 64, 64, {128, 0, 128}},
+    // No contraction: every product is zero.
+    {33, 0, 40, {10, 23}},
     // A contraction of 33 AMX steps (two passes), a group over two row chunks and two
     // contraction chunks of the groups product.
     {1100, 1056, 17, {1100}},
@@ -114,7 +116,9 @@ TEST(RaggedDotKernel, RowsProductMatchesTheDefinition) {
     const Variant& v = *vp;
     for (const Shape& s : kShapes) {
       for (bool transposed : {false, true}) {
-        for (bool bf16 : {false, true}) {
+        // float32 throughout; bfloat16 operands, float32 output; bfloat16 throughout.
+        for (int types = 0; types < 3; ++types) {
+          const bool bf16 = types > 0, bf16_out = types == 2;
           const int64_t g = s.sizes.size();
           const std::vector<float> x = Random(s.rows * s.depth, 1);
           const std::vector<float> w = Random(g * s.depth * s.cols, 2);
@@ -141,21 +145,22 @@ TEST(RaggedDotKernel, RowsProductMatchesTheDefinition) {
           a.depth = s.depth;
           a.cols = s.cols;
           a.groups = groups.rows();
-          a.x_type = a.w_type = a.out_type = bf16 ? ElementType::kBF16 : ElementType::kF32;
+          a.x_type = a.w_type = bf16 ? ElementType::kBF16 : ElementType::kF32;
+          a.out_type = bf16_out ? ElementType::kBF16 : ElementType::kF32;
           a.x = bf16 ? static_cast<const void*>(xb.data()) : x.data();
           a.w = bf16 ? static_cast<const void*>(wb.data()) : w.data();
           a.w_transposed = transposed;
           a.amx = v.amx;
           std::vector<float> out(s.rows * s.cols, 7.f);
           std::vector<uint16_t> out_b(s.rows * s.cols, 7);
-          a.out = bf16 ? static_cast<void*>(out_b.data()) : out.data();
+          a.out = bf16_out ? static_cast<void*>(out_b.data()) : out.data();
           v.rows(a);
-          if (bf16) {
+          if (bf16_out) {
             for (size_t i = 0; i < out.size(); ++i) out[i] = Bf16ToFloat(out_b[i]);
           }
-          ExpectNear(out, want, magnitude, bf16 ? 8e-3 : 1e-5,
-                     std::string(v.name) + (transposed ? " transposed" : "") +
-                         (bf16 ? " bf16" : " f32") + " rows " + std::to_string(s.rows));
+          ExpectNear(out, want, magnitude, bf16_out ? 8e-3 : 1e-5,
+                     std::string(v.name) + (transposed ? " transposed" : "") + " types " +
+                         std::to_string(types) + " rows " + std::to_string(s.rows));
         }
       }
     }
