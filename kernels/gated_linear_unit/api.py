@@ -27,9 +27,8 @@ IMPLEMENTATIONS: dict[str, Op] = {
 _NATIVE_MIN_WORK = 2**29
 """rows x k x n from which the rule takes "native" on pjrtkit's CPU device (bfloat16 with AMX):
 below it packing the weights and starting threads outweigh what the tiles save (measured,
-`tools.bench.glu_native`, forward / with the gradient: 256 x 1024 x 1024 at 1.13-1.16x /
-0.94-0.95x "xla"'s time, 512 x 1024 x 1024 at 0.62-1.03x / 0.74-0.84x, 256 x 4096 x 4096 at
-0.96-1.17x / 0.60x)."""
+`tools.bench.glu_native`, forward / with the gradient: 256 x 1024 x 1024 at 1.33x / 0.92x
+"xla"'s time, 512 x 1024 x 1024 at 0.71x / 0.74x, 256 x 4096 x 4096 at 1.04x / 0.56x)."""
 
 
 def _native_is_faster(spec: Spec) -> bool:

@@ -216,5 +216,44 @@ TEST(RaggedDotKernel, GroupsProductMatchesTheDefinition) {
   }
 }
 
+// x and y wide enough (2100 and 2060 columns: 153 work items per group) that the AMX groups
+// product packs each group's operands once per call instead of per work item; partial blocks,
+// an empty group, groups shorter than a contraction step.
+TEST(RaggedDotKernel, GroupsProductOfWideOperandsMatchesTheDefinition) {
+  const int64_t rows = 70, x_cols = 2100, y_cols = 2060;
+  const Groups groups({30, 0, 40}, rows);
+  const std::vector<float> x = Random(rows * x_cols, 5), y = Random(rows * y_cols, 6);
+  const std::vector<uint16_t> xb = ToBf16(x), yb = ToBf16(y);
+  std::vector<double> want(3 * x_cols * y_cols, 0.0), magnitude(want.size(), 0.0);
+  for (int64_t g = 0; g < 3; ++g) {
+    for (int64_t r = groups.start[g]; r < groups.end[g]; ++r) {
+      for (int64_t i = 0; i < x_cols; ++i) {
+        const double xi = x[r * x_cols + i];
+        double* w = want.data() + (g * x_cols + i) * y_cols;
+        double* m = magnitude.data() + (g * x_cols + i) * y_cols;
+        for (int64_t j = 0; j < y_cols; ++j) {
+          w[j] += xi * y[r * y_cols + j];
+          m[j] += std::fabs(xi * y[r * y_cols + j]);
+        }
+      }
+    }
+  }
+  for (const Variant* v : Running()) {
+    RaggedGroupsArgs a;
+    a.rows = rows;
+    a.x_cols = x_cols;
+    a.y_cols = y_cols;
+    a.groups = groups.rows();
+    a.x_type = a.y_type = ElementType::kBF16;
+    a.x = xb.data();
+    a.y = yb.data();
+    a.amx = v->amx;
+    std::vector<float> out(want.size(), 7.f);
+    a.out = out.data();
+    v->groups(a);
+    ExpectNear(out, want, magnitude, 1e-5, std::string(v->name) + " wide groups");
+  }
+}
+
 }  // namespace
 }  // namespace pjrtkit_kernels
