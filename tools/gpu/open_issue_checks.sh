@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# The GPU checks the open issues' done-criteria name, in parts that each fit one 10-minute call
+# on the H200 machine, from a kit made by tools/gpu/make_kit.sh with JAX's test sources beside it:
+#
+#   bash tools/gpu/make_kit.sh .gpu/kit
+#   .venv/bin/python -m tools.jax_suite extract --compat --git-dir JAX_GIT_DIR --rev cec06d116c \
+#       --dest /tmp/jaxsrc
+#   mkdir -p .gpu/kit/jaxsrc/tests && cp /tmp/jaxsrc/{conftest.py,pyproject.toml} .gpu/kit/jaxsrc/ &&
+#   cp /tmp/jaxsrc/tests/{aot,array_interoperability,buffer_callback,pytorch_interoperability}_test.py \
+#       .gpu/kit/jaxsrc/tests/            # the 8.5 MB of tests/ trimmed to part j's files
+#   (device machine, carry .gpu)  OUT=$OUT PART="j t m" bash .gpu/kit/tools/gpu/open_issue_checks.sh
+#
+# PART (letters, run in the order given; default "j t m"):
+#   j  JAX's test files of issue 52 (aot, array_interoperability, buffer_callback, and the
+#      platform-name files) on JAX's CUDA backend and pjrtkit's GPU device side by side
+#      (tools/gpu/jax_files_vs_cuda.py), then tests/jax/gpu_features_test.py on pjrtkit
+#      (DLPack float8 and zero-size, CuPy/__cuda_array_interface__, buffer_callback, AOT).
+#   t  the kernel tests of ragged_dot, gated_linear_unit, the cross-entropy and
+#      triangle_multiplication on both platforms (compiled Triton kernels; issue 51).
+#   m  the cross-entropy's largest temporaries as the vocabulary grows, ours and Tokamax's
+#      (pjrtkit.kernels.linear_softmax_cross_entropy_loss.memory; issue 51).
+#   k  the kernel comparison at ragged_dot's and gated_linear_unit's cases (RD*, GL*) against
+#      Tokamax and XLA in one process (tools/kernels_gpu/speed.sh MODE=cuda; issue 51).
+#   c  the attention comparison's shape-class rows (tools/kernels_gpu/speed.sh MODE=cuda,
+#      CASES_C; issue 50).
+#   x  the implementation=None sweep and the deterministic gradient's cost (issue 50).
+# Each part appends to $OUT/summary.txt and writes its own logs under $OUT. Time limits per
+# step: T (default 170 s) for test steps, TT (270 s) for benchmarks.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+KIT=$PWD
+OUT=${OUT:-/tmp/open_issue_checks}; mkdir -p "$OUT"
+PY=${PYTHON:-python3}
+T=${T:-170}; TT=${TT:-270}
+S="$OUT/summary.txt"
+say() { echo "$*" | tee -a "$S"; }
+export TF_CPP_MIN_LOG_LEVEL=3 PYTHONUNBUFFERED=1
+[ -f pjrtkit_plugin.so ] && export PJRTKIT_PLUGIN_LIBRARY="$KIT/pjrtkit_plugin.so"
+[ -f pjrtkit_kernels.so ] && export PJRTKIT_KERNELS_LIBRARY="$KIT/pjrtkit_kernels.so"
+if ls wheels/*.whl > /dev/null 2>&1 && [ ! -d "$KIT/.pydeps/tokamax" ]; then
+  $PY -m pip install --quiet --upgrade --no-index --no-deps --target "$KIT/.pydeps" wheels/*.whl \
+    > "$OUT/pip.log" 2>&1
+fi
+export PYTHONPATH="$KIT:$KIT/python:$KIT/.pydeps:$KIT/tools/kernels_gpu/tokamax_shims${PYTHONPATH:+:$PYTHONPATH}"
+say "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
+say "jax: $($PY -c 'import jax, jaxlib; print(jax.__version__, jaxlib.__version__)' 2>&1 | tail -1)"
+
+# timed NAME LIMIT LOG COMMAND...: runs COMMAND under `timeout`, output into LOG, one summary line.
+timed() {
+  local name=$1 limit=$2 log=$3 start=$SECONDS; shift 3
+  timeout "$limit" "$@" >> "$log" 2>&1
+  local rc=$?
+  say "$name: rc=$rc$([ $rc = 124 ] && echo " (time limit $limit s)") in $((SECONDS - start)) s"
+  return $rc
+}
+
+pytest_line() { grep -aE '^=+ .*[0-9]+ (passed|failed|skipped)' "$1" | tail -1; }
+
+part_j() {
+  local f
+  if [ -d jaxsrc/tests ]; then
+    for f in ${JAX_FILES:-aot_test.py array_interoperability_test.py buffer_callback_test.py \
+               pytorch_interoperability_test.py}; do
+      timed "j: $f, cuda vs pjrtkit" "$T" "$OUT/jax_files.log" \
+        $PY -m tools.gpu.jax_files_vs_cuda --tests-dir jaxsrc/tests --out "$OUT/jax_${f%.py}" \
+        --workers 4 "$f"
+      sed -n '3,$p' "$OUT/jax_${f%.py}/summary.md" 2>/dev/null | grep -v '^$' >> "$S"
+    done
+  else
+    say "j: no jaxsrc/tests in the kit (this script's header says how to add JAX's tests)"
+  fi
+  for p in pjrtkit cuda; do
+    GPU_TEST_PLATFORM=$p timed "j: gpu_features_test on $p" "$T" "$OUT/gpu_features_$p.log" \
+      $PY -m pytest -p no:cacheprovider -p no:benchmark -q -rfEs --tb=short \
+      tests/jax/gpu_features_test.py
+    say "   $(pytest_line "$OUT/gpu_features_$p.log")"
+    grep -a "^FAILED\|^ERROR" "$OUT/gpu_features_$p.log" | head -20 >> "$S"
+  done
+}
+
+part_t() {
+  local files="kernels/ragged_dot/ragged_dot_test.py kernels/ragged_dot/triton_test.py
+    kernels/gated_linear_unit/gated_linear_unit_test.py kernels/gated_linear_unit/triton_test.py
+    kernels/linear_softmax_cross_entropy_loss/linear_softmax_cross_entropy_loss_test.py
+    kernels/triangle_multiplication/triangle_multiplication_test.py"
+  for p in pjrtkit cuda; do
+    JAX_PLATFORMS=$p XLA_PYTHON_CLIENT_PREALLOCATE=false timed "t: kernel tests on $p" "$T" \
+      "$OUT/kernel_tests_$p.log" $PY -m pytest -n 6 -p no:cacheprovider -p no:benchmark -q \
+      -rfE --tb=short --timeout=150 $files &
+  done
+  wait
+  for p in pjrtkit cuda; do
+    say "   $p: $(pytest_line "$OUT/kernel_tests_$p.log")"
+    grep -a "^FAILED\|^ERROR" "$OUT/kernel_tests_$p.log" | head -20 >> "$S"
+  done
+}
+
+part_m() {
+  for p in pjrtkit cuda; do
+    JAX_PLATFORMS=$p timed "m: cross-entropy temporaries on $p" "$T" "$OUT/ce_memory_$p.log" \
+      $PY -m pjrtkit.kernels.linear_softmax_cross_entropy_loss.memory --b 8192 --h 4096 \
+      --vocab 32768,65536,131072,262144
+    grep -av "^WARNING\|^I0000\|^W0000" "$OUT/ce_memory_$p.log" | tail -14 >> "$S"
+  done
+}
+
+speed() {  # speed NAME CASES: the comparison's cuda process at CASES
+  local dir="$OUT/speed_$1"
+  OUT=$dir MODE=cuda CASES=$2 CUDA_TIMEOUT=$TT COMPARE_ARGS="${COMPARE_ARGS:---rounds 3}" \
+    timed "$1: kernel comparison $2" $((TT + 60)) "$OUT/speed_$1.log" \
+    bash tools/kernels_gpu/speed.sh
+  [ -f "$dir/summary.txt" ] && cat "$dir/summary.txt" >> "$S"
+}
+
+part_k() { speed k "${CASES_K:-RD1,RD2,RD3,RD4,RD5,RD6,RD7,RD8,RD9,GL1,GL2,GL3,GL4,GL5}"; }
+part_c() { speed c "${CASES_C:-A5,A6,A7,A8,A9,A10,H1,H2,H3,H4,H5}"; }
+
+part_x() {
+  OUT="$OUT/sweep" SWEEP_TIMEOUT=$TT BUDGET_S=$((TT - 40)) \
+    timed "x: sweep (cuda)" $((TT + 30)) "$OUT/sweep.log" bash tools/kernels_gpu/sweep.sh cuda
+  [ -f "$OUT/sweep/summary.txt" ] && cat "$OUT/sweep/summary.txt" >> "$S"
+  JAX_PLATFORMS=cuda timed "x: determinism (cuda)" "$T" "$OUT/determinism.log" \
+    $PY -m tools.kernels_gpu.determinism_bench --out "$OUT/determinism"
+  grep -a "^|" "$OUT/determinism.log" | tail -12 >> "$S"
+}
+
+for part in ${PART:-j t m}; do
+  case "$part" in
+    j|t|m|k|c|x) say "=== part $part"; "part_$part" ;;
+    *) say "unknown part '$part' (accepted: j t m k c x)" ;;
+  esac
+done
+say "total: $SECONDS s"
