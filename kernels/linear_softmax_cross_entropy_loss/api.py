@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import jax
+import jax.numpy as jnp
 
 from pjrtkit.kernels.core.device import DeviceInfo
 from pjrtkit.kernels.core.op import Family, Op, register_family
@@ -12,26 +13,47 @@ from pjrtkit.kernels.core.spec import Spec
 from pjrtkit.kernels.linear_softmax_cross_entropy_loss import base
 from pjrtkit.kernels.linear_softmax_cross_entropy_loss.chunked_xla import (
     ChunkedXlaLinearSoftmaxCrossEntropyLoss)
+from pjrtkit.kernels.linear_softmax_cross_entropy_loss.native import (
+    NativeLinearSoftmaxCrossEntropyLoss)
 from pjrtkit.kernels.linear_softmax_cross_entropy_loss.xla import (
     XlaLinearSoftmaxCrossEntropyLoss)
+from pjrtkit.kernels.native import library
 
 IMPLEMENTATIONS: dict[str, Op] = {
     "xla": XlaLinearSoftmaxCrossEntropyLoss(),
     "chunked_xla": ChunkedXlaLinearSoftmaxCrossEntropyLoss(),
+    "native": NativeLinearSoftmaxCrossEntropyLoss(),
 }
 
 FULL_LOGITS_LIMIT = 1 << 26
 """Above this many logits (256 MiB of float32) ``implementation=None`` takes "chunked_xla"."""
+
+NATIVE_MIN_WORK = 2**29
+"""b x h x v from which the rule takes "native" on pjrtkit's CPU device (bfloat16 with AMX)."""
+
+
+def _native_is_faster(spec: Spec) -> bool:
+  """bfloat16 x and weights, AMX tiles for them, and enough work (`NATIVE_MIN_WORK`)."""
+  x, w = spec.arg("x"), spec.arg("weights")
+  bf16 = jnp.dtype(jnp.bfloat16)
+  if jnp.dtype(x.dtype) != bf16 or jnp.dtype(w.dtype) != bf16:
+    return False
+  return x.shape[0] * x.shape[1] * w.shape[1] >= NATIVE_MIN_WORK and library.amx_bf16()
 
 
 def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   """The documented choice for ``implementation=None`` without a tuned result: "xla" while the
   full float32 logits are at most `FULL_LOGITS_LIMIT` elements, else "chunked_xla" (its
   temporaries stay ``block_b * block_v`` however large the vocabulary; see docs/kernels.md).
+  On pjrtkit's CPU device, "native" first (chunked, so its temporaries stay flat too) for
+  bfloat16 x and weights when the CPU multiplies them on AMX tiles and the call has at least
+  `NATIVE_MIN_WORK` b x h x v.
   """
-  del device, phase
+  del phase
   b = spec.arg("x").shape[0]
   v = spec.arg("weights").shape[1]
+  if device.is_pjrtkit_cpu and _native_is_faster(spec):
+    return ["native", "chunked_xla", "xla"]
   return ["xla"] if b * v <= FULL_LOGITS_LIMIT else ["chunked_xla", "xla"]
 
 
@@ -52,8 +74,8 @@ def linear_softmax_cross_entropy_loss(x: Any, labels: Any, weights: Any, *,
     weights: ``[h, v]`` floating projection to the vocabulary.
     reduction: "sum" (default), "mean" or "none" (``[b]`` per-row losses).
     precision: as for ``jax.lax.dot``.
-    implementation: "xla", "chunked_xla", a sequence of them (the first that serves the call
-      runs), or None to choose per call.
+    implementation: "xla", "chunked_xla", "native" (pjrtkit's CPU device), a sequence of them
+      (the first that serves the call runs), or None to choose per call.
 
   Returns:
     float32: a scalar, or ``[b]`` for "none".

@@ -51,6 +51,37 @@ class ChunkedXlaLinearSoftmaxCrossEntropyLoss(Op[ChunkConfig]):
   implementation = "chunked_xla"
   config_cls = ChunkConfig
 
+  carry_bits = False
+  """Whether the weights and their gradient are sliced and carried through the vocabulary loop
+  as uint16 when they are 16-bit floats ("native" sets it; see `_to_bits`)."""
+
+  def _to_bits(self, a: jax.Array) -> jax.Array:
+    """`a` as the loop slices and carries it: as itself, or (`carry_bits`) a 16-bit float's
+    bits as uint16. pjrtkit's XLA:CPU widens a bfloat16 array to float32 around a dynamic
+    slice or update of it (a whole-array conversion per block, an ``h x v x 4``-byte
+    temporary) where it slices and updates a uint16 one in place; jaxlib's XLA:CPU keeps
+    bfloat16 in place but copies at a bitcast, so "chunked_xla" leaves it off."""
+    if self.carry_bits and jnp.dtype(a.dtype).itemsize == 2:
+      return jax.lax.bitcast_convert_type(a, jnp.uint16)
+    return a
+
+  @staticmethod
+  def _from_bits(a: jax.Array, dtype: Any) -> jax.Array:
+    return a if a.dtype == jnp.dtype(dtype) else jax.lax.bitcast_convert_type(a, dtype)
+
+  # The three products of a tile, float32 results; "native" overrides them.
+  def logits(self, xb: Any, wj: Any, precision: Any) -> Any:
+    """``xb [bb, h] @ wj [h, bv]``."""
+    return jnp.matmul(xb, wj, precision=precision, preferred_element_type=jnp.float32)
+
+  def rows_grad(self, s: Any, wj: Any, precision: Any) -> Any:
+    """``s [bb, bv] @ wj^T``: a tile's part of dx."""
+    return jnp.matmul(s, wj.T, precision=precision, preferred_element_type=jnp.float32)
+
+  def weights_grad(self, xb: Any, s: Any, precision: Any) -> Any:
+    """``xb^T @ s``: a tile's part of the weights' gradient, ``[h, bv]``."""
+    return jnp.matmul(xb.T, s, precision=precision, preferred_element_type=jnp.float32)
+
   def _get_autotuning_configs(self, spec: Spec) -> Sequence[ChunkConfig]:
     return tuple(ChunkConfig(b, v) for b in (256, 1024, 4096) for v in (1024, 2048, 8192))
 
@@ -64,6 +95,7 @@ class ChunkedXlaLinearSoftmaxCrossEntropyLoss(Op[ChunkConfig]):
     v = w.shape[1]
     bb, nb = _blocks(b, config.block_b)
     bv, nv = _blocks(v, config.block_v)
+    w_bits = self._to_bits(w)
     labels = labels.astype(jnp.int32)
 
     def row_block(i: jax.Array, both: jax.Array) -> jax.Array:
@@ -74,8 +106,8 @@ class ChunkedXlaLinearSoftmaxCrossEntropyLoss(Op[ChunkConfig]):
       def vocab_block(j: jax.Array, carry: tuple) -> tuple:
         run_max, run_sum, picked = carry
         c0 = _start(j, bv, v)
-        wj = jax.lax.dynamic_slice_in_dim(w, c0, bv, axis=1)
-        logits = jnp.matmul(xb, wj, precision=precision, preferred_element_type=jnp.float32)
+        wj = self._from_bits(jax.lax.dynamic_slice_in_dim(w_bits, c0, bv, axis=1), w.dtype)
+        logits = self.logits(xb, wj, precision)
         cols = c0 + jnp.arange(bv)
         new_cols = cols >= j * bv  # False: a column an earlier block covered
         logits = jnp.where(new_cols, logits, -jnp.inf)
@@ -106,13 +138,14 @@ class ChunkedXlaLinearSoftmaxCrossEntropyLoss(Op[ChunkConfig]):
     v = w.shape[1]
     bb, nb = _blocks(b, config.block_b)
     bv, nv = _blocks(v, config.block_v)
+    w_bits = self._to_bits(w)
     drow = base.row_cotangent(dout, spec.param("reduction"), b)
     labels = labels.astype(jnp.int32)
 
     def vocab_block(j: jax.Array, carry: tuple) -> tuple:
       dx, dw = carry
       c0 = _start(j, bv, v)
-      wj = jax.lax.dynamic_slice_in_dim(w, c0, bv, axis=1)
+      wj = self._from_bits(jax.lax.dynamic_slice_in_dim(w_bits, c0, bv, axis=1), w.dtype)
       cols = c0 + jnp.arange(bv)
       new_cols = cols >= j * bv
 
@@ -125,22 +158,23 @@ class ChunkedXlaLinearSoftmaxCrossEntropyLoss(Op[ChunkConfig]):
         # Rows of an earlier row block were added already: a zero cotangent here.
         db = jnp.where(r0 + jnp.arange(bb) >= i * bb,
                        jax.lax.dynamic_slice_in_dim(drow, r0, bb, axis=0), 0.0)
-        logits = jnp.matmul(xb, wj, precision=precision, preferred_element_type=jnp.float32)
+        logits = self.logits(xb, wj, precision)
         p = jnp.where(new_cols, jnp.exp(logits - lseb[:, None]), 0.0)
         hit = (cols == lb[:, None]) & new_cols
         s = ((p - hit) * db[:, None]).astype(x.dtype)
-        dxb = jnp.matmul(s, wj.T, precision=precision, preferred_element_type=jnp.float32)
+        dxb = self.rows_grad(s, wj, precision)
         cur = jax.lax.dynamic_slice_in_dim(dx, r0, bb, axis=0)
         dx = jax.lax.dynamic_update_slice_in_dim(dx, cur + dxb, r0, axis=0)
-        dwj = dwj + jnp.matmul(xb.T, s, precision=precision, preferred_element_type=jnp.float32)
+        dwj = dwj + self.weights_grad(xb, s, precision)
         return dx, dwj
 
       dx, dwj = jax.lax.fori_loop(0, nb, row_block, (dx, jnp.zeros((h, bv), jnp.float32)))
-      # Columns an earlier block covered have s == 0 here, so their dwj is 0: adding keeps them.
+      # Columns an earlier block covered keep what that block wrote.
       old = jax.lax.dynamic_slice_in_dim(dw, c0, bv, axis=1)
-      dw = jax.lax.dynamic_update_slice_in_dim(dw, old + dwj.astype(dw.dtype), c0, axis=1)
+      new = self._to_bits(dwj.astype(w.dtype))
+      dw = jax.lax.dynamic_update_slice_in_dim(dw, jnp.where(new_cols, new, old), c0, axis=1)
       return dx, dw
 
-    dx, dw = jax.lax.fori_loop(0, nv, vocab_block,
-                               (jnp.zeros((b, h), jnp.float32), jnp.zeros((h, v), w.dtype)))
-    return dx, None, dw
+    dw = self._to_bits(jnp.zeros((h, v), w.dtype))
+    dx, dw = jax.lax.fori_loop(0, nv, vocab_block, (jnp.zeros((b, h), jnp.float32), dw))
+    return dx, None, self._from_bits(dw, w.dtype)

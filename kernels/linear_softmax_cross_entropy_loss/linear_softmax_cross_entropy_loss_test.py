@@ -1,12 +1,14 @@
-"""linear_softmax_cross_entropy_loss: "xla" and "chunked_xla" against the full-logits definition
-(`base.reference`, differentiated by JAX) at shapes that are not multiples of the blocks; the
-chunked implementation's largest temporary flat in the vocabulary size (XLA's memory analysis of
-the compiled value-and-gradient); argument checks; autotuning and export.
+"""linear_softmax_cross_entropy_loss: "xla", "chunked_xla" and "native" (pjrtkit's CPU device)
+against the full-logits definition (`base.reference`, differentiated by JAX) at shapes that are
+not multiples of the blocks; the chunked implementations' largest temporary flat in the
+vocabulary size (XLA's memory analysis of the compiled value-and-gradient); the rule; argument
+checks; autotuning and export.
 Tolerances: `pjrtkit.kernels.testing.TOLERANCES`."""
 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from pjrtkit.kernels import testing
 
@@ -19,9 +21,15 @@ import pytest  # noqa: E402
 
 from pjrtkit import kernels as pk  # noqa: E402
 from pjrtkit.kernels.linear_softmax_cross_entropy_loss import api, base  # noqa: E402
+from pjrtkit.kernels.core import device as device_lib  # noqa: E402
 from pjrtkit.kernels.linear_softmax_cross_entropy_loss.chunked_xla import ChunkConfig  # noqa
+from pjrtkit.kernels.native import library  # noqa: E402
 
-IMPLEMENTATIONS = ("xla", "chunked_xla")
+ON_PJRTKIT_CPU = device_lib.current_device().is_pjrtkit_cpu
+IMPLEMENTATIONS = ("xla", "chunked_xla") + (("native",) if ON_PJRTKIT_CPU else ())
+"""What runs here: "native" on pjrtkit's CPU device only (its own tests skip elsewhere)."""
+CHUNKED = tuple(i for i in IMPLEMENTATIONS if i != "xla")
+PJRTKIT_CPU = device_lib.DeviceInfo(platform="pjrtkit", kind="pjrtkit_cpu", compute_capability=None)
 
 
 def _inputs(dtype: str, b: int = 45, h: int = 24, v: int = 333):
@@ -38,7 +46,7 @@ def _inputs(dtype: str, b: int = 45, h: int = 24, v: int = 333):
                                     ChunkConfig(7, 1000)])
 def test_forward_and_gradient_match_the_definition(config, reduction, dtype) -> None:
   x, labels, w = _inputs(dtype)
-  impls = IMPLEMENTATIONS if config is None else ("chunked_xla",)
+  impls = IMPLEMENTATIONS if config is None else CHUNKED
   spec = base.make_spec(x, labels, w, reduction, None)
   want = base.reference(x, labels, w, reduction)
   weights = jnp.linspace(0.5, 1.5, want.size).reshape(want.shape)
@@ -78,35 +86,80 @@ def _temp_bytes(impl: str, v: int, dtype: str, device: jax.Device) -> int:
   return compiled.memory_analysis().temp_size_in_bytes
 
 
-@pytest.mark.parametrize("dtype, platform", [("float32", "pjrtkit"), ("bfloat16", "cpu")])
-def test_chunked_peak_memory_is_flat_in_the_vocabulary(dtype: str, platform: str) -> None:
-  """The temporaries of value-and-gradient at 8K, 32K and 128K vocabulary (XLA's memory
-  analysis of the compiled program, b = 1024, h = 256): the chunked implementation's stay within
-  1 % of each other and under four float32 blocks of 1024 x 2048 logits; "xla"'s grow with the
-  logits (at least 1024 x v x 4 bytes).
+@pytest.mark.parametrize("impl, dtype, platform", [
+    ("chunked_xla", "float32", "pjrtkit"), ("chunked_xla", "bfloat16", "cpu"),
+    ("native", "bfloat16", "pjrtkit"), ("native", "float32", "pjrtkit")])
+def test_chunked_peak_memory_is_flat_in_the_vocabulary(impl: str, dtype: str,
+                                                       platform: str) -> None:
+  """The temporaries of value-and-gradient at 16K, 64K and 256K vocabulary (XLA's memory
+  analysis of the compiled program, b = 1024, h = 256): the chunked implementations' do not
+  grow (1 % allowed) and stay under four float32 blocks of logits of their default tile
+  (1024 x 2048 for "chunked_xla", 1024 x 4096 for "native" at b = 1024); "xla"'s grow
+  with the logits (at least 1024 x v x 4 bytes).
 
-  bfloat16 is measured on jaxlib's CPU backend: the XLA:CPU inside pjrtkit's CPU device
-  converts a whole bfloat16 weight to float32 for its dots (a temporary of h x v x 4 bytes that
-  the chunked code does not ask for; docs/limitations.md)."""
+  "chunked_xla" in bfloat16 is measured on jaxlib's CPU backend: the XLA:CPU inside pjrtkit's
+  CPU device converts a whole bfloat16 weight to float32 for its dots (a temporary of
+  h x v x 4 bytes that the chunked code does not ask for; docs/limitations.md). "native"'s
+  products read the bfloat16 weights as they are, so it stays flat there."""
+  if platform == "pjrtkit" and not ON_PJRTKIT_CPU:
+    pytest.skip("measured on pjrtkit's CPU device")
   device = jax.devices(platform)[0]
-  vocab = (8192, 32768, 131072)
-  chunked = [_temp_bytes("chunked_xla", v, dtype, device) for v in vocab]
+  vocab = (16384, 65536, 262144)
+  chunked = [_temp_bytes(impl, v, dtype, device) for v in vocab]
   full = [_temp_bytes("xla", v, dtype, device) for v in vocab]
-  assert max(chunked) <= 1.01 * min(chunked), chunked
-  assert max(chunked) <= 4 * 1024 * 2048 * 4, chunked
+  config = api.IMPLEMENTATIONS[impl].default_config(None)
+  # No growth from one vocabulary to the next (XLA may plan the smallest, with the fewest
+  # blocks, a little differently: "native" bfloat16 at 16K takes 33.6 MB, at 64K 28.3 MB).
+  assert all(later <= 1.01 * earlier for earlier, later in zip(chunked, chunked[1:])), chunked
+  assert max(chunked) <= 4 * min(config.block_b, 1024) * config.block_v * 4, chunked
   for v, t in zip(vocab, full):
     assert t >= 1024 * v * 4, (v, t)
   assert full[-1] > 30 * max(chunked)
 
 
-def test_rule_switches_to_chunked_above_the_logits_limit() -> None:
+def _spec(b: int, h: int, v: int, x_dtype: str = "bfloat16", w_dtype: str = "bfloat16") -> Any:
+  return base.make_spec(jax.ShapeDtypeStruct((b, h), x_dtype),
+                        jax.ShapeDtypeStruct((b,), jnp.int32),
+                        jax.ShapeDtypeStruct((h, v), w_dtype), "sum", None)
+
+
+@pytest.mark.parametrize("device", [testing.described_h200(), device_lib.DeviceInfo(
+    platform="cpu", kind="cpu", compute_capability=None)], ids=["h200", "cpu"])
+def test_rule_switches_to_chunked_above_the_logits_limit(device) -> None:
   small = base.make_spec(*_inputs("float32"), "sum", None)
-  x = jax.ShapeDtypeStruct((8192, 16), jnp.bfloat16)
-  big = base.make_spec(x, jax.ShapeDtypeStruct((8192,), jnp.int32),
-                       jax.ShapeDtypeStruct((16, 262144), jnp.bfloat16), "sum", None)
-  dev = pk.current_device()
-  assert api.rule(small, dev, "fwd") == ["xla"]
-  assert api.rule(big, dev, "fwd") == ["chunked_xla", "xla"]
+  assert api.rule(small, device, "fwd") == ["xla"]
+  assert api.rule(_spec(8192, 16, 262144), device, "fwd") == ["chunked_xla", "xla"]
+  assert api.rule(_spec(8192, 4096, 262144), device, "bwd") == ["chunked_xla", "xla"]
+
+
+@pytest.mark.parametrize("amx", [True, False])
+def test_rule_takes_native_for_large_bfloat16_calls_with_amx_tiles(monkeypatch, amx) -> None:
+  """On pjrtkit's CPU device: "native" for both phases from `api.NATIVE_MIN_WORK` b x h x v,
+  bfloat16 x and weights, AMX tiles; otherwise the logits limit's choice."""
+  monkeypatch.setattr(library, "amx_bf16", lambda: amx)
+  native = ["native", "chunked_xla", "xla"]
+  for phase in ("fwd", "bwd"):
+    got = api.rule(_spec(2048, 1024, 32768), PJRTKIT_CPU, phase)
+    assert got == (native if amx else ["xla"]), (phase, got)
+    got = api.rule(_spec(8192, 4096, 262144), PJRTKIT_CPU, phase)
+    assert got == (native if amx else ["chunked_xla", "xla"]), (phase, got)
+  edge = api.NATIVE_MIN_WORK // (1024 * 256)
+  assert api.rule(_spec(edge, 1024, 256), PJRTKIT_CPU, "fwd")[0] == ("native" if amx else "xla")
+  assert api.rule(_spec(edge - 1, 1024, 256), PJRTKIT_CPU, "fwd") == ["xla"]
+  assert api.rule(_spec(2048, 1024, 32768, "float32", "float32"), PJRTKIT_CPU, "fwd") == ["xla"]
+  assert api.rule(_spec(2048, 1024, 32768, "bfloat16", "float32"), PJRTKIT_CPU, "fwd") == ["xla"]
+
+
+def test_native_refuses_other_devices_and_dtypes() -> None:
+  native = api.IMPLEMENTATIONS["native"]
+  assert native.unsupported_reason(_spec(4, 8, 16), PJRTKIT_CPU) in (
+      None, library.unavailable_reason())
+  assert native.unsupported_reason(_spec(4, 8, 16, "float16", "float16"), PJRTKIT_CPU) == (
+      "dtype float16 is not supported (accepted: float32, bfloat16)")
+  assert native.unsupported_reason(_spec(4, 8, 16, "bfloat16", "float32"), PJRTKIT_CPU) == (
+      "x (bfloat16) and weights (float32) must have one dtype")
+  assert "pjrtkit's CPU device only" in native.unsupported_reason(
+      _spec(4, 8, 16), testing.described_h200())
 
 
 @pytest.mark.parametrize("kwargs, error, match", [
@@ -124,12 +177,13 @@ def test_bad_arguments_are_refused_by_name(kwargs, error, match) -> None:
     pk.linear_softmax_cross_entropy_loss(args["x"], args["labels"], args["weights"], **kwargs)
 
 
-def test_autotune_measures_chunk_configs_and_export_round_trips() -> None:
+@pytest.mark.parametrize("impl", CHUNKED)
+def test_autotune_measures_chunk_configs_and_export_round_trips(impl: str) -> None:
   x, labels, w = _inputs("float32")
   f = jax.jit(jax.value_and_grad(lambda x, w: pk.linear_softmax_cross_entropy_loss(
-      x, labels, w, implementation="chunked_xla"), (0, 1)))
+      x, labels, w, implementation=impl), (0, 1)))
   result = pk.autotune(f, x, w, iterations=1)
-  assert {c.implementation for c in result.choices} == {"chunked_xla"}
+  assert {c.implementation for c in result.choices} == {impl}
   with result:
     tuned = f(x, w)
   testing.assert_close(tuned[0], base.reference(x, labels, w), "float32", "grad")
