@@ -22,7 +22,6 @@ import jax
 import jax.numpy as jnp
 
 from pjrtkit import kernels as pk
-from pjrtkit.kernels.native import library
 from tools.bench import contenders
 
 DEFAULT_SHAPES = ("2048x1024x32768:bfloat16,1024x2048x65536:bfloat16,"
@@ -56,20 +55,9 @@ def rows(shapes: list[tuple[tuple[int, ...], str]], iterations: int, rounds: int
       yield f"{b}x{h}x{v} {dtype} {phase}", ms
 
 
-def _cell(ms: dict[str, float], c: str) -> str:
-  text = f"{ms[c]:.1f} ({ms[c] / ms['xla']:.2f})"
-  if c == "native":
-    text += f" {ms['flops'] / ms[c] / 1e6:.0f} GFLOP/s"
-  return text
-
-
 def main(argv: list[str] | None = None) -> int:
-  a = contenders.arguments(__doc__, DEFAULT_SHAPES, "BxHxV:dtype").parse_args(argv)
-  contenders.print_table(
-      f"native's bfloat16 products on AMX tiles: {library.amx_bf16()}; "
-      f"ms (ratio to xla), medians of {a.rounds} rounds of {a.iterations} calls",
-      CONTENDERS, rows(contenders.parse_shapes(a.shapes), a.iterations, a.rounds), _cell)
-  return 0
+  return contenders.native_against_xla(argv, __doc__, DEFAULT_SHAPES, "BxHxV:dtype", CONTENDERS,
+                                       rows, digits=1)
 
 
 if __name__ == "__main__":

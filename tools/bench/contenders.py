@@ -60,3 +60,27 @@ def print_table(title: str, contenders: Sequence[str],
   print("| --- |" + " --- |" * len(contenders), flush=True)
   for label, ms in rows:
     print(f"| {label} | " + " | ".join(cell(ms, c) for c in contenders) + " |", flush=True)
+
+
+def native_against_xla(argv: Sequence[str] | None, doc: str, default_shapes: str,
+                       shape_syntax: str, contenders: Sequence[str],
+                       rows: Callable[[list[tuple[tuple[int, ...], str]], int, int],
+                                      Iterable[tuple[str, dict[str, float]]]],
+                       digits: int = 2) -> int:
+  """The main of a benchmark of an op's "native" against its "xla": parses `argv`
+  (`arguments`), prints whether the native products run on AMX tiles and a row per
+  ``rows(shapes, iterations, rounds)`` item; a cell is ms (ratio to "xla"), native's also its
+  GFLOP/s from the row's ``"flops"``."""
+  from pjrtkit.kernels.native import library  # pylint: disable=g-import-not-at-top
+
+  def cell(ms: dict[str, float], c: str) -> str:
+    text = f"{ms[c]:.{digits}f} ({ms[c] / ms['xla']:.2f})"
+    if c == "native":
+      text += f" {ms['flops'] / ms[c] / 1e6:.0f} GFLOP/s"
+    return text
+
+  a = arguments(doc, default_shapes, shape_syntax).parse_args(argv)
+  print_table(f"native's bfloat16 products on AMX tiles: {library.amx_bf16()}; "
+              f"ms (ratio to xla), medians of {a.rounds} rounds of {a.iterations} calls",
+              contenders, rows(parse_shapes(a.shapes), a.iterations, a.rounds), cell)
+  return 0

@@ -23,7 +23,6 @@ import jax.numpy as jnp
 
 from pjrtkit import kernels as pk
 from pjrtkit.kernels.gated_linear_unit.benchmark import jnp_swiglu
-from pjrtkit.kernels.native import library
 from tools.bench import contenders
 
 DEFAULT_SHAPES = ("2048x1024x1024:bfloat16,8192x1024x2816:bfloat16,2048x4096x4096:bfloat16,"
@@ -59,20 +58,9 @@ def rows(shapes: list[tuple[tuple[int, ...], str]], iterations: int, rounds: int
       yield f"{m}x{k}x{n} {dtype} {phase}", ms
 
 
-def _cell(ms: dict[str, float], c: str) -> str:
-  text = f"{ms[c]:.2f} ({ms[c] / ms['xla']:.2f})"
-  if c == "native":
-    text += f" {ms['flops'] / ms[c] / 1e6:.0f} GFLOP/s"
-  return text
-
-
 def main(argv: list[str] | None = None) -> int:
-  a = contenders.arguments(__doc__, DEFAULT_SHAPES, "MxKxN:dtype").parse_args(argv)
-  contenders.print_table(
-      f"native's bfloat16 products on AMX tiles: {library.amx_bf16()}; "
-      f"ms (ratio to xla), medians of {a.rounds} rounds of {a.iterations} calls",
-      CONTENDERS, rows(contenders.parse_shapes(a.shapes), a.iterations, a.rounds), _cell)
-  return 0
+  return contenders.native_against_xla(argv, __doc__, DEFAULT_SHAPES, "MxKxN:dtype", CONTENDERS,
+                                       rows)
 
 
 if __name__ == "__main__":
