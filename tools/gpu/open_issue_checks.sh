@@ -21,9 +21,10 @@
 #      (pjrtkit.kernels.linear_softmax_cross_entropy_loss.memory; issue 51).
 #   k  the kernel comparison at ragged_dot's and gated_linear_unit's cases (RD*, GL*) against
 #      Tokamax and XLA in one process (tools/kernels_gpu/speed.sh MODE=cuda; issue 51).
-#   c  the attention comparison's shape-class rows (tools/kernels_gpu/speed.sh MODE=cuda,
-#      CASES_C; issue 50).
-#   x  the implementation=None sweep and the deterministic gradient's cost (issue 50).
+#   c  the implementation=None sweep over the shape classes (S1-S13: head dims 80-256, ragged
+#      lengths, group ratios 4-32, float16, decode), first half (tools/kernels_gpu/sweep.sh
+#      GRID=classes PART=1/2, --check against cuDNN and Tokamax; issue 50).
+#   x  the sweep's second half and the deterministic gradient's cost (issue 50).
 # Each part appends to $OUT/summary.txt and writes its own logs under $OUT. Time limits per
 # step: T (default 170 s) for test steps, TT (270 s) for benchmarks.
 set -uo pipefail
@@ -113,18 +114,26 @@ speed() {  # speed NAME CASES: the comparison's cuda process at CASES
 }
 
 part_k() { speed k "${CASES_K:-RD1,RD2,RD3,RD4,RD5,RD6,RD7,RD8,RD9,GL1,GL2,GL3,GL4,GL5}"; }
-part_c() { speed c "${CASES_C:-A5,A6,A7,A8,A9,A10,H1,H2,H3,H4,H5}"; }
+sweep() {  # sweep NAME K/N: part K of N of the sweep's grid (GRID, default "classes") on cuda
+  local dir="$OUT/sweep_$1"
+  OUT=$dir PART=$2 GRID=${GRID:-classes} SWEEP_TIMEOUT=$TT BUDGET_S=$((TT - 40)) \
+    timed "$1: sweep ${GRID:-classes} part $2 (cuda)" $((TT + 30)) "$OUT/sweep_$1.log" \
+    bash tools/kernels_gpu/sweep.sh cuda
+  [ -f "$dir/summary.txt" ] && cat "$dir/summary.txt" >> "$S"
+}
+
+part_c() { sweep c 1/2; }
 
 part_x() {
-  OUT="$OUT/sweep" SWEEP_TIMEOUT=$TT BUDGET_S=$((TT - 40)) \
-    timed "x: sweep (cuda)" $((TT + 30)) "$OUT/sweep.log" bash tools/kernels_gpu/sweep.sh cuda
-  [ -f "$OUT/sweep/summary.txt" ] && cat "$OUT/sweep/summary.txt" >> "$S"
+  sweep x 2/2
   JAX_PLATFORMS=cuda timed "x: determinism (cuda)" "$T" "$OUT/determinism.log" \
     $PY -m tools.kernels_gpu.determinism_bench --out "$OUT/determinism"
   grep -a "^|" "$OUT/determinism.log" | tail -12 >> "$S"
 }
 
-for part in ${PART:-j t m}; do
+PARTS=${PART:-j t m}
+unset PART  # sweep.sh reads PART as its own (K/N)
+for part in $PARTS; do
   case "$part" in
     j|t|m|k|c|x) say "=== part $part"; "part_$part" ;;
     *) say "unknown part '$part' (accepted: j t m k c x)" ;;
