@@ -52,9 +52,10 @@ def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   del phase
   b = spec.arg("x").shape[0]
   v = spec.arg("weights").shape[1]
+  plain = ["xla"] if b * v <= FULL_LOGITS_LIMIT else ["chunked_xla", "xla"]
   if device.is_pjrtkit_cpu and _native_is_faster(spec):
-    return ["native", "chunked_xla", "xla"]
-  return ["xla"] if b * v <= FULL_LOGITS_LIMIT else ["chunked_xla", "xla"]
+    return ["native"] + plain
+  return plain
 
 
 FAMILY = Family(base.OP_NAME, IMPLEMENTATIONS, rule)

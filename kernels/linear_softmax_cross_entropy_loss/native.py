@@ -7,8 +7,8 @@ for dx), the weights' gradient through the groups product (``x_block^T s``).
 Two bfloat16 operands are multiplied on AMX tiles where the CPU has them (`library.amx_bf16`);
 XLA:CPU's own dots, by contrast, convert a whole bfloat16 weight to float32 (an ``h x v x 4``
 byte temporary), so for bfloat16 this is both the faster and the one whose temporaries stay
-flat in the vocabulary. Other dtypes run the kernels' float32 SIMD GEMM, slower than XLA's
-(docs/kernels.md). Products are summed in float32 whatever `precision` says.
+flat in the vocabulary. float32 runs the kernels' SIMD GEMM, whose gradient is slower than
+XLA's (docs/kernels.md). Products are summed in float32 whatever `precision` says.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import jax.numpy as jnp
 
 from pjrtkit.kernels.core.device import DeviceInfo
 from pjrtkit.kernels.core.spec import Spec
-from pjrtkit.kernels.layer_norm.native import native_unsupported_reason
+from pjrtkit.kernels.layer_norm.native import DTYPES, native_unsupported_reason
 from pjrtkit.kernels.linear_softmax_cross_entropy_loss import base
 from pjrtkit.kernels.linear_softmax_cross_entropy_loss.chunked_xla import (
     ChunkConfig, ChunkedXlaLinearSoftmaxCrossEntropyLoss)
@@ -47,10 +47,16 @@ class NativeLinearSoftmaxCrossEntropyLoss(ChunkedXlaLinearSoftmaxCrossEntropyLos
 
   def unsupported_reason(self, spec: Spec, device: DeviceInfo) -> str | None:
     x, w = spec.arg("x"), spec.arg("weights")
+    reason = native_unsupported_reason(device, "float32")  # the device and the library
+    if reason:
+      return reason
     if jnp.dtype(x.dtype) != jnp.dtype(w.dtype):
       return (f"x ({jnp.dtype(x.dtype).name}) and weights ({jnp.dtype(w.dtype).name}) must have "
               f"one dtype")
-    return native_unsupported_reason(device, jnp.dtype(x.dtype).name)
+    dtype = jnp.dtype(x.dtype).name
+    if dtype not in DTYPES:
+      return f"x and weights dtype {dtype} is not supported (accepted: {', '.join(DTYPES)})"
+    return None
 
   def logits(self, xb: Any, wj: Any, precision: Any) -> Any:
     del precision

@@ -8,13 +8,15 @@
 #   mkdir -p .gpu/kit/jaxsrc/tests && cp /tmp/jaxsrc/{conftest.py,pyproject.toml} .gpu/kit/jaxsrc/ &&
 #   cp /tmp/jaxsrc/tests/{aot,array_interoperability,buffer_callback,pytorch_interoperability}_test.py \
 #       .gpu/kit/jaxsrc/tests/            # the 8.5 MB of tests/ trimmed to part j's files
-#   (device machine, carry .gpu)  OUT=$OUT PART="j t m" bash .gpu/kit/tools/gpu/open_issue_checks.sh
+#   (device machine, carry .gpu)  OUT=$OUT PART=j bash .gpu/kit/tools/gpu/open_issue_checks.sh
 #
-# PART (letters, run in the order given; default "j t m"):
-#   j  JAX's test files of issue 52 (aot, array_interoperability, buffer_callback, and the
-#      platform-name files) on JAX's CUDA backend and pjrtkit's GPU device side by side
-#      (tools/gpu/jax_files_vs_cuda.py), then tests/jax/gpu_features_test.py on pjrtkit
-#      (DLPack float8 and zero-size, CuPy/__cuda_array_interface__, buffer_callback, AOT).
+# PART (letters, run in the order given; default "j"; each part alone fits one 10-minute call
+# with the default limits, T and TT below; several parts in one call add up):
+#   j  JAX's test files of issue 52 (aot, array_interoperability, buffer_callback,
+#      pytorch_interoperability) on JAX's CUDA backend and pjrtkit's GPU device side by side
+#      (tools/gpu/jax_files_vs_cuda.py; JAX_FILES picks others).
+#   g  tests/jax/gpu_features_test.py on pjrtkit and on cuda (DLPack float8 and zero-size,
+#      CuPy/__cuda_array_interface__, buffer_callback, AOT for a topology).
 #   t  the kernel tests of ragged_dot, gated_linear_unit, the cross-entropy and
 #      triangle_multiplication on both platforms (compiled Triton kernels; issue 51).
 #   m  the cross-entropy's largest temporaries as the vocabulary grows, ours and Tokamax's
@@ -26,13 +28,15 @@
 #      GRID=classes PART=1/2, --check against cuDNN and Tokamax; issue 50).
 #   x  the sweep's second half and the deterministic gradient's cost (issue 50).
 # Each part appends to $OUT/summary.txt and writes its own logs under $OUT. Time limits per
-# step: T (default 170 s) for test steps, TT (270 s) for benchmarks.
+# step: T (default 120 s) for test steps, TT (270 s) for benchmarks. Exits 1 when a step failed
+# or ran out of time.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 KIT=$PWD
 OUT=${OUT:-/tmp/open_issue_checks}; mkdir -p "$OUT"
 PY=${PYTHON:-python3}
-T=${T:-170}; TT=${TT:-270}
+T=${T:-120}; TT=${TT:-270}
+fail=0
 S="$OUT/summary.txt"
 say() { echo "$*" | tee -a "$S"; }
 export TF_CPP_MIN_LOG_LEVEL=3 PYTHONUNBUFFERED=1
@@ -52,10 +56,12 @@ timed() {
   timeout "$limit" "$@" >> "$log" 2>&1
   local rc=$?
   say "$name: rc=$rc$([ $rc = 124 ] && echo " (time limit $limit s)") in $((SECONDS - start)) s"
+  [ $rc = 0 ] || fail=1
   return $rc
 }
 
-pytest_line() { grep -aE '^=+ .*[0-9]+ (passed|failed|skipped)' "$1" | tail -1; }
+# pytest's last line ("3 failed, 40 passed in 12.3s", with or without ===).
+pytest_line() { grep -aE '[0-9]+ (passed|failed|skipped|errors?)\b.* in [0-9.]+s' "$1" | tail -1; }
 
 part_j() {
   local f
@@ -69,9 +75,13 @@ part_j() {
     done
   else
     say "j: no jaxsrc/tests in the kit (this script's header says how to add JAX's tests)"
+    fail=1
   fi
+}
+
+part_g() {
   for p in pjrtkit cuda; do
-    GPU_TEST_PLATFORM=$p timed "j: gpu_features_test on $p" "$T" "$OUT/gpu_features_$p.log" \
+    GPU_TEST_PLATFORM=$p timed "g: gpu_features_test on $p" "$T" "$OUT/gpu_features_$p.log" \
       $PY -m pytest -p no:cacheprovider -p no:benchmark -q -rfEs --tb=short \
       tests/jax/gpu_features_test.py
     say "   $(pytest_line "$OUT/gpu_features_$p.log")"
@@ -80,17 +90,19 @@ part_j() {
 }
 
 part_t() {
-  local files="kernels/ragged_dot/ragged_dot_test.py kernels/ragged_dot/triton_test.py
+  local p line files="kernels/ragged_dot/ragged_dot_test.py kernels/ragged_dot/triton_test.py
     kernels/gated_linear_unit/gated_linear_unit_test.py kernels/gated_linear_unit/triton_test.py
     kernels/linear_softmax_cross_entropy_loss/linear_softmax_cross_entropy_loss_test.py
     kernels/triangle_multiplication/triangle_multiplication_test.py"
   for p in pjrtkit cuda; do
-    JAX_PLATFORMS=$p XLA_PYTHON_CLIENT_PREALLOCATE=false timed "t: kernel tests on $p" "$T" \
+    JAX_PLATFORMS=$p,cpu XLA_PYTHON_CLIENT_PREALLOCATE=false timed "t: kernel tests on $p" "$TT" \
       "$OUT/kernel_tests_$p.log" $PY -m pytest -n 6 -p no:cacheprovider -p no:benchmark -q \
       -rfE --tb=short --timeout=150 $files &
   done
-  wait
+  wait  # (the background steps' `fail` stays in their subshells: read the logs instead)
   for p in pjrtkit cuda; do
+    line=$(pytest_line "$OUT/kernel_tests_$p.log")
+    [[ "$line" == *passed* && "$line" != *failed* && "$line" != *error* ]] || fail=1
     say "   $p: $(pytest_line "$OUT/kernel_tests_$p.log")"
     grep -a "^FAILED\|^ERROR" "$OUT/kernel_tests_$p.log" | head -20 >> "$S"
   done
@@ -131,12 +143,13 @@ part_x() {
   grep -a "^|" "$OUT/determinism.log" | tail -12 >> "$S"
 }
 
-PARTS=${PART:-j t m}
+PARTS=${PART:-j}
 unset PART  # sweep.sh reads PART as its own (K/N)
 for part in $PARTS; do
   case "$part" in
-    j|t|m|k|c|x) say "=== part $part"; "part_$part" ;;
-    *) say "unknown part '$part' (accepted: j t m k c x)" ;;
+    j|g|t|m|k|c|x) say "=== part $part"; "part_$part" ;;
+    *) say "unknown part '$part' (accepted: j g t m k c x)"; fail=1 ;;
   esac
 done
 say "total: $SECONDS s"
+exit $fail
