@@ -6,7 +6,6 @@ import math
 from typing import Any, Callable, Sequence
 
 import jax
-import jax.numpy as jnp
 
 from pjrtkit.kernels.core.device import DeviceInfo
 from pjrtkit.kernels.core.op import Family, Op, register_family
@@ -15,7 +14,7 @@ from pjrtkit.kernels.gated_linear_unit import base
 from pjrtkit.kernels.gated_linear_unit.native import NativeGatedLinearUnit
 from pjrtkit.kernels.gated_linear_unit.triton import TritonGatedLinearUnit
 from pjrtkit.kernels.gated_linear_unit.xla import XlaGatedLinearUnit
-from pjrtkit.kernels.native import library
+from pjrtkit.kernels.layer_norm.native import amx_products_pay
 
 IMPLEMENTATIONS: dict[str, Op] = {
     "xla": XlaGatedLinearUnit(),
@@ -35,11 +34,8 @@ def _native_is_faster(spec: Spec) -> bool:
   """bfloat16 x and weights, AMX tiles for them, and enough work (`_NATIVE_MIN_WORK`)."""
   x = spec.arg("x")
   w = spec.arg("fused") if spec.arg("fused") is not None else spec.arg("w_gate")
-  bf16 = jnp.dtype(jnp.bfloat16)
-  if jnp.dtype(x.dtype) != bf16 or jnp.dtype(w.dtype) != bf16:
-    return False
-  rows = math.prod(x.shape[:-1])
-  return rows * w.shape[0] * w.shape[-1] >= _NATIVE_MIN_WORK and library.amx_bf16()
+  return amx_products_pay((x.dtype, w.dtype), math.prod(x.shape[:-1]) * w.shape[0] * w.shape[-1],
+                          _NATIVE_MIN_WORK)
 
 
 def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:

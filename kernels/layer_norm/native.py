@@ -19,6 +19,15 @@ from pjrtkit.kernels.native import library
 DTYPES = ("float32", "bfloat16")
 
 
+def amx_products_pay(dtypes: tuple[Any, ...], work: int, min_work: int) -> bool:
+  """Whether a rule should take a "native" op whose products run through ragged_dot's kernels:
+  every operand of `dtypes` bfloat16, at least `min_work` multiply-adds (`work`) and AMX tiles
+  for them (`library.amx_bf16`, asked last: it claims the tile state for the process)."""
+  bf16 = jnp.dtype(jnp.bfloat16)
+  return (all(jnp.dtype(d) == bf16 for d in dtypes) and work >= min_work
+          and library.amx_bf16())
+
+
 def native_unsupported_reason(device: DeviceInfo, dtype: str) -> str | None:
   """Why the native kernels cannot run `dtype` on `device` (shared by the native ops)."""
   if not device.is_pjrtkit_cpu:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import jax
-import jax.numpy as jnp
 
 from pjrtkit.kernels.core.device import DeviceInfo
 from pjrtkit.kernels.core.op import Family, Op, register_family
 from pjrtkit.kernels.core.spec import Spec
+from pjrtkit.kernels.layer_norm.native import amx_products_pay
 from pjrtkit.kernels.linear_softmax_cross_entropy_loss import base
 from pjrtkit.kernels.linear_softmax_cross_entropy_loss.chunked_xla import (
     ChunkedXlaLinearSoftmaxCrossEntropyLoss)
@@ -17,7 +17,6 @@ from pjrtkit.kernels.linear_softmax_cross_entropy_loss.native import (
     NativeLinearSoftmaxCrossEntropyLoss)
 from pjrtkit.kernels.linear_softmax_cross_entropy_loss.xla import (
     XlaLinearSoftmaxCrossEntropyLoss)
-from pjrtkit.kernels.native import library
 
 IMPLEMENTATIONS: dict[str, Op] = {
     "xla": XlaLinearSoftmaxCrossEntropyLoss(),
@@ -35,17 +34,15 @@ NATIVE_MIN_WORK = 2**29
 def _native_is_faster(spec: Spec) -> bool:
   """bfloat16 x and weights, AMX tiles for them, and enough work (`NATIVE_MIN_WORK`)."""
   x, w = spec.arg("x"), spec.arg("weights")
-  bf16 = jnp.dtype(jnp.bfloat16)
-  if jnp.dtype(x.dtype) != bf16 or jnp.dtype(w.dtype) != bf16:
-    return False
-  return x.shape[0] * x.shape[1] * w.shape[1] >= NATIVE_MIN_WORK and library.amx_bf16()
+  return amx_products_pay((x.dtype, w.dtype), x.shape[0] * x.shape[1] * w.shape[1],
+                          NATIVE_MIN_WORK)
 
 
 def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   """The documented choice for ``implementation=None`` without a tuned result: "xla" while the
   full float32 logits are at most `FULL_LOGITS_LIMIT` elements, else "chunked_xla" (its
   temporaries stay ``block_b * block_v`` however large the vocabulary; see docs/kernels.md).
-  On pjrtkit's CPU device, "native" first (chunked, so its temporaries stay flat too) for
+  On pjrtkit's CPU device, "native" ahead of those (chunked, its temporaries flat too) for
   bfloat16 x and weights when the CPU multiplies them on AMX tiles and the call has at least
   `NATIVE_MIN_WORK` b x h x v.
   """
