@@ -20,6 +20,7 @@ import jax
 import jax.numpy as jnp
 
 from pjrtkit.kernels.core import functions
+from pjrtkit.kernels.core.device import current_device
 from pjrtkit.kernels.core.op import Op
 from pjrtkit.kernels.core.spec import Spec
 from pjrtkit.kernels.linear_softmax_cross_entropy_loss import base
@@ -51,17 +52,20 @@ class ChunkedXlaLinearSoftmaxCrossEntropyLoss(Op[ChunkConfig]):
   implementation = "chunked_xla"
   config_cls = ChunkConfig
 
-  carry_bits = False
+  carry_bits: bool | None = None
   """Whether the weights and their gradient are sliced and carried through the vocabulary loop
-  as uint16 when they are 16-bit floats ("native" sets it; see `_to_bits`)."""
+  as uint16 when they are 16-bit floats; None: on pjrtkit's CPU device (see `_to_bits`)."""
 
   def _to_bits(self, a: jax.Array) -> jax.Array:
-    """`a` as the loop slices and carries it: as itself, or (`carry_bits`) a 16-bit float's
-    bits as uint16. pjrtkit's XLA:CPU widens a bfloat16 array to float32 around a dynamic
-    slice or update of it (a whole-array conversion per block, an ``h x v x 4``-byte
-    temporary) where it slices and updates a uint16 one in place; jaxlib's XLA:CPU keeps
-    bfloat16 in place but copies at a bitcast, so "chunked_xla" leaves it off."""
-    if self.carry_bits and jnp.dtype(a.dtype).itemsize == 2:
+    """`a` as the loop slices and carries it: as itself, or a 16-bit float's bits as uint16.
+    pjrtkit's XLA:CPU widens a bfloat16 array to float32 around a dynamic slice or update of it
+    (a whole-array conversion per block, an ``h x v x 4``-byte temporary) where it slices and
+    updates a uint16 one in place; jaxlib's XLA:CPU keeps bfloat16 in place but copies at a
+    bitcast, so by default the bits are carried on pjrtkit's CPU device only."""
+    carry = self.carry_bits
+    if carry is None:
+      carry = current_device().is_pjrtkit_cpu
+    if carry and jnp.dtype(a.dtype).itemsize == 2:
       return jax.lax.bitcast_convert_type(a, jnp.uint16)
     return a
 

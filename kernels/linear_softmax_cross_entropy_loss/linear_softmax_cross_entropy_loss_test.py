@@ -87,23 +87,24 @@ def _temp_bytes(impl: str, v: int, dtype: str, device: jax.Device) -> int:
 
 
 @pytest.mark.parametrize("impl, dtype, platform", [
-    ("chunked_xla", "float32", "pjrtkit"), ("chunked_xla", "bfloat16", "cpu"),
-    ("native", "bfloat16", "pjrtkit"), ("native", "float32", "pjrtkit")])
+    ("chunked_xla", "float32", "default"), ("chunked_xla", "bfloat16", "default"),
+    ("chunked_xla", "bfloat16", "cpu"), ("chunked_xla", "float32", "cpu"),
+    ("native", "bfloat16", "default"), ("native", "float32", "default")])
 def test_chunked_peak_memory_is_flat_in_the_vocabulary(impl: str, dtype: str,
                                                        platform: str) -> None:
   """The temporaries of value-and-gradient at 16K, 64K and 256K vocabulary (XLA's memory
-  analysis of the compiled program, b = 1024, h = 256): the chunked implementations' do not
-  grow (1 % allowed) and stay under four float32 blocks of logits of their default tile
-  (1024 x 2048 for "chunked_xla", 1024 x 4096 for "native" at b = 1024); "xla"'s grow
+  analysis of the compiled program, b = 1024, h = 256) on the default device (pjrtkit's CPU or
+  GPU device, or JAX's GPU backend) and on jaxlib's CPU backend: the chunked implementations'
+  do not grow (1 % allowed) and stay under four float32 blocks of logits of their default
+  tile (1024 x 2048 for "chunked_xla", 1024 x 4096 for "native" at b = 1024); "xla"'s grow
   with the logits (at least 1024 x v x 4 bytes).
 
-  "chunked_xla" in bfloat16 is measured on jaxlib's CPU backend: the XLA:CPU inside pjrtkit's
-  CPU device converts a whole bfloat16 weight to float32 for its dots (a temporary of
-  h x v x 4 bytes that the chunked code does not ask for; docs/limitations.md). "native"'s
-  products read the bfloat16 weights as they are, so it stays flat there."""
+  bfloat16 on pjrtkit's CPU device stays flat because the chunked implementations carry the
+  weights' bits as uint16 there (`ChunkedXlaLinearSoftmaxCrossEntropyLoss._to_bits`): its
+  XLA:CPU widens a bfloat16 array around every dynamic slice of it."""
   if impl == "native" and not ON_PJRTKIT_CPU:
     pytest.skip("the native kernels run on pjrtkit's CPU device only")
-  device = jax.devices(platform)[0]
+  device = jax.devices()[0] if platform == "default" else jax.devices(platform)[0]
   vocab = (16384, 65536, 262144)
   chunked = [_temp_bytes(impl, v, dtype, device) for v in vocab]
   full = [_temp_bytes("xla", v, dtype, device) for v in vocab]
