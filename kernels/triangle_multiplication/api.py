@@ -2,28 +2,56 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import jax
+import jax.numpy as jnp
 
 from pjrtkit.kernels.core.device import DeviceInfo
 from pjrtkit.kernels.core.op import Family, Op, register_family
 from pjrtkit.kernels.core.spec import Spec
+from pjrtkit.kernels.layer_norm.native import DTYPES
 from pjrtkit.kernels.triangle_multiplication import base
+from pjrtkit.kernels.triangle_multiplication.native import (WEIGHTS,
+                                                            NativeTriangleMultiplication)
 from pjrtkit.kernels.triangle_multiplication.xla import (ComposedTriangleMultiplication,
                                                          XlaTriangleMultiplication)
 
 IMPLEMENTATIONS: dict[str, Op] = {
     "xla": XlaTriangleMultiplication(),
     "composed": ComposedTriangleMultiplication(),
+    "native": NativeTriangleMultiplication(),
 }
+
+
+NATIVE_MIN_WORK = 2**22
+"""batch x n^3 x h (the triangle product's multiply-adds) from which the rule takes "native"
+on pjrtkit's CPU device: `tools.bench.triangle_native` (docs/kernels.md)."""
+
+
+def _native_is_faster(spec: Spec) -> bool:
+  """x and the four weights of one dtype the kernels take, and enough work
+  (`NATIVE_MIN_WORK`): with AMX tiles for bfloat16 or without, and in float32, the kernels'
+  products beat XLA:CPU's from there."""
+  x = spec.arg("x")
+  dtypes = {jnp.dtype(x.dtype)} | {jnp.dtype(spec.arg(name).dtype) for name in WEIGHTS}
+  if len(dtypes) != 1 or dtypes.pop().name not in DTYPES:
+    return False
+  n, h = x.shape[-2], spec.arg("layernorm_out_scale").shape[0]
+  return math.prod(x.shape[:-3]) * n ** 3 * h >= NATIVE_MIN_WORK
 
 
 def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   """The documented choice for ``implementation=None``: "composed" (layer norm and gated linear
-  unit each chosen by their own rules), then "xla"."""
-  del spec, device, phase
-  return ["composed", "xla"]
+  unit each chosen by their own rules), then "xla"; on pjrtkit's CPU device "native" ahead of
+  them for float32 or bfloat16 x and weights (one dtype) when the call has at least
+  `NATIVE_MIN_WORK` multiply-adds in its triangle product."""
+  del phase
+  plain = ["composed", "xla"]
+  if device.is_pjrtkit_cpu and _native_is_faster(spec):
+    return ["native"] + plain
+  return plain
 
 
 FAMILY = Family(base.OP_NAME, IMPLEMENTATIONS, rule)
@@ -51,8 +79,8 @@ def triangle_multiplication(x: Any, mask: Any, projection_in_weights: Any, gate_
     triangle_type: "outgoing" (algorithm 11) or "incoming" (algorithm 12).
     precision: as for ``jax.lax.dot``.
     epsilon: the layer norms' epsilon.
-    implementation: "xla", "composed", a sequence of them (the first that serves the call runs),
-      or None.
+    implementation: "xla", "composed", "native" (pjrtkit's CPU device), a sequence of them
+      (the first that serves the call runs), or None.
 
   Returns:
     ``[..., n, n, d]`` in x's dtype.

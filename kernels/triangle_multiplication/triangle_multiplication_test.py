@@ -1,6 +1,7 @@
-"""triangle_multiplication: "xla", "composed" and None against the plain-JAX definition at the
-highest precision (`base.reference`, differentiated by JAX), both triangle types, with a batch
-dimension; argument checks; export. Tolerances: `pjrtkit.kernels.testing.TOLERANCES`.
+"""triangle_multiplication: "xla", "composed", "native" (pjrtkit's CPU device) and None against
+the plain-JAX definition at the highest precision (`base.reference`, differentiated by JAX),
+both triangle types, with a batch dimension; the rule and native's refusals; argument checks;
+export. Tolerances: `pjrtkit.kernels.testing.TOLERANCES`.
 Tokamax parity: ``kernels/tokamax_parity_test.py``."""
 
 from __future__ import annotations
@@ -17,7 +18,14 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from pjrtkit import kernels as pk  # noqa: E402
-from pjrtkit.kernels.triangle_multiplication import base  # noqa: E402
+from pjrtkit.kernels.core import device as device_lib  # noqa: E402
+from pjrtkit.kernels.native import library  # noqa: E402
+from pjrtkit.kernels.triangle_multiplication import api, base  # noqa: E402
+
+ON_PJRTKIT_CPU = device_lib.current_device().is_pjrtkit_cpu
+IMPLEMENTATIONS = ["xla", "composed", None] + (["native"] if ON_PJRTKIT_CPU else [])
+"""What runs here: "native" on pjrtkit's CPU device only (its refusals are tested anywhere)."""
+PJRTKIT_CPU = device_lib.DeviceInfo(platform="pjrtkit", kind="pjrtkit_cpu", compute_capability=None)
 
 
 def _args(dtype: str, batch: tuple[int, ...] = (), n: int = 10, c: int = 16, h: int = 8,
@@ -34,14 +42,17 @@ def _args(dtype: str, batch: tuple[int, ...] = (), n: int = 10, c: int = 16, h: 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 @pytest.mark.parametrize("triangle_type", base.TRIANGLE_TYPES)
-@pytest.mark.parametrize("impl", ["xla", "composed", None])
-def test_forward_and_gradient_match_the_definition(impl, triangle_type, dtype) -> None:
-  args = _args(dtype)
+@pytest.mark.parametrize("batch", [(), (2,)], ids=["unbatched", "batch2"])
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+def test_forward_and_gradient_match_the_definition(impl, batch, triangle_type, dtype) -> None:
+  if batch and impl in ("xla", "composed"):
+    pytest.skip("the batch's pieces are the unbatched ones (test_batch_dimensions)")
+  args = _args(dtype, batch)
   ours = lambda *a: pk.triangle_multiplication(*a, triangle_type=triangle_type,  # noqa: E731
                                                implementation=impl)
   ref = lambda *a: base.reference(*a, triangle_type=triangle_type)  # noqa: E731
   got = jax.jit(ours)(*args)
-  assert got.shape == (10, 10, 12) and got.dtype == jnp.dtype(dtype)
+  assert got.shape == batch + (10, 10, 12) and got.dtype == jnp.dtype(dtype)
   testing.assert_close(got, ref(*args), dtype, "fwd")
   floats = [i for i in range(10) if i != 1]
 
@@ -74,6 +85,52 @@ def test_outgoing_and_incoming_are_the_two_contractions() -> None:
   a = pk.triangle_multiplication(*zero_gate, triangle_type="outgoing")
   b = pk.triangle_multiplication(*t, triangle_type="incoming")
   testing.assert_close(jnp.swapaxes(b, 0, 1), a, "float32", "fwd")
+
+
+def _spec(dtype: str = "bfloat16", n: int = 256, c: int = 128, h: int = 128,
+          batch: tuple[int, ...] = (), weights: str | None = None):
+  w = weights or dtype
+  shapes = [((*batch, n, n, c), dtype), ((*batch, n, n), "bool"), ((c, 2, h), w), ((c, 2, h), w),
+            ((h, c), w), ((c, c), w), ((c,), "float32"), ((c,), "float32"), ((h,), "float32"),
+            ((h,), "float32")]
+  return base.make_spec(tuple(jax.ShapeDtypeStruct(s, d) for s, d in shapes), "outgoing", None,
+                        1e-6)
+
+
+@pytest.mark.parametrize("amx", [True, False])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
+def test_rule_takes_native_for_large_calls(monkeypatch, amx, dtype) -> None:
+  """On pjrtkit's CPU device "native" ahead of "composed" for float32 or bfloat16 x and
+  weights of one dtype, AMX tiles or not, from `api.NATIVE_MIN_WORK` batch x n^3 x h
+  multiply-adds (the triangle product's); elsewhere, below the threshold, for float16 or mixed
+  dtypes "composed", then "xla"."""
+  monkeypatch.setattr(library, "amx_bf16", lambda: amx)
+  plain = ["composed", "xla"]
+  assert api.rule(_spec(dtype), PJRTKIT_CPU, "fwd") == ["native"] + plain
+  assert api.rule(_spec(dtype, batch=(2,), n=128), PJRTKIT_CPU, "bwd") == ["native"] + plain
+  n = 1
+  while n ** 3 * 128 < api.NATIVE_MIN_WORK:  # the smallest n at the threshold (h = 128)
+    n += 1
+  assert api.rule(_spec(dtype, n=n), PJRTKIT_CPU, "fwd") == ["native"] + plain
+  assert api.rule(_spec(dtype, n=n - 1), PJRTKIT_CPU, "fwd") == plain
+  assert api.rule(_spec(dtype, n=n - 1, batch=(2,)), PJRTKIT_CPU, "fwd") == ["native"] + plain
+  assert api.rule(_spec("float16"), PJRTKIT_CPU, "fwd") == plain
+  other = "float32" if dtype == "bfloat16" else "bfloat16"
+  assert api.rule(_spec(dtype, weights=other), PJRTKIT_CPU, "fwd") == plain
+  for device in (testing.described_h200(), device_lib.DeviceInfo("cpu", "cpu", None)):
+    assert api.rule(_spec(dtype), device, "fwd") == plain
+
+
+def test_native_refuses_other_devices_and_dtypes() -> None:
+  native = api.IMPLEMENTATIONS["native"]
+  assert native.unsupported_reason(_spec(), PJRTKIT_CPU) in (None, library.unavailable_reason())
+  assert "pjrtkit's CPU device only" in native.unsupported_reason(_spec(),
+                                                                  testing.described_h200())
+  if library.unavailable_reason() is None:
+    assert native.unsupported_reason(_spec("float16"), PJRTKIT_CPU) == (
+        "x dtype float16 is not supported (accepted: float32, bfloat16)")
+    assert native.unsupported_reason(_spec(weights="float32"), PJRTKIT_CPU) == (
+        "projection_in_weights (float32) must have x's dtype (bfloat16)")
 
 
 def test_batch_dimensions() -> None:

@@ -1,6 +1,7 @@
 """What the CPU-device kernel benchmarks (`ragged_dot_native`, `attention_options_native`,
-`glu_native`, `ce_native`) share: their common options and ``--shapes`` syntax, the alternating rounds and the Markdown table they print (JAX is
-imported by `print_table` only, so the rest is tested without it)."""
+`glu_native`, `ce_native`, `triangle_native`) share: their common options and ``--shapes``
+syntax, the alternating rounds and the Markdown table they print (JAX is imported by
+`print_table` only, so the rest is tested without it)."""
 
 from __future__ import annotations
 
