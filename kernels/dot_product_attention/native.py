@@ -42,6 +42,8 @@ FWD_KEY_MASK_TARGET = "pjrtkit_kernels_attention_fwd_key_mask"
 """The forward with a key mask: ``(q, k, v, key_mask) -> (out, lse)``."""
 BWD_KEY_MASK_TARGET = "pjrtkit_kernels_attention_bwd_key_mask"
 """The backward with a key mask: ``(q, k, v, key_mask, out, lse, dout) -> (dq, dk, dv)``."""
+_VMAP = "sequential"
+"""Under `jax.vmap` the handlers run once per mapped element (as the other native ops')."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,9 +94,9 @@ class NativeAttention(Op[NativeAttentionConfig]):
     results = (jax.ShapeDtypeStruct(q.shape, q.dtype), jax.ShapeDtypeStruct((b, h, t), jnp.float32))
     attrs = self._attrs(spec, config)
     if mask is None:
-      out, lse = jax.ffi.ffi_call(FWD_TARGET, results)(q, k, v, **attrs)
+      out, lse = jax.ffi.ffi_call(FWD_TARGET, results, vmap_method=_VMAP)(q, k, v, **attrs)
     else:
-      out, lse = jax.ffi.ffi_call(FWD_KEY_MASK_TARGET, results)(q, k, v, _key_mask(mask), **attrs)
+      out, lse = jax.ffi.ffi_call(FWD_KEY_MASK_TARGET, results, vmap_method=_VMAP)(q, k, v, _key_mask(mask), **attrs)
     if _may_leave_rows_without_keys(spec):
       out = _fill_rows_without_keys(out, lse, v)
     return out, (q, k, v, bias, mask, out, lse)
@@ -107,10 +109,10 @@ class NativeAttention(Op[NativeAttentionConfig]):
     results = (f32(q), f32(k), f32(v))
     attrs = self._attrs(spec, config)
     if mask is None:
-      dq, dk, dv = jax.ffi.ffi_call(BWD_TARGET, results)(
+      dq, dk, dv = jax.ffi.ffi_call(BWD_TARGET, results, vmap_method=_VMAP)(
           q, k, v, out, lse, dout.astype(q.dtype), **attrs)
     else:
-      dq, dk, dv = jax.ffi.ffi_call(BWD_KEY_MASK_TARGET, results)(
+      dq, dk, dv = jax.ffi.ffi_call(BWD_KEY_MASK_TARGET, results, vmap_method=_VMAP)(
           q, k, v, _key_mask(mask), out, lse, dout.astype(q.dtype), **attrs)
     if _may_leave_rows_without_keys(spec):
       dv = dv + _rows_without_keys_dvalue(lse, dout, v)

@@ -235,5 +235,32 @@ def test_native_fills_the_rows_a_window_leaves_without_keys(options, dtype):
   testing.assert_close(got, want(q, k, v), dtype, "fwd")
 
 
+@pytest.mark.parametrize("masked", [False, True], ids=["plain", "key_lengths"])
+def test_native_under_vmap(masked):
+  """`jax.vmap` over q, k and v (and key lengths): the handlers run once per mapped element;
+  values and gradients against the reference element by element."""
+  rng = np.random.default_rng(5)
+  q, k, v = (jnp.asarray(rng.standard_normal((2, 2, 19, 2, 16)), jnp.float32) for _ in range(3))
+  lengths = jnp.asarray([[19, 4], [7, 19]], jnp.int32)
+
+  def one(q, k, v, n, impl):
+    kw = dict(key_value_seq_lengths=n) if masked else {}
+    if impl is None:  # the key lengths as the [B, 1, 1, S] mask they stand for
+      mask = (jnp.arange(k.shape[1])[None, :] < n[:, None])[:, None, None, :] if masked else None
+      return base.reference(q, k, v, None, mask)
+    return pk.dot_product_attention(q, k, v, implementation=impl, **kw)
+
+  def loss(impl):
+    return lambda q, k, v: jnp.sum(jnp.sin(jax.vmap(
+        lambda q, k, v, n: one(q, k, v, n, impl))(q, k, v, lengths)))
+
+  got = jax.vmap(lambda q, k, v, n: one(q, k, v, n, "native"))(q, k, v, lengths)
+  want = jax.vmap(lambda q, k, v, n: one(q, k, v, n, None))(q, k, v, lengths)
+  testing.assert_close(got, want, "float32", "fwd")
+  for g, w in zip(jax.grad(loss("native"), (0, 1, 2))(q, k, v),
+                  jax.grad(loss(None), (0, 1, 2))(q, k, v)):
+    testing.assert_close(g, w, "float32", "grad")
+
+
 if __name__ == "__main__":
   sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))

@@ -57,7 +57,7 @@ class NativeLayerNorm(Op[NoConfig]):
     y, mean, rstd = jax.ffi.ffi_call(
         "pjrtkit_kernels_layer_norm_fwd",
         (jax.ShapeDtypeStruct(rows.shape, rows.dtype), jax.ShapeDtypeStruct((n,), jnp.float32),
-         jax.ShapeDtypeStruct((n,), jnp.float32)))(
+         jax.ShapeDtypeStruct((n,), jnp.float32)), vmap_method="sequential")(
              rows, sc, of, epsilon=np.float32(spec.param("epsilon")),
              subtract_mean=np.int64(spec.param("subtract_mean")))
     shape = base.stats_shape(spec)
@@ -83,7 +83,7 @@ class NativeLayerNorm(Op[NoConfig]):
         "pjrtkit_kernels_layer_norm_bwd",
         (jax.ShapeDtypeStruct(rows.shape, rows.dtype), jax.ShapeDtypeStruct((c,), jnp.float32),
          jax.ShapeDtypeStruct((c,), jnp.float32)),
-        input_output_aliases={2: 0})(
+        input_output_aliases={2: 0}, vmap_method="sequential")(
              rows, sc, drows, epsilon=np.float32(spec.param("epsilon")),
              subtract_mean=np.int64(spec.param("subtract_mean")),
              param_grads=np.int64(param_grads))

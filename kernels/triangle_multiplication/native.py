@@ -63,19 +63,34 @@ def tn(a: jax.Array, b: jax.Array) -> jax.Array:
   return groups_product(a, b, _groups(1, a.shape[0]), None, 1, a.dtype)[0]
 
 
-def _cast(products: jax.Array, like: jax.Array) -> jax.Array:
-  return products.astype(like.dtype)
+def _save(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
+  return a, b
 
 
-nn.defvjp(lambda a, b: (nn(a, b), (a, b)),
-          lambda r, dy: (_cast(nt(dy.astype(r[1].dtype), r[1]), r[0]),
-                         _cast(tn(r[0], dy.astype(r[0].dtype)), r[1])))
-nt.defvjp(lambda a, b: (nt(a, b), (a, b)),
-          lambda r, dy: (_cast(nn(dy.astype(r[1].dtype), r[1]), r[0]),
-                         _cast(tn(dy.astype(r[0].dtype), r[0]), r[1])))
-tn.defvjp(lambda a, b: (tn(a, b), (a, b)),
-          lambda r, dy: (_cast(nt(r[1], dy.astype(r[1].dtype)), r[0]),
-                         _cast(nn(r[0], dy.astype(r[0].dtype)), r[1])))
+def _nn_bwd(res: tuple[jax.Array, jax.Array], dy: jax.Array) -> tuple[jax.Array, jax.Array]:
+  """y = a b: da = dy b^T, db = a^T dy."""
+  a, b = res
+  dy = dy.astype(a.dtype)
+  return nt(dy, b).astype(a.dtype), tn(a, dy).astype(b.dtype)
+
+
+def _nt_bwd(res: tuple[jax.Array, jax.Array], dy: jax.Array) -> tuple[jax.Array, jax.Array]:
+  """y = a b^T: da = dy b, db = dy^T a."""
+  a, b = res
+  dy = dy.astype(a.dtype)
+  return nn(dy, b).astype(a.dtype), tn(dy, a).astype(b.dtype)
+
+
+def _tn_bwd(res: tuple[jax.Array, jax.Array], dy: jax.Array) -> tuple[jax.Array, jax.Array]:
+  """y = a^T b: da = b dy^T, db = a dy."""
+  a, b = res
+  dy = dy.astype(a.dtype)
+  return nt(b, dy).astype(a.dtype), nn(a, dy).astype(b.dtype)
+
+
+nn.defvjp(lambda a, b: (nn(a, b), _save(a, b)), _nn_bwd)
+nt.defvjp(lambda a, b: (nt(a, b), _save(a, b)), _nt_bwd)
+tn.defvjp(lambda a, b: (tn(a, b), _save(a, b)), _tn_bwd)
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(2,))

@@ -133,6 +133,29 @@ def test_native_refuses_other_devices_and_dtypes() -> None:
         "projection_in_weights (float32) must have x's dtype (bfloat16)")
 
 
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+def test_vmap_and_a_float_mask(impl) -> None:
+  """Under `jax.vmap` over x and a floating mask (the native handlers run once per element),
+  forward and the gradients with respect to x and the mask, against the unbatched definition
+  (float32, n = 7, c = 5, h = 3, d = 4)."""
+  args = list(_args("float32", (2,), n=7, c=5, h=3, d=4))
+  args[1] = args[1].astype(jnp.float32) * 0.75
+
+  def ours(x, mask):
+    return jax.vmap(lambda x, m: pk.triangle_multiplication(
+        x, m, *args[2:], triangle_type="incoming", implementation=impl))(x, mask)
+
+  def ref(x, mask):
+    return jnp.stack([base.reference(x[i], mask[i], *args[2:], triangle_type="incoming")
+                      for i in range(2)])
+
+  testing.assert_close(ours(args[0], args[1]), ref(args[0], args[1]), "float32", "fwd")
+  loss = lambda f: lambda x, m: jnp.sum(jnp.sin(f(x, m)))  # noqa: E731
+  for g, w in zip(jax.grad(loss(ours), (0, 1))(args[0], args[1]),
+                  jax.grad(loss(ref), (0, 1))(args[0], args[1])):
+    testing.assert_close(g, w, "float32", "grad")
+
+
 def test_batch_dimensions() -> None:
   args = _args("float32", batch=(2,))
   got = pk.triangle_multiplication(*args, triangle_type="outgoing")
