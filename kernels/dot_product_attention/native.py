@@ -96,7 +96,8 @@ class NativeAttention(Op[NativeAttentionConfig]):
     if mask is None:
       out, lse = jax.ffi.ffi_call(FWD_TARGET, results, vmap_method=_VMAP)(q, k, v, **attrs)
     else:
-      out, lse = jax.ffi.ffi_call(FWD_KEY_MASK_TARGET, results, vmap_method=_VMAP)(q, k, v, _key_mask(mask), **attrs)
+      out, lse = jax.ffi.ffi_call(FWD_KEY_MASK_TARGET, results, vmap_method=_VMAP)(
+          q, k, v, _key_mask(mask), **attrs)
     if _may_leave_rows_without_keys(spec):
       out = _fill_rows_without_keys(out, lse, v)
     return out, (q, k, v, bias, mask, out, lse)

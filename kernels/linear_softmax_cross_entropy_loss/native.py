@@ -6,7 +6,8 @@ for dx), the weights' gradient through the groups product (``x_block^T s``).
 
 Two bfloat16 operands are multiplied on AMX tiles where the CPU has them (`library.amx_bf16`),
 which makes it faster than "chunked_xla" and "xla" for bfloat16 on such CPUs. float32 runs the
-kernels' SIMD GEMM, whose gradient is slower than XLA's (docs/kernels.md). Products are summed in float32 whatever `precision` says.
+kernels' SIMD GEMM, whose gradient is slower than XLA's (docs/kernels.md). Products are summed
+in float32 whatever `precision` says.
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ from pjrtkit.kernels.core.op import Family, Op, register_family
 from pjrtkit.kernels.core.spec import Spec
 from pjrtkit.kernels.layer_norm.native import DTYPES
 from pjrtkit.kernels.triangle_multiplication import base
-from pjrtkit.kernels.triangle_multiplication.native import (WEIGHTS,
-                                                            NativeTriangleMultiplication)
+from pjrtkit.kernels.triangle_multiplication.native import (NativeTriangleMultiplication,
+                                                            weights_mismatch)
 from pjrtkit.kernels.triangle_multiplication.xla import (ComposedTriangleMultiplication,
                                                          XlaTriangleMultiplication)
 
@@ -35,8 +35,7 @@ def _native_is_faster(spec: Spec) -> bool:
   (`NATIVE_MIN_WORK`): with AMX tiles for bfloat16 or without, and in float32, the kernels'
   products beat XLA:CPU's from there."""
   x = spec.arg("x")
-  dtypes = {jnp.dtype(x.dtype)} | {jnp.dtype(spec.arg(name).dtype) for name in WEIGHTS}
-  if len(dtypes) != 1 or dtypes.pop().name not in DTYPES:
+  if jnp.dtype(x.dtype).name not in DTYPES or weights_mismatch(spec):
     return False
   n, h = x.shape[-2], spec.arg("layernorm_out_scale").shape[0]
   return math.prod(x.shape[:-3]) * n ** 3 * h >= NATIVE_MIN_WORK

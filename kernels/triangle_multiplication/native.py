@@ -63,10 +63,6 @@ def tn(a: jax.Array, b: jax.Array) -> jax.Array:
   return groups_product(a, b, _groups(1, a.shape[0]), None, 1, a.dtype)[0]
 
 
-def _save(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
-  return a, b
-
-
 def _nn_bwd(res: tuple[jax.Array, jax.Array], dy: jax.Array) -> tuple[jax.Array, jax.Array]:
   """y = a b: da = dy b^T, db = a^T dy."""
   a, b = res
@@ -88,9 +84,9 @@ def _tn_bwd(res: tuple[jax.Array, jax.Array], dy: jax.Array) -> tuple[jax.Array,
   return nt(b, dy).astype(a.dtype), nn(a, dy).astype(b.dtype)
 
 
-nn.defvjp(lambda a, b: (nn(a, b), _save(a, b)), _nn_bwd)
-nt.defvjp(lambda a, b: (nt(a, b), _save(a, b)), _nt_bwd)
-tn.defvjp(lambda a, b: (tn(a, b), _save(a, b)), _tn_bwd)
+nn.defvjp(lambda a, b: (nn(a, b), (a, b)), _nn_bwd)
+nt.defvjp(lambda a, b: (nt(a, b), (a, b)), _nt_bwd)
+tn.defvjp(lambda a, b: (tn(a, b), (a, b)), _tn_bwd)
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(2,))
@@ -156,6 +152,15 @@ WEIGHTS = ("projection_in_weights", "gate_in_weights", "projection_out_weights",
            "gate_out_weights")
 
 
+def weights_mismatch(spec: Spec) -> str | None:
+  """Which of the four weights does not have x's dtype (the products take one dtype), or None."""
+  dtype = jnp.dtype(spec.arg("x").dtype)
+  for name in WEIGHTS:
+    if jnp.dtype(spec.arg(name).dtype) != dtype:
+      return f"{name} ({jnp.dtype(spec.arg(name).dtype).name}) must have x's dtype ({dtype.name})"
+  return None
+
+
 class NativeTriangleMultiplication(Op[NoConfig]):
   """The products in ragged_dot's C++ kernels, channels first (see the module docstring); the
   gradient is JAX's through the products' own."""
@@ -170,11 +175,7 @@ class NativeTriangleMultiplication(Op[NoConfig]):
     dtype = jnp.dtype(spec.arg("x").dtype).name
     if dtype not in DTYPES:
       return f"x dtype {dtype} is not supported (accepted: {', '.join(DTYPES)})"
-    for name in WEIGHTS:
-      if jnp.dtype(spec.arg(name).dtype).name != dtype:
-        return (f"{name} ({jnp.dtype(spec.arg(name).dtype).name}) must have x's dtype "
-                f"({dtype})")
-    return None
+    return weights_mismatch(spec)
 
   def example_args(self, spec: Spec, seed: int = 0) -> tuple[Any, ...]:
     return XlaTriangleMultiplication().example_args(spec, seed)
