@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/native/parallel_for.h"
+#include "kernels/native/scratch.h"
 #include "kernels/native/simd.h"
 
 namespace pjrtkit_kernels {
@@ -317,7 +318,7 @@ void AttentionForward(const AttentionArgs& a) {
   const int workers = ParallelFor::Workers(items, 0);
   const int64_t kt_size = dm.nk * dm.d * dm.bk;
   const int64_t per_worker = kt_size + dm.s * dm.d + dm.bq * dm.d * 2 + dm.bq * dm.bk + 2 * dm.bq;
-  std::vector<std::vector<float>> scratch(workers, std::vector<float>(per_worker));
+  std::vector<Scratch<float>> scratch(workers, Scratch<float>(per_worker));
   ParallelFor::Run(items, workers, [&](int w, int64_t item) {
     float* kt = scratch[w].data();
     float* vr = kt + kt_size;
@@ -390,8 +391,8 @@ void AttentionBackward(const AttentionArgs& a) {
   const int64_t sd = dm.s * dm.d;
   const int64_t tile = dm.bq * dm.bk;
   const int64_t per_worker = 2 * kt_size + 3 * sd + 4 * dm.bq * dm.d + 4 * tile + 2 * dm.bq;
-  std::vector<std::vector<float>> scratch(workers, std::vector<float>(per_worker));
-  std::vector<float> partial(splits > 1 ? items * 2 * sd : 0);
+  std::vector<Scratch<float>> scratch(workers, Scratch<float>(per_worker));
+  Scratch<float> partial(splits > 1 ? items * 2 * sd : 0);
   ParallelFor::Run(items, workers, [&](int w, int64_t item) {
     float* kt = scratch[w].data();
     float* vt = kt + kt_size;

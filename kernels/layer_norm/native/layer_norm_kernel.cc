@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/native/parallel_for.h"
+#include "kernels/native/scratch.h"
 #include "kernels/native/simd.h"
 
 namespace pjrtkit_kernels {
@@ -166,7 +167,7 @@ void LayerNormForward(const LayerNormArgs& a) {
   const int64_t items = (a.rows + per - 1) / per;
   const int workers = ParallelFor::Workers(items, 0);
   const bool convert = a.type != ElementType::kF32;
-  std::vector<std::vector<float>> scratch(workers, std::vector<float>(convert ? 2 * c : 0));
+  std::vector<Scratch<float>> scratch(workers, Scratch<float>(convert ? 2 * c : 0));
   ParallelFor::Run(items, workers, [&](int w, int64_t item) {
     float* in_row = scratch[w].data();
     float* out_row = convert ? in_row + c : nullptr;
@@ -196,7 +197,7 @@ void LayerNormBackward(const LayerNormArgs& a) {
   const int workers = ParallelFor::Workers(chunks, 0);
   const bool convert = a.type != ElementType::kF32;
   // Per worker: x and dy rows converted to float32 (16-bit types only).
-  std::vector<std::vector<float>> scratch(workers, std::vector<float>(convert ? 2 * c : 0));
+  std::vector<Scratch<float>> scratch(workers, Scratch<float>(convert ? 2 * c : 0));
   // Per chunk: dscale and doffset partials, written only by the chunk's worker.
   std::unique_ptr<float[]> partials(a.param_grads ? new float[chunks * 2 * c] : nullptr);
   ParallelFor::Run(chunks, workers, [&](int w, int64_t chunk) {

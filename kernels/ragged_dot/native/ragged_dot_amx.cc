@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/native/parallel_for.h"
+#include "kernels/native/scratch.h"
 #include "kernels/native/simd.h"
 #include "kernels/native/amx.h"
 
@@ -109,8 +110,8 @@ void RaggedRowsProductAmx(const RaggedRowsArgs& a) {
   const int64_t panel = depth_pad / kBlock * kStep;
   const int64_t b_size = nc / kBlock * panel;
   const int workers = ParallelFor::Workers(static_cast<int64_t>(items.size()), 0);
-  std::vector<std::vector<uint16_t>> packed(workers, std::vector<uint16_t>(b_size));
-  std::vector<std::vector<float>> c_blocks(workers, std::vector<float>(kSubRows * nc));
+  std::vector<Scratch<uint16_t>> packed(workers, Scratch<uint16_t>(b_size));
+  std::vector<Scratch<float>> c_blocks(workers, Scratch<float>(kSubRows * nc));
   ParallelFor::Run(static_cast<int64_t>(items.size()), workers, [&](int worker, int64_t i) {
     amx::TileScope tiles;
     uint16_t* bp = packed[worker].data();
@@ -159,8 +160,8 @@ void GroupsPackedPerItem(const RaggedGroupsArgs& a, int64_t nc) {
   const int64_t b_size = nc / kBlock * panel;
   const int64_t a_size = kGroupRows * kChunk;
   const int workers = ParallelFor::Workers(static_cast<int64_t>(items.size()), 0);
-  std::vector<std::vector<uint16_t>> packed(workers, std::vector<uint16_t>(b_size + a_size));
-  std::vector<std::vector<float>> c_blocks(workers, std::vector<float>(kGroupRows * nc));
+  std::vector<Scratch<uint16_t>> packed(workers, Scratch<uint16_t>(b_size + a_size));
+  std::vector<Scratch<float>> c_blocks(workers, Scratch<float>(kGroupRows * nc));
   const uint16_t* x = static_cast<const uint16_t*>(a.x);
   const uint16_t* y = static_cast<const uint16_t*>(a.y);
   ParallelFor::Run(static_cast<int64_t>(items.size()), workers, [&](int worker, int64_t i) {
@@ -242,7 +243,7 @@ void GroupsPackedOnce(const RaggedGroupsArgs& a, int64_t nc) {
     return steps[u.group] > steps[v.group];
   });
   const int workers = ParallelFor::Workers(static_cast<int64_t>(items.size()), 0);
-  std::vector<std::vector<float>> c_blocks(workers, std::vector<float>(kGroupRows * nc));
+  std::vector<Scratch<float>> c_blocks(workers, Scratch<float>(kGroupRows * nc));
   ParallelFor::Run(static_cast<int64_t>(items.size()), workers, [&](int worker, int64_t i) {
     amx::TileScope tiles;
     float* c = c_blocks[worker].data();

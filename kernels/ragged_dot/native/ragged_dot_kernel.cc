@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/native/parallel_for.h"
+#include "kernels/native/scratch.h"
 #include "kernels/native/simd.h"
 
 namespace pjrtkit_kernels {
@@ -20,6 +21,7 @@ constexpr int64_t kKc = 256;           // contraction block: a kKc x kNr panel o
 constexpr int64_t kMc = 8 * kMr;       // rows of A packed per contraction block (L2)
 constexpr int64_t kMaxNc = 256;        // output columns per work item
 constexpr int64_t kRowChunk = 4 * kMc;  // rows per work item of the rows product
+constexpr int64_t kGroupsRowBlocks = 4;  // most kMc blocks of output rows per groups item
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -62,33 +64,60 @@ void PackColumnMajor(const T* src, int64_t ld, int64_t r0, int64_t nr, int64_t c
   }
 }
 
-// Packs M[r0, r0 + nr) x [c0, c0 + nc) as float32 panels of `width` columns:
-// dst[p][r][w] = M(r0 + r, c0 + p * width + w), the last panel zero-padded. `tmp` holds nc
-// floats.
-void Pack(const View& m, int64_t r0, int64_t nr, int64_t c0, int64_t nc, int width, float* dst,
-          float* tmp) {
-  const int64_t panels = CeilDiv(nc, width);
-  const int64_t tail = nc - (panels - 1) * width;
-  if (tail < width) {
-    float* last = dst + (panels - 1) * nr * width;
-    std::fill(last, last + nr * width, 0.f);
+// Copies the first `w` of kWidth floats of `src` to `dst`; a whole panel row is a memcpy of a
+// constant size, which the compiler expands into vector moves (a library call per panel row
+// cost more than its copy).
+template <int kWidth>
+inline void CopyPanelRow(const float* src, int64_t w, float* dst) {
+  if (w == kWidth) {
+    std::memcpy(dst, src, kWidth * sizeof(float));
+  } else {
+    std::memcpy(dst, src, w * sizeof(float));
   }
-  if (m.c_major) {
-    if (m.type == ElementType::kF32) {
-      PackColumnMajor(static_cast<const float*>(m.data) + m.offset, m.ld, r0, nr, c0, nc, width,
-                      dst);
-    } else {
-      PackColumnMajor(static_cast<const uint16_t*>(m.data) + m.offset, m.ld, r0, nr, c0, nc,
-                      width, dst);
-    }
-    return;
-  }
+}
+
+// The row-major case of Pack: each row of M read once (float32 in place, bfloat16 widened
+// into `tmp`) and cut into its panels.
+template <int kWidth>
+void PackRowMajor(const View& m, int64_t r0, int64_t nr, int64_t c0, int64_t nc, float* dst,
+                  float* tmp) {
+  const int64_t panels = CeilDiv(nc, kWidth);
+  const int64_t tail = nc - (panels - 1) * kWidth;
   for (int64_t r = 0; r < nr; ++r) {
-    LoadRow(m.type, m.data, m.offset + (r0 + r) * m.ld + c0, nc, tmp);
-    for (int64_t p = 0; p < panels; ++p) {
-      const int64_t w = p + 1 < panels ? width : tail;
-      std::memcpy(dst + (p * nr + r) * width, tmp + p * width, w * sizeof(float));
+    const int64_t offset = m.offset + (r0 + r) * m.ld + c0;
+    const float* row = tmp;
+    if (m.type == ElementType::kF32) {
+      row = static_cast<const float*>(m.data) + offset;
+    } else {
+      LoadRow(m.type, m.data, offset, nc, tmp);
     }
+    for (int64_t p = 0; p < panels; ++p) {
+      CopyPanelRow<kWidth>(row + p * kWidth, p + 1 < panels ? kWidth : tail,
+                           dst + (p * nr + r) * kWidth);
+    }
+  }
+}
+
+// Packs M[r0, r0 + nr) x [c0, c0 + nc) as float32 panels of kWidth columns:
+// dst[p][r][w] = M(r0 + r, c0 + p * kWidth + w), the last panel zero-padded. `tmp` holds nc
+// floats.
+template <int kWidth>
+void Pack(const View& m, int64_t r0, int64_t nr, int64_t c0, int64_t nc, float* dst,
+          float* tmp) {
+  const int64_t panels = CeilDiv(nc, kWidth);
+  const int64_t tail = nc - (panels - 1) * kWidth;
+  if (tail < kWidth) {
+    float* last = dst + (panels - 1) * nr * kWidth;
+    std::fill(last, last + nr * kWidth, 0.f);
+  }
+  if (!m.c_major) {
+    PackRowMajor<kWidth>(m, r0, nr, c0, nc, dst, tmp);
+  } else if (m.type == ElementType::kF32) {
+    PackColumnMajor(static_cast<const float*>(m.data) + m.offset, m.ld, r0, nr, c0, nc, kWidth,
+                    dst);
+  } else {
+    PackColumnMajor(static_cast<const uint16_t*>(m.data) + m.offset, m.ld, r0, nr, c0, nc,
+                    kWidth, dst);
   }
 }
 
@@ -192,8 +221,8 @@ void RaggedRowsProduct(const RaggedRowsArgs& a) {
   const int64_t c_size = kMc * nc;
   const int64_t tmp_size = std::max({depth, nc, kKc});
   const int workers = ParallelFor::Workers(static_cast<int64_t>(items.size()), 0);
-  std::vector<std::vector<float>> scratch(workers,
-                                          std::vector<float>(b_size + a_size + c_size + tmp_size));
+  std::vector<Scratch<float>> scratch(workers,
+                                      Scratch<float>(b_size + a_size + c_size + tmp_size));
   ParallelFor::Run(static_cast<int64_t>(items.size()), workers, [&](int w, int64_t i) {
     float* bp = scratch[w].data();
     float* ap = bp + b_size;
@@ -205,7 +234,7 @@ void RaggedRowsProduct(const RaggedRowsArgs& a) {
     // B(p, j) = w[g][p][j], or w[g][j][p] when transposed; all of depth packed once.
     const View wv{a.w_type, a.w, it.group * depth * a.cols, a.w_transposed ? depth : a.cols,
                   a.w_transposed};
-    Pack(wv, 0, depth, it.col0, ncw, kNr, bp, tmp);
+    Pack<kNr>(wv, 0, depth, it.col0, ncw, bp, tmp);
     // A(row, p) = x[row][p], packed as M(p, row).
     const View xv{a.x_type, a.x, 0, depth, true};
     for (int64_t r0 = it.row0; r0 < it.row1; r0 += kMc) {
@@ -214,7 +243,7 @@ void RaggedRowsProduct(const RaggedRowsArgs& a) {
       std::fill(cb, cb + a_panels * kMr * nc, 0.f);
       for (int64_t k0 = 0; k0 < depth; k0 += kKc) {
         const int64_t kc = std::min(kKc, depth - k0);
-        Pack(xv, k0, kc, r0, mr, kMr, ap, tmp);
+        Pack<kMr>(xv, k0, kc, r0, mr, ap, tmp);
         BlockProduct(kc, a_panels, ap, b_panels, bp + k0 * kNr, depth * kNr, cb, nc);
       }
       for (int64_t r = 0; r < mr; ++r) {
@@ -233,7 +262,18 @@ void RaggedGroupsProduct(const RaggedGroupsArgs& a) {
   }
 #endif
   const int64_t nc = ColumnTile(a.y_cols);
-  const int64_t mc = kMc;
+  const int64_t col_tiles = CeilDiv(a.y_cols, nc);
+  // Output rows per work item: up to kGroupsRowBlocks blocks of kMc, all sharing one packed
+  // block of y per contraction step (y is packed once per item, so taller items pack it fewer
+  // times), as long as the call still has 4 items per thread.
+  int64_t mc = kMc;
+  for (int64_t blocks = kGroupsRowBlocks; blocks > 1; blocks /= 2) {
+    if (a.groups.groups * CeilDiv(a.x_cols, blocks * kMc) * col_tiles >=
+        4 * ParallelFor::MaxThreads()) {
+      mc = blocks * kMc;
+      break;
+    }
+  }
   std::vector<GroupsItem> items;
   for (int64_t g = 0; g < a.groups.groups; ++g) {
     for (int64_t i0 = 0; i0 < a.x_cols; i0 += mc) {
@@ -245,12 +285,12 @@ void RaggedGroupsProduct(const RaggedGroupsArgs& a) {
     return gr.end[x.group] - gr.start[x.group] > gr.end[y.group] - gr.start[y.group];
   });
   const int64_t b_size = CeilDiv(nc, kNr) * kNr * kKc;
-  const int64_t a_size = mc * kKc;
+  const int64_t a_size = kMc * kKc;
   const int64_t c_size = mc * nc;
-  const int64_t tmp_size = std::max({nc, mc, kKc});
+  const int64_t tmp_size = std::max({nc, kMc, kKc});
   const int workers = ParallelFor::Workers(static_cast<int64_t>(items.size()), 0);
-  std::vector<std::vector<float>> scratch(workers,
-                                          std::vector<float>(b_size + a_size + c_size + tmp_size));
+  std::vector<Scratch<float>> scratch(workers,
+                                      Scratch<float>(b_size + a_size + c_size + tmp_size));
   // M(row, c) = x[row][c] and y[row][c]: the contraction runs over a group's rows.
   const View xv{a.x_type, a.x, 0, a.x_cols, false};
   const View yv{a.y_type, a.y, 0, a.y_cols, false};
@@ -264,14 +304,16 @@ void RaggedGroupsProduct(const RaggedGroupsArgs& a) {
     const int64_t rows = std::max<int64_t>(0, gr.end[it.group] - start);
     const int64_t mcw = std::min(mc, a.x_cols - it.i0);
     const int64_t ncw = std::min(nc, a.y_cols - it.j0);
-    const int64_t a_panels = CeilDiv(mcw, kMr);
     const int64_t b_panels = CeilDiv(ncw, kNr);
-    std::fill(cb, cb + a_panels * kMr * nc, 0.f);
+    std::fill(cb, cb + CeilDiv(mcw, kMr) * kMr * nc, 0.f);
     for (int64_t k0 = 0; k0 < rows; k0 += kKc) {
       const int64_t kc = std::min(kKc, rows - k0);
-      Pack(yv, start + k0, kc, it.j0, ncw, kNr, bp, tmp);
-      Pack(xv, start + k0, kc, it.i0, mcw, kMr, ap, tmp);
-      BlockProduct(kc, a_panels, ap, b_panels, bp, kc * kNr, cb, nc);
+      Pack<kNr>(yv, start + k0, kc, it.j0, ncw, bp, tmp);
+      for (int64_t s0 = 0; s0 < mcw; s0 += kMc) {
+        const int64_t sub = std::min(kMc, mcw - s0);
+        Pack<kMr>(xv, start + k0, kc, it.i0 + s0, sub, ap, tmp);
+        BlockProduct(kc, CeilDiv(sub, kMr), ap, b_panels, bp, kc * kNr, cb + s0 * nc, nc);
+      }
     }
     const int64_t base = it.group * a.x_cols * a.y_cols;
     for (int64_t r = 0; r < mcw; ++r) {
