@@ -76,6 +76,16 @@ def skip_unless_gpu() -> None:
     pytest.skip("compiled Triton / Mosaic GPU kernels need an NVIDIA GPU (tools/kernels_gpu)")
 
 
+def full_float32_products() -> Any:
+  """A test's float32 products in full float32 on every backend (XLA:GPU's default float32 dot
+  is TF32, 10 bits of mantissa): test modules make it an autouse fixture with
+  ``_float32 = pytest.fixture(autouse=True)(testing.full_float32_products)``, so that the
+  float32 tolerances above hold for the XLA paths on a GPU as on the CPU."""
+  import jax  # pylint: disable=g-import-not-at-top
+  with jax.default_matmul_precision("highest"):
+    yield
+
+
 def assert_close(got: Any, want: Any, dtype: str, what: str) -> None:
   """Asserts max |got - want| <= TOLERANCES[(dtype, what)] * max(1, max |want|)."""
   got = np.asarray(got, np.float32)

@@ -25,6 +25,8 @@ from pjrtkit.kernels.core import device as device_lib  # noqa: E402
 from pjrtkit.kernels.linear_softmax_cross_entropy_loss.chunked_xla import ChunkConfig  # noqa
 from pjrtkit.kernels.native import library  # noqa: E402
 
+_float32 = pytest.fixture(autouse=True)(testing.full_float32_products)
+
 ON_PJRTKIT_CPU = device_lib.current_device().is_pjrtkit_cpu
 IMPLEMENTATIONS = ("xla", "chunked_xla") + (("native",) if ON_PJRTKIT_CPU else ())
 """What runs here: "native" on pjrtkit's CPU device only (its own tests skip elsewhere)."""

@@ -23,9 +23,11 @@ import pytest  # noqa: E402
 from pjrtkit import kernels as pk  # noqa: E402
 from pjrtkit.kernels.core import markers  # noqa: E402
 from pjrtkit.kernels.core.device import DeviceInfo  # noqa: E402
-from pjrtkit.kernels.ragged_dot import api, base, schedule  # noqa: E402
+from pjrtkit.kernels.ragged_dot import api, base, schedule, xla  # noqa: E402
 from pjrtkit.kernels.ragged_dot.triton import TritonRaggedDot  # noqa: E402
 from pjrtkit.kernels.ragged_dot.xla_grouped import GroupedConfig  # noqa: E402
+
+_float32 = pytest.fixture(autouse=True)(testing.full_float32_products)
 
 CPU_IMPLEMENTATIONS = ("xla", "xla_grouped", "native")
 CASES = [  # (m, k, n, sizes, tile): rows that span tiles, tiles shared by groups, empty groups
@@ -194,11 +196,13 @@ def test_rule_takes_native_on_the_cpu_device_and_the_grouped_loop_elsewhere() ->
   assert {(c.phase, c.requested) for c in calls} == {("fwd", markers.AUTO), ("bwd", markers.AUTO)}
   dev = pk.current_device()
   chosen = api.FAMILY.choose(calls[0].spec, None, "fwd", dev)
-  assert chosen.op.implementation == ("native" if dev.is_pjrtkit_cpu else "xla_grouped")
-  # float16 is not native's: the grouped loop takes it.
+  first = "native" if dev.is_pjrtkit_cpu else ("triton" if dev.is_gpu else "xla_grouped")
+  assert chosen.op.implementation == first
+  # float16 is not native's: the grouped loop takes it (the Triton kernels on a GPU).
   half, _ = base.make_spec(lhs.astype(jnp.float16), rhs.astype(jnp.float16), gs,
                            base.DEFAULT_RAGGED_DOT_DIM_NUMS, None, None, None, None, False, None)
-  assert api.FAMILY.choose(half, None, "bwd", dev).op.implementation == "xla_grouped"
+  assert api.FAMILY.choose(half, None, "bwd", dev).op.implementation == (
+      "triton" if dev.is_gpu else "xla_grouped")
 
 
 def test_autotune_uses_representative_group_sizes_and_export_round_trips() -> None:
@@ -251,6 +255,36 @@ def test_layouts_past_the_grouped_kernels_go_to_xla(lhs_shape, rhs_shape, dn) ->
   got = pk.ragged_dot_general(lhs, rhs, gs, dn)
   assert got.shape == want.shape
   testing.assert_close(got, want, "float32", "fwd")
+
+
+@pytest.mark.parametrize("lhs_shape, rhs_shape, dn, ragged, group", [
+    ((12, 4), (3, 4, 5), (([1], [1]), ([], [])), 0, 0),
+    ((12, 4, 3), (3, 4, 5), (([1], [1]), ([], [])), 0, 0),
+    ((12, 4), (3, 4, 5, 2), (([1], [1]), ([], [])), 0, 0),
+    ((4, 12), (5, 3, 4), (([0], [2]), ([], [])), 1, 1),  # lhs [k, m], rhs [n, g, k]
+    ((2, 12, 4), (2, 3, 4, 5), (([2], [2]), ([0], [0])), 1, 1),  # a batch dimension in front
+])
+@pytest.mark.parametrize("dtype", ["float32", "int8"])
+def test_masked_rows_product_matches_ragged_dot(lhs_shape, rhs_shape, dn, ragged, group,
+                                                dtype) -> None:
+  """The form "xla" takes on a GPU for integer operands and for calls without groups (XLA:GPU
+  sums every group's matrix into each row of an integer ragged_dot, and cannot lower one with no
+  groups) equals ``jax.lax.ragged_dot_general`` (on the CPU, where that one is right)."""
+  rng = np.random.default_rng(5)
+  lhs = jnp.asarray(rng.integers(-3, 4, lhs_shape), dtype)
+  rhs = jnp.asarray(rng.integers(-3, 4, rhs_shape), dtype)
+  gs = jnp.asarray([5, 0, 4], jnp.int32)  # 3 rows past the last group
+  dn = jax.lax.RaggedDotDimensionNumbers(dot_dimension_numbers=dn,
+                                         lhs_ragged_dimensions=[ragged],
+                                         rhs_group_dimensions=[group])
+  acc = jnp.int32 if dtype == "int8" else jnp.float32
+  spec, _ = base.make_spec(lhs, rhs, gs, dn, None, acc, None, None, False, None)
+  want = jax.lax.ragged_dot_general(lhs, rhs, gs, dn, preferred_element_type=acc,
+                                    precision=jax.lax.Precision.HIGHEST)
+  with jax.default_matmul_precision("highest"):
+    got = xla.masked_rows_product(lhs, rhs, gs, spec)
+  assert got.dtype == want.dtype
+  np.testing.assert_array_equal(got, want)  # small integers: exact in float32 too
 
 
 @pytest.mark.parametrize("impl", ("xla", "xla_grouped", "native", None))

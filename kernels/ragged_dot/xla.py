@@ -10,7 +10,10 @@ group sizes do not change its value; forward too), the contracting mode a produc
 (``g`` times the work, as XLA's own expansion).
 
 XLA:CPU expands ``ragged_dot`` into a dense product over every group (``g`` times the work of
-the ragged one); "xla_grouped" does not.
+the ragged one); "xla_grouped" does not. On a GPU, integer operands and calls without groups in
+the rows mode take that dense form here too (`masked_rows_product`): XLA:GPU's ``ragged_dot``
+(jax 0.11.2) adds every group's matrix into each row of an integer product and cannot lower
+one with no groups.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from pjrtkit.kernels.core import functions
+from pjrtkit.kernels.core import device, functions
 from pjrtkit.kernels.core.op import NoConfig, Op
 from pjrtkit.kernels.core.spec import Spec
 from pjrtkit.kernels.ragged_dot import base
@@ -82,8 +85,33 @@ def product(lhs: jax.Array, rhs: jax.Array, group_sizes: jax.Array,
     rhs = jnp.concatenate([zero, rhs, zero], axis=gd)
     group_sizes = local_sizes(group_sizes, group_offset, rhs.shape[gd] - 2,
                               lhs.shape[dims.lhs_ragged])
+  if rhs.shape[dims.rhs_group] == 0 or (
+      not jnp.issubdtype(lhs.dtype, jnp.floating) and device.current_device().is_gpu):
+    return masked_rows_product(lhs, rhs, group_sizes, spec)
   return jax.lax.ragged_dot_general(lhs, rhs, group_sizes.astype(jnp.int32), dn,
                                     precision=precision, preferred_element_type=acc)
+
+
+def masked_rows_product(lhs: jax.Array, rhs: jax.Array, group_sizes: jax.Array, spec: Spec
+                        ) -> jax.Array:
+  """The rows mode as a sum over groups of lhs, masked to each group's rows, times the group's
+  matrix (``g`` times the work): for calls ``jax.lax.ragged_dot_general`` gets wrong on XLA:GPU
+  (integer operands: each row summed over every group's matrix, jax 0.11.2) or cannot lower
+  there (no groups)."""
+  dims = base.dims_of(spec)
+  acc = base.accumulator(spec)
+  precision = functions.precision_of(spec.param("precision"))
+  r = dims.lhs_ragged
+  g = rhs.shape[dims.rhs_group]
+  ids = group_ids(group_sizes, lhs.shape[r])
+  mask = (ids[None, :] == jnp.arange(g, dtype=jnp.int32)[:, None]).astype(lhs.dtype)
+  shape = [g] + [1] * lhs.ndim
+  shape[1 + r] = lhs.shape[r]
+  masked = lhs[None] * mask.reshape(shape)
+  dn = ((tuple(d + 1 for d in dims.lhs_contract), dims.rhs_contract),
+        ((0,) + tuple(d + 1 for d in dims.lhs_batch), (dims.rhs_group,) + tuple(dims.rhs_batch)))
+  out = jax.lax.dot_general(masked, rhs, dn, precision=precision, preferred_element_type=acc)
+  return jnp.sum(out, axis=0, dtype=acc)
 
 
 class XlaRaggedDot(Op[NoConfig]):

@@ -22,6 +22,8 @@ from pjrtkit.kernels.core import device as device_lib  # noqa: E402
 from pjrtkit.kernels.native import library  # noqa: E402
 from pjrtkit.kernels.triangle_multiplication import api, base  # noqa: E402
 
+_float32 = pytest.fixture(autouse=True)(testing.full_float32_products)
+
 ON_PJRTKIT_CPU = device_lib.current_device().is_pjrtkit_cpu
 IMPLEMENTATIONS = ["xla", "composed", None] + (["native"] if ON_PJRTKIT_CPU else [])
 """What runs here: "native" on pjrtkit's CPU device only (its refusals are tested anywhere)."""
