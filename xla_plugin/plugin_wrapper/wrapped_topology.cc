@@ -33,6 +33,30 @@ AttributeMap Attributes(size_t device_count) {
   return attributes;
 }
 
+// A client's topology attributes: the inner client's topology's (XLA:GPU: target_config, the
+// GPU's description that JAX's deviceless compilation passes back to
+// PJRT_TopologyDescription_Create, and host_target_machine_options), and device_count. An inner
+// plugin that cannot say (no PJRT_Client_TopologyDescription, an error) leaves device_count
+// alone.
+AttributeMap ClientAttributes(const InnerClient& client, size_t device_count) {
+  AttributeMap attributes;
+  PJRTKIT_INNER_ARGS(PJRT_Client_TopologyDescription, args);
+  args.client = client.get();
+  if (PJRTKIT_INNER_CALL(client.api(), PJRT_Client_TopologyDescription, &args).ok() &&
+      args.topology != nullptr) {
+    PJRTKIT_INNER_ARGS(PJRT_TopologyDescription_Attributes, attribute_args);
+    attribute_args.topology = args.topology;
+    if (PJRTKIT_INNER_CALL(client.api(), PJRT_TopologyDescription_Attributes, &attribute_args)
+            .ok()) {
+      StatusOr<AttributeMap> inner = InnerApi::ToAttributeMap(attribute_args.attributes,
+                                                              attribute_args.num_attributes);
+      if (inner.ok()) attributes = std::move(inner).value();
+    }
+  }
+  attributes["device_count"] = static_cast<int64_t>(device_count);
+  return attributes;
+}
+
 }  // namespace
 
 std::unique_ptr<WrappedTopology> WrappedTopology::Create(std::shared_ptr<const DevicePolicy> policy,
@@ -40,9 +64,10 @@ std::unique_ptr<WrappedTopology> WrappedTopology::Create(std::shared_ptr<const D
                                                          std::string plugin_path) {
   std::vector<DeviceDescription> devices = Descriptions(*policy, device_count);
   const std::string version = PlatformVersion(policy->backend(), "");
+  AttributeMap attributes = Attributes(devices.size());
   return std::unique_ptr<WrappedTopology>(new WrappedTopology(
-      std::move(policy), std::move(devices), version, std::move(plugin_path),
-      /*compiler=*/nullptr));
+      std::move(policy), std::move(devices), std::move(attributes), version,
+      std::move(plugin_path), /*compiler=*/nullptr));
 }
 
 std::unique_ptr<WrappedTopology> WrappedTopology::OfClient(std::shared_ptr<InnerClient> compiler,
@@ -50,16 +75,17 @@ std::unique_ptr<WrappedTopology> WrappedTopology::OfClient(std::shared_ptr<Inner
                                                            std::vector<DeviceDescription> devices) {
   std::shared_ptr<const DevicePolicy> policy = compiler->shared_policy();
   std::string plugin_path = compiler->api().path();  // Read before `compiler` is moved.
-  return std::unique_ptr<WrappedTopology>(
-      new WrappedTopology(std::move(policy), std::move(devices), platform_version,
-                          std::move(plugin_path), std::move(compiler)));
+  AttributeMap attributes = ClientAttributes(*compiler, devices.size());
+  return std::unique_ptr<WrappedTopology>(new WrappedTopology(
+      std::move(policy), std::move(devices), std::move(attributes), platform_version,
+      std::move(plugin_path), std::move(compiler)));
 }
 
 WrappedTopology::WrappedTopology(std::shared_ptr<const DevicePolicy> policy,
-                                 std::vector<DeviceDescription> devices,
+                                 std::vector<DeviceDescription> devices, AttributeMap attributes,
                                  const std::string& platform_version, std::string plugin_path,
                                  std::shared_ptr<InnerClient> compiler)
-    : Topology(kPlatformName, platform_version, devices, Attributes(devices.size())),
+    : Topology(kPlatformName, platform_version, devices, std::move(attributes)),
       policy_(std::move(policy)),
       plugin_path_(std::move(plugin_path)),
       compiler_(std::move(compiler)) {}

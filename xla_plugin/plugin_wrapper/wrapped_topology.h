@@ -44,7 +44,8 @@ class WrappedTopology : public Topology {
   static std::unique_ptr<WrappedTopology> Create(std::shared_ptr<const DevicePolicy> policy,
                                                  int device_count, std::string plugin_path);
   // The topology of a client whose inner client is `compiler`, whose devices are `devices`, at
-  // `platform_version`.
+  // `platform_version`; its attributes are the inner client's topology's (XLA:GPU's
+  // target_config, which JAX reads for deviceless compilation) and device_count.
   static std::unique_ptr<WrappedTopology> OfClient(std::shared_ptr<InnerClient> compiler,
                                                    const std::string& platform_version,
                                                    std::vector<DeviceDescription> devices);
@@ -83,8 +84,9 @@ class WrappedTopology : public Topology {
 
  private:
   WrappedTopology(std::shared_ptr<const DevicePolicy> policy,
-                  std::vector<DeviceDescription> devices, const std::string& platform_version,
-                  std::string plugin_path, std::shared_ptr<InnerClient> compiler);
+                  std::vector<DeviceDescription> devices, AttributeMap attributes,
+                  const std::string& platform_version, std::string plugin_path,
+                  std::shared_ptr<InnerClient> compiler);
   // The inner topology of this topology's inner client (with the client, which keeps it alive);
   // UNIMPLEMENTED naming `slot` when there is no inner client yet.
   StatusOr<std::pair<std::shared_ptr<InnerClient>, PJRT_TopologyDescription*>> InnerTopology(

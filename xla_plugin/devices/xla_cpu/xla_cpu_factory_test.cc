@@ -373,6 +373,16 @@ TEST(XlaCpuFactoryTest, DefaultClientHasFourDevices) {
   EXPECT_EQ(client->DefaultDeviceAssignment(5, 1).status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(XlaCpuFactoryTest, ClientTopologyCountsItsDevices) {
+  // A client's topology carries the inner client's topology attributes (XLA:GPU's target_config;
+  // XLA:CPU 0.0.1 has none) and device_count, which stays pjrtkit's.
+  std::unique_ptr<Client> client = CreateTestClient(2);
+  ASSERT_NE(client, nullptr);
+  StatusOr<const Topology*> topology = client->topology();
+  ASSERT_TRUE(topology.ok()) << topology.status().ToString();
+  EXPECT_EQ(std::get<int64_t>((*topology)->attributes().at("device_count")), 2);
+}
+
 TEST(XlaCpuFactoryTest, OneDevice) {
   std::unique_ptr<Client> client = CreateTestClient(1);
   ASSERT_NE(client, nullptr);

@@ -113,6 +113,19 @@ TEST_F(XlaGpuDeviceTest, DevicesAreTheGpus) {
   }
 }
 
+TEST_F(XlaGpuDeviceTest, ClientTopologyCarriesTheTargetConfig) {
+  // What JAX reads for deviceless compilation (xc.get_topology_for_devices(...).target_config)
+  // and passes back to PJRT_TopologyDescription_Create.
+  StatusOr<const Topology*> topology = client_->topology();
+  ASSERT_TRUE(topology.ok()) << topology.status().ToString();
+  const AttributeMap& attributes = (*topology)->attributes();
+  ASSERT_EQ(attributes.count(kTargetConfigOption), 1u);
+  EXPECT_NE(std::get<std::string>(attributes.at(kTargetConfigOption)).find("core_count"),
+            std::string::npos);
+  EXPECT_EQ(std::get<int64_t>(attributes.at("device_count")),
+            static_cast<int64_t>(client_->devices().size()));
+}
+
 TEST_F(XlaGpuDeviceTest, CompilesRunsAndCopiesBothWays) {
   Device* device = client_->devices()[0];
   const std::vector<float> a = {1, 2, 3, 4}, b = {0.5f, 0.25f, 0.125f, 0.0625f};
