@@ -143,9 +143,9 @@ def test_the_gpu_devices_cuda_array_interface(results):
   assert transposed_strides is None  # JAX's transpose is a new row-major array.
   assert empty_pointer == 0
   assert refused == {
-      "bfloat16": ["AttributeError", "__cuda_array_interface__ cannot describe dtype bfloat16 "
-                   "(no typestr); accepted: bool, (u)int8-64, float16/32/64, complex64/128 (use "
-                   "__dlpack__ for bfloat16 and float8)"],
+      "bfloat16": ["AttributeError", "__cuda_array_interface__ is not supported for BF16 "
+                   "buffers: no typestr for dtype bfloat16; accepted: bool, (u)int8-64, "
+                   "float16/32/64, complex64/128 (use __dlpack__ for bfloat16 and float8)"],
       "cpu": ["AttributeError", "__cuda_array_interface__ is only defined for GPU buffers."],
       "sharded": ["ValueError", "__cuda_array_interface__() is supported only for unsharded "
                   "arrays."],

@@ -309,6 +309,17 @@ def _wrap_dlpack_device(original: Callable[..., Any], platform: str,
   return __dlpack_device__
 
 
+
+def _xla_type_name(name: str) -> str:
+  """XLA's name of a NumPy dtype name that has no array-interface typestr ("bfloat16" -> "BF16",
+  "float8_e4m3fn" -> "F8E4M3FN", "int4" -> "S4"), as jaxlib's own refusal names it."""
+  if name == "bfloat16":
+    return "BF16"
+  for prefix, short in (("float", "F"), ("uint", "U"), ("int", "S")):
+    if name.startswith(prefix):
+      return short + name[len(prefix):].replace("_", "").upper()
+  return name.upper()
+
 def cuda_array_interface(array: Any) -> dict[str, Any]:
   """CUDA Array Interface (version 3) of single-device pjrtkit ``array`` in GPU memory: its
   buffer's own memory, ready (waited for before this returns, so there is no ``stream`` to
@@ -328,9 +339,10 @@ def cuda_array_interface(array: Any) -> dict[str, Any]:
                          f"is in {array.sharding.memory_kind} memory (use __dlpack__)")
   dtype = np.dtype(array.dtype)
   if dtype.kind not in "biufc" or dtype.name.startswith(("int2", "int4", "uint2", "uint4")):
-    raise AttributeError(f"__cuda_array_interface__ cannot describe dtype {dtype.name} (no "
-                         "typestr); accepted: bool, (u)int8-64, float16/32/64, complex64/128 "
-                         "(use __dlpack__ for bfloat16 and float8)")
+    raise AttributeError(f"__cuda_array_interface__ is not supported for "
+                         f"{_xla_type_name(dtype.name)} buffers: no typestr for dtype "
+                         f"{dtype.name}; accepted: bool, (u)int8-64, float16/32/64, "
+                         "complex64/128 (use __dlpack__ for bfloat16 and float8)")
   shape = tuple(int(d) for d in array.shape)
   strides = tuple(s * dtype.itemsize for s in element_strides(array))
   row_major = tuple(int(np.prod(shape[i + 1:], dtype=np.int64)) * dtype.itemsize
