@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -76,7 +76,7 @@ def skip_unless_gpu() -> None:
     pytest.skip("compiled Triton / Mosaic GPU kernels need an NVIDIA GPU (tools/kernels_gpu)")
 
 
-def full_float32_products() -> Any:
+def full_float32_products() -> Iterator[None]:
   """A test's float32 products in full float32 on every backend (XLA:GPU's default float32 dot
   is TF32, 10 bits of mantissa): test modules make it an autouse fixture with
   ``_float32 = pytest.fixture(autouse=True)(testing.full_float32_products)``, so that the

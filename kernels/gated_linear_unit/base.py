@@ -96,10 +96,10 @@ def _matmul(a: jax.Array, b: jax.Array, contract: tuple[int, int], precision: An
             dtype: Any) -> jax.Array:
   """A 2-D product summed in float32 (every product here is one: the XLA:CPU of jaxlib cannot
   run some bfloat16 dots with a float32 result that contract two dimensions), returned in
-  `dtype`. On a GPU the product is asked for in `dtype` itself: cuBLAS sums in float32 and
-  rounds once, as the cast would, without writing and reading a float32 array (at
-  8192x4096x14336 bfloat16 that array cost "xla" 12 % of its forward's time against the same
-  product in bfloat16)."""
+  `dtype`. On a GPU the product is asked for in `dtype` itself, which saves writing and reading
+  back a float32 array; only the forward's products do so (their contraction, over k, is short
+  next to their output, where XLA:GPU's split-K GEMMs, which would add partial sums in `dtype`,
+  are unlikely); the gradients' products, contracting over every row, ask for float32."""
   out = dtype if device.current_device().is_gpu else jnp.float32
   y = jax.lax.dot_general(a, b, (((contract[0],), (contract[1],)), ((), ())),
                           precision=precision, preferred_element_type=out)
@@ -138,30 +138,23 @@ def products_cotangent(y: jax.Array, dout: jax.Array, spec: Spec) -> jax.Array:
   return jnp.stack([dgate, d * a], axis=-2)
 
 
-def _gradient_dtype(dy: jax.Array) -> Any:
-  """The gradients' dtype before the op casts them to their primal's: float32 on the CPU, dy's
-  (the products') dtype on a GPU (see `_matmul`)."""
-  return dy.dtype if device.current_device().is_gpu else jnp.float32
-
-
 def weight_grads(x: jax.Array, dy: jax.Array, fused: Any, precision: Any
                  ) -> tuple[Any, Any, Any]:
   """``(dfused, dgate, dup)`` (the pair's or the fused one's None) from x and dy
   ``[..., 2, n]``."""
   k, n = x.shape[-1], dy.shape[-1]
   dw = _matmul(x.reshape(-1, k), dy.reshape(-1, 2 * n), (0, 0), precision,
-               _gradient_dtype(dy)).reshape(k, 2, n)
+               jnp.float32).reshape(k, 2, n)
   if fused is not None:
     return dw, None, None
   return None, dw[:, 0], dw[:, 1]
 
 
 def input_grad(dy: jax.Array, fused: Any, gate: Any, up: Any, precision: Any) -> jax.Array:
-  """dx (float32; dy's dtype on a GPU) from dy ``[..., 2, n]``."""
+  """dx (float32) from dy ``[..., 2, n]``."""
   w = _fused(fused, gate, up)
   k, _, n = w.shape
-  dx = _matmul(dy.reshape(-1, 2 * n), w.reshape(k, 2 * n), (1, 1), precision,
-               _gradient_dtype(dy))
+  dx = _matmul(dy.reshape(-1, 2 * n), w.reshape(k, 2 * n), (1, 1), precision, jnp.float32)
   return dx.reshape(dy.shape[:-2] + (k,))
 
 

@@ -39,9 +39,9 @@ def isa_variants(name, srcs, hdrs, deps = []):
 def native_kernel(name, kernel_srcs, kernel_hdrs, ffi_srcs, ffi_deps = []):
     """Declares `name`_kernel (isa_variants) and `name`_ffi, the handlers calling it.
 
-    The kernel sources get the library's bfloat16, parallel_for, scratch and simd; the handlers pick the
-    variant with CpuFeatures::Pick and check buffers with ffi_checks. `name`_ffi is alwayslink:
-    only its exported handler symbols hold it in the shared library.
+    The kernel sources get the library's bfloat16, parallel_for, scratch and simd; the handlers
+    pick the variant with CpuFeatures::Pick and check buffers with ffi_checks. `name`_ffi is
+    alwayslink: only its exported handler symbols hold it in the shared library.
 
     Args:
       name: the op's stem (ragged_dot, layer_norm, attention).

@@ -189,7 +189,7 @@ def test_bad_dimension_numbers_are_refused() -> None:
                           implementation="xla_grouped")
 
 
-def test_rule_takes_native_on_the_cpu_device_and_the_grouped_loop_elsewhere() -> None:
+def test_rule_takes_native_on_the_cpu_device_triton_on_a_gpu_else_the_grouped_loop() -> None:
   lhs, rhs, gs = _operands(0, "float32")
   f = jax.jit(jax.value_and_grad(lambda a, b: jnp.sum(pk.ragged_dot(a, b, gs)), (0, 1)))
   calls = pk.find_kernel_calls(f, lhs, rhs)
@@ -269,7 +269,8 @@ def test_masked_rows_product_matches_ragged_dot(lhs_shape, rhs_shape, dn, ragged
                                                 dtype) -> None:
   """The form "xla" takes on a GPU for integer operands and for calls without groups (XLA:GPU
   sums every group's matrix into each row of an integer ragged_dot, and cannot lower one with no
-  groups) equals ``jax.lax.ragged_dot_general`` (on the CPU, where that one is right)."""
+  groups) equals ``jax.lax.ragged_dot_general`` on JAX's CPU backend, where that one is right;
+  and "xla" itself serves both kinds of call on the device under test."""
   rng = np.random.default_rng(5)
   lhs = jnp.asarray(rng.integers(-3, 4, lhs_shape), dtype)
   rhs = jnp.asarray(rng.integers(-3, 4, rhs_shape), dtype)
@@ -279,12 +280,21 @@ def test_masked_rows_product_matches_ragged_dot(lhs_shape, rhs_shape, dn, ragged
                                          rhs_group_dimensions=[group])
   acc = jnp.int32 if dtype == "int8" else jnp.float32
   spec, _ = base.make_spec(lhs, rhs, gs, dn, None, acc, None, None, False, None)
-  want = jax.lax.ragged_dot_general(lhs, rhs, gs, dn, preferred_element_type=acc,
-                                    precision=jax.lax.Precision.HIGHEST)
+  cpu = jax.devices("cpu")[0]  # JAX's own CPU backend, where jax.lax gets integers right
+  want = jax.jit(lambda a, b, g: jax.lax.ragged_dot_general(
+      a, b, g, dn, preferred_element_type=acc, precision=jax.lax.Precision.HIGHEST))(
+          *jax.device_put((lhs, rhs, gs), cpu))
   with jax.default_matmul_precision("highest"):
     got = xla.masked_rows_product(lhs, rhs, gs, spec)
   assert got.dtype == want.dtype
   np.testing.assert_array_equal(got, want)  # small integers: exact in float32 too
+  served = pk.ragged_dot_general(lhs, rhs, gs, dn, preferred_element_type=acc,
+                                 implementation="xla")
+  np.testing.assert_array_equal(served, want)
+  empty = jnp.zeros(rhs.shape[:group] + (0,) + rhs.shape[group + 1:], dtype)
+  none = pk.ragged_dot_general(lhs, empty, jnp.zeros((0,), jnp.int32), dn,
+                               preferred_element_type=acc, implementation="xla")
+  np.testing.assert_array_equal(none, np.zeros(want.shape, want.dtype))
 
 
 @pytest.mark.parametrize("impl", ("xla", "xla_grouped", "native", None))

@@ -10,10 +10,10 @@ group sizes do not change its value; forward too), the contracting mode a produc
 (``g`` times the work, as XLA's own expansion).
 
 XLA:CPU expands ``ragged_dot`` into a dense product over every group (``g`` times the work of
-the ragged one); "xla_grouped" does not. On a GPU, integer operands and calls without groups in
-the rows mode take that dense form here too (`masked_rows_product`): XLA:GPU's ``ragged_dot``
-(jax 0.11.2) adds every group's matrix into each row of an integer product and cannot lower
-one with no groups.
+the ragged one); "xla_grouped" does not. On a GPU, integer products take that dense form here
+too (`masked_rows_product` for the rows mode, `dense_product` for the contracting one), and so
+do rows-mode calls without groups on every device: XLA:GPU's ``ragged_dot`` (jax 0.11.2) adds
+every group's matrix into each row of an integer product and cannot lower one with no groups.
 """
 
 from __future__ import annotations
@@ -85,9 +85,14 @@ def product(lhs: jax.Array, rhs: jax.Array, group_sizes: jax.Array,
     rhs = jnp.concatenate([zero, rhs, zero], axis=gd)
     group_sizes = local_sizes(group_sizes, group_offset, rhs.shape[gd] - 2,
                               lhs.shape[dims.lhs_ragged])
-  if rhs.shape[dims.rhs_group] == 0 or (
-      not jnp.issubdtype(lhs.dtype, jnp.floating) and device.current_device().is_gpu):
+  integer = not (jnp.issubdtype(lhs.dtype, jnp.floating)
+                 and jnp.issubdtype(rhs.dtype, jnp.floating)
+                 and jnp.issubdtype(acc, jnp.floating))
+  on_gpu_wrong = integer and device.current_device().is_gpu
+  if dims.mode == base.ROWS and (rhs.shape[dims.rhs_group] == 0 or on_gpu_wrong):
     return masked_rows_product(lhs, rhs, group_sizes, spec)
+  if on_gpu_wrong:  # the contracting mode
+    return dense_product(lhs, rhs, group_sizes, spec)
   return jax.lax.ragged_dot_general(lhs, rhs, group_sizes.astype(jnp.int32), dn,
                                     precision=precision, preferred_element_type=acc)
 

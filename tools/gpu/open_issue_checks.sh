@@ -145,7 +145,7 @@ part_x() {
 
 PARTS=${PART:-j}
 unset PART  # sweep.sh reads PART as its own (K/N)
-for part in $(echo "$PARTS" | grep -o '[^ ,]'); do  # "gt", "g t" and "g,t" alike
+for part in $(echo "$PARTS" | grep -o '[[:alnum:]]'); do  # "gt", "g t" and "g,t" alike
   case "$part" in
     j|g|t|m|k|c|x) say "=== part $part"; "part_$part" ;;
     *) say "unknown part '$part' (accepted: j g t m k c x)"; fail=1 ;;

@@ -309,6 +309,12 @@ def _wrap_dlpack_device(original: Callable[..., Any], platform: str,
   return __dlpack_device__
 
 
+_TYPESTR_DTYPES = frozenset(
+    ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+     "float32", "float64", "complex64", "complex128"])
+"""The dtypes an array-interface typestr names (ml_dtypes' float8 types also report kind "f",
+but a typestr "<f1" would describe no float8 layout)."""
+
 
 def _xla_type_name(name: str) -> str:
   """XLA's name of a NumPy dtype name that has no array-interface typestr ("bfloat16" -> "BF16",
@@ -319,6 +325,7 @@ def _xla_type_name(name: str) -> str:
     if name.startswith(prefix):
       return short + name[len(prefix):].replace("_", "").upper()
   return name.upper()
+
 
 def cuda_array_interface(array: Any) -> dict[str, Any]:
   """CUDA Array Interface (version 3) of single-device pjrtkit ``array`` in GPU memory: its
@@ -338,7 +345,7 @@ def cuda_array_interface(array: Any) -> dict[str, Any]:
     raise AttributeError(f"__cuda_array_interface__ is only defined for GPU memory; this array "
                          f"is in {array.sharding.memory_kind} memory (use __dlpack__)")
   dtype = np.dtype(array.dtype)
-  if dtype.kind not in "biufc" or dtype.name.startswith(("int2", "int4", "uint2", "uint4")):
+  if dtype.name not in _TYPESTR_DTYPES:
     raise AttributeError(f"__cuda_array_interface__ is not supported for "
                          f"{_xla_type_name(dtype.name)} buffers: no typestr for dtype "
                          f"{dtype.name}; accepted: bool, (u)int8-64, float16/32/64, "
