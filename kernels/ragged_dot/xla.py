@@ -47,6 +47,16 @@ def group_ids(group_sizes: jax.Array, length: int) -> jax.Array:
   return jnp.searchsorted(ends, jnp.arange(length, dtype=jnp.int32), side="right")
 
 
+def masked_by_group(lhs: jax.Array, group_sizes: jax.Array, g: int, r: int) -> jax.Array:
+  """``[g, *lhs.shape]``: lhs once per group, zero outside the group's positions along its
+  ragged dimension `r`."""
+  ids = group_ids(group_sizes, lhs.shape[r])
+  mask = (ids[None, :] == jnp.arange(g, dtype=jnp.int32)[:, None]).astype(lhs.dtype)
+  shape = [g] + [1] * lhs.ndim
+  shape[1 + r] = lhs.shape[r]
+  return lhs[None] * mask.reshape(shape)
+
+
 def dense_product(lhs: jax.Array, rhs: jax.Array, group_sizes: jax.Array, spec: Spec
                   ) -> jax.Array:
   """The batch and contracting modes as dense products JAX differentiates (see the module
@@ -54,16 +64,10 @@ def dense_product(lhs: jax.Array, rhs: jax.Array, group_sizes: jax.Array, spec: 
   dims = base.dims_of(spec)
   acc = base.accumulator(spec)
   precision = functions.precision_of(spec.param("precision"))
-  r = dims.lhs_ragged
-  ids = group_ids(group_sizes, lhs.shape[r])
-  g = group_sizes.shape[0]
   dn = ((dims.lhs_contract, dims.rhs_contract), (dims.lhs_batch, dims.rhs_batch))
   if dims.mode == base.BATCH:
     return jax.lax.dot_general(lhs, rhs, dn, precision=precision, preferred_element_type=acc)
-  mask = (ids[None, :] == jnp.arange(g, dtype=jnp.int32)[:, None]).astype(lhs.dtype)
-  shape = [g] + [1] * lhs.ndim
-  shape[1 + r] = lhs.shape[r]
-  masked = lhs[None] * mask.reshape(shape)
+  masked = masked_by_group(lhs, group_sizes, group_sizes.shape[0], dims.lhs_ragged)
   shifted = ((tuple(d + 1 for d in dims.lhs_contract), dims.rhs_contract),
              (tuple(d + 1 for d in dims.lhs_batch), dims.rhs_batch))
   out = jax.lax.dot_general(masked, rhs, shifted, precision=precision, preferred_element_type=acc)
@@ -106,13 +110,7 @@ def masked_rows_product(lhs: jax.Array, rhs: jax.Array, group_sizes: jax.Array, 
   dims = base.dims_of(spec)
   acc = base.accumulator(spec)
   precision = functions.precision_of(spec.param("precision"))
-  r = dims.lhs_ragged
-  g = rhs.shape[dims.rhs_group]
-  ids = group_ids(group_sizes, lhs.shape[r])
-  mask = (ids[None, :] == jnp.arange(g, dtype=jnp.int32)[:, None]).astype(lhs.dtype)
-  shape = [g] + [1] * lhs.ndim
-  shape[1 + r] = lhs.shape[r]
-  masked = lhs[None] * mask.reshape(shape)
+  masked = masked_by_group(lhs, group_sizes, rhs.shape[dims.rhs_group], dims.lhs_ragged)
   dn = ((tuple(d + 1 for d in dims.lhs_contract), dims.rhs_contract),
         ((0,) + tuple(d + 1 for d in dims.lhs_batch), (dims.rhs_group,) + tuple(dims.rhs_batch)))
   out = jax.lax.dot_general(masked, rhs, dn, precision=precision, preferred_element_type=acc)
