@@ -145,18 +145,34 @@ StatusOr<AttributeMap> InnerApi::PluginAttributes() const {
 
 StatusOr<AttributeMap> InnerApi::ToAttributeMap(const PJRT_NamedValue* values, size_t count) {
   AttributeMap out;
+  if (count > 0 && values == nullptr) {
+    return Internal("the inner plugin returned " + std::to_string(count) +
+                    " named values and a null array");
+  }
   for (size_t i = 0; i < count; ++i) {
     const PJRT_NamedValue& v = values[i];
-    std::string name(v.name, v.name_size);
+    if (v.name == nullptr && v.name_size > 0) {
+      return Internal("the inner plugin returned named value " + std::to_string(i) +
+                      " with a null name");
+    }
+    std::string name(v.name == nullptr ? "" : v.name, v.name_size);
     switch (v.type) {
       case PJRT_NamedValue_kString:
-        out[name] = std::string(v.string_value, v.value_size);
+        if (v.string_value == nullptr && v.value_size > 0) {
+          return Internal("the inner plugin returned string '" + name + "' with a null value");
+        }
+        out[name] = std::string(v.string_value == nullptr ? "" : v.string_value, v.value_size);
         break;
       case PJRT_NamedValue_kInt64:
         out[name] = v.int64_value;
         break;
       case PJRT_NamedValue_kInt64List:
-        out[name] = std::vector<int64_t>(v.int64_array_value, v.int64_array_value + v.value_size);
+        if (v.int64_array_value == nullptr && v.value_size > 0) {
+          return Internal("the inner plugin returned int64 list '" + name + "' with a null array");
+        }
+        out[name] = v.value_size == 0 ? std::vector<int64_t>()
+                                       : std::vector<int64_t>(v.int64_array_value,
+                                                              v.int64_array_value + v.value_size);
         break;
       case PJRT_NamedValue_kFloat:
         out[name] = v.float_value;
@@ -165,8 +181,9 @@ StatusOr<AttributeMap> InnerApi::ToAttributeMap(const PJRT_NamedValue* values, s
         out[name] = v.bool_value;
         break;
       default:
-        return Internal("the inner plugin returned named value '" + name + "' of unknown type " +
-                        std::to_string(static_cast<int>(v.type)));
+        // A value type newer than this build's header (an inner plugin ahead of ours): left out,
+        // so the values this build can name still reach the framework.
+        break;
     }
   }
   return out;

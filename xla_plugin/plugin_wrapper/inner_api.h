@@ -98,7 +98,9 @@ class InnerApi : public std::enable_shared_from_this<InnerApi> {
   // The inner plugin's PJRT_Plugin_Attributes, converted.
   StatusOr<AttributeMap> PluginAttributes() const;
 
-  // Converts inner named values (attributes, cost analysis) to an AttributeMap.
+  // Converts inner named values (attributes, cost analysis) to an AttributeMap. A value whose
+  // type this build's header does not name is left out (the others are kept); null arrays with
+  // a nonzero size are an Internal error.
   static StatusOr<AttributeMap> ToAttributeMap(const PJRT_NamedValue* values, size_t count);
   // `options` as PJRT_NamedValues for the inner plugin (create options), pointing into `options`,
   // which must outlive them.
