@@ -3,18 +3,18 @@ implementation, with the order-free backward and with the fixed-order one, timed
 rounds in one process, and whether two calls of the same compiled gradient agree bitwise.
 
   PYTHONPATH=KIT:KIT/python python -m tools.kernels_gpu.determinism_bench \\
-      [--shapes 32x2048x16x64,16x1024x32x128:causal] [--implementations mosaic,cudnn] \\
-      [--rounds 3] [--iterations 10] [--dtype bfloat16] [--out DIR]
+      [--shapes 32x2048x16x64,16x1024x32x128:causal] [--implementations mosaic,cudnn,None] \\
+      [--rounds 3] [--iterations 10] [--repeats 5] [--dtype bfloat16] [--out DIR]
 
 Per shape (``BxTxHxD`` or ``BxTxHxKxD`` with K key-value heads, ``:causal`` for a causal mask) and
-implementation, two contenders: ``order-free`` (the default path) and ``fixed-order`` (traced with
+implementation (``None``: `implementation=None`), two contenders: ``order-free`` (the default path) and ``fixed-order`` (traced with
 ``--xla_gpu_deterministic_ops=true`` in ``XLA_FLAGS``, which `pallas.deterministic_ops_requested`
 reads when a call is traced: the compiled Mosaic backward then takes its split dQ and dK/dV
 kernels; implementations without an order-dependent sum trace the same program both ways). The
 loss is ``sum(attention(q, k, v) * dout)`` and the timed function its gradient in q, k and v (the
 forward included, as a training step runs it). Times: `pk.benchmarking`'s default method (CUPTI
 kernel time on NVIDIA GPUs, wall clock elsewhere), the median of the round medians. ``bitwise``:
-the gradients of two calls of one compiled function are equal bit for bit; ``max|d|`` the largest
+the gradients of ``--repeats`` calls of one compiled function are equal bit for bit; ``max|d|`` the largest
 difference between the two contenders' gradients over the largest gradient. Prints a Markdown
 table and writes ``determinism_<platform>.{md,json}`` into ``--out`` after every shape.
 """
@@ -114,7 +114,9 @@ def gradient(implementation: str, causal: bool) -> Callable[..., Any]:
   """``(q, k, v, dout) -> (dq, dk, dv)`` of ``sum(attention(q, k, v) * dout)``."""
 
   def loss(q: Any, k: Any, v: Any, dout: Any) -> Any:
-    out = pk.dot_product_attention(q, k, v, is_causal=causal, implementation=implementation)
+    out = pk.dot_product_attention(q, k, v, is_causal=causal,
+                                   implementation=None if implementation == "None" else
+                                   implementation)
     return jnp.sum(out.astype(jnp.float32) * dout.astype(jnp.float32))
 
   return jax.grad(loss, argnums=(0, 1, 2))
@@ -139,9 +141,10 @@ def relative_difference(a: Sequence[Any], b: Sequence[Any]) -> float:
 
 
 def measure_shape(shape: Shape, implementations: Sequence[str], dtype: str, rounds: int,
-                  iterations: int, method: str | None) -> list[dict[str, Any]]:
-  """One row per implementation: both variants' times, bitwise checks and their difference; an
-  implementation that cannot run gets its reason."""
+                  iterations: int, method: str | None, repeats: int = 5) -> list[dict[str, Any]]:
+  """One row per implementation: both variants' times, bitwise checks (`repeats` calls of one
+  compiled gradient against the first) and their difference; an implementation that cannot run
+  gets its reason."""
   args = inputs(shape, dtype)
   rows = []
   for impl in implementations:
@@ -159,8 +162,8 @@ def measure_shape(shape: Shape, implementations: Sequence[str], dtype: str, roun
     outputs = {}
     for variant, runner in runners.items():
       first = runner.compiled(*args)
-      second = runner.compiled(*args)
-      row[f"{variant} bitwise"] = bitwise_equal(first, second)
+      row[f"{variant} bitwise"] = all(bitwise_equal(first, runner.compiled(*args))
+                                      for _ in range(repeats - 1))
       outputs[variant] = first
     row["max|d|"] = relative_difference(outputs["order-free"], outputs["fixed-order"])
     medians: dict[str, list[float]] = {v: [] for v in VARIANTS}
@@ -198,7 +201,8 @@ def main(argv: Sequence[str] | None = None) -> int:
   """Runs the shapes; 0 when every contender ran (2 for bad arguments, 1 when one failed)."""
   parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   parser.add_argument("--shapes", default="32x2048x16x64,16x1024x32x128:causal")
-  parser.add_argument("--implementations", default="mosaic,cudnn")
+  parser.add_argument("--implementations", default="mosaic,cudnn,None")
+  parser.add_argument("--repeats", type=int, default=5)
   parser.add_argument("--dtype", default="bfloat16", choices=("bfloat16", "float16", "float32"))
   parser.add_argument("--rounds", type=int, default=3)
   parser.add_argument("--iterations", type=int, default=10)
@@ -209,9 +213,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     shapes = parse_shapes(args.shapes)
   except ValueError as e:
     parser.error(str(e))
-  if args.rounds < 1 or args.iterations < 1:
-    parser.error(f"--rounds and --iterations must be >= 1, got {args.rounds} and "
-                 f"{args.iterations}")
+  if args.rounds < 1 or args.iterations < 1 or args.repeats < 2:
+    parser.error(f"--rounds and --iterations must be >= 1 and --repeats >= 2, got "
+                 f"{args.rounds}, {args.iterations} and {args.repeats}")
   implementations = [i for i in args.implementations.split(",") if i]
   device = jax.devices()[0]
   header = (f"device: {device.platform} {device.device_kind}; {args.dtype}; jax "
@@ -219,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
   rows: list[dict[str, Any]] = []
   for shape in shapes:
     rows.extend(measure_shape(shape, implementations, args.dtype, args.rounds, args.iterations,
-                              args.method))
+                              args.method, args.repeats))
     if args.out is not None:
       args.out.mkdir(parents=True, exist_ok=True)
       stem = args.out / f"determinism_{device.platform}"

@@ -62,21 +62,21 @@ def test_bitwise_equality_sees_one_ulp_and_nan_bits():
 
 
 def test_a_run_on_the_cpu_device(tmp_path, capsys):
-  rc = db.main(["--shapes", "2x64x4x2x32:causal", "--implementations", "xla,xla_chunked,mosaic",
-                "--rounds", "2", "--iterations", "2", "--out", str(tmp_path)])
+  rc = db.main(["--shapes", "2x64x4x2x32:causal", "--implementations", "xla,xla_chunked,None,mosaic",
+                "--rounds", "2", "--repeats", "3", "--iterations", "2", "--out", str(tmp_path)])
   assert rc == 1  # mosaic cannot run here
   printed = capsys.readouterr().out
   assert "| 2x64x4/2x32 causal | xla | " in printed
   rows = json.loads((tmp_path / "determinism_pjrtkit.json").read_text())
-  assert [r["implementation"] for r in rows] == ["xla", "xla_chunked", "mosaic"]
-  for row in rows[:2]:
+  assert [r["implementation"] for r in rows] == ["xla", "xla_chunked", "None", "mosaic"]
+  for row in rows[:3]:
     assert row["order-free bitwise"] is True and row["fixed-order bitwise"] is True
     assert row["max|d|"] == 0.0
     assert len(row["order-free rounds"]) == 2 and row["method"] == "wallclock"
     assert row["cost"] == pytest.approx(row["fixed-order ms"] / row["order-free ms"] - 1)
-  assert rows[2]["error"].startswith("UnsupportedImplementationError: dot_product_attention: "
+  assert rows[3]["error"].startswith("UnsupportedImplementationError: dot_product_attention: "
                                      "implementation='mosaic' cannot serve this call")
-  assert (tmp_path / "determinism_pjrtkit.md").read_text().count("\n| 2x64x4/2x32 causal") == 3
+  assert (tmp_path / "determinism_pjrtkit.md").read_text().count("\n| 2x64x4/2x32 causal") == 4
 
 
 def test_bad_arguments_exit_2(capsys):
@@ -87,6 +87,10 @@ def test_bad_arguments_exit_2(capsys):
   with pytest.raises(SystemExit) as e:
     db.main(["--rounds", "0"])
   assert e.value.code == 2
+  with pytest.raises(SystemExit) as e:
+    db.main(["--repeats", "1"])
+  assert e.value.code == 2
+  assert "--repeats >= 2" in capsys.readouterr().err
 
 
 if __name__ == "__main__":
