@@ -138,23 +138,24 @@ def products_cotangent(y: jax.Array, dout: jax.Array, spec: Spec) -> jax.Array:
   return jnp.stack([dgate, d * a], axis=-2)
 
 
-def weight_grads(x: jax.Array, dy: jax.Array, fused: Any, precision: Any
-                 ) -> tuple[Any, Any, Any]:
+def weight_grads(x: jax.Array, dy: jax.Array, fused: Any, precision: Any,
+                 dtype: Any = jnp.float32) -> tuple[Any, Any, Any]:
   """``(dfused, dgate, dup)`` (the pair's or the fused one's None) from x and dy
-  ``[..., 2, n]``."""
+  ``[..., 2, n]``, in `dtype`."""
   k, n = x.shape[-1], dy.shape[-1]
   dw = _matmul(x.reshape(-1, k), dy.reshape(-1, 2 * n), (0, 0), precision,
-               jnp.float32).reshape(k, 2, n)
+               dtype).reshape(k, 2, n)
   if fused is not None:
     return dw, None, None
   return None, dw[:, 0], dw[:, 1]
 
 
-def input_grad(dy: jax.Array, fused: Any, gate: Any, up: Any, precision: Any) -> jax.Array:
-  """dx (float32) from dy ``[..., 2, n]``."""
+def input_grad(dy: jax.Array, fused: Any, gate: Any, up: Any, precision: Any,
+               dtype: Any = jnp.float32) -> jax.Array:
+  """dx (in `dtype`) from dy ``[..., 2, n]``."""
   w = _fused(fused, gate, up)
   k, _, n = w.shape
-  dx = _matmul(dy.reshape(-1, 2 * n), w.reshape(k, 2 * n), (1, 1), precision, jnp.float32)
+  dx = _matmul(dy.reshape(-1, 2 * n), w.reshape(k, 2 * n), (1, 1), precision, dtype)
   return dx.reshape(dy.shape[:-2] + (k,))
 
 

@@ -23,6 +23,9 @@
 #      (pjrtkit.kernels.linear_softmax_cross_entropy_loss.memory; issue 51).
 #   k  the kernel comparison at ragged_dot's and gated_linear_unit's cases (RD*, GL*) against
 #      Tokamax and XLA in one process (tools/kernels_gpu/speed.sh MODE=cuda; issue 51).
+#   v  the gated linear unit's forward+backward at GL4/GL5's shapes: pjrtkit "xla", its gradient's
+#      products in the inputs' dtype, JAX's autodiff of one einsum, Tokamax's xla and mosaic
+#      (tools/kernels_gpu/glu_grad_bench.py; issue 51).
 #   c  the implementation=None sweep over the shape classes (S1-S13: head dims 80-256, ragged
 #      lengths, group ratios 4-32, float16, decode), first half (tools/kernels_gpu/sweep.sh
 #      GRID=classes PART=1/2, --check against cuDNN and Tokamax; issue 50).
@@ -126,6 +129,12 @@ speed() {  # speed NAME CASES: the comparison's cuda process at CASES
 }
 
 part_k() { speed k "${CASES_K:-RD1,RD2,RD3,RD4,RD5,RD6,RD7,RD8,RD9,GL1,GL2,GL3,GL4,GL5}"; }
+
+part_v() {  # the gated linear unit's gradient written three ways, against Tokamax's
+  JAX_PLATFORMS=cuda timed "v: GLU gradient variants (cuda)" "$T" "$OUT/glu_grad.log" \
+    $PY -m tools.kernels_gpu.glu_grad_bench --out "$OUT/glu_grad"
+  grep -a "^|" "$OUT/glu_grad.log" | tail -16 >> "$S"
+}
 sweep() {  # sweep NAME K/N: part K of N of the sweep's grid (GRID, default "classes") on cuda
   local dir="$OUT/sweep_$1"
   OUT=$dir PART=$2 GRID=${GRID:-classes} SWEEP_TIMEOUT=$TT BUDGET_S=$((TT - 40)) \
@@ -147,8 +156,8 @@ PARTS=${PART:-j}
 unset PART  # sweep.sh reads PART as its own (K/N)
 for part in $(echo "$PARTS" | grep -o '[[:alnum:]]'); do  # "gt", "g t" and "g,t" alike
   case "$part" in
-    j|g|t|m|k|c|x) say "=== part $part"; "part_$part" ;;
-    *) say "unknown part '$part' (accepted: j g t m k c x)"; fail=1 ;;
+    j|g|t|m|k|v|c|x) say "=== part $part"; "part_$part" ;;
+    *) say "unknown part '$part' (accepted: j g t m k v c x)"; fail=1 ;;
   esac
 done
 say "total: $SECONDS s"
