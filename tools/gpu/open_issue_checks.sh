@@ -29,7 +29,8 @@
 #   c  the implementation=None sweep over the shape classes (S1-S13: head dims 80-256, ragged
 #      lengths, group ratios 4-32, float16, decode), first half (tools/kernels_gpu/sweep.sh
 #      GRID=classes PART=1/2, --check against cuDNN and Tokamax; issue 50).
-#   x  the sweep's second half and the deterministic gradient's cost (issue 50).
+#   x  the sweep's second half and the deterministic gradient's cost (issue 50), then the same
+#      cost with --xla_gpu_deterministic_ops=true set from the process's start.
 # Each part appends to $OUT/summary.txt and writes its own logs under $OUT. Time limits per
 # step: T (default 120 s) for test steps, TT (270 s) for benchmarks. Exits 1 when a step failed
 # or ran out of time.
@@ -150,6 +151,11 @@ part_x() {
   JAX_PLATFORMS=cuda timed "x: determinism (cuda)" "$T" "$OUT/determinism.log" \
     $PY -m tools.kernels_gpu.determinism_bench --out "$OUT/determinism"
   grep -a "^|" "$OUT/determinism.log" | tail -12 >> "$S"
+  # The flag from the process's start, as XLA reads it (cuDNN's backward then deterministic too).
+  XLA_FLAGS="${XLA_FLAGS:+$XLA_FLAGS }--xla_gpu_deterministic_ops=true" JAX_PLATFORMS=cuda \
+    timed "x: determinism, XLA flag from the start (cuda)" "$T" "$OUT/determinism_flag.log" \
+    $PY -m tools.kernels_gpu.determinism_bench --out "$OUT/determinism_flag"
+  grep -a "^|" "$OUT/determinism_flag.log" | tail -12 >> "$S"
 }
 
 PARTS=${PART:-j}
