@@ -11,6 +11,7 @@ from pjrtkit.kernels.core.device import DeviceInfo
 from pjrtkit.kernels.core.op import Family, Op, register_family
 from pjrtkit.kernels.core.spec import Spec
 from pjrtkit.kernels.gated_linear_unit import base
+from pjrtkit.kernels.gated_linear_unit.mosaic import MosaicGatedLinearUnit
 from pjrtkit.kernels.gated_linear_unit.native import NativeGatedLinearUnit
 from pjrtkit.kernels.gated_linear_unit.triton import TritonGatedLinearUnit
 from pjrtkit.kernels.gated_linear_unit.xla import XlaGatedLinearUnit
@@ -19,6 +20,7 @@ from pjrtkit.kernels.layer_norm.native import amx_products_pay
 IMPLEMENTATIONS: dict[str, Op] = {
     "xla": XlaGatedLinearUnit(),
     "triton": TritonGatedLinearUnit(),
+    "mosaic": MosaicGatedLinearUnit(),
     "native": NativeGatedLinearUnit(),
 }
 

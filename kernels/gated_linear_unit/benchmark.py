@@ -57,9 +57,9 @@ def _tokamax(implementation: str) -> Callable[[Case], Forward]:
 
 
 def contenders() -> list[Contender]:
-  """Ours (triton, xla, None), plain jnp, Tokamax (mosaic, triton, xla)."""
+  """Ours (triton, mosaic, xla, None), plain jnp, Tokamax (mosaic, triton, xla)."""
   ours = [Contender(f"pk {impl}", OURS, arg_specs.OP, _pk(impl), impl)
-          for impl in ("triton", "xla")]
+          for impl in ("triton", "mosaic", "xla")]
   ours.append(Contender("pk None", OURS, arg_specs.OP, _pk(None), None))
   return ours + [Contender("XLA jnp", XLA_REF, arg_specs.OP, lambda case: jnp_swiglu)] + [
       Contender(f"tokamax {impl}", TOKAMAX, arg_specs.OP, _tokamax(impl), impl)
