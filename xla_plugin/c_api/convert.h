@@ -14,6 +14,7 @@
 #include "xla/pjrt/c/pjrt_c_api.h"
 
 // pjrtkit client layer.
+#include "xla_plugin/abi/raw_enum.h"
 #include "xla_plugin/client/status.h"
 #include "xla_plugin/client/status_or.h"
 #include "xla_plugin/client/types.h"
@@ -58,16 +59,8 @@ PJRT_Error_Code ToPjrtErrorCode(StatusCode code);
 // The PJRT_Buffer_Type equal to `type`.
 PJRT_Buffer_Type ToPjrtBufferType(ElementType type);
 
-// The int in a C enum field the framework filled in. Read as bytes: loading a value outside the
-// enumeration's range as the enum is undefined behaviour (UBSan flagged PJRT_Buffer_Type 9999,
-// PJRT_NamedValue_Type 255, PJRT_HostBufferSemantics 42, PJRT_Buffer_MemoryLayout_Type 7).
-template <typename Enum>
-inline int RawEnumValue(const Enum& field) {
-  static_assert(sizeof(Enum) == sizeof(int), "a C enum the size of an int");
-  int value = 0;
-  std::memcpy(&value, &field, sizeof(value));
-  return value;
-}
+// RawEnumValue (xla_plugin/abi/raw_enum.h) reads the C enum fields the framework filled in.
+using ::pjrtkit::RawEnumValue;
 
 // The ElementType equal to `type`; INVALID_ARGUMENT (naming `fn`) when `type` is out of range or
 // PJRT_Buffer_Type_INVALID.

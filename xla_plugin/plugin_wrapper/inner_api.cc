@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "xla_plugin/abi/raw_enum.h"
+
 namespace pjrtkit {
 namespace plugin_wrapper {
 namespace {
@@ -156,7 +158,7 @@ StatusOr<AttributeMap> InnerApi::ToAttributeMap(const PJRT_NamedValue* values, s
                       " with a null name");
     }
     std::string name(v.name == nullptr ? "" : v.name, v.name_size);
-    switch (v.type) {
+    switch (RawEnumValue(v.type)) {
       case PJRT_NamedValue_kString:
         if (v.string_value == nullptr && v.value_size > 0) {
           return Internal("the inner plugin returned string '" + name + "' with a null value");

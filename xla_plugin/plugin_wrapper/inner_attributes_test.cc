@@ -2,6 +2,7 @@
 // with its value, a value of a type newer than the header left out while the others are kept,
 // empty lists and strings, and null arrays refused with an Internal error naming the value.
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -59,7 +60,8 @@ TEST(InnerAttributesTest, LeavesOutATypeNewerThanTheHeaderAndKeepsTheRest) {
   values[0].type = PJRT_NamedValue_kInt64;
   values[0].int64_value = 1;
   values[1] = Named("future");
-  values[1].type = static_cast<PJRT_NamedValue_Type>(99);
+  const int future_type = 99;  // Stored as bytes: an enum outside its range would be UB.
+  std::memcpy(&values[1].type, &future_type, sizeof(future_type));
   values[1].value_size = 1;
   values[2] = Named("after");
   values[2].type = PJRT_NamedValue_kBool;
