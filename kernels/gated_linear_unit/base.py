@@ -15,6 +15,7 @@ two products before the activation (what Tokamax keeps too).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import jax
@@ -78,6 +79,13 @@ def make_spec(x: Any, weights: Any, activation: Any, precision: Any) -> tuple[Sp
   return spec, (x, fused, gate, up)
 
 
+def sizes(spec: Spec) -> tuple[int, int, int]:
+  """``(m, n, k)`` of a call: rows of x, the output's columns, the contracted dimension."""
+  x = spec.arg("x").shape
+  n = (spec.arg("fused") if spec.arg("fused") is not None else spec.arg("w_gate")).shape[-1]
+  return math.prod(x[:-1]), n, x[-1]
+
+
 def compute_dtype(x_dtype: Any) -> Any:
   """The dtype of the activation and the product: float32 or wider."""
   return jnp.promote_types(x_dtype, jnp.float32)
@@ -99,7 +107,8 @@ def _matmul(a: jax.Array, b: jax.Array, contract: tuple[int, int], precision: An
   `dtype`. On a GPU the product is asked for in `dtype` itself, which saves writing and reading
   back a float32 array; only the forward's products do so (their contraction, over k, is short
   next to their output, where XLA:GPU's split-K GEMMs, which would add partial sums in `dtype`,
-  are unlikely); the gradients' products, contracting over every row, ask for float32."""
+  are unlikely); the gradients' products, contracting over every row, ask for float32 by
+  default (`input_grad` and `weight_grads` take another `dtype`)."""
   out = dtype if device.current_device().is_gpu else jnp.float32
   y = jax.lax.dot_general(a, b, (((contract[0],), (contract[1],)), ((), ())),
                           precision=precision, preferred_element_type=out)

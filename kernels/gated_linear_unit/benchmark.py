@@ -1,8 +1,8 @@
 """gated_linear_unit in the kernel comparison (``python -m tools.bench.kernel_compare``): its
 contenders and its FLOP count.
 
-Contenders: pjrtkit.kernels' implementations (``triton``, ``xla`` and the automatic choice
-``None``), a plain jnp SwiGLU (one einsum, XLA's fusion; ratios are taken against it and the
+Contenders: pjrtkit.kernels' implementations (``triton``, ``mosaic``, ``xla`` and the automatic
+choice ``None``), a plain jnp SwiGLU (one einsum, XLA's fusion; ratios are taken against it and the
 correctness guard compares with it), and Tokamax's ``mosaic``, ``triton`` and ``xla``. Every one
 takes ``(x, fused weights)`` with ``activation=jax.nn.silu``.
 

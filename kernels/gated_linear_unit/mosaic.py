@@ -13,10 +13,12 @@ products have), then writes ``activation(gate) * up``, computed in float32, thro
 memory to the output by TMA. Fused weights ``[k, 2, n]`` are read as ``[k, 2n]`` (gate columns
 ``j``, up columns ``n + j``: a reshape, no copy); a pair is read as it is.
 
-Serves bfloat16/float16 x and weights of the same dtype, n a multiple of `block_n`, k a
-multiple of `block_k` (rows are padded to the tile), no activation or one that lowers in the
-kernel (`IN_KERNEL_ACTIVATIONS`). Compiled only: Pallas's Mosaic GPU interpreter cannot run the
-warp-specialised pipeline, so CPU tests check the kernel's lowering for CUDA
+Serves bfloat16/float16 x and weights of the same dtype, n a multiple of `block_n`, k a multiple of
+`block_k` (rows are padded to the tile), no activation or one that lowers in the kernel
+(`IN_KERNEL_ACTIVATIONS`), a precision that leaves 16-bit products summed in float32 (None, any
+``jax.lax.Precision``: for 16-bit operands they are all the same products; the presets DEFAULT and
+BF16_BF16_F32 / F16_F16_F32; the others are refused). Compiled only: Pallas's Mosaic GPU interpreter
+cannot run the warp-specialised pipeline, so CPU tests check the kernel's lowering for CUDA
 (``mosaic_test.py``) and the H200 runs check its values (tools/gpu/open_issue_checks.sh).
 """
 
@@ -24,7 +26,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 from typing import Any, Callable, Sequence
 
 import jax
@@ -50,6 +51,9 @@ IN_KERNEL_ACTIVATIONS = frozenset({"sigmoid", "silu", "gelu", "tanh"})
 checked by ``mosaic_test.py`` on JAX 0.11.2 and 0.12 (``jax.nn.relu``, a ``custom_jvp``, does
 not lower on 0.11.2). A call with any other activation is refused (``implementation=None`` then
 takes another implementation)."""
+
+_PRESETS = {"bfloat16": "BF16_BF16_F32", "float16": "F16_F16_F32"}
+"""The dot algorithm preset of the kernel's products per operand dtype."""
 
 _COMPUTE_WGS = 2
 _MEMORY_REGISTERS = 40
@@ -129,7 +133,17 @@ def fitted_stages(config: MosaicGatedLinearUnitConfig, itemsize: int) -> int:
 
 def geometry(m: int, k: int, n: int, fused: bool, config: MosaicGatedLinearUnitConfig,
              itemsize: int, sms: int) -> Geometry:
-  """The launch for x ``[m, k]`` and weights with `n` output columns."""
+  """The launch for x ``[m, k]`` and weights with `n` output columns.
+
+  Raises:
+    ValueError: k or n not a positive multiple of the config's block, naming both.
+  """
+  if k <= 0 or k % config.block_k:
+    raise ValueError(f"gated_linear_unit mosaic: k ({k}) must be a positive multiple of "
+                     f"block_k ({config.block_k})")
+  if n <= 0 or n % config.block_n:
+    raise ValueError(f"gated_linear_unit mosaic: n ({n}) must be a positive multiple of "
+                     f"block_n ({config.block_n})")
   tile_m = _COMPUTE_WGS * config.block_m
   padded = -(-m // tile_m) * tile_m
   tiles = (padded // tile_m) * (n // config.block_n)
@@ -251,34 +265,31 @@ class MosaicGatedLinearUnit(Op[MosaicGatedLinearUnitConfig]):
     if name is not None and name not in IN_KERNEL_ACTIVATIONS:
       return (f"activation {name} is not applied in the kernel (accepted: None, "
               f"{', '.join(sorted(IN_KERNEL_ACTIVATIONS))})")
-    m, n, k = self._sizes(spec)
-    if m == 0 or n % 64 or k % 64 or n == 0 or k == 0:
-      return (f"n ({n}) and k ({k}) must be positive multiples of 64 and the rows ({m}) "
-              f"positive")
+    precision = spec.param("precision")
+    if precision is not None and precision.startswith("preset:") and precision not in (
+        f"preset:{_PRESETS[x]}", "preset:DEFAULT"):
+      return (f"precision {precision[len('preset:'):]} is not the kernel's products (accepted: "
+              f"None, a jax.lax.Precision, DEFAULT or {_PRESETS[x]})")
+    _, n, k = base.sizes(spec)
+    if n % 64 or k % 64 or n == 0 or k == 0:
+      return f"n ({n}) and k ({k}) must be positive multiples of 64"
     return None
 
   def default_config(self, spec: Spec) -> MosaicGatedLinearUnitConfig:
     """The class default; 128 x 64 per warpgroup where n is not a multiple of 128."""
-    _, n, _ = self._sizes(spec)
+    _, n, _ = base.sizes(spec)
     config = MosaicGatedLinearUnitConfig()
     if n % config.block_n:
       config = dataclasses.replace(config, block_n=64, block_m=128)
     return config
 
   def _get_autotuning_configs(self, spec: Spec) -> Sequence[MosaicGatedLinearUnitConfig]:
-    _, n, k = self._sizes(spec)
+    _, n, k = base.sizes(spec)
     c = MosaicGatedLinearUnitConfig
     candidates = [c(64, 128, 64, 4, 8), c(64, 128, 64, 3, 8), c(128, 64, 64, 4, 8),
                   c(64, 128, 128, 2, 8), c(128, 64, 128, 2, 8), c(64, 64, 64, 6, 8),
                   c(64, 128, 64, 4, 1), c(64, 128, 64, 4, 16), c(128, 64, 64, 4, 16)]
     return tuple(cfg for cfg in candidates if n % cfg.block_n == 0 and k % cfg.block_k == 0)
-
-  @staticmethod
-  def _sizes(spec: Spec) -> tuple[int, int, int]:
-    """``(m, n, k)``: rows of x, the output's columns, the contracted dimension."""
-    x = spec.arg("x").shape
-    n = (spec.arg("fused") if spec.arg("fused") is not None else spec.arg("w_gate")).shape[-1]
-    return math.prod(x[:-1]), n, x[-1]
 
   def forward(self, args: tuple[Any, ...], spec: Spec, config: MosaicGatedLinearUnitConfig
               ) -> tuple[Any, Any]:
@@ -289,7 +300,9 @@ class MosaicGatedLinearUnit(Op[MosaicGatedLinearUnitConfig]):
   def forward_output(self, args: tuple[Any, ...], spec: Spec,
                      config: MosaicGatedLinearUnitConfig) -> Any:
     x, fused, gate, up = args
-    m, n, k = self._sizes(spec)
+    m, n, k = base.sizes(spec)
+    if m == 0:  # no rows: nothing for the kernel to do
+      return XlaGatedLinearUnit().forward_output(args, spec, NoConfig())
     x2d = x.reshape(m, k)
     if fused is not None:
       w = fused.reshape(k, 2 * n)

@@ -66,7 +66,8 @@ def _tuned_configs() -> list[Config]:
 
 @pytest.mark.parametrize("config", _tuned_configs(), ids=str)
 def test_every_tuned_config_lowers_for_cuda(config):
-  exported = _export((300, 256), 384, True, "bfloat16", jax.nn.silu, config)
+  # k = 1024: at least `stages` k steps, so the pipeline keeps every config's depth.
+  exported = _export((300, 1024), 384, True, "bfloat16", jax.nn.silu, config)
   assert [(a.shape, a.dtype) for a in exported.out_avals] == [((300, 384), jnp.bfloat16)]
   assert "pjrtkit_gated_linear_unit_fwd_mosaic" in exported.mlir_module()
 
@@ -109,20 +110,53 @@ def test_default_config_follows_n():
     assert all(n % c.block_n == 0 for c in op.autotuning_configs(spec))
 
 
-@pytest.mark.parametrize("x_dtype, w_dtype, n, k, activation, match", [
-    ("float32", "float32", 128, 64, None, "x dtype float32 is not supported"),
-    ("bfloat16", "float16", 128, 64, None, "weights \\(float16\\) of another dtype"),
-    ("bfloat16", "bfloat16", 96, 64, None, "n \\(96\\) and k \\(64\\) must be positive multiples"),
-    ("bfloat16", "bfloat16", 128, 48, None, "n \\(128\\) and k \\(48\\)"),
-    ("bfloat16", "bfloat16", 128, 64, jax.nn.relu, "activation relu is not applied in the kernel"),
+@pytest.mark.parametrize("x_dtype, w_dtype, n, k, activation, precision, match", [
+    ("float32", "float32", 128, 64, None, None, "x dtype float32 is not supported"),
+    ("bfloat16", "float16", 128, 64, None, None, "weights \\(float16\\) of another dtype"),
+    ("bfloat16", "bfloat16", 96, 64, None, None,
+     "n \\(96\\) and k \\(64\\) must be positive multiples of 64"),
+    ("bfloat16", "bfloat16", 128, 48, None, None, "n \\(128\\) and k \\(48\\)"),
+    ("bfloat16", "bfloat16", 128, 64, jax.nn.relu, None,
+     "activation relu is not applied in the kernel"),
+    ("bfloat16", "bfloat16", 128, 64, None, jax.lax.DotAlgorithmPreset.BF16_BF16_BF16,
+     "precision BF16_BF16_BF16 is not the kernel's products \\(accepted: None, a "
+     "jax.lax.Precision, DEFAULT or BF16_BF16_F32\\)"),
+    ("float16", "float16", 128, 64, None, jax.lax.DotAlgorithmPreset.BF16_BF16_F32,
+     "precision BF16_BF16_F32 .* DEFAULT or F16_F16_F32"),
 ])
-def test_refusals_name_the_reason(x_dtype, w_dtype, n, k, activation, match):
+def test_refusals_name_the_reason(x_dtype, w_dtype, n, k, activation, precision, match):
   x = jnp.zeros((4, k), x_dtype)
   w = jnp.zeros((k, 2, n), w_dtype)
-  spec, _ = base.make_spec(x, w, activation, None)
+  spec, _ = base.make_spec(x, w, activation, precision)
   with pk.pallas_interpret(False):
     reason = gm.MosaicGatedLinearUnit().unsupported_reason(spec, H200)
   assert reason is not None and re.search(match, reason), reason
+
+
+@pytest.mark.parametrize("precision", [None, jax.lax.Precision.HIGHEST, "float32",
+                                       jax.lax.DotAlgorithmPreset.DEFAULT,
+                                       jax.lax.DotAlgorithmPreset.BF16_BF16_F32])
+def test_precisions_of_the_kernels_products_are_served(precision):
+  x, weights, _ = _operands((8, 64), 128, True, "bfloat16")
+  spec, _ = base.make_spec(x, weights, None, precision)
+  with pk.pallas_interpret(False):
+    assert gm.MosaicGatedLinearUnit().unsupported_reason(spec, H200) is None
+
+
+def test_geometry_refuses_a_config_that_does_not_divide_the_shape():
+  with pytest.raises(ValueError, match="k \\(320\\) must be a positive multiple of block_k "
+                     "\\(128\\)"):
+    gm.geometry(64, 320, 256, True, Config(64, 128, 128, 2, 8), 2, 132)
+  with pytest.raises(ValueError, match="n \\(192\\) must be a positive multiple of block_n "
+                     "\\(128\\)"):
+    gm.geometry(64, 256, 192, True, Config(), 2, 132)
+
+
+def test_no_rows_give_an_empty_result_without_the_kernel():
+  x, weights, _ = _operands((0, 64), 128, False, "bfloat16")
+  spec, args = base.make_spec(x, weights, jax.nn.silu, None)
+  out = gm.MosaicGatedLinearUnit().forward_output(args, spec, Config())
+  assert out.shape == (0, 128) and out.dtype == jnp.bfloat16
 
 
 def test_refused_off_hopper_and_in_interpret_mode():
@@ -162,6 +196,10 @@ CASES = [  # (x shape, n, fused, dtype, activation, config)
     ((64, 128), 128, True, "float16", None, Config(64, 128, 128, 2, 8)),
     ((1000, 384), 640, True, "bfloat16", jax.nn.sigmoid, Config(64, 64, 64, 6, 4)),
     ((8, 4096), 1024, True, "bfloat16", jnp.tanh, Config()),                # few rows
+    # More tiles than programs (512 and 640 on 132 SMs): the persistent loop reuses the pipeline
+    # and the output tile; k steps (5) not a multiple of the stages.
+    ((4096, 512), 2048, True, "bfloat16", jax.nn.silu, Config()),
+    ((2560, 320), 2048, False, "bfloat16", jax.nn.gelu, Config(128, 64, 64, 4, 4)),
 ]
 
 

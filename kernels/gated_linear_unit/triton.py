@@ -165,7 +165,7 @@ class TritonGatedLinearUnit(Op[TritonGatedLinearUnitConfig]):
   def default_config(self, spec: Spec) -> TritonGatedLinearUnitConfig:
     """The class default fitted to the shapes, within `triton_matmul.SMEM_BUDGET` (float32
     operands: k steps of 32)."""
-    config = tm.fit(TritonGatedLinearUnitConfig(), *self._sizes(spec))
+    config = tm.fit(TritonGatedLinearUnitConfig(), *base.sizes(spec))
     return tm.within_smem(config, jnp.dtype(spec.arg("x").dtype).itemsize, 2, tm.SMEM_BUDGET)
 
   def _get_autotuning_configs(self, spec: Spec) -> Sequence[TritonGatedLinearUnitConfig]:
@@ -177,21 +177,14 @@ class TritonGatedLinearUnit(Op[TritonGatedLinearUnitConfig]):
                   c(128, 128, 64, 8, 3, group_m=1)]
     itemsize = jnp.dtype(spec.arg("x").dtype).itemsize
     return tuple(dict.fromkeys(
-        tm.within_smem(tm.fit(cfg, *self._sizes(spec)), itemsize, 2,
+        tm.within_smem(tm.fit(cfg, *base.sizes(spec)), itemsize, 2,
                        pallas_lib.HOPPER_SMEM_LIMIT) for cfg in candidates))
-
-  @staticmethod
-  def _sizes(spec: Spec) -> tuple[int, int, int]:
-    """``(m, n, k)``: rows of x, the output's columns, the contracted dimension."""
-    x = spec.arg("x").shape
-    n = (spec.arg("fused") or spec.arg("w_gate")).shape[-1]
-    return math.prod(x[:-1]), n, x[-1]
 
   def _run(self, args: tuple[Any, ...], spec: Spec, config: TritonGatedLinearUnitConfig,
            with_y: bool) -> tuple[jax.Array, jax.Array | None]:
     """``(out, y or None)``."""
     x, fused, gate, up = args
-    m, n, k = self._sizes(spec)
+    m, n, k = base.sizes(spec)
     precision = functions.precision_of(spec.param("precision"))
     if m == 0 or n == 0 or k == 0:
       y = base.products(x, fused, gate, up, precision)

@@ -98,7 +98,8 @@ part_g() {
 part_t() {
   local p line files="kernels/ragged_dot/ragged_dot_test.py kernels/ragged_dot/triton_test.py
     kernels/gated_linear_unit/gated_linear_unit_test.py kernels/gated_linear_unit/triton_test.py
-    kernels/gated_linear_unit/mosaic_test.py kernels/linear_softmax_cross_entropy_loss/linear_softmax_cross_entropy_loss_test.py
+    kernels/gated_linear_unit/mosaic_test.py
+    kernels/linear_softmax_cross_entropy_loss/linear_softmax_cross_entropy_loss_test.py
     kernels/triangle_multiplication/triangle_multiplication_test.py"
   for p in pjrtkit cuda; do
     JAX_PLATFORMS=$p,cpu XLA_PYTHON_CLIENT_PREALLOCATE=false timed "t: kernel tests on $p" "$TT" \
@@ -134,15 +135,15 @@ speed() {  # speed NAME CASES: the comparison's cuda process at CASES
 part_k() { speed k "${CASES_K:-RD1,RD2,RD3,RD4,RD5,RD6,RD7,RD8,RD9,GL1,GL2,GL3,GL4,GL5}"; }
 
 part_u() {  # tune the gated linear unit's forward cases into the kit's tuned file (k then reads it)
-  local kind="kernels/tuned/NVIDIA_H200.json"
+  local file="kernels/tuned/NVIDIA_H200.json"
   JAX_PLATFORMS=cuda timed "u: tune ${CASES_U:-GL1,GL2,GL3} (cuda)" "$TT" "$OUT/tune.log" \
     $PY -m tools.kernels_gpu.tune --cases "${CASES_U:-GL1,GL2,GL3}" --no-snippet
-  [ -f "$kind" ] && cp "$kind" "$OUT/NVIDIA_H200.json"
+  [ -f "$file" ] && cp "$file" "$OUT/NVIDIA_H200.json"
   grep -a "tuned at\|^  fwd\|^  bwd\|already" "$OUT/tune.log" | cut -c1-400 >> "$S"
 }
 
 part_v() {  # the gated linear unit's gradient written three ways, against Tokamax's
-  JAX_PLATFORMS=cuda timed "v: GLU gradient variants (cuda)" "$T" "$OUT/glu_grad.log" \
+  JAX_PLATFORMS=cuda timed "v: GLU gradient variants (cuda)" "$TT" "$OUT/glu_grad.log" \
     $PY -m tools.kernels_gpu.glu_grad_bench --out "$OUT/glu_grad"
   grep -a "^|" "$OUT/glu_grad.log" | tail -16 >> "$S"
 }

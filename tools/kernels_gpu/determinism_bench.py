@@ -7,16 +7,17 @@ rounds in one process, and whether two calls of the same compiled gradient agree
       [--rounds 3] [--iterations 10] [--repeats 5] [--dtype bfloat16] [--out DIR]
 
 Per shape (``BxTxHxD`` or ``BxTxHxKxD`` with K key-value heads, ``:causal`` for a causal mask) and
-implementation (``None``: `implementation=None`), two contenders: ``order-free`` (the default path) and ``fixed-order`` (traced with
-``--xla_gpu_deterministic_ops=true`` in ``XLA_FLAGS``, which `pallas.deterministic_ops_requested`
-reads when a call is traced: the compiled Mosaic backward then takes its split dQ and dK/dV
-kernels; implementations without an order-dependent sum trace the same program both ways). The
-loss is ``sum(attention(q, k, v) * dout)`` and the timed function its gradient in q, k and v (the
-forward included, as a training step runs it). Times: `pk.benchmarking`'s default method (CUPTI
-kernel time on NVIDIA GPUs, wall clock elsewhere), the median of the round medians. ``bitwise``:
-the gradients of ``--repeats`` calls of one compiled function are equal bit for bit; ``max|d|`` the largest
-difference between the two contenders' gradients over the largest gradient. Prints a Markdown
-table and writes ``determinism_<platform>.{md,json}`` into ``--out`` after every shape.
+implementation (``None``: `implementation=None`), two contenders: ``order-free`` (the default path)
+and ``fixed-order`` (traced with ``--xla_gpu_deterministic_ops=true`` in ``XLA_FLAGS``, which
+`pallas.deterministic_ops_requested` reads when a call is traced: the compiled Mosaic backward then
+takes its split dQ and dK/dV kernels; implementations without an order-dependent sum trace the same
+program both ways). The loss is ``sum(attention(q, k, v) * dout)`` and the timed function its
+gradient in q, k and v (the forward included, as a training step runs it). Times:
+`pk.benchmarking`'s default method (CUPTI kernel time on NVIDIA GPUs, wall clock elsewhere), the
+median of the round medians. ``bitwise``: the gradients of ``--repeats`` calls of one compiled
+function are equal bit for bit; ``max|d|`` the largest difference between the two contenders'
+gradients over the largest gradient. Prints a Markdown table and writes
+``determinism_<platform>.{md,json}`` into ``--out`` after every shape.
 """
 
 from __future__ import annotations

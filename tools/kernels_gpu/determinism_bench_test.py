@@ -62,7 +62,8 @@ def test_bitwise_equality_sees_one_ulp_and_nan_bits():
 
 
 def test_a_run_on_the_cpu_device(tmp_path, capsys):
-  rc = db.main(["--shapes", "2x64x4x2x32:causal", "--implementations", "xla,xla_chunked,None,mosaic",
+  rc = db.main(["--shapes", "2x64x4x2x32:causal",
+                "--implementations", "xla,xla_chunked,None,mosaic",
                 "--rounds", "2", "--repeats", "3", "--iterations", "2", "--out", str(tmp_path)])
   assert rc == 1  # mosaic cannot run here
   printed = capsys.readouterr().out

@@ -30,6 +30,7 @@ import jax.numpy as jnp
 
 from pjrtkit import kernels as pk
 from pjrtkit.kernels.gated_linear_unit import base
+from tools.kernels_gpu.determinism_bench import relative_difference
 
 GradFn = Callable[[Any, Any, Any], tuple[Any, Any]]
 
@@ -51,7 +52,7 @@ def parse_shapes(text: str) -> list[tuple[int, int, int]]:
   return shapes
 
 
-def _through_op(implementation: str) -> GradFn:
+def _through_op(implementation: str | None) -> GradFn:
   def loss(x: Any, w: Any, dout: Any) -> Any:
     out = pk.gated_linear_unit(x, w, activation=jax.nn.silu, implementation=implementation)
     return jnp.sum(out.astype(jnp.float32) * dout.astype(jnp.float32))
@@ -113,7 +114,7 @@ def contenders() -> dict[str, GradFn]:
   """Name -> gradient function, pjrtkit "xla" first (the reference of ``max|d|``)."""
   out: dict[str, GradFn] = {
       "pk xla": _through_op("xla"),
-      "pk None": _through_op(None),  # type: ignore[arg-type]
+      "pk None": _through_op(None),
       "xla, gradient products in input dtype": _products_in_input_dtype(),
       "jnp autodiff (one einsum)": _jnp_autodiff(),
   }
@@ -122,14 +123,6 @@ def contenders() -> dict[str, GradFn]:
     if fn is not None:
       out[f"tokamax {impl}"] = fn
   return out
-
-
-def relative_difference(a: Sequence[Any], b: Sequence[Any]) -> float:
-  """max |a - b| over max |a|, over all pairs."""
-  diff = max(float(jnp.max(jnp.abs(x.astype(jnp.float32) - y.astype(jnp.float32))))
-             for x, y in zip(a, b))
-  scale = max(float(jnp.max(jnp.abs(x.astype(jnp.float32)))) for x in a)
-  return diff / scale if scale else diff
 
 
 def measure(shape: tuple[int, int, int], dtype: str, rounds: int, iterations: int
@@ -201,7 +194,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.error(f"--rounds and --iterations must be >= 1, got {args.rounds} and "
                  f"{args.iterations}")
   device = jax.devices()[0]
-  header = f"device: {device.platform} {device.device_kind}; {args.dtype}; jax {jax.__version__}\n\n"
+  header = (f"device: {device.platform} {device.device_kind}; {args.dtype}; "
+            f"jax {jax.__version__}\n\n")
   rows: list[dict[str, Any]] = []
   for shape in shapes:
     rows.extend(measure(shape, args.dtype, args.rounds, args.iterations))

@@ -40,10 +40,16 @@ def test_a_run_at_a_tiny_shape(tmp_path, capsys):
     assert "error" not in by_name[name], by_name[name]
     assert len(by_name[name]["rounds"]) == 2
   assert by_name["pk xla"]["max|d|"] == 0.0 and by_name["pk xla"]["vs pk xla"] == 1.0
-  # bfloat16 gradients: rounding differences only (the tolerance of kernels/testing.py).
-  for name in ours[1:]:
-    assert by_name[name]["max|d|"] <= 1.25e-1, (name, by_name[name]["max|d|"])
-  assert rc == (1 if any("error" in r for r in rows) else 0)
+  # Off a GPU every product is summed in float32 and rounded once: None (the rule's "xla" at
+  # this size) and the input-dtype variant give pjrtkit "xla"'s gradients bit for bit; JAX's
+  # autodiff may round its intermediate cotangents elsewhere (XLA:CPU from xla-cpu-pjrt does
+  # not; jaxlib's CPU backend does: bfloat16 rounding, at most a few 2**-8 relative).
+  assert by_name["pk None"]["max|d|"] == 0.0
+  assert by_name["xla, gradient products in input dtype"]["max|d|"] == 0.0
+  assert by_name["jnp autodiff (one einsum)"]["max|d|"] <= 2e-2
+  errors = [r["contender"] for r in rows if "error" in r]
+  assert all(name.startswith("tokamax ") for name in errors), errors  # Tokamax's GPU kernels
+  assert rc == (1 if errors else 0)
   assert "| 64x32x48 | pk xla | " in printed
 
 
