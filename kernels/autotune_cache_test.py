@@ -377,6 +377,38 @@ def test_fastest_matching_the_reference_wins_and_is_persisted(monkeypatch, chose
   assert len(calls) == 4
 
 
+class _Manual(_Fast):
+  """Fast, but not for implementation=None (`Op.automatic`)."""
+
+  implementation = "manual"
+  automatic = False
+
+
+def test_an_implementation_that_is_not_automatic_serves_only_calls_that_name_it(monkeypatch,
+                                                                                chosen):
+  fam = _family(_Doubling(), _Manual(), rule=("manual", "xla"))
+  spec_x = jnp.ones((2, 3), jnp.float32)
+  spec = Spec.make(fam.name, {"x": spec_x}, {})
+  assert fam.supported(spec, CPU) == ["xla"]
+  # The rule names it first: None skips it.
+  assert fam.choose(spec, None, "fwd", CPU).op.implementation == "xla"
+  assert fam.choose(spec, "manual", "fwd", CPU).op.implementation == "manual"
+  # Autotuning for None neither measures it nor takes a cached choice of it.
+  times = {("fwd", "xla", (("block", 1),)): 2.0, ("fwd", "xla", (("block", 2),)): 1.0}
+  calls: list = []
+  monkeypatch.setattr(cache, "time_candidate", _fixed_timer(times, calls))
+  with cache.using():
+    y = jax.jit(lambda x: _call(fam, x))(spec_x)
+  assert y.tolist() == [[2.0] * 3] * 2
+  assert {name for _, name, _ in calls} == {"xla"}
+  assert chosen[-1][:4] == ("fwd", "xla", (("block", 2),), "cache")
+  stale = cache.Entry(cache.cache_key(CPU, spec, "fwd"), {
+      "fwd": cache.PhaseChoice("manual", (("block", 1),), 0.5, ())})
+  fwd = op_lib.Choice(_Doubling(), _Block(1), "rule")
+  monkeypatch.setattr(cache, "lookup_or_measure", lambda *a, **k: stale)
+  assert fam.cached_choices(spec, CPU, "fwd", fwd, fwd)[0].op.implementation == "xla"
+
+
 def test_real_times_pick_the_fast_implementation(chosen):
   fam = _family(_Slow(), _Fast(), rule=("xla",))
   x = jnp.ones((4, 4), jnp.float32)

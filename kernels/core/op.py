@@ -57,6 +57,10 @@ class Op(abc.ABC, Generic[ConfigT]):
   op_name: ClassVar[str] = ""
   implementation: ClassVar[str] = "default"
   config_cls: ClassVar[type] = NoConfig
+  automatic: ClassVar[bool] = True
+  """Whether ``implementation=None`` may take this implementation (rule, tuned results,
+  autotuning). False keeps it to calls that name it: a kernel whose values and speed have not
+  yet been measured on the hardware it targets."""
 
   # --- what a subclass provides -----------------------------------------------------------------
 
@@ -201,20 +205,21 @@ class Family:
     found = tuned.lookup(device.kind, self.name, phase, markers.AUTO, spec)
     if found is not None and found.implementation in self.implementations:
       op = self.implementations[found.implementation]
-      if op.unsupported_reason(spec, device) is None:
+      if op.automatic and op.unsupported_reason(spec, device) is None:
         return Choice(op, op.config_cls(**dict(found.config)), "tuned")
     for name in list(self.rule(spec, device, phase)) + ["xla"]:
       op = self.implementations.get(name)
-      if op is not None and op.unsupported_reason(spec, device) is None:
+      if op is not None and op.automatic and op.unsupported_reason(spec, device) is None:
         return Choice(op, op.phase_config(spec, phase), "rule")
     raise UnsupportedImplementationError(self.name, "None",
                                          f"no implementation serves this call on "
                                          f"{device.describe()}")
 
   def supported(self, spec: Spec, device: device_lib.DeviceInfo) -> list[str]:
-    """Names of the implementations that can serve `spec` on `device`."""
+    """Names of the implementations ``implementation=None`` may take (`Op.automatic`) that can
+    serve `spec` on `device`."""
     return [n for n, op in self.implementations.items()
-            if op.unsupported_reason(spec, device) is None]
+            if op.automatic and op.unsupported_reason(spec, device) is None]
 
   def call(self, spec: Spec, args: tuple[Any, ...],
            requested: str | Sequence[str] | None) -> Any:
@@ -265,7 +270,7 @@ class Family:
       if out[phase].source != "rule":
         continue
       op = self.implementations.get(cached.implementation)
-      if op is None or op.unsupported_reason(spec, device) is not None:
+      if op is None or not op.automatic or op.unsupported_reason(spec, device) is not None:
         _LOG.warning("autotune cache: %s %s: cached implementation %r does not serve the call",
                      self.name, phase, cached.implementation)
         continue

@@ -23,8 +23,6 @@
 #      (pjrtkit.kernels.linear_softmax_cross_entropy_loss.memory; issue 51).
 #   k  the kernel comparison at ragged_dot's and gated_linear_unit's cases (RD*, GL*) against
 #      Tokamax and XLA in one process (tools/kernels_gpu/speed.sh MODE=cuda; issue 51).
-#   u  tune.py at the gated linear unit's forward cases (CASES_U, default GL1,GL2,GL3) into the
-#      kit's kernels/tuned/NVIDIA_H200.json (copied to $OUT; a later k in the same call reads it).
 #   v  the gated linear unit's forward+backward at GL4/GL5's shapes: pjrtkit "xla", its gradient's
 #      products in the inputs' dtype, JAX's autodiff of one einsum, Tokamax's xla and mosaic
 #      (tools/kernels_gpu/glu_grad_bench.py; issue 51).
@@ -134,14 +132,6 @@ speed() {  # speed NAME CASES: the comparison's cuda process at CASES
 
 part_k() { speed k "${CASES_K:-RD1,RD2,RD3,RD4,RD5,RD6,RD7,RD8,RD9,GL1,GL2,GL3,GL4,GL5}"; }
 
-part_u() {  # tune the gated linear unit's forward cases into the kit's tuned file (k then reads it)
-  local file="kernels/tuned/NVIDIA_H200.json"
-  JAX_PLATFORMS=cuda timed "u: tune ${CASES_U:-GL1,GL2,GL3} (cuda)" "$TT" "$OUT/tune.log" \
-    $PY -m tools.kernels_gpu.tune --cases "${CASES_U:-GL1,GL2,GL3}" --no-snippet
-  [ -f "$file" ] && cp "$file" "$OUT/NVIDIA_H200.json"
-  grep -a "tuned at\|^  fwd\|^  bwd\|already" "$OUT/tune.log" | cut -c1-400 >> "$S"
-}
-
 part_v() {  # the gated linear unit's gradient written three ways, against Tokamax's
   JAX_PLATFORMS=cuda timed "v: GLU gradient variants (cuda)" "$TT" "$OUT/glu_grad.log" \
     $PY -m tools.kernels_gpu.glu_grad_bench --out "$OUT/glu_grad"
@@ -173,8 +163,8 @@ PARTS=${PART:-j}
 unset PART  # sweep.sh reads PART as its own (K/N)
 for part in $(echo "$PARTS" | grep -o '[[:alnum:]]'); do  # "gt", "g t" and "g,t" alike
   case "$part" in
-    j|g|t|m|k|u|v|c|x) say "=== part $part"; "part_$part" ;;
-    *) say "unknown part '$part' (accepted: j g t m k u v c x)"; fail=1 ;;
+    j|g|t|m|k|v|c|x) say "=== part $part"; "part_$part" ;;
+    *) say "unknown part '$part' (accepted: j g t m k v c x)"; fail=1 ;;
   esac
 done
 say "total: $SECONDS s"
