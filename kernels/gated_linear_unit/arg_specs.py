@@ -50,6 +50,19 @@ def make_inputs(case: Case, seed: int = SEED) -> list[Any]:
   return arrays
 
 
+def random_operands(x_shape: tuple[int, ...], n: int, fused: bool, dtype: Any, seed: int = 0
+                    ) -> tuple[jax.Array, Any, jax.Array]:
+  """``(x, weights, dout)`` for the kernels' tests: normal x ``x_shape`` and output cotangent,
+  weights scaled by 1/sqrt(k), fused ``[k, 2, n]`` or the pair ``(w_gate, w_up)``."""
+  k = x_shape[-1]
+  k1, k2, k3 = jax.random.split(jax.random.key(seed), 3)
+  x = jax.random.normal(k1, x_shape, jnp.float32).astype(dtype)
+  w = (jax.random.normal(k2, (k, 2, n), jnp.float32) / k ** 0.5).astype(dtype)
+  weights = w if fused else (w[:, 0], w[:, 1])
+  dout = jax.random.normal(k3, tuple(x_shape[:-1]) + (n,), jnp.float32).astype(dtype)
+  return x, weights, dout
+
+
 def _from_case(case: Case, name: str, tags: tuple[str, ...]) -> CallSpec:
   def build(seed: int) -> tuple[tuple[Any, ...], dict[str, Any]]:
     x, w = make_inputs(dataclasses.replace(case, phase=FWD), seed)[:2]

@@ -27,7 +27,7 @@ from pjrtkit.kernels.core import device as device_lib  # noqa: E402
 from pjrtkit.kernels.core import functions  # noqa: E402
 from pjrtkit.kernels.core import triton_matmul as tm  # noqa: E402
 from pjrtkit.kernels.core.device import DeviceInfo  # noqa: E402
-from pjrtkit.kernels.gated_linear_unit import api, base  # noqa: E402
+from pjrtkit.kernels.gated_linear_unit import api, arg_specs, base  # noqa: E402
 from pjrtkit.kernels.gated_linear_unit import mosaic as gm  # noqa: E402
 
 Config = gm.MosaicGatedLinearUnitConfig
@@ -38,14 +38,7 @@ def _hopper() -> bool:
   return testing.on_gpu() and device_lib.current_device().compute_capability[0] == 9
 
 
-def _operands(x_shape, n, fused, dtype, seed=0):
-  k = x_shape[-1]
-  k1, k2, k3 = jax.random.split(jax.random.key(seed), 3)
-  x = jax.random.normal(k1, x_shape, jnp.float32).astype(dtype)
-  w = (jax.random.normal(k2, (k, 2, n), jnp.float32) / k ** 0.5).astype(dtype)
-  weights = w if fused else (w[:, 0], w[:, 1])
-  dout = jax.random.normal(k3, x_shape[:-1] + (n,), jnp.float32).astype(dtype)
-  return x, weights, dout
+_operands = arg_specs.random_operands
 
 
 def _export(x_shape, n, fused, dtype, activation, config):

@@ -25,7 +25,7 @@ from pjrtkit import kernels as pk  # noqa: E402
 from pjrtkit.kernels.core import functions  # noqa: E402
 from pjrtkit.kernels.core import triton_matmul as tm  # noqa: E402
 from pjrtkit.kernels.core.device import DeviceInfo  # noqa: E402
-from pjrtkit.kernels.gated_linear_unit import api, base  # noqa: E402
+from pjrtkit.kernels.gated_linear_unit import api, arg_specs, base  # noqa: E402
 from pjrtkit.kernels.gated_linear_unit.triton import (  # noqa: E402
     TritonGatedLinearUnit, TritonGatedLinearUnitConfig)
 from pjrtkit.kernels.gated_linear_unit.xla import XlaGatedLinearUnit  # noqa: E402
@@ -34,14 +34,7 @@ _SMALL = TritonGatedLinearUnitConfig(16, 16, 16, 4, 2, 2)
 """16 x 16 tiles: several row and column tiles, edges masked, at the test shapes."""
 
 
-def _operands(x_shape, n, fused, dtype, seed=0):
-  k = x_shape[-1]
-  k1, k2, k3 = jax.random.split(jax.random.key(seed), 3)
-  x = jax.random.normal(k1, x_shape, jnp.float32).astype(dtype)
-  w = (jax.random.normal(k2, (k, 2, n), jnp.float32) / k ** 0.5).astype(dtype)
-  weights = w if fused else (w[:, 0], w[:, 1])
-  dout = jax.random.normal(k3, x_shape[:-1] + (n,), jnp.float32).astype(dtype)
-  return x, weights, dout
+_operands = arg_specs.random_operands
 
 
 def _phases(op, config, args, spec, dout):

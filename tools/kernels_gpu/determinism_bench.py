@@ -182,6 +182,16 @@ def measure_shape(shape: Shape, implementations: Sequence[str], dtype: str, roun
   return rows
 
 
+def write_results(out: Path | None, stem: str, markdown: str, rows: Sequence[Any]) -> None:
+  """``<out>/<stem>.md`` and ``.json`` (the rows), the folder made if needed; nothing without
+  `out`."""
+  if out is None:
+    return
+  out.mkdir(parents=True, exist_ok=True)
+  (out / f"{stem}.md").write_text(markdown, encoding="utf-8")
+  (out / f"{stem}.json").write_text(json.dumps(list(rows), indent=1), encoding="utf-8")
+
+
 def table(rows: Sequence[dict[str, Any]]) -> str:
   """The rows as Markdown."""
   lines = ["| shape | implementation | order-free ms | fixed-order ms | cost | bitwise "
@@ -225,11 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
   for shape in shapes:
     rows.extend(measure_shape(shape, implementations, args.dtype, args.rounds, args.iterations,
                               args.method, args.repeats))
-    if args.out is not None:
-      args.out.mkdir(parents=True, exist_ok=True)
-      stem = args.out / f"determinism_{device.platform}"
-      stem.with_suffix(".md").write_text(header + table(rows), encoding="utf-8")
-      stem.with_suffix(".json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    write_results(args.out, f"determinism_{device.platform}", header + table(rows), rows)
   print(header + table(rows), end="")
   return 1 if any("error" in r for r in rows) else 0
 

@@ -19,7 +19,6 @@ gradient. Prints a Markdown table and writes ``glu_grad_<platform>.{md,json}`` i
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 from pathlib import Path
@@ -30,7 +29,7 @@ import jax.numpy as jnp
 
 from pjrtkit import kernels as pk
 from pjrtkit.kernels.gated_linear_unit import base
-from tools.kernels_gpu.determinism_bench import relative_difference
+from tools.kernels_gpu.determinism_bench import relative_difference, write_results
 
 GradFn = Callable[[Any, Any, Any], tuple[Any, Any]]
 
@@ -199,11 +198,7 @@ def main(argv: Sequence[str] | None = None) -> int:
   rows: list[dict[str, Any]] = []
   for shape in shapes:
     rows.extend(measure(shape, args.dtype, args.rounds, args.iterations))
-    if args.out is not None:
-      args.out.mkdir(parents=True, exist_ok=True)
-      stem = args.out / f"glu_grad_{device.platform}"
-      stem.with_suffix(".md").write_text(header + table(rows), encoding="utf-8")
-      stem.with_suffix(".json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    write_results(args.out, f"glu_grad_{device.platform}", header + table(rows), rows)
   print(header + table(rows), end="")
   return 1 if any("error" in r for r in rows) else 0
 
