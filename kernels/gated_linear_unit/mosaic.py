@@ -157,7 +157,7 @@ def _smem_transforms(dtype: Any) -> tuple[Any, ...]:
   return (plgpu.TilingTransform((8, elems)), plgpu.SwizzleTransform(swizzle))
 
 
-def _kernel(x_g: Any, wg_g: Any, wu_g: Any, out_g: Any, out_s: Any, *, g: Geometry,
+def _kernel(x_g: Any, gate_g: Any, up_g: Any, out_g: Any, out_s: Any, *, g: Geometry,
             activation: Callable[[Any], Any] | None) -> None:
   """The persistent program (see the module docstring)."""
   cfg = g.config
@@ -180,7 +180,7 @@ def _kernel(x_g: Any, wg_g: Any, wu_g: Any, out_g: Any, out_s: Any, *, g: Geomet
   unused = lambda *_, **__: None  # noqa: E731  (allocations do not depend on the functions)
 
   @functools.partial(pl.run_scoped,
-                     allocations=pipeline(unused, unused).get_allocations(x_g, wg_g, wu_g),
+                     allocations=pipeline(unused, unused).get_allocations(x_g, gate_g, up_g),
                      collective_axes="wg")
   def _scope(allocations: Any) -> None:
     wg = lax.axis_index("wg")
@@ -215,8 +215,8 @@ def _kernel(x_g: Any, wg_g: Any, wu_g: Any, out_g: Any, out_s: Any, *, g: Geomet
               out_s.at[wg], out_g.at[pl.ds(mi * g.tile_m + wg * bm, bm), pl.ds(ni * bn, bn)])
 
       pipeline(step, context)(
-          x_g.at[rows, :], wg_g.at[:, pl.ds(ni * bn, bn)],
-          wu_g.at[:, pl.ds(up_shift + ni * bn, bn)], allocations=allocations)
+          x_g.at[rows, :], gate_g.at[:, pl.ds(ni * bn, bn)],
+          up_g.at[:, pl.ds(up_shift + ni * bn, bn)], allocations=allocations)
 
   plgpu.wait_smem_to_gmem(0, wait_read_only=True)
 
