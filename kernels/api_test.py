@@ -233,10 +233,21 @@ def test_gpu_rule_and_phase_configs_follow_the_h200_runs(monkeypatch):
   assert attention_api.FAMILY.choose(f32_spec, None, "fwd", H200).op.implementation == "triton"
   assert attention_api.FAMILY.choose(f32_spec, None, "fwd", H200).config == (
       TritonAttentionConfig())
-  odd = jax.ShapeDtypeStruct((1, 256, 2, 96), jnp.bfloat16)
-  odd_spec = attention_base.make_spec(odd, odd, odd, None, None, False, None)
-  with pytest.raises(pk.UnsupportedImplementationError, match="head_dim must be 64 or 128"):
-    attention_api.FAMILY.choose(odd_spec, "mosaic", "fwd", H200)
+  # Head dims the kernels are not built for run zero-padded (96 -> 128, 40 -> 64); the rule
+  # puts cuDNN first there.
+  for d, config in ((96, MosaicAttentionConfig(128, 2)), (40, MosaicAttentionConfig(256, 2))):
+    odd = jax.ShapeDtypeStruct((1, 256, 2, d), jnp.bfloat16)
+    odd_spec = attention_base.make_spec(odd, odd, odd, None, None, False, None)
+    assert attention_api.FAMILY.choose(odd_spec, "mosaic", "fwd", H200).config == config
+    assert attention_api.rule(odd_spec, H200, "fwd") == ["cudnn", "mosaic", "triton", "xla"]
+    assert attention_api.FAMILY.choose(odd_spec, None, "fwd", H200).op.implementation == "cudnn"
+  assert attention_api.rule(spec, H200, "fwd") == ["mosaic", "cudnn", "triton", "xla"]
+  for d in (100, 136, 256):
+    odd = jax.ShapeDtypeStruct((1, 256, 2, d), jnp.bfloat16)
+    odd_spec = attention_base.make_spec(odd, odd, odd, None, None, False, None)
+    with pytest.raises(pk.UnsupportedImplementationError,
+                       match=f"head_dim must be a multiple of 8 up to 128, got {d}"):
+      attention_api.FAMILY.choose(odd_spec, "mosaic", "fwd", H200)
   for bad_scale in (0.0, -0.125):
     negative = attention_base.make_spec(q, q, q, None, None, False, bad_scale)
     with pytest.raises(pk.UnsupportedImplementationError,

@@ -16,6 +16,8 @@ from pjrtkit.kernels.dot_product_attention import batching
 from pjrtkit.kernels.dot_product_attention import sharding
 from pjrtkit.kernels.dot_product_attention.cudnn import CudnnAttention
 from pjrtkit.kernels.dot_product_attention.mosaic import MosaicAttention
+from pjrtkit.kernels.dot_product_attention.mosaic.attention import (
+    KERNEL_HEAD_DIMS as MOSAIC_KERNEL_HEAD_DIMS)
 from pjrtkit.kernels.dot_product_attention.native import NativeAttention
 from pjrtkit.kernels.dot_product_attention.triton import TritonAttention
 from pjrtkit.kernels.dot_product_attention.xla import XlaAttention
@@ -41,8 +43,8 @@ outweighs the work (docs/kernels.md)."""
 def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   """The documented choice for ``implementation=None`` without a tuned result.
 
-  NVIDIA GPU: "mosaic", "cudnn", "triton", "xla", the first that serves the call, forward and
-  gradient alike. "mosaic" first, from the H200 comparisons of 2026-12-01 and 2026-12-04 (bf16,
+  NVIDIA GPU: "mosaic", "cudnn", "triton", "xla" at head_dim 64 and 128 ("cudnn" first at the
+  others), the first that serves the call, forward and gradient alike. "mosaic" first, from the H200 comparisons of 2026-12-01 and 2026-12-04 (bf16,
   CUPTI, docs/kernels.md "H200: against cuDNN, XLA and Tokamax"): warp specialised, at cuDNN's
   speed or above at every row it serves (head_dim 64 and 128; in an earlier comparison forward
   453-635 TFLOP/s against "triton"'s 303-446 at every forward row, forward+backward 426.7
@@ -50,7 +52,9 @@ def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   where "mosaic" refuses a shape "triton" reached 0.43x and 0.52x of cuDNN on the H200 (issue 50,
   2026-12-04: head_dim 256 forward 317 against cuDNN's 733 TFLOP/s, head_dim 80
   forward+backward 190 against 367), so the other 16-bit head dims (multiples of 8 up to 256)
-  take cuDNN. "triton" then serves what both refuse (float32, head dims that are not a multiple
+  take cuDNN first, then "mosaic", which runs those up to 128 zero-padded to 64 or 128 (at
+  head_dim 80 the work of 128, 1.6x, where cuDNN's 367 TFLOP/s is about what "mosaic" reaches
+  at 128 divided by 1.6). "triton" then serves what both refuse (float32, head dims that are not a multiple
   of 8, compute capability below 8.0, local windows and soft caps), and "xla" the rest (bias or
   mask where cuDNN refuses them, a value head dim of its own).
   pjrtkit's CPU device: "native" (f32/bf16, no bias; no mask but a key mask ``[B or 1, 1, 1,
@@ -68,7 +72,9 @@ def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   b, t, h, _, s, _ = base.dims(spec)
   fallback = "xla_chunked" if b * h * t * s > _SMALL_LOGITS else "xla"
   if device.is_gpu:
-    return ["mosaic", "cudnn", "triton", "xla"]
+    if spec.arg("query").shape[3] in MOSAIC_KERNEL_HEAD_DIMS:
+      return ["mosaic", "cudnn", "triton", "xla"]
+    return ["cudnn", "mosaic", "triton", "xla"]
   if device.is_pjrtkit_cpu and b * h * t * s >= _NATIVE_MIN_LOGITS:
     return ["native", fallback]
   return [fallback]
@@ -109,7 +115,8 @@ def dot_product_attention(query: Any, key: Any, value: Any, bias: Any = None, ma
     precision: None, a ``jax.lax.Precision`` or a pair of them (for ``q k^T`` and for ``p v``).
     implementation: "xla" (plain JAX, serves every call), "xla_chunked" (key chunks, memory
       linear in S), "native" (pjrtkit's CPU device), "triton" (Pallas Triton, NVIDIA GPUs),
-      "mosaic" (Pallas Mosaic GPU, Hopper; 16-bit, head_dim 64 or 128), "cudnn" (cuDNN's flash
+      "mosaic" (Pallas Mosaic GPU, Hopper; 16-bit, head_dim a multiple of 8 up to
+      128, run at 64 or 128), "cudnn" (cuDNN's flash
       attention through ``jax.nn``, NVIDIA GPUs; 16-bit, head_dim a multiple of 8 up to 256),
       a sequence of these (the first that serves the call), or None to choose per device, shape
       and dtype (tuned results, else `rule`). "xla", "xla_chunked", "native" and "triton" take

@@ -100,8 +100,19 @@ def test_mosaic_in_interpret_mode(causal, kv_len):
   testing.assert_close(dq, want, "bfloat16", "grad")
 
 
+@pytest.mark.parametrize("shape,causal", [((1, 64, 1, 40, 64, 1), True),
+                                          ((1, 64, 1, 80, 64, 1), False)])
+def test_mosaic_pads_other_head_dims_in_interpret_mode(shape, causal):
+  """Head dims the kernels are not built for (40 runs at 64, 80 at 128): forward and every
+  gradient against the reference, through the padded kernels (single-program shapes, as
+  above; `test_pallas_on_gpu` runs them compiled on several programs)."""
+  _check("mosaic", "bfloat16", shape, causal)
+
+
 GPU_SHAPES = {  # (B, T, H, D, S, K): several programs per grid axis, odd lengths.
     "odd_gqa_64": (2, 197, 4, 64, 131, 2),
+    "gqa_80": (2, 197, 8, 80, 300, 2),  # zero-padded to 128
+    "mha_96": (1, 384, 4, 96, 384, 4),  # zero-padded to 128
     "even_d128": (2, 256, 4, 128, 384, 4),
     "mqa_512": (1, 512, 8, 64, 512, 1),
 }

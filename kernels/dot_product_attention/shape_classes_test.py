@@ -359,11 +359,15 @@ def test_cudnn_unsupported_reason():
         f"scale must be positive, got {bad}")
 
 
-def test_the_gpu_rule_takes_cudnn_after_mosaic(monkeypatch):
+def test_the_gpu_rule_takes_cudnn_after_mosaic_at_its_head_dims_and_before_it_elsewhere(
+    monkeypatch):
   monkeypatch.setattr(tuned_lib, "shipped_result", lambda kind: None)
   spec = _spec((16, 1024, 32, 80, 1024, 32))
   assert api.rule(spec, H200, "fwd") == api.rule(spec, H200, "bwd") == [
-      "mosaic", "cudnn", "triton", "xla"]
+      "cudnn", "mosaic", "triton", "xla"]
+  for d in (64, 128):
+    assert api.rule(_spec((16, 1024, 32, d, 1024, 32)), H200, "fwd") == [
+        "mosaic", "cudnn", "triton", "xla"]
   chosen = lambda spec, device=H200: [  # noqa: E731
       api.FAMILY.choose(spec, None, phase, device).op.implementation for phase in ("fwd", "bwd")]
   assert chosen(spec) == ["cudnn", "cudnn"]                             # head_dim 80

@@ -13,8 +13,11 @@ instead, which are deterministic). Backward under
 query head, summed over each group afterwards), single-warpgroup, recomputing probabilities from
 the log-sum-exp, the next step's tiles in flight while the current one computes: the same
 arithmetic. Sequences are padded to the blocks (padded keys masked). Serves bfloat16/float16,
-head_dim 64 or 128, causal or not, grouped/multi-query heads; not bias or mask, not float32
-(wgmma takes 16-bit operands).
+causal or not, grouped/multi-query heads; not bias or mask, not float32 (wgmma takes 16-bit
+operands). The kernels are built for head_dim 64 and 128; the other multiples of 8 up to 128
+run them on query, key and value zero-padded to the next of the two (`kernel_head_dim`; the
+scale stays the caller's, the padded columns add nothing to the logits, the output's and the
+gradients' padded columns are dropped), at the padded width's cost.
 
 The interpreted kernels take scratch memory and barriers from ``pl.run_scoped`` and keep their
 inputs in global memory, as Pallas's Mosaic GPU interpreter needs, so CI runs them under
@@ -85,6 +88,26 @@ _BWD_BLOCK_KV = 64
 """The interpreted backward kernels' key block, whatever the config (when they were the compiled
 backward too, on the H200 at 32x2048x16x64 bf16 the gradient took 6.3 ms with 64 and 9.7 ms with
 128, and at head_dim 128 a 128-key dK/dV tile does not fit in shared memory)."""
+
+
+KERNEL_HEAD_DIMS = (64, 128)
+"""The head dims the kernels are built for; `kernel_head_dim` maps the others onto them."""
+
+
+def kernel_head_dim(d: int) -> int:
+  """The head dim the kernels run a call of head dim `d` at: 64 up to 64, else 128 (`d` a
+  multiple of 8 up to 128; query, key and value are zero-padded to it)."""
+  if d % 8 or not 0 < d <= KERNEL_HEAD_DIMS[-1]:
+    raise ValueError(f"head_dim must be a multiple of 8 up to {KERNEL_HEAD_DIMS[-1]}, got {d}")
+  return next(k for k in KERNEL_HEAD_DIMS if d <= k)
+
+
+def _with_head_dim(spec: Spec, d: int) -> Spec:
+  """`spec` with query, key and value of head dim `d` (the call the padded kernels run)."""
+  args = tuple(a if a is None or name not in ("query", "key", "value")
+               else dataclasses.replace(a, shape=a.shape[:3] + (d,))
+               for name, a in zip(spec.arg_names, spec.args))
+  return dataclasses.replace(spec, args=args)
 
 
 def _smem(shape: tuple[int, ...], dtype: Any) -> Any:
@@ -355,9 +378,10 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
     if dtype not in _DTYPES:
       return f"dtype {dtype} is not supported (accepted: {', '.join(_DTYPES)}; wgmma operands)"
     d = spec.arg("query").shape[3]
-    if d not in (64, 128):
-      return (f"head_dim must be 64 or 128, got {d} (larger head dims overflow the backward's "
-              f"shared memory and were not verified on a GPU)")
+    if d % 8 or d > KERNEL_HEAD_DIMS[-1]:
+      return (f"head_dim must be a multiple of 8 up to {KERNEL_HEAD_DIMS[-1]}, got {d} (the "
+              f"kernels run head_dim {' and '.join(map(str, KERNEL_HEAD_DIMS))}, the others "
+              "zero-padded to them; larger head dims overflow the backward's shared memory)")
     scale = spec.param("scale")
     if not scale > 0:
       # The compiled forward takes the row maximum of the unscaled scores and scales it
@@ -369,8 +393,8 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
     """Untuned choice, from the H200 runs (bf16, CUPTI): 256 keys per step at head_dim 64 without
     a causal mask (421 against 373 TFLOP/s for 128 at 32x2048x16x64; causal 303 against 316),
     128 up to head_dim 128 (644 TFLOP/s at 1x16384x16x128; 64 keys with 4 stages: 530), 64
-    beyond (shared memory)."""
-    d = spec.arg("query").shape[3]
+    beyond (shared memory). Decided at the kernels' head dim (`kernel_head_dim`)."""
+    d = kernel_head_dim(spec.arg("query").shape[3])
     if d <= 64 and not spec.param("is_causal"):
       return MosaicAttentionConfig(256, 2)
     return MosaicAttentionConfig(128 if d <= 128 else 64, 2)
@@ -385,7 +409,7 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
     return self.default_config(spec)
 
   def _get_autotuning_configs(self, spec: Spec) -> Sequence[MosaicAttentionConfig]:
-    d = spec.arg("query").shape[3]
+    d = kernel_head_dim(spec.arg("query").shape[3])
     candidates = (MosaicAttentionConfig(64, 4), MosaicAttentionConfig(128, 2),
                   MosaicAttentionConfig(128, 3), MosaicAttentionConfig(256, 2))
     return tuple(c for c in candidates if c.smem_bytes(d, 2) <= _SMEM_LIMIT)
@@ -410,6 +434,19 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
 
   def _forward(self, args: tuple[Any, ...], spec: Spec, config: MosaicAttentionConfig,
                with_lse: bool) -> tuple[Any, Any]:
+    q, k, v, bias, mask = args
+    d = q.shape[3]
+    dp = kernel_head_dim(d)
+    if dp == d:
+      return self._forward_at_kernel_dim(args, spec, config, with_lse)
+    # Residuals keep the caller's arrays (a training step holds them): `backward` pads again.
+    padded = tuple(pallas_lib.pad_axis(x, 3, dp) for x in (q, k, v)) + (bias, mask)
+    out, res = self._forward_at_kernel_dim(padded, _with_head_dim(spec, dp), config, with_lse)
+    out = out[..., :d]
+    return out, (q, k, v, bias, mask, out, res[6])
+
+  def _forward_at_kernel_dim(self, args: tuple[Any, ...], spec: Spec,
+                             config: MosaicAttentionConfig, with_lse: bool) -> tuple[Any, Any]:
     q, k, v, bias, mask = args
     b, t, h, d, s, kh = base.dims(spec)
     if config.smem_bytes(d, q.dtype.itemsize) > _SMEM_LIMIT:
@@ -462,6 +499,19 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
 
   def backward(self, residuals: Any, dout: Any, spec: Spec, config: MosaicAttentionConfig
                ) -> tuple[Any, ...]:
+    q, k, v, bias, mask, out, lse = base.common_residuals(residuals)
+    d = q.shape[3]
+    dp = kernel_head_dim(d)
+    if dp == d:
+      return self._backward_at_kernel_dim(residuals, dout, spec, config)
+    pad = functools.partial(pallas_lib.pad_axis, axis=3, size=dp)
+    dq, dk, dv, dbias, dmask = self._backward_at_kernel_dim(
+        (pad(q), pad(k), pad(v), bias, mask, pad(out), lse), pad(dout),
+        _with_head_dim(spec, dp), config)
+    return dq[..., :d], dk[..., :d], dv[..., :d], dbias, dmask
+
+  def _backward_at_kernel_dim(self, residuals: Any, dout: Any, spec: Spec,
+                              config: MosaicAttentionConfig) -> tuple[Any, ...]:
     q, k, v, _, _, out, lse = base.common_residuals(residuals)
     # The fused backward adds dQ by atomic float32 reduce-adds, in an order that varies from run
     # to run; deterministic results (XLA_FLAGS) take the split kernels, which add in a fixed order.
@@ -499,7 +549,7 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
     compiled backward when ``XLA_FLAGS`` asks for deterministic ops (no atomic adds: bitwise the
     same every run; on the H200 about 6 ms against the fused kernel's 3.3 ms at
     32x2048x16x64), and a fallback for a geometry ``mosaic_bwd`` cannot fit in shared memory
-    (none at the head dims `unsupported_reason` admits, 64 and 128)."""
+    (none at the kernels' head dims, 64 and 128)."""
     q, k, v, _, _, out, lse = base.common_residuals(residuals)
     config = dataclasses.replace(config, block_kv=_BWD_BLOCK_KV)
     lay = self._layout(spec, config)

@@ -358,6 +358,8 @@ def test_persistent_backward_lowers_for_cuda(d, causal, programs, kv_len):
     ((1, 256, 4, 64, 256, 2), True),         # causal, head_dim 64, grouped: two phases
     ((2, 300, 8, 128, 300, 2), False),       # grouped heads, one loop of steps, keys masked
     ((1, 256, 2, 128, 256, 2), True),        # causal, head_dim 128, one head: 240 registers
+    ((2, 300, 8, 80, 300, 2), False),        # head_dim 80: the kernels at 128, zero-padded
+    ((1, 256, 4, 40, 200, 4), True),         # head_dim 40: the kernels at 64, zero-padded
 ])
 def test_forward_and_fused_backward_lower_for_cuda(shape, causal):
   b, t, h, d, s, k = shape
