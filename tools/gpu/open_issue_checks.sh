@@ -26,7 +26,8 @@
 #   v  the gated linear unit's forward+backward at GL4/GL5's shapes: pjrtkit "xla", its gradient's
 #      products in the inputs' dtype, JAX's autodiff of one einsum, Tokamax's xla and mosaic
 #      (tools/kernels_gpu/glu_grad_bench.py; issue 51).
-#   c  the implementation=None sweep over the shape classes (S1-S13: head dims 80-256, ragged
+#   c  Mosaic attention's padded head dims (80, 96) checked compiled, then
+#      the implementation=None sweep over the shape classes (S1-S13: head dims 80-256, ragged
 #      lengths, group ratios 4-32, float16, decode), first half (tools/kernels_gpu/sweep.sh
 #      GRID=classes PART=1/2, --check against cuDNN and Tokamax; issue 50).
 #   x  the sweep's second half and the deterministic gradient's cost (issue 50), then the same
@@ -145,7 +146,17 @@ sweep() {  # sweep NAME K/N: part K of N of the sweep's grid (GRID, default "cla
   [ -f "$dir/summary.txt" ] && cat "$dir/summary.txt" >> "$S"
 }
 
-part_c() { sweep c 1/2; }
+part_c() {
+  # Mosaic attention at head dims its kernels are not built for (80, 96: zero-padded to 128),
+  # compiled, forward and gradients against the reference.
+  JAX_PLATFORMS=pjrtkit,cpu timed "c: mosaic attention at padded head dims (pjrtkit)" "$T" \
+    "$OUT/attention_padded.log" $PY -m pytest -p no:cacheprovider -p no:benchmark -q -rfE \
+    --tb=short kernels/dot_product_attention/dot_product_attention_test.py \
+    -k "pallas_on_gpu and mosaic and (gqa_80 or mha_96)"
+  say "   $(pytest_line "$OUT/attention_padded.log")"
+  grep -a "^FAILED\|^ERROR" "$OUT/attention_padded.log" | head -8 >> "$S"
+  sweep c 1/2
+}
 
 part_x() {
   sweep x 2/2
