@@ -26,6 +26,7 @@ from pjrtkit.kernels.core import pallas as pallas_lib  # noqa: E402
 from pjrtkit.kernels.dot_product_attention.mosaic import attention as mosaic_attention  # noqa: E402
 from pjrtkit.kernels.dot_product_attention.mosaic import fwd as mosaic_fwd  # noqa: E402
 from pjrtkit.kernels.dot_product_attention.mosaic import work as mosaic_work  # noqa: E402
+from pjrtkit.kernels.dot_product_attention import base as attention_base  # noqa: E402
 from pjrtkit.kernels.dot_product_attention.base import reference  # noqa: E402
 from pjrtkit.kernels.dot_product_attention.xla_chunked import ChunkedConfig  # noqa: E402
 
@@ -109,10 +110,45 @@ def test_mosaic_pads_other_head_dims_in_interpret_mode(shape, causal):
   _check("mosaic", "bfloat16", shape, causal)
 
 
+@pytest.mark.parametrize("shape", [(1, 1, 4, 64, 64, 1), (1, 16, 4, 40, 50, 1),
+                                   (2, 3, 8, 64, 40, 2)])
+def test_mosaic_folds_query_groups_into_rows_in_interpret_mode(shape):
+  """Short queries without a causal mask whose heads share key/value heads run as one attention
+  of T * group rows per key/value head (`folds_groups`): a decode step, a 16-query chunk at a
+  padded head dim; forward and every gradient against the reference. The first two are one
+  program (the interpreter's limit, above); the third (two key/value heads: two programs)
+  checks the folding itself, a permutation of query rows (`test_pallas_on_gpu`'s `decode_gqa`
+  and `chunk_gqa_80` run folded calls compiled)."""
+  b, t, h, d, s, k = shape
+  q, k_, v = _inputs(shape, "bfloat16")
+  spec = attention_base.make_spec(q, k_, v, None, None, False, None)
+  assert mosaic_attention.folds_groups(spec)
+  assert not mosaic_attention.folds_groups(attention_base.make_spec(q, k_, v, None, None, True,
+                                                                    None))
+  if k == 1:
+    _check("mosaic", "bfloat16", shape, False)
+    return
+  # Folding is a permutation of query rows: `_fold` then `_unfold` is the identity, and the
+  # folded rows of one key/value head are exactly its group's query heads.
+  x = jnp.arange(b * t * h * d).reshape(b, t, h, d)
+  folded = mosaic_attention._fold(x, k)
+  assert folded.shape == (b, t * h // k, k, d)
+  np.testing.assert_array_equal(mosaic_attention._unfold(folded, t, h), x)
+  g = h // k
+  np.testing.assert_array_equal(folded[1, 2 * g + 3, 1], x[1, 2, 1 * g + 3])
+  rows = jnp.arange(b * h * t).reshape(b, h, t)
+  np.testing.assert_array_equal(
+      mosaic_attention._unfold_rows(mosaic_attention._fold_rows(rows, k), t, h), rows)
+  np.testing.assert_array_equal(mosaic_attention._fold_rows(rows, k)[1, 1, 2 * g + 3],
+                                rows[1, 1 * g + 3, 2])
+
+
 GPU_SHAPES = {  # (B, T, H, D, S, K): several programs per grid axis, odd lengths.
     "odd_gqa_64": (2, 197, 4, 64, 131, 2),
     "gqa_80": (2, 197, 8, 80, 300, 2),  # zero-padded to 128
     "mha_96": (1, 384, 4, 96, 384, 4),  # zero-padded to 128
+    "decode_gqa": (8, 1, 32, 128, 1000, 8),  # not causal: 4 query heads folded per kv head
+    "chunk_gqa_80": (2, 24, 16, 80, 700, 2),  # folded (192 rows) and padded
     "even_d128": (2, 256, 4, 128, 384, 4),
     "mqa_512": (1, 512, 8, 64, 512, 1),
 }

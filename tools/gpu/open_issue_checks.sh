@@ -26,7 +26,7 @@
 #   v  the gated linear unit's forward+backward at GL4/GL5's shapes: pjrtkit "xla", its gradient's
 #      products in the inputs' dtype, JAX's autodiff of one einsum, Tokamax's xla and mosaic
 #      (tools/kernels_gpu/glu_grad_bench.py; issue 51).
-#   c  Mosaic attention's padded head dims (80, 96) checked compiled, then
+#   c  Mosaic attention's padded head dims (80, 96) and folded query groups checked compiled, then
 #      the implementation=None sweep over the shape classes (S1-S13: head dims 80-256, ragged
 #      lengths, group ratios 4-32, float16, decode), first half (tools/kernels_gpu/sweep.sh
 #      GRID=classes PART=1/2, --check against cuDNN and Tokamax; issue 50).
@@ -147,12 +147,13 @@ sweep() {  # sweep NAME K/N: part K of N of the sweep's grid (GRID, default "cla
 }
 
 part_c() {
-  # Mosaic attention at head dims its kernels are not built for (80, 96: zero-padded to 128),
-  # compiled, forward and gradients against the reference.
+  # Mosaic attention at head dims its kernels are not built for (80, 96: zero-padded to 128)
+  # and with query groups folded into rows (decode, short chunks), compiled, forward and
+  # gradients against the reference.
   JAX_PLATFORMS=pjrtkit,cpu timed "c: mosaic attention at padded head dims (pjrtkit)" "$T" \
     "$OUT/attention_padded.log" $PY -m pytest -p no:cacheprovider -p no:benchmark -q -rfE \
     --tb=short kernels/dot_product_attention/dot_product_attention_test.py \
-    -k "pallas_on_gpu and mosaic and (gqa_80 or mha_96)"
+    -k "pallas_on_gpu and mosaic and (gqa_80 or mha_96 or decode_gqa)"
   say "   $(pytest_line "$OUT/attention_padded.log")"
   grep -a "^FAILED\|^ERROR" "$OUT/attention_padded.log" | head -8 >> "$S"
   sweep c 1/2

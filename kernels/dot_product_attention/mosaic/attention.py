@@ -17,7 +17,12 @@ causal or not, grouped/multi-query heads; not bias or mask, not float32 (wgmma t
 operands). The kernels are built for head_dim 64 and 128; the other multiples of 8 up to 128
 run them on query, key and value zero-padded to the next of the two (`kernel_head_dim`; the
 scale stays the caller's, the padded columns add nothing to the logits, the output's and the
-gradients' padded columns are dropped), at the padded width's cost.
+gradients' padded columns are dropped), at the padded width's cost. Calls without a causal mask
+whose queries fill less than one program's 128 rows (decode steps, short chunks) and whose query
+heads share key/value heads run with each group's query heads folded into the query rows
+(`folds_groups`): the rows of one key/value head's group form one attention of ``T * group``
+rows, so a decode step computes ``group`` rows of each padded 128-row tile rather than one and
+reads each key/value head once.
 
 The interpreted kernels take scratch memory and barriers from ``pl.run_scoped`` and keep their
 inputs in global memory, as Pallas's Mosaic GPU interpreter needs, so CI runs them under
@@ -106,6 +111,52 @@ def _with_head_dim(spec: Spec, d: int) -> Spec:
   """`spec` with query, key and value of head dim `d` (the call the padded kernels run)."""
   args = tuple(a if a is None or name not in ("query", "key", "value")
                else dataclasses.replace(a, shape=a.shape[:3] + (d,))
+               for name, a in zip(spec.arg_names, spec.args))
+  return dataclasses.replace(spec, args=args)
+
+
+def folds_groups(spec: Spec) -> bool:
+  """Whether the kernels run `spec` with each group's query heads folded into the query rows
+  (`_fold`): no causal mask (row ``t * group + j`` is query ``t``, which a row-index mask would
+  not see), query heads sharing key/value heads, and fewer than the forward's 128 rows per
+  program of queries, where folding fills rows padding would waste (for longer queries it
+  saves only the last block's padding, and the measured launches are kept)."""
+  _, t, h, _, _, k = base.dims(spec)
+  return not spec.param("is_causal") and h != k and t < 2 * _BLOCK_Q
+
+
+def _fold(x: Any, kv_heads: int) -> Any:
+  """``[B, T, H, D]`` query-shaped -> ``[B, T * G, K, D]``: query head ``kv * G + j`` at time
+  ``t`` becomes row ``t * G + j`` of key/value head ``kv`` (G = H / K)."""
+  b, t, h, d = x.shape
+  g = h // kv_heads
+  return x.reshape(b, t, kv_heads, g, d).transpose(0, 1, 3, 2, 4).reshape(b, t * g, kv_heads, d)
+
+
+def _unfold(x: Any, q_len: int, heads: int) -> Any:
+  """The inverse of `_fold`: ``[B, T * G, K, D]`` -> ``[B, T, H, D]``."""
+  b, _, k, d = x.shape
+  g = heads // k
+  return x.reshape(b, q_len, g, k, d).transpose(0, 1, 3, 2, 4).reshape(b, q_len, heads, d)
+
+
+def _fold_rows(x: Any, kv_heads: int) -> Any:
+  """`_fold` for a per-row array (the log-sum-exp): ``[B, H, T]`` -> ``[B, K, T * G]``."""
+  b, h, t = x.shape
+  g = h // kv_heads
+  return x.reshape(b, kv_heads, g, t).transpose(0, 1, 3, 2).reshape(b, kv_heads, t * g)
+
+
+def _unfold_rows(x: Any, q_len: int, heads: int) -> Any:
+  """The inverse of `_fold_rows`: ``[B, K, T * G]`` -> ``[B, H, T]``."""
+  b, k, _ = x.shape
+  g = heads // k
+  return x.reshape(b, k, q_len, g).transpose(0, 1, 3, 2).reshape(b, heads, q_len)
+
+
+def _with_query_shape(spec: Spec, shape: tuple[int, ...]) -> Spec:
+  """`spec` with a query of `shape` (the folded call)."""
+  args = tuple(dataclasses.replace(a, shape=tuple(shape)) if name == "query" else a
                for name, a in zip(spec.arg_names, spec.args))
   return dataclasses.replace(spec, args=args)
 
@@ -435,6 +486,19 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
   def _forward(self, args: tuple[Any, ...], spec: Spec, config: MosaicAttentionConfig,
                with_lse: bool) -> tuple[Any, Any]:
     q, k, v, bias, mask = args
+    if not folds_groups(spec):
+      return self._forward_padded(args, spec, config, with_lse)
+    t, h, kh = q.shape[1], q.shape[2], k.shape[2]
+    qf = _fold(q, kh)
+    out, res = self._forward_padded((qf, k, v, bias, mask), _with_query_shape(spec, qf.shape),
+                                    config, with_lse)
+    out = _unfold(out, t, h)
+    lse = None if res[6] is None else _unfold_rows(res[6], t, h)
+    return out, (q, k, v, bias, mask, out, lse)
+
+  def _forward_padded(self, args: tuple[Any, ...], spec: Spec, config: MosaicAttentionConfig,
+                      with_lse: bool) -> tuple[Any, Any]:
+    q, k, v, bias, mask = args
     d = q.shape[3]
     dp = kernel_head_dim(d)
     if dp == d:
@@ -499,6 +563,18 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
 
   def backward(self, residuals: Any, dout: Any, spec: Spec, config: MosaicAttentionConfig
                ) -> tuple[Any, ...]:
+    q, k, v, bias, mask, out, lse = base.common_residuals(residuals)
+    if not folds_groups(spec):
+      return self._backward_padded(residuals, dout, spec, config)
+    t, h, kh = q.shape[1], q.shape[2], k.shape[2]
+    qf = _fold(q, kh)
+    dq, dk, dv, dbias, dmask = self._backward_padded(
+        (qf, k, v, bias, mask, _fold(out, kh), _fold_rows(lse, kh)), _fold(dout, kh),
+        _with_query_shape(spec, qf.shape), config)
+    return _unfold(dq, t, h), dk, dv, dbias, dmask
+
+  def _backward_padded(self, residuals: Any, dout: Any, spec: Spec,
+                       config: MosaicAttentionConfig) -> tuple[Any, ...]:
     q, k, v, bias, mask, out, lse = base.common_residuals(residuals)
     d = q.shape[3]
     dp = kernel_head_dim(d)

@@ -360,6 +360,8 @@ def test_persistent_backward_lowers_for_cuda(d, causal, programs, kv_len):
     ((1, 256, 2, 128, 256, 2), True),        # causal, head_dim 128, one head: 240 registers
     ((2, 300, 8, 80, 300, 2), False),        # head_dim 80: the kernels at 128, zero-padded
     ((1, 256, 4, 40, 200, 4), True),         # head_dim 40: the kernels at 64, zero-padded
+    ((8, 1, 32, 128, 1000, 8), False),       # decode: 4 query heads folded into rows per kv head
+    ((2, 24, 16, 80, 700, 2), False),        # folded (192 rows) and zero-padded
 ])
 def test_forward_and_fused_backward_lower_for_cuda(shape, causal):
   b, t, h, d, s, k = shape
