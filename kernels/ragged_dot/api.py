@@ -37,20 +37,13 @@ def rule(spec: Spec, device: DeviceInfo, phase: str) -> list[str]:
   docs/kernels.md). "xla" for every other layout and for integer operands.
   An NVIDIA GPU: "triton" first, forward and gradient (the grouped Pallas Triton kernels; it
   refuses other layouts, integer and mixed-dtype operands, which fall through to the same
-  choices as elsewhere), except a forward with no more rows than groups (a decode step of a
-  mixture of experts): there "xla" (XLA's ``ragged_dot``, which multiplies every row by every
-  group's matrix, a small product at that size, and reads the weights as fast as anything can)
-  took 0.066 ms against "triton"'s 0.076 at 8 rows, 8 experts, 4096x4096 bfloat16 (H200, the
-  comparison's RD8, docs/kernels.md).
+  choices as elsewhere).
   """
+  del spec, phase
   if device.is_pjrtkit_cpu:
     return ["native", "xla_grouped", "xla"]
   if device.is_gpu:
-    if (phase == "fwd" and base.dims_of(spec).is_plain
-        and spec.arg("lhs").shape[0] <= spec.arg("rhs").shape[0]):
-      return ["xla"]
     return ["triton", "xla_grouped", "xla"]
-  del spec, phase
   return ["xla_grouped", "xla"]
 
 

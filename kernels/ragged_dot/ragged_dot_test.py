@@ -205,21 +205,6 @@ def test_rule_takes_native_on_the_cpu_device_triton_on_a_gpu_else_the_grouped_lo
       "triton" if dev.is_gpu else "xla_grouped")
 
 
-@pytest.mark.parametrize("m,groups,fwd", [(8, 8, "xla"), (5, 8, "xla"), (9, 8, "triton"),
-                                          (8192, 8, "triton")])
-def test_gpu_rule_takes_xla_for_a_forward_with_no_more_rows_than_groups(m, groups, fwd) -> None:
-  """A forward of at most one row per group on a GPU goes to XLA's ragged_dot (RD8 on the H200:
-  0.066 ms against triton's 0.076); its gradient, and larger calls, to triton."""
-  h200 = DeviceInfo("cuda", "NVIDIA H200", (9, 0))
-  lhs = jax.ShapeDtypeStruct((m, 256), jnp.bfloat16)
-  rhs = jax.ShapeDtypeStruct((groups, 256, 128), jnp.bfloat16)
-  gs = jax.ShapeDtypeStruct((groups,), jnp.int32)
-  spec, _ = base.make_spec(lhs, rhs, gs, base.DEFAULT_RAGGED_DOT_DIM_NUMS, None, None, None,
-                           None, False, None)
-  assert api.FAMILY.choose(spec, None, "fwd", h200).op.implementation == fwd
-  assert api.FAMILY.choose(spec, None, "bwd", h200).op.implementation == "triton"
-
-
 def test_autotune_uses_representative_group_sizes_and_export_round_trips() -> None:
   lhs, rhs, gs = _operands(0, "float32")
   rep = pk.RaggedDotGroupSizes(gs, CASES[0][3])
