@@ -143,6 +143,85 @@ def test_mosaic_folds_query_groups_into_rows_in_interpret_mode(shape):
                                 rows[1, 1 * g + 3, 2])
 
 
+def _xla_and_mosaic(shape, causal=False):
+  from pjrtkit.kernels.core.op import NoConfig  # pylint: disable=g-import-not-at-top
+  from pjrtkit.kernels.dot_product_attention.xla import XlaAttention  # pylint: disable=g-import-not-at-top
+  q, k, v = _inputs(shape, "bfloat16")
+  spec = attention_base.make_spec(q, k, v, None, None, causal, None)
+  mosaic = mosaic_attention.MosaicAttention()
+  return (q, k, v), spec, (XlaAttention(), NoConfig()), (mosaic, mosaic.default_config(spec))
+
+
+def test_mosaic_residuals_are_the_shared_layout_other_backwards_read():
+  """A folded and padded call (head_dim 40 run at 64, 4 query heads folded onto one key/value
+  head) leaves the residuals every implementation's backward reads: the caller's q, k, v, the
+  output and the log-sum-exp ``[B, H, T]`` as "xla"'s forward leaves them; and each backward
+  takes the other's residuals (autotuning and tuned results pair them)."""
+  (q, k, v), spec, (xla, none), (mosaic, config) = _xla_and_mosaic((1, 16, 4, 40, 50, 1))
+  dout = jax.random.normal(jax.random.key(3), q.shape, q.dtype)
+  args = (q, k, v, None, None)
+  with pk.pallas_interpret(testing.interpret("mosaic")):
+    _, ours = jax.jit(lambda *a: mosaic.forward(a, spec, config))(*args)
+    theirs = xla.forward(args, spec, none)[1]
+    for got, want in zip(ours[:3], args[:3]):
+      assert got.shape == want.shape
+      np.testing.assert_array_equal(got, want)
+    assert ours[3] is None and ours[4] is None
+    assert ours[5].shape == theirs[5].shape and ours[6].shape == theirs[6].shape == (1, 4, 16)
+    testing.assert_close(ours[5], theirs[5], "bfloat16", "fwd")
+    testing.assert_close(ours[6], theirs[6], "float32", "grad")
+    want = xla.backward(theirs, dout, spec, none)[:3]
+    crossed = (jax.jit(lambda r, d: mosaic.backward(r, d, spec, config)[:3])(theirs, dout),
+               xla.backward(ours, dout, spec, none)[:3])
+  for grads in crossed:
+    for got, w in zip(grads, want):
+      testing.assert_close(got, w, "bfloat16", "grad")
+
+
+@pytest.mark.parametrize("shape,causal", [
+    ((2, 3, 8, 40, 33, 2), False), ((1, 5, 12, 80, 17, 3), False), ((2, 7, 8, 96, 20, 4), False),
+    ((1, 9, 6, 128, 40, 6), False), ((1, 9, 4, 80, 40, 2), True), ((2, 130, 4, 96, 70, 2), False)])
+def test_mosaic_folding_and_padding_wire_several_kv_heads(monkeypatch, shape, causal):
+  """Folding and padding around the kernels with more than one key/value head (which the
+  interpreter cannot run: the second program gives NaN), the kernels replaced by "xla" at the
+  shapes they would get: output, residuals and gradients equal "xla"'s own, in float32. The
+  last three are not folded (one query head per key/value head; a causal mask; 128 queries or
+  more)."""
+  (q, k, v), spec, (xla, none), (mosaic, config) = _xla_and_mosaic(shape, causal)
+  q, k, v = (x.astype(jnp.float32) for x in (q, k, v))
+  spec = attention_base.make_spec(q, k, v, None, None, causal, None)
+  seen = []
+
+  def kernel_forward(self, args, kspec, kconfig, with_lse):
+    seen.append(kspec.arg("query").shape)
+    assert kspec.arg("query").shape[3] in mosaic_attention.KERNEL_HEAD_DIMS
+    out, res = xla.forward(args, kspec, none)
+    return out, res[:6] + ((res[6] if with_lse else None),)
+
+  monkeypatch.setattr(mosaic_attention.MosaicAttention, "_forward_at_kernel_dim", kernel_forward)
+  monkeypatch.setattr(mosaic_attention.MosaicAttention, "_backward_at_kernel_dim",
+                      lambda self, res, dout, kspec, kconfig: xla.backward(res, dout, kspec, none))
+  dout = jax.random.normal(jax.random.key(4), q.shape, q.dtype)
+  args = (q, k, v, None, None)
+  with jax.default_matmul_precision("highest"):
+    out, res = mosaic.forward(args, spec, config)
+    grads = mosaic.backward(res, dout, spec, config)[:3]
+    want_out, want_res = xla.forward(args, spec, none)
+    want_grads = xla.backward(want_res, dout, spec, none)[:3]
+  b, t, h, d, s, kh = shape
+  dp = mosaic_attention.kernel_head_dim(d)
+  folded = not causal and t < 128 and h != kh
+  assert mosaic_attention.folds_groups(spec) == folded
+  assert seen == [(b, t * h // kh, kh, dp) if folded else (b, t, h, dp)]
+  for got, want in zip(res[:3], (q, k, v)):
+    assert got is want
+  for got, want in [(out, want_out), (res[5], want_res[5]), (res[6], want_res[6])] + list(
+      zip(grads, want_grads)):
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+  assert mosaic.forward_output(args, spec, config).shape == out.shape
+
+
 GPU_SHAPES = {  # (B, T, H, D, S, K): several programs per grid axis, odd lengths.
     "odd_gqa_64": (2, 197, 4, 64, 131, 2),
     "gqa_80": (2, 197, 8, 80, 300, 2),  # zero-padded to 128

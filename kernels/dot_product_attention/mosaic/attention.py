@@ -429,7 +429,7 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
     if dtype not in _DTYPES:
       return f"dtype {dtype} is not supported (accepted: {', '.join(_DTYPES)}; wgmma operands)"
     d = spec.arg("query").shape[3]
-    if d % 8 or d > KERNEL_HEAD_DIMS[-1]:
+    if d % 8 or not 0 < d <= KERNEL_HEAD_DIMS[-1]:
       return (f"head_dim must be a multiple of 8 up to {KERNEL_HEAD_DIMS[-1]}, got {d} (the "
               f"kernels run head_dim {' and '.join(map(str, KERNEL_HEAD_DIMS))}, the others "
               "zero-padded to them; larger head dims overflow the backward's shared memory)")
@@ -444,11 +444,12 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
     """Untuned choice, from the H200 runs (bf16, CUPTI): 256 keys per step at head_dim 64 without
     a causal mask (421 against 373 TFLOP/s for 128 at 32x2048x16x64; causal 303 against 316),
     128 up to head_dim 128 (644 TFLOP/s at 1x16384x16x128; 64 keys with 4 stages: 530), 64
-    beyond (shared memory). Decided at the kernels' head dim (`kernel_head_dim`)."""
+    beyond (shared memory; no kernel head dim is). Decided at the kernels' head dim
+    (`kernel_head_dim`)."""
     d = kernel_head_dim(spec.arg("query").shape[3])
     if d <= 64 and not spec.param("is_causal"):
       return MosaicAttentionConfig(256, 2)
-    return MosaicAttentionConfig(128 if d <= 128 else 64, 2)
+    return MosaicAttentionConfig(128, 2)
 
   def phase_config(self, spec: Spec, phase: str) -> MosaicAttentionConfig:
     """The forward: `default_config`. The gradient: up to 4 query steps in flight in the fused
