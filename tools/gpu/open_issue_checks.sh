@@ -26,8 +26,9 @@
 #   v  the gated linear unit's forward+backward at GL4/GL5's shapes: pjrtkit "xla", its gradient's
 #      products in the inputs' dtype, JAX's autodiff of one einsum, Tokamax's xla and mosaic
 #      (tools/kernels_gpu/glu_grad_bench.py; issue 51).
-#   c  Mosaic attention's padded head dims (80, 96) and folded query groups checked compiled, then
-#      the implementation=None sweep over the shape classes (S1-S13: head dims 80-256, ragged
+#   a  Mosaic attention's padded head dims (80, 96) and folded query groups (decode, short
+#      chunks), compiled, against the reference (dot_product_attention_test; issue 50).
+#   c  the implementation=None sweep over the shape classes (S1-S13: head dims 80-256, ragged
 #      lengths, group ratios 4-32, float16, decode), first half (tools/kernels_gpu/sweep.sh
 #      GRID=classes PART=1/2, --check against cuDNN and Tokamax; issue 50).
 #   x  the sweep's second half and the deterministic gradient's cost (issue 50), then the same
@@ -146,18 +147,19 @@ sweep() {  # sweep NAME K/N: part K of N of the sweep's grid (GRID, default "cla
   [ -f "$dir/summary.txt" ] && cat "$dir/summary.txt" >> "$S"
 }
 
-part_c() {
+part_a() {
   # Mosaic attention at head dims its kernels are not built for (80, 96: zero-padded to 128)
   # and with query groups folded into rows (decode, short chunks), compiled, forward and
   # gradients against the reference.
-  JAX_PLATFORMS=pjrtkit,cpu timed "c: mosaic attention at padded head dims (pjrtkit)" "$T" \
+  JAX_PLATFORMS=pjrtkit,cpu timed "a: mosaic attention, padded and folded (pjrtkit)" "$T" \
     "$OUT/attention_padded.log" $PY -m pytest -p no:cacheprovider -p no:benchmark -q -rfE \
     --tb=short kernels/dot_product_attention/dot_product_attention_test.py \
     -k "pallas_on_gpu and mosaic and (gqa_80 or mha_96 or decode_gqa)"
   say "   $(pytest_line "$OUT/attention_padded.log")"
   grep -a "^FAILED\|^ERROR" "$OUT/attention_padded.log" | head -8 >> "$S"
-  sweep c 1/2
 }
+
+part_c() { sweep c 1/2; }
 
 part_x() {
   sweep x 2/2
@@ -175,8 +177,8 @@ PARTS=${PART:-j}
 unset PART  # sweep.sh reads PART as its own (K/N)
 for part in $(echo "$PARTS" | grep -o '[[:alnum:]]'); do  # "gt", "g t" and "g,t" alike
   case "$part" in
-    j|g|t|m|k|v|c|x) say "=== part $part"; "part_$part" ;;
-    *) say "unknown part '$part' (accepted: j g t m k v c x)"; fail=1 ;;
+    j|g|t|m|k|v|a|c|x) say "=== part $part"; "part_$part" ;;
+    *) say "unknown part '$part' (accepted: j g t m k v a c x)"; fail=1 ;;
   esac
 done
 say "total: $SECONDS s"
