@@ -125,9 +125,12 @@ class OpBenchmark:
     baselines: contender names ratios are taken against, the first that ran.
     references: contender names whose output the correctness guard compares with, the first
       that ran.
+    quick_of: a case's quick stand-in where it is not `quick_shapes`' (cases of one shape
+      whose stand-ins differ, e.g. by group size), raising KeyError for a case it does not
+      cover; None: `quick_shapes` for every case.
 
   Raises:
-    ValueError: a case of another op, or a case shape without a quick shape.
+    ValueError: a case of another op, or a case without a quick stand-in.
   """
 
   name: str
@@ -142,17 +145,29 @@ class OpBenchmark:
   pk_forward: Callable[[Case, str | None], Forward]
   baselines: tuple[str, ...]
   references: tuple[str, ...]
+  quick_of: Callable[[Case], Case] | None = None
 
   def __post_init__(self) -> None:
     others = [c.id for c in self.cases if c.op != self.name]
     if others:
       raise ValueError(f"{self.name}: cases {others} belong to another op")
-    missing = sorted({c.shape for c in self.cases if c.shape not in self.quick_shapes})
+    missing = []
+    for c in self.cases:
+      try:
+        self.quick(c)
+      except KeyError:
+        missing.append(c.shape)
     if missing:
-      raise ValueError(f"{self.name}: no quick shape for {missing}")
+      raise ValueError(f"{self.name}: no quick shape for {sorted(set(missing))}")
 
   def quick(self, case: Case) -> Case:
-    """`case` at its quick shape."""
+    """`case` at its quick stand-in (`quick_of`, else `quick_shapes`).
+
+    Raises:
+      KeyError: a case with no stand-in.
+    """
+    if self.quick_of is not None:
+      return self.quick_of(case)
     return case.with_shape(self.quick_shapes[case.shape])
 
   def throughput(self, case: Case, ms: float) -> float:

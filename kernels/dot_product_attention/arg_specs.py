@@ -192,8 +192,9 @@ and grouped); query heads per key/value head 8 (S8, causal), 16 (S9) and 32, mul
 float16 (S11); decode, one query against 4096 keys (S12), and 16 queries against 4096 keys
 (S13), both grouped 32/8 as in Llama-style models and without a causal mask (the library's causal
 mask is top-left aligned: with ``T < S`` query ``t`` would see keys ``0..t`` only, not the cache).
-Not part of `CASES`: the comparison's default list stays as it is; they are the sweep's
-``classes`` grid (``tools/kernels_gpu/sweep.py``) and ``SHAPE_CLASS_CALL_SPECS``."""
+Not part of `CASES` (whose ids tuning and the tuned file follow): rows of the kernel comparison
+after the extra rows (``benchmark.BENCHMARK``), the sweep's ``classes`` grid
+(``tools/kernels_gpu/sweep.py``) and ``SHAPE_CLASS_CALL_SPECS``."""
 
 SHAPE_CLASS_QUICK: dict[str, tuple[tuple[int, int, int, int], int | None]] = {
     "S1": ((2, 128, 4, 80), None),

@@ -1,5 +1,6 @@
 """dot_product_attention in the kernel comparison (``python -m tools.bench.kernel_compare``):
-its contenders and its FLOP count.
+its cases (the comparison's, A1-A10 and H1-H5, then the shape classes S1-S13 of issue 50, all of
+``arg_specs``), its contenders and its FLOP count.
 
 Contenders: pjrtkit.kernels' implementations (``mosaic``, ``triton``, ``xla_chunked``, ``xla``
 and the automatic choice ``None``), cuDNN and XLA through ``jax.nn.dot_product_attention``, and
@@ -86,7 +87,7 @@ def contenders() -> list[Contender]:
 
 BENCHMARK = OpBenchmark(
     name=arg_specs.OP,
-    cases=arg_specs.CASES,
+    cases=arg_specs.CASES + arg_specs.SHAPE_CLASSES,
     quick_shapes=arg_specs.QUICK_SHAPES,
     unit="TFLOP/s",
     amount_key="flops",
@@ -97,5 +98,6 @@ BENCHMARK = OpBenchmark(
     pk_forward=pk_forward,
     baselines=("cuDNN", "jax.nn xla", "pk xla"),
     references=("cuDNN", "jax.nn xla", "pk xla"),
+    quick_of=arg_specs.quick_case,
 )
 """dot_product_attention's part of the kernel comparison."""

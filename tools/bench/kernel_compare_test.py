@@ -52,8 +52,15 @@ def test_throughput_arithmetic_is_exact_for_the_issue_shapes():
   assert compare_cases.throughput(l4, 0.5) == pytest.approx(1.34217728, rel=1e-12)
   two = (attention_specs.OP, layer_norm_specs.OP)
   assert [c.id for c in compare_cases.select() if c.op in two] == [
-      "A1", "A2", "A3", "A4", "L1", "L2", "L3", "L4", "A5", "A6", "A7", "A8", "A9", "A10",
-      "H1", "H2", "H3", "H4", "H5"]
+      "A1", "A2", "A3", "A4", "L1", "L2", "L3", "L4", "A5", "A6", "A7", "A8", "A9", "A10"] + [
+          f"S{i}" for i in range(1, 14)] + ["H1", "H2", "H3", "H4", "H5"]
+  # The shape classes' stand-ins keep their group sizes where a comparison case of the same
+  # shape has another (S8: 8 query heads per key/value head; A8 at that shape: 4).
+  a8, s8 = compare_cases.select(["S8", "A8"], quick=True)  # in the comparison's order
+  assert (s8.shape, s8.kv_heads, a8.shape, a8.kv_heads) == ((1, 256, 16, 128), 2,
+                                                            (1, 256, 8, 128), 2)
+  s12 = compare_cases.select(["S12"])[0]
+  assert attention_bench.flops(s12) == 4 * 128 * 32 * 1 * 4096 * 128
   ids = [c.id for c in compare_cases.select()]
   assert ids.index("RD1") < ids.index("RD7") < ids.index("RD9")  # first, extra, held out
   assert compare_cases.select(["a6"], quick=True)[0].shape == (1, 256, 2, 128)
@@ -72,15 +79,21 @@ def test_the_ops_are_found_in_their_folders():
   with pytest.raises(KeyError, match="no op benchmark 'softmax'; known: "
                                      r"\['attention', 'gated_linear_unit', 'layer_norm'"):
     compare_cases.benchmark_of("softmax")
-  # Every op's cases are its arg_specs' CALL_SPECS: full shape (primary, held_out) and quick (ci).
+  # Every op's cases are its arg_specs' CALL_SPECS: full shape (primary, held_out) and quick (ci);
+  # attention's then its shape classes (SHAPE_CLASS_CALL_SPECS).
+  assert attention_bench.BENCHMARK.cases == attention_specs.CASES + attention_specs.SHAPE_CLASSES
+  assert [s.name for s in attention_specs.SHAPE_CLASS_CALL_SPECS] == [
+      c.id for c in attention_specs.SHAPE_CLASSES] + [
+          f"{c.id}-quick" for c in attention_specs.SHAPE_CLASSES]
   for bench, specs in ((attention_bench.BENCHMARK, attention_specs),
                        (layer_norm_bench.BENCHMARK, layer_norm_specs)):
-    assert bench.cases == specs.CASES
+    cases = specs.CASES
+    assert bench.cases[:len(cases)] == cases
     names = [s.name for s in specs.CALL_SPECS]
-    assert names == [c.id for c in bench.cases] + [f"{c.id}-quick" for c in bench.cases]
+    assert names == [c.id for c in cases] + [f"{c.id}-quick" for c in cases]
     held = [s.name for s in call_specs.tagged(specs.CALL_SPECS, "held_out")]
-    assert held == [c.id for c in bench.cases if c.held_out]
-    assert len(call_specs.tagged(specs.CALL_SPECS, "ci")) == len(bench.cases)
+    assert held == [c.id for c in cases if c.held_out]
+    assert len(call_specs.tagged(specs.CALL_SPECS, "ci")) == len(cases)
   assert [s.name for s in call_specs.tagged(attention_specs.CALL_SPECS, "held_out")] == [
       "H1", "H2", "H3", "H4", "H5"]
 
@@ -150,8 +163,8 @@ def test_every_case_has_a_quick_shape_keeping_head_dim_and_group():
   assert set(quick) == {c.id for c in compare_cases.cases()}
   for case in compare_cases.cases():
     small = quick[case.id]
-    quick_shapes = compare_cases.benchmark_of(case.op).quick_shapes
-    assert small.shape == quick_shapes[case.shape] != case.shape
+    assert small == compare_cases.benchmark_of(case.op).quick(case)
+    assert small.shape != case.shape
     if case.op == attention_specs.OP:
       assert small.shape[-1] == case.shape[-1]
     assert ((getattr(small, "causal", None), small.phase, small.held_out) ==

@@ -23,6 +23,8 @@
 #      (pjrtkit.kernels.linear_softmax_cross_entropy_loss.memory; issue 51).
 #   k  the kernel comparison at ragged_dot's and gated_linear_unit's cases (RD*, GL*) against
 #      Tokamax and XLA in one process (tools/kernels_gpu/speed.sh MODE=cuda; issue 51).
+#   s  the kernel comparison at attention's shape classes (S1-S13; CASES_S picks some) against
+#      cuDNN and Tokamax in one process (speed.sh MODE=cuda; issue 50; with TT=520 for all 13).
 #   v  the gated linear unit's forward+backward at GL4/GL5's shapes: pjrtkit "xla", its gradient's
 #      products in the inputs' dtype, JAX's autodiff of one einsum, Tokamax's xla and mosaic
 #      (tools/kernels_gpu/glu_grad_bench.py; issue 51).
@@ -134,6 +136,11 @@ speed() {  # speed NAME CASES: the comparison's cuda process at CASES
 
 part_k() { speed k "${CASES_K:-RD1,RD2,RD3,RD4,RD5,RD6,RD7,RD8,RD9,GL1,GL2,GL3,GL4,GL5}"; }
 
+part_s() {  # the fused-kernel contenders of the comparison's last full run (no XLA ones)
+  COMPARE_ARGS="${COMPARE_ARGS:---rounds 3 --contenders pk_None,pk_mosaic,pk_triton,cuDNN,tokamax_mosaic,tokamax_triton}" \
+    speed s "${CASES_S:-S1,S2,S3,S4,S5,S6,S7,S8,S9,S10,S11,S12,S13}"
+}
+
 part_v() {  # the gated linear unit's gradient written three ways, against Tokamax's
   JAX_PLATFORMS=cuda timed "v: GLU gradient variants (cuda)" "$TT" "$OUT/glu_grad.log" \
     $PY -m tools.kernels_gpu.glu_grad_bench --out "$OUT/glu_grad"
@@ -177,8 +184,8 @@ PARTS=${PART:-j}
 unset PART  # sweep.sh reads PART as its own (K/N)
 for part in $(echo "$PARTS" | grep -o '[[:alnum:]]'); do  # "gt", "g t" and "g,t" alike
   case "$part" in
-    j|g|t|m|k|v|a|c|x) say "=== part $part"; "part_$part" ;;
-    *) say "unknown part '$part' (accepted: j g t m k v a c x)"; fail=1 ;;
+    j|g|t|m|k|s|v|a|c|x) say "=== part $part"; "part_$part" ;;
+    *) say "unknown part '$part' (accepted: j g t m k s v a c x)"; fail=1 ;;
   esac
 done
 say "total: $SECONDS s"

@@ -82,7 +82,8 @@ def test_tune_never_tunes_the_held_out_cases(tmp_path):
   assert not out.exists()
   every = tune.cases_to_tune([])
   assert [c.id for c in every if c.op in ("attention", "layer_norm")] == [
-      "A4", "L3", "L4", "A5", "A6", "A7", "A8", "A9", "A10", "A1", "A2", "A3", "L1", "L2"]
+      "A4", "L3", "L4", "A5", "A6", "A7", "A8", "A9", "A10", "S1", "S5", "S6", "S7", "S8", "S9",
+      "S10", "S11", "A1", "A2", "A3", "L1", "L2", "S2", "S3", "S4", "S12", "S13"]
   assert not any(c.held_out for c in every) and {"RD1", "GL4", "CE2", "TM1"} <= {
       c.id for c in every}   # the other ops' cases are tuned too, their held-out ones not
   assert [c.id for c in tune.cases_to_tune(["A1", "A8"])] == ["A8", "A1"]
