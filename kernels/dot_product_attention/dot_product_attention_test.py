@@ -131,15 +131,15 @@ def test_mosaic_folds_query_groups_into_rows_in_interpret_mode(shape):
   # Folding is a permutation of query rows: `_fold` then `_unfold` is the identity, and the
   # folded rows of one key/value head are exactly its group's query heads.
   x = jnp.arange(b * t * h * d).reshape(b, t, h, d)
-  folded = mosaic_attention._fold(x, k)
+  folded = mosaic_attention.fold(x, k)
   assert folded.shape == (b, t * h // k, k, d)
-  np.testing.assert_array_equal(mosaic_attention._unfold(folded, t, h), x)
+  np.testing.assert_array_equal(mosaic_attention.unfold(folded, t, h), x)
   g = h // k
   np.testing.assert_array_equal(folded[1, 2 * g + 3, 1], x[1, 2, 1 * g + 3])
   rows = jnp.arange(b * h * t).reshape(b, h, t)
   np.testing.assert_array_equal(
-      mosaic_attention._unfold_rows(mosaic_attention._fold_rows(rows, k), t, h), rows)
-  np.testing.assert_array_equal(mosaic_attention._fold_rows(rows, k)[1, 1, 2 * g + 3],
+      mosaic_attention.unfold_rows(mosaic_attention.fold_rows(rows, k), t, h), rows)
+  np.testing.assert_array_equal(mosaic_attention.fold_rows(rows, k)[1, 1, 2 * g + 3],
                                 rows[1, 1 * g + 3, 2])
 
 

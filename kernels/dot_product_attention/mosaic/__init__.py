@@ -6,6 +6,7 @@
   ``work`` (how tiles are dealt to persistent programs, the split tail and its merge) and
   ``launch`` (the launch policy: programs, split tail, tile lists);
 * ``bwd``: the fused warp-specialised backward, its static shape in ``bwd_geometry``;
+* ``layouts``: head dims padded to the kernels' and short grouped calls folded into query rows;
 * ``testing/``: test support only (``protocol_replay``: the barrier-protocol replay of the
   ``*_protocol_test.py`` files), not part of the library.
 """

@@ -15,12 +15,12 @@ the log-sum-exp, the next step's tiles in flight while the current one computes:
 arithmetic. Sequences are padded to the blocks (padded keys masked). Serves bfloat16/float16,
 causal or not, grouped/multi-query heads; not bias or mask, not float32 (wgmma takes 16-bit
 operands). The kernels are built for head_dim 64 and 128; the other multiples of 8 up to 128
-run them on query, key and value zero-padded to the next of the two (`kernel_head_dim`; the
+run them on query, key and value zero-padded to the next of the two (`layouts.kernel_head_dim`; the
 scale stays the caller's, the padded columns add nothing to the logits, the output's and the
 gradients' padded columns are dropped), at the padded width's cost. Calls without a causal mask
 whose queries fill less than one program's 128 rows (decode steps, short chunks) and whose query
 heads share key/value heads run with each group's query heads folded into the query rows
-(`folds_groups`): the rows of one key/value head's group form one attention of ``T * group``
+(`layouts.folds_groups`): the rows of one key/value head's group form one attention of ``T * group``
 rows, so a decode step computes ``group`` rows of each padded 128-row tile rather than one and
 reads each key/value head once.
 
@@ -55,6 +55,10 @@ from pjrtkit.kernels.dot_product_attention.mosaic.launch import (  # noqa: F401
     BLOCK_Q as _BLOCK_Q, CAUSAL_PERSISTENT_MAX_KEYS, LISTED_MAX_EXTRA_IMBALANCE,
     SPLIT_TAIL_MAX_RUNS, SPLIT_TAIL_MIN_GAIN, forward_programs, listed_forward,
     split_forward_tail)
+# Padding and group folding (re-exported: `mosaic.attention.kernel_head_dim` etc.).
+from pjrtkit.kernels.dot_product_attention.mosaic.layouts import (  # noqa: F401
+    KERNEL_HEAD_DIMS, fold, fold_rows, folds_groups, kernel_head_dim, unfold, unfold_rows,
+    with_head_dim, with_query_shape)
 
 _DTYPES = ("bfloat16", "float16")
 _NEG_INF = float("-inf")
@@ -93,72 +97,6 @@ _BWD_BLOCK_KV = 64
 """The interpreted backward kernels' key block, whatever the config (when they were the compiled
 backward too, on the H200 at 32x2048x16x64 bf16 the gradient took 6.3 ms with 64 and 9.7 ms with
 128, and at head_dim 128 a 128-key dK/dV tile does not fit in shared memory)."""
-
-
-KERNEL_HEAD_DIMS = (64, 128)
-"""The head dims the kernels are built for; `kernel_head_dim` maps the others onto them."""
-
-
-def kernel_head_dim(d: int) -> int:
-  """The head dim the kernels run a call of head dim `d` at: 64 up to 64, else 128 (`d` a
-  multiple of 8 up to 128; query, key and value are zero-padded to it)."""
-  if d % 8 or not 0 < d <= KERNEL_HEAD_DIMS[-1]:
-    raise ValueError(f"head_dim must be a multiple of 8 up to {KERNEL_HEAD_DIMS[-1]}, got {d}")
-  return next(k for k in KERNEL_HEAD_DIMS if d <= k)
-
-
-def _with_head_dim(spec: Spec, d: int) -> Spec:
-  """`spec` with query, key and value of head dim `d` (the call the padded kernels run)."""
-  args = tuple(a if a is None or name not in ("query", "key", "value")
-               else dataclasses.replace(a, shape=a.shape[:3] + (d,))
-               for name, a in zip(spec.arg_names, spec.args))
-  return dataclasses.replace(spec, args=args)
-
-
-def folds_groups(spec: Spec) -> bool:
-  """Whether the kernels run `spec` with each group's query heads folded into the query rows
-  (`_fold`): no causal mask (row ``t * group + j`` is query ``t``, which a row-index mask would
-  not see), query heads sharing key/value heads, and fewer than the forward's 128 rows per
-  program of queries, where folding fills rows padding would waste (for longer queries it
-  saves only the last block's padding, and the measured launches are kept)."""
-  _, t, h, _, _, k = base.dims(spec)
-  return not spec.param("is_causal") and h != k and t < 2 * _BLOCK_Q
-
-
-def _fold(x: Any, kv_heads: int) -> Any:
-  """``[B, T, H, D]`` query-shaped -> ``[B, T * G, K, D]``: query head ``kv * G + j`` at time
-  ``t`` becomes row ``t * G + j`` of key/value head ``kv`` (G = H / K)."""
-  b, t, h, d = x.shape
-  g = h // kv_heads
-  return x.reshape(b, t, kv_heads, g, d).transpose(0, 1, 3, 2, 4).reshape(b, t * g, kv_heads, d)
-
-
-def _unfold(x: Any, q_len: int, heads: int) -> Any:
-  """The inverse of `_fold`: ``[B, T * G, K, D]`` -> ``[B, T, H, D]``."""
-  b, _, k, d = x.shape
-  g = heads // k
-  return x.reshape(b, q_len, g, k, d).transpose(0, 1, 3, 2, 4).reshape(b, q_len, heads, d)
-
-
-def _fold_rows(x: Any, kv_heads: int) -> Any:
-  """`_fold` for a per-row array (the log-sum-exp): ``[B, H, T]`` -> ``[B, K, T * G]``."""
-  b, h, t = x.shape
-  g = h // kv_heads
-  return x.reshape(b, kv_heads, g, t).transpose(0, 1, 3, 2).reshape(b, kv_heads, t * g)
-
-
-def _unfold_rows(x: Any, q_len: int, heads: int) -> Any:
-  """The inverse of `_fold_rows`: ``[B, K, T * G]`` -> ``[B, H, T]``."""
-  b, k, _ = x.shape
-  g = heads // k
-  return x.reshape(b, k, q_len, g).transpose(0, 1, 3, 2).reshape(b, heads, q_len)
-
-
-def _with_query_shape(spec: Spec, shape: tuple[int, ...]) -> Spec:
-  """`spec` with a query of `shape` (the folded call)."""
-  args = tuple(dataclasses.replace(a, shape=tuple(shape)) if name == "query" else a
-               for name, a in zip(spec.arg_names, spec.args))
-  return dataclasses.replace(spec, args=args)
 
 
 def _smem(shape: tuple[int, ...], dtype: Any) -> Any:
@@ -490,11 +428,11 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
     if not folds_groups(spec):
       return self._forward_padded(args, spec, config, with_lse)
     t, h, kh = q.shape[1], q.shape[2], k.shape[2]
-    qf = _fold(q, kh)
-    out, res = self._forward_padded((qf, k, v, bias, mask), _with_query_shape(spec, qf.shape),
+    qf = fold(q, kh)
+    out, res = self._forward_padded((qf, k, v, bias, mask), with_query_shape(spec, qf.shape),
                                     config, with_lse)
-    out = _unfold(out, t, h)
-    lse = None if res[6] is None else _unfold_rows(res[6], t, h)
+    out = unfold(out, t, h)
+    lse = None if res[6] is None else unfold_rows(res[6], t, h)
     return out, (q, k, v, bias, mask, out, lse)
 
   def _forward_padded(self, args: tuple[Any, ...], spec: Spec, config: MosaicAttentionConfig,
@@ -506,7 +444,7 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
       return self._forward_at_kernel_dim(args, spec, config, with_lse)
     # Residuals keep the caller's arrays (a training step holds them): `backward` pads again.
     padded = tuple(pallas_lib.pad_axis(x, 3, dp) for x in (q, k, v)) + (bias, mask)
-    out, res = self._forward_at_kernel_dim(padded, _with_head_dim(spec, dp), config, with_lse)
+    out, res = self._forward_at_kernel_dim(padded, with_head_dim(spec, dp), config, with_lse)
     out = out[..., :d]
     return out, (q, k, v, bias, mask, out, res[6])
 
@@ -568,11 +506,11 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
     if not folds_groups(spec):
       return self._backward_padded(residuals, dout, spec, config)
     t, h, kh = q.shape[1], q.shape[2], k.shape[2]
-    qf = _fold(q, kh)
+    qf = fold(q, kh)
     dq, dk, dv, dbias, dmask = self._backward_padded(
-        (qf, k, v, bias, mask, _fold(out, kh), _fold_rows(lse, kh)), _fold(dout, kh),
-        _with_query_shape(spec, qf.shape), config)
-    return _unfold(dq, t, h), dk, dv, dbias, dmask
+        (qf, k, v, bias, mask, fold(out, kh), fold_rows(lse, kh)), fold(dout, kh),
+        with_query_shape(spec, qf.shape), config)
+    return unfold(dq, t, h), dk, dv, dbias, dmask
 
   def _backward_padded(self, residuals: Any, dout: Any, spec: Spec,
                        config: MosaicAttentionConfig) -> tuple[Any, ...]:
@@ -584,7 +522,7 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
     pad = functools.partial(pallas_lib.pad_axis, axis=3, size=dp)
     dq, dk, dv, dbias, dmask = self._backward_at_kernel_dim(
         (pad(q), pad(k), pad(v), bias, mask, pad(out), lse), pad(dout),
-        _with_head_dim(spec, dp), config)
+        with_head_dim(spec, dp), config)
     return dq[..., :d], dk[..., :d], dv[..., :d], dbias, dmask
 
   def _backward_at_kernel_dim(self, residuals: Any, dout: Any, spec: Spec,
