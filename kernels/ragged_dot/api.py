@@ -10,6 +10,7 @@ from pjrtkit.kernels.core.device import DeviceInfo
 from pjrtkit.kernels.core.op import Family, Op, register_family
 from pjrtkit.kernels.core.spec import Spec
 from pjrtkit.kernels.ragged_dot import base
+from pjrtkit.kernels.ragged_dot.mosaic import MosaicRaggedDot
 from pjrtkit.kernels.ragged_dot.native import NativeRaggedDot
 from pjrtkit.kernels.ragged_dot.triton import TritonRaggedDot
 from pjrtkit.kernels.ragged_dot.xla import XlaRaggedDot
@@ -20,6 +21,7 @@ IMPLEMENTATIONS: dict[str, Op] = {
     "xla_grouped": XlaGroupedRaggedDot(),
     "triton": TritonRaggedDot(),
     "native": NativeRaggedDot(),
+    "mosaic": MosaicRaggedDot(),
 }
 
 
@@ -77,7 +79,8 @@ def ragged_dot_general(lhs: Any, rhs: Any, group_sizes: Any,
     activation: a function applied to the result in float32 before the cast (fused where the
       implementation can; its gradient is taken by JAX).
     manual_axis_type: accepted for Tokamax compatibility; must be None.
-    implementation: "xla", "xla_grouped", "triton", "native", a sequence of them (the first
+    implementation: "xla", "xla_grouped", "triton", "native", "mosaic" (the Hopper forward
+      kernel; `implementation=None` does not take it yet), a sequence of them (the first
       that serves the call runs), or None to choose per device and call.
     zero_initialize: rows no group covers are zero (they always are here).
     fuse_gateup_activation: "silu", "gelu" or "gelu_tanh": the result is

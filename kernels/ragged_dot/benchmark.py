@@ -1,8 +1,8 @@
 """ragged_dot in the kernel comparison (``python -m tools.bench.kernel_compare``): its
 contenders and its FLOP count.
 
-Contenders: pjrtkit.kernels' implementations (``triton``, ``native``, ``xla_grouped``, ``xla``
-and the automatic choice ``None``), ``jax.lax.ragged_dot`` (XLA's own; ratios are taken against it and
+Contenders: pjrtkit.kernels' implementations (``triton``, ``mosaic``, ``native``, ``xla_grouped``,
+``xla`` and the automatic choice ``None``), ``jax.lax.ragged_dot`` (XLA's own; ratios are taken against it and
 the correctness guard compares with it), and Tokamax's ``mosaic``, ``triton`` and ``xla``. Every
 one takes ``(lhs, rhs, group_sizes)``.
 
@@ -56,9 +56,10 @@ def _tokamax(implementation: str) -> Callable[[Case], Forward]:
 
 
 def contenders() -> list[Contender]:
-  """Ours (triton, native, xla_grouped, xla, None), jax.lax.ragged_dot, Tokamax (mosaic, triton, xla)."""
+  """Ours (triton, mosaic, native, xla_grouped, xla, None), jax.lax.ragged_dot, Tokamax (mosaic,
+  triton, xla)."""
   ours = [Contender(f"pk {impl}", OURS, arg_specs.OP, _pk(impl), impl)
-          for impl in ("triton", "native", "xla_grouped", "xla")]
+          for impl in ("triton", "mosaic", "native", "xla_grouped", "xla")]
   ours.append(Contender("pk None", OURS, arg_specs.OP, _pk(None), None))
   return ours + [Contender("XLA lax", XLA_REF, arg_specs.OP, lambda case: lax_ragged_dot)] + [
       Contender(f"tokamax {impl}", TOKAMAX, arg_specs.OP, _tokamax(impl), impl)

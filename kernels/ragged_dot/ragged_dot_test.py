@@ -162,7 +162,7 @@ def test_schedule_lists_each_group_tile_pair_once() -> None:
     ({"preferred_element_type": "nope"}, TypeError, "preferred_element_type must be None or a"),
     ({"preferred_element_type": jnp.bool_}, TypeError, "preferred_element_type must be a float"),
     ({"group_sizes": jnp.ones((2, 3), jnp.int32)}, TypeError, "batched group sizes"),
-    ({"implementation": "mosaic"}, ValueError, "unknown implementation='mosaic'; accepted: 'xla'"),
+    ({"implementation": "pallas"}, ValueError, "unknown implementation='pallas'; accepted: 'xla'"),
     ({"manual_axis_type": "x"}, ValueError, "manual_axis_type is not supported"),
 ])
 def test_bad_arguments_are_refused_by_name(kwargs, error, match) -> None:

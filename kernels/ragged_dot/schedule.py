@@ -12,6 +12,7 @@ rows in ``[row_lo, row_hi)``. Empty groups have no item; rows past the last grou
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -80,3 +81,14 @@ def make(group_sizes: jax.Array, group_offset: jax.Array | None, local: int, row
   row_lo = jnp.where(real, starts[group], 0).astype(jnp.int32)
   row_hi = jnp.where(real, ends[group], 0).astype(jnp.int32)
   return Schedule(group, tile_of, row_lo, row_hi, count.astype(jnp.int32))
+
+
+def untouched_tile(spare: Any, count: Any, first_tile: Any, last_tile: Any,
+                   row_tiles: int) -> Any:
+  """The row tile that padding item number `spare` (its index less `count`) covers: the tiles no
+  real item touches, those before the first real item's (`first_tile`) and after the last
+  one's (`last_tile`), in order; a value >= `row_tiles` when none is left for it (each such tile
+  goes to exactly one padding item). Python ints or traced int32 scalars."""
+  first = jnp.where(count > 0, first_tile, row_tiles)
+  last = jnp.where(count > 0, last_tile, row_tiles - 1)
+  return jnp.where(spare < first, spare, last + 1 + spare - first)

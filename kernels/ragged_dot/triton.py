@@ -166,10 +166,8 @@ def _rows_kernel(group_ref, tile_ref, lo_ref, hi_ref, count_ref, x_ref, w_ref, o
   def _zero_untouched_tile():
     # Untouched row tiles are those before the first item's tile and after the last one's (all
     # of them without items); the spare-th of them, if any.
-    spare = item - count
-    first = jnp.where(count > 0, tile_ref[0], geo.row_tiles)
-    last = tile_ref[jnp.maximum(count - 1, 0)]
-    tile = jnp.where(spare < first, spare, last + 1 + spare - first)
+    tile = schedule.untouched_tile(item - count, count, tile_ref[0],
+                                   tile_ref[jnp.maximum(count - 1, 0)], geo.row_tiles)
     rows = tm.span(tile * bm, bm, 0)
     mask = tm.both(rows < geo.m, col_ok)
     zeros = (jnp.zeros((bm, bn), jnp.float32),) * (2 if geo.halves else 1)

@@ -99,6 +99,7 @@ part_g() {
 
 part_t() {
   local p line files="kernels/ragged_dot/ragged_dot_test.py kernels/ragged_dot/triton_test.py
+    kernels/ragged_dot/mosaic_test.py
     kernels/gated_linear_unit/gated_linear_unit_test.py kernels/gated_linear_unit/triton_test.py
     kernels/gated_linear_unit/mosaic_test.py
     kernels/linear_softmax_cross_entropy_loss/linear_softmax_cross_entropy_loss_test.py
