@@ -15,7 +15,7 @@ Each compute warpgroup zeroes its accumulator's rows outside the item's group, w
 output dtype to shared memory and stores the rows the item owns (`owned_rows`) by TMA: a tile
 two groups share is written by two programs, each its own rows. TMA boxes are static, so a run of
 ``r`` rows is stored as the binary digits of ``r`` (a 32-row box, then an 8-row one, ...; at most
-7 stores, one for a run of 64). Rows no group covers get zeros without a memset: the first item
+7 stores per 128 columns, one for a run of 64). Rows no group covers get zeros without a memset: the first item
 also owns its tile's rows before its group, the last item the rows after it, and each padding
 item (index >= count; at least as many as the tiles no item touches) zeroes one untouched tile.
 
@@ -49,6 +49,9 @@ from pjrtkit.kernels.ragged_dot.triton import TritonRaggedDot
 
 DTYPES = ("bfloat16", "float16")
 """lhs and rhs dtypes the kernel takes (wgmma's 16-bit operands)."""
+OUT_DTYPES = ("bfloat16", "float16", "float32")
+"""Result dtypes it writes (rows of at least 128 bytes in shared memory, as TMA stores from any
+row need)."""
 
 _PRESETS = {"bfloat16": "BF16_BF16_F32", "float16": "F16_F16_F32"}
 """The dot algorithm preset of the kernel's products per operand dtype."""
@@ -99,7 +102,7 @@ class MosaicRaggedDotConfig:
 class Geometry:
   """The static shape of one launch."""
 
-  m: int  # rows of lhs, padded to a multiple of TILE_M
+  m: int  # rows of lhs (padded to TILE_M when fewer)
   k: int
   n: int
   contract: int  # rhs's contracted dimension: 1 ([g, k, n]) or 2 ([g, n, k])
@@ -110,7 +113,7 @@ class Geometry:
 
   @property
   def row_tiles(self) -> int:
-    return self.m // TILE_M
+    return -(-self.m // TILE_M)
 
   @property
   def col_tiles(self) -> int:
@@ -147,10 +150,12 @@ def geometry(m: int, k: int, n: int, contract: int, groups: int, config: MosaicR
   if n <= 0 or n % config.block_n:
     raise ValueError(f"ragged_dot mosaic: n ({n}) must be a positive multiple of block_n "
                      f"({config.block_n})")
-  padded = pallas_lib.round_up(max(m, 1), TILE_M)
-  items = schedule.max_items(padded, groups, TILE_M)
+  # A last tile past the rows is read as zeros and stored clipped by TMA; only fewer rows than
+  # one tile (whose static box would not fit the array) are padded.
+  rows = max(m, TILE_M)
+  items = schedule.max_items(rows, groups, TILE_M)
   pairs = items * (n // config.block_n)
-  return Geometry(m=padded, k=k, n=n, contract=contract, items=items, config=config,
+  return Geometry(m=rows, k=k, n=n, contract=contract, items=items, config=config,
                   stages=fitted_stages(config, itemsize, out_itemsize),
                   programs=max(1, min(sms, pairs)))
 
@@ -338,8 +343,10 @@ class MosaicRaggedDot(Op[MosaicRaggedDotConfig]):
       return f"lhs dtype {lhs} is not supported ({', '.join(DTYPES)})"
     if rhs != lhs:
       return f"rhs ({rhs}) of another dtype than lhs ({lhs}) (use 'xla_grouped' or 'xla')"
-    if not jnp.issubdtype(jnp.dtype(spec.param("out_dtype")), jnp.floating):
-      return f"an integer result ({spec.param('out_dtype')}) from floating operands"
+    out = jnp.dtype(spec.param("out_dtype")).name
+    if out not in OUT_DTYPES:
+      return (f"preferred_element_type {out} is not written by the kernel (accepted: "
+              f"{', '.join(OUT_DTYPES)})")
     if spec.param("activation") is not None or spec.param("fuse_gateup_activation") is not None:
       return ("activation and fuse_gateup_activation are not applied in the Mosaic kernel "
               "(accepted: None for both; 'triton' fuses them)")

@@ -91,17 +91,18 @@ def test_both_layouts_and_output_dtypes_lower(contract, out_dtype, block_n):
 
 
 def _replay(sizes, local, offset, m):
-  """``written[r]``: for every row r of the padded output, the list of what the kernel's stores
+  """``written[r]``: for every row r of the output's row tiles (rows past the array are clipped
+  by TMA), the list of what the kernel's stores
   put there (a local group's index, or -1 for zeros), from `owned_rows`, `schedule.untouched_tile` and
   `store_boxes` evaluated on the schedule's integers."""
-  padded = -(-m // rm.TILE_M) * rm.TILE_M
+  g = rm.geometry(m, 64, 128, 1, local, Config(), 2, 2, 132)
   sched = schedule.make(jnp.asarray(sizes, jnp.int32),
                         None if offset is None else jnp.asarray([offset], jnp.int32),
-                        local, padded, rm.TILE_M)
+                        local, g.m, rm.TILE_M)
   group, tile, lo, hi = (np.asarray(a) for a in (sched.group, sched.tile, sched.row_lo,
                                                   sched.row_hi))
   count = int(sched.count)
-  written = [[] for _ in range(padded)]
+  written = [[] for _ in range(g.row_tiles * rm.TILE_M)]
   for item in range(len(group)):
     for part in range(2):
       row0 = None
@@ -117,8 +118,8 @@ def _replay(sizes, local, offset, m):
               written[r].append(int(group[item]) if inside else -1)
       else:
         t = int(schedule.untouched_tile(item - count, count, int(tile[0]),
-                                  int(tile[max(count - 1, 0)]), padded // rm.TILE_M))
-        if t < padded // rm.TILE_M:
+                                  int(tile[max(count - 1, 0)]), g.row_tiles))
+        if t < g.row_tiles:
           for r in range(t * rm.TILE_M + part * rm.WG_ROWS,
                          t * rm.TILE_M + (part + 1) * rm.WG_ROWS):
             written[r].append(-1)
@@ -134,6 +135,10 @@ OWNERSHIP_CASES = [  # (group sizes, local groups, group offset, rows)
     ([1] * 200, 200, None, 200),                        # more groups than tiles
     ([0, 0, 64], 3, None, 1000),                        # the first group starts late
     ([500, 0, 0], 3, None, 700),                        # trailing empty groups, rows after
+    ([300, 400, 500], 3, None, 900),                    # more group rows than lhs rows
+    ([0, 0, 300, 200], 2, 0, 600),                      # no local rows, other groups' rows
+    ([20, 0, 13], 3, None, 50),                         # fewer rows than one tile (padded)
+    ([129, 1, 254, 616], 3, 1, 1000),                   # group_offset, last group to the end
 ]
 
 
@@ -151,7 +156,7 @@ def test_every_row_is_stored_once_with_its_groups_product_or_zero(case):
         want = local_g
     if r < m:
       assert what == [want], (r, what, want)
-    else:  # padding rows (sliced off): written at most once
+    else:  # past the rows (clipped, or sliced off when padded): written at most once
       assert len(what) <= 1, (r, what)
 
 
@@ -208,7 +213,11 @@ def test_default_config_follows_n():
     ("bfloat16", "bfloat16", 128, 64, {"activation": jax.nn.relu},
      "activation and fuse_gateup_activation are not applied in the Mosaic kernel"),
     ("bfloat16", "bfloat16", 128, 64, {"fuse": "silu"}, "'triton' fuses them"),
-    ("bfloat16", "bfloat16", 128, 64, {"out_dtype": jnp.int32}, "an integer result"),
+    ("bfloat16", "bfloat16", 128, 64, {"out_dtype": jnp.int32},
+     "preferred_element_type int32 is not written by the kernel \\(accepted: bfloat16, "
+     "float16, float32\\)"),
+    ("bfloat16", "bfloat16", 192, 64, {"out_dtype": jnp.float8_e4m3fn},
+     "preferred_element_type float8_e4m3fn is not written"),
     ("bfloat16", "bfloat16", 128, 64,
      {"precision": jax.lax.DotAlgorithmPreset.BF16_BF16_BF16},
      "precision BF16_BF16_BF16 is not the kernel's products \\(accepted: None, a "
@@ -240,6 +249,8 @@ def test_refused_off_hopper_and_in_interpret_mode():
     assert op.unsupported_reason(spec, H200) is None
     a100 = dataclasses.replace(H200, kind="NVIDIA A100", compute_capability=(8, 0))
     assert "compute capability 9.0+" in op.unsupported_reason(spec, a100)
+    b200 = dataclasses.replace(H200, kind="NVIDIA B200", compute_capability=(10, 0))
+    assert "wgmma, which only compute capability 9.x has" in op.unsupported_reason(spec, b200)
     cpu = DeviceInfo(platform="cpu", kind="cpu", compute_capability=None)
     assert "need an NVIDIA GPU" in op.unsupported_reason(spec, cpu)
   with pk.pallas_interpret():
@@ -256,18 +267,33 @@ def test_none_does_not_take_it_until_measured():
   assert "mosaic" not in api.rule(spec, H200, "fwd")
 
 
-def test_the_gradient_is_tritons_from_the_same_residuals():
-  lhs, rhs, sizes = _operands(48, 64, 128, [20, 0, 28], 3, 1, "float32")
-  spec, args = _spec(lhs, rhs, sizes, None, 1)
-  dout = jax.random.normal(jax.random.key(3), (48, 128), jnp.float32)
-  residuals = (lhs, rhs, sizes, None, None)
-  triton = api.IMPLEMENTATIONS["triton"]
+def _reference_rows_forward(x, rhs, contract, group_sizes, group_offset, config, out_dtype):
+  """What `rows_forward` computes, in XLA (the kernel itself runs only on a Hopper GPU)."""
+  del config
+  rhs_kn = rhs if contract == 1 else jnp.swapaxes(rhs, 1, 2)
+  offset = 0 if group_offset is None else group_offset[0]
+  return jnp.asarray(base.reference(x, rhs_kn, group_sizes, int(offset)), out_dtype)
+
+
+def test_forward_and_gradient_pair_with_tritons_backward(monkeypatch):
+  # The kernel replaced by its definition: `forward` returns its output and the residuals
+  # "triton"'s backward reads, and that backward gives "xla"'s gradient.
+  monkeypatch.setattr(rm, "rows_forward", _reference_rows_forward)
+  lhs, rhs, sizes = _operands(48, 64, 128, [20, 0, 28], 3, 2, "bfloat16")
+  spec, args = _spec(lhs, rhs, sizes, None, 2)
+  dout = jax.random.normal(jax.random.key(3), (48, 128), jnp.float32).astype(jnp.bfloat16)
+  op, xla = rm.MosaicRaggedDot(), api.IMPLEMENTATIONS["xla"]
+  out, residuals = op.forward(args, spec, Config())
+  assert out.dtype == jnp.bfloat16 and residuals[:3] == (lhs, rhs, sizes)
+  assert residuals[3] is None and residuals[4] is None
+  want_out, want_residuals = xla.forward(args, spec, pk.NoConfig())
+  testing.assert_close(out, want_out, "bfloat16", "fwd")
   with pk.pallas_interpret():
-    got = rm.MosaicRaggedDot().backward(residuals, dout, spec, Config())
-    want = triton.backward(residuals, dout, spec, triton.default_config(spec))
-  for g, w in zip(got, want):
-    assert (g is None and w is None) or jnp.array_equal(g, w)
-  assert got[0].shape == lhs.shape and got[1].shape == rhs.shape
+    got = op.backward(residuals, dout, spec, Config())
+  want = xla.backward(want_residuals, dout, spec, pk.NoConfig())
+  for g, w in zip(got[:2], want[:2]):
+    testing.assert_close(g, w, "bfloat16", "grad")
+  assert got[2:] == (None, None)
 
 
 VALUE_CASES = [  # (m, k, n, group sizes, local, offset, contract, dtype, out dtype, config)
@@ -275,6 +301,7 @@ VALUE_CASES = [  # (m, k, n, group sizes, local, offset, contract, dtype, out dt
     (1000, 256, 512, [300, 0, 500], 3, None, 2, "bfloat16", None, Config(256)),     # rows after
     (640, 1024, 256, [40, 300, 7, 90, 60], 2, 1, 1, "float16", None, Config(64, 128, 3, 2)),
     (384, 256, 128, [0, 0, 0], 3, None, 1, "bfloat16", "float32", Config()),        # no rows
+    (50, 128, 192, [20, 0, 13], 3, None, 1, "float16", "float16", Config(64)),      # padded
     # More pairs than programs (191 items x 11 column tiles on 132 SMs).
     (16384, 512, 1408, None, 64, None, 1, "bfloat16", None, Config()),
     (4096, 512, 768, [1] * 96 + [4000] + [0] * 31, 128, None, 2, "bfloat16", "float32",
@@ -282,8 +309,12 @@ VALUE_CASES = [  # (m, k, n, group sizes, local, offset, contract, dtype, out dt
 ]
 
 
-@pytest.mark.skipif(not _hopper(), reason="the compiled Mosaic GPU kernel needs a Hopper GPU "
-                    "(sm_90); tools/gpu/open_issue_checks.sh PART=t runs it on the H200")
+_ON_HOPPER = pytest.mark.skipif(
+    not _hopper(), reason="the compiled Mosaic GPU kernel needs a Hopper GPU (sm_90); "
+    "tools/gpu/open_issue_checks.sh PART=t runs it on the H200")
+
+
+@_ON_HOPPER
 @pytest.mark.parametrize("case", range(len(VALUE_CASES)))
 def test_values_against_the_definition_on_hopper(case):
   m, k, n, sizes, local, offset, contract, dtype, out_dtype, config = VALUE_CASES[case]
@@ -300,6 +331,21 @@ def test_values_against_the_definition_on_hopper(case):
   # Rows no local group covers are exactly zero.
   assert np.array_equal(np.asarray(got, np.float32)[np.all(want == 0, axis=1)], 0.0 * want[
       np.all(want == 0, axis=1)])
+
+
+@_ON_HOPPER
+def test_gradient_through_the_public_function_on_hopper():
+  lhs, rhs, sizes = _operands(1000, 256, 384, [300, 0, 500, 150], 4, 1, "bfloat16", seed=7)
+  dout = jax.random.normal(jax.random.key(8), (1000, 384), jnp.float32)
+
+  def loss(implementation):
+    return lambda a, b: jnp.sum(pk.ragged_dot(a, b, sizes, implementation=implementation)
+                                .astype(jnp.float32) * dout)
+
+  got = jax.jit(jax.grad(loss("mosaic"), argnums=(0, 1)))(lhs, rhs)
+  want = jax.jit(jax.grad(loss("xla"), argnums=(0, 1)))(lhs, rhs)
+  for g, w in zip(got, want):
+    testing.assert_close(g, w, "bfloat16", "grad")
 
 
 if __name__ == "__main__":
