@@ -36,6 +36,33 @@ def gpu_unsupported_reason(device: DeviceInfo, backend: str, min_capability: tup
   return None
 
 
+def compiled_wgmma_reason(device: DeviceInfo, kernel: str) -> str | None:
+  """Why a compiled-only warp-specialised Mosaic GPU `kernel` (named in the message: "ragged_dot",
+  "gated linear unit") cannot run: under `pallas_interpret` (Pallas's interpreter cannot run a
+  warp-specialised pipeline), or off Hopper (`gpu_unsupported_reason` with wgmma's 9.x)."""
+  if interpret_enabled():
+    return (f"the Mosaic GPU {kernel} kernel is compiled only (Pallas's interpreter cannot run "
+            f"its warp-specialised pipeline)")
+  return gpu_unsupported_reason(device, "Mosaic GPU", (9, 0), only_major=9)
+
+
+_WGMMA_PRESETS = {"bfloat16": "BF16_BF16_F32", "float16": "F16_F16_F32"}
+"""The dot algorithm preset of wgmma's products per 16-bit operand dtype."""
+
+
+def wgmma_precision_reason(precision: str | None, dtype: str) -> str | None:
+  """Why a call's precision (its `functions.precision_name`) is not what a wgmma kernel's
+  products of 16-bit `dtype` operands compute (summed in float32): None, any
+  ``jax.lax.Precision`` (for 16-bit operands they are all the same products), DEFAULT and the
+  dtype's own preset are; None when it is."""
+  preset = _WGMMA_PRESETS[dtype]
+  if precision is None or not precision.startswith("preset:") or precision in (
+      f"preset:{preset}", "preset:DEFAULT"):
+    return None
+  return (f"precision {precision[len('preset:'):]} is not the kernel's products (accepted: "
+          f"None, a jax.lax.Precision, DEFAULT or {preset})")
+
+
 HOPPER_SMEM_LIMIT = 227 * 1024
 """Shared memory one Hopper block may use (sm_90: 227 KiB)."""
 

@@ -37,7 +37,6 @@ import jax.experimental.pallas.mosaic_gpu as plgpu
 from pjrtkit.kernels.core import functions
 from pjrtkit.kernels.core import pallas as pallas_lib
 from pjrtkit.kernels.core.device import DeviceInfo
-from pjrtkit.kernels.core.interpret import interpret_enabled
 from pjrtkit.kernels.core.op import NoConfig, Op
 from pjrtkit.kernels.core.spec import Spec
 from pjrtkit.kernels.gated_linear_unit import base
@@ -52,8 +51,6 @@ checked by ``mosaic_test.py`` on JAX 0.11.2 and 0.12 (``jax.nn.relu``, a ``custo
 not lower on 0.11.2). A call with any other activation is refused (``implementation=None`` then
 takes another implementation)."""
 
-_PRESETS = {"bfloat16": "BF16_BF16_F32", "float16": "F16_F16_F32"}
-"""The dot algorithm preset of the kernel's products per operand dtype."""
 
 _COMPUTE_WGS = 2
 _MEMORY_REGISTERS = 40
@@ -252,10 +249,7 @@ class MosaicGatedLinearUnit(Op[MosaicGatedLinearUnitConfig]):
   automatic = False
 
   def unsupported_reason(self, spec: Spec, device: DeviceInfo) -> str | None:
-    if interpret_enabled():
-      return ("the Mosaic GPU gated linear unit kernel is compiled only (Pallas's interpreter "
-              "cannot run its warp-specialised pipeline)")
-    reason = pallas_lib.gpu_unsupported_reason(device, "Mosaic GPU", (9, 0), only_major=9)
+    reason = pallas_lib.compiled_wgmma_reason(device, "gated linear unit")
     if reason:
       return reason
     x = jnp.dtype(spec.arg("x").dtype).name
@@ -268,11 +262,9 @@ class MosaicGatedLinearUnit(Op[MosaicGatedLinearUnitConfig]):
     if name is not None and name not in IN_KERNEL_ACTIVATIONS:
       return (f"activation {name} is not applied in the kernel (accepted: None, "
               f"{', '.join(sorted(IN_KERNEL_ACTIVATIONS))})")
-    precision = spec.param("precision")
-    if precision is not None and precision.startswith("preset:") and precision not in (
-        f"preset:{_PRESETS[x]}", "preset:DEFAULT"):
-      return (f"precision {precision[len('preset:'):]} is not the kernel's products (accepted: "
-              f"None, a jax.lax.Precision, DEFAULT or {_PRESETS[x]})")
+    reason = pallas_lib.wgmma_precision_reason(spec.param("precision"), x)
+    if reason:
+      return reason
     _, n, k = base.sizes(spec)
     if n % 64 or k % 64 or n == 0 or k == 0:
       return f"n ({n}) and k ({k}) must be positive multiples of 64"

@@ -41,7 +41,6 @@ import jax.experimental.pallas.mosaic_gpu as plgpu
 
 from pjrtkit.kernels.core import pallas as pallas_lib
 from pjrtkit.kernels.core.device import DeviceInfo
-from pjrtkit.kernels.core.interpret import interpret_enabled
 from pjrtkit.kernels.core.op import Op
 from pjrtkit.kernels.core.spec import Spec
 from pjrtkit.kernels.ragged_dot import base, schedule
@@ -52,9 +51,6 @@ DTYPES = ("bfloat16", "float16")
 OUT_DTYPES = ("bfloat16", "float16", "float32")
 """Result dtypes it writes (rows of at least 128 bytes in shared memory, as TMA stores from any
 row need)."""
-
-_PRESETS = {"bfloat16": "BF16_BF16_F32", "float16": "F16_F16_F32"}
-"""The dot algorithm preset of the kernel's products per operand dtype."""
 
 WG_ROWS = 64
 """Rows per compute warpgroup (one wgmma M of 64)."""
@@ -328,10 +324,7 @@ class MosaicRaggedDot(Op[MosaicRaggedDotConfig]):
   automatic = False
 
   def unsupported_reason(self, spec: Spec, device: DeviceInfo) -> str | None:
-    if interpret_enabled():
-      return ("the Mosaic GPU ragged_dot kernel is compiled only (Pallas's interpreter cannot "
-              "run its warp-specialised pipeline)")
-    reason = pallas_lib.gpu_unsupported_reason(device, "Mosaic GPU", (9, 0), only_major=9)
+    reason = pallas_lib.compiled_wgmma_reason(device, "ragged_dot")
     if reason:
       return reason
     reason = base.grouped_unsupported_reason(spec)
@@ -350,11 +343,9 @@ class MosaicRaggedDot(Op[MosaicRaggedDotConfig]):
     if spec.param("activation") is not None or spec.param("fuse_gateup_activation") is not None:
       return ("activation and fuse_gateup_activation are not applied in the Mosaic kernel "
               "(accepted: None for both; 'triton' fuses them)")
-    precision = spec.param("precision")
-    if precision is not None and precision.startswith("preset:") and precision not in (
-        f"preset:{_PRESETS[lhs]}", "preset:DEFAULT"):
-      return (f"precision {precision[len('preset:'):]} is not the kernel's products (accepted: "
-              f"None, a jax.lax.Precision, DEFAULT or {_PRESETS[lhs]})")
+    reason = pallas_lib.wgmma_precision_reason(spec.param("precision"), lhs)
+    if reason:
+      return reason
     _, n, k = self._sizes(spec)
     if n % 64 or k % 64:
       return f"n ({n}) and k ({k}) must be multiples of 64"
