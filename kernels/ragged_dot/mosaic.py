@@ -21,8 +21,9 @@ item (index >= count; at least as many as the tiles no item touches) zeroes one 
 
 Serves bfloat16/float16 lhs and rhs of one dtype, rhs ``[g, k, n]`` or ``[g, n, k]``, k and n
 multiples of 64, no activation or gate-up fusion, a floating result, a precision that leaves
-16-bit products summed in float32. A differentiated call's gradient is "triton"'s (the residuals
-hold no float32 product: there is no epilogue). Compiled only: Pallas's Mosaic GPU interpreter
+16-bit products summed in float32. The gradient: d lhs is the same kernel (the output's
+cotangent, in lhs's dtype, against rhs contracted over its output dimension), d rhs "triton"'s
+per-group kernel (the residuals hold no float32 product: there is no epilogue). Compiled only: Pallas's Mosaic GPU interpreter
 cannot run the warp-specialised pipeline, so CPU tests check the kernel's lowering for CUDA and
 the row ownership on integers (``mosaic_test.py``); the H200 runs check its values.
 """
@@ -39,12 +40,13 @@ from jax import lax
 from jax.experimental import pallas as pl
 import jax.experimental.pallas.mosaic_gpu as plgpu
 
+from pjrtkit.kernels.core import functions
 from pjrtkit.kernels.core import pallas as pallas_lib
 from pjrtkit.kernels.core.device import DeviceInfo
 from pjrtkit.kernels.core.op import Op
 from pjrtkit.kernels.core.spec import Spec
 from pjrtkit.kernels.ragged_dot import base, schedule
-from pjrtkit.kernels.ragged_dot.triton import TritonRaggedDot
+from pjrtkit.kernels.ragged_dot.triton import TritonRaggedDot, group_gradient
 
 DTYPES = ("bfloat16", "float16")
 """lhs and rhs dtypes the kernel takes (wgmma's 16-bit operands)."""
@@ -314,7 +316,8 @@ def rows_forward(x: jax.Array, rhs: jax.Array, contract: int, group_sizes: jax.A
 
 
 class MosaicRaggedDot(Op[MosaicRaggedDotConfig]):
-  """The Hopper grouped-product kernel for the forward; "triton"'s gradient."""
+  """The Hopper grouped-product kernel for the forward and d lhs; "triton"'s kernel for d
+  rhs."""
 
   op_name = base.OP_NAME
   implementation = "mosaic"
@@ -383,14 +386,33 @@ class MosaicRaggedDot(Op[MosaicRaggedDotConfig]):
 
   def forward(self, args: tuple[Any, ...], spec: Spec, config: MosaicRaggedDotConfig
               ) -> tuple[Any, Any]:
-    """The kernel's output; the residuals "triton"'s gradient reads (no float32 product: the
-    call has no epilogue)."""
+    """The kernel's output and the residuals `backward` reads (those of "triton"; no float32
+    product: the call has no epilogue)."""
     lhs, rhs, group_sizes, group_offset = args
     return self.forward_output(args, spec, config), (lhs, rhs, group_sizes, group_offset, None)
 
   def backward(self, residuals: Any, dout: Any, spec: Spec, config: MosaicRaggedDotConfig
                ) -> tuple[Any, ...]:
-    """"triton"'s gradient at its default config."""
-    del config
+    """d lhs by the kernel (the output's cotangent against rhs contracted over its output
+    dimension, the same rows and groups); d rhs by "triton"'s per-group kernel at its default
+    config."""
+    lhs, rhs, group_sizes, group_offset, _ = residuals
+    m, n, k = self._sizes(spec)
+    contract = base.dims_of(spec).rhs_contract[0]
+    dy = base.dout_to_acc(spec, None, dout).astype(lhs.dtype)
+    dlhs = rows_forward(dy, rhs, 3 - contract, group_sizes, group_offset,
+                        self._dlhs_config(config, k, n), lhs.dtype)
     triton = TritonRaggedDot()
-    return triton.backward(residuals, dout, spec, triton.default_config(spec))
+    starts, ends = schedule.local_bounds(group_sizes, group_offset, rhs.shape[0], m)
+    precision = functions.precision_of(spec.param("precision"))
+    a, b = (lhs, dy) if contract == 1 else (dy, lhs)
+    drhs = group_gradient(a, b, starts, ends, triton.default_config(spec), rhs.dtype, precision)
+    return dlhs, drhs, None, None
+
+  @staticmethod
+  def _dlhs_config(config: MosaicRaggedDotConfig, k: int, n: int) -> MosaicRaggedDotConfig:
+    """`config` refitted to d lhs's product: k output columns, n contracted (the forward's n
+    and k are what `config` fits)."""
+    block_n = next(b for b in (config.block_n, 256, 128, 64) if k % b == 0)
+    block_k = config.block_k if n % config.block_k == 0 else 64
+    return dataclasses.replace(config, block_n=block_n, block_k=block_k)

@@ -90,6 +90,35 @@ def test_both_layouts_and_output_dtypes_lower(contract, out_dtype, block_n):
   assert [(a.shape, a.dtype) for a in exported.out_avals] == [((384, 512), out_dtype)]
 
 
+@pytest.mark.parametrize("contract", [1, 2])
+def test_forward_and_gradient_lower_for_cuda(contract):
+  """The forward and the gradient at an MoE-like shape with a group offset: d lhs by the Mosaic
+  kernel (rhs contracted over the other dimension), d rhs by "triton"'s per-group kernel."""
+  m, k, n, g = 1000, 512, 384, 4
+  lhs = jax.ShapeDtypeStruct((m, k), jnp.bfloat16)
+  rhs = jax.ShapeDtypeStruct((g, k, n) if contract == 1 else (g, n, k), jnp.bfloat16)
+  sizes = jax.ShapeDtypeStruct((g + 2,), jnp.int32)
+  offset = jax.ShapeDtypeStruct((1,), jnp.int32)
+  spec, _ = _spec(lhs, rhs, sizes, offset, contract)
+  op = rm.MosaicRaggedDot()
+  config = op.default_config(spec)
+
+  def f(a, b, s, o, dout):
+    out, residuals = op.forward((a, b, s, o), spec, config)
+    return (out,) + op.backward(residuals, dout, spec, config)[:2]
+
+  with tm.lowering_target():
+    exported = jax.export.export(jax.jit(f), platforms=["cuda"],
+                                 disabled_checks=pk.DISABLE_JAX_EXPORT_CHECKS)(
+        lhs, rhs, sizes, offset, jax.ShapeDtypeStruct((m, n), jnp.bfloat16))
+  assert [a.shape for a in exported.out_avals] == [(m, n), (m, k), rhs.shape]
+  name = "pjrtkit_ragged_dot_fwd_mosaic"
+  one = _export(m, k, n, g, contract, config).mlir_module().count(name)  # one kernel's mentions
+  text = exported.mlir_module()
+  assert one > 0 and text.count(name) == 2 * one  # the forward and d lhs
+  assert "pjrtkit_ragged_dot_group_grad" in text
+
+
 def _replay(sizes, local, offset, m):
   """``written[r]``: for every row r of the output's row tiles (rows past the array are clipped
   by TMA), the list of what the kernel's stores
@@ -196,6 +225,14 @@ def test_config_and_geometry_are_validated_naming_the_field():
     rm.geometry(64, 256, 192, 1, 2, Config(), 2, 2, 132)
 
 
+def test_the_dlhs_product_gets_a_config_that_fits_it():
+  fit = rm.MosaicRaggedDot._dlhs_config
+  assert fit(Config(256, 128), 768, 1024) == Config(256, 128)
+  assert fit(Config(256, 128), 1408, 4096) == Config(128, 128)  # k = 1408: 128 columns
+  assert fit(Config(128, 128), 4096, 1344) == Config(128, 64)   # n = 1344 contracted: k steps of 64
+  assert fit(Config(64, 64, 6, 4), 192, 64) == Config(64, 64, 6, 4)
+
+
 def test_default_config_follows_n():
   op = rm.MosaicRaggedDot()
   for n, block_n in ((1408, 128), (768, 256), (192, 64)):
@@ -275,12 +312,14 @@ def _reference_rows_forward(x, rhs, contract, group_sizes, group_offset, config,
   return jnp.asarray(base.reference(x, rhs_kn, group_sizes, int(offset)), out_dtype)
 
 
-def test_forward_and_gradient_pair_with_tritons_backward(monkeypatch):
-  # The kernel replaced by its definition: `forward` returns its output and the residuals
-  # "triton"'s backward reads, and that backward gives "xla"'s gradient.
+@pytest.mark.parametrize("contract", [1, 2])
+def test_forward_and_gradient_against_xla_with_the_kernel_replaced(monkeypatch, contract):
+  # The kernel replaced by its definition: `forward` returns its output and the residuals;
+  # `backward` (d lhs by the kernel with rhs contracted the other way, d rhs by "triton"'s
+  # per-group kernel) gives "xla"'s gradient.
   monkeypatch.setattr(rm, "rows_forward", _reference_rows_forward)
-  lhs, rhs, sizes = _operands(48, 64, 128, [20, 0, 28], 3, 2, "bfloat16")
-  spec, args = _spec(lhs, rhs, sizes, None, 2)
+  lhs, rhs, sizes = _operands(48, 64, 128, [20, 0, 28], 3, contract, "bfloat16")
+  spec, args = _spec(lhs, rhs, sizes, None, contract)
   dout = jax.random.normal(jax.random.key(3), (48, 128), jnp.float32).astype(jnp.bfloat16)
   op, xla = rm.MosaicRaggedDot(), api.IMPLEMENTATIONS["xla"]
   out, residuals = op.forward(args, spec, Config())
