@@ -24,7 +24,8 @@ Per query step each compute warpgroup does, with its keys K_w, V_w (64 x D):
 and, while dV's product runs, writes dS^T into its half of a shared ``[128 keys, block_q
 queries]`` tile, then issues dK's. The dQ product of the step, ``dQ_step = dS K`` over all 128
 keys (the tile read transposed), is done by one warpgroup, alternating by step, or at head_dim
-128 by both, each on half of the columns, and added to a float32 dQ in global memory with a TMA
+128 by both, each on half of the columns, and added to a float32 dQ (int32 fixed point with
+`BwdGeometry.fixed_point_dq`, `fixed_point`) in global memory with a TMA
 reduce-add (``copy_smem_to_gmem(reduction_op="add")``). With `BwdGeometry.lag_dq` it runs one
 step late, at the end of the next step, and warpgroup 1 starts half a step after warpgroup 0.
 That dQ starts as zeros: it is passed in as a mutable array reference (`jax.new_ref`), which the
@@ -55,6 +56,7 @@ from jax.experimental import pallas as pl
 import jax.experimental.pallas.mosaic_gpu as plgpu
 
 from pjrtkit.kernels.core import pallas as pallas_lib
+from pjrtkit.kernels.dot_product_attention.mosaic import fixed_point
 # The geometry (re-exported: `mosaic_bwd.BwdGeometry`, `mosaic_bwd.choose` etc.).
 from pjrtkit.kernels.dot_product_attention.mosaic.bwd_geometry import (  # noqa: F401
     BLOCK_KV, BLOCK_QS, COMPUTE_WGS as _COMPUTE_WGS, LOG2E,
@@ -128,11 +130,15 @@ def _each_item(g: BwdGeometry, items: Any, work: Any) -> None:
     work(0, 0)
 
 
-def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s, do_s, lse_s,
-            delta_s, dst_s, dq_s, kv_bar, q_bar, do_bar, lse_bar, delta_bar, q_free, ds_ready,
-            ds_free, done, kv_free, stagger, *zero_s, g: BwdGeometry):
-  # zero_s: with `BwdGeometry.loop_descriptors`, one int32 of shared memory holding 0.
-  zero_s = zero_s[0] if g.loop_descriptors else None
+def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, *refs, g: BwdGeometry):
+  # With `BwdGeometry.fixed_point_dq` the dQ factors' rows `dqf_g` (an input) and their ring
+  # `dqf_s`; with `BwdGeometry.loop_descriptors` `zero_s`, one int32 of shared memory holding 0.
+  fixed = g.fixed_point_dq
+  dqf_g, refs = (refs[0], refs[1:]) if fixed else (None, refs)
+  (dq_g, dk_g, dv_g, k_s, v_s, q_s, do_s, lse_s, delta_s, dst_s, dq_s, kv_bar, q_bar, do_bar,
+   lse_bar, delta_bar, q_free, ds_ready, ds_free, done, kv_free, stagger, *rest) = refs
+  zero_s = rest.pop(0) if g.loop_descriptors else None
+  dqf_s = rest.pop(0) if fixed else None
   pid = lax.axis_index(pallas_lib.MOSAIC_GRID_AXIS)
   wg = lax.axis_index("wg")
   items = g.items_of(pid)
@@ -271,6 +277,10 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
         plgpu.barrier_wait(ds_ready.at[dslot])
         dq = mm(ds_tile.transpose((1, 0)), cols, g.dq_tile)
         plgpu.barrier_arrive(ds_free.at[dslot])
+        if fixed:  # scaled per query row by a power of two, truncated (`fixed_point`)
+          row = plgpu.load(dqf_s.at[lax.rem(s, g.factor_slots)],
+                           layout=plgpu.Layout.WGMMA.reduce(1))
+          dq = (dq * lax.broadcast_in_dim(row, g.dq_tile, [0])).astype(jnp.int32)
         # This warpgroup's previous dQ store must have read its staging tile.
         plgpu.wait_smem_to_gmem(0, wait_read_only=True)
         dq_s.at[wg][...] = dq
@@ -376,6 +386,9 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dq_g, dk_g, dv_g, k_s, v_s, q_s
         plgpu.copy_gmem_to_smem(do_g.at[b, rows, h], do_s.at[slot], do_bar.at[slot])
         plgpu.copy_gmem_to_smem(delta_g.at[b, h, rows], delta_s.at[slot],
                                 (do_bar if g.paired_loads else delta_bar).at[slot])
+        if fixed:  # completes with the queries (`BwdGeometry.factor_slots`)
+          plgpu.copy_gmem_to_smem(dqf_g.at[b, h, rows], dqf_s.at[lax.rem(it, g.factor_slots)],
+                                  q_bar.at[slot])
         if g.persistent_programs:
           pl.when((i > 0) & (it + 1 - start == kv_after))(load_kv)
         return it + 1
@@ -398,11 +411,15 @@ def backward(q: Any, k: Any, v: Any, do: Any, lse_in: Any, delta: Any, g: BwdGeo
   """``(dq [B, Tp, H, D] float32, dk, dv [B, Sp, K, D] in the input dtype)`` for inputs already
   padded to the geometry: q, do ``[B, Tp, H, D]``, k, v ``[B, Sp, K, D]``, `lse_in` the
   forward's log-sum-exp as `lse_input` gives it and `delta` = rowsum(dO * O), both ``[B, H,
-  Tp]`` float32 (zero in padded rows)."""
+  Tp]`` float32 (zero in padded rows). With `BwdGeometry.fixed_point_dq` the kernel sums dQ in
+  int32, each row scaled by `fixed_point.row_factors`, and `fixed_point.decode` gives it back
+  (NaN in rows whose bound, log-sum-exp or delta is not finite)."""
   dtype = q.dtype
   d = g.head_dim
   f32 = jnp.float32
-  pairs = 2 if g.paired_loads else 1  # the loads that complete q_bar and do_bar
+  acc = jnp.int32 if g.fixed_point_dq else f32  # dQ's sum in global memory
+  pairs = 2 if g.paired_loads else 1  # the loads that complete do_bar
+  q_loads = pairs + (1 if g.fixed_point_dq else 0)  # and q_bar (the dQ factors' row)
   scratch = [
       pallas_lib.wgmma_smem((BLOCK_KV, d), dtype),                          # k_s
       pallas_lib.wgmma_smem((BLOCK_KV, d), dtype),                          # v_s
@@ -411,9 +428,9 @@ def backward(q: Any, k: Any, v: Any, do: Any, lse_in: Any, delta: Any, g: BwdGeo
       plgpu.SMEM((g.stages, g.block_q), f32),                # lse_s
       plgpu.SMEM((g.stages, g.block_q), f32),                # delta_s
       pallas_lib.wgmma_smem((g.ds_slots, BLOCK_KV, g.block_q), dtype),      # dst_s
-      plgpu.SMEM((_COMPUTE_WGS, *g.dq_tile), f32),           # dq_s
+      plgpu.SMEM((_COMPUTE_WGS, *g.dq_tile), acc),           # dq_s
       plgpu.Barrier(num_barriers=2),                         # kv_bar
-      plgpu.Barrier(num_arrivals=pairs, num_barriers=g.stages),  # q_bar
+      plgpu.Barrier(num_arrivals=q_loads, num_barriers=g.stages),  # q_bar
       plgpu.Barrier(num_arrivals=pairs, num_barriers=g.stages),  # do_bar
       plgpu.Barrier(num_barriers=g.stages),                  # lse_bar (unused with paired loads)
       plgpu.Barrier(num_barriers=g.stages),                  # delta_bar (unused with paired loads)
@@ -427,13 +444,21 @@ def backward(q: Any, k: Any, v: Any, do: Any, lse_in: Any, delta: Any, g: BwdGeo
   ]
   if g.loop_descriptors:
     scratch.append(plgpu.SMEM((1,), jnp.int32))                         # zero_s
+  if g.fixed_point_dq:
+    scratch.append(plgpu.SMEM((g.factor_slots, g.block_q), f32))         # dqf_s
   kv_type = jax.ShapeDtypeStruct((g.batch, g.kv_len_padded, g.kv_heads, d), dtype)
-  dq_ref = jax.new_ref(jnp.zeros((g.batch, g.q_len_padded, g.heads, d), f32))
+  dq_ref = jax.new_ref(jnp.zeros((g.batch, g.q_len_padded, g.heads, d), acc))
+  factors, finite = (fixed_point.row_factors(k, v, do, lse_in, delta, g.scale)
+                     if g.fixed_point_dq else (None, None))
   dk, dv = plgpu.kernel(
       lambda *refs: _kernel(*refs, g=g), out_type=[kv_type, kv_type], scratch_types=scratch,
       grid=(g.launched,), grid_names=(pallas_lib.MOSAIC_GRID_AXIS,),
       num_threads=_COMPUTE_WGS + 1, thread_name="wg",
       compiler_params=plgpu.CompilerParams(approx_math=True,
                                            unsafe_no_auto_barriers=not g.auto_barriers),
-      kernel_name="pjrtkit_attention_bwd_mosaic")(q, k, v, do, lse_in, delta, dq_ref)
-  return jax.freeze(dq_ref), dk, dv
+      kernel_name="pjrtkit_attention_bwd_mosaic")(
+          q, k, v, do, lse_in, delta, *([factors] if g.fixed_point_dq else []), dq_ref)
+  dq = jax.freeze(dq_ref)
+  if g.fixed_point_dq:
+    dq = fixed_point.decode(dq, factors, finite)
+  return dq, dk, dv

@@ -84,7 +84,13 @@ class BwdGeometry(PaddedShape):
   2.78 ms; 16x1024x32x128, 4x4096x32x128 kv8, 2x6144x16x128 and 3x2560x12x128 moved by 0.4 % or
   less; 1x16384x16x128 went from 9.75 to 9.94 ms (1.9 %; the rounds overlap: 552.8-571.9 and
   551.2-564.2 TFLOP/s) and, without `loop_descriptors`, its causal form from 4.77 to 4.87; at
-  head_dim 64 32x2048x16x64 went from 3.03 to 3.18 ms with it."""
+  head_dim 64 32x2048x16x64 went from 3.03 to 3.18 ms with it.
+  `fixed_point_dq`: dQ is summed in int32 fixed point instead of float32, so the sum is the same
+  in any order of the reduce-adds (integer addition is associative) and the gradient bitwise
+  the same from run to run: each step's dQ tile is multiplied by a per-query-row power of two
+  (`fixed_point.row_factors`, loaded with the step's queries into a ring of `factor_slots`
+  rows) and truncated to int32 before its TMA reduce-add; `fixed_point.decode` divides the sum
+  back. Opt-in (`choose` takes it when asked): its cost has not been measured on an H200."""
 
   scale: float
   causal: bool
@@ -96,6 +102,7 @@ class BwdGeometry(PaddedShape):
   lag_dq: bool = False
   loop_descriptors: bool = False
   biased_accumulators: bool = False
+  fixed_point_dq: bool = False
 
   def __post_init__(self) -> None:
     if self.kv_heads < 1 or self.heads % self.kv_heads:
@@ -207,8 +214,17 @@ class BwdGeometry(PaddedShape):
              + 2 * self.stages * self.block_q * d * itemsize  # Q, dO
              + 2 * self.stages * self.block_q * 4             # lse, delta
              + self.ds_slots * BLOCK_KV * self.block_q * itemsize  # dS^T
-             + COMPUTE_WGS * self.dq_tile[0] * self.dq_tile[1] * 4)  # dQ staging, float32
+             + COMPUTE_WGS * self.dq_tile[0] * self.dq_tile[1] * 4  # dQ staging, 32-bit
+             + (self.factor_slots * self.block_q * 4 if self.fixed_point_dq else 0))
     return tiles + 4096
+
+  @property
+  def factor_slots(self) -> int:
+    """Rows of dQ factors in flight with `fixed_point_dq`: a step's row is read by its dQ
+    product, at the latest at the end of the next step (`lag_dq`), and the producer loads step
+    t's row once both compute warpgroups released step ``t - stages``'s queries, so after step
+    ``t - stages - 1`` ended: ``stages + 2`` rows never overwrite one still to be read."""
+    return self.stages + 2
 
   @property
   def paired_loads(self) -> bool:
@@ -269,14 +285,16 @@ class BwdGeometry(PaddedShape):
 
 def choose(*, batch: int, q_len: int, heads: int, kv_heads: int, kv_len: int, head_dim: int,
            scale: float, causal: bool, itemsize: int, max_stages: int,
-           block_qs: tuple[int, ...] = (64,), sms: int | None = None) -> BwdGeometry | None:
+           block_qs: tuple[int, ...] = (64,), sms: int | None = None,
+           fixed_point_dq: bool = False) -> BwdGeometry | None:
   """The first geometry that fits in shared memory: `block_qs` in order, then two dS^T tiles
   before one, then the most query steps in flight up to `max_stages` (at least 2); causal
   launches of at most `LONGEST_FIRST_MAX_WAVES` programs per SM take `longest_first` (`sms`: the
   SM count; when None, the default device's where it is a GPU, else `pallas.DEFAULT_SMS`, so a
   program exported for CUDA from a CPU host orders its programs as on an H200);
   at head_dim 128 (a multiple of 128: dQ split by columns) `loop_descriptors`,
-  `biased_accumulators` and, with two dS^T slots, `lag_dq`. None if none fits."""
+  `biased_accumulators` and, with two dS^T slots, `lag_dq`; `fixed_point_dq` as asked (its
+  factor rows counted in the shared memory). None if none fits."""
   if sms is None:
     sms = pallas_lib.gpu_sm_count()
   if sms < 1:
@@ -288,7 +306,7 @@ def choose(*, batch: int, q_len: int, heads: int, kv_heads: int, kv_len: int, he
                         q_len_padded=pallas_lib.round_up(q_len, block_q), kv_len=kv_len,
                         kv_len_padded=pallas_lib.round_up(kv_len, BLOCK_KV), head_dim=head_dim,
                         scale=scale, causal=causal, stages=stages, block_q=block_q,
-                        ds_slots=ds_slots)
+                        ds_slots=ds_slots, fixed_point_dq=fixed_point_dq)
         if g.fits(itemsize):
           return dataclasses.replace(
               g, longest_first=causal and g.programs <= LONGEST_FIRST_MAX_WAVES * sms,

@@ -404,6 +404,42 @@ def test_deterministic_ops_take_the_split_backward(monkeypatch, flags, kernels):
   assert re.findall(r"custom_call @(\w+)", exported.mlir_module()).count("mosaic_gpu_v2") == kernels
 
 
+@pytest.mark.parametrize("d,causal", [(64, False), (64, True), (128, False), (128, True)])
+def test_fixed_point_dq_backward_lowers_for_cuda(d, causal):
+  """`BwdGeometry.fixed_point_dq` (dQ summed in int32, `fixed_point`) at both head dims, one
+  warpgroup's dQ product per step and the lagged, column-split one, causal with items that have
+  no query step; its factor rows are counted in shared memory and change nothing else `choose`
+  picks."""
+  g = _choose(2, 300, 4, d, 600, 2, causal)
+  fixed = mosaic_bwd.choose(batch=2, q_len=300, heads=4, kv_heads=2, kv_len=600, head_dim=d,
+                            scale=1 / math.sqrt(d), causal=causal, itemsize=2, max_stages=4,
+                            fixed_point_dq=True)
+  assert fixed == dataclasses.replace(g, fixed_point_dq=True)
+  assert fixed.factor_slots == g.stages + 2
+  assert fixed.smem_bytes(2) == g.smem_bytes(2) + (g.stages + 2) * g.block_q * 4
+  assert _assert_backward_lowers_for_cuda(fixed) != _assert_backward_lowers_for_cuda(g)
+
+
+@pytest.mark.parametrize("value,kernels,int32_sum", [
+    ("fixed_point", 2, True), ("float32", 2, False), ("split", 3, False)])
+def test_dq_sum_variable_picks_the_backward(monkeypatch, value, kernels, int32_sum):
+  """``PJRTKIT_ATTENTION_DQ_SUM`` (`fixed_point.dq_sum`): the fused kernel with dQ summed in
+  int32 or float32, or the split kernels."""
+  monkeypatch.delenv("XLA_FLAGS", raising=False)
+  monkeypatch.setenv("PJRTKIT_ATTENTION_DQ_SUM", value)
+  impl = MosaicAttention()
+  q = jax.ShapeDtypeStruct((2, 256, 4, 64), jnp.bfloat16)
+
+  def grads(q, k, v, dout):
+    spec = base.make_spec(q, k, v, None, None, False, None)
+    _, residuals = impl.forward((q, k, v, None, None), spec, impl.phase_config(spec, "fwd"))
+    return impl.backward(residuals, dout, spec, impl.phase_config(spec, "bwd"))[:3]
+
+  module = jax.export.export(jax.jit(grads), platforms=["cuda"])(q, q, q, q).mlir_module()
+  assert re.findall(r"custom_call @(\w+)", module).count("mosaic_gpu_v2") == kernels
+  assert ("tensor<2x256x4x64xi32>" in module) == int32_sum
+
+
 @pytest.mark.parametrize("causal,longest_first", [(False, False), (True, False), (True, True)])
 def test_fused_backward_with_64_row_steps_lowers_for_cuda(causal, longest_first):
   """`mosaic_bwd.backward` directly at block_q 64 (what non-causal calls take; causal calls take
