@@ -432,6 +432,35 @@ def test_mosaic_fused_backward_matches_the_split_kernels_on_gpu(monkeypatch, cau
     testing.assert_close(f, s, "bfloat16", "fwd")
 
 
+@pytest.mark.parametrize("shape,causal", [
+    ((2, 300, 4, 64, 1000, 2), False),   # one warpgroup's dQ product per step, keys masked
+    ((1, 1000, 4, 64, 300, 4), True),    # 128-row causal steps
+    ((2, 1000, 4, 128, 1000, 4), False),  # lagged, column-split dQ
+    ((2, 512, 8, 128, 512, 2), True),    # causal, grouped, two phases of steps
+])
+def test_mosaic_fixed_point_backward_is_repeatable_and_matches_the_split_kernels_on_gpu(
+    monkeypatch, shape, causal):
+  """``PJRTKIT_ATTENTION_DQ_SUM=fixed_point``: the fused backward with dQ summed in int32 is
+  bitwise the same in three calls and within the bfloat16 output tolerance of the split
+  kernels (themselves checked against the float32 reference above)."""
+  testing.skip_unless_gpu()
+  q, k, v = _inputs(shape, "bfloat16")
+  dout = jax.random.normal(jax.random.key(3), q.shape, q.dtype)
+
+  def grads():  # A new function each time: traced again, so the variable is read again.
+    attend = lambda q, k, v: pk.dot_product_attention(  # noqa: E731
+        q, k, v, is_causal=causal, implementation="mosaic")
+    return jax.jit(lambda q, k, v, d: jax.vjp(attend, q, k, v)[1](d))(q, k, v, dout)
+
+  monkeypatch.setenv("PJRTKIT_ATTENTION_DQ_SUM", "split")
+  split = grads()
+  monkeypatch.setenv("PJRTKIT_ATTENTION_DQ_SUM", "fixed_point")
+  fixed, again, third = grads(), grads(), grads()
+  for f, a, t, s in zip(fixed, again, third, split):
+    assert bool(jnp.all(f == a)) and bool(jnp.all(f == t)), "fixed point is not repeatable"
+    testing.assert_close(f, s, "bfloat16", "fwd")
+
+
 def test_chunked_with_several_chunks_matches():
   q, k, v = _inputs(SHAPES["even_mqa"], "float32")
   impl = pk.dot_product_attention.__globals__["IMPLEMENTATIONS"]["xla_chunked"]

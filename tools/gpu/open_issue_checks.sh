@@ -35,6 +35,9 @@
 #      GRID=classes PART=1/2, --check against cuDNN and Tokamax; issue 50).
 #   x  the sweep's second half and the deterministic gradient's cost (issue 50), then the same
 #      cost with --xla_gpu_deterministic_ops=true set from the process's start.
+#   d  the fused Mosaic backward with dQ summed in int32 fixed point: its GPU tests (bitwise
+#      repeatable, against the split kernels) beside the fused backward's, then its cost beside
+#      the float32 and split backwards at five shapes (determinism_bench; issue 50).
 # Each part appends to $OUT/summary.txt and writes its own logs under $OUT. Time limits per
 # step: T (default 120 s) for test steps, TT (270 s) for benchmarks. Exits 1 when a step failed
 # or ran out of time.
@@ -181,12 +184,25 @@ part_x() {
   grep -a "^|" "$OUT/determinism_flag.log" | tail -12 >> "$S"
 }
 
+part_d() {
+  JAX_PLATFORMS=pjrtkit,cpu timed "d: mosaic backward, fixed-point dQ (pjrtkit)" "$T" \
+    "$OUT/attention_fixed_point.log" $PY -m pytest -p no:cacheprovider -p no:benchmark -q -rfE \
+    --tb=short kernels/dot_product_attention/dot_product_attention_test.py \
+    -k "fixed_point or fused_backward"
+  say "   $(pytest_line "$OUT/attention_fixed_point.log")"
+  grep -a "^FAILED\|^ERROR" "$OUT/attention_fixed_point.log" | head -8 >> "$S"
+  JAX_PLATFORMS=cuda timed "d: determinism, fixed point (cuda)" "$TT" "$OUT/determinism_d.log" \
+    $PY -m tools.kernels_gpu.determinism_bench --implementations mosaic --out "$OUT/determinism_d" \
+    --shapes "${SHAPES_D:-32x2048x16x64,16x1024x32x128,16x1024x32x128:causal,1x16384x16x128,4x4096x32x8x128:causal}"
+  grep -a "^|" "$OUT/determinism_d.log" | tail -8 >> "$S"
+}
+
 PARTS=${PART:-j}
 unset PART  # sweep.sh reads PART as its own (K/N)
 for part in $(echo "$PARTS" | grep -o '[[:alnum:]]'); do  # "gt", "g t" and "g,t" alike
   case "$part" in
-    j|g|t|m|k|s|v|a|c|x) say "=== part $part"; "part_$part" ;;
-    *) say "unknown part '$part' (accepted: j g t m k s v a c x)"; fail=1 ;;
+    j|g|t|m|k|s|v|a|c|x|d) say "=== part $part"; "part_$part" ;;
+    *) say "unknown part '$part' (accepted: j g t m k s v a c x d)"; fail=1 ;;
   esac
 done
 say "total: $SECONDS s"

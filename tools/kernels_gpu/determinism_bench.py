@@ -7,16 +7,18 @@ rounds in one process, and whether two calls of the same compiled gradient agree
       [--rounds 3] [--iterations 10] [--repeats 5] [--dtype bfloat16] [--out DIR]
 
 Per shape (``BxTxHxD`` or ``BxTxHxKxD`` with K key-value heads, ``:causal`` for a causal mask) and
-implementation (``None``: `implementation=None`), two contenders: ``order-free`` (the default path)
-and ``fixed-order`` (traced with ``--xla_gpu_deterministic_ops=true`` in ``XLA_FLAGS``, which
+implementation (``None``: `implementation=None`), three contenders: ``order-free`` (the default path),
+``fixed-order`` (traced with ``--xla_gpu_deterministic_ops=true`` in ``XLA_FLAGS``, which
 `pallas.deterministic_ops_requested` reads when a call is traced: the compiled Mosaic backward then
-takes its split dQ and dK/dV kernels; implementations without an order-dependent sum trace the same
-program both ways). The loss is ``sum(attention(q, k, v) * dout)`` and the timed function its
+takes its split dQ and dK/dV kernels) and ``fixed-point`` (traced with
+``PJRTKIT_ATTENTION_DQ_SUM=fixed_point``: the fused Mosaic backward summing dQ in int32 fixed
+point); implementations without an order-dependent sum trace the same program every way. The loss is ``sum(attention(q, k, v) * dout)`` and the timed function its
 gradient in q, k and v (the forward included, as a training step runs it). Times:
 `pk.benchmarking`'s default method (CUPTI kernel time on NVIDIA GPUs, wall clock elsewhere), the
 median of the round medians. ``bitwise``: the gradients of ``--repeats`` calls of one compiled
-function are equal bit for bit; ``max|d|`` the largest difference between the two contenders'
-gradients over the largest gradient. Prints a Markdown table and writes
+function are equal bit for bit; ``max|d|`` the largest difference between a contender's
+gradients and ``order-free``'s over the largest gradient; ``cost`` a contender's time over
+``order-free``'s, minus 1. Prints a Markdown table and writes
 ``determinism_<platform>.{md,json}`` into ``--out`` after every shape.
 """
 
@@ -38,7 +40,8 @@ import jax.numpy as jnp
 from pjrtkit import kernels as pk
 
 DETERMINISTIC_FLAG = "--xla_gpu_deterministic_ops=true"
-VARIANTS = ("order-free", "fixed-order")
+VARIANTS = ("order-free", "fixed-order", "fixed-point")
+DQ_SUM_VARIABLE = "PJRTKIT_ATTENTION_DQ_SUM"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,6 +105,24 @@ def xla_flags_with(flag: str | None) -> Iterator[None]:
       os.environ["XLA_FLAGS"] = before
 
 
+@contextlib.contextmanager
+def variant_environment(variant: str) -> Iterator[None]:
+  """The environment `variant` is traced in: ``fixed-order`` `DETERMINISTIC_FLAG` appended to
+  ``XLA_FLAGS``, ``fixed-point`` ``PJRTKIT_ATTENTION_DQ_SUM=fixed_point``; both restored
+  after."""
+  before = os.environ.get(DQ_SUM_VARIABLE)
+  if variant == "fixed-point":
+    os.environ[DQ_SUM_VARIABLE] = "fixed_point"
+  try:
+    with xla_flags_with(DETERMINISTIC_FLAG if variant == "fixed-order" else None):
+      yield
+  finally:
+    if before is None:
+      os.environ.pop(DQ_SUM_VARIABLE, None)
+    else:
+      os.environ[DQ_SUM_VARIABLE] = before
+
+
 def inputs(shape: Shape, dtype: str) -> list[jax.Array]:
   """q, k, v and the output cotangent, normal random numbers (fixed seed)."""
   keys = jax.random.split(jax.random.key(0), 4)
@@ -153,7 +174,7 @@ def measure_shape(shape: Shape, implementations: Sequence[str], dtype: str, roun
     row: dict[str, Any] = {"shape": shape.label, "implementation": impl}
     try:
       for variant in VARIANTS:
-        with xla_flags_with(DETERMINISTIC_FLAG if variant == "fixed-order" else None):
+        with variant_environment(variant):
           runners[variant] = pk.benchmarking.compile_benchmark(
               jax.jit(gradient(impl, shape.causal)), args)
     except Exception as e:  # pylint: disable=broad-except
@@ -167,6 +188,8 @@ def measure_shape(shape: Shape, implementations: Sequence[str], dtype: str, roun
                                       for _ in range(repeats - 1))
       outputs[variant] = first
     row["max|d|"] = relative_difference(outputs["order-free"], outputs["fixed-order"])
+    row["fixed-point max|d|"] = relative_difference(outputs["order-free"],
+                                                    outputs["fixed-point"])
     medians: dict[str, list[float]] = {v: [] for v in VARIANTS}
     for r in range(rounds):
       order = VARIANTS if r % 2 == 0 else VARIANTS[::-1]
@@ -178,6 +201,7 @@ def measure_shape(shape: Shape, implementations: Sequence[str], dtype: str, roun
       row[f"{variant} ms"] = statistics.median(medians[variant])
       row[f"{variant} rounds"] = medians[variant]
     row["cost"] = row["fixed-order ms"] / row["order-free ms"] - 1.0
+    row["fixed-point cost"] = row["fixed-point ms"] / row["order-free ms"] - 1.0
     rows.append(row)
   return rows
 
@@ -194,17 +218,19 @@ def write_results(out: Path | None, stem: str, markdown: str, rows: Sequence[Any
 
 def table(rows: Sequence[dict[str, Any]]) -> str:
   """The rows as Markdown."""
-  lines = ["| shape | implementation | order-free ms | fixed-order ms | cost | bitwise "
-           "(order-free / fixed-order) | max\\|d\\| |", "| --- | --- | --- | --- | --- | --- | --- |"]
+  lines = ["| shape | implementation | order-free ms | fixed-order ms (cost) | fixed-point ms "
+           "(cost) | bitwise (order-free / fixed-order / fixed-point) | max\\|d\\| (fixed-order / "
+           "fixed-point) |", "| --- | --- | --- | --- | --- | --- | --- |"]
   for r in rows:
     if "error" in r:
       lines.append(f"| {r['shape']} | {r['implementation']} | {r['error']} | | | | |")
       continue
+    bitwise = " / ".join("yes" if r[f"{v} bitwise"] else "NO" for v in VARIANTS)
     lines.append(
         f"| {r['shape']} | {r['implementation']} | {r['order-free ms']:.3f} | "
-        f"{r['fixed-order ms']:.3f} | {100 * r['cost']:+.1f} % | "
-        f"{'yes' if r['order-free bitwise'] else 'NO'} / "
-        f"{'yes' if r['fixed-order bitwise'] else 'NO'} | {r['max|d|']:.2e} |")
+        f"{r['fixed-order ms']:.3f} ({100 * r['cost']:+.1f} %) | "
+        f"{r['fixed-point ms']:.3f} ({100 * r['fixed-point cost']:+.1f} %) | {bitwise} | "
+        f"{r['max|d|']:.2e} / {r['fixed-point max|d|']:.2e} |")
   return "\n".join(lines) + "\n"
 
 

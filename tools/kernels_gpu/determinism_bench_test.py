@@ -51,6 +51,22 @@ def test_the_flag_is_appended_while_tracing_and_restored(monkeypatch):
     assert "XLA_FLAGS" not in os.environ
 
 
+def test_each_variant_is_traced_in_its_environment(monkeypatch):
+  monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=2")
+  monkeypatch.delenv(db.DQ_SUM_VARIABLE, raising=False)
+  seen = {}
+  for variant in db.VARIANTS:
+    with db.variant_environment(variant):
+      seen[variant] = (os.environ["XLA_FLAGS"], os.environ.get(db.DQ_SUM_VARIABLE))
+  assert seen == {
+      "order-free": ("--xla_force_host_platform_device_count=2", None),
+      "fixed-order": ("--xla_force_host_platform_device_count=2 "
+                      "--xla_gpu_deterministic_ops=true", None),
+      "fixed-point": ("--xla_force_host_platform_device_count=2", "fixed_point")}
+  assert os.environ["XLA_FLAGS"] == "--xla_force_host_platform_device_count=2"
+  assert db.DQ_SUM_VARIABLE not in os.environ
+
+
 def test_bitwise_equality_sees_one_ulp_and_nan_bits():
   a = jnp.array([1.0, 2.0], jnp.bfloat16)
   b = jnp.array([1.0, 2.015625], jnp.bfloat16)  # 2.0 plus one bfloat16 ulp (2 ** -6)
@@ -71,10 +87,12 @@ def test_a_run_on_the_cpu_device(tmp_path, capsys):
   rows = json.loads((tmp_path / "determinism_pjrtkit.json").read_text())
   assert [r["implementation"] for r in rows] == ["xla", "xla_chunked", "None", "mosaic"]
   for row in rows[:3]:
-    assert row["order-free bitwise"] is True and row["fixed-order bitwise"] is True
-    assert row["max|d|"] == 0.0
+    assert all(row[f"{v} bitwise"] is True for v in db.VARIANTS)
+    assert row["max|d|"] == 0.0 and row["fixed-point max|d|"] == 0.0
     assert len(row["order-free rounds"]) == 2 and row["method"] == "wallclock"
     assert row["cost"] == pytest.approx(row["fixed-order ms"] / row["order-free ms"] - 1)
+    assert row["fixed-point cost"] == pytest.approx(
+        row["fixed-point ms"] / row["order-free ms"] - 1)
   assert rows[3]["error"].startswith("UnsupportedImplementationError: dot_product_attention: "
                                      "implementation='mosaic' cannot serve this call")
   assert (tmp_path / "determinism_pjrtkit.md").read_text().count("\n| 2x64x4/2x32 causal") == 4

@@ -7,8 +7,8 @@ warp-specialised kernel of ``mosaic_fwd`` (two compute warpgroups, one TMA produ
 per (query block of 64 rows, batch, head), keys/values double-buffered, the same arithmetic.
 Backward, compiled: the warp-specialised kernel of ``mosaic_bwd`` (one program per 128 keys:
 dK and dV in registers, dQ added to a float32 array by TMA reduce-adds, so dQ's rounding varies
-from run to run; ``XLA_FLAGS=--xla_gpu_deterministic_ops=true`` takes the split kernels below
-instead, which are deterministic). Backward under
+from run to run, or to an int32 one in fixed point; ``XLA_FLAGS=--xla_gpu_deterministic_ops=true``
+takes the split kernels below: `fixed_point.dq_sum`). Backward under
 ``pallas_interpret()``: a dQ kernel over query blocks and a dK/dV kernel over key blocks (per
 query head, summed over each group afterwards), single-warpgroup, recomputing probabilities from
 the log-sum-exp, the next step's tiles in flight while the current one computes: the same
@@ -48,6 +48,7 @@ from pjrtkit.kernels.core.op import Op
 from pjrtkit.kernels.core.spec import Spec
 from pjrtkit.kernels.dot_product_attention import base
 from pjrtkit.kernels.dot_product_attention.mosaic import bwd as mosaic_bwd
+from pjrtkit.kernels.dot_product_attention.mosaic import fixed_point
 from pjrtkit.kernels.dot_product_attention.mosaic import fwd as mosaic_fwd
 from pjrtkit.kernels.dot_product_attention.mosaic import work as mosaic_work
 # The forward's launch decisions (re-exported: `mosaic.forward_programs` etc.).
@@ -528,9 +529,10 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
   def _backward_at_kernel_dim(self, residuals: Any, dout: Any, spec: Spec,
                               config: MosaicAttentionConfig) -> tuple[Any, ...]:
     q, k, v, _, _, out, lse = base.common_residuals(residuals)
-    # The fused backward adds dQ by atomic float32 reduce-adds, in an order that varies from run
-    # to run; deterministic results (XLA_FLAGS) take the split kernels, which add in a fixed order.
-    if not interpret_enabled() and not pallas_lib.deterministic_ops_requested():
+    # dQ's sum (`fixed_point.dq_sum`): the fused kernel's float32 reduce-adds (order-free), or in
+    # int32 fixed point, or the split kernels (both bitwise the same every run).
+    dq_sum = fixed_point.dq_sum()
+    if not interpret_enabled() and dq_sum != "split":
       b, t, h, d, s, kh = base.dims(spec)
       # The config's `stages` query steps in flight, fewer where they do not fit; causal, 128
       # query rows per step first (H200, 32x2048x16x64 bf16: 1.81 ms against 1.84 ms for 64
@@ -539,7 +541,8 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
       geometry = mosaic_bwd.choose(
           batch=b, q_len=t, heads=h, kv_heads=kh, kv_len=s, head_dim=d,
           scale=spec.param("scale"), causal=causal, itemsize=q.dtype.itemsize,
-          max_stages=config.stages, block_qs=(128, 64) if causal else (64,))
+          max_stages=config.stages, block_qs=(128, 64) if causal else (64,),
+          fixed_point_dq=dq_sum == "fixed_point")
       if geometry is not None:
         return self._fused_backward(residuals, dout, geometry)
     return self._split_backward(residuals, dout, spec, config)
@@ -561,10 +564,8 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
                       ) -> tuple[Any, ...]:
     """A dQ kernel over query blocks and a dK/dV kernel over key blocks, single-warpgroup: the
     backward under `pallas_interpret` (whose interpreter cannot lower ``mosaic_bwd``), the
-    compiled backward when ``XLA_FLAGS`` asks for deterministic ops (no atomic adds: bitwise the
-    same every run; on the H200 about 6 ms against the fused kernel's 3.3 ms at
-    32x2048x16x64), and a fallback for a geometry ``mosaic_bwd`` cannot fit in shared memory
-    (none at the kernels' head dims, 64 and 128)."""
+    compiled one when `fixed_point.dq_sum` says ``split`` (no atomic adds; H200, 32x2048x16x64:
+    about 6 ms against the fused kernel's 3.3 ms) and where ``mosaic_bwd`` does not fit."""
     q, k, v, _, _, out, lse = base.common_residuals(residuals)
     config = dataclasses.replace(config, block_kv=_BWD_BLOCK_KV)
     lay = self._layout(spec, config)
@@ -572,8 +573,7 @@ class MosaicAttention(Op[MosaicAttentionConfig]):
     tp, sp = lay["tp"], lay["sp"]
     qp, dop = _heads_major(q, tp), _heads_major(dout.astype(q.dtype), tp)
     kp, vp = _heads_major(k, sp), _heads_major(v, sp)
-    lse_p = pallas_lib.pad_axis(lse, 2, tp)
-    dlt = pallas_lib.pad_axis(base.delta(out, dout), 2, tp)
+    lse_p, dlt = (pallas_lib.pad_axis(x, 2, tp) for x in (lse, base.delta(out, dout)))
     common = dict(scale=spec.param("scale"), causal=spec.param("is_causal"), block_kv=bkv,
                   kv_len=lay["s"], group=lay["g"], head_dim=lay["d"], dtype=q.dtype)
     f32 = jnp.float32
