@@ -447,15 +447,19 @@ def test_mosaic_fixed_point_backward_is_repeatable_and_matches_the_split_kernels
   q, k, v = _inputs(shape, "bfloat16")
   dout = jax.random.normal(jax.random.key(3), q.shape, q.dtype)
 
-  def grads():  # A new function each time: traced again, so the variable is read again.
+  def grads(lowered=False):  # A new function each time: traced again, the variable read again.
     attend = lambda q, k, v: pk.dot_product_attention(  # noqa: E731
         q, k, v, is_causal=causal, implementation="mosaic")
-    return jax.jit(lambda q, k, v, d: jax.vjp(attend, q, k, v)[1](d))(q, k, v, dout)
+    f = jax.jit(lambda q, k, v, d: jax.vjp(attend, q, k, v)[1](d))
+    return f.lower(q, k, v, dout).as_text() if lowered else f(q, k, v, dout)
 
   monkeypatch.setenv("PJRTKIT_ATTENTION_DQ_SUM", "split")
   split = grads()
   monkeypatch.setenv("PJRTKIT_ATTENTION_DQ_SUM", "fixed_point")
   fixed, again, third = grads(), grads(), grads()
+  int32_sums = grads(lowered=True).count("xi32>")
+  monkeypatch.setenv("PJRTKIT_ATTENTION_DQ_SUM", "float32")
+  assert int32_sums > grads(lowered=True).count("xi32>"), "the fixed-point kernel did not run"
   for f, a, t, s in zip(fixed, again, third, split):
     assert bool(jnp.all(f == a)) and bool(jnp.all(f == t)), "fixed point is not repeatable"
     testing.assert_close(f, s, "bfloat16", "fwd")

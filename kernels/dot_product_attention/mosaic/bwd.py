@@ -277,10 +277,11 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, *refs, g: BwdGeometry):
         plgpu.barrier_wait(ds_ready.at[dslot])
         dq = mm(ds_tile.transpose((1, 0)), cols, g.dq_tile)
         plgpu.barrier_arrive(ds_free.at[dslot])
-        if fixed:  # scaled per query row by a power of two, truncated (`fixed_point`)
+        if fixed:  # scaled per query row by a power of two, rounded (`fixed_point.encode`)
           row = plgpu.load(dqf_s.at[lax.rem(s, g.factor_slots)],
                            layout=plgpu.Layout.WGMMA.reduce(1))
-          dq = (dq * lax.broadcast_in_dim(row, g.dq_tile, [0])).astype(jnp.int32)
+          dq = lax.round(dq * lax.broadcast_in_dim(row, g.dq_tile, [0]),
+                         lax.RoundingMethod.TO_NEAREST_EVEN).astype(jnp.int32)
         # This warpgroup's previous dQ store must have read its staging tile.
         plgpu.wait_smem_to_gmem(0, wait_read_only=True)
         dq_s.at[wg][...] = dq
@@ -386,9 +387,9 @@ def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, *refs, g: BwdGeometry):
         plgpu.copy_gmem_to_smem(do_g.at[b, rows, h], do_s.at[slot], do_bar.at[slot])
         plgpu.copy_gmem_to_smem(delta_g.at[b, h, rows], delta_s.at[slot],
                                 (do_bar if g.paired_loads else delta_bar).at[slot])
-        if fixed:  # completes with the queries (`BwdGeometry.factor_slots`)
+        if fixed:  # completes with dO, read after it (`BwdGeometry.factor_slots`)
           plgpu.copy_gmem_to_smem(dqf_g.at[b, h, rows], dqf_s.at[lax.rem(it, g.factor_slots)],
-                                  q_bar.at[slot])
+                                  do_bar.at[slot])
         if g.persistent_programs:
           pl.when((i > 0) & (it + 1 - start == kv_after))(load_kv)
         return it + 1
@@ -418,8 +419,8 @@ def backward(q: Any, k: Any, v: Any, do: Any, lse_in: Any, delta: Any, g: BwdGeo
   d = g.head_dim
   f32 = jnp.float32
   acc = jnp.int32 if g.fixed_point_dq else f32  # dQ's sum in global memory
-  pairs = 2 if g.paired_loads else 1  # the loads that complete do_bar
-  q_loads = pairs + (1 if g.fixed_point_dq else 0)  # and q_bar (the dQ factors' row)
+  pairs = 2 if g.paired_loads else 1  # the loads that complete q_bar
+  do_loads = pairs + (1 if g.fixed_point_dq else 0)  # and do_bar (the dQ factors' row)
   scratch = [
       pallas_lib.wgmma_smem((BLOCK_KV, d), dtype),                          # k_s
       pallas_lib.wgmma_smem((BLOCK_KV, d), dtype),                          # v_s
@@ -430,8 +431,8 @@ def backward(q: Any, k: Any, v: Any, do: Any, lse_in: Any, delta: Any, g: BwdGeo
       pallas_lib.wgmma_smem((g.ds_slots, BLOCK_KV, g.block_q), dtype),      # dst_s
       plgpu.SMEM((_COMPUTE_WGS, *g.dq_tile), acc),           # dq_s
       plgpu.Barrier(num_barriers=2),                         # kv_bar
-      plgpu.Barrier(num_arrivals=q_loads, num_barriers=g.stages),  # q_bar
-      plgpu.Barrier(num_arrivals=pairs, num_barriers=g.stages),  # do_bar
+      plgpu.Barrier(num_arrivals=pairs, num_barriers=g.stages),  # q_bar
+      plgpu.Barrier(num_arrivals=do_loads, num_barriers=g.stages),  # do_bar
       plgpu.Barrier(num_barriers=g.stages),                  # lse_bar (unused with paired loads)
       plgpu.Barrier(num_barriers=g.stages),                  # delta_bar (unused with paired loads)
       plgpu.Barrier(num_arrivals=_COMPUTE_WGS, num_barriers=g.stages),  # q_free

@@ -88,9 +88,9 @@ class BwdGeometry(PaddedShape):
   `fixed_point_dq`: dQ is summed in int32 fixed point instead of float32, so the sum is the same
   in any order of the reduce-adds (integer addition is associative) and the gradient bitwise
   the same from run to run: each step's dQ tile is multiplied by a per-query-row power of two
-  (`fixed_point.row_factors`, loaded with the step's queries into a ring of `factor_slots`
-  rows) and truncated to int32 before its TMA reduce-add; `fixed_point.decode` divides the sum
-  back. Opt-in (`choose` takes it when asked): its cost has not been measured on an H200."""
+  (`fixed_point.row_factors`, loaded with the step's dO into a ring of `factor_slots` rows)
+  and rounded to int32 before its TMA reduce-add; `fixed_point.decode` divides the sum back.
+  Opt-in (`choose` takes it when asked): it has not yet run on an H200."""
 
   scale: float
   causal: bool

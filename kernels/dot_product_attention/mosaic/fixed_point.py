@@ -6,26 +6,37 @@ gradient differs from run to run in its last bits. Integer addition is associati
 part is first scaled to an integer of a common per-row grid, the sum is the same in any order.
 
 Row i of dQ is ``dQ_i = sum_j dS_ij K_j`` with ``dS_ij = P_ij (dP_ij - delta_i) scale``,
-``dP_ij = dO_i . V_j``, ``delta_i = dO_i . O_i`` and ``O_i = sum_j P_ij V_j``. With ``sum_j P_ij
-= 1``, every partial sum of it over any set of key blocks is bounded by
+``dP_ij = dO_i . V_j``, ``delta_i = dO_i . O_i = sum_j P_ij dP_ij`` (``O_i = sum_j P_ij V_j``,
+``sum_j P_ij = 1``). Every partial sum of it over any set of key blocks is at most ``scale
+max|K| sum_j P_ij |dP_ij - delta_i|`` per element, and by Jensen's inequality
+``sum_j P_ij |dP_ij - delta_i| <= sqrt(sum_j P_ij (dP_ij - delta_i)**2) <= max_j |dP_ij|
+<= |dO_i| max_j |V_j|``, so it is bounded by
 
-    B_i = 2 * scale * max|K| * |dO_i| * max_j |V_j|
+    B_i = scale * max|K| * |dO_i| * max_j |V_j|
 
-(``|dP_ij|`` and ``|delta_i|`` are at most ``|dO_i| max_j |V_j|``; norms are Euclidean, max|K|
-over the elements of the row's key/value head). `row_factors` gives each row the power of two
-``2**(FRACTION_TARGET - e)`` with ``B_i < 2**e``, so scaled parts and their partial sums stay
-below ``2**FRACTION_TARGET`` in magnitude, with room for the bfloat16 rounding of dS, the
-approximate exponential and one truncation per part below int32's ``2**31``. Multiplying by a
+(norms Euclidean, max|K| over the elements of the row's key/value head). `row_factors` gives
+each row the power of two ``2**(FRACTION_TARGET - e)`` with ``B_i < 2**e``: scaled parts and
+their partial sums stay below ``2**FRACTION_TARGET`` in magnitude, 4x under int32's ``2**31``,
+room for what the kernel's arithmetic adds to the bound (dS and O rounded to 16 bits, the
+approximate exponential: well under 1 %) and half a unit of rounding per part. Multiplying by a
 power of two is exact, so the kernel computes exactly what the float32 kernel computes, scaled,
-and truncates it: the error of a row is below one unit of its grid per key block, ``kv_blocks *
-B_i * 2**-FRACTION_TARGET`` (a relative error of about 1e-7 of the bound per block; the bound is
-loose, by ``max|K| max|V| / |K_j . dO_i|``-like factors, so relative to dQ itself typically
-1e-6 to 1e-4, under a bfloat16 or float16 result's half unit).
+and rounds it to the nearest integer: a row's error is at most half a unit of its grid per key
+block, ``kv_blocks * B_i * 2**-(FRACTION_TARGET + 1)``. The bound is loose by about
+``sqrt(key length)`` times more than the spread of the row's ``dP`` (random bfloat16 inputs,
+head_dim 128, 64 rows, CPU replay in ``fixed_point_test.py``: the largest scaled partial sum
+``2**21`` at 1024 keys, ``2**18`` at 32768), so the error grows with the sequence: relative to
+each row's largest dQ about 5e-6 at 1024 keys, 2e-5 at 4096 and 2e-4 at 32768, where float32
+sums are at 1e-7 to 7e-7; rounded to bfloat16, 0.2 %, 1.1 % and 6.6 % of dQ's elements land one
+unit away from the exactly rounded value (float32 sums: at most 0.02 %).
 
-NaN and infinity: a part that is not finite truncates to an arbitrary integer, so `decode`
-returns NaN for a row whose bound, log-sum-exp or delta is not finite. A non-finite query,
-key, value or output cotangent makes the forward's output or delta of the rows it reaches NaN, so
-those rows come out NaN, as in the float32 kernel.
+NaN and infinity: a part that is not finite converts to an arbitrary integer, so `decode`
+returns NaN for a row whose bound, log-sum-exp or delta is not finite. A non-finite query, key,
+value or output cotangent makes delta (through the forward's output) or the bound of the rows it
+reaches non-finite, so those rows come out NaN; a non-finite key or value makes every row of its
+key/value head NaN (the float32 kernel keeps causal rows before it finite), and a bound that
+overflows float32 (inputs around 1e12 and more) makes its row NaN. A dS that overflows float16
+(|dS| > 65504) while the bound stays finite gives its dQ row a finite wrong value here (the
+float32 kernel gives inf or NaN); dK, which multiplies the same dS, is then not finite either.
 """
 
 from __future__ import annotations
@@ -34,6 +45,7 @@ import os
 from typing import Any
 
 import jax.numpy as jnp
+from jax import lax
 
 from pjrtkit.kernels.core import pallas as pallas_lib
 
@@ -56,7 +68,7 @@ def row_factors(k: Any, v: Any, dout: Any, lse: Any, delta: Any, scale: float
   kmax = jnp.max(jnp.abs(k), axis=(1, 3)).astype(f32)                            # [B, K]
   vmax = jnp.max(_norms(v), axis=1)                                              # [B, K]
   d_norm = _norms(dout)                                                          # [B, T, H]
-  per_head = jnp.repeat(2 * scale * kmax * vmax, group, axis=1)                  # [B, H]
+  per_head = jnp.repeat(scale * kmax * vmax, group, axis=1)                      # [B, H]
   bound = per_head[:, :, None] * jnp.swapaxes(d_norm, 1, 2)                      # [B, H, T]
   finite = jnp.isfinite(bound) & jnp.isfinite(lse) & jnp.isfinite(delta)
   _, exponent = jnp.frexp(jnp.where(jnp.isfinite(bound), bound, 0.0))  # bound < 2**exponent
@@ -76,8 +88,9 @@ def _norms(x: Any) -> Any:
 
 def encode(part: Any, factor: Any) -> Any:
   """One key block's dQ part ``[..., T, D]`` float32 as the kernel adds it: scaled by its rows'
-  `factor` ``[..., T]`` and truncated toward zero to int32 (what the CPU tests replay)."""
-  return (part * factor[..., None]).astype(jnp.int32)
+  `factor` ``[..., T]`` and rounded to the nearest int32, ties to even (what the CPU tests
+  replay)."""
+  return lax.round(part * factor[..., None], lax.RoundingMethod.TO_NEAREST_EVEN).astype(jnp.int32)
 
 
 def decode(total: Any, factor: Any, finite: Any) -> Any:
