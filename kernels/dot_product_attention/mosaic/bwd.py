@@ -130,15 +130,24 @@ def _each_item(g: BwdGeometry, items: Any, work: Any) -> None:
     work(0, 0)
 
 
-def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, *refs, g: BwdGeometry):
-  # With `BwdGeometry.fixed_point_dq` the dQ factors' rows `dqf_g` (an input) and their ring
-  # `dqf_s`; with `BwdGeometry.loop_descriptors` `zero_s`, one int32 of shared memory holding 0.
+def _all_refs(refs: Sequence[Any], g: BwdGeometry) -> list[Any]:
+  """The launch's refs in `_kernel`'s order, None for those `g` leaves out: the dQ factors' rows
+  `dqf_g` (an input after delta) and their ring `dqf_s` (the last scratch) with
+  `BwdGeometry.fixed_point_dq`, `zero_s` (scratch before it) with `loop_descriptors`."""
+  refs = list(refs)
+  inputs, rest = refs[:6], refs[6:]
+  dqf_g = rest.pop(0) if g.fixed_point_dq else None
+  dqf_s = rest.pop() if g.fixed_point_dq else None
+  zero_s = rest.pop() if g.loop_descriptors else None
+  return inputs + [dqf_g] + rest + [zero_s, dqf_s]
+
+
+def _kernel(q_g, k_g, v_g, do_g, lse_g, delta_g, dqf_g, dq_g, dk_g, dv_g, k_s, v_s, q_s, do_s,
+            lse_s, delta_s, dst_s, dq_s, kv_bar, q_bar, do_bar, lse_bar, delta_bar, q_free,
+            ds_ready, ds_free, done, kv_free, stagger, zero_s, dqf_s, g: BwdGeometry):
+  # zero_s: with `BwdGeometry.loop_descriptors`, one int32 of shared memory holding 0; dqf_g,
+  # dqf_s: with `BwdGeometry.fixed_point_dq`, the dQ factors' rows and their ring (`_all_refs`).
   fixed = g.fixed_point_dq
-  dqf_g, refs = (refs[0], refs[1:]) if fixed else (None, refs)
-  (dq_g, dk_g, dv_g, k_s, v_s, q_s, do_s, lse_s, delta_s, dst_s, dq_s, kv_bar, q_bar, do_bar,
-   lse_bar, delta_bar, q_free, ds_ready, ds_free, done, kv_free, stagger, *rest) = refs
-  zero_s = rest.pop(0) if g.loop_descriptors else None
-  dqf_s = rest.pop(0) if fixed else None
   pid = lax.axis_index(pallas_lib.MOSAIC_GRID_AXIS)
   wg = lax.axis_index("wg")
   items = g.items_of(pid)
@@ -452,7 +461,8 @@ def backward(q: Any, k: Any, v: Any, do: Any, lse_in: Any, delta: Any, g: BwdGeo
   factors, finite = (fixed_point.row_factors(k, v, do, lse_in, delta, g.scale)
                      if g.fixed_point_dq else (None, None))
   dk, dv = plgpu.kernel(
-      lambda *refs: _kernel(*refs, g=g), out_type=[kv_type, kv_type], scratch_types=scratch,
+      lambda *refs: _kernel(*_all_refs(refs, g), g=g), out_type=[kv_type, kv_type],
+      scratch_types=scratch,
       grid=(g.launched,), grid_names=(pallas_lib.MOSAIC_GRID_AXIS,),
       num_threads=_COMPUTE_WGS + 1, thread_name="wg",
       compiler_params=plgpu.CompilerParams(approx_math=True,

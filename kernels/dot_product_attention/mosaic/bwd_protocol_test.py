@@ -29,6 +29,7 @@ import math
 import sys
 import types
 from typing import Any
+from unittest import mock
 
 from pjrtkit.kernels import testing
 
@@ -74,8 +75,12 @@ def _names(launch: dict[str, Any], g: mosaic_bwd.BwdGeometry) -> list[str]:
   assert launch["grid_names"] == (pallas_lib.MOSAIC_GRID_AXIS,)
   assert launch["thread_name"] == "wg"
   names = list(inspect.signature(mosaic_bwd._kernel).parameters)[:-1]
-  # The last scratch ref, zero_s, exists with `loop_descriptors` only.
-  return names if g.loop_descriptors else [n for n in names if n != "zero_s"]
+  # zero_s exists with `loop_descriptors` only, dqf_g and dqf_s with `fixed_point_dq` only
+  # (`mosaic_bwd._all_refs`).
+  absent = set() if g.loop_descriptors else {"zero_s"}
+  if not g.fixed_point_dq:
+    absent |= {"dqf_g", "dqf_s"}
+  return [n for n in names if n not in absent]
 
 
 def _trace(g: mosaic_bwd.BwdGeometry, tweaks: protocol_replay.Tweaks) -> tuple[Any, Any, Any]:
@@ -84,9 +89,14 @@ def _trace(g: mosaic_bwd.BwdGeometry, tweaks: protocol_replay.Tweaks) -> tuple[A
   patches = [(mosaic_bwd, ("lax", "pl", "plgpu", "jnp", "jax")),
              (mosaic_bwd_geometry, ("lax", "jnp"))]
   arg = types.SimpleNamespace(dtype=real_jnp.bfloat16)
-  barriers, traces = protocol_replay.trace(
-      replay, patches, lambda: mosaic_bwd.backward(*[arg] * 6, g), lambda l: _names(l, g))
-  return barriers, traces, replay.fills
+  with mock.patch.object(mosaic_bwd.fixed_point, "row_factors", lambda *a: (arg, arg)):
+    barriers, traces = protocol_replay.trace(
+        replay, patches, lambda: mosaic_bwd.backward(*[arg] * 6, g), lambda l: _names(l, g))
+  # The dQ factors' ring (`fixed_point_dq`) has stages + 2 rows, filled through do_bar's slot of
+  # each step: its lifetime is argued in `BwdGeometry.factor_slots`, not checked by check_reads
+  # (which needs one barrier per slot); its fills still take part in every barrier check.
+  fills = {key: bars for key, bars in replay.fills.items() if key[0] != "dqf_s"}
+  return barriers, traces, fills
 
 
 def _check(g: mosaic_bwd.BwdGeometry, pids: Any = None,
@@ -141,6 +151,12 @@ _EMPTY_TAIL = _choose(1, 128, 1, 128, 384, 1, True)
     (_choose(1, 128, 2, 128, 384, 1, True, persistent_programs=2, lag_dq=False), True,
      "persistent_programs dq_columns_split"),
     (_choose(2, 256, 2, 64, 384, 2, True, persistent_programs=5), True, "persistent_programs"),
+    (dataclasses.replace(_LAGGED, fixed_point_dq=True), False,
+     "fixed_point_dq lag_dq dq_columns_split paired_loads"),
+    (dataclasses.replace(_HALVES, fixed_point_dq=True), False, "fixed_point_dq"),
+    (dataclasses.replace(_EMPTY_TAIL, fixed_point_dq=True), True, "fixed_point_dq lag_dq"),
+    (_choose(2, 256, 2, 64, 384, 2, True, persistent_programs=5, fixed_point_dq=True), True,
+     "fixed_point_dq persistent_programs"),
 ])
 def test_every_program_keeps_the_barrier_protocol(g, empty, paths):
   """Every program of each geometry (`paths`: the `BwdGeometry` fields that are true)."""
@@ -208,6 +224,20 @@ def test_paired_loads_need_both_arrivals(name):
   assert _LAGGED.paired_loads
   with pytest.raises(ProtocolError, match=rf"deadlock: .*'{name}', 0\)"):
     _check(_LAGGED, [0], {(2, "arrive", name, 1): 0})
+
+
+@pytest.mark.parametrize("g", [_HALVES, _LAGGED])
+def test_the_dq_factor_row_completes_do_bar(g):
+  """With `BwdGeometry.fixed_point_dq` each step's dQ factor row is a third load on ``do_bar``
+  (a second without paired loads): the barrier counts it, and without its arrival at step 0 the
+  compute warpgroups wait for ever."""
+  fixed = dataclasses.replace(g, fixed_point_dq=True)
+  barriers, _, _ = _trace(fixed, {})
+  assert barriers["do_bar"].num_arrivals == (3 if g.paired_loads else 2)
+  assert barriers["q_bar"].num_arrivals == (2 if g.paired_loads else 1)
+  factor_arrival = (2, "arrive", "do_bar", 2 if g.paired_loads else 1)
+  with pytest.raises(ProtocolError, match=r"deadlock: .*'do_bar', 0\)"):
+    _check(fixed, [0], {factor_arrival: 0})
 
 
 def _check_reads(g: mosaic_bwd.BwdGeometry, tweaks: protocol_replay.Tweaks) -> None:

@@ -186,7 +186,9 @@ class Replay:
     noop = lambda *a, **k: None
     same = lambda x, *a, **k: x
     self.lax = types.SimpleNamespace(axis_index=self.axis_index, fori_loop=fori_loop, div=div,
-                                     rem=rem, broadcast_in_dim=value, optimization_barrier=same)
+                                     rem=rem, broadcast_in_dim=value, optimization_barrier=same,
+                                     round=value,
+                                     RoundingMethod=types.SimpleNamespace(TO_NEAREST_EVEN=0))
     self.pl = types.SimpleNamespace(
         when=when, ds=lambda start, size: ("ds", start, size), run_state=run_state,
         multiple_of=same,
