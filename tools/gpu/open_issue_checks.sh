@@ -158,16 +158,20 @@ sweep() {  # sweep NAME K/N: part K of N of the sweep's grid (GRID, default "cla
   [ -f "$dir/summary.txt" ] && cat "$dir/summary.txt" >> "$S"
 }
 
+attention_tests() {  # attention_tests TITLE LOG -k-EXPRESSION: dot_product_attention_test on pjrtkit
+  JAX_PLATFORMS=pjrtkit,cpu timed "$1" "$T" "$OUT/$2" $PY -m pytest -p no:cacheprovider \
+    -p no:benchmark -q -rfE --tb=short kernels/dot_product_attention/dot_product_attention_test.py \
+    -k "$3"
+  say "   $(pytest_line "$OUT/$2")"
+  grep -a "^FAILED\|^ERROR" "$OUT/$2" | head -8 >> "$S"
+}
+
 part_a() {
   # Mosaic attention at head dims its kernels are not built for (80, 96: zero-padded to 128)
   # and with query groups folded into rows (decode, short chunks), compiled, forward and
   # gradients against the reference.
-  JAX_PLATFORMS=pjrtkit,cpu timed "a: mosaic attention, padded and folded (pjrtkit)" "$T" \
-    "$OUT/attention_padded.log" $PY -m pytest -p no:cacheprovider -p no:benchmark -q -rfE \
-    --tb=short kernels/dot_product_attention/dot_product_attention_test.py \
-    -k "pallas_on_gpu and mosaic and (gqa_80 or mha_96 or decode_gqa)"
-  say "   $(pytest_line "$OUT/attention_padded.log")"
-  grep -a "^FAILED\|^ERROR" "$OUT/attention_padded.log" | head -8 >> "$S"
+  attention_tests "a: mosaic attention, padded and folded (pjrtkit)" attention_padded.log \
+    "pallas_on_gpu and mosaic and (gqa_80 or mha_96 or decode_gqa)"
 }
 
 part_c() { sweep c 1/2; }
@@ -185,12 +189,8 @@ part_x() {
 }
 
 part_d() {
-  JAX_PLATFORMS=pjrtkit,cpu timed "d: mosaic backward, fixed-point dQ (pjrtkit)" "$T" \
-    "$OUT/attention_fixed_point.log" $PY -m pytest -p no:cacheprovider -p no:benchmark -q -rfE \
-    --tb=short kernels/dot_product_attention/dot_product_attention_test.py \
-    -k "fixed_point or fused_backward"
-  say "   $(pytest_line "$OUT/attention_fixed_point.log")"
-  grep -a "^FAILED\|^ERROR" "$OUT/attention_fixed_point.log" | head -8 >> "$S"
+  attention_tests "d: mosaic backward, fixed-point dQ (pjrtkit)" attention_fixed_point.log \
+    "fixed_point or fused_backward"
   JAX_PLATFORMS=cuda timed "d: determinism, fixed point (cuda)" "$TT" "$OUT/determinism_d.log" \
     $PY -m tools.kernels_gpu.determinism_bench --implementations mosaic --out "$OUT/determinism_d" \
     --shapes "${SHAPES_D:-32x2048x16x64,16x1024x32x128,16x1024x32x128:causal,1x16384x16x128,4x4096x32x8x128:causal}"

@@ -385,13 +385,9 @@ def test_forward_and_fused_backward_lower_for_cuda(shape, causal):
   assert re.findall(r"custom_call @(\w+)", exported.mlir_module()).count("mosaic_gpu_v2") == 2
 
 
-@pytest.mark.parametrize("flags,kernels", [
-    ("--xla_gpu_deterministic_ops=true", 3), ("--xla_gpu_exclude_nondeterministic_ops", 3),
-    ("--xla_gpu_deterministic_ops=false", 2), ("", 2)])
-def test_deterministic_ops_take_the_split_backward(monkeypatch, flags, kernels):
-  """With XLA_FLAGS asking for determinism the backward is the dQ and dK/dV kernels (no atomic
-  adds): three Mosaic GPU kernels with the forward instead of two."""
-  monkeypatch.setenv("XLA_FLAGS", flags)
+def _gradient_module() -> str:
+  """The MLIR of MosaicAttention's forward and backward at 2x256x4x64 bfloat16 exported for
+  CUDA, traced now (so under the environment the test set)."""
   impl = MosaicAttention()
   q = jax.ShapeDtypeStruct((2, 256, 4, 64), jnp.bfloat16)
 
@@ -400,8 +396,19 @@ def test_deterministic_ops_take_the_split_backward(monkeypatch, flags, kernels):
     _, residuals = impl.forward((q, k, v, None, None), spec, impl.phase_config(spec, "fwd"))
     return impl.backward(residuals, dout, spec, impl.phase_config(spec, "bwd"))[:3]
 
-  exported = jax.export.export(jax.jit(grads), platforms=["cuda"])(q, q, q, q)
-  assert re.findall(r"custom_call @(\w+)", exported.mlir_module()).count("mosaic_gpu_v2") == kernels
+  return jax.export.export(jax.jit(grads), platforms=["cuda"])(q, q, q, q).mlir_module()
+
+
+@pytest.mark.parametrize("flags,kernels", [
+    ("--xla_gpu_deterministic_ops=true", 3), ("--xla_gpu_exclude_nondeterministic_ops", 3),
+    ("--xla_gpu_deterministic_ops=false", 2), ("", 2)])
+def test_deterministic_ops_take_the_split_backward(monkeypatch, flags, kernels):
+  """With XLA_FLAGS asking for determinism the backward is the dQ and dK/dV kernels (no atomic
+  adds): three Mosaic GPU kernels with the forward instead of two."""
+  monkeypatch.setenv("XLA_FLAGS", flags)
+  monkeypatch.delenv("PJRTKIT_ATTENTION_DQ_SUM", raising=False)
+  module = _gradient_module()
+  assert re.findall(r"custom_call @(\w+)", module).count("mosaic_gpu_v2") == kernels
 
 
 @pytest.mark.parametrize("d,causal", [(64, False), (64, True), (128, False), (128, True)])
@@ -429,15 +436,7 @@ def test_dq_sum_variable_picks_the_backward(monkeypatch, value, kernels, int32_s
   int32 or float32, or the split kernels."""
   monkeypatch.delenv("XLA_FLAGS", raising=False)
   monkeypatch.setenv("PJRTKIT_ATTENTION_DQ_SUM", value)
-  impl = MosaicAttention()
-  q = jax.ShapeDtypeStruct((2, 256, 4, 64), jnp.bfloat16)
-
-  def grads(q, k, v, dout):
-    spec = base.make_spec(q, k, v, None, None, False, None)
-    _, residuals = impl.forward((q, k, v, None, None), spec, impl.phase_config(spec, "fwd"))
-    return impl.backward(residuals, dout, spec, impl.phase_config(spec, "bwd"))[:3]
-
-  module = jax.export.export(jax.jit(grads), platforms=["cuda"])(q, q, q, q).mlir_module()
+  module = _gradient_module()
   assert re.findall(r"custom_call @(\w+)", module).count("mosaic_gpu_v2") == kernels
   assert ("tensor<2x256x4x64xi32>" in module) == int32_sum
 
