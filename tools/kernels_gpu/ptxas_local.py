@@ -1,7 +1,9 @@
-"""Registers and spills of the fused Mosaic attention backward without a GPU, as the H200 gets them.
+"""Registers and spills of the fused Mosaic attention backward, and of the ragged_dot and gated
+linear unit Mosaic kernels, without a GPU, as the H200 gets them.
 
   .venv/bin/python -m tools.kernels_gpu.ptxas_local B9,B4 [1,16384,16,16,128,True ...] \\
-      [--kernel /tmp/regs.py] [--set stages=3 ...] [--cache DIR] [--keep DIR]
+      [ragged_dot:16384,512,1408,64,1:block_n=256 ...] [--kernel /tmp/regs.py] \\
+      [--set stages=3 ...] [--cache DIR] [--keep DIR]
 
 prints one line per case, e.g.
 
@@ -10,7 +12,10 @@ prints one line per case, e.g.
 Cases are ``bwd_variant_bench``'s ids (B1-B10, C16-C256; comma-separated) or explicit shapes
 ``B,T,H,K,D,causal`` (one per argument). The kernel is ``kernels/dot_product_attention/
 mosaic_bwd.py``'s or a copy's (``--kernel``), at the geometry ``bwd_variant_bench`` times
-(``geometry``, with ``--set FIELD=INT`` fields replaced).
+(``geometry``, with ``--set FIELD=INT`` fields replaced). Cases ``ragged_dot:...`` and
+``gated_linear_unit:...`` compile those ops' Mosaic forward kernels instead, at a shape and
+config (`ptxas_ops`; ``--kernel`` and ``--set`` do not apply to them). A kernel the custom call's
+compile refuses is reported as not measured, with the plugin's output.
 
 How: stage 1 (``ptxas_lower``) lowers the kernel for platform "cuda" with jax/jaxlib 0.11.2 in a
 venv of its own and keeps the module exactly as the ``mosaic_gpu`` custom call receives it.
@@ -44,7 +49,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pjrtkit.kernels.dot_product_attention.mosaic import bwd as mosaic_bwd
-from tools.kernels_gpu import bwd_variant_bench, variant_cli
+from tools.kernels_gpu import bwd_variant_bench, ptxas_ops, variant_cli
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_CACHE = REPO / "build" / "ptxas_local"
@@ -115,15 +120,23 @@ def parse_shape(text: str) -> bwd_variant_bench.BwdCase:
   return bwd_variant_bench.BwdCase(*map(int, dims), causal.lower() == "true")
 
 
-def parse_cases(texts: Sequence[str]) -> list[tuple[str, bwd_variant_bench.BwdCase]]:
-  """(case id, case) per case: each of `texts` is comma-separated ``bwd_variant_bench`` ids or
-  one explicit shape (whose id is "").
+Case = Any
+"""A `bwd_variant_bench.BwdCase` (the attention backward) or a `ptxas_ops.OpCase`."""
+
+
+def parse_cases(texts: Sequence[str]) -> list[tuple[str, Case]]:
+  """(case id, case) per case: each of `texts` is comma-separated ``bwd_variant_bench`` ids,
+  one explicit shape, or another op's kernel (``ragged_dot:...``, ``gated_linear_unit:...``,
+  `ptxas_ops`; the last two with id "").
 
   Raises:
     ValueError: naming unknown ids (and the accepted ones) or a bad shape.
   """
-  cases: list[tuple[str, bwd_variant_bench.BwdCase]] = []
+  cases: list[tuple[str, Case]] = []
   for text in texts:
+    if ptxas_ops.is_op_case(text):
+      cases.append(("", ptxas_ops.parse(text)))
+      continue
     if text.split(",")[0].isdigit():
       cases.append(("", parse_shape(text)))
       continue
@@ -136,8 +149,11 @@ def parse_cases(texts: Sequence[str]) -> list[tuple[str, bwd_variant_bench.BwdCa
   return cases
 
 
-def describe(name: str, case: bwd_variant_bench.BwdCase) -> str:
-  """``B9 2x6144x16x128 kv16`` (``causal`` appended for causal cases; no id for shapes)."""
+def describe(name: str, case: Case) -> str:
+  """``B9 2x6144x16x128 kv16`` (``causal`` appended for causal cases; no id for shapes), or
+  another op's case as given."""
+  if isinstance(case, ptxas_ops.OpCase):
+    return case.text
   text = f"{case.batch}x{case.seq}x{case.heads}x{case.head_dim} kv{case.kv_heads}"
   text = f"{name} {text}" if name else text
   return text + " causal" if case.causal else text
@@ -322,15 +338,16 @@ def prepare(cache: Path) -> Toolchain:
 # --- the two stages --------------------------------------------------------------------------
 
 def lower(tools: Toolchain, kernel: str | None, fields: dict[str, int],
-          cases: Sequence[tuple[str, bwd_variant_bench.BwdCase]], work: Path
-          ) -> list[dict[str, str]]:
+          cases: Sequence[tuple[str, Case]], work: Path) -> list[dict[str, str]]:
   """Stage 1: per case ``{"name", "geometry"}`` (its module in ``work/<i>.mlirbc``) or
   ``{"name", "error"}``.
 
   Raises:
     RuntimeError: when the stage fails as a whole (with its output).
   """
-  items = [{"name": str(i), "case": list(dataclasses.astuple(c)), "out": str(work / f"{i}.mlirbc")}
+  items = [{"name": str(i), "out": str(work / f"{i}.mlirbc"),
+            **({"op": c.text} if isinstance(c, ptxas_ops.OpCase)
+               else {"case": list(dataclasses.astuple(c))})}
            for i, (_, c) in enumerate(cases)]
   request = work / "request.json"
   request.write_text(json.dumps({"kernel": kernel, "fields": fields, "cases": items}),
@@ -363,7 +380,7 @@ def compile_module(tools: Toolchain, module: Path, work: Path) -> str:
 
 
 def measure(tools: Toolchain, kernel: str | None, fields: dict[str, int],
-            cases: Sequence[tuple[str, bwd_variant_bench.BwdCase]], keep: Path | None) -> int:
+            cases: Sequence[tuple[str, Case]], keep: Path | None) -> int:
   """Prints one line per case; returns how many cases were not measured."""
   failed = 0
   with tempfile.TemporaryDirectory(prefix="ptxas_local_") as tmp:
@@ -378,7 +395,7 @@ def measure(tools: Toolchain, kernel: str | None, fields: dict[str, int],
       log = compile_module(tools, work / f"{i}.mlirbc", work)
       if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)
-        slug = label.replace(" ", "_")
+        slug = label.replace(" ", "_").replace(":", "_").replace(",", "_").replace("=", "")
         shutil.copyfile(work / f"{i}.mlirbc", keep / f"{slug}.mlirbc")
         (keep / f"{slug}.log").write_text(f"geometry: {lowered['geometry']}\n{log}",
                                           encoding="utf-8")
@@ -398,8 +415,9 @@ def measure(tools: Toolchain, kernel: str | None, fields: dict[str, int],
 def main(argv: Sequence[str]) -> int:
   parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   parser.add_argument("cases", nargs="+",
-                      help=f"comma-separated ids of {list(bwd_variant_bench.CASES)}, or a shape "
-                      "B,T,H,K,D,causal")
+                      help=f"comma-separated ids of {list(bwd_variant_bench.CASES)}, a shape "
+                      "B,T,H,K,D,causal, or ragged_dot:M,K,N,GROUPS,CONTRACT[:FIELD=INT,...] / "
+                      "gated_linear_unit:M,K,N,FUSED[:FIELD=INT,...]")
   parser.add_argument("--kernel", help="a copy of kernels/dot_product_attention/mosaic/bwd.py "
                       "(default: that file)")
   parser.add_argument("--set", action="append", default=[], metavar="FIELD=INT[,FIELD=INT]",

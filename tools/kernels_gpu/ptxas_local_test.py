@@ -10,6 +10,7 @@ import pytest
 
 from tools.kernels_gpu import bwd_variant_bench
 from tools.kernels_gpu import ptxas_local as tool
+from tools.kernels_gpu import ptxas_ops
 
 BwdCase = bwd_variant_bench.BwdCase
 
@@ -89,6 +90,30 @@ def test_bad_cases_and_shapes_are_named():
   with pytest.raises(ValueError) as e:
     tool.parse_cases(["1,64,4,4,64,yes"])
   assert str(e.value) == f"shape '1,64,4,4,64,yes': {want}, got causal='yes'"
+
+
+def test_other_ops_cases_are_parsed_with_their_config():
+  rd = ptxas_ops.OpCase("ragged_dot", (16384, 512, 1408, 64, 1), (("block_n", 64), ("stages", 3)))
+  glu = ptxas_ops.OpCase("gated_linear_unit", (8192, 4096, 14336, 0))
+  assert tool.parse_cases(["ragged_dot:16384,512,1408,64,1:block_n=64,stages=3", "B6",
+                           "gated_linear_unit:8192,4096,14336,0"]) == [
+      ("", rd), ("B6", BwdCase(32, 2048, 16, 16, 64, False)), ("", glu)]
+  assert rd.text == "ragged_dot:16384,512,1408,64,1:block_n=64,stages=3"
+  assert ptxas_ops.parse(glu.text) == glu
+  assert tool.describe("", glu) == "gated_linear_unit:8192,4096,14336,0"
+
+
+@pytest.mark.parametrize("text,message", [
+    ("ragged_dot:1,2,3", r"expected ragged_dot:M,K,N,GROUPS,CONTRACT \(5 non-negative"),
+    ("ragged_dot:64,64,64,2,3", "CONTRACT must be 1 or 2, got 3"),
+    ("gated_linear_unit:64,64,64,2", "FUSED must be 0 or 1, got 2"),
+    ("gated_linear_unit:0,64,64,1", "M, K and N must be positive"),
+    ("ragged_dot:64,64,64,2,1:block_n", "config fields are FIELD=INT, got 'block_n'"),
+    ("matmul:1,2", r"the op must be one of \['gated_linear_unit', 'ragged_dot'\]"),
+])
+def test_bad_op_cases_are_named(text, message):
+  with pytest.raises(ValueError, match=message):
+    ptxas_ops.parse(text)
 
 
 def test_labels():

@@ -7,7 +7,8 @@ Runs in ``ptxas_local``'s cache venv (jax/jaxlib 0.11.2, the H200's), with the r
   python -m tools.kernels_gpu.ptxas_lower REQUEST.json
 
 REQUEST.json: ``{"kernel": PATH or null, "fields": {FIELD: INT}, "cases": [{"name": ..., "case":
-[batch, seq, heads, kv_heads, head_dim, causal], "out": FILE}]}``. Per case it builds what
+[batch, seq, heads, kv_heads, head_dim, causal] or "op": TEXT (`ptxas_ops`), "out": FILE}]}``.
+Per attention case it builds what
 ``bwd_variant_bench`` times (``geometry`` with the fields replaced, ``kernel_backward`` on the
 unpadded bfloat16 inputs), lowers it, and writes the module's bytes to ``out``: the serialized
 bytecode (``mosaic_gpu-serde``, bytecode version 0) that jax puts in the custom call's backend
@@ -26,7 +27,7 @@ import jax.numpy as jnp
 from jax.experimental.mosaic.gpu import core as mosaic_core
 
 from pjrtkit.kernels.dot_product_attention.mosaic import bwd as mosaic_bwd
-from tools.kernels_gpu import bwd_variant_bench, variant_cli
+from tools.kernels_gpu import bwd_variant_bench, ptxas_ops, variant_cli
 
 
 def serialized_module(module: Any, case: bwd_variant_bench.BwdCase, g: Any) -> bytes:
@@ -57,16 +58,19 @@ def main(argv: Sequence[str]) -> int:
             else mosaic_bwd)
   fields = request["fields"] or None
   for item in request["cases"]:
-    case = bwd_variant_bench.BwdCase(*item["case"])
     try:
-      g = bwd_variant_bench.geometry(module, case, fields)
-      data = serialized_module(module, case, g)
+      if "op" in item:  # another op's Mosaic kernel (`ptxas_ops`)
+        data, geometry = ptxas_ops.lower(ptxas_ops.parse(item["op"]))
+      else:
+        case = bwd_variant_bench.BwdCase(*item["case"])
+        g = bwd_variant_bench.geometry(module, case, fields)
+        data, geometry = serialized_module(module, case, g), repr(g)
     except Exception as e:  # pylint: disable=broad-except
       print(json.dumps({"name": item["name"], "error": f"{type(e).__name__}: {e}"}), flush=True)
       continue
     with open(item["out"], "wb") as f:
       f.write(data)
-    print(json.dumps({"name": item["name"], "geometry": repr(g)}), flush=True)
+    print(json.dumps({"name": item["name"], "geometry": geometry}), flush=True)
   return 0
 
 
