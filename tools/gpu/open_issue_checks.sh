@@ -158,8 +158,8 @@ sweep() {  # sweep NAME K/N: part K of N of the sweep's grid (GRID, default "cla
   [ -f "$dir/summary.txt" ] && cat "$dir/summary.txt" >> "$S"
 }
 
-attention_tests() {  # attention_tests TITLE LOG -k-EXPRESSION: dot_product_attention_test on pjrtkit
-  JAX_PLATFORMS=pjrtkit,cpu timed "$1" "$T" "$OUT/$2" $PY -m pytest -p no:cacheprovider \
+attention_tests() {  # attention_tests TITLE LOG -k-EXPR [LIMIT]: dot_product_attention_test
+  JAX_PLATFORMS=pjrtkit,cpu timed "$1" "${4:-$T}" "$OUT/$2" $PY -m pytest -p no:cacheprovider \
     -p no:benchmark -q -rfE --tb=short kernels/dot_product_attention/dot_product_attention_test.py \
     -k "$3"
   say "   $(pytest_line "$OUT/$2")"
@@ -178,22 +178,24 @@ part_c() { sweep c 1/2; }
 
 part_x() {
   sweep x 2/2
-  JAX_PLATFORMS=cuda timed "x: determinism (cuda)" "$T" "$OUT/determinism.log" \
+  JAX_PLATFORMS=cuda timed "x: determinism (cuda)" "$TT" "$OUT/determinism.log" \
     $PY -m tools.kernels_gpu.determinism_bench --out "$OUT/determinism"
   grep -a "^|" "$OUT/determinism.log" | tail -12 >> "$S"
   # The flag from the process's start, as XLA reads it (cuDNN's backward then deterministic too).
   XLA_FLAGS="${XLA_FLAGS:+$XLA_FLAGS }--xla_gpu_deterministic_ops=true" JAX_PLATFORMS=cuda \
-    timed "x: determinism, XLA flag from the start (cuda)" "$T" "$OUT/determinism_flag.log" \
+    timed "x: determinism, XLA flag from the start (cuda)" "$TT" "$OUT/determinism_flag.log" \
     $PY -m tools.kernels_gpu.determinism_bench --out "$OUT/determinism_flag"
   grep -a "^|" "$OUT/determinism_flag.log" | tail -12 >> "$S"
 }
 
 part_d() {
+  # 14 tests, the 4 fixed-point ones compiling 4 gradients each: the benchmarks' limit.
   attention_tests "d: mosaic backward, fixed-point dQ (pjrtkit)" attention_fixed_point.log \
-    "fixed_point or fused_backward"
+    "fixed_point or fused_backward" "$TT"
+  local shapes=32x2048x16x64,16x1024x32x128,16x1024x32x128:causal,1x16384x16x128
   JAX_PLATFORMS=cuda timed "d: determinism, fixed point (cuda)" "$TT" "$OUT/determinism_d.log" \
-    $PY -m tools.kernels_gpu.determinism_bench --implementations mosaic --out "$OUT/determinism_d" \
-    --shapes "${SHAPES_D:-32x2048x16x64,16x1024x32x128,16x1024x32x128:causal,1x16384x16x128,4x4096x32x8x128:causal}"
+    $PY -m tools.kernels_gpu.determinism_bench --implementations mosaic \
+    --out "$OUT/determinism_d" --shapes "${SHAPES_D:-$shapes,4x4096x32x8x128:causal}"
   grep -a "^|" "$OUT/determinism_d.log" | tail -8 >> "$S"
 }
 

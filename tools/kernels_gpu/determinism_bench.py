@@ -1,25 +1,25 @@
 """What a deterministic attention gradient costs: ``jit(grad)`` of the attention op per
-implementation, with the order-free backward and with the fixed-order one, timed in alternating
-rounds in one process, and whether two calls of the same compiled gradient agree bitwise.
+implementation, with the order-free backward and with the two deterministic ones, timed in
+alternating rounds in one process, and whether two calls of one compiled gradient agree bitwise.
 
   PYTHONPATH=KIT:KIT/python python -m tools.kernels_gpu.determinism_bench \\
       [--shapes 32x2048x16x64,16x1024x32x128:causal] [--implementations mosaic,cudnn,None] \\
       [--rounds 3] [--iterations 10] [--repeats 5] [--dtype bfloat16] [--out DIR]
 
 Per shape (``BxTxHxD`` or ``BxTxHxKxD`` with K key-value heads, ``:causal`` for a causal mask) and
-implementation (``None``: `implementation=None`), three contenders: ``order-free`` (the default path),
-``fixed-order`` (traced with ``--xla_gpu_deterministic_ops=true`` in ``XLA_FLAGS``, which
-`pallas.deterministic_ops_requested` reads when a call is traced: the compiled Mosaic backward then
-takes its split dQ and dK/dV kernels) and ``fixed-point`` (traced with
-``PJRTKIT_ATTENTION_DQ_SUM=fixed_point``: the fused Mosaic backward summing dQ in int32 fixed
-point); implementations without an order-dependent sum trace the same program every way. The loss is ``sum(attention(q, k, v) * dout)`` and the timed function its
+implementation (``None``: `implementation=None`), three contenders, each traced with
+``PJRTKIT_ATTENTION_DQ_SUM`` set (`DQ_SUMS`): ``order-free`` (``float32``: the fused Mosaic
+backward's float32 reduce-adds), ``fixed-order`` (``split``: its split dQ and dK/dV kernels; also
+``--xla_gpu_deterministic_ops=true`` in ``XLA_FLAGS``) and ``fixed-point`` (``fixed_point``: the
+fused backward summing dQ in int32); implementations without an order-dependent sum trace the same
+program every way. The loss is ``sum(attention(q, k, v) * dout)`` and the timed function its
 gradient in q, k and v (the forward included, as a training step runs it). Times:
 `pk.benchmarking`'s default method (CUPTI kernel time on NVIDIA GPUs, wall clock elsewhere), the
 median of the round medians. ``bitwise``: the gradients of ``--repeats`` calls of one compiled
-function are equal bit for bit; ``max|d|`` the largest difference between a contender's
-gradients and ``order-free``'s over the largest gradient; ``cost`` a contender's time over
-``order-free``'s, minus 1. Prints a Markdown table and writes
-``determinism_<platform>.{md,json}`` into ``--out`` after every shape.
+function are equal bit for bit; ``max|d|`` the largest difference between a contender's gradients
+and ``order-free``'s over the largest gradient; ``cost`` a contender's time over ``order-free``'s,
+minus 1. Prints a Markdown table and writes ``determinism_<platform>.{md,json}`` into ``--out``
+after every shape.
 """
 
 from __future__ import annotations
@@ -105,14 +105,17 @@ def xla_flags_with(flag: str | None) -> Iterator[None]:
       os.environ["XLA_FLAGS"] = before
 
 
+DQ_SUMS = {"order-free": "float32", "fixed-order": "split", "fixed-point": "fixed_point"}
+"""``PJRTKIT_ATTENTION_DQ_SUM`` per variant, set whatever the shell had (it wins over
+``XLA_FLAGS``)."""
+
+
 @contextlib.contextmanager
 def variant_environment(variant: str) -> Iterator[None]:
-  """The environment `variant` is traced in: ``fixed-order`` `DETERMINISTIC_FLAG` appended to
-  ``XLA_FLAGS``, ``fixed-point`` ``PJRTKIT_ATTENTION_DQ_SUM=fixed_point``; both restored
-  after."""
+  """The environment `variant` is traced in: ``PJRTKIT_ATTENTION_DQ_SUM`` as `DQ_SUMS` says,
+  and for ``fixed-order`` `DETERMINISTIC_FLAG` appended to ``XLA_FLAGS``; both restored after."""
   before = os.environ.get(DQ_SUM_VARIABLE)
-  if variant == "fixed-point":
-    os.environ[DQ_SUM_VARIABLE] = "fixed_point"
+  os.environ[DQ_SUM_VARIABLE] = DQ_SUMS[variant]
   try:
     with xla_flags_with(DETERMINISTIC_FLAG if variant == "fixed-order" else None):
       yield

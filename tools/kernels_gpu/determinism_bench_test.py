@@ -59,12 +59,16 @@ def test_each_variant_is_traced_in_its_environment(monkeypatch):
     with db.variant_environment(variant):
       seen[variant] = (os.environ["XLA_FLAGS"], os.environ.get(db.DQ_SUM_VARIABLE))
   assert seen == {
-      "order-free": ("--xla_force_host_platform_device_count=2", None),
+      "order-free": ("--xla_force_host_platform_device_count=2", "float32"),
       "fixed-order": ("--xla_force_host_platform_device_count=2 "
-                      "--xla_gpu_deterministic_ops=true", None),
+                      "--xla_gpu_deterministic_ops=true", "split"),
       "fixed-point": ("--xla_force_host_platform_device_count=2", "fixed_point")}
   assert os.environ["XLA_FLAGS"] == "--xla_force_host_platform_device_count=2"
   assert db.DQ_SUM_VARIABLE not in os.environ
+  monkeypatch.setenv(db.DQ_SUM_VARIABLE, "fixed_point")  # the shell's value neither leaks in
+  with db.variant_environment("order-free"):
+    assert os.environ[db.DQ_SUM_VARIABLE] == "float32"
+  assert os.environ[db.DQ_SUM_VARIABLE] == "fixed_point"  # nor is lost
 
 
 def test_bitwise_equality_sees_one_ulp_and_nan_bits():

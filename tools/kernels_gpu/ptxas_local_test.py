@@ -107,13 +107,24 @@ def test_other_ops_cases_are_parsed_with_their_config():
     ("ragged_dot:1,2,3", r"expected ragged_dot:M,K,N,GROUPS,CONTRACT \(5 non-negative"),
     ("ragged_dot:64,64,64,2,3", "CONTRACT must be 1 or 2, got 3"),
     ("gated_linear_unit:64,64,64,2", "FUSED must be 0 or 1, got 2"),
-    ("gated_linear_unit:0,64,64,1", "M, K and N must be positive"),
+    ("gated_linear_unit:0,64,64,1", "M,K,N must be positive"),
+    ("ragged_dot:64,64,64,0,1", "M,K,N,GROUPS must be positive"),
+    ("ragged_dot:6\u00b2,64,64,2,1", "expected ragged_dot:M,K,N,GROUPS,CONTRACT"),
     ("ragged_dot:64,64,64,2,1:block_n", "config fields are FIELD=INT, got 'block_n'"),
     ("matmul:1,2", r"the op must be one of \['gated_linear_unit', 'ragged_dot'\]"),
 ])
 def test_bad_op_cases_are_named(text, message):
   with pytest.raises(ValueError, match=message):
     ptxas_ops.parse(text)
+  with pytest.raises(ValueError, match=message):  # as the command line reads it
+    tool.parse_cases([text])
+
+
+def test_a_config_field_the_op_lacks_is_named():
+  case = ptxas_ops.parse("ragged_dot:64,64,64,2,1:block_n=64,bogus=3")
+  with pytest.raises(ValueError, match=r"MosaicRaggedDotConfig has no field \['bogus'\]; "
+                                       r"accepted: \['block_n', 'block_k', 'stages', 'band'\]"):
+    ptxas_ops.lower(case)
 
 
 def test_labels():

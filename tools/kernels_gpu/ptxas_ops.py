@@ -36,8 +36,12 @@ class OpCase:
 
 
 def is_op_case(text: str) -> bool:
-  """Whether `text` names one of `OPS` (``op:...``)."""
-  return text.partition(":")[0] in OPS
+  """Whether `text` is an op case (``op:...``, a known op or not: `parse` names the ops)."""
+  return ":" in text
+
+
+def _number(text: str) -> bool:
+  return text.isascii() and text.isdigit()
 
 
 def parse(text: str) -> OpCase:
@@ -52,12 +56,12 @@ def parse(text: str) -> OpCase:
   form, count = OPS[op]
   dims_text, _, fields_text = rest.partition(":")
   dims = dims_text.split(",")
-  if len(dims) != count or not all(d.isdigit() for d in dims):
+  if len(dims) != count or not all(_number(d) for d in dims):
     raise ValueError(f"case {text!r}: expected {op}:{form} ({count} non-negative integers)")
   config = []
   for field in filter(None, fields_text.split(",")):
     name, eq, value = field.partition("=")
-    if not (eq and name.isidentifier() and value.isdigit()):
+    if not (eq and name.isidentifier() and _number(value)):
       raise ValueError(f"case {text!r}: config fields are FIELD=INT, got {field!r}")
     config.append((name, int(value)))
   case = OpCase(op, tuple(map(int, dims)), tuple(config))
@@ -65,18 +69,33 @@ def parse(text: str) -> OpCase:
     raise ValueError(f"case {text!r}: CONTRACT must be 1 or 2, got {case.dims[4]}")
   if op == "gated_linear_unit" and case.dims[3] not in (0, 1):
     raise ValueError(f"case {text!r}: FUSED must be 0 or 1, got {case.dims[3]}")
-  if min(case.dims[:3]) < 1:
-    raise ValueError(f"case {text!r}: M, K and N must be positive")
+  if min(case.dims[:3]) < 1 or (op == "ragged_dot" and case.dims[3] < 1):
+    raise ValueError(f"case {text!r}: {form.rsplit(',', 1)[0]} must be positive")
   return case
 
 
+def _config(config_type: Any, case: OpCase) -> Any:
+  """`case`'s config of `config_type` (a dataclass).
+
+  Raises:
+    ValueError: naming a field the config does not have and the ones it has.
+  """
+  names = [f.name for f in dataclasses.fields(config_type)]
+  unknown = [k for k, _ in case.config if k not in names]
+  if unknown:
+    raise ValueError(f"case {case.text!r}: {config_type.__name__} has no field {unknown}; "
+                     f"accepted: {names}")
+  return config_type(**dict(case.config))
+
+
 def lower(case: OpCase) -> tuple[bytes, str]:
-  """(The serialized Mosaic GPU module of `case`'s kernel, as the custom call gets it, and its
-  config's repr), lowered for "cuda" with an abstract H200 as the target.
+  """(The serialized Mosaic GPU module of `case`'s kernel, as the custom call gets it, and the
+  config asked for: the kernel may run fewer stages where they do not fit in shared memory),
+  lowered for "cuda" with an abstract H200 as the target.
 
   Raises:
     RuntimeError: when the lowering holds other than one Mosaic GPU kernel.
-    ValueError, TypeError: a config field the op's config refuses.
+    ValueError: a config field the op's config lacks or refuses.
   """
   import jax  # pylint: disable=g-import-not-at-top
   import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
@@ -88,15 +107,16 @@ def lower(case: OpCase) -> tuple[bytes, str]:
   if case.op == "ragged_dot":
     from pjrtkit.kernels.ragged_dot import mosaic  # pylint: disable=g-import-not-at-top
     m, k, n, groups, contract = case.dims
-    config = mosaic.MosaicRaggedDotConfig(**dict(case.config))
+    config = _config(mosaic.MosaicRaggedDotConfig, case)
     avals = [jax.ShapeDtypeStruct((m, k), bf16),
              jax.ShapeDtypeStruct((groups, k, n) if contract == 1 else (groups, n, k), bf16),
              jax.ShapeDtypeStruct((groups,), jnp.int32)]
     fn = lambda a, b, s: mosaic.rows_forward(a, b, contract, s, None, config, bf16)  # noqa: E731
   else:
-    from pjrtkit.kernels.gated_linear_unit import base, mosaic  # pylint: disable=g-import-not-at-top
+    from pjrtkit.kernels.gated_linear_unit import (  # pylint: disable=g-import-not-at-top
+        base, mosaic)
     m, k, n, fused = case.dims
-    config = mosaic.MosaicGatedLinearUnitConfig(**dict(case.config))
+    config = _config(mosaic.MosaicGatedLinearUnitConfig, case)
     x = jax.ShapeDtypeStruct((m, k), bf16)
     weights = (jax.ShapeDtypeStruct((k, 2, n), bf16) if fused
                else (jax.ShapeDtypeStruct((k, n), bf16),) * 2)
@@ -110,4 +130,4 @@ def lower(case: OpCase) -> tuple[bytes, str]:
   kernels = list(mosaic_core.KNOWN_KERNELS.values())
   if len(kernels) != 1:
     raise RuntimeError(f"expected one Mosaic GPU kernel in the lowering, got {len(kernels)}")
-  return kernels[0], repr(config)
+  return kernels[0], f"config asked for: {config!r}"

@@ -132,6 +132,13 @@ _HALVES = _choose(1, 320, 1, 64, 256, 1, False)
 _EMPTY_TAIL = _choose(1, 128, 1, 128, 384, 1, True)
 
 
+_FIXED = [dataclasses.replace(_LAGGED, fixed_point_dq=True),     # 4 steps, 2 stages: 4 rows
+          dataclasses.replace(_HALVES, fixed_point_dq=True),     # 5 steps, 4 stages: 6 rows
+          dataclasses.replace(_EMPTY_TAIL, fixed_point_dq=True),
+          _choose(2, 256, 2, 64, 384, 2, True, persistent_programs=5, fixed_point_dq=True)]
+"""Geometries with `BwdGeometry.fixed_point_dq`, one per path it changes."""
+
+
 @pytest.mark.parametrize("g,empty,paths", [
     (_LAGGED, False, "lag_dq dq_columns_split biased_accumulators"),  # 4 steps, 2 stages
     (_LAGGED_UNBIASED, False, "lag_dq dq_columns_split"),
@@ -151,12 +158,10 @@ _EMPTY_TAIL = _choose(1, 128, 1, 128, 384, 1, True)
     (_choose(1, 128, 2, 128, 384, 1, True, persistent_programs=2, lag_dq=False), True,
      "persistent_programs dq_columns_split"),
     (_choose(2, 256, 2, 64, 384, 2, True, persistent_programs=5), True, "persistent_programs"),
-    (dataclasses.replace(_LAGGED, fixed_point_dq=True), False,
-     "fixed_point_dq lag_dq dq_columns_split paired_loads"),
-    (dataclasses.replace(_HALVES, fixed_point_dq=True), False, "fixed_point_dq"),
-    (dataclasses.replace(_EMPTY_TAIL, fixed_point_dq=True), True, "fixed_point_dq lag_dq"),
-    (_choose(2, 256, 2, 64, 384, 2, True, persistent_programs=5, fixed_point_dq=True), True,
-     "fixed_point_dq persistent_programs"),
+    (_FIXED[0], False, "fixed_point_dq lag_dq dq_columns_split paired_loads"),
+    (_FIXED[1], False, "fixed_point_dq"),
+    (_FIXED[2], True, "fixed_point_dq lag_dq"),
+    (_FIXED[3], True, "fixed_point_dq persistent_programs"),
 ])
 def test_every_program_keeps_the_barrier_protocol(g, empty, paths):
   """Every program of each geometry (`paths`: the `BwdGeometry` fields that are true)."""
@@ -230,7 +235,8 @@ def test_paired_loads_need_both_arrivals(name):
 def test_the_dq_factor_row_completes_do_bar(g):
   """With `BwdGeometry.fixed_point_dq` each step's dQ factor row is a third load on ``do_bar``
   (a second without paired loads): the barrier counts it, and without its arrival at step 0 the
-  compute warpgroups wait for ever."""
+  compute warpgroups wait for ever (any dropped arrival does that; a factor load completing
+  another barrier fails `test_every_program_keeps_the_barrier_protocol`'s fixed-point cases)."""
   fixed = dataclasses.replace(g, fixed_point_dq=True)
   barriers, _, _ = _trace(fixed, {})
   assert barriers["do_bar"].num_arrivals == (3 if g.paired_loads else 2)
@@ -238,6 +244,37 @@ def test_the_dq_factor_row_completes_do_bar(g):
   factor_arrival = (2, "arrive", "do_bar", 2 if g.paired_loads else 1)
   with pytest.raises(ProtocolError, match=r"deadlock: .*'do_bar', 0\)"):
     _check(fixed, [0], {factor_arrival: 0})
+
+
+@pytest.mark.parametrize("g", _FIXED)
+def test_each_dq_product_reads_the_factor_row_of_its_step(g):
+  """The producer loads step t's factor row into ring slot ``t % factor_slots``; each dQ product
+  (step s's, by warpgroup ``s % 2``, or by both when dQ is split by columns; lagged or not) reads
+  the slot step s's load filled. (That the ring's ``stages + 2`` rows outlive their reads is
+  argued in `BwdGeometry.factor_slots`, not replayed.)"""
+  replay = protocol_replay.Replay({})
+  fills: dict[int, list[int]] = {}
+  copy_in = replay.copy_in
+
+  def recording_copy_in(src: Any, dst: Any, barrier: Any, **kwargs: Any) -> None:
+    if dst.name == "dqf_s":
+      fills.setdefault(replay.pid, []).append(dst.index[0])
+    copy_in(src, dst, barrier, **kwargs)
+
+  replay.plgpu.copy_gmem_to_smem = recording_copy_in
+  patches = [(mosaic_bwd, ("lax", "pl", "plgpu", "jnp", "jax")),
+             (mosaic_bwd_geometry, ("lax", "jnp"))]
+  arg = types.SimpleNamespace(dtype=real_jnp.bfloat16)
+  with mock.patch.object(mosaic_bwd.fixed_point, "row_factors", lambda *a: (arg, arg)):
+    _, traces = protocol_replay.trace(
+        replay, patches, lambda: mosaic_bwd.backward(*[arg] * 6, g), lambda l: _names(l, g))
+  for pid, events in traces.items():
+    filled = fills.get(pid, [])
+    assert filled == [t % g.factor_slots for t in range(len(filled))]
+    for wg in (0, 1):
+      reads = [index for kind, name, index in events[wg] if (kind, name) == ("read", "dqf_s")]
+      mine = [t for t in range(len(filled)) if g.dq_columns_split or t % 2 == wg]
+      assert reads == [filled[t] for t in mine], (pid, wg)
 
 
 def _check_reads(g: mosaic_bwd.BwdGeometry, tweaks: protocol_replay.Tweaks) -> None:
