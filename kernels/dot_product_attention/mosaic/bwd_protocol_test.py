@@ -83,9 +83,11 @@ def _names(launch: dict[str, Any], g: mosaic_bwd.BwdGeometry) -> list[str]:
   return [n for n in names if n not in absent]
 
 
-def _trace(g: mosaic_bwd.BwdGeometry, tweaks: protocol_replay.Tweaks) -> tuple[Any, Any, Any]:
-  """`g`'s barriers, per-program traces (with `tweaks`) and the fills of its TMA loads."""
-  replay = protocol_replay.Replay(tweaks)
+def _trace(g: mosaic_bwd.BwdGeometry, tweaks: protocol_replay.Tweaks,
+           replay: protocol_replay.Replay | None = None) -> tuple[Any, Any, Any]:
+  """`g`'s barriers, per-program traces (with `tweaks`, or through `replay` as given) and the
+  fills of its TMA loads."""
+  replay = replay or protocol_replay.Replay(tweaks)
   patches = [(mosaic_bwd, ("lax", "pl", "plgpu", "jnp", "jax")),
              (mosaic_bwd_geometry, ("lax", "jnp"))]
   arg = types.SimpleNamespace(dtype=real_jnp.bfloat16)
@@ -262,12 +264,7 @@ def test_each_dq_product_reads_the_factor_row_of_its_step(g):
     copy_in(src, dst, barrier, **kwargs)
 
   replay.plgpu.copy_gmem_to_smem = recording_copy_in
-  patches = [(mosaic_bwd, ("lax", "pl", "plgpu", "jnp", "jax")),
-             (mosaic_bwd_geometry, ("lax", "jnp"))]
-  arg = types.SimpleNamespace(dtype=real_jnp.bfloat16)
-  with mock.patch.object(mosaic_bwd.fixed_point, "row_factors", lambda *a: (arg, arg)):
-    _, traces = protocol_replay.trace(
-        replay, patches, lambda: mosaic_bwd.backward(*[arg] * 6, g), lambda l: _names(l, g))
+  _, traces, _ = _trace(g, {}, replay)
   for pid, events in traces.items():
     filled = fills.get(pid, [])
     assert filled == [t % g.factor_slots for t in range(len(filled))]
