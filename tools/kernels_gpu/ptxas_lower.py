@@ -24,7 +24,6 @@ from typing import Any, Sequence
 
 import jax
 import jax.numpy as jnp
-from jax.experimental.mosaic.gpu import core as mosaic_core
 
 from pjrtkit.kernels.dot_product_attention.mosaic import bwd as mosaic_bwd
 from tools.kernels_gpu import bwd_variant_bench, ptxas_ops, variant_cli
@@ -41,14 +40,8 @@ def serialized_module(module: Any, case: bwd_variant_bench.BwdCase, g: Any) -> b
   q = jax.ShapeDtypeStruct((b, t, h, d), jnp.bfloat16)
   kv = jax.ShapeDtypeStruct((b, t, kh, d), jnp.bfloat16)
   rows = jax.ShapeDtypeStruct((b, h, t), jnp.float32)
-  jax.clear_caches()
-  mosaic_core.KNOWN_KERNELS.clear()
-  f = bwd_variant_bench.kernel_backward(module, g)
-  jax.jit(f).trace(q, kv, kv, q, rows, rows).lower(lowering_platforms=("cuda",))
-  kernels = list(mosaic_core.KNOWN_KERNELS.values())
-  if len(kernels) != 1:
-    raise RuntimeError(f"expected one Mosaic GPU kernel in the lowering, got {len(kernels)}")
-  return kernels[0]
+  return ptxas_ops.mosaic_module(bwd_variant_bench.kernel_backward(module, g),
+                                 (q, kv, kv, q, rows, rows))
 
 
 def main(argv: Sequence[str]) -> int:

@@ -99,7 +99,6 @@ def lower(case: OpCase) -> tuple[bytes, str]:
   """
   import jax  # pylint: disable=g-import-not-at-top
   import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
-  from jax.experimental.mosaic.gpu import core as mosaic_core  # pylint: disable=g-import-not-at-top
   from pjrtkit.kernels.core import triton_matmul  # pylint: disable=g-import-not-at-top
 
   bf16 = jnp.bfloat16
@@ -123,11 +122,23 @@ def lower(case: OpCase) -> tuple[bytes, str]:
     spec, args = base.make_spec(x, weights, jax.nn.silu, None)
     avals = [None if a is None else jax.ShapeDtypeStruct(a.shape, a.dtype) for a in args]
     fn = lambda *a: mosaic.MosaicGatedLinearUnit().forward_output(a, spec, config)  # noqa: E731
+  with triton_matmul.lowering_target():
+    return mosaic_module(fn, avals), f"config asked for: {config!r}"
+
+
+def mosaic_module(fn: Any, avals: Any) -> bytes:
+  """The one Mosaic GPU module `fn` lowers to for "cuda" at `avals`, serialized as the custom
+  call gets it (jax keeps it in ``KNOWN_KERNELS``).
+
+  Raises:
+    RuntimeError: when the lowering holds other than one Mosaic GPU kernel.
+  """
+  import jax  # pylint: disable=g-import-not-at-top
+  from jax.experimental.mosaic.gpu import core as mosaic_core  # pylint: disable=g-import-not-at-top
   jax.clear_caches()
   mosaic_core.KNOWN_KERNELS.clear()
-  with triton_matmul.lowering_target():
-    jax.jit(fn).trace(*avals).lower(lowering_platforms=("cuda",))
+  jax.jit(fn).trace(*avals).lower(lowering_platforms=("cuda",))
   kernels = list(mosaic_core.KNOWN_KERNELS.values())
   if len(kernels) != 1:
     raise RuntimeError(f"expected one Mosaic GPU kernel in the lowering, got {len(kernels)}")
-  return kernels[0], f"config asked for: {config!r}"
+  return kernels[0]
