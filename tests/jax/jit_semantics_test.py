@@ -164,6 +164,16 @@ out["platform_dependent"] = [
     float(jax.jit(lambda v: lax.cond(v > 0, dependent, lambda a: a, v))(2.0)),
     float(jax.jit(lambda v: lax.platform_dependent(v, default=lambda a: a * 4.0))(2.0)),
 ]
+# A branch for pjrtkit itself wins over its cpu branch (also on JAX's cpu device, a multi-platform
+# export and in a cond); JAX's cpu device takes the cpu branch.
+own = lambda v: lax.platform_dependent(v, cpu=lambda a: a + 1.0, pjrtkit=lambda a: a + 5.0,
+                                       default=lambda a: a + 3.0)
+both = jax.export.export(jax.jit(own), platforms=["pjrtkit", "cpu"])(
+    jax.ShapeDtypeStruct((), jnp.float32))
+on_cpu = jax.device_put(jnp.float32(2.0), jax.devices("cpu")[0])
+out["platform_dependent_own"] = [
+    float(jax.jit(own)(2.0)), float(jax.jit(lambda v: lax.cond(v > 0, own, lambda a: a, v))(2.0)),
+    float(jax.jit(own)(on_cpu)), float(both.call(jnp.float32(2.0))), float(both.call(on_cpu))]
 print(json.dumps(out))
 """
 
@@ -206,6 +216,10 @@ def test_only_the_taken_branch_runs(results):
 
 def test_platform_dependent_takes_the_cpu_branch(results):
   assert results["platform_dependent"] == [3.0, 3.0, 8.0]
+
+
+def test_platform_dependent_takes_a_pjrtkit_branch_where_one_is_given(results):
+  assert results["platform_dependent_own"] == [7.0, 7.0, 3.0, 7.0, 3.0]
 
 
 def test_cond_under_vmap_is_a_select(results):

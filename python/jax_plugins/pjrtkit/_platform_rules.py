@@ -4,7 +4,7 @@ JAX chooses the branch of ``lax.platform_dependent`` (and of the JAX code built 
 ``jnp.linalg`` and the PRNG) by lowering-platform name, in two generic rules: ``platform_index``'s
 (``mlir.lower_per_platform``) and ``cond``'s (it keeps the branches whose platforms hold the
 equation's platforms). Neither knows the name ``pjrtkit``, so without this module the ``default=``
-branch is taken on both devices.
+branch is taken on both devices. A ``pjrtkit=`` branch, where one is given, is taken on both.
 
 ``register(platform, as_platform)`` registers both generic rules for ``platform``, run with the
 *rule context's* platforms renamed (``pjrtkit`` -> ``cpu`` on the xla_cpu device, ``cuda`` on the
@@ -32,13 +32,24 @@ PRIMITIVES = (
 """The primitives whose generic rule chooses by platform name: (module, attribute)."""
 
 
+def named_platforms(params: dict[str, Any]) -> set[str]:
+  """The platform names the branches of a ``platform_index`` / ``cond`` equation name (its
+  ``platforms`` / ``branches_platforms`` parameter; a None entry is the default branch)."""
+  lists = params.get("platforms", params.get("branches_platforms")) or ()
+  return {p for names in lists if names is not None for p in names}
+
+
 def renamed(rule: Callable[..., Any], platform: str, as_platform: str) -> Callable[..., Any]:
-  """``rule`` run with ``platform`` read as ``as_platform`` in the rule context's platforms only.
+  """``rule`` run with ``platform`` read as ``as_platform`` in the rule context's platforms only,
+  unless a branch names ``platform`` itself (``lax.platform_dependent(..., pjrtkit=f)``: code
+  written for this plugin, such as ``pjrtkit.kernels``' choice of a kernel), which then runs.
 
   Tokens the rule sets on the renamed context are copied back to the original one.
   """
 
   def lowering(ctx: Any, *args: Any, **params: Any) -> Any:
+    if platform in named_platforms(params):  # A branch for ``platform`` itself: no renaming.
+      return rule(ctx, *args, **params)
     platforms = ctx.platforms or ctx.module_context.platforms
     named = ctx.replace(platforms=tuple(as_platform if p == platform else p for p in platforms))
     results = rule(named, *args, **params)
