@@ -7,7 +7,7 @@ from typing import Any, Sequence
 import jax
 import jax.numpy as jnp
 
-from pjrtkit.kernels.core import autotune_cache
+from pjrtkit.kernels.core import autotune_cache, empty
 from pjrtkit.kernels.core.device import DeviceInfo
 from pjrtkit.kernels.core.op import Family, Op, register_family
 from pjrtkit.kernels.core.spec import Spec
@@ -129,10 +129,14 @@ def dot_product_attention(query: Any, key: Any, value: Any, bias: Any = None, ma
       broadcast). None: no sharding of its own (``jit`` partitions as usual).
 
   Returns:
-    ``[*B, T, H, Dv]`` in the query's dtype.
+    ``[*B, T, H, Dv]`` in the query's dtype. Without keys (S = 0) every row is zeros (an empty
+    weighted sum, as ``jax.nn.dot_product_attention`` gives; a query past its
+    ``query_seq_lengths`` entry too) with zero gradients; a call with no keys or an empty output
+    runs no implementation (`pjrtkit.kernels.core.empty`), so every implementation name gives it.
 
   Raises:
-    TypeError, ValueError: for arguments of the wrong type, dtype or shape (naming the parameter).
+    TypeError, ValueError: for arguments of the wrong type, dtype or shape (naming the parameter;
+      a head_dim of 0 included).
     UnsupportedImplementationError: when `implementation` cannot serve this call (an
       ``ExceptionGroup`` of them when none of a sequence can).
   """
@@ -143,6 +147,8 @@ def dot_product_attention(query: Any, key: Any, value: Any, bias: Any = None, ma
   def attend(q: Any, k: Any, v: Any, b: Any, m: Any) -> Any:
     spec = base.make_spec(q, k, v, b, m, is_causal, scale, local_window_size=local_window_size,
                           logits_soft_cap=logits_soft_cap, precision=precision)
+    if base.is_empty(spec):
+      return empty.answer(FAMILY, implementation, lambda: base.empty_output(spec))
     return FAMILY.call(spec, (q, k, v, b, m), implementation)
 
   if q_sharding is None:

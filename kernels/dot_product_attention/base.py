@@ -27,7 +27,10 @@ in ``jax.nn`` and Tokamax; "xla", "xla_chunked" and "native"), and the backward 
 value that row's 1/S share and query, key and bias nothing (the saved log-sum-exp marks the row:
 ``MASK_VALUE + log(S)`` rounded to ``MASK_VALUE`` in float32 from "xla" and "xla_chunked", -inf from
 "native"; their backwards read ``lse <= MASK_VALUE`` as such a row). Logits, softmax and
-accumulation are float32; the output has the query's dtype.
+accumulation are float32; the output has the query's dtype. A call without keys (S = 0) or with
+an empty output (B, T, H or Dv = 0) never reaches an implementation: its output is zeros with
+zero gradients (`is_empty`, `empty_output`; a row without keys is an empty sum, where a row whose
+keys are all masked averages them); a head_dim D of 0 is refused.
 
 Residuals (every forward returns them, every backward takes them):
 ``(query, key, value, bias, mask, out, lse)``, `lse` the float32 log-sum-exp of each row's
@@ -45,7 +48,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from pjrtkit.kernels.core import functions
+from pjrtkit.kernels.core import empty, functions
 from pjrtkit.kernels.core.spec import Spec
 
 OP_NAME = "dot_product_attention"
@@ -143,6 +146,10 @@ def make_spec(query: Any, key: Any, value: Any, bias: Any, mask: Any, is_causal:
   if k == 0 or h % k:
     raise ValueError(f"dot_product_attention: query heads ({h}) must be a multiple of key/value "
                      f"heads ({k})")
+  if empty.is_zero(d):
+    raise ValueError("dot_product_attention: query and key head_dim (their last dimension) must "
+                     "be >= 1, got 0 (the logits would be empty sums and the default scale "
+                     "1/sqrt(head_dim) infinite)")
   full = (b, h, t, s)
   for name, a, kind in (("bias", bias, "floating"), ("mask", mask, "bool")):
     if a is None:
@@ -244,9 +251,28 @@ def is_key_mask(spec: Spec) -> bool:
 def mean_of_values(value: jax.Array, heads: int) -> jax.Array:
   """float32 ``[N, 1, heads, Dv]``: the mean over all S keys of `value` ``[N, S, K, Dv]`` for
   each query head (each key/value head's repeated over its group): the row of a query that
-  attends no key."""
+  attends no key. Zeros when there are no keys (S = 0, `is_empty`), not 0/0."""
+  if empty.is_zero(value.shape[1]):
+    n, _, _, dv = value.shape
+    return jnp.zeros((n, 1, heads, dv), jnp.float32)
   mean = jnp.mean(value.astype(jnp.float32), axis=1)  # [N, K, Dv]
   return jnp.repeat(mean, heads // value.shape[2], axis=1)[:, None]
+
+
+def is_empty(spec: Spec) -> bool:
+  """Whether the call has a zero-size dimension: no batch elements, queries, heads or value
+  features (an empty output), or no keys (S = 0). Its output is `empty_output`."""
+  b, t, h, _, s, _ = dims(spec)
+  return empty.any_zero((b, t, h, s, spec.arg("value").shape[3]))
+
+
+def empty_output(spec: Spec) -> jax.Array:
+  """The output of an `is_empty` call, from shapes alone: zeros ``[B, T, H, Dv]`` in the
+  query's dtype. Without keys each row's weighted sum of values is an empty sum, so zero (as
+  ``jax.nn.dot_product_attention`` gives), whatever the mask, bias or options; the gradient of
+  every argument is zero."""
+  b, t, h, _, _, _ = dims(spec)
+  return jnp.zeros((b, t, h, spec.arg("value").shape[3]), jnp.dtype(spec.arg("query").dtype))
 
 
 def window_leaves_rows_without_keys(spec: Spec) -> bool:

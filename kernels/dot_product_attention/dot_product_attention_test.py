@@ -507,6 +507,44 @@ def test_argument_errors_name_the_parameter():
     pk.dot_product_attention(q, k, v, mask=jnp.ones((37, 29), bool))
   with pytest.raises(TypeError, match="query, key and value must have one dtype"):
     pk.dot_product_attention(q, k.astype(jnp.bfloat16), v)
+  with pytest.raises(ValueError, match=r"query and key head_dim \(their last dimension\) must be "
+                                       r">= 1, got 0"):
+    pk.dot_product_attention(q[..., :0], k[..., :0], v)
+
+
+@pytest.mark.parametrize("impl", ["xla", "xla_chunked", "native", "triton", "mosaic", "cudnn",
+                                  None])
+@pytest.mark.parametrize("q_shape, kv_shape", [
+    ((2, 4, 2, 8), (2, 0, 1, 8)),   # no keys: every row an empty sum, zeros
+    ((2, 0, 2, 8), (2, 3, 1, 8)),   # no queries
+    ((0, 4, 2, 8), (0, 3, 1, 8)),   # no batch elements
+    ((2, 4, 0, 8), (2, 3, 1, 8)),   # no query heads
+])
+def test_zero_size_calls_give_zeros_and_zero_gradients_as_jax_nn(impl, q_shape, kv_shape):
+  """No keys, queries, batch elements or heads: zeros of the output's shape (as
+  ``jax.nn.dot_product_attention``), with a bias, lengths and every option given, and exactly
+  zero gradients; no implementation runs, so every name gives it (on any device)."""
+  testing.skip_unless_runnable(impl)
+  q, k, v = (jnp.asarray(np.random.default_rng(i).standard_normal(s), jnp.bfloat16)
+             for i, s in enumerate((q_shape, kv_shape, kv_shape)))
+  b, t, _, _ = q_shape
+  bias = jnp.ones((b, 1, t, kv_shape[1]), jnp.float32)
+  f = lambda q, k, v, bias: pk.dot_product_attention(  # noqa: E731
+      q, k, v, bias, is_causal=True, key_value_seq_lengths=jnp.full((b,), 2),
+      query_seq_lengths=jnp.full((b,), 1), local_window_size=(1, 1), logits_soft_cap=5.0,
+      implementation=impl)
+  out = jax.jit(f)(q, k, v, bias)
+  assert out.shape == q_shape and out.dtype == jnp.bfloat16
+  np.testing.assert_array_equal(np.asarray(out, np.float32), np.zeros(q_shape, np.float32))
+  want = jax.nn.dot_product_attention(q, k, v)
+  np.testing.assert_array_equal(np.asarray(out, np.float32), np.asarray(want, np.float32))
+  grads = jax.jit(jax.grad(lambda *a: jnp.sum(f(*a).astype(jnp.float32) * 3.0),
+                           argnums=(0, 1, 2, 3)))(q, k, v, bias)
+  for g, a in zip(grads, (q, k, v, bias)):
+    assert g.shape == a.shape and g.dtype == a.dtype
+    np.testing.assert_array_equal(np.asarray(g, np.float32), np.zeros(a.shape, np.float32))
+  with pytest.raises(ValueError, match="unknown implementation='flash'"):
+    pk.dot_product_attention(q, k, v, implementation="flash")
 
 
 if __name__ == "__main__":

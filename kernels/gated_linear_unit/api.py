@@ -7,6 +7,7 @@ from typing import Any, Callable, Sequence
 
 import jax
 
+from pjrtkit.kernels.core import empty
 from pjrtkit.kernels.core.device import DeviceInfo
 from pjrtkit.kernels.core.op import Family, Op, register_family
 from pjrtkit.kernels.core.spec import Spec
@@ -76,7 +77,10 @@ def gated_linear_unit(x: Any, weights: Any, *,
       runs), or None to choose per device and call.
 
   Returns:
-    ``[..., n]`` in x's dtype.
+    ``[..., n]`` in x's dtype. A call with a zero-size dimension (no rows, ``k == 0`` or
+    ``n == 0``) runs no implementation (`pjrtkit.kernels.core.empty`): with ``k == 0`` both
+    products are empty sums, so every element is ``activation(0) * 0`` (as in Tokamax), and
+    every gradient is zero.
 
   Raises:
     TypeError, ValueError: for arguments of the wrong type, dtype or shape (naming the
@@ -84,4 +88,6 @@ def gated_linear_unit(x: Any, weights: Any, *,
     UnsupportedImplementationError: when `implementation` cannot serve this call.
   """
   spec, args = base.make_spec(x, weights, activation, precision)
+  if base.is_empty(spec):
+    return empty.answer(FAMILY, implementation, lambda: base.empty_result(spec))
   return FAMILY.call(spec, args, implementation)

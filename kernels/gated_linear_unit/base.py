@@ -9,6 +9,8 @@ first (what ``jnp.matmul`` returns, as in Tokamax). Weights are fused ``[k, 2, n
 Arguments as every implementation takes them: ``(x, fused, w_gate, w_up)`` with either `fused`
 or the pair None.
 
+A call with a zero-size dimension never reaches an implementation (`is_empty`, `empty_result`).
+
 Residuals: ``(x, fused, w_gate, w_up, y)`` where `y` is ``[..., 2, n]`` in `product_dtype`, the
 two products before the activation (what Tokamax keeps too).
 """
@@ -21,7 +23,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from pjrtkit.kernels.core import device, functions
+from pjrtkit.kernels.core import device, empty, functions
 from pjrtkit.kernels.core.spec import Spec
 
 OP_NAME = "gated_linear_unit"
@@ -84,6 +86,22 @@ def sizes(spec: Spec) -> tuple[int, int, int]:
   x = spec.arg("x").shape
   n = (spec.arg("fused") if spec.arg("fused") is not None else spec.arg("w_gate")).shape[-1]
   return math.prod(x[:-1]), n, x[-1]
+
+
+def is_empty(spec: Spec) -> bool:
+  """Whether the call has a zero-size dimension (rows, k or n): its result is `empty_result`."""
+  w = spec.arg("fused") if spec.arg("fused") is not None else spec.arg("w_gate")
+  return empty.any_zero(tuple(spec.arg("x").shape) + tuple(w.shape))
+
+
+def empty_result(spec: Spec) -> jax.Array:
+  """The output of a call with a zero-size dimension, from shapes alone: both products are
+  empty sums (zeros), so each element is ``activation(0) * 0`` (an empty array when there are no
+  rows or ``n == 0``)."""
+  x, fused, gate = spec.arg("x"), spec.arg("fused"), spec.arg("w_gate")
+  n = (fused if fused is not None else gate).shape[-1]
+  y = jnp.zeros(tuple(x.shape[:-1]) + (2, n), product_dtype(x, fused, gate))
+  return combine(y, spec, jnp.dtype(x.dtype))
 
 
 def compute_dtype(x_dtype: Any) -> Any:

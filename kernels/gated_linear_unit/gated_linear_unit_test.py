@@ -121,6 +121,52 @@ def test_bad_activation_and_implementation_are_refused() -> None:
     pk.gated_linear_unit(jnp.ones((2, 32), jnp.int32), w)
 
 
+@pytest.mark.parametrize("impl", ("xla", "native", "triton", "mosaic", None))
+@pytest.mark.parametrize("x_shape, w_shape", [
+    ((4, 0), (0, 2, 5)),      # k = 0: both products empty sums, silu(0) * 0
+    ((0, 3), (3, 2, 5)),      # no rows
+    ((2, 0, 3), (3, 2, 5)),   # no rows in a middle dimension
+    ((2, 3), (3, 2, 0)),      # n = 0
+])
+def test_zero_size_calls_give_the_empty_sums_result_on_every_implementation(
+    impl, x_shape, w_shape) -> None:
+  """A zero-size dimension runs no implementation: k = 0 gives ``activation(0) * 0`` everywhere
+  (Tokamax's value), no rows or n = 0 an empty result; every gradient is exactly zero, and every
+  implementation name (the GPU kernels' too, on any device) gives the same."""
+  testing.skip_unless_runnable(impl)
+  x = jnp.ones(x_shape, jnp.bfloat16)
+  w = jnp.ones(w_shape, jnp.float32)
+  f = lambda x, w: pk.gated_linear_unit(x, w, activation=jax.nn.silu,  # noqa: E731
+                                        implementation=impl)
+  out = jax.jit(f)(x, w)
+  assert out.shape == x_shape[:-1] + w_shape[-1:] and out.dtype == jnp.bfloat16
+  np.testing.assert_array_equal(np.asarray(out, np.float32), np.zeros(out.shape, np.float32))
+  np.testing.assert_array_equal(np.asarray(out, np.float32),
+                                np.asarray(base.reference(x, w, jax.nn.silu), np.float32))
+  pair = pk.gated_linear_unit(x, (w[:, 0], w[:, 1]), activation=jax.nn.silu,
+                              implementation=impl)
+  np.testing.assert_array_equal(np.asarray(pair, np.float32), np.asarray(out, np.float32))
+  dx, dw = jax.jit(jax.grad(lambda a, b: jnp.sum(f(a, b).astype(jnp.float32) * 3.0),
+                            (0, 1)))(x, w)
+  assert dx.shape == x_shape and dx.dtype == jnp.bfloat16
+  assert dw.shape == w_shape and dw.dtype == jnp.float32
+  np.testing.assert_array_equal(np.asarray(dx, np.float32), np.zeros(x_shape, np.float32))
+  np.testing.assert_array_equal(dw, np.zeros(w_shape, np.float32))
+
+
+def test_zero_size_calls_still_check_their_arguments() -> None:
+  """k = 0 with an activation infinite at 0 gives ``activation(0) * 0`` = NaN, as Tokamax; an
+  unknown implementation name and mismatched shapes are refused as for any call."""
+  out = pk.gated_linear_unit(jnp.ones((2, 0)), jnp.ones((0, 2, 3)), activation=lambda v: 1 / v)
+  assert np.isnan(np.asarray(out)).all() and out.shape == (2, 3)
+  with pytest.raises(ValueError, match="unknown implementation='cutedsl'; accepted: 'xla'"):
+    pk.gated_linear_unit(jnp.ones((4, 0)), jnp.ones((0, 2, 5)), implementation="cutedsl")
+  with pytest.raises(ValueError, match="non-empty sequence of names"):
+    pk.gated_linear_unit(jnp.ones((4, 0)), jnp.ones((0, 2, 5)), implementation=[])
+  with pytest.raises(ValueError, match=r"x's last dimension \(0\) must equal"):
+    pk.gated_linear_unit(jnp.ones((4, 0)), jnp.ones((3, 2, 5)))
+
+
 def test_activation_names_survive_the_marker_round_trip() -> None:
   assert functions.name_of(jax.nn.swish) == "silu"
   custom = lambda v: v * 2  # noqa: E731

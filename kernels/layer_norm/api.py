@@ -7,6 +7,7 @@ from typing import Any, Sequence
 
 import jax.numpy as jnp
 
+from pjrtkit.kernels.core import empty
 from pjrtkit.kernels.core.device import DeviceInfo
 from pjrtkit.kernels.core.op import Family, Op, register_family
 from pjrtkit.kernels.core.spec import Spec
@@ -83,7 +84,9 @@ def layer_norm(x: Any, scale: Any, offset: Any, *, axis: int = -1, epsilon: floa
       shape and dtype (tuned results, else `rule`).
 
   Returns:
-    The normalised array, with x's shape and dtype.
+    The normalised array, with x's shape and dtype. An empty x (no rows or no channels) runs no
+    implementation (`pjrtkit.kernels.core.empty`): the result is empty too, and the gradients
+    of scale and offset are zeros.
 
   Raises:
     TypeError, ValueError: for arguments of the wrong type, dtype or shape (naming the parameter).
@@ -96,4 +99,6 @@ def layer_norm(x: Any, scale: Any, offset: Any, *, axis: int = -1, epsilon: floa
   if scale_offset and scale is not None and hasattr(scale, "dtype"):
     scale = scale.astype(jnp.promote_types(scale.dtype, jnp.float32)) + scale_offset
   spec = base.make_spec(x, scale, offset, axis, epsilon, subtract_mean)
+  if empty.any_zero(x.shape):
+    return empty.answer(FAMILY, implementation, lambda: jnp.zeros(x.shape, x.dtype))
   return FAMILY.call(spec, (x, scale, offset), implementation)

@@ -421,6 +421,31 @@ def test_argument_errors_name_the_parameter():
     pk.layer_norm(x, jnp.ones(8), None, scale_offset=float("nan"))
 
 
+@pytest.mark.parametrize("impl", ["xla", "native", "triton", "mosaic", None])
+@pytest.mark.parametrize("shape, axis", [((4, 0), -1), ((0, 3), -1), ((0, 3), 0),
+                                         ((2, 0, 3), 2)])
+def test_zero_size_inputs_give_an_empty_result_and_zero_gradients(impl, shape, axis):
+  """No channels or no rows: the result is x's empty shape and dtype, and the gradients of
+  scale and offset (non-empty when only the rows are missing) are exactly zero, whatever the
+  implementation (none runs; the GPU kernels' names are served on any device)."""
+  testing.skip_unless_runnable(impl)
+  c = shape[axis]
+  x = jnp.ones(shape, jnp.bfloat16)
+  scale, offset = jnp.ones((c,), jnp.float32), jnp.ones((c,), jnp.bfloat16)
+  f = lambda x, s, o: pk.layer_norm(x, s, o, axis=axis, scale_offset=1.0,  # noqa: E731
+                                    implementation=impl)
+  y = jax.jit(f)(x, scale, offset)
+  assert y.shape == shape and y.dtype == jnp.bfloat16
+  np.testing.assert_array_equal(np.asarray(y, np.float32),
+                                np.asarray(reference(x, scale, offset, axis=axis), np.float32))
+  grads = jax.jit(jax.grad(lambda *a: _loss(f, *a), argnums=(0, 1, 2)))(x, scale, offset)
+  for g, a in zip(grads, (x, scale, offset)):
+    assert g.shape == a.shape and g.dtype == a.dtype
+    np.testing.assert_array_equal(np.asarray(g, np.float32), np.zeros(a.shape, np.float32))
+  with pytest.raises(ValueError, match="unknown implementation='xla_chunked'"):
+    pk.layer_norm(x, scale, offset, axis=axis, implementation="xla_chunked")
+
+
 def test_scale_offset_is_added_to_the_scale():
   """Gemma's ``1 + scale``: the same as passing ``scale + 1`` (in float32), gradient included."""
   rng = np.random.default_rng(3)

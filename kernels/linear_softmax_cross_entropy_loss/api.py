@@ -6,6 +6,7 @@ from typing import Any, Sequence
 
 import jax
 
+from pjrtkit.kernels.core import empty
 from pjrtkit.kernels.core.device import DeviceInfo
 from pjrtkit.kernels.core.op import Family, Op, register_family
 from pjrtkit.kernels.core.spec import Spec
@@ -76,12 +77,17 @@ def linear_softmax_cross_entropy_loss(x: Any, labels: Any, weights: Any, *,
       (the first that serves the call runs), or None to choose per call.
 
   Returns:
-    float32: a scalar, or ``[b]`` for "none".
+    float32: a scalar, or ``[b]`` for "none". Without rows (b = 0) "sum" is 0.0 and "mean" NaN
+    (0/0, as ``jnp.mean`` of nothing); without hidden units (h = 0) each row's loss is
+    ``log(v)``; such calls run no implementation (`pjrtkit.kernels.core.empty`) and every
+    gradient is zero.
 
   Raises:
     TypeError, ValueError: for arguments of the wrong type, dtype or shape (naming the
-      parameter).
+      parameter; weights without classes, v = 0, included).
     UnsupportedImplementationError: when `implementation` cannot serve this call.
   """
   spec = base.make_spec(x, labels, weights, reduction, precision)
+  if base.is_empty(spec):
+    return empty.answer(FAMILY, implementation, lambda: base.empty_result(spec))
   return FAMILY.call(spec, (x, labels, weights), implementation)

@@ -6,6 +6,11 @@ residuals every implementation shares.
 log-sum-exp and the loss are float32 whatever the inputs' dtype. A label outside ``[0, v)``
 contributes ``logsumexp`` alone (no logit is picked, as with a one-hot of it).
 
+Weights need at least one class (v >= 1). A call without rows (b = 0) or hidden units (h = 0)
+never reaches an implementation (`is_empty`, `empty_result`): "sum" of no rows is 0, "mean" NaN
+(0/0, as ``jnp.mean`` of an empty array and Tokamax), "none" an empty ``[0]``, with zero
+gradients.
+
 Arguments as every implementation takes them: ``(x [b, h], labels [b], weights [h, v])``.
 Residuals: ``(x, labels, weights, lse)`` with `lse` float32 ``[b]``.
 """
@@ -17,7 +22,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from pjrtkit.kernels.core import functions
+from pjrtkit.kernels.core import empty, functions
 from pjrtkit.kernels.core.spec import Spec
 
 OP_NAME = "linear_softmax_cross_entropy_loss"
@@ -49,11 +54,29 @@ def make_spec(x: Any, labels: Any, weights: Any, reduction: str, precision: Any)
     raise ValueError(f"linear_softmax_cross_entropy_loss: shapes do not agree: x "
                      f"{tuple(x.shape)}, labels {tuple(labels.shape)}, weights "
                      f"{tuple(weights.shape)} (need x [b, h], labels [b], weights [h, v])")
+  if empty.is_zero(weights.shape[1]):
+    raise ValueError(f"linear_softmax_cross_entropy_loss: weights must have at least one class "
+                     f"(weights [h, v] with vocabulary size v >= 1), got weights of shape "
+                     f"{tuple(weights.shape)}")
   if reduction not in REDUCTIONS:
     raise ValueError(f"linear_softmax_cross_entropy_loss: reduction must be one of "
                      f"{list(REDUCTIONS)}, got {reduction!r}")
   return Spec.make(OP_NAME, {"x": x, "labels": labels, "weights": weights},
                    {"reduction": reduction, "precision": functions.precision_name(precision)})
+
+
+def is_empty(spec: Spec) -> bool:
+  """Whether the call has no rows (b = 0) or no hidden units (h = 0): its loss is
+  `empty_result`."""
+  return empty.any_zero(spec.arg("x").shape)
+
+
+def empty_result(spec: Spec) -> jax.Array:
+  """The loss of an `is_empty` call, from shapes alone: without hidden units every logit is 0,
+  so each row's loss is ``log(v)`` (whatever its label); reduced as any call ("sum" of no rows
+  0, "mean" of no rows NaN, as ``jnp.mean`` of an empty array; "none" ``[b]``)."""
+  b, v = spec.arg("x").shape[0], spec.arg("weights").shape[1]
+  return reduce(jnp.full((b,), jnp.log(jnp.float32(v))), spec.param("reduction"))
 
 
 def reduce(per_row: jax.Array, reduction: str) -> jax.Array:

@@ -172,6 +172,10 @@ def test_native_refuses_other_devices_and_dtypes() -> None:
     ({"labels": jnp.zeros((44,), jnp.int32)}, ValueError, "shapes do not agree"),
     ({"x": jnp.zeros((45, 24, 1))}, ValueError, r"need x \[b, h\]"),
     ({"implementation": "mosaic_tpu"}, ValueError, "unknown implementation='mosaic_tpu'"),
+    ({"weights": jnp.zeros((24, 0))}, ValueError, r"weights must have at least one class "
+     r"\(weights \[h, v\] with vocabulary size v >= 1\), got weights of shape \(24, 0\)"),
+    ({"weights": jnp.zeros((24, 0)), "x": jnp.zeros((0, 24)), "labels": jnp.zeros((0,), jnp.int32)},
+     ValueError, "weights must have at least one class"),
 ])
 def test_bad_arguments_are_refused_by_name(kwargs, error, match) -> None:
   x, labels, w = _inputs("float32")
@@ -179,6 +183,34 @@ def test_bad_arguments_are_refused_by_name(kwargs, error, match) -> None:
   args.update({k: kwargs.pop(k) for k in list(kwargs) if k in args})
   with pytest.raises(error, match=match):
     pk.linear_softmax_cross_entropy_loss(args["x"], args["labels"], args["weights"], **kwargs)
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS + (None,))
+@pytest.mark.parametrize("reduction, b, h, want", [
+    ("sum", 0, 24, 0.0), ("mean", 0, 24, float("nan")), ("none", 0, 24, []),
+    # No hidden units: every logit 0, each row's loss log(v) whatever its label.
+    ("sum", 3, 0, 3 * np.log(np.float32(333))), ("mean", 3, 0, np.log(np.float32(333))),
+    ("none", 3, 0, [np.log(np.float32(333))] * 3),
+])
+def test_no_rows_or_no_hidden_units_agree_on_every_implementation(impl, reduction, b, h,
+                                                                 want) -> None:
+  """b = 0: "sum" 0, "mean" NaN (0/0, as ``jnp.mean`` of nothing and Tokamax), "none" empty;
+  h = 0: ``log(v)`` per row; gradients exactly zero (no implementation runs)."""
+  x, _, w = _inputs("bfloat16", b=b, h=h)
+  labels = jnp.asarray([0, 332, -1][:b], jnp.int32)
+  f = lambda a, c: pk.linear_softmax_cross_entropy_loss(  # noqa: E731
+      a, labels, c, reduction=reduction, implementation=impl)
+  loss = jax.jit(f)(x, w)
+  assert loss.dtype == jnp.float32 and loss.shape == np.shape(want)
+  np.testing.assert_array_equal(loss, np.asarray(want, np.float32))
+  # What "xla"'s own forward computes for these shapes (up to its summation order).
+  np.testing.assert_allclose(api.IMPLEMENTATIONS["xla"].forward(
+      (x, labels, w), base.make_spec(x, labels, w, reduction, None), pk.NoConfig())[0], loss,
+                             rtol=1e-6)
+  dx, dw = jax.jit(jax.grad(lambda a, c: jnp.sum(f(a, c)), (0, 1)))(x, w)
+  assert dx.shape == x.shape and dw.shape == w.shape and dx.dtype == dw.dtype == jnp.bfloat16
+  np.testing.assert_array_equal(np.asarray(dw, np.float32), np.zeros(w.shape, np.float32))
+  np.testing.assert_array_equal(np.asarray(dx, np.float32), np.zeros(x.shape, np.float32))
 
 
 @pytest.mark.parametrize("impl", CHUNKED)
