@@ -9,6 +9,8 @@
     with result:
       f(*args)                                    # uses the tuned configs
     pk.autotune_cache.configure(enabled=True)    # untuned shapes: measured once, kept on disk
+    f_std, arrays = pk.standardize_function(f, *args)
+    bench = pk.benchmark(f_std, arrays)           # -> pk.BenchmarkData
 
 The code lives in the repository's top-level ``kernels/`` folder; it is imported as
 ``pjrtkit.kernels`` (see ``kernels/README.md``).
@@ -17,6 +19,7 @@ The code lives in the repository's top-level ``kernels/`` folder; it is imported
 from __future__ import annotations
 
 from pjrtkit.kernels import benchmarking
+from pjrtkit.kernels.benchmarking import BenchmarkData, benchmark, standardize_function
 from pjrtkit.kernels.core import autotune_cache
 from pjrtkit.kernels.core.autotune import autotune, find_kernel_calls
 from pjrtkit.kernels.core.device import DeviceInfo, current_device
@@ -53,10 +56,11 @@ IMPLEMENTATIONS = {
 """Implementation names per op."""
 
 __all__ = [
-    "ArgSpec", "AutotuningResult", "DISABLE_JAX_EXPORT_CHECKS", "DeviceInfo", "IMPLEMENTATIONS",
-    "NoConfig", "Op", "RaggedDotGroupSizes", "Spec", "TunedChoice",
-    "UnsupportedImplementationError", "autotune", "autotune_cache", "benchmarking",
+    "ArgSpec", "AutotuningResult", "BenchmarkData", "DISABLE_JAX_EXPORT_CHECKS", "DeviceInfo",
+    "IMPLEMENTATIONS", "NoConfig", "Op", "RaggedDotGroupSizes", "Spec", "TunedChoice",
+    "UnsupportedImplementationError", "autotune", "autotune_cache", "benchmark", "benchmarking",
     "current_device", "dot_product_attention", "find_kernel_calls", "gated_linear_unit",
     "generate_ragged_dot_group_sizes", "layer_norm", "linear_softmax_cross_entropy_loss",
-    "pallas_interpret", "ragged_dot", "ragged_dot_general", "triangle_multiplication",
+    "pallas_interpret", "ragged_dot", "ragged_dot_general", "standardize_function",
+    "triangle_multiplication",
 ]

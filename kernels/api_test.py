@@ -4,6 +4,7 @@ refused, then a CPU variant run end to end), choice, autotuning, export, benchma
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import sys
 import threading
@@ -516,6 +517,24 @@ def test_autotune_skips_candidates_that_fail_and_refuses_when_none_is_left(monke
   monkeypatch.setattr(pk.benchmarking.BenchmarkRunner, "__call__", broken)
   with pytest.raises(RuntimeError, match="no candidate of fragile_square \\(fwd\\) could be measured"):
     pk.autotune(f, x, iterations=1)
+
+
+def test_autotuning_result_dump_and_load_take_text_files():
+  """Tokamax's file-object names beside dumps/loads (prune_errors accepted: no errors kept)."""
+  choice = pk.TunedChoice("scaled_square", "fwd", "auto", ScaledSquare().make_spec(
+      jnp.arange(3.0), alpha=2.0), "jnp", (("block", 8),), 0.5, (("jnp", (("block", 8),), 0.5),))
+  result = pk.AutotuningResult("pjrtkit_cpu", (choice,))
+  out = io.StringIO()
+  assert result.dump(out) is None
+  assert out.getvalue() == result.dumps() == result.dumps(prune_errors=True)
+  pruned = io.StringIO()
+  result.dump(pruned, prune_errors=True)
+  assert pruned.getvalue() == out.getvalue()
+  back = pk.AutotuningResult.load(io.StringIO(out.getvalue()))
+  assert back == result and back.dumps() == result.dumps()
+  with pytest.raises(ValueError, match="AutotuningResult format 2 is not 1"):
+    pk.AutotuningResult.load(io.StringIO('{"format": 2}'))
+
 
 if __name__ == "__main__":
   sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))

@@ -5,6 +5,7 @@ count was read first)."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import tempfile
 from typing import Any, Callable
@@ -184,6 +185,184 @@ def test_cupti_after_jax_profiler_on_gpu():
     bench = run(args, method="cupti", iterations=3)
     assert bench.method == "cupti" and len(bench.evaluation_times_ms) == 3
     assert all(0 < t < 10 for t in bench.evaluation_times_ms), bench.evaluation_times_ms
+
+
+# --- method=None's fallback, the profiler's refusals, Tokamax's names ---------------------------
+
+def _jaxlib_cpu():
+  """JAX's own cpu backend as the default device (the tests' default is pjrtkit's)."""
+  return jax.default_device(jax.devices("cpu")[0])
+
+
+def _scaled_runner() -> tuple[benchmarking.BenchmarkRunner, list[Any]]:
+  f_std, args = pk.benchmarking.standardize_function(lambda x: x * 2.0 + 1.0, jnp.ones((8, 16)))
+  return pk.benchmarking.compile_benchmark(f_std, args), args
+
+
+def test_none_falls_back_to_wallclock_when_the_trace_has_no_device_events(monkeypatch):
+  traces: list[str | None] = []
+
+  def no_events(fn, event_filter_regex=None):
+    traces.append(event_filter_regex)
+    jax.block_until_ready(fn())
+    return None
+
+  monkeypatch.setattr(benchmarking, "_profiler_time_ms", no_events)
+  with _jaxlib_cpu():
+    assert benchmarking.default_method() == "profiler"
+    run, args = _scaled_runner()
+    bench = run(args, iterations=3)
+    assert bench.method == "wallclock" and len(bench.evaluation_times_ms) == 3
+    assert bench.metadata == {
+        "requested_method": None, "method": "wallclock",
+        "fallback": "profiler: the trace has no device events for this program"}
+    assert traces == [None]
+    run(args, iterations=2)  # The runner remembers: no second trace.
+    assert traces == [None]
+    with pytest.raises(ValueError) as refused:
+      run(args, method="profiler")
+  assert str(refused.value) == (
+      "method='profiler': JAX's profiler trace has no device events on platform 'cpu', device "
+      "kind 'cpu': XLA:CPU records execution-thread events only for programs it runs on its "
+      "thread pool, not for small ones run on the calling thread; use method='wallclock' "
+      "(method=None falls back to it)")
+  assert traces == [None, None]
+
+
+def test_none_keeps_the_profiler_where_the_trace_has_device_events(monkeypatch):
+  monkeypatch.setattr(benchmarking, "_profiler_time_ms", lambda fn, regex=None: 0.25)
+  with _jaxlib_cpu():
+    run, args = _scaled_runner()
+    bench = run(args, iterations=2)
+    assert (bench.method, bench.evaluation_times_ms) == ("profiler", (0.25, 0.25))
+    assert bench.metadata == {"requested_method": None, "method": "profiler"}
+    # Tokamax's names for the profiler.
+    for name in ("xprof", "hermetic_xprof"):
+      bench = run(args, method=name, iterations=1)
+      assert bench.method == "profiler" and bench.evaluation_times_ms == (0.25,)
+      assert bench.metadata == {"requested_method": name, "method": "profiler"}
+
+
+def test_pjrtkit_cpu_device_takes_wallclock_and_refuses_the_profiler_by_name():
+  if benchmarking.device_lib.current_device().is_pjrtkit_cpu:
+    assert benchmarking.default_method() == "wallclock"
+    run, args = _scaled_runner()
+    with pytest.raises(ValueError, match="pjrtkit's CPU device runs XLA:CPU inside the plugin"):
+      run(args, method="profiler", iterations=1)
+  info = pk.DeviceInfo(platform="pjrtkit", kind="pjrtkit_cpu", compute_capability=None)
+  assert benchmarking._no_device_events(info, None) == (  # pylint: disable=protected-access
+      "method='profiler': JAX's profiler trace has no device events on platform 'pjrtkit', "
+      "device kind 'pjrtkit_cpu': pjrtkit's CPU device runs XLA:CPU inside the plugin, which "
+      "records none; use method='wallclock' (what method=None takes there)")
+  gpu = pk.DeviceInfo(platform="cuda", kind="NVIDIA H200", compute_capability=(9, 0))
+  assert benchmarking._no_device_events(gpu, "fusion") == (  # pylint: disable=protected-access
+      "method='profiler': JAX's profiler trace has no device events matching "
+      "event_filter_regex='fusion' on platform 'cuda', device kind 'NVIDIA H200': use "
+      "method='cupti' or 'wallclock' (method=None takes 'cupti' where jaxlib has its CUPTI "
+      "extension, else falls back to 'wallclock')")
+
+
+def test_unknown_method_and_iterations_are_refused_before_running():
+  run, args = _scaled_runner()
+  with pytest.raises(ValueError) as refused:
+    run(args, method="stopwatch")
+  assert str(refused.value) == ("unknown method 'stopwatch'; accepted: None, wallclock, "
+                                "profiler, cupti, xprof, hermetic_xprof")
+  with pytest.raises(ValueError, match="iterations must be >= 1, got 0"):
+    run(args, iterations=0)
+
+
+def test_benchmark_data_has_tokamax_names():
+  run, args = _scaled_runner()
+  bench = run(args, method="wallclock", iterations=2)
+  assert bench.lower_time_ms == bench.lowering_time_ms > 0
+  assert bench.metadata == {"requested_method": "wallclock", "method": "wallclock"}
+  d = bench.asdict()
+  assert sorted(d) == ["compile_time_ms", "evaluation_times_ms", "lower_time_ms",
+                       "lowering_time_ms", "median_evaluation_time_ms", "metadata", "method",
+                       "peak_memory_mb"]
+  assert d["median_evaluation_time_ms"] == bench.median_evaluation_time_ms
+  assert hash(bench) == hash(dataclasses.replace(bench, metadata={"other": 1}))
+
+
+def test_cupti_sums_only_the_kernels_the_filter_matches(monkeypatch):
+  _, fn = _fakes(monkeypatch, [0, 0])
+  times = benchmarking._cupti_times_ms(fn, 3, "2$")  # pylint: disable=protected-access
+  assert times == [pytest.approx(2.3)] * 3  # k2 alone; k1 (1 ms) left out.
+
+
+def test_top_level_names_are_tokamaxs():
+  assert pk.benchmark is benchmarking.benchmark
+  assert pk.standardize_function is benchmarking.standardize_function
+  assert pk.BenchmarkData is benchmarking.BenchmarkData
+  assert {"benchmark", "standardize_function", "BenchmarkData"} <= set(pk.__all__)
+
+
+def test_benchmark_calls_f_with_one_argument_as_tokamax():
+  x = jnp.arange(4.0)
+  seen = []
+
+  def f(arg):
+    seen.append(arg.shape)
+    return arg * 3.0
+
+  bench = pk.benchmark(f, x, method="wallclock")
+  assert bench.method == "wallclock" and len(bench.evaluation_times_ms) == 5  # Tokamax's 5.
+  assert seen == [(4,)]  # Traced once, with x whole (not unpacked into its elements).
+  f_std, arrays = pk.standardize_function(lambda a, b: a * b, x, kwargs={"b": x})
+  bench = pk.benchmark(f_std, arrays, iterations=2, method="wallclock")
+  assert len(bench.evaluation_times_ms) == 2
+
+
+# --- standardize_function's modes ---------------------------------------------------------------
+
+def _scale(x, scale):
+  return x * scale
+
+
+def test_standardize_forward_modes_take_both_call_forms():
+  x, scale = jnp.array([1.0, 2.0, 3.0]), jnp.array(2.0)
+  for mode in ("forward", "forward_res"):
+    f_std, arrays = pk.standardize_function(_scale, x, kwargs={"scale": scale}, mode=mode)
+    assert [a.tolist() for a in arrays] == [[1.0, 2.0, 3.0], 2.0]
+    assert f_std(*arrays).tolist() == [2.0, 4.0, 6.0]         # pjrtkit's form
+    assert f_std(arrays).tolist() == [2.0, 4.0, 6.0]          # Tokamax's form
+    assert jax.jit(f_std)(tuple(arrays)).tolist() == [2.0, 4.0, 6.0]
+
+
+def test_standardize_forward_and_vjp_returns_the_output_and_its_gradient():
+  x, scale = jnp.array([1.0, 2.0, 3.0]), jnp.array(2.0)
+  f_std, arrays = pk.standardize_function(_scale, x, scale, mode="forward_and_vjp")
+  out, (grads,) = jax.jit(f_std)(arrays)
+  # The output is its own cotangent: d/dx = out * scale, d/dscale = sum(out * x).
+  assert out.tolist() == [2.0, 4.0, 6.0]
+  assert [g.tolist() for g in grads] == [[4.0, 8.0, 12.0], 28.0]
+
+
+def test_standardize_vjp_takes_the_outputs_cotangents():
+  x, scale = jnp.array([1.0, 2.0, 3.0]), jnp.array(2.0)
+  f_std, cotangents = pk.standardize_function(_scale, x, scale, mode="vjp")
+  assert [c.tolist() for c in cotangents] == [[2.0, 4.0, 6.0]]  # The forward's output.
+  (grads,) = f_std(jnp.array([1.0, 0.0, -1.0]))
+  assert [g.tolist() for g in grads] == [[2.0, 0.0, -2.0], -2.0]
+  (grads,) = f_std(cotangents)
+  assert [g.tolist() for g in grads] == [[4.0, 8.0, 12.0], 28.0]
+
+
+def test_standardize_seed_and_refusals():
+  struct = jax.ShapeDtypeStruct((2, 3), jnp.float32)
+  _, arrays = pk.standardize_function(lambda a: a, struct, seed=None)
+  assert arrays == [struct]
+  _, arrays = pk.standardize_function(lambda a: a, struct, seed=1)
+  assert arrays[0].shape == (2, 3) and arrays[0].dtype == jnp.float32
+  _, again = pk.standardize_function(lambda a: a, struct, seed=1)
+  assert (arrays[0] == again[0]).all()
+  with pytest.raises(ValueError) as refused:
+    pk.standardize_function(lambda a: a, struct, mode="backward")
+  assert str(refused.value) == ("unknown mode 'backward'; accepted: forward, forward_res, vjp, "
+                                "forward_and_vjp")
+  with pytest.raises(ValueError, match="mode='vjp' runs the forward here and needs data"):
+    pk.standardize_function(lambda a: a, struct, mode="vjp", seed=None)
 
 
 if __name__ == "__main__":

@@ -9,13 +9,24 @@ run it; differentiated calls run `Op.forward` with the same config), the gradien
 made by the "xla" forward and a random output cotangent. A call that asked for an
 implementation is tuned over that implementation's configs; a call with
 ``implementation=None`` over every implementation that serves it.
+
+Tokamax's options: a call phase that already has a choice (active `AutotuningResult`s, the shipped
+``kernels/tuned/<device kind>.json``, or, for ``implementation=None`` while the autotune cache is
+active, its entry) is left out unless ``ignore_cache=True``; ``all_implementations=True`` also
+measures every other implementation that serves a call (``automatic = False`` ones included) and
+adds each one's fastest as the choice of calls that name it; ``timeout`` bounds each call phase's
+compiling; ``progress_bar`` prints a line per call phase on stderr; ``max_workers`` is
+``compile_workers``.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import logging
+import math
 import os
+import sys
 import time
 from typing import Any, Callable
 
@@ -23,9 +34,11 @@ import jax
 import numpy as np
 
 from pjrtkit.kernels import benchmarking
+from pjrtkit.kernels.core import autotune_cache
 from pjrtkit.kernels.core import device as device_lib
 from pjrtkit.kernels.core import markers
 from pjrtkit.kernels.core import op as op_lib
+from pjrtkit.kernels.core import tuned as tuned_lib
 from pjrtkit.kernels.core.spec import Spec
 from pjrtkit.kernels.core.tuned import AutotuningResult, TunedChoice
 
@@ -77,13 +90,18 @@ def _phase_function(impl: op_lib.Op, phase: str, spec: Spec, config: Any,
   return bwd
 
 
-def _compile_all(lowered: list[Any], workers: int) -> list[Any]:
+def _compile_all(lowered: list[Any], workers: int, timeout: float | None = None) -> list[Any]:
   """Compiles the lowered candidates (`_lower`'s results), `workers` at a time, keeping each
   one's `BenchmarkRunner` or exception, in order. Lowering stays on the caller's thread: it
   reads JAX's thread-local contexts (the default device, Pallas interpret mode). Compiling reads
   only JAX's global config (a ``with``-scoped setting such as ``jax.log_compiles()`` does not
   reach the workers); XLA and the Triton and Mosaic GPU compilers release the GIL. A runner's
-  compile time is measured while other candidates compile beside it."""
+  compile time is measured while other candidates compile beside it.
+
+  With `timeout` (seconds), a candidate not compiled that long after compiling began is left
+  out as a `TimeoutError`; a compile already running then finishes on its worker thread in the
+  background (it cannot be stopped; the process waits for it at exit), those not started are
+  cancelled."""
 
   def attempt(item: Any) -> Any:
     if isinstance(item, Exception):
@@ -97,10 +115,26 @@ def _compile_all(lowered: list[Any], workers: int) -> list[Any]:
     except Exception as e:  # pylint: disable=broad-except
       return e
 
-  if workers <= 1 or len(lowered) <= 1:
+  if timeout is None and (workers <= 1 or len(lowered) <= 1):
     return [attempt(item) for item in lowered]
-  with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-    return list(pool.map(attempt, lowered))
+  pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(workers, len(lowered))))
+  try:
+    pending = [item if isinstance(item, Exception) else pool.submit(attempt, item)
+               for item in lowered]
+    deadline = None if timeout is None else time.monotonic() + timeout
+    out = []
+    for item in pending:
+      if isinstance(item, Exception):
+        out.append(item)
+        continue
+      left = None if deadline is None else max(0.0, deadline - time.monotonic())
+      try:
+        out.append(item.result(timeout=left))
+      except concurrent.futures.TimeoutError:
+        out.append(TimeoutError(f"not compiled within timeout={timeout} s"))
+    return out
+  finally:
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _lower(fn: Callable[..., Any], args: list[Any]) -> Any:
@@ -148,7 +182,8 @@ def measure_phase(family: op_lib.Family, spec: Spec, phase: str, pairs: list[tup
                   device: device_lib.DeviceInfo, *, iterations: int = 5,
                   method: str | None = None, compile_workers: int | None = None,
                   with_residuals: bool = False, reference: str | None = None,
-                  check: Check | None = None, timer: Timer = time_runner) -> list[Candidate]:
+                  check: Check | None = None, timer: Timer = time_runner,
+                  timeout: float | None = None) -> list[Candidate]:
   """Measures one phase of `spec` for every (implementation, config) of `pairs`.
 
   The candidates are lowered one by one on the caller's thread, compiled `compile_workers` at a
@@ -169,6 +204,7 @@ def measure_phase(family: op_lib.Family, spec: Spec, phase: str, pairs: list[tup
     reference: the implementation whose outputs candidates are checked against.
     check: compares a candidate's outputs with the reference's.
     timer: measures one compiled candidate.
+    timeout: seconds the candidates may take to compile (`_compile_all`); None: no limit.
 
   Returns:
     The candidates measured, fastest first (ties by implementation, then config).
@@ -203,7 +239,7 @@ def measure_phase(family: op_lib.Family, spec: Spec, phase: str, pairs: list[tup
     want = jax.jit(_phase_function(ref, phase, spec, ref.default_config(spec), ref_tree,
                                    with_residuals))(*ref_args)
   candidates = []
-  for (name, config), runner in zip(pairs, _compile_all(lowered, workers)):
+  for (name, config), runner in zip(pairs, _compile_all(lowered, workers, timeout)):
     fn_args = inputs_for(name)[0]
     try:
       if isinstance(runner, Exception):
@@ -225,8 +261,99 @@ def measure_phase(family: op_lib.Family, spec: Spec, phase: str, pairs: list[tup
   return candidates
 
 
+def _workers(compile_workers: int | None, max_workers: int | None) -> int:
+  """The compile threads `autotune` uses: `compile_workers`, or Tokamax's `max_workers` for the
+  same setting; the default when neither is given.
+
+  Raises:
+    ValueError: a value that is not a positive integer, or both given and different.
+  """
+  given = {name: value for name, value in (("compile_workers", compile_workers),
+                                            ("max_workers", max_workers)) if value is not None}
+  for name, value in given.items():
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+      raise ValueError(f"{name} must be a positive integer, got {value!r}")
+  if len(set(given.values())) > 1:
+    raise ValueError(f"compile_workers={compile_workers} and max_workers={max_workers} name the "
+                     "same setting (max_workers is Tokamax's name); give one")
+  return next(iter(given.values())) if given else _default_workers()
+
+
+def _timeout(timeout: float | None) -> float | None:
+  """`timeout` checked: None or a positive number of seconds (infinity taken as None).
+
+  Raises:
+    ValueError: for anything else.
+  """
+  if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                              or not timeout > 0):
+    raise ValueError(f"timeout must be None or a positive number of seconds, got {timeout!r}")
+  return None if timeout is None or math.isinf(timeout) else float(timeout)
+
+
+def _has_choice(family: op_lib.Family, phase: str, requested: str, spec: Spec,
+                device: device_lib.DeviceInfo, mode: str) -> bool:
+  """Whether a call phase already has a choice it takes without autotuning: a tuned one (active
+  results, then the shipped file) that fits it, or for ``implementation=None`` while the autotune
+  cache is active its entry for `mode` ("fwd" or "fwd+bwd")."""
+  found = tuned_lib.lookup(device.kind, spec.op, phase, requested, spec)
+  if found is not None:
+    if requested != markers.AUTO:
+      if found.implementation == requested:
+        return True
+    else:
+      op = family.implementations.get(found.implementation)
+      if op is not None and op.automatic and op.unsupported_reason(spec, device) is None:
+        return True
+  if requested == markers.AUTO and autotune_cache.active():
+    entry = autotune_cache.cached_entry(spec, mode, device)
+    return entry is not None and phase in entry.choices
+  return False
+
+
+def _serving(family: op_lib.Family, spec: Spec, device: device_lib.DeviceInfo) -> list[str]:
+  """Every implementation that serves `spec` on `device`, ``automatic = False`` ones included."""
+  return [n for n, op in family.implementations.items()
+          if op.unsupported_reason(spec, device) is None]
+
+
+def _choice(spec: Spec, phase: str, requested: str, found: list[Candidate]) -> TunedChoice:
+  """The TunedChoice of `requested` from its candidates (fastest first)."""
+  best = found[0]
+  return TunedChoice(spec.op, phase, requested, spec, best[0], best[1], round(best[2], 6),
+                     tuple(found))
+
+
+class _Progress:
+  """One line per call phase on stderr (Tokamax's ``progress_bar``), or nothing."""
+
+  def __init__(self, total: int, enabled: bool) -> None:
+    self.total, self.enabled, self.done = total, enabled, 0
+    self.start = time.perf_counter()
+
+  def _print(self, text: str) -> None:
+    if self.enabled:
+      print(f"pk.autotune: {text}", file=sys.stderr, flush=True)
+
+  def step(self, spec: Spec, phase: str, requested: str, candidates: int) -> None:
+    """Announces the next call phase and its number of candidates."""
+    self.done += 1
+    self._print(f"[{self.done}/{self.total}] {spec.op} {phase} implementation={requested}: "
+                f"{candidates} candidate{'' if candidates == 1 else 's'}")
+
+  def finish(self, skipped: int) -> None:
+    """The closing line: call phases tuned and left out, seconds taken."""
+    left = (f"; {skipped} left out, already tuned or cached (ignore_cache=True measures them)"
+            if skipped else "")
+    self._print(f"{self.total} call phase{'' if self.total == 1 else 's'} tuned in "
+                f"{time.perf_counter() - self.start:.1f} s{left}")
+
+
 def autotune(f: Callable[..., Any], *args: Any, iterations: int = 5, method: str | None = None,
-             compile_workers: int | None = None, **kwargs: Any) -> AutotuningResult:
+             compile_workers: int | None = None, ignore_cache: bool = False,
+             all_implementations: bool = False, progress_bar: bool = True,
+             timeout: float | None = 600.0, max_workers: int | None = None,
+             **kwargs: Any) -> AutotuningResult:
   """Autotunes every kernel call in ``f(*args, **kwargs)`` on the current device.
 
   The candidates of a call are lowered one by one, compiled `compile_workers` at a time, then
@@ -239,30 +366,70 @@ def autotune(f: Callable[..., Any], *args: Any, iterations: int = 5, method: str
     method: the `benchmarking` method; None picks the best for the device.
     compile_workers: threads compiling candidates (default: the CPUs this process may use, at
       most 8; 1 compiles one at a time).
-    **kwargs: keyword arguments of f.
+    ignore_cache: Tokamax's option. False (default): a call phase that already has a choice is
+      left out of the result (it keeps that choice): a tuned one of an active
+      `AutotuningResult` or of the shipped ``kernels/tuned/<device kind>.json``, or, for
+      ``implementation=None`` while `autotune_cache` is active, its cache entry (lowering `f`
+      measures a missing one, as any call does). True: every call phase is measured, and `f`
+      is lowered with the autotune cache off (so lowering measures nothing).
+    all_implementations: Tokamax's option. True: each call is also measured with every other
+      implementation that serves it on this device (``automatic = False`` ones included, which
+      ``implementation=None`` never takes); the result adds, per implementation, its fastest
+      config as the choice of calls that name it. A call's own choice still comes only from
+      the implementations it may take.
+    progress_bar: Tokamax's option: a line per call phase (candidates to measure) and a closing
+      line on stderr; False prints nothing.
+    timeout: Tokamax's option: seconds a call phase's candidates may take to compile, counted
+      from the start of its compiling; a candidate not compiled by then is left out (logged),
+      its compile finishing in the background. None: no limit.
+    max_workers: Tokamax's name for `compile_workers`.
+    **kwargs: keyword arguments of f. The names above are autotune's own; to pass an argument
+      of one of those names to f, bind it first (``functools.partial(f, timeout=...)``).
 
   Returns:
-    An AutotuningResult for the current device kind, one TunedChoice per call and phase.
+    An AutotuningResult for the current device kind, one TunedChoice per call and phase
+    measured (and per other implementation with `all_implementations`).
 
   Raises:
-    ValueError: when `compile_workers` is not a positive integer.
+    ValueError: when `compile_workers` or `max_workers` is not a positive integer (or both are
+      given and differ), or `timeout` is not None or a positive number.
     RuntimeError: when no candidate of a call could be measured, or a gradient's inputs (the
       residuals of the "xla" forward, else of the candidate's own) could not be made.
   """
-  if compile_workers is None:
-    compile_workers = _default_workers()
-  if (isinstance(compile_workers, bool) or not isinstance(compile_workers, int)
-      or compile_workers < 1):
-    raise ValueError(f"compile_workers must be a positive integer, got {compile_workers!r}")
+  workers = _workers(compile_workers, max_workers)
+  timeout = _timeout(timeout)
   device = device_lib.current_device()
-  choices = []
-  for phase, requested, spec in markers.unique_specs(find_kernel_calls(f, *args, **kwargs)):
+  lowering = autotune_cache.using(enabled=False) if ignore_cache else contextlib.nullcontext()
+  with lowering:
+    calls = markers.unique_specs(find_kernel_calls(f, *args, **kwargs))
+  todo = calls
+  if not ignore_cache:
+    todo = [(phase, requested, spec) for phase, requested, spec in calls
+            if not _has_choice(op_lib.family(spec.op), phase, requested, spec, device,
+                               "fwd+bwd" if ("bwd", requested, spec) in calls else "fwd")]
+  progress = _Progress(len(todo), bool(progress_bar))
+  choices: dict[tuple[str, str, str, str], TunedChoice] = {}
+  for phase, requested, spec in todo:
     family = op_lib.family(spec.op)
-    names = family.supported(spec, device) if requested == markers.AUTO else [requested]
-    candidates = measure_phase(family, spec, phase, candidate_pairs(family, spec, names),
-                               device, iterations=iterations, method=method,
-                               compile_workers=compile_workers)
-    best = candidates[0]
-    choices.append(TunedChoice(spec.op, phase, requested, spec, best[0], best[1],
-                               round(best[2], 6), tuple(candidates)))
-  return AutotuningResult(device.kind, tuple(choices))
+    own = family.supported(spec, device) if requested == markers.AUTO else [requested]
+    names = _serving(family, spec, device) if all_implementations else own
+    if all_implementations:
+      names += [n for n in own if n not in names]
+    pairs = candidate_pairs(family, spec, names)
+    progress.step(spec, phase, requested, len(pairs))
+    candidates = measure_phase(family, spec, phase, pairs, device, iterations=iterations,
+                               method=method, compile_workers=workers, timeout=timeout)
+    mine = [c for c in candidates if c[0] in own]
+    if not mine:
+      raise RuntimeError(f"autotune: no candidate of {spec.op} ({phase}) could be measured on "
+                         f"{device.describe()}")
+    found = [_choice(spec, phase, requested, mine)]
+    if all_implementations:
+      for name in names:
+        theirs = [c for c in candidates if c[0] == name]
+        if name != requested and theirs:
+          found.append(_choice(spec, phase, name, theirs))
+    for choice in found:
+      choices.setdefault(choice.key(), choice)
+  progress.finish(len(calls) - len(todo))
+  return AutotuningResult(device.kind, tuple(choices.values()))

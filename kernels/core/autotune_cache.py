@@ -532,6 +532,18 @@ def time_candidate(runner: Any, args: list[Any], phase: str, name: str, config: 
   return autotune.time_runner(runner, args, phase, name, config, iterations, method)
 
 
+def cached_entry(spec: Spec, mode: str, device: device_lib.DeviceInfo) -> Entry | None:
+  """The entry for (device, spec, mode) this process holds, else the configured directory's,
+  read without measuring anything; None when there is none (or measuring it failed)."""
+  key = cache_key(device, spec, mode)
+  directory = settings().path
+  memo = (str(directory), digest(key))
+  with _LOCK:
+    if memo in _MEMORY:
+      return _MEMORY[memo]
+    return read_entry(directory, key)
+
+
 def lookup_or_measure(family: Any, spec: Spec, mode: str,
                       device: device_lib.DeviceInfo) -> Entry | None:
   """The entry for (device, spec, mode): this process's, else the directory's, else measured now

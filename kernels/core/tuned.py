@@ -14,7 +14,7 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, TextIO
 
 import jax
 
@@ -83,11 +83,22 @@ class AutotuningResult:
   device_kind: str
   choices: tuple[TunedChoice, ...]
 
-  def dumps(self) -> str:
-    """Stable JSON text: keys sorted, choices sorted by (op, phase, requested, spec)."""
+  def dumps(self, *, prune_errors: bool = False) -> str:
+    """Stable JSON text: keys sorted, choices sorted by (op, phase, requested, spec).
+
+    Args:
+      prune_errors: Tokamax's option (drop the candidates that failed); accepted, and the text
+        is the same either way: a result here holds only candidates that were measured
+        (`autotune` leaves out, and logs, those that fail).
+    """
+    del prune_errors
     data = {"format": FORMAT_VERSION, "device_kind": self.device_kind,
             "choices": [c.to_json() for c in sorted(self.choices, key=TunedChoice.key)]}
     return json.dumps(data, sort_keys=True, indent=1)
+
+  def dump(self, fp: TextIO, *, prune_errors: bool = False) -> None:
+    """Writes `dumps` to the text file `fp` (Tokamax's name; `prune_errors` as in `dumps`)."""
+    fp.write(self.dumps(prune_errors=prune_errors))
 
   @classmethod
   def loads(cls, text: str) -> "AutotuningResult":
@@ -101,6 +112,15 @@ class AutotuningResult:
       raise ValueError(f"AutotuningResult format {data.get('format')!r} is not "
                        f"{FORMAT_VERSION}")
     return cls(data["device_kind"], tuple(TunedChoice.from_json(c) for c in data["choices"]))
+
+  @classmethod
+  def load(cls, fp: TextIO) -> "AutotuningResult":
+    """Reads `dump` output from the text file `fp` (Tokamax's name; see `loads`).
+
+    Raises:
+      ValueError: for another format version.
+    """
+    return cls.loads(fp.read())
 
   @functools.cached_property
   def fingerprint(self) -> str:
