@@ -188,9 +188,9 @@ def test_disabled_is_todays_choice(monkeypatch, chosen, tmp_path):
   ran = []
   original_run = op_lib.run
 
-  def spy_run(spec, args, requested, fwd, bwd, refine=None):
+  def spy_run(spec, args, requested, fwd, bwd, refine=None, elsewhere=None):
     ran.append((fwd.op.implementation, fwd.source, bwd.op.implementation, bwd.source, refine))
-    return original_run(spec, args, requested, fwd, bwd, refine)
+    return original_run(spec, args, requested, fwd, bwd, refine, elsewhere)
 
   monkeypatch.setattr(op_lib, "run", spy_run)
   q, kv = _attention_args()

@@ -36,6 +36,14 @@ class DeviceInfo:
     """Whether this is pjrtkit's reference CPU device (where the native kernels run)."""
     return self.platform == PJRTKIT_PLATFORM and not self.is_gpu
 
+  @property
+  def lowering_platform(self) -> str | None:
+    """The name ``lax.platform_dependent`` knows this device's programs by (JAX's CUDA devices
+    say ``gpu``, lowered as ``cuda``); None for a GPU JAX lowers under another name."""
+    if self.platform == "gpu":
+      return "cuda" if self.is_gpu else None
+    return self.platform
+
   def describe(self) -> str:
     """``platform 'pjrtkit', device kind 'pjrtkit_cpu'``."""
     return f"platform {self.platform!r}, device kind {self.kind!r}"

@@ -61,6 +61,10 @@ class Op(abc.ABC, Generic[ConfigT]):
   """Whether ``implementation=None`` may take this implementation (rule, tuned results,
   autotuning). False keeps it to calls that name it: a kernel whose values and speed have not
   yet been measured on the hardware it targets."""
+  portable: ClassVar[bool] = False
+  """Whether the implementation lowers for every platform (plain JAX, as "xla" does). When
+  ``implementation=None`` takes one that is not, the call lowers it only for the platform of the
+  device it was chosen for and the family's "xla" for any other (`Family.call`)."""
 
   # --- what a subclass provides -----------------------------------------------------------------
 
@@ -148,6 +152,15 @@ class Op(abc.ABC, Generic[ConfigT]):
     return f"{type(self).__name__}(op={self.op_name!r}, implementation={self.implementation!r})"
 
 
+def _same_types(f: Callable[..., Any], g: Callable[..., Any], operands: tuple[Any, ...]) -> bool:
+  """Whether `f` and `g` give results of one tree structure, shapes and dtypes for `operands`
+  (what the branches of ``lax.platform_dependent`` need)."""
+  a, b = jax.eval_shape(f, *operands), jax.eval_shape(g, *operands)
+  return (jax.tree.structure(a) == jax.tree.structure(b)
+          and all(x.shape == y.shape and x.dtype == y.dtype
+                  for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b))))
+
+
 def _is_float(x: Any) -> bool:
   return x is not None and jax.numpy.issubdtype(x.dtype, jax.numpy.inexact)
 
@@ -167,7 +180,7 @@ class Choice:
 
   op: Op
   config: Any
-  source: str  # "explicit", "tuned", "cache", "rule"
+  source: str  # "explicit", "tuned", "cache", "rule", "fallback", "symbolic"
 
 
 class Family:
@@ -221,41 +234,83 @@ class Family:
     return [n for n, op in self.implementations.items()
             if op.automatic and op.unsupported_reason(spec, device) is None]
 
-  def call(self, spec: Spec, args: tuple[Any, ...],
-           requested: str | Sequence[str] | None) -> Any:
+  def call(self, spec: Spec, args: tuple[Any, ...], requested: str | Sequence[Any] | None,
+           user_call: Callable[[Callable[..., Any]], Any] | None = None) -> Any:
     """Runs one call: chooses both phases now (so refusals happen before anything runs), then
     runs the forward, with the chosen backward as its custom VJP.
 
     `requested` may be a sequence of names (as Tokamax takes): the first that serves the call
     runs; when none does, an ``ExceptionGroup`` of their refusals is raised (a one-name
-    sequence raises its refusal itself).
+    sequence raises its refusal itself). With `user_call`, the sequence may also hold callables
+    (Tokamax's custom implementations): ``user_call(fn)`` runs one with the op's own arguments,
+    and its ``NotImplementedError`` passes the call on to the next entry.
 
     Raises:
       ValueError: an empty sequence or an unknown name.
       UnsupportedImplementationError: the requested implementation cannot serve the call.
     """
     if requested is not None and not isinstance(requested, str):
-      names = list(requested)
-      if not names or not all(isinstance(n, str) for n in names):
+      items = list(requested)
+      if not items or not all(isinstance(n, str) or (user_call is not None and callable(n))
+                              for n in items):
+        kinds = "names or callables" if user_call is not None else "names"
         raise ValueError(f"{self.name}: implementation must be None, a name or a non-empty "
-                         f"sequence of names ({self.accepted()}), got {requested!r}")
-      if len(names) == 1:
-        return self.call(spec, args, names[0])
-      errors: list[UnsupportedImplementationError] = []
-      for name in names:
+                         f"sequence of {kinds} ({self.accepted()}), got {requested!r}")
+      if len(items) == 1 and isinstance(items[0], str):
+        return self.call(spec, args, items[0])
+      errors: list[Exception] = []
+      for item in items:
         try:
-          return self.call(spec, args, name)
-        except UnsupportedImplementationError as e:
+          return self.call(spec, args, item) if isinstance(item, str) else user_call(item)
+        except (UnsupportedImplementationError, NotImplementedError) as e:
+          if len(items) == 1:
+            raise
           errors.append(e)
-      raise ExceptionGroup(f"{self.name}: none of the implementations {names} serves this call",
+      raise ExceptionGroup(f"{self.name}: none of the implementations {items} serves this call",
                            errors)
+    if spec.symbolic:
+      return self._call_symbolic(spec, args, requested)
     device = device_lib.current_device()
     fwd = self.choose(spec, requested, "fwd", device)
     bwd = self.choose(spec, requested, "bwd", device)
     refine = None
     if requested is None and "rule" in (fwd.source, bwd.source) and autotune_cache.active():
       refine = lambda mode: self.cached_choices(spec, device, mode, fwd, bwd)  # noqa: E731
-    return run(spec, args, requested, fwd, bwd, refine)
+    # The choice was made for `device`; a program lowered for another platform (arrays on JAX's
+    # cpu device, `jax.export` for other platforms) gets "xla" instead of a kernel it cannot run.
+    fallback = self.implementations.get("xla")
+    platform = device.lowering_platform
+    elsewhere = None
+    if requested is None and fallback is not None and platform is not None:
+      elsewhere = (platform, *(Choice(fallback, fallback.phase_config(spec, p), "fallback")
+                               for p in ("fwd", "bwd")))
+    return run(spec, args, requested, fwd, bwd, refine, elsewhere)
+
+  def _call_symbolic(self, spec: Spec, args: tuple[Any, ...], requested: str | None) -> Any:
+    """A call with symbolic dimensions (`jax.export` shape polymorphism): the requested
+    implementation if it is portable, else for ``None`` the family's "xla" (no tuned results,
+    rule or autotuning: they key on concrete shapes).
+
+    Raises:
+      ValueError: an unknown implementation name.
+      UnsupportedImplementationError: a kernel that needs concrete shapes, or no "xla".
+    """
+    name = requested or "xla"
+    if name not in self.implementations:
+      if requested is not None:
+        raise ValueError(f"{self.name}: unknown implementation={requested!r}; accepted: "
+                         f"{self.accepted()}")
+      raise UnsupportedImplementationError(self.name, "None", "a call with symbolic dimensions "
+                                           "needs an 'xla' implementation; this family has none")
+    op = self.implementations[name]
+    if not op.portable:
+      portable = [n for n, o in self.implementations.items() if o.portable]
+      raise UnsupportedImplementationError(
+          self.name, name, f"the call has symbolic dimensions (jax.export shape polymorphism), "
+          f"which only implementations written in plain JAX serve: {portable or 'none'}")
+    fwd, bwd = (Choice(op, op.phase_config(spec, p), "explicit" if requested else "symbolic")
+                for p in ("fwd", "bwd"))
+    return run(spec, args, requested, fwd, bwd)
 
   def cached_choices(self, spec: Spec, device: device_lib.DeviceInfo, mode: str, fwd: Choice,
                      bwd: Choice) -> tuple[Choice, Choice]:
@@ -304,16 +359,22 @@ def family(name: str) -> Family:
 
 
 def run(spec: Spec, args: tuple[Any, ...], requested: str | None, fwd: Choice,
-        bwd: Choice, refine: Callable[[str], tuple[Choice, Choice]] | None = None) -> Any:
+        bwd: Choice, refine: Callable[[str], tuple[Choice, Choice]] | None = None,
+        elsewhere: tuple[str, Choice, Choice] | None = None) -> Any:
   """Runs `fwd` with `bwd` as its custom VJP, each inside its marker scope.
 
   With `refine` (the autotune cache), the choices come from ``refine(mode)`` when JAX traces
   them: mode "fwd" for a call that is not differentiated, "fwd+bwd" for the forward rule and
   the backward of one that is (each mode asked at most once).
+
+  With `elsewhere` ``(platform, fwd, bwd)``, a phase whose choice is not `Op.portable` runs it
+  only in programs lowered for `platform` (``lax.platform_dependent``) and that phase's choice
+  of `elsewhere` in programs lowered for any other.
   """
   fwd_scope = markers.marker("fwd", requested, spec)
   bwd_scope = markers.marker("bwd", requested, spec)
   refined: dict[str, tuple[Choice, Choice]] = {}
+  own_residuals: list[bool] = []  # Set when the forward's residuals fit only its own backward.
 
   def chosen(mode: str) -> tuple[Choice, Choice]:
     if refine is None:
@@ -322,25 +383,50 @@ def run(spec: Spec, args: tuple[Any, ...], requested: str | None, fwd: Choice,
       refined[mode] = refine(mode)
     return refined[mode]
 
+  def on_platform(choice: Choice, phase: int, branch: Callable[[Choice], Callable[..., Any]],
+                  *operands: Any) -> Any:
+    if elsewhere is None or choice.op.portable:
+      return branch(choice)(*operands)
+    mine, other = branch(choice), branch(elsewhere[phase])
+    if branch is backward and own_residuals:
+      return mine(*operands)
+    if branch is forward and not _same_types(mine, other, operands):
+      # Residuals of another form (cuDNN's keep its pullback): this forward and its backward
+      # are lowered as chosen on every platform.
+      own_residuals.append(True)
+      return mine(*operands)
+    return jax.lax.platform_dependent(*operands, **{elsewhere[0]: mine}, default=other)
+
+  def forward_output(c: Choice) -> Callable[..., Any]:
+    return lambda *a: c.op.forward_output(a, spec, c.config)
+
+  def forward(c: Choice) -> Callable[..., Any]:
+    return lambda *a: c.op.forward(a, spec, c.config)
+
+  def backward(c: Choice) -> Callable[..., Any]:
+    def grads(residuals: Any, dout: Any) -> tuple[Any, ...]:
+      out = c.op.backward(residuals, dout, spec, c.config)
+      # One structure whichever implementation ran: zeros where one gives None for a float.
+      return tuple(None if not _is_float(a) else
+                   (jax.numpy.zeros(a.shape, a.dtype) if g is None else g.astype(a.dtype))
+                   for a, g in zip(args, out))
+    return grads
+
   @jax.custom_vjp
   def call(*a: Any) -> Any:  # Not differentiated: no residuals.
     f = chosen("fwd")[0]
     with jax.named_scope(fwd_scope):
-      return f.op.forward_output(a, spec, f.config)
+      return on_platform(f, 1, forward_output, *a)
 
   def call_fwd(*a: Any) -> tuple[Any, Any]:
     f = chosen("fwd+bwd")[0]
     with jax.named_scope(fwd_scope):
-      return f.op.forward(a, spec, f.config)
+      return on_platform(f, 1, forward, *a)
 
   def call_bwd(residuals: Any, dout: Any) -> tuple[Any, ...]:
     b = chosen("fwd+bwd")[1]
     with jax.named_scope(bwd_scope):
-      grads = b.op.backward(residuals, dout, spec, b.config)
-    return tuple(None if (g is None or not _is_float(a)) else g.astype(a.dtype)
-                 for a, g in zip(args, grads))
+      return on_platform(b, 2, backward, residuals, dout)
 
   call.defvjp(call_fwd, call_bwd)
   return call(*args)
-
-

@@ -24,12 +24,19 @@ class ArgSpec:
 
   @classmethod
   def of(cls, x: Any) -> "ArgSpec":
-    """The ArgSpec of an array, tracer or ShapeDtypeStruct."""
-    return cls(tuple(int(d) for d in x.shape), jnp.dtype(x.dtype).name)
+    """The ArgSpec of an array, tracer or ShapeDtypeStruct; a symbolic dimension of
+    `jax.export` (shape polymorphism) is kept as it is (`symbolic`)."""
+    return cls(tuple(d if jax.export.is_symbolic_dim(d) else int(d) for d in x.shape),
+               jnp.dtype(x.dtype).name)
+
+  @property
+  def symbolic(self) -> bool:
+    """Whether a dimension is symbolic (only the portable implementations serve such calls)."""
+    return not all(isinstance(d, int) for d in self.shape)
 
   def to_json(self) -> list[Any]:
-    """``[shape, dtype]``."""
-    return [list(self.shape), self.dtype]
+    """``[shape, dtype]`` (a symbolic dimension as its text, e.g. ``"2*b"``)."""
+    return [[d if isinstance(d, int) else str(d) for d in self.shape], self.dtype]
 
   def struct(self) -> jax.ShapeDtypeStruct:
     """A ShapeDtypeStruct with this shape and dtype."""
@@ -82,6 +89,11 @@ class Spec:
       return found[name]
     from pjrtkit.kernels.core import functions  # pylint: disable=import-outside-toplevel
     return functions.resolve(self.param(name))
+
+  @property
+  def symbolic(self) -> bool:
+    """Whether an argument has a symbolic dimension (`ArgSpec.symbolic`)."""
+    return any(a is not None and a.symbolic for a in self.args)
 
   def arg(self, name: str) -> ArgSpec | None:
     """The ArgSpec of argument `name`."""

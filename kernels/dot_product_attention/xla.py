@@ -59,6 +59,7 @@ class XlaAttention(Op[NoConfig]):
 
   op_name = base.OP_NAME
   implementation = "xla"
+  portable = True
 
   def forward(self, args: tuple[Any, ...], spec: Spec, config: NoConfig) -> tuple[Any, Any]:
     q, k, v, bias, mask = args

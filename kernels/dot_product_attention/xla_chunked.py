@@ -74,6 +74,7 @@ class XlaChunkedAttention(Op[ChunkedConfig]):
 
   op_name = base.OP_NAME
   implementation = "xla_chunked"
+  portable = True
   config_cls = ChunkedConfig
 
   def default_config(self, spec: Spec) -> ChunkedConfig:

@@ -16,6 +16,7 @@ class XlaGatedLinearUnit(Op[NoConfig]):
 
   op_name = base.OP_NAME
   implementation = "xla"
+  portable = True
 
   def forward(self, args: tuple[Any, ...], spec: Spec, config: NoConfig) -> tuple[Any, Any]:
     x, fused, gate, up = args

@@ -17,6 +17,7 @@ class XlaLayerNorm(Op[NoConfig]):
 
   op_name = base.OP_NAME
   implementation = "xla"
+  portable = True
 
   def forward(self, args: tuple[Any, ...], spec: Spec, config: NoConfig) -> tuple[Any, Any]:
     x, scale, offset = args

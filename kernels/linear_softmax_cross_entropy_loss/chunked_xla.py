@@ -50,6 +50,7 @@ class ChunkedXlaLinearSoftmaxCrossEntropyLoss(Op[ChunkConfig]):
 
   op_name = base.OP_NAME
   implementation = "chunked_xla"
+  portable = True
   config_cls = ChunkConfig
 
   carry_bits: bool | None = None

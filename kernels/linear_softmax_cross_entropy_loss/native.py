@@ -34,6 +34,7 @@ class NativeLinearSoftmaxCrossEntropyLoss(ChunkedXlaLinearSoftmaxCrossEntropyLos
 
   op_name = base.OP_NAME
   implementation = "native"
+  portable = False
   carry_bits = True
 
   def default_config(self, spec: Spec) -> ChunkConfig:

@@ -17,6 +17,10 @@ zero (zero without `activation`; ``activation(0)`` with one, as in Tokamax). `gr
 clamped to ``[0, len(group_sizes) - g_local]`` (`clamped_offset`), as ``jax.lax.dynamic_slice``
 clamps its start.
 
+Group sizes are counts, >= 0: concrete ones with a negative entry are refused; traced ones
+(under ``jit``) are read with negative entries as 0 by every implementation
+(`non_negative_sizes`; ``jax.lax.ragged_dot`` does not define them, and gives other values).
+
 Residuals (what every forward returns and every backward takes):
 ``(lhs, rhs, group_sizes, group_offset, pre)`` where `pre` is the accumulator-dtype product
 before ``fuse_gateup_activation`` and `activation` (None when neither is set).
@@ -334,6 +338,30 @@ def make_spec(lhs: Any, rhs: Any, group_sizes: Any, dn: Any, precision: Any,
                              "group_offset": group_offset}, params,
                    {"activation": activation} if activation is not None else None)
   return spec, group_sizes
+
+
+def non_negative_sizes(group_sizes: Any) -> Any:
+  """The group sizes a call passes to its implementation: concrete sizes (numpy, a sequence,
+  a ``jax.Array`` outside a trace) unchanged once checked; traced ones with negative entries read
+  as 0 (``jnp.maximum``, one elementwise op on ``[g]``), as every implementation then reads them
+  (``jax.lax.ragged_dot`` leaves negative sizes undefined).
+
+  Raises:
+    ValueError: a concrete size below 0, naming group_sizes and the accepted values.
+  """
+  if isinstance(group_sizes, jax.ShapeDtypeStruct):
+    return group_sizes
+  if (isinstance(group_sizes, jax.core.Tracer)
+      or not getattr(group_sizes, "is_fully_addressable", True)):
+    return jnp.maximum(group_sizes, 0)
+  values = np.asarray(group_sizes)
+  negative = np.flatnonzero(values < 0)
+  if negative.size:
+    i = int(negative[0])
+    shown = f" in {values.tolist()}" if values.size <= 16 else ""
+    raise ValueError(f"ragged_dot: group_sizes must hold sizes >= 0 (the number of rows of each "
+                     f"group), got group_sizes[{i}] = {int(values[i])}{shown}")
+  return group_sizes
 
 
 def output_shape(lhs_shape: Sequence[int], rhs_shape: Sequence[int], dims: Dims,

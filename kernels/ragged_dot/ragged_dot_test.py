@@ -230,6 +230,41 @@ def test_vmap_over_a_batch_of_token_sets() -> None:
   testing.assert_close(got[1], 2 * base.reference(lhs, rhs, gs), "float32", "fwd")
 
 
+@pytest.mark.parametrize("impl", CPU_IMPLEMENTATIONS + (None,))
+def test_negative_group_sizes_refused_when_concrete_read_as_zero_when_traced(impl) -> None:
+  """Concrete sizes (a sequence, numpy, a jax.Array, RaggedDotGroupSizes) with a negative entry
+  are a ValueError naming group_sizes; traced ones are read with the entry as 0 by every
+  implementation ("xla" included, where ``jax.lax.ragged_dot`` alone gives other values)."""
+  testing.skip_unless_runnable(impl)
+  rng = np.random.default_rng(0)
+  lhs = jnp.asarray(rng.standard_normal((50, 12)), jnp.float32)
+  rhs = jnp.asarray(rng.standard_normal((4, 12, 7)), jnp.float32)
+  sizes = [-5, 30, 10, 10]
+  for gs in (sizes, np.asarray(sizes, np.int32), jnp.asarray(sizes, jnp.int32),
+             pk.RaggedDotGroupSizes(jnp.asarray(sizes, jnp.int32), 45)):
+    with pytest.raises(ValueError, match=r"ragged_dot: group_sizes must hold sizes >= 0 \(the "
+                       r"number of rows of each group\), got group_sizes\[0\] = -5 in "
+                       r"\[-5, 30, 10, 10\]"):
+      pk.ragged_dot(lhs, rhs, gs, implementation=impl)
+  f = lambda a, b, s: pk.ragged_dot(a, b, s, implementation=impl)  # noqa: E731
+  grad = jax.jit(jax.grad(lambda a, b, s: jnp.sum(jnp.sin(f(a, b, s))), (0, 1)))
+  traced, zeroed = (jnp.asarray(s, jnp.int32) for s in (sizes, [0, 30, 10, 10]))
+  np.testing.assert_array_equal(jax.jit(f)(lhs, rhs, traced), jax.jit(f)(lhs, rhs, zeroed))
+  for a, b in zip(grad(lhs, rhs, traced), grad(lhs, rhs, zeroed)):
+    np.testing.assert_array_equal(a, b)
+  testing.assert_close(jax.jit(f)(lhs, rhs, traced), base.reference(lhs, rhs, [0, 30, 10, 10]),
+                       "float32", "fwd")
+  # The contracting mode (ragged_dot_general, rhs [m, n]; "xla" serves it): the same rule.
+  dn = jax.lax.RaggedDotDimensionNumbers(dot_dimension_numbers=(([0], [0]), ([], [])),
+                                         lhs_ragged_dimensions=[0], rhs_group_dimensions=[])
+  if impl in ("xla", None):
+    y = lhs[:, :5] * 0.5
+    with pytest.raises(ValueError, match=r"group_sizes\[0\] = -5"):
+      pk.ragged_dot_general(lhs, y, np.asarray(sizes), dn, implementation=impl)
+    g = jax.jit(lambda s: pk.ragged_dot_general(lhs, y, s, dn, implementation=impl))
+    np.testing.assert_array_equal(g(traced), g(zeroed))
+
+
 @pytest.mark.parametrize("lhs_shape, rhs_shape, dn", [
     # lhs [m, k, x]: a second non-contracting lhs dimension.
     ((12, 4, 3), (3, 4, 5), (([1], [1]), ([], []))),
@@ -454,6 +489,32 @@ def test_group_sizes_equality_hash_and_refusals() -> None:
     pk.RaggedDotGroupSizes(jnp.ones((2,), jnp.int32), (1.5, 1))
   with pytest.raises(TypeError, match="repr_value_or_total_size must be an int"):
     pk.RaggedDotGroupSizes(jnp.ones((2,), jnp.int32), None)
+
+
+def test_bypass_device_check_is_accepted_and_lifts_no_refusal() -> None:
+  """Tokamax's option: the same values whatever it says; a refusal stays one, with a note."""
+  lhs, rhs, gs = _operands(0, "float32")
+  want = pk.ragged_dot(lhs, rhs, gs, implementation="xla")
+  for bypass in (None, True, False):
+    np.testing.assert_array_equal(
+        pk.ragged_dot(lhs, rhs, gs, implementation="xla", bypass_device_check=bypass), want)
+    np.testing.assert_array_equal(
+        pk.ragged_dot_general(lhs, rhs, gs, base.DEFAULT_RAGGED_DOT_DIM_NUMS,
+                              implementation="xla", bypass_device_check=bypass), want)
+  refused = "native" if pk.current_device().is_gpu else "triton"  # This device's GPU/CPU kernel.
+  with pytest.raises(pk.UnsupportedImplementationError) as error:
+    pk.ragged_dot(lhs, rhs, gs, implementation=refused, bypass_device_check=True)
+  assert error.value.__notes__ == [
+      "bypass_device_check=True does not lift this refusal: pjrtkit checks an implementation "
+      "against the device calls are traced for before tracing it, whatever bypass_device_check "
+      "says"]
+  with pytest.raises(pk.UnsupportedImplementationError) as error:
+    pk.ragged_dot(lhs, rhs, gs, implementation=refused, bypass_device_check=False)
+  assert not hasattr(error.value, "__notes__")
+  with pytest.raises(TypeError) as error:
+    pk.ragged_dot(lhs, rhs, gs, bypass_device_check="yes")
+  assert str(error.value) == ("ragged_dot: bypass_device_check must be None, True or False, got "
+                              "'yes'")
 
 
 if __name__ == "__main__":

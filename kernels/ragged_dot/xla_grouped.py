@@ -110,6 +110,7 @@ class XlaGroupedRaggedDot(Op[GroupedConfig]):
 
   op_name = base.OP_NAME
   implementation = "xla_grouped"
+  portable = True
   config_cls = GroupedConfig
 
   def unsupported_reason(self, spec: Spec, device: DeviceInfo) -> str | None:

@@ -22,6 +22,7 @@ class XlaTriangleMultiplication(Op[NoConfig]):
 
   op_name = base.OP_NAME
   implementation = "xla"
+  portable = True
   sub_implementation: str | None = "xla"
 
   def example_args(self, spec: Spec, seed: int = 0) -> tuple[Any, ...]:
@@ -48,6 +49,7 @@ class ComposedTriangleMultiplication(XlaTriangleMultiplication):
   """Each sub-op chosen per device and shape (its own ``implementation=None``)."""
 
   implementation = "composed"
+  portable = True
   sub_implementation = None
 
 
