@@ -165,20 +165,28 @@ class _FakeLowered:
 
   def __init__(self, seconds: float) -> None:
     self.seconds = seconds
+    self.finished = False
 
   def compile(self):
     time.sleep(self.seconds)
+    self.finished = True
     return "compiled"
 
 
 def test_timeout_leaves_out_candidates_not_compiled_in_time():
-  items = [(_FakeLowered(0.0), 1.0), (_FakeLowered(2.0), 1.0), ValueError("did not lower")]
-  for workers in (1, 3):
-    out = autotune_lib._compile_all(items, workers, timeout=0.5)  # pylint: disable=protected-access
-    assert isinstance(out[0], benchmarking.BenchmarkRunner) and out[0].compiled == "compiled"
-    assert isinstance(out[1], TimeoutError)
-    assert str(out[1]) == "not compiled within timeout=0.5 s"
-    assert str(out[2]) == "did not lower"
+  # Workers: the slow compile is left out, and waited for (nothing compiles while timing).
+  slow = _FakeLowered(2.0)
+  items = [(_FakeLowered(0.0), 1.0), (slow, 1.0), ValueError("did not lower")]
+  out = autotune_lib._compile_all(items, 3, timeout=0.5)  # pylint: disable=protected-access
+  assert isinstance(out[0], benchmarking.BenchmarkRunner) and out[0].compiled == "compiled"
+  assert isinstance(out[1], TimeoutError) and slow.finished
+  assert str(out[1]) == "not compiled within timeout=0.5 s"
+  assert str(out[2]) == "did not lower"
+  # One worker (the caller's thread): candidates not started by the deadline are left out.
+  late = _FakeLowered(0.0)
+  out = autotune_lib._compile_all(  # pylint: disable=protected-access
+      [(_FakeLowered(0.6), 1.0), (late, 1.0)], 1, timeout=0.5)
+  assert out[0].compiled == "compiled" and isinstance(out[1], TimeoutError) and not late.finished
   out = autotune_lib._compile_all(items[:1], 1)  # pylint: disable=protected-access
   assert out[0].lowering_time_ms == 1.0
 

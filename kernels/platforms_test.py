@@ -173,10 +173,19 @@ def test_symbolic_dimensions_refuse_kernels_that_need_concrete_shapes():
   structs = _structs(args, shapes)
   for impl in ("native", "triton"):
     with pytest.raises(pk.UnsupportedImplementationError,
-                       match=r"symbolic dimensions .* plain JAX serve: \['xla'\]"):
+                       match=r"symbolic dimensions .* only these implementations serve: "
+                             r"\['xla'\]"):
       jax.export.export(jax.jit(lambda *a, i=impl: f(*a, i)))(*structs)
   with pytest.raises(ValueError, match=r"unknown implementation='nope'"):
     jax.export.export(jax.jit(lambda *a: f(*a, "nope")))(*structs)
+  # Plain-JAX implementations that tile by concrete sizes refuse too, and a sequence goes on.
+  f, args, shapes = CASES["dot_product_attention"]
+  structs = _structs(args, shapes)
+  with pytest.raises(pk.UnsupportedImplementationError, match="symbolic dimensions"):
+    jax.export.export(jax.jit(lambda *a: f(*a, "xla_chunked")))(*structs)
+  exported = jax.export.export(jax.jit(lambda *a: f(*a, ["xla_chunked", "xla"])),
+                               disabled_checks=pk.DISABLE_JAX_EXPORT_CHECKS)(*structs)
+  _close(exported.call(*args), jax.jit(lambda *a: f(*a, "xla"))(*args))
 
 
 def test_symbolic_spec_keeps_the_dimension_and_writes_its_text():
@@ -219,6 +228,7 @@ class _ThriceOwnResiduals(_Thrice):
   """A device's kernel whose residuals only its own backward reads (as cuDNN's pullback)."""
 
   implementation = "own_residuals"
+  own_residuals = True
 
   def forward(self, args, spec, config):
     return args[0] * 3.0, (args[0], args[0])
@@ -251,12 +261,14 @@ def test_each_phase_falls_back_where_its_residuals_allow(own, cpu_grad):
   assert grad(on_cpu).tolist() == cpu_grad
 
 
-def test_on_a_hopper_gpu_none_exports_mosaic_for_cuda_and_xla_for_cpu(monkeypatch):
-  """JAX's CUDA backend as the default device (simulated: the choice reads `current_device`,
-  Pallas's Mosaic GPU lowering targets an abstract H200): the Mosaic kernels for cuda, none in
-  a program for cpu, forward and gradient."""
+@pytest.mark.parametrize("platform", ["gpu", "pjrtkit"])
+def test_on_a_hopper_gpu_none_exports_mosaic_for_cuda_and_xla_for_cpu(monkeypatch, platform):
+  """JAX's CUDA backend ("gpu") or pjrtkit's GPU device, whose exports are for cuda, as the
+  default device (simulated: the choice reads `current_device`, Pallas's Mosaic GPU lowering
+  targets an abstract H200): the Mosaic kernels for cuda, none in a program for cpu, forward
+  and gradient."""
   monkeypatch.setattr(device_lib, "current_device", lambda: device_lib.DeviceInfo(
-      platform="gpu", kind="NVIDIA H200", compute_capability=(9, 0)))
+      platform=platform, kind="NVIDIA H200", compute_capability=(9, 0)))
   q = jax.ShapeDtypeStruct((1, 256, 4, 64), jnp.bfloat16)
 
   def attention(q, k, v):
@@ -307,6 +319,15 @@ def test_ragged_dot_takes_callables_in_its_implementation_sequence():
     pk.ragged_dot(lhs, rhs, sizes, implementation=[3])
   with pytest.raises(ValueError, match=r"sequence of names \("):  # Other ops take names only.
     pk.layer_norm(jnp.ones((2, 4)), None, None, implementation=[mine])
+
+
+def test_lowering_platforms_of_each_device():
+  info = device_lib.DeviceInfo
+  assert info("gpu", "NVIDIA H200", (9, 0)).lowering_platforms == ("cuda",)
+  assert info("pjrtkit", "NVIDIA H200", (9, 0)).lowering_platforms == ("pjrtkit", "cuda")
+  assert info("pjrtkit", "pjrtkit_cpu", None).lowering_platforms == ("pjrtkit",)
+  assert info("cpu", "cpu", None).lowering_platforms == ("cpu",)
+  assert info("gpu", "AMD Instinct MI300X", (0, 0)).lowering_platforms == ()
 
 
 if __name__ == "__main__":

@@ -99,9 +99,10 @@ def _compile_all(lowered: list[Any], workers: int, timeout: float | None = None)
   compile time is measured while other candidates compile beside it.
 
   With `timeout` (seconds), a candidate not compiled that long after compiling began is left
-  out as a `TimeoutError`; a compile already running then finishes on its worker thread in the
-  background (it cannot be stopped; the process waits for it at exit), those not started are
-  cancelled."""
+  out as a `TimeoutError`: those not started are cancelled, and a compile already running (it
+  cannot be stopped) is waited for before this returns, so nothing compiles while candidates
+  are timed. With one worker, compiles run on the caller's thread and those not started by the
+  deadline are left out."""
 
   def attempt(item: Any) -> Any:
     if isinstance(item, Exception):
@@ -115,8 +116,11 @@ def _compile_all(lowered: list[Any], workers: int, timeout: float | None = None)
     except Exception as e:  # pylint: disable=broad-except
       return e
 
-  if timeout is None and (workers <= 1 or len(lowered) <= 1):
-    return [attempt(item) for item in lowered]
+  if workers <= 1 or len(lowered) <= 1:
+    deadline = None if timeout is None else time.monotonic() + timeout
+    return [TimeoutError(f"not compiled within timeout={timeout} s")
+            if deadline is not None and time.monotonic() > deadline
+            and not isinstance(item, Exception) else attempt(item) for item in lowered]
   pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(workers, len(lowered))))
   try:
     pending = [item if isinstance(item, Exception) else pool.submit(attempt, item)
@@ -134,7 +138,7 @@ def _compile_all(lowered: list[Any], workers: int, timeout: float | None = None)
         out.append(TimeoutError(f"not compiled within timeout={timeout} s"))
     return out
   finally:
-    pool.shutdown(wait=False, cancel_futures=True)
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _lower(fn: Callable[..., Any], args: list[Any]) -> Any:
@@ -380,8 +384,8 @@ def autotune(f: Callable[..., Any], *args: Any, iterations: int = 5, method: str
     progress_bar: Tokamax's option: a line per call phase (candidates to measure) and a closing
       line on stderr; False prints nothing.
     timeout: Tokamax's option: seconds a call phase's candidates may take to compile, counted
-      from the start of its compiling; a candidate not compiled by then is left out (logged),
-      its compile finishing in the background. None: no limit.
+      from the start of its compiling; a candidate not compiled by then is left out (logged;
+      a compile already running is waited for before timing). None: no limit.
     max_workers: Tokamax's name for `compile_workers`.
     **kwargs: keyword arguments of f. The names above are autotune's own; to pass an argument
       of one of those names to f, bind it first (``functools.partial(f, timeout=...)``).

@@ -37,12 +37,15 @@ class DeviceInfo:
     return self.platform == PJRTKIT_PLATFORM and not self.is_gpu
 
   @property
-  def lowering_platform(self) -> str | None:
-    """The name ``lax.platform_dependent`` knows this device's programs by (JAX's CUDA devices
-    say ``gpu``, lowered as ``cuda``); None for a GPU JAX lowers under another name."""
+  def lowering_platforms(self) -> tuple[str, ...]:
+    """The names ``lax.platform_dependent`` knows this device's programs by: JAX's CUDA devices
+    say ``gpu`` and lower as ``cuda``; pjrtkit's GPU device lowers as ``pjrtkit`` and exports
+    for ``cuda`` (the plugin's `jax.export` default there). Empty for another GPU (ROCm)."""
     if self.platform == "gpu":
-      return "cuda" if self.is_gpu else None
-    return self.platform
+      return ("cuda",) if self.kind.startswith("NVIDIA") else ()
+    if self.platform == PJRTKIT_PLATFORM and self.is_gpu:
+      return (PJRTKIT_PLATFORM, "cuda")
+    return (self.platform,)
 
   def describe(self) -> str:
     """``platform 'pjrtkit', device kind 'pjrtkit_cpu'``."""

@@ -65,6 +65,12 @@ class Op(abc.ABC, Generic[ConfigT]):
   """Whether the implementation lowers for every platform (plain JAX, as "xla" does). When
   ``implementation=None`` takes one that is not, the call lowers it only for the platform of the
   device it was chosen for and the family's "xla" for any other (`Family.call`)."""
+  own_residuals: ClassVar[bool] = False
+  """Whether `forward`'s residuals fit only this implementation's `backward` (cuDNN's keep its
+  pullback): a differentiated call then lowers both phases as chosen on every platform."""
+  symbolic_shapes: ClassVar[bool] = False
+  """Whether the implementation serves calls with symbolic dimensions (`jax.export` shape
+  polymorphism): for ``implementation=None`` such calls run the family's "xla", which must."""
 
   # --- what a subclass provides -----------------------------------------------------------------
 
@@ -150,15 +156,6 @@ class Op(abc.ABC, Generic[ConfigT]):
 
   def __repr__(self) -> str:
     return f"{type(self).__name__}(op={self.op_name!r}, implementation={self.implementation!r})"
-
-
-def _same_types(f: Callable[..., Any], g: Callable[..., Any], operands: tuple[Any, ...]) -> bool:
-  """Whether `f` and `g` give results of one tree structure, shapes and dtypes for `operands`
-  (what the branches of ``lax.platform_dependent`` need)."""
-  a, b = jax.eval_shape(f, *operands), jax.eval_shape(g, *operands)
-  return (jax.tree.structure(a) == jax.tree.structure(b)
-          and all(x.shape == y.shape and x.dtype == y.dtype
-                  for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b))))
 
 
 def _is_float(x: Any) -> bool:
@@ -279,11 +276,11 @@ class Family:
     # The choice was made for `device`; a program lowered for another platform (arrays on JAX's
     # cpu device, `jax.export` for other platforms) gets "xla" instead of a kernel it cannot run.
     fallback = self.implementations.get("xla")
-    platform = device.lowering_platform
+    platforms = device.lowering_platforms
     elsewhere = None
-    if requested is None and fallback is not None and platform is not None:
-      elsewhere = (platform, *(Choice(fallback, fallback.phase_config(spec, p), "fallback")
-                               for p in ("fwd", "bwd")))
+    if requested is None and fallback is not None and platforms:
+      elsewhere = (platforms, *(Choice(fallback, fallback.phase_config(spec, p), "fallback")
+                                for p in ("fwd", "bwd")))
     return run(spec, args, requested, fwd, bwd, refine, elsewhere)
 
   def _call_symbolic(self, spec: Spec, args: tuple[Any, ...], requested: str | None) -> Any:
@@ -303,11 +300,11 @@ class Family:
       raise UnsupportedImplementationError(self.name, "None", "a call with symbolic dimensions "
                                            "needs an 'xla' implementation; this family has none")
     op = self.implementations[name]
-    if not op.portable:
-      portable = [n for n, o in self.implementations.items() if o.portable]
+    if not op.symbolic_shapes:
+      serving = [n for n, o in self.implementations.items() if o.symbolic_shapes]
       raise UnsupportedImplementationError(
           self.name, name, f"the call has symbolic dimensions (jax.export shape polymorphism), "
-          f"which only implementations written in plain JAX serve: {portable or 'none'}")
+          f"which only these implementations serve: {serving or 'none'}")
     fwd, bwd = (Choice(op, op.phase_config(spec, p), "explicit" if requested else "symbolic")
                 for p in ("fwd", "bwd"))
     return run(spec, args, requested, fwd, bwd)
@@ -360,21 +357,22 @@ def family(name: str) -> Family:
 
 def run(spec: Spec, args: tuple[Any, ...], requested: str | None, fwd: Choice,
         bwd: Choice, refine: Callable[[str], tuple[Choice, Choice]] | None = None,
-        elsewhere: tuple[str, Choice, Choice] | None = None) -> Any:
+        elsewhere: tuple[tuple[str, ...], Choice, Choice] | None = None) -> Any:
   """Runs `fwd` with `bwd` as its custom VJP, each inside its marker scope.
 
   With `refine` (the autotune cache), the choices come from ``refine(mode)`` when JAX traces
   them: mode "fwd" for a call that is not differentiated, "fwd+bwd" for the forward rule and
   the backward of one that is (each mode asked at most once).
 
-  With `elsewhere` ``(platform, fwd, bwd)``, a phase whose choice is not `Op.portable` runs it
-  only in programs lowered for `platform` (``lax.platform_dependent``) and that phase's choice
-  of `elsewhere` in programs lowered for any other.
+  With `elsewhere` ``(platforms, fwd, bwd)``, a phase whose choice is not `Op.portable` runs it
+  only in programs lowered for `platforms` (``lax.platform_dependent``) and that phase's choice
+  of `elsewhere` in programs lowered for any other (except after a forward with
+  `Op.own_residuals`).
   """
   fwd_scope = markers.marker("fwd", requested, spec)
   bwd_scope = markers.marker("bwd", requested, spec)
   refined: dict[str, tuple[Choice, Choice]] = {}
-  own_residuals: list[bool] = []  # Set when the forward's residuals fit only its own backward.
+  fwd_own_residuals: list[bool] = []  # Set when the forward's residuals fit only its backward.
 
   def chosen(mode: str) -> tuple[Choice, Choice]:
     if refine is None:
@@ -388,14 +386,13 @@ def run(spec: Spec, args: tuple[Any, ...], requested: str | None, fwd: Choice,
     if elsewhere is None or choice.op.portable:
       return branch(choice)(*operands)
     mine, other = branch(choice), branch(elsewhere[phase])
-    if branch is backward and own_residuals:
+    if branch is forward and choice.op.own_residuals:
+      fwd_own_residuals.append(True)  # This forward and the backward lowered as chosen.
       return mine(*operands)
-    if branch is forward and not _same_types(mine, other, operands):
-      # Residuals of another form (cuDNN's keep its pullback): this forward and its backward
-      # are lowered as chosen on every platform.
-      own_residuals.append(True)
+    if branch is backward and fwd_own_residuals:
       return mine(*operands)
-    return jax.lax.platform_dependent(*operands, **{elsewhere[0]: mine}, default=other)
+    return jax.lax.platform_dependent(*operands, **dict.fromkeys(elsewhere[0], mine),
+                                      default=other)
 
   def forward_output(c: Choice) -> Callable[..., Any]:
     return lambda *a: c.op.forward_output(a, spec, c.config)

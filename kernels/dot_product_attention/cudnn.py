@@ -51,6 +51,7 @@ class CudnnAttention(Op[NoConfig]):
 
   op_name = base.OP_NAME
   implementation = "cudnn"
+  own_residuals = True
   jax_implementation: ClassVar[str] = "cudnn"
   """What ``jax.nn.dot_product_attention`` is asked for; CPU tests of the residual plumbing run a
   subclass with "xla" here."""

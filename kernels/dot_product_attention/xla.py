@@ -60,6 +60,7 @@ class XlaAttention(Op[NoConfig]):
   op_name = base.OP_NAME
   implementation = "xla"
   portable = True
+  symbolic_shapes = True
 
   def forward(self, args: tuple[Any, ...], spec: Spec, config: NoConfig) -> tuple[Any, Any]:
     q, k, v, bias, mask = args

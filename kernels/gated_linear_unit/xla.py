@@ -17,6 +17,7 @@ class XlaGatedLinearUnit(Op[NoConfig]):
   op_name = base.OP_NAME
   implementation = "xla"
   portable = True
+  symbolic_shapes = True
 
   def forward(self, args: tuple[Any, ...], spec: Spec, config: NoConfig) -> tuple[Any, Any]:
     x, fused, gate, up = args

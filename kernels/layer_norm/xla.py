@@ -18,6 +18,7 @@ class XlaLayerNorm(Op[NoConfig]):
   op_name = base.OP_NAME
   implementation = "xla"
   portable = True
+  symbolic_shapes = True
 
   def forward(self, args: tuple[Any, ...], spec: Spec, config: NoConfig) -> tuple[Any, Any]:
     x, scale, offset = args

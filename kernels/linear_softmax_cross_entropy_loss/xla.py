@@ -24,6 +24,7 @@ class XlaLinearSoftmaxCrossEntropyLoss(Op[NoConfig]):
   op_name = base.OP_NAME
   implementation = "xla"
   portable = True
+  symbolic_shapes = True
 
   def example_args(self, spec: Spec, seed: int = 0) -> tuple[Any, ...]:
     return base.example_args(spec, seed)

@@ -123,6 +123,7 @@ class XlaRaggedDot(Op[NoConfig]):
   op_name = base.OP_NAME
   implementation = "xla"
   portable = True
+  symbolic_shapes = True
 
   def example_args(self, spec: Spec, seed: int = 0) -> tuple[Any, ...]:
     return base.example_args(spec, seed)

@@ -23,6 +23,7 @@ class XlaTriangleMultiplication(Op[NoConfig]):
   op_name = base.OP_NAME
   implementation = "xla"
   portable = True
+  symbolic_shapes = True
   sub_implementation: str | None = "xla"
 
   def example_args(self, spec: Spec, seed: int = 0) -> tuple[Any, ...]:
@@ -50,6 +51,7 @@ class ComposedTriangleMultiplication(XlaTriangleMultiplication):
 
   implementation = "composed"
   portable = True
+  symbolic_shapes = False
   sub_implementation = None
 
 
