@@ -285,8 +285,8 @@ class Family:
 
   def _call_symbolic(self, spec: Spec, args: tuple[Any, ...], requested: str | None) -> Any:
     """A call with symbolic dimensions (`jax.export` shape polymorphism): the requested
-    implementation if it is portable, else for ``None`` the family's "xla" (no tuned results,
-    rule or autotuning: they key on concrete shapes).
+    implementation if it serves them (`Op.symbolic_shapes`), for ``None`` the family's "xla"
+    (no tuned results, rule or autotuning: they key on concrete shapes).
 
     Raises:
       ValueError: an unknown implementation name.
@@ -381,11 +381,11 @@ def run(spec: Spec, args: tuple[Any, ...], requested: str | None, fwd: Choice,
       refined[mode] = refine(mode)
     return refined[mode]
 
-  def on_platform(choice: Choice, phase: int, branch: Callable[[Choice], Callable[..., Any]],
-                  *operands: Any) -> Any:
+  def on_platform(choice: Choice, phase: int,
+                  branch: Callable[[Choice, bool], Callable[..., Any]], *operands: Any) -> Any:
     if elsewhere is None or choice.op.portable:
-      return branch(choice)(*operands)
-    mine, other = branch(choice), branch(elsewhere[phase])
+      return branch(choice, False)(*operands)
+    mine, other = branch(choice, True), branch(elsewhere[phase], True)
     if branch is forward and choice.op.own_residuals:
       fwd_own_residuals.append(True)  # This forward and the backward lowered as chosen.
       return mine(*operands)
@@ -394,18 +394,18 @@ def run(spec: Spec, args: tuple[Any, ...], requested: str | None, fwd: Choice,
     return jax.lax.platform_dependent(*operands, **dict.fromkeys(elsewhere[0], mine),
                                       default=other)
 
-  def forward_output(c: Choice) -> Callable[..., Any]:
+  def forward_output(c: Choice, _: bool) -> Callable[..., Any]:
     return lambda *a: c.op.forward_output(a, spec, c.config)
 
-  def forward(c: Choice) -> Callable[..., Any]:
+  def forward(c: Choice, _: bool) -> Callable[..., Any]:
     return lambda *a: c.op.forward(a, spec, c.config)
 
-  def backward(c: Choice) -> Callable[..., Any]:
+  def backward(c: Choice, branched: bool) -> Callable[..., Any]:
     def grads(residuals: Any, dout: Any) -> tuple[Any, ...]:
       out = c.op.backward(residuals, dout, spec, c.config)
-      # One structure whichever implementation ran: zeros where one gives None for a float.
-      return tuple(None if not _is_float(a) else
-                   (jax.numpy.zeros(a.shape, a.dtype) if g is None else g.astype(a.dtype))
+      # Branches need one structure whichever implementation ran: zeros for a float's None.
+      return tuple(None if not _is_float(a) else g.astype(a.dtype) if g is not None else
+                   jax.numpy.zeros(a.shape, a.dtype) if branched else None
                    for a, g in zip(args, out))
     return grads
 

@@ -31,7 +31,7 @@ class ArgSpec:
 
   @property
   def symbolic(self) -> bool:
-    """Whether a dimension is symbolic (only the portable implementations serve such calls)."""
+    """Whether a dimension is symbolic (only `Op.symbolic_shapes` implementations serve it)."""
     return not all(isinstance(d, int) for d in self.shape)
 
   def to_json(self) -> list[Any]:
