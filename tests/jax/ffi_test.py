@@ -226,3 +226,42 @@ def test_an_error_inside_the_device_is_a_python_exception_and_the_client_keeps_w
     assert error is not None
     assert "pjrtkit_test: boom" in error[1]
   assert got["after"] == [0.0, 2.0, 4.0, 6.0]
+
+
+def test_cpu_handlers_registered_before_and_after_the_backend_run_on_pjrtkit():
+  # JAX's FFI tutorial registers for platform="cpu" only; pjrtkit's CPU device takes those too.
+  got = _run(add_one=True, code="""
+      jax.ffi.register_ffi_target("pjrtkit_test_cpu_early", capsule, platform="cpu")
+      x = jnp.arange(4, dtype=jnp.float32)   # Creates the backends.
+      jax.ffi.register_ffi_target("pjrtkit_test_cpu_late", capsule, platform="cpu")
+      jax.ffi.register_ffi_target("pjrtkit_test_cpu_untyped", capsule, platform="cpu",
+                                  api_version=0)   # Left to cpu, without an error.
+      call = lambda name: jax.jit(lambda v: jax.ffi.ffi_call(
+          name, jax.ShapeDtypeStruct(v.shape, v.dtype))(v))
+      cpu = jax.device_put(x, jax.devices("cpu")[0])
+      print(json.dumps({
+          "early": call("pjrtkit_test_cpu_early")(x).tolist(),
+          "late": call("pjrtkit_test_cpu_late")(x).tolist(),
+          "late_cpu": call("pjrtkit_test_cpu_late")(cpu).tolist(),
+          "platform": call("pjrtkit_test_cpu_late")(x).devices().pop().platform}))
+  """)
+  assert got == {"early": [1.0, 2.0, 3.0, 4.0], "late": [1.0, 2.0, 3.0, 4.0],
+                 "late_cpu": [1.0, 2.0, 3.0, 4.0], "platform": "pjrtkit"}
+
+
+def test_cpu_handler_the_plugin_refuses_stays_registered_for_cpu():
+  got, stderr = run_python_with_stderr(
+      _PRELUDE + _ADD_ONE + textwrap.dedent("""
+      x = jnp.arange(2, dtype=jnp.float32)
+      jax.ffi.register_ffi_target("pjrtkit_test_clash", capsule, platform="pjrtkit")
+      OTHER = _xla_ffi.HANDLER(add_one)
+      other = jax.ffi.pycapsule(ctypes.cast(OTHER, ctypes.c_void_p).value)
+      jax.ffi.register_ffi_target("pjrtkit_test_clash", other, platform="cpu")  # No error.
+      cpu = jax.device_put(x, jax.devices("cpu")[0])
+      y = jax.jit(lambda v: jax.ffi.ffi_call(
+          "pjrtkit_test_clash", jax.ShapeDtypeStruct(v.shape, v.dtype))(v))(cpu)
+      print(json.dumps({"y": y.tolist()}))
+  """), env=plugin_env(JAX_PLATFORMS="pjrtkit,cpu", TF_CPP_MIN_LOG_LEVEL="0"))
+  assert got == {"y": [1.0, 2.0]}
+  assert ("the FFI target 'pjrtkit_test_clash' registered for cpu could not be registered for "
+          "pjrtkit") in stderr

@@ -304,11 +304,26 @@ _GPU_INTEGRATION_ON_XLA_CPU = """
     from jax_plugins.pjrtkit import _cuda_runtime
     def no_cudart():
       raise _cuda_runtime.CudaRuntimeNotFound("no libcudart here (test)")
+    from jax._src import callback as cb, core, dispatch
+    # Registered after initialize(): a cuda rule, and a rule calling emit_python_callback itself.
+    late = core.Primitive("pjrtkit_test_late_cuda")
+    late.def_abstract_eval(lambda v: v)
+    mlir.register_lowering(late, mlir.lower_fun(lambda v: v * 7.0, multiple_results=False),
+                           platform="cuda")
+    own = core.Primitive("pjrtkit_test_own_callback")
+    own.def_abstract_eval(lambda v: v)
+    mlir.register_lowering(own, lambda ctx, v: cb.emit_python_callback(
+        ctx, lambda a: (a,), None, [v], ctx.avals_in, ctx.avals_out, has_side_effect=False,
+        returns_token=False)[0])
     _cuda_runtime.load = no_cudart  # Host callbacks need libcudart on the xla_gpu device.
     try:
       refused_text = text(callback, np.float32(1))
     except NotImplementedError as e:
       refused_text = "refused: " + str(e)
+    try:
+      own_refused = text(own.bind, np.float32(1))
+    except NotImplementedError as e:
+      own_refused = "refused: " + str(e)
     _cuda_runtime.load = lambda: None  # As if it were there: the program lowers.
     callback_text = text(callback, np.float32(1))
     targets = lambda t: sorted(set(re.findall(r"xla_ffi_\\w*python\\w*callback", t)))
@@ -350,6 +365,9 @@ _GPU_INTEGRATION_ON_XLA_CPU = """
                                                   callback_text))),
         "callback_index": "index = 0 : ui64" in callback_text,
         "refused": refused_text,
+        "late_cuda_rule": "7.000000e+00" in text(late.bind, np.float32(1)),
+        "own_callback": targets(text(own.bind, np.float32(1))),
+        "own_refused": own_refused,
         "cuda_branch": "5.000000e+00" in text(dependent, np.float32(1)),
         "cpu_branch": "3.000000e+00" in text(dependent, np.float32(1)),
         "donation": "pjrtkit" in mlir._platforms_with_donation,
@@ -367,6 +385,9 @@ _EXPECTED = {
     "cholesky": True, "cholesky_rule": True,
     "cuda_branch": True, "cpu_branch": False,
     "donation": True,
+    # Registered after initialize(): a cuda rule lowers (run as for cuda), and a primitive's own
+    # rule calling emit_python_callback lowers as JAX's callbacks do.
+    "late_cuda_rule": True, "own_callback": ["xla_ffi_python_cpu_callback"],
     # jax.export: artefacts for cuda are called on the xla_gpu device (cuSOLVER inside), those for
     # cpu refused in JAX's words, and export(f) exports for cuda.
     "export_default": "cuda", "cuda_export": True,
@@ -390,8 +411,10 @@ def test_the_gpu_integration_lowers_like_cuda_and_callbacks_like_cpu():
                      "runtime (libcudart) to copy the callback's operands and results between "
                      "the GPU and the host: no libcudart here (test)")
   # Host callbacks are JAX's cpu program (pjrtkit's GPU handler runs it), not the cuda one.
+  own_refusal = "refused: " + _gpu_rules.GPU_CALLBACKS_ERROR.format(
+      what="a host callback", reason="no libcudart here (test)")
   assert got == {**_EXPECTED, "callback_targets": ["xla_ffi_python_cpu_callback"],
-                 "callback_index": True, "refused": refusal}
+                 "callback_index": True, "refused": refusal, "own_refused": own_refusal}
 
 
 def test_the_gpu_alias_yields_to_jaxs_cuda_and_is_not_added_for_xla_cpu():

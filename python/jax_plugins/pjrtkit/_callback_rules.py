@@ -14,15 +14,23 @@ arguments on the ``cpu`` backend, as on GPU and TPU. With ``JAX_PLATFORMS=pjrtki
 could only fail when the program runs, so the rules refuse at lowering instead, with JAX's own
 "Make sure "cpu" is listed in --jax_platforms" error (checkify's checks need no cpu backend).
 
+Rules of other primitives call ``emit_python_callback`` themselves (a library's own primitive,
+``jax.experimental.sparse.linalg.spsolve``'s cpu rule): ``follow_emit_python_callback`` wraps it
+(in ``jax._src.callback`` and its re-export ``jax.interpreters.mlir``) so that, lowering for
+``pjrtkit``, it runs with the context ``as_cpu`` makes, as JAX's own callback rules do here.
+
 JAX internals used (listed in ``_jax_internals.INTERNALS`` under "host callbacks" and fenced by
 ``tests/jax/jax_internals_test.py``): the rule tables (``mlir._lowerings``,
 ``mlir._platform_specific_lowerings['cpu']``), ``ModuleContext.replace`` /
-``LoweringRuleContext.replace`` / ``tokens_out`` / ``set_tokens_out``, and the impls' error.
+``LoweringRuleContext.replace`` / ``tokens_out`` / ``set_tokens_out``, the impls' error, and
+``callback.emit_python_callback`` (wrapped).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +38,9 @@ from jax_plugins.pjrtkit import _topology
 
 CPU = "cpu"
 """The platform JAX's callback rules are run for."""
+
+EMIT_MODULES = ("jax._src.callback", "jax.interpreters.mlir")
+"""The modules whose ``emit_python_callback`` ``follow_emit_python_callback`` wraps."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -181,3 +192,40 @@ def register(platform: str = "pjrtkit",
     mlir.register_lowering(entry.primitive, _cpu_lowering(entry, platform, before),
                            platform=platform, cacheable=False)
   return sorted(entry.primitive.name for entry in rules)
+
+
+def follow_emit_python_callback(platform: str = "pjrtkit",
+                                before: Callable[[str], None] | None = None
+                                ) -> Callable[[], None]:
+  """Wraps JAX's ``emit_python_callback`` so that any rule calling it lowers for ``platform`` as
+  for cpu (``as_cpu``); ``before``, when given, runs first (the xla_gpu device's refusal without
+  libcudart). Calls lowering for other platforms pass through unchanged.
+
+  Returns:
+    The undo: puts the original function back in every module of ``EMIT_MODULES``.
+  """
+  from jax._src import callback as cb  # pylint: disable=g-import-not-at-top
+
+  original = cb.emit_python_callback
+
+  @functools.wraps(original)
+  def emit_python_callback(ctx: Any, *args: Any, **kwargs: Any) -> Any:
+    if platform not in (ctx.module_context.platforms or ()):
+      return original(ctx, *args, **kwargs)
+    _topology.refuse_compile_only(ctx)  # No host callbacks in executables for a topology.
+    if before is not None:
+      before("a host callback")
+    return original(as_cpu(ctx, platform), *args, **kwargs)
+
+  replaced = []
+  for name in EMIT_MODULES:
+    module = importlib.import_module(name)
+    if getattr(module, "emit_python_callback", None) is original:
+      replaced.append(module)
+      module.emit_python_callback = emit_python_callback
+
+  def undo() -> None:
+    for module in replaced:
+      module.emit_python_callback = original
+
+  return undo

@@ -36,8 +36,8 @@ callbacks" (the callback rules and the compile wrapper, shared with the xla_cpu 
 alias"): the rule tables, ``ModuleContext.replace``, ``LoweringRuleContext.replace`` /
 ``tokens_out`` / ``set_tokens_out``, the generic rules of ``pallas_call_p`` and ``mpmd_map_p``,
 and ``xla_bridge._alias_to_platforms``.
-Rules JAX registers for ``cuda`` after ``initialize()`` are not copied, except those of the modules
-``LATE_RULE_MODULES`` names, which are imported first.
+Rules registered for ``cuda`` after ``initialize()`` are followed, run as for cuda
+(``_rule_table.follow``); the modules ``LATE_RULE_MODULES`` names are imported first all the same.
 """
 
 from __future__ import annotations

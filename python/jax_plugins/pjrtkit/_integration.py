@@ -55,6 +55,7 @@ from jax_plugins.pjrtkit import _jax_internals
 from jax_plugins.pjrtkit import _lowering
 from jax_plugins.pjrtkit import _platform_rules
 from jax_plugins.pjrtkit import _program_checks
+from jax_plugins.pjrtkit import _rule_table
 from jax_plugins.pjrtkit import _shardy
 
 logger = logging.getLogger(__name__)
@@ -142,8 +143,10 @@ def _install_steps(c_api: Any, platform: str, undo: _Undo) -> None:
 
   extension = _ffi.install(c_api, platform)  # FFI first: the rules below emit custom calls.
   _lowering.register_cpu_ffi_targets(platform)
+  undo.add(_ffi.follow_cpu_targets(platform))
   _snapshot_lowerings(platform, undo)
   _lowering.register_cpu_lowerings(platform)
+  undo.add(_rule_table.follow(platform, "cpu", skip=_lowering.CALLBACK_PRIMITIVES))
   _platform_rules.register(platform, "cpu")
   undo.add(_export_rules.install(platform, "cpu", default=False))
   undo.add(_dlpack.install(platform, gpu=False))
@@ -151,6 +154,7 @@ def _install_steps(c_api: Any, platform: str, undo: _Undo) -> None:
   _snapshot_attribute(compiler, "compile_or_get_cached", undo)
   _host_callbacks.install(c_api, platform, extension)
   _callback_rules.register(platform)
+  undo.add(_callback_rules.follow_emit_python_callback(platform))
   compiler.compile_or_get_cached = _program_checks.checked_compiles(
       compiler.compile_or_get_cached, platform)
   donation = list(mlir._platforms_with_donation)  # pylint: disable=protected-access
@@ -172,6 +176,8 @@ def _install_gpu_steps(c_api: Any, platform: str, undo: _Undo) -> None:
   _gpu_rules.import_late_rule_modules()  # Their cuda rules are copied below.
   _snapshot_lowerings(platform, undo)
   _gpu_rules.register_cuda_lowerings(platform)
+  undo.add(_rule_table.follow(platform, _gpu_rules.CUDA, skip=_gpu_rules.CALLBACK_PRIMITIVES,
+                              wrap=lambda rule: _gpu_rules.cuda_lowering(rule, platform)))
   _gpu_rules.register_generic_by_platform(platform)
   _platform_rules.register(platform, _gpu_rules.CUDA)
   undo.add(_export_rules.install(platform, _gpu_rules.CUDA, default=True))
@@ -181,6 +187,8 @@ def _install_gpu_steps(c_api: Any, platform: str, undo: _Undo) -> None:
   _snapshot_attribute(compiler, "compile_or_get_cached", undo)
   _host_callbacks.install(c_api, platform, extension, device_memory=True)
   _gpu_rules.register_callbacks(platform)
+  undo.add(_callback_rules.follow_emit_python_callback(
+      platform, before=_gpu_rules.require_cuda_runtime))
   undo.add(_gpu_rules.alias_gpu(platform))
   donation = list(mlir._platforms_with_donation)  # pylint: disable=protected-access
   undo.add(lambda: mlir._platforms_with_donation.__setitem__(  # pylint: disable=protected-access
@@ -204,12 +212,14 @@ def _install_stablehlo_steps(c_api: Any, platform: str, undo: _Undo) -> None:
 
   extension = _ffi.install(c_api, platform)
   _lowering.register_cpu_ffi_targets(platform)
+  undo.add(_ffi.follow_cpu_targets(platform))
   _snapshot_lowerings(platform, undo)
   _lowering.register_cpu_lowerings(platform, only=_lowering.LINALG_PRIMITIVES)
   _callback_rules.callback_rules()  # Fails before anything of callbacks is installed.
   _snapshot_attribute(compiler, "compile_or_get_cached", undo)
   _host_callbacks.install(c_api, platform, extension)
   _callback_rules.register(platform)
+  undo.add(_callback_rules.follow_emit_python_callback(platform))
   compiler.compile_or_get_cached = _shardy.exporting_compiles(compiler.compile_or_get_cached,
                                                               platform)
   donation = list(mlir._platforms_with_donation)  # pylint: disable=protected-access

@@ -301,6 +301,16 @@ INTERNALS: tuple[Internal, ...] = (
     Internal("jax._src.lib.xla_client.register_custom_type_handler", FFI, "called",
              "routes jax.ffi.register_ffi_type(platform='pjrtkit') the same way",
              exists("jax._src.lib.xla_client", "register_custom_type_handler")),
+    Internal("jax._src.lib.xla_client.register_custom_call_target", FFI, "wrapped",
+             "typed targets registered for cpu are registered for pjrtkit too (_ffi."
+             "follow_cpu_targets; jax.ffi.register_ffi_target calls it as a module attribute)",
+             has_params("jax._src.lib.xla_client", "register_custom_call_target",
+                        ["name", "fn", "platform", "api_version", "traits"])),
+    Internal("jax._src.lib.xla_client._custom_callback", FFI, "read",
+             "cpu registrations queued until cpu's handler exists, replayed for pjrtkit",
+             lambda: None if isinstance(getattr(load_module("jax._src.lib.xla_client"),
+                                                "_custom_callback", None), dict)
+             else "is not a dict"),
     # -- cpu lowering rules and the LAPACK / sparse handlers they emit -----------------------
     Internal("jax._src.interpreters.mlir._platform_specific_lowerings", CPU_LOWERING, "read",
              "the cpu rules pjrtkit registers for its platform too", _cpu_rules_check),
@@ -308,6 +318,12 @@ INTERNALS: tuple[Internal, ...] = (
              "registers rules for platform 'pjrtkit'",
              has_params("jax._src.interpreters.mlir", "register_lowering",
                         ["prim", "rule", "platform", "inline", "cacheable"])),
+    Internal("jax._src.interpreters.mlir._get_lowering_rules", CPU_LOWERING, "read",
+             "looks rules up with `in` and `[]` only, so pjrtkit's table (_rule_table) can "
+             "follow cpu's (cuda's on xla_gpu) for rules registered after initialize()",
+             source_has("jax._src.interpreters.mlir", "_get_lowering_rules",
+                        ["in _platform_specific_lowerings[p]",
+                         "_platform_specific_lowerings[p][primitive]"])),
     Internal("jax._src.lib.lapack.registrations", CPU_LOWERING, "called",
              "jaxlib's LAPACK FFI handlers, registered for 'pjrtkit'",
              registrations_check("jax._src.lib.lapack")),
@@ -344,6 +360,10 @@ INTERNALS: tuple[Internal, ...] = (
              "emits xla_ffi_python_cpu_callback with attribute `index` for the cpu platform",
              source_has("jax._src.callback", "emit_python_callback",
                         EMIT_PYTHON_CALLBACK_SOURCE)),
+    Internal("jax._src.callback.emit_python_callback", HOST_CALLBACKS, "wrapped",
+             "rules of other primitives that call it (here and through jax.interpreters.mlir) "
+             "lower for pjrtkit as for cpu (_callback_rules.follow_emit_python_callback)",
+             has_params("jax._src.callback", "emit_python_callback", ["ctx"])),
     Internal("jax._src.interpreters.mlir._lowerings", HOST_CALLBACKS, "read",
              "the generic rule table, where JAX keeps the pure_callback / io_callback rules",
              lambda: None if isinstance(getattr(load_module("jax._src.interpreters.mlir"),

@@ -14,9 +14,9 @@ them through the plugin's PJRT FFI extension into XLA:CPU (see ``_ffi``).
 
 JAX internals used (fenced by ``tests/jax/jax_internals_test.py``): the read-only table
 ``jax._src.interpreters.mlir._platform_specific_lowerings`` (the only place the cpu rules are
-kept). Rules JAX registers for ``cpu`` after ``initialize()`` (modules imported later, e.g.
-``jax.experimental.sparse``) are not copied; call ``register_cpu_lowerings()`` again after
-importing them.
+kept). Rules registered for ``cpu`` after ``initialize()`` (modules imported later, e.g.
+``jax.experimental.sparse``, a library's own primitives) are followed: ``_rule_table.follow``
+makes ``pjrtkit``'s table fall back to ``cpu``'s.
 """
 
 from __future__ import annotations
