@@ -228,6 +228,7 @@ def test_an_error_inside_the_device_is_a_python_exception_and_the_client_keeps_w
   assert got["after"] == [0.0, 2.0, 4.0, 6.0]
 
 
+
 def test_cpu_handlers_registered_before_and_after_the_backend_run_on_pjrtkit():
   # JAX's FFI tutorial registers for platform="cpu" only; pjrtkit's CPU device takes those too.
   got = _run(add_one=True, code="""
@@ -235,33 +236,54 @@ def test_cpu_handlers_registered_before_and_after_the_backend_run_on_pjrtkit():
       x = jnp.arange(4, dtype=jnp.float32)   # Creates the backends.
       jax.ffi.register_ffi_target("pjrtkit_test_cpu_late", capsule, platform="cpu")
       jax.ffi.register_ffi_target("pjrtkit_test_cpu_untyped", capsule, platform="cpu",
-                                  api_version=0)   # Left to cpu, without an error.
+                                  api_version=0)   # Left to cpu, without an error here.
       call = lambda name: jax.jit(lambda v: jax.ffi.ffi_call(
           name, jax.ShapeDtypeStruct(v.shape, v.dtype))(v))
       cpu = jax.device_put(x, jax.devices("cpu")[0])
+      try:
+        call("pjrtkit_test_cpu_untyped")(x)
+        untyped = None
+      except Exception as e:
+        untyped = str(e)
       print(json.dumps({
           "early": call("pjrtkit_test_cpu_early")(x).tolist(),
           "late": call("pjrtkit_test_cpu_late")(x).tolist(),
           "late_cpu": call("pjrtkit_test_cpu_late")(cpu).tolist(),
-          "platform": call("pjrtkit_test_cpu_late")(x).devices().pop().platform}))
+          "platform": call("pjrtkit_test_cpu_late")(x).devices().pop().platform,
+          "untyped": untyped}))
   """)
+  assert got["untyped"] is not None and "pjrtkit_test_cpu_untyped" in got["untyped"]
+  del got["untyped"]
   assert got == {"early": [1.0, 2.0, 3.0, 4.0], "late": [1.0, 2.0, 3.0, 4.0],
                  "late_cpu": [1.0, 2.0, 3.0, 4.0], "platform": "pjrtkit"}
 
 
-def test_cpu_handler_the_plugin_refuses_stays_registered_for_cpu():
+@pytest.mark.parametrize("pjrtkit_first", [False, True])
+@pytest.mark.parametrize("backends_first", [False, True])
+def test_a_handler_registered_for_pjrtkit_wins_over_cpus_of_the_same_name(pjrtkit_first,
+                                                                          backends_first):
   got, stderr = run_python_with_stderr(
-      _PRELUDE + _ADD_ONE + textwrap.dedent("""
-      x = jnp.arange(2, dtype=jnp.float32)
-      jax.ffi.register_ffi_target("pjrtkit_test_clash", capsule, platform="pjrtkit")
-      OTHER = _xla_ffi.HANDLER(add_one)
-      other = jax.ffi.pycapsule(ctypes.cast(OTHER, ctypes.c_void_p).value)
-      jax.ffi.register_ffi_target("pjrtkit_test_clash", other, platform="cpu")  # No error.
-      cpu = jax.device_put(x, jax.devices("cpu")[0])
-      y = jax.jit(lambda v: jax.ffi.ffi_call(
-          "pjrtkit_test_clash", jax.ShapeDtypeStruct(v.shape, v.dtype))(v))(cpu)
-      print(json.dumps({"y": y.tolist()}))
-  """), env=plugin_env(JAX_PLATFORMS="pjrtkit,cpu", TF_CPP_MIN_LOG_LEVEL="0"))
-  assert got == {"y": [1.0, 2.0]}
-  assert ("the FFI target 'pjrtkit_test_clash' registered for cpu could not be registered for "
-          "pjrtkit") in stderr
+      _PRELUDE + _ADD_ONE + textwrap.dedent(f"""
+      def add_two(frame_pointer):
+        frame = frame_pointer.contents
+        if _xla_ffi.fill_metadata(frame):
+          return None
+        buf, dtype, shape = _xla_ffi.buffer_view(frame.args.args[0])
+        out, _, _ = _xla_ffi.buffer_view(frame.rets.rets[0])
+        _xla_ffi.write_array(out, _xla_ffi.read_array(buf, dtype, shape) + np.float32(2))
+        return None
+      ADD_TWO = _xla_ffi.HANDLER(add_two)
+      two = jax.ffi.pycapsule(ctypes.cast(ADD_TWO, ctypes.c_void_p).value)
+      if {backends_first}:
+        jax.devices()
+      order = [("pjrtkit", two), ("cpu", capsule)]
+      for platform, fn in (order if {pjrtkit_first} else order[::-1]):
+        jax.ffi.register_ffi_target("pjrtkit_test_both", fn, platform=platform)
+      f = jax.jit(lambda v: jax.ffi.ffi_call(
+          "pjrtkit_test_both", jax.ShapeDtypeStruct(v.shape, v.dtype))(v))
+      x = jnp.zeros(2, jnp.float32)
+      print(json.dumps({{"pjrtkit": f(x).tolist(),
+                         "cpu": f(jax.device_put(x, jax.devices("cpu")[0])).tolist()}}))
+  """), env=plugin_env(JAX_PLATFORMS="pjrtkit,cpu"))
+  assert got == {"pjrtkit": [2.0, 2.0], "cpu": [1.0, 1.0]}
+  assert "could not be registered" not in stderr

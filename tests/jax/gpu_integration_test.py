@@ -308,8 +308,16 @@ _GPU_INTEGRATION_ON_XLA_CPU = """
     # Registered after initialize(): a cuda rule, and a rule calling emit_python_callback itself.
     late = core.Primitive("pjrtkit_test_late_cuda")
     late.def_abstract_eval(lambda v: v)
-    mlir.register_lowering(late, mlir.lower_fun(lambda v: v * 7.0, multiple_results=False),
-                           platform="cuda")
+    seen = []
+    def late_rule(ctx, v):
+      seen.append([list(ctx.module_context.platforms), ctx.module_context.backend.platform])
+      return mlir.lower_fun(lambda a: a * 7.0, multiple_results=False)(ctx, v)
+    mlir.register_lowering(late, late_rule, platform="cuda")
+    cuda_callback = core.Primitive("pjrtkit_test_cuda_callback")  # A cuda rule calling back.
+    cuda_callback.def_abstract_eval(lambda v: v)
+    mlir.register_lowering(cuda_callback, lambda ctx, v: cb.emit_python_callback(
+        ctx, lambda a: (a,), None, [v], ctx.avals_in, ctx.avals_out, has_side_effect=False,
+        returns_token=False)[0], platform="cuda")
     own = core.Primitive("pjrtkit_test_own_callback")
     own.def_abstract_eval(lambda v: v)
     mlir.register_lowering(own, lambda ctx, v: cb.emit_python_callback(
@@ -366,6 +374,8 @@ _GPU_INTEGRATION_ON_XLA_CPU = """
         "callback_index": "index = 0 : ui64" in callback_text,
         "refused": refused_text,
         "late_cuda_rule": "7.000000e+00" in text(late.bind, np.float32(1)),
+        "late_cuda_rule_saw": seen,
+        "cuda_rule_callback": targets(text(cuda_callback.bind, np.float32(1))),
         "own_callback": targets(text(own.bind, np.float32(1))),
         "own_refused": own_refused,
         "cuda_branch": "5.000000e+00" in text(dependent, np.float32(1)),
@@ -387,7 +397,10 @@ _EXPECTED = {
     "donation": True,
     # Registered after initialize(): a cuda rule lowers (run as for cuda), and a primitive's own
     # rule calling emit_python_callback lowers as JAX's callbacks do.
-    "late_cuda_rule": True, "own_callback": ["xla_ffi_python_cpu_callback"],
+    "late_cuda_rule": True, "late_cuda_rule_saw": [[["cuda"], "cuda"]],
+    "own_callback": ["xla_ffi_python_cpu_callback"],
+    # A cuda rule calling emit_python_callback gets cpu's callback too (cuda's would crash).
+    "cuda_rule_callback": ["xla_ffi_python_cpu_callback"],
     # jax.export: artefacts for cuda are called on the xla_gpu device (cuSOLVER inside), those for
     # cpu refused in JAX's words, and export(f) exports for cuda.
     "export_default": "cuda", "cuda_export": True,

@@ -241,20 +241,32 @@ def test_a_failing_install_step_rolls_everything_back():
       import jax, jax.numpy as jnp
       from jax._src import compilation_cache, compiler
       from jax._src.interpreters import mlir
-      from jax_plugins.pjrtkit import _callback_rules
+      from jax._src import callback
+      from jax._src.lib import xla_client
+      from jax.interpreters import mlir as public_mlir
+      from jax_plugins.pjrtkit import _jax_compat
       records = []
       class Keep(logging.Handler):
         def emit(self, record):
           records.append((record.levelname, record.getMessage()))
       logging.getLogger("jax_plugins.pjrtkit").addHandler(Keep())
       compile_before, gate_before = compiler.compile_or_get_cached, compilation_cache.is_cache_used
-      def broken(platform):
+      ffi_before = xla_client.register_custom_call_target
+      emit_before = callback.emit_python_callback
+      def broken(platform, mlir):
         raise RuntimeError("simulated failure")
-      _callback_rules.register = broken  # After the cpu rules and the compile wrapper went in.
+      # After the cpu rules, the followers and the compile wrappers went in.
+      _jax_compat.enable_donation = broken
       jax.devices()  # initialize()
       print(json.dumps({
           "log": records,
           "rules": len(mlir._platform_specific_lowerings.get("pjrtkit", {})),
+          "table": type(mlir._platform_specific_lowerings.get("pjrtkit", {})).__name__,
+          "follows_cpu": jax.lax.linalg.eigh_p in mlir._platform_specific_lowerings.get(
+              "pjrtkit", {}),
+          "ffi_restored": xla_client.register_custom_call_target is ffi_before,
+          "emit_restored": (callback.emit_python_callback is emit_before
+                            and public_mlir.emit_python_callback is emit_before),
           "compile_restored": compiler.compile_or_get_cached is compile_before,
           "gate_restored": compilation_cache.is_cache_used is gate_before,
           "donation": "pjrtkit" in mlir._platforms_with_donation,
@@ -263,7 +275,8 @@ def test_a_failing_install_step_rolls_everything_back():
   """)
   assert got["log"] == [["ERROR", "pjrtkit: installing the JAX integration for 'pjrtkit' "
                                   "failed; it was rolled back"]]
-  assert got["rules"] == 0
+  assert got["rules"] == 0 and got["table"] == "dict" and got["follows_cpu"] is False
+  assert got["ffi_restored"] is True and got["emit_restored"] is True
   assert got["compile_restored"] is True and got["gate_restored"] is True
   assert got["donation"] is False
   assert got["other_ops"] == 3.0

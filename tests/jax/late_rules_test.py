@@ -68,6 +68,26 @@ def test_a_cpu_rule_registered_later_lowers_on_pjrtkit_and_pjrtkit_rules_win():
                             "found for platform pjrtkit")
 
 
+def test_a_cpu_rule_registered_again_after_initialize_replaces_the_copy():
+  got = run_python("""
+      import json
+      import jax, jax.numpy as jnp
+      from jax._src import core, dispatch
+      from jax.interpreters import mlir
+      p = core.Primitive("pjrtkit_test_again")
+      p.def_abstract_eval(lambda v: v)
+      dispatch.simple_impl(p)
+      mlir.register_lowering(p, mlir.lower_fun(lambda v: v * 2, multiple_results=False),
+                             platform="cpu")
+      x = jnp.arange(3, dtype=jnp.float32)   # initialize() copies the cpu rule: v * 2.
+      before = jax.jit(p.bind)(x).tolist()
+      mlir.register_lowering(p, mlir.lower_fun(lambda v: v * 5, multiple_results=False),
+                             platform="cpu")
+      print(json.dumps({"before": before, "after": jax.jit(p.bind)(x).tolist()}))
+  """, env=plugin_env(JAX_PLATFORMS="pjrtkit,cpu"))
+  assert got == {"before": [0.0, 2.0, 4.0], "after": [0.0, 5.0, 10.0]}
+
+
 def test_a_rule_emitting_a_python_callback_runs_on_pjrtkit():
   got = _run("""
       from jax._src import callback as cb
@@ -147,6 +167,10 @@ def test_following_rules_lookup_order_skip_and_rewrap():
   source[theirs] = _Entry("cpu_theirs_again", True)  # Registered again for the source.
   assert table[theirs].rule == "wrapped cpu_theirs_again"
   assert dict(table) == {mine: table[mine]}  # Its own items are only its own.
+  # An own entry holding the source's current rule itself (JAX's "gpu" alias writes one) reads
+  # as the source's, wrapped.
+  dict.__setitem__(table, theirs, _Entry("cpu_theirs_again", True))
+  assert table[theirs].rule == "wrapped cpu_theirs_again"
 
 
 def test_follow_replaces_the_table_and_undo_puts_it_back():
@@ -155,10 +179,20 @@ def test_follow_replaces_the_table_and_undo_puts_it_back():
 
   table = mlir._platform_specific_lowerings  # pylint: disable=protected-access
   before = table.get("pjrtkit_test_platform")
+  cpu_primitive, cpu_entry = next(iter(table["cpu"].items()))
+  own_primitive, own_entry = object(), _Entry("own", True)
+  table["pjrtkit_test_platform"] = {cpu_primitive: cpu_entry, own_primitive: own_entry}
   undo = _rule_table.follow("pjrtkit_test_platform", "cpu")
   following = table["pjrtkit_test_platform"]
   assert isinstance(following, _rule_table.FollowingRules)
+  # The copy of cpu's rule is dropped (followed instead), the platform's own entry kept.
+  assert dict(following) == {own_primitive: own_entry}
+  assert following[cpu_primitive].rule is cpu_entry.rule  # Followed (wrap is the identity).
   assert following.source is table["cpu"]
   assert len(table["cpu"]) > 0 and all(p in following for p in table["cpu"])
   undo()
-  assert table.get("pjrtkit_test_platform") is before
+  assert table["pjrtkit_test_platform"] == {cpu_primitive: cpu_entry, own_primitive: own_entry}
+  if before is None:
+    del table["pjrtkit_test_platform"]
+  else:
+    table["pjrtkit_test_platform"] = before

@@ -210,12 +210,17 @@ def follow_emit_python_callback(platform: str = "pjrtkit",
 
   @functools.wraps(original)
   def emit_python_callback(ctx: Any, *args: Any, **kwargs: Any) -> Any:
-    if platform not in (ctx.module_context.platforms or ()):
+    module_context = ctx.module_context
+    # A cuda rule pjrtkit runs on the xla_gpu device sees platform "cuda" (``_gpu_rules.as_cuda``,
+    # whose backend says so): JAX's cuda callback would crash there, so it is cpu's too.
+    named = ("cuda" if getattr(module_context.backend, "pjrtkit_platform", None) == platform
+             else platform)
+    if named not in (module_context.platforms or ()):
       return original(ctx, *args, **kwargs)
     _topology.refuse_compile_only(ctx)  # No host callbacks in executables for a topology.
     if before is not None:
       before("a host callback")
-    return original(as_cpu(ctx, platform), *args, **kwargs)
+    return original(as_cpu(ctx, named), *args, **kwargs)
 
   replaced = []
   for name in EMIT_MODULES:

@@ -9,30 +9,14 @@ device (the reference device registers it with XLA:CPU, which runs the programs)
 
 Only typed FFI handlers (``api_version=1``) can be registered: the PJRT FFI extension has no
 untyped custom-call path. A handler bundle (a dict of stages) may only name the ``execute`` stage.
-
-``follow_cpu_targets`` makes the devices that run on the host (xla_cpu, and a device that compiles
-StableHLO itself) take the typed targets registered for ``cpu`` too, before and after
-``initialize()``, as they take JAX's ``cpu`` lowering rules: JAX's FFI tutorial registers its
-handlers for ``platform="cpu"`` only, and their custom calls then failed on pjrtkit with "No FFI
-handler registered". JAX internals used (``_jax_internals.INTERNALS``, feature "FFI
-registrations"): ``xla_client.register_custom_call_target`` (wrapped) and the queue of
-registrations waiting for a platform's handler, ``xla_client._custom_callback``.
 """
 
 from __future__ import annotations
 
 import ctypes
-import functools
-import logging
-from collections.abc import Callable
 from typing import Any
 
 from jax_plugins.pjrtkit import _pjrt_ffi
-
-logger = logging.getLogger("jax_plugins.pjrtkit")
-
-HOST = "Host"
-"""XLA's name of the ``cpu`` platform, under which ``xla_client`` keeps cpu registrations."""
 
 _TYPE_INFO_STRUCT_SIZE = 24
 """``XLA_FFI_TypeInfo_STRUCT_SIZE`` of the XLA FFI API 0.5 header (struct_size, ext, deleter)."""
@@ -58,11 +42,12 @@ class CustomCallHandler:
   """What ``xla_client.register_custom_call_handler('pjrtkit', ...)`` calls per registration."""
 
   def __init__(self, extension: _pjrt_ffi.PjrtFfiExtension):
-    self._extension = extension
+    self.extension = extension
+    self.names: set[str] = set()  # The targets registered (``_cpu_targets`` defers to them).
 
   def __call__(self, name: str | bytes, fn: Any, xla_platform_name: str, api_version: int = 0,
                traits: Any = 0) -> None:
-    """Registers ``fn`` for custom-call target ``name`` with the plugin.
+    """Registers ``fn`` for custom-call target ``name`` with the plugin (and records ``name``).
 
     Raises:
       ValueError: for an untyped (api_version 0) target.
@@ -73,8 +58,9 @@ class CustomCallHandler:
       raise ValueError(
           f"pjrtkit can only register typed XLA FFI handlers (api_version=1); "
           f"'{target}' has api_version={api_version}")
-    self._extension.register_handler(target, handler_address(fn), xla_platform_name,
-                                     int(traits))
+    self.extension.register_handler(target, handler_address(fn), xla_platform_name,
+                                    int(traits))
+    self.names.add(target)
 
 
 class CustomTypeHandler:
@@ -111,61 +97,20 @@ def _type_info_deleter(address: int) -> int | None:
   return ctypes.c_void_p.from_address(address).value
 
 
-def install(c_api: Any, platform: str) -> _pjrt_ffi.PjrtFfiExtension:
+def install(c_api: Any, platform: str) -> CustomCallHandler:
   """Routes JAX's FFI registrations for ``platform`` to the plugin behind ``c_api``.
 
   Registrations already queued for ``platform`` are replayed by JAX at once.
 
   Returns:
-    The plugin's FFI extension.
+    The handler JAX calls per registration: ``.extension`` is the plugin's FFI extension,
+    ``.names`` the targets registered so far.
   """
   from jax._src.lib import xla_client  # pylint: disable=g-import-not-at-top
 
   extension = _pjrt_ffi.PjrtFfiExtension.from_c_api(c_api)
-  xla_client.register_custom_call_handler(platform, CustomCallHandler(extension))
+  handler = CustomCallHandler(extension)
+  xla_client.register_custom_call_handler(platform, handler)
   if hasattr(xla_client, "register_custom_type_handler"):
     xla_client.register_custom_type_handler(platform, CustomTypeHandler(extension))
-  return extension
-
-
-def follow_cpu_targets(platform: str) -> Callable[[], None]:
-  """Registers every typed FFI target registered for ``cpu`` for ``platform`` too: those queued
-  now and, through a wrapper of ``xla_client.register_custom_call_target``, those to come.
-
-  Untyped (api_version 0) targets are left to ``cpu`` (the PJRT FFI extension takes typed ones
-  only); a target the plugin refuses is logged as a warning and stays registered for ``cpu``.
-
-  Returns:
-    The undo: puts JAX's ``register_custom_call_target`` back.
-  """
-  from jax._src.lib import xla_client  # pylint: disable=g-import-not-at-top
-
-  original = xla_client.register_custom_call_target
-  is_host = lambda name: xla_client.xla_platform_names.get(name, name) == HOST
-
-  def forward(name: Any, fn: Any, api_version: int, traits: Any) -> None:
-    if int(api_version) != 1:
-      return
-    try:
-      original(name, fn, platform, 1, traits)
-    except Exception as exc:  # pylint: disable=broad-except  (cpu's registration stands)
-      logger.warning("pjrtkit: the FFI target %r registered for cpu could not be registered for "
-                     "%s: %s", name, platform, exc)
-
-  @functools.wraps(original)
-  def register_custom_call_target(name: Any, fn: Any, platform: str = "cpu",
-                                  api_version: int = 0,
-                                  traits: Any = xla_client.CustomCallTargetTraits.DEFAULT
-                                  ) -> None:
-    original(name, fn, platform, api_version, traits)
-    if is_host(platform):
-      forward(name, fn, api_version, traits)
-
-  for name, fn, api_version, traits in list(xla_client._custom_callback.get(HOST, ())):  # pylint: disable=protected-access
-    forward(name, fn, api_version, traits)
-  xla_client.register_custom_call_target = register_custom_call_target
-
-  def undo() -> None:
-    xla_client.register_custom_call_target = original
-
-  return undo
+  return handler

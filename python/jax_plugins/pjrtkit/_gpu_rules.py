@@ -90,8 +90,9 @@ class _CudaNamedBackend:
 
   platform = CUDA
 
-  def __init__(self, backend: Any):
+  def __init__(self, backend: Any, pjrtkit_platform: str):
     self._backend = backend
+    self.pjrtkit_platform = pjrtkit_platform  # What ``_callback_rules`` reads the cuda name as.
 
   def __getattr__(self, name: str) -> Any:
     return getattr(self._backend, name)
@@ -112,7 +113,7 @@ def as_cuda(ctx: Any, platform: str) -> Any:
         backend = None
     module_context = module_context.replace(
         platforms=rename(module_context.platforms),
-        backend=_CudaNamedBackend(backend) if backend is not None else None)
+        backend=_CudaNamedBackend(backend, platform) if backend is not None else None)
   platforms = None if ctx.platforms is None else rename(ctx.platforms)
   return ctx.replace(module_context=module_context, platforms=platforms)
 
@@ -152,7 +153,8 @@ def import_late_rule_modules() -> list[str]:
       importlib.import_module(name)
       imported.append(name)
     except Exception as exc:  # pylint: disable=broad-except  (optional: Mosaic GPU may be absent)
-      logger.debug("pjrtkit: %s did not import (%s); its cuda rules are not copied", name, exc)
+      logger.debug("pjrtkit: %s did not import (%s); rules it registers if imported later are "
+                   "followed", name, exc)
   return imported
 
 

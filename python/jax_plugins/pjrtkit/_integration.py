@@ -16,22 +16,25 @@ handler, the ``gpu`` alias; both: FFI, donation, the persistent cache). It is al
   (``_lowering``), before the cpu lowering rules that emit them; ``lax.platform_dependent``
   takes its cpu branches (``_platform_rules``); ``jax.export`` artefacts for ``cpu`` are called
   (``_export_rules``); DLPack (``_dlpack``); host callbacks
-  (``_host_callbacks``, ``_callback_rules``); the refusal of programs the inner plugin computes
+  (``_host_callbacks``, ``_callback_rules``); what is registered for ``cpu`` later (lowering
+  rules: ``_rule_table``; typed FFI targets: ``_cpu_targets``; rules calling
+  ``emit_python_callback``: ``_callback_rules``); the refusal of programs the inner plugin computes
   wrongly (``_program_checks``); buffer donation and the persistent compilation cache
   (``_jax_compat``). If a step raises, every change to JAX made so far is undone (lowering
   rules, the compile wrapper, the donation list, the cache gate, the replaced functions) and one
   error is logged. FFI registrations already handed to the plugin stay: the plugin cannot forget
   them, and they are inert without the rules that emit them.
 * for xla_gpu: FFI routing (``_ffi``), jaxlib's CUDA handlers and types (``_gpu_targets``), the
-  cuda rules and the generic rules that choose by platform name (``_gpu_rules``,
+  cuda rules, followed for rules registered later (``_rule_table``), and the generic rules that
+  choose by platform name (``_gpu_rules``,
   ``_platform_rules``), ``jax.export`` for ``cuda`` (``_export_rules``), DLPack (``_dlpack``),
   reads into numpy through pinned memory (``_host_values``), host callbacks (``_host_callbacks`` with its GPU handler, and the cpu callback rules,
   ``_gpu_rules.register_callbacks``), the ``gpu`` alias, donation and the persistent cache;
   undone the same way.
 * for a device that compiles StableHLO itself (runs like ``stablehlo``: ``sim``): no lowering
-  rules (JAX's platform-independent ones apply), Shardy exported from multi-device programs
-  before they reach the plugin (``_shardy``), donation and the persistent cache; undone the same
-  way.
+  rules (JAX's platform-independent ones apply) but linear algebra's, typed FFI targets
+  registered for ``cpu`` (``_cpu_targets``), Shardy exported from multi-device programs before
+  they reach the plugin (``_shardy``), donation and the persistent cache; undone the same way.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jax_plugins.pjrtkit import _callback_rules
+from jax_plugins.pjrtkit import _cpu_targets
 from jax_plugins.pjrtkit import _device
 from jax_plugins.pjrtkit import _dlpack
 from jax_plugins.pjrtkit import _export_rules
@@ -141,9 +145,11 @@ def _install_steps(c_api: Any, platform: str, undo: _Undo) -> None:
   from jax._src import compiler  # pylint: disable=g-import-not-at-top
   from jax._src.interpreters import mlir  # pylint: disable=g-import-not-at-top
 
-  extension = _ffi.install(c_api, platform)  # FFI first: the rules below emit custom calls.
+  ffi = _ffi.install(c_api, platform)  # FFI first: the rules below emit custom calls.
+  extension = ffi.extension
   _lowering.register_cpu_ffi_targets(platform)
-  undo.add(_ffi.follow_cpu_targets(platform))
+  cpu_targets = _cpu_targets.CpuTargets(platform, ffi.names)
+  undo.add(cpu_targets.follow())
   _snapshot_lowerings(platform, undo)
   _lowering.register_cpu_lowerings(platform)
   undo.add(_rule_table.follow(platform, "cpu", skip=_lowering.CALLBACK_PRIMITIVES))
@@ -155,8 +161,8 @@ def _install_steps(c_api: Any, platform: str, undo: _Undo) -> None:
   _host_callbacks.install(c_api, platform, extension)
   _callback_rules.register(platform)
   undo.add(_callback_rules.follow_emit_python_callback(platform))
-  compiler.compile_or_get_cached = _program_checks.checked_compiles(
-      compiler.compile_or_get_cached, platform)
+  compiler.compile_or_get_cached = cpu_targets.registering_compiles(
+      _program_checks.checked_compiles(compiler.compile_or_get_cached, platform))
   donation = list(mlir._platforms_with_donation)  # pylint: disable=protected-access
   undo.add(lambda: mlir._platforms_with_donation.__setitem__(  # pylint: disable=protected-access
       slice(None), donation))
@@ -171,7 +177,7 @@ def _install_gpu_steps(c_api: Any, platform: str, undo: _Undo) -> None:
   from jax._src import compiler  # pylint: disable=g-import-not-at-top
   from jax._src.interpreters import mlir  # pylint: disable=g-import-not-at-top
 
-  extension = _ffi.install(c_api, platform)  # FFI first: the rules below emit custom calls.
+  extension = _ffi.install(c_api, platform).extension  # FFI first: the rules emit custom calls.
   _gpu_targets.register(platform)
   _gpu_rules.import_late_rule_modules()  # Their cuda rules are copied below.
   _snapshot_lowerings(platform, undo)
@@ -210,9 +216,11 @@ def _install_stablehlo_steps(c_api: Any, platform: str, undo: _Undo) -> None:
   from jax._src import compiler  # pylint: disable=g-import-not-at-top
   from jax._src.interpreters import mlir  # pylint: disable=g-import-not-at-top
 
-  extension = _ffi.install(c_api, platform)
+  ffi = _ffi.install(c_api, platform)
+  extension = ffi.extension
   _lowering.register_cpu_ffi_targets(platform)
-  undo.add(_ffi.follow_cpu_targets(platform))
+  cpu_targets = _cpu_targets.CpuTargets(platform, ffi.names)
+  undo.add(cpu_targets.follow())
   _snapshot_lowerings(platform, undo)
   _lowering.register_cpu_lowerings(platform, only=_lowering.LINALG_PRIMITIVES)
   _callback_rules.callback_rules()  # Fails before anything of callbacks is installed.
@@ -220,8 +228,8 @@ def _install_stablehlo_steps(c_api: Any, platform: str, undo: _Undo) -> None:
   _host_callbacks.install(c_api, platform, extension)
   _callback_rules.register(platform)
   undo.add(_callback_rules.follow_emit_python_callback(platform))
-  compiler.compile_or_get_cached = _shardy.exporting_compiles(compiler.compile_or_get_cached,
-                                                              platform)
+  compiler.compile_or_get_cached = cpu_targets.registering_compiles(
+      _shardy.exporting_compiles(compiler.compile_or_get_cached, platform))
   donation = list(mlir._platforms_with_donation)  # pylint: disable=protected-access
   undo.add(lambda: mlir._platforms_with_donation.__setitem__(  # pylint: disable=protected-access
       slice(None), donation))

@@ -302,8 +302,9 @@ INTERNALS: tuple[Internal, ...] = (
              "routes jax.ffi.register_ffi_type(platform='pjrtkit') the same way",
              exists("jax._src.lib.xla_client", "register_custom_type_handler")),
     Internal("jax._src.lib.xla_client.register_custom_call_target", FFI, "wrapped",
-             "typed targets registered for cpu are registered for pjrtkit too (_ffi."
-             "follow_cpu_targets; jax.ffi.register_ffi_target calls it as a module attribute)",
+             "records typed targets registered for cpu, registered for pjrtkit when a program "
+             "calls them (_cpu_targets; jax.ffi.register_ffi_target calls it as a module "
+             "attribute)",
              has_params("jax._src.lib.xla_client", "register_custom_call_target",
                         ["name", "fn", "platform", "api_version", "traits"])),
     Internal("jax._src.lib.xla_client._custom_callback", FFI, "read",
@@ -433,6 +434,11 @@ INTERNALS: tuple[Internal, ...] = (
     Internal("jax._src.interpreters.mlir._platform_specific_lowerings", CUDA_LOWERING, "read",
              "the cuda rules pjrtkit registers for its platform on the xla_gpu device",
              lambda: _cpu_rules_check("cuda")),
+    Internal("jax._src.interpreters.mlir._get_lowering_rules", CUDA_LOWERING, "read",
+             "looks rules up with `in` and `[]` only, so pjrtkit's table follows cuda's",
+             source_has("jax._src.interpreters.mlir", "_get_lowering_rules",
+                        ["in _platform_specific_lowerings[p]",
+                         "_platform_specific_lowerings[p][primitive]"])),
     Internal("jax._src.interpreters.mlir.register_lowering", CUDA_LOWERING, "called",
              "registers the cuda rules, run as for cuda, for platform 'pjrtkit'",
              has_params("jax._src.interpreters.mlir", "register_lowering",

@@ -118,7 +118,7 @@ def _device_words(backend: Any, inner: str) -> str:
   return f"pjrtkit's {inner or 'unknown'} device (device kind {kind!r})"
 
 
-def _calls(text: str, target: str) -> bool:
+def calls_target(text: str, target: str) -> bool:
   """Whether MLIR text ``text`` has a custom call to ``target`` (bare or quoted symbol)."""
   return f"@{target}(" in text or f'@"{target}"' in text or f'call_target_name = "{target}"' in text
 
@@ -138,7 +138,7 @@ def check(backend: Any, computation: Any) -> None:
     return
   text = computation.operation.get_asm(enable_debug_info=False, large_elements_limit=16)
   for target in foreign:
-    if _calls(text, target.target):
+    if calls_target(text, target.target):
       raise ValueError(
           f"pjrtkit: the program calls {target.what} (custom call {target.target!r}), which only "
           f"pjrtkit's {target.backend} device runs; this is {_device_words(backend, inner)}. A "

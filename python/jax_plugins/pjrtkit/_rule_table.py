@@ -11,8 +11,12 @@ translation rule for primitive ... not found for platform pjrtkit".
 ``mlir._platform_specific_lowerings`` with a ``FollowingRules``: its own entries first (those
 registered for ``platform``: they win), then the source platform's current entries, except the
 primitives named in ``skip``, each rule passed through ``wrap`` (the xla_gpu device runs cuda
-rules with the platforms read as cuda). JAX reads the table with ``primitive in table[p]`` and
-``table[p][primitive]`` (``mlir._get_lowering_rules``); both follow.
+rules with the platforms read as cuda). Copies of the source's rules made before (``initialize()``
+registers them for ``platform``) are dropped, so a rule registered again for the source replaces
+them; an own entry holding the source's current rule itself (JAX writes a rule registered for
+``gpu`` into every platform of the alias, pjrtkit's included) reads as the source's, wrapped.
+JAX reads the table with ``primitive in table[p]`` and ``table[p][primitive]``
+(``mlir._get_lowering_rules``); both follow.
 
 JAX internals used (``_jax_internals.INTERNALS``, feature "cpu lowering"):
 ``mlir._platform_specific_lowerings`` (replaced for ``platform``, read for ``source``) and its
@@ -61,7 +65,11 @@ class FollowingRules(dict):
 
   def __getitem__(self, primitive: Any) -> Any:
     if dict.__contains__(self, primitive):
-      return dict.__getitem__(self, primitive)
+      own = dict.__getitem__(self, primitive)
+      source = self.source.get(primitive)
+      if (source is None or _rule(own) is not _rule(source)
+          or getattr(primitive, "name", None) in self.skip):
+        return own
     entry = self.followed(primitive)
     if entry is None:
       raise KeyError(primitive)
@@ -69,6 +77,18 @@ class FollowingRules(dict):
 
   def get(self, primitive: Any, default: Any = None) -> Any:
     return self[primitive] if primitive in self else default
+
+
+def _rule(entry: Any) -> Any:
+  return getattr(entry, "rule", entry)
+
+
+def inherited(entry: Any, source_entry: Any) -> bool:
+  """Whether ``entry`` is a copy of ``source_entry``'s rule (itself or a wrapper of it)."""
+  if source_entry is None:
+    return False
+  rule, source_rule = _rule(entry), _rule(source_entry)
+  return rule is source_rule or getattr(rule, "__wrapped__", None) is source_rule
 
 
 def follow(platform: str, source: str, skip: Iterable[str] = (),
@@ -88,8 +108,12 @@ def follow(platform: str, source: str, skip: Iterable[str] = (),
     raise RuntimeError("pjrtkit: jax._src.interpreters.mlir._platform_specific_lowerings is "
                        "gone in this JAX version; rules registered later cannot be followed")
   before = table.get(platform)
-  own = dict(before) if before is not None else {}
-  table[platform] = FollowingRules(own, table[source], skip, wrap)
+  followed = table[source]
+  skipped = frozenset(skip)
+  own = {primitive: entry for primitive, entry in (before or {}).items()
+         if getattr(primitive, "name", None) in skipped
+         or not inherited(entry, followed.get(primitive))}
+  table[platform] = FollowingRules(own, followed, skipped, wrap)
 
   def undo() -> None:
     if before is None:
