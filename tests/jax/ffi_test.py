@@ -23,17 +23,20 @@ import jax, jax.numpy as jnp
 from jax_plugins.pjrtkit import _pjrt_ffi, _xla_ffi
 """
 
-# A typed XLA FFI handler written with ctypes: ret0 = arg0 + 1 (f32), answering XLA's metadata
-# query like every handler must.
+# A typed XLA FFI handler written with ctypes: ret0 = arg0 + 1 (f32; adder(k) adds k),
+# answering XLA's metadata query like every handler must.
 _ADD_ONE = """
-def add_one(frame_pointer):
-  frame = frame_pointer.contents
-  if _xla_ffi.fill_metadata(frame):
+def adder(k):
+  def add(frame_pointer):
+    frame = frame_pointer.contents
+    if _xla_ffi.fill_metadata(frame):
+      return None
+    buf, dtype, shape = _xla_ffi.buffer_view(frame.args.args[0])
+    out, _, _ = _xla_ffi.buffer_view(frame.rets.rets[0])
+    _xla_ffi.write_array(out, _xla_ffi.read_array(buf, dtype, shape) + np.float32(k))
     return None
-  buf, dtype, shape = _xla_ffi.buffer_view(frame.args.args[0])
-  out, _, _ = _xla_ffi.buffer_view(frame.rets.rets[0])
-  _xla_ffi.write_array(out, _xla_ffi.read_array(buf, dtype, shape) + np.float32(1))
-  return None
+  return add
+add_one = adder(1)
 ADD_ONE = _xla_ffi.HANDLER(add_one)
 capsule = jax.ffi.pycapsule(ctypes.cast(ADD_ONE, ctypes.c_void_p).value)
 """
@@ -264,15 +267,7 @@ def test_a_handler_registered_for_pjrtkit_wins_over_cpus_of_the_same_name(pjrtki
                                                                           backends_first):
   got, stderr = run_python_with_stderr(
       _PRELUDE + _ADD_ONE + textwrap.dedent(f"""
-      def add_two(frame_pointer):
-        frame = frame_pointer.contents
-        if _xla_ffi.fill_metadata(frame):
-          return None
-        buf, dtype, shape = _xla_ffi.buffer_view(frame.args.args[0])
-        out, _, _ = _xla_ffi.buffer_view(frame.rets.rets[0])
-        _xla_ffi.write_array(out, _xla_ffi.read_array(buf, dtype, shape) + np.float32(2))
-        return None
-      ADD_TWO = _xla_ffi.HANDLER(add_two)
+      ADD_TWO = _xla_ffi.HANDLER(adder(2))
       two = jax.ffi.pycapsule(ctypes.cast(ADD_TWO, ctypes.c_void_p).value)
       if {backends_first}:
         jax.devices()

@@ -163,6 +163,12 @@ def cache_problem(compilation_cache: Any = None, compiler: Any = None) -> str | 
   return None
 
 
+_LOOKUP_CHECK = source_has("jax._src.interpreters.mlir", "_get_lowering_rules",
+                           ["in _platform_specific_lowerings[p]",
+                            "_platform_specific_lowerings[p][primitive]"])
+"""``_rule_table.FollowingRules`` serves JAX's only reads of a platform's rule table."""
+
+
 def _cpu_rules_check(platform: str = "cpu") -> str | None:
   table = getattr(load_module("jax._src.interpreters.mlir"), "_platform_specific_lowerings", None)
   if not isinstance(table, dict) or platform not in table:
@@ -322,9 +328,7 @@ INTERNALS: tuple[Internal, ...] = (
     Internal("jax._src.interpreters.mlir._get_lowering_rules", CPU_LOWERING, "read",
              "looks rules up with `in` and `[]` only, so pjrtkit's table (_rule_table) can "
              "follow cpu's (cuda's on xla_gpu) for rules registered after initialize()",
-             source_has("jax._src.interpreters.mlir", "_get_lowering_rules",
-                        ["in _platform_specific_lowerings[p]",
-                         "_platform_specific_lowerings[p][primitive]"])),
+             _LOOKUP_CHECK),
     Internal("jax._src.lib.lapack.registrations", CPU_LOWERING, "called",
              "jaxlib's LAPACK FFI handlers, registered for 'pjrtkit'",
              registrations_check("jax._src.lib.lapack")),
@@ -436,9 +440,7 @@ INTERNALS: tuple[Internal, ...] = (
              lambda: _cpu_rules_check("cuda")),
     Internal("jax._src.interpreters.mlir._get_lowering_rules", CUDA_LOWERING, "read",
              "looks rules up with `in` and `[]` only, so pjrtkit's table follows cuda's",
-             source_has("jax._src.interpreters.mlir", "_get_lowering_rules",
-                        ["in _platform_specific_lowerings[p]",
-                         "_platform_specific_lowerings[p][primitive]"])),
+             _LOOKUP_CHECK),
     Internal("jax._src.interpreters.mlir.register_lowering", CUDA_LOWERING, "called",
              "registers the cuda rules, run as for cuda, for platform 'pjrtkit'",
              has_params("jax._src.interpreters.mlir", "register_lowering",
