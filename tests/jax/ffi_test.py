@@ -161,10 +161,6 @@ def test_python_abi_declarations_match_pjrt_0_81():
   assert ctypes.sizeof(extension) == _pjrt_ffi.FFI_EXTENSION_SIZE == 48
 
 
-if __name__ == "__main__":
-  sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))
-
-
 def test_a_refused_replay_is_logged_and_named_in_the_compile_error():
   # Registered before the backend exists, so JAX's call returns OK; XLA:CPU refuses the handler
   # (it declares XLA FFI API 99.0) when pjrtkit replays it at client creation.
@@ -282,3 +278,7 @@ def test_a_handler_registered_for_pjrtkit_wins_over_cpus_of_the_same_name(pjrtki
   """), env=plugin_env(JAX_PLATFORMS="pjrtkit,cpu"))
   assert got == {"pjrtkit": [2.0, 2.0], "cpu": [1.0, 1.0]}
   assert "could not be registered" not in stderr
+
+
+if __name__ == "__main__":
+  sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))

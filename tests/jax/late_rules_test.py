@@ -9,6 +9,7 @@ callback to SciPy, registered when the module is imported), and the table's rule
 
 from __future__ import annotations
 
+import sys
 import textwrap
 
 import pytest
@@ -196,3 +197,7 @@ def test_follow_replaces_the_table_and_undo_puts_it_back():
     del table["pjrtkit_test_platform"]
   else:
     table["pjrtkit_test_platform"] = before
+
+
+if __name__ == "__main__":
+  sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))
