@@ -71,6 +71,31 @@ def source_has(module: str, attr: str | None, fragments: Sequence[str]) -> Calla
   return check
 
 
+def is_dict(module: str, attr: str) -> Callable[[], str | None]:
+  """A check that ``module.attr`` is a dict."""
+
+  def check() -> str | None:
+    return None if isinstance(getattr(load_module(module), attr, None), dict) else "is not a dict"
+
+  return check
+
+
+def rules_table_check(platform: str) -> str | None:
+  """A problem with JAX's rule table of ``platform`` (present, every entry has a callable rule)."""
+  table = getattr(load_module("jax._src.interpreters.mlir"), "_platform_specific_lowerings", None)
+  if not isinstance(table, dict) or platform not in table:
+    return f"has no '{platform}' table"
+  if not all(callable(getattr(e, "rule", e)) for e in table[platform].values()):
+    return "holds entries without a callable rule"
+  return None
+
+
+LOOKUP_CHECK = source_has("jax._src.interpreters.mlir", "_get_lowering_rules",
+                          ["in _platform_specific_lowerings[p]",
+                           "_platform_specific_lowerings[p][primitive]"])
+"""``_rule_table.FollowingRules`` serves JAX's only reads of a platform's rule table."""
+
+
 def exists(module: str, attr: str) -> Callable[[], str | None]:
   """A check that ``module.attr`` exists (is not None)."""
 

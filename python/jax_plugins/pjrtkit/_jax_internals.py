@@ -21,11 +21,12 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from jax_plugins.pjrtkit._jax_checks import (dataclass_fields, exists, generic_rule_check,
-                                             gpu_registrations_check, has_params, impl_check,
-                                             importable_or_absent, load_module, param_names,
-                                             registrations_check, rule_check, source_has,
-                                             source_text)
+from jax_plugins.pjrtkit._jax_checks import (LOOKUP_CHECK, dataclass_fields, exists,
+                                             generic_rule_check, gpu_registrations_check,
+                                             has_params, impl_check, importable_or_absent,
+                                             is_dict, load_module, param_names,
+                                             registrations_check, rule_check, rules_table_check,
+                                             source_has, source_text)
 
 FFI = "ffi"
 CPU_LOWERING = "cpu lowering"
@@ -160,21 +161,6 @@ def cache_problem(compilation_cache: Any = None, compiler: Any = None) -> str | 
   get_key = getattr(compiler, "_get_cache_key", None)
   if get_key is None or "is_cache_used" not in get_key.__code__.co_names:
     return "jax._src.compiler._get_cache_key no longer calls compilation_cache.is_cache_used"
-  return None
-
-
-_LOOKUP_CHECK = source_has("jax._src.interpreters.mlir", "_get_lowering_rules",
-                           ["in _platform_specific_lowerings[p]",
-                            "_platform_specific_lowerings[p][primitive]"])
-"""``_rule_table.FollowingRules`` serves JAX's only reads of a platform's rule table."""
-
-
-def _cpu_rules_check(platform: str = "cpu") -> str | None:
-  table = getattr(load_module("jax._src.interpreters.mlir"), "_platform_specific_lowerings", None)
-  if not isinstance(table, dict) or platform not in table:
-    return f"has no '{platform}' table"
-  if not all(callable(getattr(e, "rule", e)) for e in table[platform].values()):
-    return "holds entries without a callable rule"
   return None
 
 
@@ -314,13 +300,12 @@ INTERNALS: tuple[Internal, ...] = (
              has_params("jax._src.lib.xla_client", "register_custom_call_target",
                         ["name", "fn", "platform", "api_version", "traits"])),
     Internal("jax._src.lib.xla_client._custom_callback", FFI, "read",
-             "cpu registrations queued until cpu's handler exists, replayed for pjrtkit",
-             lambda: None if isinstance(getattr(load_module("jax._src.lib.xla_client"),
-                                                "_custom_callback", None), dict)
-             else "is not a dict"),
+             "cpu registrations queued until cpu's handler exists, recorded for pjrtkit",
+             is_dict("jax._src.lib.xla_client", "_custom_callback")),
     # -- cpu lowering rules and the LAPACK / sparse handlers they emit -----------------------
     Internal("jax._src.interpreters.mlir._platform_specific_lowerings", CPU_LOWERING, "read",
-             "the cpu rules pjrtkit registers for its platform too", _cpu_rules_check),
+             "the cpu rules pjrtkit registers for its platform too",
+             lambda: rules_table_check("cpu")),
     Internal("jax._src.interpreters.mlir.register_lowering", CPU_LOWERING, "called",
              "registers rules for platform 'pjrtkit'",
              has_params("jax._src.interpreters.mlir", "register_lowering",
@@ -328,7 +313,7 @@ INTERNALS: tuple[Internal, ...] = (
     Internal("jax._src.interpreters.mlir._get_lowering_rules", CPU_LOWERING, "read",
              "looks rules up with `in` and `[]` only, so pjrtkit's table (_rule_table) can "
              "follow cpu's (cuda's on xla_gpu) for rules registered after initialize()",
-             _LOOKUP_CHECK),
+             LOOKUP_CHECK),
     Internal("jax._src.lib.lapack.registrations", CPU_LOWERING, "called",
              "jaxlib's LAPACK FFI handlers, registered for 'pjrtkit'",
              registrations_check("jax._src.lib.lapack")),
@@ -371,8 +356,7 @@ INTERNALS: tuple[Internal, ...] = (
              has_params("jax._src.callback", "emit_python_callback", ["ctx"])),
     Internal("jax._src.interpreters.mlir._lowerings", HOST_CALLBACKS, "read",
              "the generic rule table, where JAX keeps the pure_callback / io_callback rules",
-             lambda: None if isinstance(getattr(load_module("jax._src.interpreters.mlir"),
-                                                "_lowerings", None), dict) else "is not a dict"),
+             is_dict("jax._src.interpreters.mlir", "_lowerings")),
     Internal("jax._src.callback.pure_callback_lowering", HOST_CALLBACKS, "called",
              "JAX's rule for pure_callback, run with the platforms read as cpu",
              rule_check("generic", "jax._src.callback", "pure_callback_p",
@@ -437,18 +421,17 @@ INTERNALS: tuple[Internal, ...] = (
     # -- the xla_gpu device: cuda rules, jaxlib's CUDA kernels, Pallas, callbacks, 'gpu' -------
     Internal("jax._src.interpreters.mlir._platform_specific_lowerings", CUDA_LOWERING, "read",
              "the cuda rules pjrtkit registers for its platform on the xla_gpu device",
-             lambda: _cpu_rules_check("cuda")),
+             lambda: rules_table_check("cuda")),
     Internal("jax._src.interpreters.mlir._get_lowering_rules", CUDA_LOWERING, "read",
              "looks rules up with `in` and `[]` only, so pjrtkit's table follows cuda's",
-             _LOOKUP_CHECK),
+             LOOKUP_CHECK),
     Internal("jax._src.interpreters.mlir.register_lowering", CUDA_LOWERING, "called",
              "registers the cuda rules, run as for cuda, for platform 'pjrtkit'",
              has_params("jax._src.interpreters.mlir", "register_lowering",
                         ["prim", "rule", "platform", "inline", "cacheable"])),
     Internal("jax._src.interpreters.mlir._lowerings", CUDA_LOWERING, "read",
              "the generic rules of pallas_call and mpmd_map",
-             lambda: None if isinstance(getattr(load_module("jax._src.interpreters.mlir"),
-                                                "_lowerings", None), dict) else "is not a dict"),
+             is_dict("jax._src.interpreters.mlir", "_lowerings")),
     Internal("jax._src.interpreters.mlir.ModuleContext", CUDA_LOWERING, "read",
              "replace(platforms=, backend=) makes the cuda-named context the rules run in",
              dataclass_fields("jax._src.interpreters.mlir.ModuleContext",
@@ -463,8 +446,7 @@ INTERNALS: tuple[Internal, ...] = (
                  "jax._src.xla_bridge", "get_backend", ["platform"])),
     Internal("jax._src.interpreters.mlir._lowerings", PLATFORM_DEPENDENT, "read",
              "the generic rules of platform_index and cond",
-             lambda: None if isinstance(getattr(load_module("jax._src.interpreters.mlir"),
-                                                "_lowerings", None), dict) else "is not a dict"),
+             is_dict("jax._src.interpreters.mlir", "_lowerings")),
     Internal("jax._src.interpreters.mlir.LoweringRuleContext", PLATFORM_DEPENDENT, "read",
              "replace(platforms=) names the device's JAX platform to the two rules; tokens of "
              "ordered effects in a cond are copied back",
@@ -510,9 +492,7 @@ INTERNALS: tuple[Internal, ...] = (
              else "is not a property"),
     Internal("jax._src.dlpack._DL_DEVICE_TO_PLATFORM", DLPACK, "changed",
              "CUDA tensors are imported through the 'gpu' alias (JAX's cuda, else pjrtkit)",
-             lambda: None if isinstance(getattr(load_module("jax._src.dlpack"),
-                                                "_DL_DEVICE_TO_PLATFORM", None), dict)
-             else "is not a dict"),
+             is_dict("jax._src.dlpack", "_DL_DEVICE_TO_PLATFORM")),
     # -- host values: np.asarray of xla_gpu arrays through pinned memory -----------------------
     Internal("jax._src.array.ArrayImpl._value", HOST_VALUES, "replaced",
              "np.asarray / device_get of a large xla_gpu array views a pinned_host copy",
