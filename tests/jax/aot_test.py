@@ -112,15 +112,12 @@ _F_OF_ARANGE = [1.0, 3.0, 5.0, 7.0, 9.0, 11.0, 13.0, 15.0]
 
 def _script(code: str, argv: list[str], **env: str):
   """Runs `code` as a script with `argv` in a fresh interpreter with `env` added."""
-  path = os.path.join(tempfile.mkdtemp(prefix="aot_test_"), "s.py")
-  with open(path, "w") as f:
-    f.write(code)
-  return run_python(f"import runpy, sys\nsys.argv = {[path] + argv!r}\n"
-                    f"runpy.run_path({path!r}, run_name='__main__')", env=plugin_env(**env))
-
-
-def _saved() -> str:
-  return os.path.join(tempfile.mkdtemp(prefix="aot_exe_"), "compiled.pkl")
+  with tempfile.TemporaryDirectory(prefix="aot_test_") as tmp:
+    path = os.path.join(tmp, "s.py")
+    with open(path, "w") as f:
+      f.write(code)
+    return run_python(f"import runpy, sys\nsys.argv = {[path] + argv!r}\n"
+                      f"runpy.run_path({path!r}, run_name='__main__')", env=plugin_env(**env))
 
 
 # A program with a custom call compiles only once its FFI handlers are registered with XLA:CPU,
@@ -147,18 +144,18 @@ def _expected_load(devices: int, chol: bool = True) -> dict:
           "chol_equals_normal": chol}
 
 
-def test_compile_for_a_topology_serialize_load_and_run_in_one_process():
-  saved = _saved()
+def test_compile_for_a_topology_serialize_load_and_run_in_one_process(tmp_path):
+  saved = str(tmp_path / "compiled.pkl")
   code = _COMPILE.format(TOPOLOGY='topologies.get_topology_desc(platform="pjrtkit")',
                         CHOL=True)
   got = _script(code + "\n" + _LOAD.format(), [saved], JAX_PLATFORMS="pjrtkit,cpu")
   assert got == _expected_load(4)
 
 
-def test_compiled_without_a_pjrtkit_backend_loads_in_another_process():
+def test_compiled_without_a_pjrtkit_backend_loads_in_another_process(tmp_path):
   # The compile process has no pjrtkit client: the topology compiles through its own XLA:CPU
   # client, from the xla_cpu_plugin_path pjrtkit's topology factory passes.
-  saved = _saved()
+  saved = str(tmp_path / "compiled.pkl")
   code = _COMPILE.format(
       TOPOLOGY='topologies.get_topology_desc(platform="pjrtkit", device_count=2)', CHOL=True)
   got = _script(code, [saved], JAX_PLATFORMS="cpu")
@@ -168,8 +165,8 @@ def test_compiled_without_a_pjrtkit_backend_loads_in_another_process():
   assert got == _expected_load(2, chol=False)
 
 
-def test_a_client_of_another_device_count_refuses_the_executable():
-  saved = _saved()
+def test_a_client_of_another_device_count_refuses_the_executable(tmp_path):
+  saved = str(tmp_path / "compiled.pkl")
   code = _COMPILE.format(
       TOPOLOGY='topologies.get_topology_desc(platform="pjrtkit", device_count=2)', CHOL=False)
   assert _script(code, [saved], JAX_PLATFORMS="pjrtkit,cpu") == _expected_compile(2)

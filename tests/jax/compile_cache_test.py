@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 
 import pytest
 
@@ -65,8 +64,9 @@ def _run_program(cache_dir: str):
                     f"runpy.run_path({script!r}, run_name='__main__')", env=plugin_env(**_ENV))
 
 
-def test_second_process_loads_every_executable_from_the_cache():
-  cache_dir = tempfile.mkdtemp(prefix="pjrtkit_cache_")
+def test_second_process_loads_every_executable_from_the_cache(tmp_path):
+  cache_dir = str(tmp_path / "cache")
+  os.mkdir(cache_dir)
   cold = _run_program(cache_dir)
   warm = _run_program(cache_dir)
   n = len(cold["compiled"])

@@ -59,17 +59,18 @@ print(json.dumps(out))
 
 
 def _run(code: str, argv: list[str], platforms: str):
-  script = os.path.join(tempfile.mkdtemp(prefix="export_test_"), "s.py")
-  with open(script, "w") as f:
-    f.write(code)
-  return run_python(f"import runpy, sys\nsys.argv = {[script] + argv!r}\n"
-                    f"runpy.run_path({script!r}, run_name='__main__')",
-                    env=plugin_env(JAX_PLATFORMS=platforms))
+  with tempfile.TemporaryDirectory(prefix="export_test_") as tmp:
+    script = os.path.join(tmp, "s.py")
+    with open(script, "w") as f:
+      f.write(code)
+    return run_python(f"import runpy, sys\nsys.argv = {[script] + argv!r}\n"
+                      f"runpy.run_path({script!r}, run_name='__main__')",
+                      env=plugin_env(JAX_PLATFORMS=platforms))
 
 
 @pytest.fixture(scope="module")
-def exported_dir() -> str:
-  directory = tempfile.mkdtemp(prefix="exported_")
+def exported_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
+  directory = str(tmp_path_factory.mktemp("exported"))
   cases = [("default", None, False), ("pjrtkit", ["pjrtkit"], False), ("cpu", ["cpu"], False),
            ("both", ["cpu", "pjrtkit"], False), ("cuda", ["cuda"], False),
            ("tpu", ["tpu"], False), ("tpu_any", ["tpu"], True)]

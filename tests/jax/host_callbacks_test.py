@@ -295,12 +295,12 @@ def test_persistent_cache_hits_with_other_callbacks_and_each_calls_its_own(tmp_p
                     "minus_five_again": [[-5, -4, -3, -2], 0, 1]}
 
 
-def test_an_executable_destroyed_beside_a_live_one_of_the_same_program():
+def test_an_executable_destroyed_beside_a_live_one_of_the_same_program(tmp_path):
   # c1 and c2 hold the same program (c2 is a persistent-cache hit of c1's) with different
   # callbacks; c1 goes away and c2 keeps calling its own function.
   got = _run("""
-      import gc, tempfile
-      jax.config.update("jax_compilation_cache_dir", tempfile.mkdtemp())
+      import gc
+      jax.config.update("jax_compilation_cache_dir", cache_dir)
       jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
       jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
       def step(cb):
@@ -315,7 +315,7 @@ def test_an_executable_destroyed_beside_a_live_one_of_the_same_program():
       out["after"] = len(_host_callbacks.BINDINGS) - base
       out["c2_again"] = [c2(x).tolist() for _ in range(3)]
       print(json.dumps(out))
-  """)
+  """, setup=f"cache_dir = {str(tmp_path)!r}\n")
   assert got == {"c1": [1, 2, 3], "c2": [0, 10, 20], "alive": 2, "after": 1,
                  "c2_again": [[0, 10, 20]] * 3}
 

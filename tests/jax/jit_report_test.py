@@ -16,13 +16,14 @@ _SAMPLE = runfiles_root() / "tests" / "jax" / "testdata" / "jit_report_sample.py
 
 
 def _report(*extra: str) -> tuple[subprocess.CompletedProcess, dict]:
-  out = os.path.join(tempfile.mkdtemp(prefix="jit_report_"), "report.json")
-  proc = subprocess.run(
-      [sys.executable, "-m", "pjrtkit.jit_report", "--json", out, *extra, str(_SAMPLE), "a", "b"],
-      env=plugin_env(), capture_output=True, text=True, timeout=240, check=False)
-  assert os.path.exists(out), proc.stdout + proc.stderr
-  with open(out, encoding="utf-8") as f:
-    return proc, json.load(f)
+  with tempfile.TemporaryDirectory(prefix="jit_report_") as tmp:
+    out = os.path.join(tmp, "report.json")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pjrtkit.jit_report", "--json", out, *extra, str(_SAMPLE), "a",
+         "b"], env=plugin_env(), capture_output=True, text=True, timeout=240, check=False)
+    assert os.path.exists(out), proc.stdout + proc.stderr
+    with open(out, encoding="utf-8") as f:
+      return proc, json.load(f)
 
 
 def _summary(report: dict) -> list:
@@ -85,8 +86,8 @@ def test_the_explanation_text_is_fenced_like_every_jax_internal():
                       "(0.11.2 <= jax <= 0.12.0.1)"]]
 
 
-def test_persistent_cache_hits_in_a_second_run():
-  cache_dir = tempfile.mkdtemp(prefix="jit_report_cache_")
+def test_persistent_cache_hits_in_a_second_run(tmp_path):
+  cache_dir = str(tmp_path / "cache")
   _, cold = _report("--cache-dir", cache_dir)
   _, warm = _report("--cache-dir", cache_dir)
   assert [[f["name"], f["persistent_cache_hits"]] for f in cold["functions"]] == [

@@ -7,6 +7,7 @@ docs/reference/slots.md against the reports of the real plugins.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
 import textwrap
@@ -106,7 +107,9 @@ class RepositoryTablesTest(unittest.TestCase):
 
   def test_write_then_check_on_a_copy(self):
     tool, pjrtkit, xla_cpu, fake = _BINARIES
-    copy = os.path.join(tempfile.mkdtemp(prefix="slot_tables_test."), "slots.md")
+    tmp = tempfile.mkdtemp(prefix="slot_tables_test.")
+    self.addCleanup(shutil.rmtree, tmp)
+    copy = os.path.join(tmp, "slots.md")
     with open(copy, "w", encoding="utf-8") as f:
       f.write(docs_section.begin_marker(slot_tables.COVERAGE_SECTION, "x") +
               "\nold\n<!-- END GENERATED -->\n" +

@@ -9,8 +9,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
-import tempfile
-from pathlib import Path
 
 from pjrtkit.kernels import testing
 
@@ -212,7 +210,7 @@ def test_a_fast_wrong_contender_is_never_best():
   assert cm.check_of([("out", 0.02, 0.02), ("grad0", 0.1, 0.125)]) == "ok"
 
 
-def test_contenders_are_chosen_by_group_or_by_name_with_underscores():
+def test_contenders_are_chosen_by_group_or_by_name_with_underscores(tmp_path):
   names = lambda op, only: [c.name for c in cc.contenders_for(op, only)]
   attention, layer_norm = attention_specs.OP, layer_norm_specs.OP
   assert names(attention, ["pk_None", "cuDNN", "tokamax_mosaic"]) == [
@@ -227,7 +225,7 @@ def test_contenders_are_chosen_by_group_or_by_name_with_underscores():
     cc.check_selection(["pk_mosiac", "cuDNN", "tokamax mosaic2"])
   with pytest.raises(ValueError, match="unknown 'nobody'"):
     kernel_compare.run(["--quick", "--cases", "A3", "--contenders", "cuDNN,nobody",
-                        "--out", tempfile.mkdtemp(prefix="kernel_compare_test_")])
+                        "--out", str(tmp_path)])
 
 
 def test_rounds_interleave_the_contenders_and_take_the_median_of_round_medians(monkeypatch):
@@ -281,8 +279,8 @@ def test_rounds_interleave_the_contenders_and_take_the_median_of_round_medians(m
 
 
 @pytest.fixture(scope="module")
-def quick_run():
-  out = Path(tempfile.mkdtemp(prefix="kernel_compare_test_"))
+def quick_run(tmp_path_factory: pytest.TempPathFactory):
+  out = tmp_path_factory.mktemp("kernel_compare")
   lines = []
   doc = kernel_compare.run(["--quick", "--out", str(out), "--cases", "A3,A4,L1,L3,A8,H3",
                             "--iterations", "2", "--rounds", "2"], extra_contenders=[_WRONG],

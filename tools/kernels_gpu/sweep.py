@@ -427,7 +427,8 @@ def main(argv: Sequence[str] | None = None) -> int:
   parser.add_argument("--cache-iterations", type=int, default=autotune_cache.DEFAULT_ITERATIONS,
                       help="timed calls per candidate in the cache's own measurement")
   parser.add_argument("--cache-dir", default="",
-                      help="the cache's directory (default: a fresh temporary one)")
+                      help="the cache's directory (default: a fresh temporary one, removed at "
+                           "the end)")
   parser.add_argument("--budget-s", type=float, default=0.0,
                       help="skip points that would start after this many seconds (0: none)")
   parser.add_argument("--workers", type=int, default=8, help="candidates compiled at a time")
@@ -438,7 +439,14 @@ def main(argv: Sequence[str] | None = None) -> int:
   if ns.iterations < 1 or ns.cache_iterations < 1:
     raise SystemExit("--iterations and --cache-iterations must be at least 1")
   points = select_part(parse_grid(ns.grid, ns.dtype), ns.part)
-  cache_dir = ns.cache_dir or tempfile.mkdtemp(prefix="pk_sweep_cache_")
+  if ns.cache_dir:
+    return _sweep(ns, points, ns.cache_dir)
+  with tempfile.TemporaryDirectory(prefix="pk_sweep_cache_") as cache_dir:
+    return _sweep(ns, points, cache_dir)
+
+
+def _sweep(ns: argparse.Namespace, points: tuple[Point, ...], cache_dir: str) -> int:
+  """Runs `points` with the autotune cache in `cache_dir`; what ``main`` returns."""
   device = pk.current_device()
   doc: dict[str, Any] = {
       "format": FORMAT_VERSION, "device_kind": device.kind, "platform": device.platform,

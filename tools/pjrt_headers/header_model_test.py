@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import textwrap
 import unittest
@@ -157,6 +158,7 @@ class LoadTest(unittest.TestCase):
   def setUp(self):
     super().setUp()
     self.root = tempfile.mkdtemp(prefix="header_model_test.")
+    self.addCleanup(shutil.rmtree, self.root)
 
   def test_nested_set(self):
     _write_set(self.root, nested=True)

@@ -4,6 +4,7 @@ LP64 layouts)."""
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import textwrap
 import unittest
@@ -52,6 +53,7 @@ class LayoutTest(unittest.TestCase):
   def setUpClass(cls):
     super().setUpClass()
     root = tempfile.mkdtemp(prefix="layout_test.")
+    cls.addClassCleanup(shutil.rmtree, root)
     with open(os.path.join(root, "pjrt_c_api.h"), "w", encoding="utf-8") as f:
       f.write(_HEADER)
     cls.model = header_model.load(root)
