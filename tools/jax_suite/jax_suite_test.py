@@ -1,9 +1,13 @@
-"""Tests of the JAX test-suite tool's own logic (no JAX): junit and event-log parsing, the
-pjrtkit-vs-cpu differences, the table and the child environment."""
+"""Tests of the JAX test-suite tool's own logic: junit and event-log parsing, the
+pjrtkit-vs-cpu differences, the table and the child environment (no JAX), and the child's pytest
+plugin run on a small test file with jaxlib's cpu (a child interpreter)."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import tempfile
 import unittest
 from pathlib import Path
@@ -272,6 +276,40 @@ class ConfigTest(unittest.TestCase):
       self.assertEqual(len(sources.apply_compat_patches(Path(tmp))), 1)
       self.assertEqual(sources.apply_compat_patches(Path(tmp)), [])
       compile(path.read_text(), "api_test.py", "exec")
+
+
+# A test module that, like mesh_utils_test.py, never parses absl flags at import, and reads
+# output through `jtu.capture_stdout` (bound to `sys.stdout` when test_util is imported).
+_CHILD_TESTS = """
+from jax._src import test_util as jtu
+
+def test_device_under_test_is_the_flag():
+  assert jtu.device_under_test() == "tpu"
+
+def test_capture_stdout_sees_prints():
+  with jtu.capture_stdout() as out:
+    print("seen")
+  assert out() == "seen\\n"
+"""
+
+
+class ChildPluginTest(unittest.TestCase):
+
+  def test_dut_reaches_modules_that_parse_no_flags(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      Path(tmp, "dut_test.py").write_text(_CHILD_TESTS)
+      env = {k: v for k, v in os.environ.items() if not k.startswith("PJRTKIT_")}
+      env.update({"PYTHONPATH": str(runner.CHILD_DIR), "JAX_PLATFORMS": "cpu",
+                  "PJRTKIT_JAX_TEST_DUT": "tpu",
+                  "PJRTKIT_JAX_SUITE_INFO": str(Path(tmp, "info.json"))})
+      done = subprocess.run(
+          [sys.executable, "-m", "pytest", "-p", "pjrtkit_jax_suite_plugin", "-p",
+           "no:cacheprovider", "-q", str(Path(tmp, "dut_test.py"))],
+          cwd=tmp, env=env, capture_output=True, text=True, timeout=300, check=False)
+      self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+      self.assertIn("2 passed", done.stdout)
+      info = json.loads(Path(tmp, "info.json").read_text())
+      self.assertEqual(info["device_under_test"], "tpu")
 
 
 if __name__ == "__main__":

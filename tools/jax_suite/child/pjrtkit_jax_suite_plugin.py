@@ -118,6 +118,32 @@ def pytest_configure(config: pytest.Config) -> None:
         f"jax.device_count() is {info['device_count']}, expected {want_devices}")
 
 
+def pytest_collectstart(collector: pytest.Collector) -> None:
+  """Sets `jax_test_dut` before the first test module is imported.
+
+  Some of JAX's test files never call `jax.config.parse_flags_with_absl()` at import
+  (mesh_utils_test.py; lobpcg_test.py only under `__main__`), so the flag in sys.argv would not
+  reach them. `jax._src.test_util` is imported here with pytest's global capture resumed, the
+  stream the test modules would import it under (it binds `sys.stdout` at import), and the flag
+  set directly (a module that parses sys.argv sets the same value).
+  """
+  dut = os.environ.get("PJRTKIT_JAX_TEST_DUT")
+  if not dut or _INFO.get("jax_test_dut_set"):
+    return
+  import jax  # pylint: disable=g-import-not-at-top
+
+  capture = collector.config.pluginmanager.getplugin("capturemanager")
+  if capture is not None:
+    capture.resume_global_capture()
+  try:
+    from jax._src import test_util  # pylint: disable=g-import-not-at-top,unused-import
+  finally:
+    if capture is not None:
+      capture.suspend_global_capture()
+  jax.config.update("jax_test_dut", dut)
+  _INFO["jax_test_dut_set"] = True
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
   """Records what `jtu.device_under_test()` returns, now that the test modules imported it."""
   from jax._src import test_util as jtu  # pylint: disable=g-import-not-at-top
