@@ -298,14 +298,17 @@ class ChildPluginTest(unittest.TestCase):
   def test_dut_reaches_modules_that_parse_no_flags(self):
     with tempfile.TemporaryDirectory() as tmp:
       Path(tmp, "dut_test.py").write_text(_CHILD_TESTS)
-      env = {k: v for k, v in os.environ.items() if not k.startswith("PJRTKIT_")}
+      Path(tmp, "pytest.ini").write_text("[pytest]\n")  # No ini file of a folder above is read.
+      cleared = runner._CLEARED  # pylint: disable=protected-access
+      env = {k: v for k, v in os.environ.items()
+             if not k.startswith("PJRTKIT_") and k not in cleared}
       env.update({"PYTHONPATH": str(runner.CHILD_DIR), "JAX_PLATFORMS": "cpu",
                   "PJRTKIT_JAX_TEST_DUT": "tpu",
                   "PJRTKIT_JAX_SUITE_INFO": str(Path(tmp, "info.json"))})
       done = subprocess.run(
           [sys.executable, "-m", "pytest", "-p", "pjrtkit_jax_suite_plugin", "-p",
            "no:cacheprovider", "-q", str(Path(tmp, "dut_test.py"))],
-          cwd=tmp, env=env, capture_output=True, text=True, timeout=300, check=False)
+          cwd=tmp, env=env, capture_output=True, text=True, timeout=50, check=False)
       self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
       self.assertIn("2 passed", done.stdout)
       info = json.loads(Path(tmp, "info.json").read_text())

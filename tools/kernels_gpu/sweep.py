@@ -455,7 +455,8 @@ def _sweep(ns: argparse.Namespace, points: tuple[Point, ...], cache_dir: str) ->
       "dtype": ns.dtype or "/".join(sorted({p.dtype for p in points})) or "bfloat16",
       "part": ns.part or "1/1",
       "iterations": ns.iterations, "cache_iterations": ns.cache_iterations,
-      "cache_dir": cache_dir, "points": [], "total_s": 0.0}
+      "cache_dir": ns.cache_dir or "(temporary, removed at the end)", "points": [],
+      "total_s": 0.0}
   out = Path(ns.out)
   start = time.perf_counter()
   for point in points:

@@ -70,9 +70,9 @@ def pytest_configure(config: pytest.Config) -> None:
   """Starts JAX's backends and checks the default backend and its device count.
 
   Does not import `jax._src.test_util`: it binds `sys.stdout` at import (`capture_stdout =
-  partial(_capture_output, sys.stdout)`), and pytest's capture stream here is not the one tests
-  run under, so every test reading captured output would see nothing. The test modules import it
-  during collection, as without this plugin; `jax_test_dut` reaches it through sys.argv.
+  partial(_capture_output, sys.stdout)`), and pytest's capture is suspended here, so every test
+  reading captured output would see nothing; `pytest_collectstart` imports it under the capture.
+  `jax_test_dut` also goes into sys.argv, for modules that parse absl flags.
   """
   import jax  # pylint: disable=g-import-not-at-top
   import jaxlib  # pylint: disable=g-import-not-at-top
