@@ -98,8 +98,12 @@ install -m 0644 bazel-bin/kernels/native/pjrtkit_kernels.so kernels/native/
 if [ "$mode" = all ]; then
   targets=(//...)
 elif [ "$mode" = rdeps ]; then
-  mapfile -t targets < <(bazel query --noshow_progress \
-    'tests(rdeps(//..., //xla_plugin/devices/registry:registry) + rdeps(//..., //xla_plugin/devices/registry:devices.bzl))' 2>/dev/null)
+  if ! bazel query --noshow_progress \
+      'tests(rdeps(//..., //xla_plugin/devices/registry:registry) + rdeps(//..., //xla_plugin/devices/registry:devices.bzl))' \
+      >"$SCRATCH/query.txt" 2>"$SCRATCH/query.log"; then
+    tail -n 20 "$SCRATCH/query.log" >&2; log "bazel query failed (log: $SCRATCH/query.log)"; exit 1
+  fi
+  mapfile -t targets < "$SCRATCH/query.txt"
   if [ "$oldest_jax" -eq 0 ]; then
     new_folders=$(IFS='|'; echo "${DEVICES[*]}")
     mapfile -t targets < <(printf '%s\n' "${targets[@]}" |
@@ -115,7 +119,9 @@ if [ "$mode" = rdeps ]; then
     for test in "${name}_device_test" "${name}_conformance_test" "${name}_jax_test" \
                 "${name}_jax_test_oldest_jax"; do
       if ! printf '%s\n' "${targets[@]}" | grep -qx "//xla_plugin/devices/$name:$test"; then
-        log "the query missed //xla_plugin/devices/$name:$test"; exit 1
+        tail -n 20 "$SCRATCH/query.log" >&2
+        log "the query missed //xla_plugin/devices/$name:$test (${#targets[@]} targets in" \
+            "$SCRATCH/query.txt)"; exit 1
       fi
     done
   done
