@@ -25,23 +25,37 @@ const char* StatusCodeName(StatusCode code) {
   return "UNKNOWN";
 }
 
-Status::Status(StatusCode code, std::string message)
-    : code_(code), message_(code == StatusCode::kOk ? std::string() : std::move(message)) {}
+Status::Status(StatusCode code, std::string message) {
+  if (code != StatusCode::kOk) rep_.reset(new Rep{code, std::move(message), {}});
+}
+
+std::unique_ptr<Status::Rep> Status::CopyRep(const Rep& rep) { return std::make_unique<Rep>(rep); }
+
+const std::string& Status::message() const {
+  static const std::string* const kEmpty = new std::string();  // Immutable; never destroyed.
+  return rep_ == nullptr ? *kEmpty : rep_->message;
+}
+
+const std::vector<std::pair<std::string, std::string>>& Status::payloads() const {
+  // Immutable; never destroyed.
+  static const auto* const kNone = new std::vector<std::pair<std::string, std::string>>();
+  return rep_ == nullptr ? *kNone : rep_->payloads;
+}
 
 void Status::SetPayload(std::string key, std::string value) {
   if (ok()) return;
-  for (auto& [k, v] : payloads_) {
+  for (auto& [k, v] : rep_->payloads) {
     if (k == key) {
       v = std::move(value);
       return;
     }
   }
-  payloads_.emplace_back(std::move(key), std::move(value));
+  rep_->payloads.emplace_back(std::move(key), std::move(value));
 }
 
 std::string Status::ToString() const {
   if (ok()) return "OK";
-  return std::string(StatusCodeName(code_)) + ": " + message_;
+  return std::string(StatusCodeName(rep_->code)) + ": " + rep_->message;
 }
 
 Status InvalidArgument(std::string m) { return Status(StatusCode::kInvalidArgument, std::move(m)); }

@@ -2,6 +2,7 @@
 #ifndef PJRTKIT_XLA_PLUGIN_CLIENT_STATUS_H_
 #define PJRTKIT_XLA_PLUGIN_CLIENT_STATUS_H_
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,32 +34,50 @@ enum class StatusCode : int {
 // Returns the canonical upper-case name of `code` ("INVALID_ARGUMENT", ...).
 const char* StatusCodeName(StatusCode code);
 
-// An error code with a message; the default-constructed Status is OK.
+// An error code with a message; the default-constructed Status is OK. An OK status holds no
+// allocation (a null pointer): every C-API call makes, moves and destroys several, so that path
+// costs a pointer test. An error owns its code, message and payloads on the heap.
 class Status {
  public:
   // Creates an OK status.
   Status() = default;
   // Creates a status with `code` and `message`; a kOk code drops the message.
   Status(StatusCode code, std::string message);
+  // Copies make an independent error (payloads included); moves leave the source OK.
+  Status(const Status& other) : rep_(other.rep_ == nullptr ? nullptr : CopyRep(*other.rep_)) {}
+  Status& operator=(const Status& other) {
+    if (this != &other) rep_ = other.rep_ == nullptr ? nullptr : CopyRep(*other.rep_);
+    return *this;
+  }
+  Status(Status&& other) noexcept = default;
+  Status& operator=(Status&& other) noexcept = default;
+  ~Status() = default;
 
   // True when the code is kOk.
-  bool ok() const { return code_ == StatusCode::kOk; }
+  bool ok() const { return rep_ == nullptr; }
   // The error code.
-  StatusCode code() const { return code_; }
+  StatusCode code() const { return rep_ == nullptr ? StatusCode::kOk : rep_->code; }
   // The error text (empty for OK).
-  const std::string& message() const { return message_; }
+  const std::string& message() const;
   // "OK" or "<CODE_NAME>: <message>".
   std::string ToString() const;
   // Key-value payloads (absl::Status payloads; PJRT_Error_ForEachPayload reports them), in the
   // order set. An OK status keeps none.
-  const std::vector<std::pair<std::string, std::string>>& payloads() const { return payloads_; }
+  const std::vector<std::pair<std::string, std::string>>& payloads() const;
   // Sets payload `key` to `value`, replacing an earlier one of that key (no-op when OK).
   void SetPayload(std::string key, std::string value);
 
  private:
-  StatusCode code_ = StatusCode::kOk;  // The error code.
-  std::string message_;                // The error text.
-  std::vector<std::pair<std::string, std::string>> payloads_;  // See payloads().
+  // What an error holds.
+  struct Rep {
+    StatusCode code;                                            // Never kOk.
+    std::string message;                                        // The error text.
+    std::vector<std::pair<std::string, std::string>> payloads;  // See payloads().
+  };
+  // A heap copy of `rep` (out of line: only errors are copied this way).
+  static std::unique_ptr<Rep> CopyRep(const Rep& rep);
+
+  std::unique_ptr<Rep> rep_;  // Null when OK.
 };
 
 // Shorthands for the codes pjrtkit uses. OkStatus is inline: every C-API call returns one.

@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "gtest/gtest.h"
 #include "xla_plugin/client/status_or.h"
@@ -38,6 +39,36 @@ TEST(StatusTest, AssignOrReturnPropagates) {
   Status s = Quarter(6, &out);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(), "odd: 3");
+}
+
+TEST(StatusTest, CopiesAreIndependentAndMovesLeaveOk) {
+  Status error = NotFound("gone");
+  error.SetPayload("k", "v1");
+  Status copy = error;
+  copy.SetPayload("k", "v2");
+  copy.SetPayload("k2", "w");
+  ASSERT_EQ(error.payloads().size(), 1u);
+  EXPECT_EQ(error.payloads()[0].second, "v1");
+  ASSERT_EQ(copy.payloads().size(), 2u);
+  EXPECT_EQ(copy.payloads()[0].second, "v2");
+  EXPECT_EQ(copy.ToString(), "NOT_FOUND: gone");
+
+  Status assigned;
+  assigned = copy;
+  EXPECT_EQ(assigned.code(), StatusCode::kNotFound);
+  assigned = OkStatus();
+  EXPECT_TRUE(assigned.ok());
+  EXPECT_EQ(assigned.message(), "");
+  EXPECT_TRUE(assigned.payloads().empty());
+
+  Status moved = std::move(error);
+  EXPECT_EQ(moved.message(), "gone");
+  EXPECT_TRUE(error.ok());  // NOLINT(bugprone-use-after-move): the documented moved-from state.
+
+  Status ok = OkStatus();
+  ok.SetPayload("k", "v");  // No-op on OK.
+  EXPECT_TRUE(ok.payloads().empty());
+  EXPECT_EQ(Status(StatusCode::kOk, "dropped").code(), StatusCode::kOk);
 }
 
 TEST(StatusOrTest, OkStatusIsTurnedIntoInternal) {
