@@ -16,16 +16,16 @@ int64_t HostPhysicalMemoryBytes() {
   return static_cast<int64_t>(pages) * static_cast<int64_t>(page_size);
 }
 
-Status CheckFitsInHostMemory(const char* what, ElementType type, const std::vector<int64_t>& dims) {
+Status CheckFitsInHostMemory(const char* what, ElementType type, const std::vector<int64_t>& dims,
+                             int64_t host_bytes) {
   // CheckShape made sure this fits in 63 bits (DenseByteSize wraps around past 2^64 bits).
   unsigned __int128 bits = static_cast<unsigned __int128>(ElementTypeBits(type));
   for (int64_t d : dims) bits *= static_cast<uint64_t>(d);
   const uint64_t bytes = static_cast<uint64_t>((bits + 7) / 8);
-  const int64_t host = HostPhysicalMemoryBytes();
-  if (host <= 0 || bytes <= static_cast<uint64_t>(host)) return OkStatus();
+  if (host_bytes <= 0 || bytes <= static_cast<uint64_t>(host_bytes)) return OkStatus();
   return ResourceExhausted(std::string(what) + ": an array of " + DimensionsText(dims) + " needs " +
                            std::to_string(bytes) + " bytes, more than the host's " +
-                           std::to_string(host) + " bytes of memory");
+                           std::to_string(host_bytes) + " bytes of memory");
 }
 
 }  // namespace plugin_wrapper

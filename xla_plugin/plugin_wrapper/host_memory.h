@@ -16,10 +16,13 @@ namespace plugin_wrapper {
 // system does not say.
 int64_t HostPhysicalMemoryBytes();
 
-// RESOURCE_EXHAUSTED (starting with `what`) when an array of `type` x `dims` is larger than the
-// host's physical memory (a device whose memory is host memory could never hold it; asking the
-// inner plugin would make it try the allocation). Call after CheckShape (client/shape_checks.h).
-Status CheckFitsInHostMemory(const char* what, ElementType type, const std::vector<int64_t>& dims);
+// RESOURCE_EXHAUSTED (starting with `what`) when an array of `type` x `dims` is larger than
+// `host_bytes`, the host's physical memory (a device whose memory is host memory could never hold
+// it; asking the inner plugin would make it try the allocation); `host_bytes` <= 0 (unknown)
+// accepts any size. Call after CheckShape (client/shape_checks.h). Callers read
+// HostPhysicalMemoryBytes() once: it is a system call (sysinfo), too slow for every transfer.
+Status CheckFitsInHostMemory(const char* what, ElementType type, const std::vector<int64_t>& dims,
+                             int64_t host_bytes);
 
 }  // namespace plugin_wrapper
 }  // namespace pjrtkit

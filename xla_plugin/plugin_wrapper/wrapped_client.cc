@@ -43,8 +43,9 @@ StatusOr<std::unique_ptr<WrappedClient>> WrappedClient::Create(
     // The devices of this process share the host's memory: each reports an equal part, so the
     // limits add up to what exists (code that sizes work from bytes_limit, as JAX's tests do,
     // does not oversubscribe the machine).
+    client->host_memory_bytes_ = HostPhysicalMemoryBytes();
     const int64_t share =
-        HostPhysicalMemoryBytes() /
+        client->host_memory_bytes_ /
         std::max<int64_t>(1, static_cast<int64_t>(client->addressable_ptrs_.size()));
     for (const std::unique_ptr<WrappedDevice>& device : client->devices_) {
       device->SetHostMemory(share, client->host_buffer_pool_);
@@ -291,7 +292,7 @@ StatusOr<HostBufferResult> WrappedClient::BufferFromHostBuffer(const HostBufferA
   constexpr const char* kWhat = "BufferFromHostBuffer";
   PJRTKIT_RETURN_IF_ERROR(CheckShape(kWhat, args.type, args.dims));
   if (policy().memory_stats_source() == MemoryStatsSource::kCounted) {
-    PJRTKIT_RETURN_IF_ERROR(CheckFitsInHostMemory(kWhat, args.type, args.dims));
+    PJRTKIT_RETURN_IF_ERROR(CheckFitsInHostMemory(kWhat, args.type, args.dims, host_memory_bytes_));
   }
   // The caller resolved the destination (ResolveDestinationDevice, call_checks.h: the C layer
   // does): args.device is set and addressable, args.memory (if set) is one of its memories.
@@ -380,7 +381,8 @@ StatusOr<std::unique_ptr<Buffer>> WrappedClient::CreateUninitializedBuffer(
     ElementType type, const std::vector<int64_t>& dims, Memory* memory) {
   PJRTKIT_RETURN_IF_ERROR(CheckShape("CreateUninitializedBuffer", type, dims));
   if (policy().memory_stats_source() == MemoryStatsSource::kCounted) {
-    PJRTKIT_RETURN_IF_ERROR(CheckFitsInHostMemory("CreateUninitializedBuffer", type, dims));
+    PJRTKIT_RETURN_IF_ERROR(CheckFitsInHostMemory("CreateUninitializedBuffer", type, dims,
+                                                  host_memory_bytes_));
   }
   PJRTKIT_ASSIGN_OR_RETURN(WrappedMemory * own,
                            OwnMemory(memory, "CreateUninitializedBuffer memory"));

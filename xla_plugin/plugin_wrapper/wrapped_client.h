@@ -161,6 +161,7 @@ class WrappedClient : public Client {
   std::unordered_map<PJRT_Device*, WrappedDevice*> device_of_inner_;  // Inner -> ours.
   std::unordered_map<PJRT_Memory*, WrappedMemory*> memory_of_inner_;  // Inner -> ours.
   std::shared_ptr<HostBufferPool> host_buffer_pool_;  // Blocks for host copies; may be null.
+  int64_t host_memory_bytes_ = 0;  // Physical memory, read at Create for counted devices; else 0.
   mutable std::mutex empty_context_mu_;                // Guards empty_inner_context_.
   mutable std::shared_ptr<PJRT_ExecuteContext> empty_inner_context_;  // See EmptyInnerContext().
 };
