@@ -1,9 +1,10 @@
 """Runs the benchmark: every workload on jaxlib's `cpu`, OpenXLA's XLA:CPU plugin loaded
 directly and `pjrtkit`, one child process per backend and round (rounds rotate the backend
-order), then prints the table and writes results/bench.json and results/bench.png.
+order), then prints the table and writes bench.json and bench.png into --out (default:
+$TMPDIR/pjrtkit_bench; the committed figures are docs/results/bench.json and bench.png).
 
 Usage, from the repository root:
-  .venv/bin/python -m tools.bench [--rounds 3] [--quick] [--out tools/bench/results]
+  .venv/bin/python -m tools.bench [--rounds 3] [--quick] [--out docs/results]
 """
 
 from __future__ import annotations
