@@ -39,7 +39,8 @@ def test_report_gives_ratios_targets_and_the_table():
   assert list(by_name) == ["dispatch_async", "device_put_1KiB"]
   dispatch = by_name["dispatch_async"]
   assert dispatch["ratios"] == {"cpu": 47300.0 / 43000.0, "xla_cpu_direct": 47300.0 / 44000.0}
-  assert dispatch["target"] == "<=1.05x direct" and dispatch["met"] is False  # 1.075x.
+  assert dispatch["target"] == "<=1.05x direct in instructions"
+  assert dispatch["met"] is False  # 1.075x.
   put = by_name["device_put_1KiB"]
   assert put["target"] is None and put["met"] is None
   lines = table.splitlines()
@@ -57,6 +58,40 @@ def test_report_meets_the_target_at_or_below_it():
   assert rows[0]["met"] is True
 
 
+# A stand-in for valgrind: writes a callgrind file whose count is 5000 per call plus 777000 for
+# everything else, or exits with `status` and counts nothing when `zero`.
+_FAKE_VALGRIND = """#!{python}
+import sys
+out = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--callgrind-out-file="))
+calls = int(sys.argv[sys.argv.index("--calls") + 1])
+total = 0 if {zero} else 777000 + 5000 * calls
+open(out, "w").write("events: Ir\\nsummary: %d\\n" % total)
+sys.exit({status})
+"""
+
+
+def _fake_valgrind(tmp_path, zero=False, status=0) -> str:
+  path = tmp_path / "valgrind"
+  path.write_text(_FAKE_VALGRIND.format(python=sys.executable, zero=zero, status=status))
+  path.chmod(0o755)
+  return str(path)
+
+
+def test_count_takes_the_difference_of_two_runs_per_call(tmp_path):
+  per_call = instructions.count("pjrtkit", "dispatch_async", 1000, {}, _fake_valgrind(tmp_path),
+                                timeout=60)
+  assert per_call == 5000.0
+
+
+def test_count_refuses_an_empty_count_and_a_failed_child(tmp_path):
+  with pytest.raises(RuntimeError, match="callgrind counted nothing"):
+    instructions.count("cpu", "dispatch_async", 10, {}, _fake_valgrind(tmp_path, zero=True),
+                       timeout=60)
+  with pytest.raises(RuntimeError, match="callgrind child failed \\(exit 3\\)"):
+    instructions.count("cpu", "dispatch_async", 10, {}, _fake_valgrind(tmp_path, status=3),
+                       timeout=60)
+
+
 def _run(*args: str, **env: str) -> subprocess.CompletedProcess:
   return subprocess.run([sys.executable, "-m", "tools.bench.instructions", *args],
                         cwd=runfiles_root(), env=plugin_env(**env), capture_output=True,
@@ -71,6 +106,7 @@ def test_without_valgrind_it_says_what_to_install():
 
 @pytest.mark.parametrize("args, message", [
     (["--calls", "0"], "--calls must be at least 1, got 0"),
+    (["--timeout", "0"], "--timeout must be a positive number of seconds, got 0.0"),
     (["--backends", "tpu"], "--backends must name some of ['cpu', 'xla_cpu_direct', 'pjrtkit']"),
     (["--only", "matmul"], "--only must name some of ['dispatch_async', 'dispatch_blocking', "
                            "'device_put_1KiB'], got 'matmul'"),
